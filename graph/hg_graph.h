@@ -1,0 +1,191 @@
+/* hg_graph.h - the graph room: tensors, builder, autodiff, memory plan,
+ * executor.  Tasks build a graph; backward and the optimizer update are
+ * appended to the same graph; an executor runs an ordered list of its nodes.
+ *
+ * Tensors and nodes are named by int ids (stable while the graph grows, and
+ * easy for the planner to serialise).  -1 is "no tensor".
+ */
+#ifndef HG_GRAPH_H
+#define HG_GRAPH_H
+
+#include "kernels/hg_kernels.h"
+
+struct hg_graph;
+struct hg_exec;
+
+/* A symbolic dimension is stored as a negative number in a declared shape. */
+#define HG_SYM(k) (-1 - (int64_t)(k))
+#define HG_IS_SYM(d) ((d) < 0)
+#define HG_SYM_INDEX(d) ((int)(-1 - (d)))
+
+enum hg_tkind {
+    HG_T_INPUT,   /* filled by the caller before each run (data, labels) */
+    HG_T_PARAM,   /* trained weights: one contiguous block */
+    HG_T_GRAD,    /* gradient of a param: one contiguous block, same order */
+    HG_T_STATE,   /* optimizer state (momentum, Adam m and v): one block */
+    HG_T_CONST,   /* set once (the loss seed dL/dL = 1) */
+    HG_T_ACT      /* everything else: placed by the liveness plan */
+};
+
+enum hg_phase { HG_PH_FORWARD = 1, HG_PH_BACKWARD = 2, HG_PH_UPDATE = 4, HG_PH_ALL = 7 };
+
+enum hg_init { HG_INIT_ZERO, HG_INIT_ONE, HG_INIT_UNIFORM, HG_INIT_NORMAL };
+
+struct hg_tensor_info {
+    const char *name;       /* params, inputs: as given; others: generated */
+    enum hg_tkind kind;
+    enum hg_dtype dtype;
+    struct hg_shape decl;   /* declared shape (may hold HG_SYM) */
+    struct hg_shape shape;  /* concrete, for the current symbol values */
+    int batch_axis;         /* -1: none */
+    int producer;           /* node id, -1 for inputs/params/state/const */
+    int grad_of;            /* HG_T_GRAD: the param; else -1 */
+};
+
+struct hg_node_info {
+    enum hg_op op;
+    int n_in;
+    int in[HG_MAX_INPUTS];
+    int out;                /* -1 for update ops */
+    union hg_attr attr;
+    enum hg_phase phase;
+};
+
+/* Building */
+struct hg_graph *hg_graph_new(void);
+void hg_graph_free(struct hg_graph *g);
+/* Declares a symbolic dimension with its maximum (plans use the maximum). */
+int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max);
+int hg_graph_sym_find(const struct hg_graph *g, const char *name);
+int hg_graph_input(struct hg_graph *g, const char *name, enum hg_dtype dt,
+                   int ndim, const int64_t *dim, int batch_axis);
+int hg_graph_param(struct hg_graph *g, const char *name, int ndim,
+                   const int64_t *dim, enum hg_init init, float scale);
+/* Appends one op; aborts (HG_CHECK) on a programmer error such as a shape
+ * mismatch at the maximum symbol values, with the op and shapes named. */
+int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
+                const union hg_attr *attr);
+
+/* Queries */
+int hg_graph_n_tensors(const struct hg_graph *g);
+int hg_graph_n_nodes(const struct hg_graph *g);
+const struct hg_tensor_info *hg_graph_tensor(const struct hg_graph *g, int t);
+const struct hg_node_info *hg_graph_node(const struct hg_graph *g, int n);
+int hg_graph_find(const struct hg_graph *g, const char *name); /* -1 if none */
+int hg_graph_n_params(const struct hg_graph *g);
+int hg_graph_param_at(const struct hg_graph *g, int i); /* i-th param tensor */
+int64_t hg_graph_param_count(const struct hg_graph *g); /* scalars */
+/* Resolves every concrete shape for the given symbol values (NULL: maxima). */
+int hg_graph_resolve(struct hg_graph *g, const int64_t *sym_values, char *err,
+                     size_t errlen);
+/* Topological order of the nodes in the given phases, by phase then id. */
+int hg_graph_order(const struct hg_graph *g, int phase_mask, int *order);
+/* Sum of the declared costs of the nodes at the current shapes. */
+void hg_graph_cost(const struct hg_graph *g, struct hg_cost *total);
+/* Writes a readable dump (one line per node). */
+void hg_graph_print(const struct hg_graph *g, void *file);
+
+/* Autodiff: appends the backward of loss ([1]) w.r.t. every param. */
+int hg_graph_backward(struct hg_graph *g, int loss);
+int hg_graph_grad(const struct hg_graph *g, int param); /* -1 if none */
+
+/* Optimizer update as ops of the graph (one per param). lr, step and the
+ * gradient scale come from the run (struct hg_step). */
+enum hg_optim { HG_OPTIM_SGD, HG_OPTIM_ADAMW };
+int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
+                       const union hg_attr *hyper);
+
+/* Parameter initialisation, deterministic in seed (PyTorch-like fan-in). */
+void hg_graph_init_params(struct hg_graph *g, struct hg_exec *ex, uint64_t seed);
+
+/* Builder sugar: one line per op. */
+int hg_matmul(struct hg_graph *g, int a, int b, int trans_a, int trans_b);
+int hg_add(struct hg_graph *g, int a, int b);
+int hg_sub(struct hg_graph *g, int a, int b);
+int hg_mul(struct hg_graph *g, int a, int b);
+int hg_scale(struct hg_graph *g, int x, float alpha);
+int hg_relu(struct hg_graph *g, int x);
+int hg_gelu(struct hg_graph *g, int x);
+int hg_tanh(struct hg_graph *g, int x);
+int hg_softmax(struct hg_graph *g, int x);
+int hg_log_softmax(struct hg_graph *g, int x);
+int hg_reshape(struct hg_graph *g, int x, int ndim, const int64_t *dim);
+int hg_permute(struct hg_graph *g, int x, int ndim, const int *perm);
+int hg_concat(struct hg_graph *g, const int *xs, int n, int axis);
+int hg_slice(struct hg_graph *g, int x, int axis, int64_t start, int64_t len);
+/* Splits x along axis into n equal parts, written to out[n]. */
+void hg_split(struct hg_graph *g, int x, int axis, int n, int *out);
+int hg_sum(struct hg_graph *g, int x, int axis);
+int hg_mean(struct hg_graph *g, int x, int axis);
+int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed);
+int hg_masked_fill(struct hg_graph *g, int scores, int keep, int causal);
+int hg_cross_entropy(struct hg_graph *g, int logits, int target,
+                     int ignore_index, float smoothing);
+int hg_nll(struct hg_graph *g, int logp, int target, int ignore_index,
+           float smoothing);
+int hg_maxpool2d(struct hg_graph *g, int x, int k, int stride, int pad);
+
+/* Layers: helpers over ops that declare their parameters with PyTorch's
+ * names (prefix.weight, prefix.bias) and PyTorch's default init. */
+int hg_layer_linear(struct hg_graph *g, const char *prefix, int x,
+                    int64_t in_features, int64_t out_features, int bias);
+int hg_layer_conv2d(struct hg_graph *g, const char *prefix, int x,
+                    int64_t in_ch, int64_t out_ch, int k, int stride, int pad,
+                    int bias);
+int hg_layer_layernorm(struct hg_graph *g, const char *prefix, int x,
+                       int64_t d, float eps);
+int hg_layer_embedding(struct hg_graph *g, const char *prefix, int ids,
+                       int64_t vocab, int64_t d);
+/* Multi-head attention (fairseq names: prefix.{q,k,v,out}_proj.*).
+ * q[B,Tq,D], kv[B,Tk,D]; key_keep[B,Tk] i32 (1 = token, 0 = pad) or -1. */
+int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,
+                 int key_keep, int64_t d, int heads, int causal, float dropout,
+                 uint64_t seed);
+/* Post-norm Transformer layers as torch.nn.Transformer{En,De}coderLayer
+ * with ReLU (fairseq names: self_attn, encoder_attn, fc1, fc2,
+ * self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm). */
+int hg_layer_transformer_encoder(struct hg_graph *g, const char *prefix,
+                                 int x, int keep, int64_t d, int heads,
+                                 int64_t ffn, float dropout, uint64_t seed);
+int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
+                                 int x, int enc, int enc_keep, int64_t d,
+                                 int heads, int64_t ffn, float dropout,
+                                 uint64_t seed);
+
+/* Execution: a memory plan for a node order, computed once at the maximum
+ * symbol values; runs never allocate. */
+struct hg_mem_stats {
+    size_t param_bytes, grad_bytes, state_bytes, input_bytes, const_bytes;
+    size_t act_bytes;  /* the liveness-planned arena */
+    size_t ws_bytes;   /* the largest workspace of any node */
+    size_t act_naive;  /* what the arena would be without reuse */
+    size_t total;      /* everything above: the peak, known in advance */
+};
+
+struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
+                            char *err, size_t errlen);
+void hg_exec_free(struct hg_exec *ex);
+void hg_exec_mem(const struct hg_exec *ex, struct hg_mem_stats *st);
+/* Storage of a tensor (params, inputs, grads, acts while live). */
+void *hg_exec_data(struct hg_exec *ex, int t);
+float *hg_exec_param_block(struct hg_exec *ex, size_t *n); /* all params */
+float *hg_exec_grad_block(struct hg_exec *ex, size_t *n);  /* all grads */
+float *hg_exec_state_block(struct hg_exec *ex, size_t *n);
+
+struct hg_step {
+    const int64_t *sym;  /* symbol values for this batch; NULL: maxima */
+    uint64_t step;       /* 1-based optimizer step */
+    float lr;
+    float grad_scale;    /* 1 / sample size */
+    int nthreads;        /* 0: current setting */
+};
+/* Runs order[begin:end) of the plan's order. Returns 0, or -1 with a message
+ * naming the node and op. */
+int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
+                int end, char *err, size_t errlen);
+int hg_exec_n(const struct hg_exec *ex);
+/* Sets up shapes for st->sym without running anything (for filling inputs). */
+int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
+                    size_t errlen);
+
+#endif

@@ -1,0 +1,202 @@
+/* hg_kernels.h - the kernels room: dtypes, shapes, the op table.
+ *
+ * One enum of ops; every table is indexed by it.  Each op has exactly one
+ * output (or none for update ops), a shape rule, a cost rule and a CPU
+ * forward kernel.  Backward passes are ops of their own (CONV2D_BWD_DATA,
+ * ...); which ones to append is the graph's business (graph/autodiff.c).
+ * Nothing here knows about graphs, ranks or devices other than its own.
+ */
+#ifndef HG_KERNELS_H
+#define HG_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HG_MAX_DIMS 6
+#define HG_MAX_INPUTS 8
+
+/* Programmer errors: abort with file:line. Runtime errors return -1. */
+#define HG_CHECK(cond)                                                        \
+    do {                                                                      \
+        if (!(cond))                                                          \
+            hg_check_failed(__FILE__, __LINE__, #cond);                       \
+    } while (0)
+_Noreturn void hg_check_failed(const char *file, int line, const char *expr);
+
+enum hg_dtype {
+    HG_F32,
+    HG_I32,
+    HG_I64,
+    HG_F16,  /* reserved: storage only for now */
+    HG_BF16, /* reserved: storage only for now */
+    HG_DTYPE_COUNT
+};
+size_t hg_dtype_size(enum hg_dtype dt);
+const char *hg_dtype_name(enum hg_dtype dt);
+
+struct hg_shape {
+    int ndim;
+    int64_t dim[HG_MAX_DIMS];
+};
+int64_t hg_shape_numel(const struct hg_shape *s);
+int hg_shape_equal(const struct hg_shape *a, const struct hg_shape *b);
+/* Writes "[2,3,4]" into buf; returns buf. */
+char *hg_shape_str(const struct hg_shape *s, char *buf, size_t len);
+
+/* A tensor as a kernel sees it: contiguous, row-major. */
+struct hg_tview {
+    void *data;
+    enum hg_dtype dtype;
+    struct hg_shape shape;
+};
+
+#define HG_AXIS_ALL 127 /* reductions over every axis */
+
+/* Per-op attributes: one member per op family, zero-initialise the rest. */
+union hg_attr {
+    struct { int trans_a, trans_b; float alpha; } mm;
+    struct { int kh, kw, stride_h, stride_w, pad_h, pad_w; } conv;
+    struct { int kh, kw, stride, pad; } pool;
+    struct { float alpha; } scale;
+    struct { int axis; float alpha; } reduce; /* SUM/MEAN/EXPAND_LIKE */
+    struct { int ndim; int64_t dim[HG_MAX_DIMS]; } reshape; /* 0 = keep, -1 = infer */
+    struct { int ndim; int perm[HG_MAX_DIMS]; } permute;
+    struct { int axis; } concat;
+    struct { int axis; int64_t start, len; } slice;
+    struct { float p; uint64_t seed; } dropout;
+    struct { int causal; float fill; } mask;
+    struct { float eps; } ln;
+    struct { int ignore_index; float smoothing; } ce;
+    struct { float momentum, weight_decay; int nesterov; } sgd;
+    struct { float beta1, beta2, eps, weight_decay; } adam;
+};
+
+enum hg_op {
+    /* linear algebra */
+    HG_OP_MATMUL,          /* (a[..,M,K], b[..,K,N] or b[K,N]) -> [..,M,N]; mm */
+    HG_OP_MATMUL_REDUCE,   /* (x[..,K], d[..,N]) -> [K,N] = sum over rows x^T d */
+    HG_OP_CONV2D,          /* (x[N,C,H,W], w[O,C,KH,KW]) -> [N,O,OH,OW]; conv */
+    HG_OP_CONV2D_BWD_DATA, /* (dy[N,O,OH,OW], w, x_ref) -> dx[N,C,H,W] */
+    HG_OP_CONV2D_BWD_FILTER, /* (x, dy) -> dw[O,C,KH,KW] */
+    HG_OP_MAXPOOL2D,       /* (x[N,C,H,W]) -> [N,C,OH,OW]; pool */
+    HG_OP_MAXPOOL2D_BWD,   /* (x, dy) -> dx */
+    /* broadcasting arithmetic (numpy rules, aligned right) */
+    HG_OP_ADD,             /* (a, b) -> broadcast(a, b) */
+    HG_OP_SUB,
+    HG_OP_MUL,
+    HG_OP_SCALE,           /* (x) -> alpha * x; scale */
+    HG_OP_SUM_TO,          /* (x, ref) -> x summed down to ref's shape */
+    /* activations */
+    HG_OP_RELU,
+    HG_OP_RELU_BWD,        /* (x, dy) -> dx */
+    HG_OP_GELU,            /* exact (erf) GELU, as torch's default */
+    HG_OP_GELU_BWD,        /* (x, dy) -> dx */
+    HG_OP_TANH,
+    HG_OP_TANH_BWD,        /* (y, dy) -> dx */
+    HG_OP_SOFTMAX,         /* over the last axis */
+    HG_OP_SOFTMAX_BWD,     /* (y, dy) -> dx */
+    HG_OP_LOG_SOFTMAX,     /* over the last axis */
+    HG_OP_LOG_SOFTMAX_BWD, /* (y, dy) -> dx */
+    /* normalisation, regularisation */
+    HG_OP_LAYERNORM,       /* (x[..,D], gamma[D], beta[D]) -> [..,D]; ln */
+    HG_OP_LAYERNORM_BWD_X, /* (x, gamma, dy) -> dx; ln */
+    HG_OP_LAYERNORM_BWD_G, /* (x, dy) -> dgamma[D]; ln */
+    HG_OP_DROPOUT,         /* (x) -> mask(seed, step, index) * x / (1-p); dropout */
+    /* embeddings */
+    HG_OP_EMBEDDING,       /* (w[V,D], ids[..] i32) -> [..,D] */
+    HG_OP_EMBEDDING_BWD,   /* (ids, dy[..,D], w_ref) -> dw[V,D] */
+    /* layout */
+    HG_OP_RESHAPE,         /* (x) -> reshape; reshape */
+    HG_OP_RESHAPE_LIKE,    /* (x, ref) -> x with ref's shape */
+    HG_OP_PERMUTE,         /* (x) -> permuted copy; permute */
+    HG_OP_CONCAT,          /* (x0..xn) -> along axis; concat */
+    HG_OP_SLICE,           /* (x) -> x[start:start+len] along axis; slice */
+    HG_OP_SLICE_BWD,       /* (dy, x_ref) -> zeros of x's shape with dy placed; slice */
+    HG_OP_MASKED_FILL,     /* (s[B,(H,)Tq,Tk] [, keep[B,Tk] i32]) -> s or fill; mask */
+    /* reductions */
+    HG_OP_SUM,             /* (x) -> sum over axis (kept as size 1) or all -> [1]; reduce */
+    HG_OP_MEAN,            /* same, divided by the count */
+    HG_OP_EXPAND_LIKE,     /* (dy, x_ref) -> alpha * dy broadcast to x; reduce */
+    /* losses: sums over the non-ignored rows, shape [1] */
+    HG_OP_CROSS_ENTROPY,     /* (logits[..,C], target[..] i32) -> [1]; ce */
+    HG_OP_CROSS_ENTROPY_BWD, /* (logits, target, dloss[1]) -> dlogits; ce */
+    HG_OP_NLL,               /* (logp[..,C], target[..] i32) -> [1]; ce */
+    HG_OP_NLL_BWD,           /* (logp_ref, target, dloss[1]) -> dlogp; ce */
+    /* optimizer updates: no output, update their first inputs in place */
+    HG_OP_SGD_STEP,        /* (param, grad, momentum_buf); sgd */
+    HG_OP_ADAMW_STEP,      /* (param, grad, m, v); adam */
+    HG_OP_COUNT
+};
+
+/* What a kernel needs besides its tensors: set by the executor per step. */
+struct hg_kctx {
+    int nthreads;
+    uint64_t step;      /* optimizer step, 1-based; also dropout's stream */
+    float lr;
+    float grad_scale;   /* grads are sums; updates multiply by this (1/sample_size) */
+    void *ws;           /* workspace: ws_bytes of the op's workspace rule */
+    size_t ws_bytes;
+    char *err;          /* kernels write a runtime error here and return -1 */
+    size_t errlen;
+};
+
+struct hg_kargs {
+    const struct hg_tview *in; /* [n_in] */
+    int n_in;
+    struct hg_tview *out;      /* NULL for update ops */
+    const union hg_attr *attr;
+    struct hg_kctx *ctx;
+};
+
+/* Returns 0 or -1 with a message in err (shape mismatch names the op). */
+typedef int (*hg_shape_fn)(const struct hg_shape *in, const enum hg_dtype *in_dt,
+                           int n_in, const union hg_attr *attr,
+                           struct hg_shape *out, enum hg_dtype *out_dt,
+                           char *err, size_t errlen);
+
+struct hg_cost {
+    double flops;
+    double bytes; /* read + written */
+};
+typedef void (*hg_cost_fn)(const struct hg_shape *in, int n_in,
+                           const struct hg_shape *out,
+                           const union hg_attr *attr, struct hg_cost *cost);
+typedef size_t (*hg_ws_fn)(const struct hg_shape *in, int n_in,
+                           const struct hg_shape *out, const union hg_attr *attr,
+                           int nthreads);
+typedef int (*hg_kernel_fn)(const struct hg_kargs *a);
+
+enum {
+    HG_OPF_NO_OUTPUT = 1 << 0, /* update ops */
+    HG_OPF_VARIADIC = 1 << 1,  /* n_in is a maximum */
+};
+
+struct hg_op_info {
+    const char *name;
+    int n_in;          /* exact, or the maximum with HG_OPF_VARIADIC */
+    unsigned flags;
+    hg_shape_fn shape;
+    hg_cost_fn cost;
+    hg_ws_fn workspace; /* NULL: none */
+    hg_kernel_fn cpu;
+};
+
+extern const struct hg_op_info hg_op_table[HG_OP_COUNT];
+
+/* Library set-up: BLAS choice and thread counts. Idempotent. */
+int hg_kernels_init(char *err, size_t errlen);
+void hg_kernels_set_threads(int nthreads);
+int hg_kernels_get_threads(void);
+/* Short description of the BLAS in use ("OpenBLAS 0.3.21 SkylakeX (OpenMP)"). */
+const char *hg_kernels_blas_name(void);
+
+/* Row-major single-precision GEMM through the chosen BLAS:
+ * C[M,N] = alpha * op(A) op(B) + beta * C. */
+void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+              float alpha, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float beta, float *c, int64_t ldc);
+
+/* Counter-based RNG shared by CPU and CUDA dropout: uniform in [0,1). */
+float hg_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index);
+
+#endif

@@ -1,0 +1,114 @@
+/* ops-impl.h - private to kernels/: the functions the op table points to.
+ *
+ * Semantics every implementation (CPU now, CUDA later) follows exactly:
+ * - All tensors contiguous row-major. f32 unless stated; ids/targets i32.
+ * - MATMUL: a[...,M,K] (trans_a: a[...,K,M]), b[...,K,N] (trans_b: [...,N,K]).
+ *   If b is 2-D it is shared by every batch entry of a (and with trans_a == 0
+ *   the batch dims of a fold into M: one GEMM). Otherwise a and b have the
+ *   same leading dims. out = alpha * op(a) op(b), alpha 0 means 1.
+ * - MATMUL_REDUCE: x[...,K], d[...,N] same leading dims -> [K,N] = X^T D with
+ *   X, D the 2-D views [rows,K], [rows,N].
+ * - CONV2D: cross-correlation as torch.nn.functional.conv2d, no bias, groups 1.
+ *   OH = (H + 2*pad_h - kh)/stride_h + 1.
+ * - MAXPOOL2D: as torch max_pool2d (padding acts as -inf); backward sends dy to
+ *   the first maximum in row-major window order.
+ * - ADD/SUB/MUL: numpy broadcasting, shapes aligned right; out has the
+ *   broadcast shape. SUM_TO(x, ref): sums x over the axes where ref (aligned
+ *   right, missing axes count as 1) has size 1 and x does not.
+ * - SOFTMAX/LOG_SOFTMAX over the last axis, max-subtracted.
+ * - LAYERNORM over the last axis, biased variance, eps inside the sqrt.
+ * - DROPOUT: keep element i iff hg_rand_uniform(seed, ctx->step, i) >= p;
+ *   kept values are scaled by 1/(1-p). p == 0 is the identity. The backward is
+ *   the same op applied to dy (same seed, same step, same mask).
+ * - EMBEDDING: out[...,:] = w[id,:]; an id outside [0,V) is a runtime error
+ *   (message names the id and V). EMBEDDING_BWD accumulates rows of dy.
+ * - RESHAPE: dims with 0 = copy that input dim, one -1 = inferred.
+ * - PERMUTE: out.dim[i] = in.dim[perm[i]].
+ * - CONCAT: every input equal except on axis. SLICE: len elements from start.
+ * - MASKED_FILL: s[B,Tq,Tk] or s[B,H,Tq,Tk]; an element is masked if causal
+ *   and k > q, or if keep (optional second input, i32 [B,Tk]) is 0 at [b,k].
+ *   Masked elements become fill (-inf for scores, 0 for the backward).
+ * - SUM/MEAN: over axis (kept with size 1), or HG_AXIS_ALL -> shape [1].
+ *   EXPAND_LIKE(dy, x_ref): broadcasts dy back to x's shape times alpha.
+ * - CROSS_ENTROPY(logits, target): sum over rows with target != ignore_index
+ *   of (1-s) * (-logp[t]) + s/C * sum_j(-logp[j])  (torch's label smoothing),
+ *   out shape [1]. NLL: the same on log-probabilities. The _BWD ops multiply
+ *   by dloss[0]. A target outside [0,C) other than ignore_index is a runtime
+ *   error.
+ * - SGD_STEP(param, grad, buf): g = grad*grad_scale + wd*param;
+ *   buf = momentum*buf + g (if momentum != 0); param -= lr * (nesterov ?
+ *   g + momentum*buf : buf or g)  -- torch.optim.SGD.
+ * - ADAMW_STEP(param, grad, m, v): g = grad*grad_scale; param *= 1 - lr*wd;
+ *   m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
+ *   param -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps), t = ctx->step
+ *   -- torch.optim.AdamW.
+ */
+#ifndef HG_OPS_IMPL_H
+#define HG_OPS_IMPL_H
+
+#include <stdio.h>
+
+#include "kernels/hg_kernels.h"
+
+/* Formats into err (may be NULL) and returns -1. */
+int hg_kerr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define HG_SHAPE_FN(name)                                                      \
+    int hg_shape_##name(const struct hg_shape *in, const enum hg_dtype *in_dt, \
+                        int n_in, const union hg_attr *attr,                   \
+                        struct hg_shape *out, enum hg_dtype *out_dt, char *err,\
+                        size_t errlen)
+#define HG_COST_FN(name)                                                       \
+    void hg_cost_##name(const struct hg_shape *in, int n_in,                   \
+                        const struct hg_shape *out, const union hg_attr *attr, \
+                        struct hg_cost *cost)
+#define HG_WS_FN(name)                                                         \
+    size_t hg_ws_##name(const struct hg_shape *in, int n_in,                   \
+                        const struct hg_shape *out, const union hg_attr *attr, \
+                        int nthreads)
+#define HG_CPU_FN(name) int hg_cpu_##name(const struct hg_kargs *a)
+
+/* Shape rules (kernels/shapes.c) */
+HG_SHAPE_FN(matmul); HG_SHAPE_FN(matmul_reduce);
+HG_SHAPE_FN(conv2d); HG_SHAPE_FN(conv2d_bwd_data); HG_SHAPE_FN(conv2d_bwd_filter);
+HG_SHAPE_FN(maxpool2d); HG_SHAPE_FN(like_first); HG_SHAPE_FN(like_second);
+HG_SHAPE_FN(like_third); HG_SHAPE_FN(broadcast); HG_SHAPE_FN(layernorm_g);
+HG_SHAPE_FN(embedding); HG_SHAPE_FN(reshape); HG_SHAPE_FN(permute);
+HG_SHAPE_FN(concat); HG_SHAPE_FN(slice); HG_SHAPE_FN(masked_fill);
+HG_SHAPE_FN(reduce); HG_SHAPE_FN(loss); HG_SHAPE_FN(loss_bwd);
+HG_SHAPE_FN(update);
+
+/* Cost rules (kernels/shapes.c) */
+HG_COST_FN(matmul); HG_COST_FN(matmul_reduce); HG_COST_FN(conv2d);
+HG_COST_FN(conv2d_bwd_data); HG_COST_FN(conv2d_bwd_filter); HG_COST_FN(pool);
+HG_COST_FN(elementwise); /* flops: per-op factor times out numel */
+HG_COST_FN(copy); HG_COST_FN(rowwise); HG_COST_FN(layernorm);
+HG_COST_FN(embedding); HG_COST_FN(reduce); HG_COST_FN(loss);
+HG_COST_FN(sgd); HG_COST_FN(adamw);
+
+/* Workspace rules */
+HG_WS_FN(conv2d); HG_WS_FN(conv2d_bwd_data); HG_WS_FN(conv2d_bwd_filter);
+
+/* CPU kernels (kernels/cpu/*.c) */
+HG_CPU_FN(matmul); HG_CPU_FN(matmul_reduce);
+HG_CPU_FN(conv2d); HG_CPU_FN(conv2d_bwd_data); HG_CPU_FN(conv2d_bwd_filter);
+HG_CPU_FN(maxpool2d); HG_CPU_FN(maxpool2d_bwd);
+HG_CPU_FN(add); HG_CPU_FN(sub); HG_CPU_FN(mul); HG_CPU_FN(scale);
+HG_CPU_FN(sum_to);
+HG_CPU_FN(relu); HG_CPU_FN(relu_bwd); HG_CPU_FN(gelu); HG_CPU_FN(gelu_bwd);
+HG_CPU_FN(tanh); HG_CPU_FN(tanh_bwd);
+HG_CPU_FN(softmax); HG_CPU_FN(softmax_bwd); HG_CPU_FN(log_softmax);
+HG_CPU_FN(log_softmax_bwd);
+HG_CPU_FN(layernorm); HG_CPU_FN(layernorm_bwd_x); HG_CPU_FN(layernorm_bwd_g);
+HG_CPU_FN(dropout);
+HG_CPU_FN(embedding); HG_CPU_FN(embedding_bwd);
+HG_CPU_FN(copy); /* RESHAPE, RESHAPE_LIKE */
+HG_CPU_FN(permute); HG_CPU_FN(concat); HG_CPU_FN(slice); HG_CPU_FN(slice_bwd);
+HG_CPU_FN(masked_fill);
+HG_CPU_FN(sum); HG_CPU_FN(mean); HG_CPU_FN(expand_like);
+HG_CPU_FN(cross_entropy); HG_CPU_FN(cross_entropy_bwd); HG_CPU_FN(nll);
+HG_CPU_FN(nll_bwd);
+HG_CPU_FN(sgd_step); HG_CPU_FN(adamw_step);
+
+#endif
