@@ -74,7 +74,6 @@ static int parse(int argc, char **argv, struct opts *o)
     int c, li = 0;
     while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
         char *end = NULL;
-        li = 0;
         switch (c) {
         case 'd': o->data = optarg; break;
         case 'e': o->epochs = (int)strtol(optarg, &end, 10); break;
