@@ -484,15 +484,14 @@ HG_COST_FN(embedding)
 HG_SHAPE_FN(reshape)
 {
     SHAPE_BUFS;
-    const __typeof__(attr->reshape) *r = &attr->reshape;
     int infer = -1;
     int64_t known = 1;
     HG_CHECK(n_in == 1);
-    if (r->ndim < 1 || r->ndim > HG_MAX_DIMS)
-        return hg_kerr(err, errlen, "reshape: target rank %d", r->ndim);
-    out->ndim = r->ndim;
-    for (int i = 0; i < r->ndim; i++) {
-        int64_t d = r->dim[i];
+    if (attr->reshape.ndim < 1 || attr->reshape.ndim > HG_MAX_DIMS)
+        return hg_kerr(err, errlen, "reshape: target rank %d", attr->reshape.ndim);
+    out->ndim = attr->reshape.ndim;
+    for (int i = 0; i < attr->reshape.ndim; i++) {
+        int64_t d = attr->reshape.dim[i];
         if (d == 0) {
             if (i >= in[0].ndim)
                 return hg_kerr(err, errlen,
