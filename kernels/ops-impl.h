@@ -92,7 +92,7 @@ HG_COST_FN(sgd); HG_COST_FN(adamw);
 /* Workspace rules */
 HG_WS_FN(conv2d); HG_WS_FN(conv2d_bwd_data); HG_WS_FN(conv2d_bwd_filter);
 
-/* CPU kernels (kernels/cpu/*.c) */
+/* CPU kernels (the files in kernels/cpu/) */
 HG_CPU_FN(matmul); HG_CPU_FN(matmul_reduce);
 HG_CPU_FN(conv2d); HG_CPU_FN(conv2d_bwd_data); HG_CPU_FN(conv2d_bwd_filter);
 HG_CPU_FN(maxpool2d); HG_CPU_FN(maxpool2d_bwd);
