@@ -157,6 +157,25 @@ static int out_batch_axis(const struct hg_graph *g, enum hg_op op,
                                                 : g->t[in[2]].info.batch_axis;
     case HG_OP_EMBEDDING:
         return g->t[in[1]].info.batch_axis;
+    case HG_OP_MATMUL: {
+        /* the batch survives as a leading dim, a row of op(a) or a column
+         * of op(b); contracted away it is gone (weight gradients) */
+        int nd = out->ndim;
+        const struct hg_tensor_info *ta = &g->t[in[0]].info, *tb = &g->t[in[1]].info;
+        if (ta->batch_axis >= 0) {
+            int ba = ta->batch_axis + nd - ta->shape.ndim;
+            if (ba < nd - 2)
+                return ba;
+            return ba == (attr->mm.trans_a ? nd - 1 : nd - 2) ? nd - 2 : -1;
+        }
+        if (tb->batch_axis >= 0) {
+            int bb = tb->batch_axis + nd - tb->shape.ndim;
+            if (bb < nd - 2)
+                return bb;
+            return bb == (attr->mm.trans_b ? nd - 2 : nd - 1) ? nd - 1 : -1;
+        }
+        return -1;
+    }
     case HG_OP_SUM: case HG_OP_MEAN: {
         int ax = attr->reduce.axis;
         if (ax == HG_AXIS_ALL)

@@ -4,7 +4,8 @@
  * (path: $HG_BLAS_LIB, else the configure-time HG_BLAS_LIB_PATH).  This lets
  * us set OPENBLAS_CORETYPE before OpenBLAS's ELF constructor reads it:
  * OpenBLAS 0.3.21 takes Zen 4/5 CPUs for Haswell (AVX2 kernels, about half
- * the GEMM speed); on a CPU with AVX-512 F/BW/VL/DQ we ask for SkylakeX.
+ * the GEMM speed); on a CPU with AVX-512 F/BW/VL/DQ we ask for SkylakeX
+ * (see blas_load for the override rules).
  * With HG_BLAS_DLOPEN=0 cblas_sgemm is called directly (linked at build).
  */
 #define _GNU_SOURCE /* setenv, strcasestr */
@@ -76,10 +77,26 @@ static void blas_load(void)
         path = HG_BLAS_LIB_PATH;
     base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    /* Must happen before dlopen: OpenBLAS reads it in its constructor. */
-    if (strcasestr(base, "openblas") && !getenv("OPENBLAS_CORETYPE") &&
-        has_avx512())
-        setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+    /* Must happen before dlopen: OpenBLAS reads it in its constructor.
+     * HG_BLAS_CORETYPE forces a core. Otherwise, on an AVX-512 CPU, a core
+     * without AVX-512 (unset, or set to Haswell by a site profile that copied
+     * OpenBLAS's own misdetection) is replaced by SkylakeX: the fast choice
+     * is the default, and the name says what was overridden. */
+    const char *force = getenv("HG_BLAS_CORETYPE");
+    const char *was = getenv("OPENBLAS_CORETYPE");
+    char overrode[64] = "";
+    if (strcasestr(base, "openblas")) {
+        if (force && *force) {
+            setenv("OPENBLAS_CORETYPE", force, 1);
+        } else if (has_avx512() &&
+                   (!was || !(strcasestr(was, "skylakex") ||
+                              strcasestr(was, "cooperlake") ||
+                              strcasestr(was, "sapphirerapids")))) {
+            if (was)
+                snprintf(overrode, sizeof overrode, ", was %.40s", was);
+            setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+        }
+    }
     blas.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!blas.handle) {
         const char *why = dlerror();
@@ -102,10 +119,11 @@ static void blas_load(void)
         const char *cfg = blas.config();
         const char *core = blas.corename ? blas.corename() : NULL;
         if (core && !strcasestr(cfg, core))
-            snprintf(blas.name, sizeof blas.name, "%s %s (dlopen %s)", cfg,
-                     core, path);
+            snprintf(blas.name, sizeof blas.name, "%s, core %s%s (dlopen %s)",
+                     cfg, core, overrode, path);
         else
-            snprintf(blas.name, sizeof blas.name, "%s (dlopen %s)", cfg, path);
+            snprintf(blas.name, sizeof blas.name, "%s%s (dlopen %s)", cfg,
+                     overrode, path);
     } else {
         snprintf(blas.name, sizeof blas.name, "CBLAS (dlopen %s)", path);
     }
