@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph/graph-impl.h"
 
@@ -19,7 +20,32 @@ struct hg_exec {
     size_t grad_base, state_base, ws_base;
     int64_t sym[HG_MAX_SYMS]; /* symbol values of the resolved shapes */
     int resolved;
+    double *prof;         /* [n] seconds per position, NULL when off */
 };
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void hg_exec_profile(struct hg_exec *ex, int on)
+{
+    free(ex->prof);
+    ex->prof = on ? calloc((size_t)(ex->n ? ex->n : 1), sizeof(double)) : NULL;
+}
+
+const double *hg_exec_profile_times(const struct hg_exec *ex)
+{
+    return ex->prof;
+}
+
+int hg_exec_order_at(const struct hg_exec *ex, int i)
+{
+    HG_CHECK(i >= 0 && i < ex->n);
+    return ex->order[i];
+}
 
 static size_t tensor_bytes(const struct hg_graph *g, int t)
 {
@@ -150,6 +176,7 @@ void hg_exec_free(struct hg_exec *ex)
 {
     if (!ex)
         return;
+    free(ex->prof);
     free(ex->mem);
     free(ex->off);
     free(ex->order);
@@ -245,7 +272,11 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
             a.out = &out;
         }
         kerr[0] = 0;
-        if (hg_op_table[nd->op].cpu(&a) != 0)
+        double t0 = ex->prof ? now_s() : 0;
+        int rc = hg_op_table[nd->op].cpu(&a);
+        if (ex->prof)
+            ex->prof[i] += now_s() - t0;
+        if (rc != 0)
             return hg_kerr(err, errlen, "node %d (%s -> %s): %s",
                            ex->order[i], hg_op_table[nd->op].name,
                            nd->out >= 0 ? g->t[nd->out].name : "-", kerr);

@@ -188,6 +188,10 @@ struct hg_step {
 int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
                 int end, char *err, size_t errlen);
 int hg_exec_n(const struct hg_exec *ex);
+int hg_exec_order_at(const struct hg_exec *ex, int i); /* node id at position i */
+/* Per-node wall time, accumulated over runs (the profiler's raw data). */
+void hg_exec_profile(struct hg_exec *ex, int on);
+const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
 /* Sets up shapes for st->sym without running anything (for filling inputs). */
 int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
                     size_t errlen);
