@@ -865,6 +865,34 @@ static int optim_case(hid_t grp, const char *cname, enum hg_op op)
     return bad ? -1 : 0;
 }
 
+/* hg_masked_fill fills with a large finite negative number (layers.c:
+ * softmax gives the same zeros, and a fully masked row stays finite) where
+ * PyTorch's reference holds -inf.  Accept exactly that value there; every
+ * other element is compared as usual. */
+static int compare_masked(const char *label, struct hg_graph *g, int y,
+                          const float *got, const struct arr *ref)
+{
+    const struct hg_tensor_info *ti = hg_graph_tensor(g, y);
+    const struct hg_node_info *nd = hg_graph_node(g, ti->producer);
+    float fill = nd->attr.mask.fill;
+    struct arr adj = *ref;
+    const char *why = NULL;
+    char buf[96];
+    if (isfinite(fill) && fill <= -1e30f) {
+        adj.data = xmalloc((size_t)ref->n * 4);
+        for (int64_t i = 0; i < ref->n; i++) {
+            float r = arr_f(ref)[i];
+            arr_f(&adj)[i] = isinf(r) && r < 0 ? fill : r;
+        }
+        snprintf(buf, sizeof buf, "builder fill %.3g stands for -inf", (double)fill);
+        why = buf;
+    }
+    int rc = compare(label, got, &ti->shape, &adj, 0, VAL_RTOL, VAL_ATOL, why);
+    if (adj.data != ref->data)
+        free(adj.data);
+    return rc;
+}
+
 /* One op case: kernel forward, then graph forward + gradients. */
 static int op_case(hid_t f, const char *cname)
 {
@@ -971,7 +999,10 @@ static int op_case(hid_t f, const char *cname)
         if (!bad && run_with_taps(gl, g, ex, order, n, &st, taps, &yv, 1) == 0) {
             char l2[220];
             snprintf(l2, sizeof l2, "%s out", gl);
-            bad |= compare_val(l2, yv, &hg_graph_tensor(g, y)->shape, &out) < 0;
+            if (op == HG_OP_MASKED_FILL)
+                bad |= compare_masked(l2, g, y, yv, &out) < 0;
+            else
+                bad |= compare_val(l2, yv, &hg_graph_tensor(g, y)->shape, &out) < 0;
             for (int i = 0; i < n_in; i++) {
                 if (in[i].dt != HG_F32)
                     continue;
@@ -1187,7 +1218,8 @@ static void tf_find_noise_grads(hid_t f, int steps, float lr)
             gmax = mx[i];
         arr_free(&a);
     }
-    tf_loose_atol = 1.05 * steps * lr;
+    /* each side moves up to ~lr per step, possibly in opposite directions */
+    tf_loose_atol = 2.0 * steps * lr;
     for (int i = 0; i < n; i++)
         if (mx[i] < 1e-5 * gmax && tf_n_loose < 32)
             snprintf(tf_loose[tf_n_loose++], sizeof tf_loose[0], "%s", names[i]);
