@@ -66,6 +66,10 @@ int hg_graph_param(struct hg_graph *g, const char *name, int ndim,
 int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
                 const union hg_attr *attr);
 
+/* Keeps t readable after a run (outputs that later ops consume, such as
+ * logits; unconsumed tensors such as the loss are kept anyway). */
+void hg_graph_keep(struct hg_graph *g, int t);
+
 /* Queries */
 int hg_graph_n_tensors(const struct hg_graph *g);
 int hg_graph_n_nodes(const struct hg_graph *g);

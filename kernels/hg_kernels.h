@@ -23,6 +23,10 @@
     } while (0)
 _Noreturn void hg_check_failed(const char *file, int line, const char *expr);
 
+/* Formats a runtime error into err (may be NULL) and returns -1. */
+int hg_kerr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 enum hg_dtype {
     HG_F32,
     HG_I32,

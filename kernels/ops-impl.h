@@ -29,7 +29,9 @@
  *   and k > q, or if keep (optional second input, i32 [B,Tk]) is 0 at [b,k].
  *   Masked elements become fill (-inf for scores, 0 for the backward).
  * - SUM/MEAN: over axis (kept with size 1), or HG_AXIS_ALL -> shape [1].
- *   EXPAND_LIKE(dy, x_ref): broadcasts dy back to x's shape times alpha.
+ *   EXPAND_LIKE(dy, x_ref): broadcasts dy back to x's shape times alpha;
+ *   alpha < 0 means 1/count with count = numel(x_ref)/numel(dy) (MEAN's
+ *   backward: the count changes with symbolic dims, so it is read per run).
  * - CROSS_ENTROPY(logits, target): sum over rows with target != ignore_index
  *   of (1-s) * (-logp[t]) + s/C * sum_j(-logp[j])  (torch's label smoothing),
  *   out shape [1]. NLL: the same on log-probabilities. The _BWD ops multiply
@@ -90,7 +92,7 @@ HG_COST_FN(sgd); HG_COST_FN(adamw);
 /* Workspace rules */
 HG_WS_FN(conv2d); HG_WS_FN(conv2d_bwd_data); HG_WS_FN(conv2d_bwd_filter);
 
-/* CPU kernels (kernels/cpu/*.c) */
+/* CPU kernels (the files in kernels/cpu/) */
 HG_CPU_FN(matmul); HG_CPU_FN(matmul_reduce);
 HG_CPU_FN(conv2d); HG_CPU_FN(conv2d_bwd_data); HG_CPU_FN(conv2d_bwd_filter);
 HG_CPU_FN(maxpool2d); HG_CPU_FN(maxpool2d_bwd);

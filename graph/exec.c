@@ -1,0 +1,286 @@
+/* exec.c - runs an ordered list of nodes on one device (the CPU) with the
+ * memory plan: one allocation at creation, none per step. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph-impl.h"
+
+struct hg_exec {
+    struct hg_graph *g;
+    int *order;           /* [n] node ids */
+    int n;
+    char *mem;            /* one block: params|grads|state|inputs|consts|acts|ws */
+    size_t *off;          /* [nt] byte offset of each tensor in mem */
+    struct hg_mem_stats st;
+    size_t grad_base, state_base, ws_base;
+    int64_t sym[HG_MAX_SYMS]; /* symbol values of the resolved shapes */
+    int resolved;
+};
+
+static size_t tensor_bytes(const struct hg_graph *g, int t)
+{
+    const struct hg_tensor_info *ti = &g->t[t].info;
+    return (size_t)hg_shape_numel(&ti->shape) * hg_dtype_size(ti->dtype);
+}
+
+/* Largest workspace any node of the order asks for, at the current shapes. */
+static size_t max_workspace(const struct hg_graph *g, const int *order, int n)
+{
+    size_t ws = 0;
+    int nthreads = hg_kernels_get_threads();
+    for (int i = 0; i < n; i++) {
+        const struct hg_node_info *nd = &g->n[order[i]];
+        const struct hg_op_info *oi = &hg_op_table[nd->op];
+        if (!oi->workspace)
+            continue;
+        struct hg_shape ins[HG_MAX_INPUTS];
+        for (int k = 0; k < nd->n_in; k++)
+            ins[k] = g->t[nd->in[k]].info.shape;
+        size_t w = oi->workspace(ins, nd->n_in, &g->t[nd->out].info.shape,
+                                 &nd->attr, nthreads);
+        if (w > ws)
+            ws = w;
+    }
+    return ws;
+}
+
+struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
+                            char *err, size_t errlen)
+{
+    if (hg_kernels_init(err, errlen) != 0)
+        return NULL;
+    /* Plan at the maximum symbol values: every later batch fits. */
+    if (hg_graph_resolve(g, NULL, err, errlen) != 0)
+        return NULL;
+    struct hg_exec *ex = calloc(1, sizeof(*ex));
+    if (!ex) {
+        hg_kerr(err, errlen, "out of memory");
+        return NULL;
+    }
+    ex->g = g;
+    ex->n = n;
+    ex->order = malloc((size_t)(n ? n : 1) * sizeof(int));
+    ex->off = malloc((size_t)g->nt * sizeof(size_t));
+    if (!ex->order || !ex->off) {
+        hg_exec_free(ex);
+        hg_kerr(err, errlen, "out of memory");
+        return NULL;
+    }
+    memcpy(ex->order, order, (size_t)n * sizeof(int));
+
+    size_t act_arena;
+    hg__memplan(g, order, n, ex->off, &act_arena, &ex->st.act_naive);
+
+    /* Params, grads and state are packed without padding so that each
+     * block is one flat float array (what allreduce and checkpoints want);
+     * grads follow the param order exactly. */
+    size_t pos = 0;
+    for (int i = 0; i < g->np; i++) {
+        ex->off[g->params[i]] = pos;
+        pos += tensor_bytes(g, g->params[i]);
+    }
+    ex->st.param_bytes = pos;
+    ex->grad_base = pos = hg__align(pos);
+    for (int i = 0; i < g->np; i++) {
+        int gt = g->t[g->params[i]].grad;
+        if (gt >= 0) {
+            ex->off[gt] = pos;
+            pos += tensor_bytes(g, gt);
+        }
+    }
+    ex->st.grad_bytes = pos - ex->grad_base;
+    ex->state_base = pos = hg__align(pos);
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].info.kind == HG_T_STATE) {
+            ex->off[t] = pos;
+            pos += tensor_bytes(g, t);
+        }
+    ex->st.state_bytes = pos - ex->state_base;
+    pos = hg__align(pos);
+    size_t in_base = pos;
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].info.kind == HG_T_INPUT) {
+            ex->off[t] = pos;
+            pos = hg__align(pos + tensor_bytes(g, t));
+        }
+    ex->st.input_bytes = pos - in_base;
+    size_t const_base = pos;
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].info.kind == HG_T_CONST) {
+            ex->off[t] = pos;
+            pos = hg__align(pos + tensor_bytes(g, t));
+        }
+    ex->st.const_bytes = pos - const_base;
+    size_t act_base = pos;
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].info.kind == HG_T_ACT && ex->off[t] != SIZE_MAX)
+            ex->off[t] += act_base;
+    ex->st.act_bytes = act_arena;
+    pos = hg__align(pos + act_arena);
+    ex->ws_base = pos;
+    ex->st.ws_bytes = max_workspace(g, order, n);
+    pos += hg__align(ex->st.ws_bytes);
+    ex->st.total = pos;
+
+    ex->mem = aligned_alloc(HG_ALIGN, pos ? pos : HG_ALIGN);
+    if (!ex->mem) {
+        hg_kerr(err, errlen, "cannot allocate %zu bytes for the plan", pos);
+        hg_exec_free(ex);
+        return NULL;
+    }
+    memset(ex->mem, 0, pos);
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].info.kind == HG_T_CONST) {
+            float *p = (float *)(ex->mem + ex->off[t]);
+            int64_t m = hg_shape_numel(&g->t[t].info.shape);
+            for (int64_t i = 0; i < m; i++)
+                p[i] = g->t[t].const_value;
+        }
+    for (int k = 0; k < g->nsym; k++)
+        ex->sym[k] = g->sym[k].max;
+    ex->resolved = 1;
+    return ex;
+}
+
+void hg_exec_free(struct hg_exec *ex)
+{
+    if (!ex)
+        return;
+    free(ex->mem);
+    free(ex->off);
+    free(ex->order);
+    free(ex);
+}
+
+void hg_exec_mem(const struct hg_exec *ex, struct hg_mem_stats *st)
+{
+    *st = ex->st;
+}
+
+int hg_exec_n(const struct hg_exec *ex) { return ex->n; }
+
+void *hg_exec_data(struct hg_exec *ex, int t)
+{
+    HG_CHECK(t >= 0 && t < ex->g->nt);
+    HG_CHECK(ex->off[t] != SIZE_MAX); /* not used by this plan */
+    return ex->mem + ex->off[t];
+}
+
+float *hg_exec_param_block(struct hg_exec *ex, size_t *n)
+{
+    *n = ex->st.param_bytes / sizeof(float);
+    return (float *)ex->mem;
+}
+
+float *hg_exec_grad_block(struct hg_exec *ex, size_t *n)
+{
+    *n = ex->st.grad_bytes / sizeof(float);
+    return (float *)(ex->mem + ex->grad_base);
+}
+
+float *hg_exec_state_block(struct hg_exec *ex, size_t *n)
+{
+    *n = ex->st.state_bytes / sizeof(float);
+    return (float *)(ex->mem + ex->state_base);
+}
+
+int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
+                    size_t errlen)
+{
+    struct hg_graph *g = ex->g;
+    int same = ex->resolved;
+    for (int k = 0; k < g->nsym && same; k++)
+        same = (st && st->sym ? st->sym[k] : g->sym[k].max) == ex->sym[k];
+    if (same)
+        return 0;
+    ex->resolved = 0;
+    if (hg_graph_resolve(g, st ? st->sym : NULL, err, errlen) != 0)
+        return -1;
+    for (int k = 0; k < g->nsym; k++)
+        ex->sym[k] = g->sym[k].cur;
+    ex->resolved = 1;
+    return 0;
+}
+
+int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
+                int end, char *err, size_t errlen)
+{
+    struct hg_graph *g = ex->g;
+    HG_CHECK(begin >= 0 && begin <= end && end <= ex->n);
+    if (hg_exec_prepare(ex, st, err, errlen) != 0)
+        return -1;
+    if (st && st->nthreads > 0 && st->nthreads != hg_kernels_get_threads())
+        hg_kernels_set_threads(st->nthreads);
+    char kerr[512];
+    struct hg_kctx ctx = {
+        .nthreads = hg_kernels_get_threads(),
+        .step = st ? st->step : 1,
+        .lr = st ? st->lr : 0.f,
+        .grad_scale = st ? st->grad_scale : 1.f,
+        .ws = ex->mem + ex->ws_base,
+        .ws_bytes = ex->st.ws_bytes,
+        .err = kerr,
+        .errlen = sizeof(kerr),
+    };
+    struct hg_tview in[HG_MAX_INPUTS], out;
+    for (int i = begin; i < end; i++) {
+        const struct hg_node_info *nd = &g->n[ex->order[i]];
+        for (int k = 0; k < nd->n_in; k++) {
+            const struct hg_tensor_info *ti = &g->t[nd->in[k]].info;
+            in[k].data = ex->mem + ex->off[nd->in[k]];
+            in[k].dtype = ti->dtype;
+            in[k].shape = ti->shape;
+        }
+        struct hg_kargs a = {.in = in, .n_in = nd->n_in, .attr = &nd->attr,
+                             .ctx = &ctx};
+        if (nd->out >= 0) {
+            const struct hg_tensor_info *ti = &g->t[nd->out].info;
+            out.data = ex->mem + ex->off[nd->out];
+            out.dtype = ti->dtype;
+            out.shape = ti->shape;
+            a.out = &out;
+        }
+        kerr[0] = 0;
+        if (hg_op_table[nd->op].cpu(&a) != 0)
+            return hg_kerr(err, errlen, "node %d (%s -> %s): %s",
+                           ex->order[i], hg_op_table[nd->op].name,
+                           nd->out >= 0 ? g->t[nd->out].name : "-", kerr);
+    }
+    return 0;
+}
+
+/* Standard normal from two uniforms (Box-Muller), deterministic. */
+static float normal(uint64_t seed, uint64_t stream, uint64_t i)
+{
+    float u1 = hg_rand_uniform(seed, stream, 2 * i);
+    float u2 = hg_rand_uniform(seed, stream, 2 * i + 1);
+    if (u1 < 1e-7f)
+        u1 = 1e-7f;
+    return sqrtf(-2.f * logf(u1)) * cosf(6.2831853f * u2);
+}
+
+void hg_graph_init_params(struct hg_graph *g, struct hg_exec *ex, uint64_t seed)
+{
+    for (int i = 0; i < g->np; i++) {
+        int t = g->params[i];
+        float *p = hg_exec_data(ex, t); /* [numel] */
+        int64_t m = hg_shape_numel(&g->t[t].info.shape);
+        float s = g->t[t].init_scale;
+        for (int64_t j = 0; j < m; j++) {
+            switch (g->t[t].init) {
+            case HG_INIT_ZERO: p[j] = 0.f; break;
+            case HG_INIT_ONE: p[j] = 1.f; break;
+            case HG_INIT_UNIFORM:
+                p[j] = s * (2.f * hg_rand_uniform(seed, (uint64_t)i, (uint64_t)j) - 1.f);
+                break;
+            case HG_INIT_NORMAL:
+                p[j] = s * normal(seed, (uint64_t)i, (uint64_t)j);
+                break;
+            }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+/* graph-impl.h - private to graph/: the graph's records. */
+#ifndef HG_GRAPH_IMPL_H
+#define HG_GRAPH_IMPL_H
+
+#include "graph/hg_graph.h"
+
+#define HG_MAX_SYMS 16
+
+struct hg_trec {
+    struct hg_tensor_info info;
+    char *name;            /* owned; info.name points here */
+    enum hg_init init;     /* params */
+    float init_scale;
+    float const_value;     /* HG_T_CONST */
+    int keep;              /* live until the end of a run */
+    int grad;              /* params: gradient tensor, -1 if none */
+};
+
+struct hg_graph {
+    struct hg_trec *t; /* [nt] */
+    int nt, ct;
+    struct hg_node_info *n; /* [nn] */
+    int nn, cn;
+    struct {
+        char name[32];
+        int64_t max, cur;
+    } sym[HG_MAX_SYMS];
+    int nsym;
+    int *params; /* [np] tensor ids in declaration order */
+    int np, cp;
+    enum hg_phase phase; /* phase of appended nodes */
+    int has_backward, has_optimizer;
+};
+
+/* Adds a tensor record; returns its id. */
+int hg__graph_tensor(struct hg_graph *g, const char *name, enum hg_tkind kind,
+                     enum hg_dtype dt, const struct hg_shape *decl,
+                     int batch_axis);
+
+/* Liveness plan of the HG_T_ACT tensors for a node order at the current
+ * (maximum) shapes: off[t] for every ACT tensor used by the order, the arena
+ * size with reuse, and the size without reuse. Other tensors get SIZE_MAX. */
+void hg__memplan(const struct hg_graph *g, const int *order, int n,
+                 size_t *off, size_t *arena, size_t *naive);
+
+#define HG_ALIGN 64
+static inline size_t hg__align(size_t n)
+{
+    return (n + HG_ALIGN - 1) & ~(size_t)(HG_ALIGN - 1);
+}
+
+#endif

@@ -1,0 +1,373 @@
+/* graph.c - tensors, nodes, the builder, shape resolution, ordering. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graph-impl.h"
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    HG_CHECK(q != NULL);
+    return q;
+}
+
+struct hg_graph *hg_graph_new(void)
+{
+    struct hg_graph *g = calloc(1, sizeof(*g));
+    HG_CHECK(g != NULL);
+    g->phase = HG_PH_FORWARD;
+    return g;
+}
+
+void hg_graph_free(struct hg_graph *g)
+{
+    if (!g)
+        return;
+    for (int i = 0; i < g->nt; i++)
+        free(g->t[i].name);
+    free(g->t);
+    free(g->n);
+    free(g->params);
+    free(g);
+}
+
+int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max)
+{
+    HG_CHECK(g->nsym < HG_MAX_SYMS && max > 0);
+    HG_CHECK(hg_graph_sym_find(g, name) < 0);
+    int k = g->nsym++;
+    snprintf(g->sym[k].name, sizeof(g->sym[k].name), "%s", name);
+    g->sym[k].max = g->sym[k].cur = max;
+    return HG_SYM(k);
+}
+
+int hg_graph_sym_find(const struct hg_graph *g, const char *name)
+{
+    for (int k = 0; k < g->nsym; k++)
+        if (strcmp(g->sym[k].name, name) == 0)
+            return k;
+    return -1;
+}
+
+/* Declared shape -> concrete shape at the current symbol values. */
+static void resolve_decl(const struct hg_graph *g, const struct hg_shape *decl,
+                         struct hg_shape *out)
+{
+    *out = *decl;
+    for (int i = 0; i < decl->ndim; i++)
+        if (HG_IS_SYM(decl->dim[i])) {
+            int k = HG_SYM_INDEX(decl->dim[i]);
+            HG_CHECK(k < g->nsym);
+            out->dim[i] = g->sym[k].cur;
+        }
+}
+
+int hg__graph_tensor(struct hg_graph *g, const char *name, enum hg_tkind kind,
+                     enum hg_dtype dt, const struct hg_shape *decl,
+                     int batch_axis)
+{
+    if (g->nt == g->ct) {
+        g->ct = g->ct ? 2 * g->ct : 64;
+        g->t = xrealloc(g->t, (size_t)g->ct * sizeof(*g->t));
+    }
+    int id = g->nt++;
+    struct hg_trec *r = &g->t[id];
+    memset(r, 0, sizeof(*r));
+    char buf[32];
+    if (!name) {
+        snprintf(buf, sizeof(buf), "t%d", id);
+        name = buf;
+    }
+    r->name = strdup(name);
+    HG_CHECK(r->name != NULL);
+    r->info.name = r->name;
+    r->info.kind = kind;
+    r->info.dtype = dt;
+    r->info.decl = *decl;
+    resolve_decl(g, decl, &r->info.shape);
+    r->info.batch_axis = batch_axis;
+    r->info.producer = -1;
+    r->info.grad_of = -1;
+    r->grad = -1;
+    return id;
+}
+
+static struct hg_shape make_shape(int ndim, const int64_t *dim)
+{
+    struct hg_shape s = {.ndim = ndim};
+    HG_CHECK(ndim >= 0 && ndim <= HG_MAX_DIMS);
+    for (int i = 0; i < ndim; i++)
+        s.dim[i] = dim[i];
+    return s;
+}
+
+int hg_graph_input(struct hg_graph *g, const char *name, enum hg_dtype dt,
+                   int ndim, const int64_t *dim, int batch_axis)
+{
+    HG_CHECK(name && hg_graph_find(g, name) < 0);
+    struct hg_shape s = make_shape(ndim, dim);
+    return hg__graph_tensor(g, name, HG_T_INPUT, dt, &s, batch_axis);
+}
+
+int hg_graph_param(struct hg_graph *g, const char *name, int ndim,
+                   const int64_t *dim, enum hg_init init, float scale)
+{
+    HG_CHECK(name && hg_graph_find(g, name) < 0);
+    HG_CHECK(!g->has_backward); /* params are fixed once backward exists */
+    struct hg_shape s = make_shape(ndim, dim);
+    for (int i = 0; i < ndim; i++)
+        HG_CHECK(!HG_IS_SYM(dim[i])); /* params have static shapes */
+    int id = hg__graph_tensor(g, name, HG_T_PARAM, HG_F32, &s, -1);
+    g->t[id].init = init;
+    g->t[id].init_scale = scale;
+    if (g->np == g->cp) {
+        g->cp = g->cp ? 2 * g->cp : 32;
+        g->params = xrealloc(g->params, (size_t)g->cp * sizeof(int));
+    }
+    g->params[g->np++] = id;
+    return id;
+}
+
+void hg_graph_keep(struct hg_graph *g, int t)
+{
+    HG_CHECK(t >= 0 && t < g->nt);
+    g->t[t].keep = 1;
+}
+
+/* Which axis of the output carries the batch, from the op and its inputs. */
+static int out_batch_axis(const struct hg_graph *g, enum hg_op op,
+                          const int *in, int n_in, const union hg_attr *attr,
+                          const struct hg_shape *out)
+{
+    int b0 = g->t[in[0]].info.batch_axis;
+    switch (op) {
+    case HG_OP_MATMUL_REDUCE: case HG_OP_CONV2D_BWD_FILTER:
+    case HG_OP_LAYERNORM_BWD_G: case HG_OP_EMBEDDING_BWD:
+    case HG_OP_CROSS_ENTROPY: case HG_OP_NLL:
+    case HG_OP_SGD_STEP: case HG_OP_ADAMW_STEP:
+        return -1;
+    case HG_OP_SUM_TO: case HG_OP_RESHAPE_LIKE: case HG_OP_EXPAND_LIKE:
+    case HG_OP_SLICE_BWD:
+        return g->t[in[1]].info.batch_axis;
+    case HG_OP_CONV2D_BWD_DATA:
+    case HG_OP_CROSS_ENTROPY_BWD: case HG_OP_NLL_BWD:
+        return g->t[in[0]].info.batch_axis >= 0 ? b0
+                                                : g->t[in[2]].info.batch_axis;
+    case HG_OP_EMBEDDING:
+        return g->t[in[1]].info.batch_axis;
+    case HG_OP_SUM: case HG_OP_MEAN: {
+        int ax = attr->reduce.axis;
+        if (ax == HG_AXIS_ALL)
+            return -1;
+        if (ax < 0)
+            ax += out->ndim;
+        return ax == b0 ? -1 : b0;
+    }
+    case HG_OP_RESHAPE:
+        /* The batch survives a reshape that keeps the leading axis. */
+        return (b0 == 0 && attr->reshape.dim[0] == 0) ? 0 : -1;
+    case HG_OP_PERMUTE:
+        for (int i = 0; i < attr->permute.ndim; i++)
+            if (attr->permute.perm[i] == b0)
+                return b0 < 0 ? -1 : i;
+        return -1;
+    case HG_OP_ADD: case HG_OP_SUB: case HG_OP_MUL:
+        for (int i = 0; i < n_in; i++) {
+            const struct hg_tensor_info *ti = &g->t[in[i]].info;
+            if (ti->batch_axis >= 0)
+                return ti->batch_axis + out->ndim - ti->shape.ndim;
+        }
+        return -1;
+    default:
+        return b0;
+    }
+}
+
+static void node_shape(const struct hg_graph *g, const struct hg_node_info *nd,
+                       struct hg_shape *out, enum hg_dtype *odt, char *err,
+                       size_t errlen, int *rc)
+{
+    struct hg_shape ins[HG_MAX_INPUTS];
+    enum hg_dtype dts[HG_MAX_INPUTS];
+    for (int i = 0; i < nd->n_in; i++) {
+        ins[i] = g->t[nd->in[i]].info.shape;
+        dts[i] = g->t[nd->in[i]].info.dtype;
+    }
+    memset(out, 0, sizeof(*out));
+    *odt = HG_F32;
+    *rc = hg_op_table[nd->op].shape(ins, dts, nd->n_in, &nd->attr, out, odt,
+                                    err, errlen);
+}
+
+int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
+                const union hg_attr *attr)
+{
+    HG_CHECK(op >= 0 && op < HG_OP_COUNT);
+    const struct hg_op_info *oi = &hg_op_table[op];
+    HG_CHECK(n_in >= 1 && n_in <= HG_MAX_INPUTS);
+    HG_CHECK((oi->flags & HG_OPF_VARIADIC) ? n_in <= oi->n_in
+                                           : n_in == oi->n_in);
+    if (g->nn == g->cn) {
+        g->cn = g->cn ? 2 * g->cn : 64;
+        g->n = xrealloc(g->n, (size_t)g->cn * sizeof(*g->n));
+    }
+    struct hg_node_info nd;
+    memset(&nd, 0, sizeof(nd));
+    nd.op = op;
+    nd.n_in = n_in;
+    for (int i = 0; i < n_in; i++) {
+        HG_CHECK(in[i] >= 0 && in[i] < g->nt);
+        nd.in[i] = in[i];
+    }
+    if (attr)
+        nd.attr = *attr;
+    nd.phase = g->phase;
+    nd.out = -1;
+
+    struct hg_shape s;
+    enum hg_dtype dt;
+    char err[256] = "";
+    int rc;
+    node_shape(g, &nd, &s, &dt, err, sizeof(err), &rc);
+    if (rc != 0) {
+        fprintf(stderr, "hg_graph_op: %s: %s\n", oi->name, err);
+        HG_CHECK(!"shape rule rejected the op");
+    }
+    int id = g->nn;
+    if (!(oi->flags & HG_OPF_NO_OUTPUT)) {
+        int ba = out_batch_axis(g, op, in, n_in, &nd.attr, &s);
+        /* Outputs are concrete at creation; their symbolic form is only
+         * needed for resolve(), which re-runs the shape rules. */
+        nd.out = hg__graph_tensor(g, NULL, HG_T_ACT, dt, &s, ba);
+        g->t[nd.out].info.producer = id;
+    }
+    g->n[g->nn++] = nd;
+    return nd.out; /* -1 for update ops */
+}
+
+int hg_graph_n_tensors(const struct hg_graph *g) { return g->nt; }
+int hg_graph_n_nodes(const struct hg_graph *g) { return g->nn; }
+int hg_graph_n_params(const struct hg_graph *g) { return g->np; }
+
+const struct hg_tensor_info *hg_graph_tensor(const struct hg_graph *g, int t)
+{
+    HG_CHECK(t >= 0 && t < g->nt);
+    return &g->t[t].info;
+}
+
+const struct hg_node_info *hg_graph_node(const struct hg_graph *g, int n)
+{
+    HG_CHECK(n >= 0 && n < g->nn);
+    return &g->n[n];
+}
+
+int hg_graph_find(const struct hg_graph *g, const char *name)
+{
+    for (int i = 0; i < g->nt; i++)
+        if (strcmp(g->t[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+int hg_graph_param_at(const struct hg_graph *g, int i)
+{
+    HG_CHECK(i >= 0 && i < g->np);
+    return g->params[i];
+}
+
+int64_t hg_graph_param_count(const struct hg_graph *g)
+{
+    int64_t n = 0;
+    for (int i = 0; i < g->np; i++)
+        n += hg_shape_numel(&g->t[g->params[i]].info.shape);
+    return n;
+}
+
+int hg_graph_resolve(struct hg_graph *g, const int64_t *sym, char *err,
+                     size_t errlen)
+{
+    for (int k = 0; k < g->nsym; k++) {
+        int64_t v = sym ? sym[k] : g->sym[k].max;
+        if (v < 1 || v > g->sym[k].max)
+            return hg_kerr(err, errlen,
+                           "symbol %s = %lld outside [1, %lld] (the plan's maximum)",
+                           g->sym[k].name, (long long)v,
+                           (long long)g->sym[k].max);
+        g->sym[k].cur = v;
+    }
+    for (int i = 0; i < g->nt; i++)
+        if (g->t[i].info.producer < 0)
+            resolve_decl(g, &g->t[i].info.decl, &g->t[i].info.shape);
+    for (int n = 0; n < g->nn; n++) {
+        const struct hg_node_info *nd = &g->n[n];
+        if (nd->out < 0)
+            continue;
+        struct hg_shape s;
+        enum hg_dtype dt;
+        char e[256] = "";
+        int rc;
+        node_shape(g, nd, &s, &dt, e, sizeof(e), &rc);
+        if (rc != 0)
+            return hg_kerr(err, errlen, "node %d (%s): %s", n,
+                           hg_op_table[nd->op].name, e);
+        g->t[nd->out].info.shape = s;
+    }
+    return 0;
+}
+
+int hg_graph_order(const struct hg_graph *g, int phase_mask, int *order)
+{
+    /* Nodes are appended after their inputs exist and backward/update nodes
+     * after the forward ones, so id order is topological and phase-ordered. */
+    int k = 0;
+    for (int n = 0; n < g->nn; n++)
+        if (g->n[n].phase & phase_mask)
+            order[k++] = n;
+    return k;
+}
+
+static void node_cost(const struct hg_graph *g, const struct hg_node_info *nd,
+                      struct hg_cost *c)
+{
+    struct hg_shape ins[HG_MAX_INPUTS];
+    for (int i = 0; i < nd->n_in; i++)
+        ins[i] = g->t[nd->in[i]].info.shape;
+    struct hg_shape none = {0};
+    const struct hg_shape *out = nd->out >= 0 ? &g->t[nd->out].info.shape
+                                              : &none;
+    memset(c, 0, sizeof(*c));
+    hg_op_table[nd->op].cost(ins, nd->n_in, out, &nd->attr, c);
+}
+
+void hg_graph_cost(const struct hg_graph *g, struct hg_cost *total)
+{
+    memset(total, 0, sizeof(*total));
+    for (int n = 0; n < g->nn; n++) {
+        struct hg_cost c;
+        node_cost(g, &g->n[n], &c);
+        total->flops += c.flops;
+        total->bytes += c.bytes;
+    }
+}
+
+void hg_graph_print(const struct hg_graph *g, void *file)
+{
+    FILE *f = file;
+    static const char *phase[] = {"?", "fwd", "bwd", "?", "upd"};
+    for (int n = 0; n < g->nn; n++) {
+        const struct hg_node_info *nd = &g->n[n];
+        char sb[96] = "-";
+        if (nd->out >= 0)
+            hg_shape_str(&g->t[nd->out].info.shape, sb, sizeof(sb));
+        struct hg_cost c;
+        node_cost(g, nd, &c);
+        fprintf(f, "%4d %s %-18s %-8s <-", n, phase[nd->phase],
+                hg_op_table[nd->op].name,
+                nd->out >= 0 ? g->t[nd->out].name : "");
+        for (int i = 0; i < nd->n_in; i++)
+            fprintf(f, " %s", g->t[nd->in[i]].name);
+        fprintf(f, "  %s  %.3g MFLOP\n", sb, c.flops * 1e-6);
+    }
+}

@@ -1,0 +1,280 @@
+/* layers.c - builder sugar (one op per call) and layers (helpers over ops
+ * that declare their parameters with PyTorch/fairseq names and init). */
+#include <math.h>
+#include <stdio.h>
+
+#include "graph/graph-impl.h"
+
+static int op1(struct hg_graph *g, enum hg_op op, int a, const union hg_attr *at)
+{
+    return hg_graph_op(g, op, &a, 1, at);
+}
+
+static int op2(struct hg_graph *g, enum hg_op op, int a, int b,
+               const union hg_attr *at)
+{
+    int in[2] = {a, b};
+    return hg_graph_op(g, op, in, 2, at);
+}
+
+int hg_matmul(struct hg_graph *g, int a, int b, int trans_a, int trans_b)
+{
+    union hg_attr at = {.mm = {.trans_a = trans_a, .trans_b = trans_b, .alpha = 1.f}};
+    return op2(g, HG_OP_MATMUL, a, b, &at);
+}
+
+int hg_add(struct hg_graph *g, int a, int b) { return op2(g, HG_OP_ADD, a, b, NULL); }
+int hg_sub(struct hg_graph *g, int a, int b) { return op2(g, HG_OP_SUB, a, b, NULL); }
+int hg_mul(struct hg_graph *g, int a, int b) { return op2(g, HG_OP_MUL, a, b, NULL); }
+int hg_relu(struct hg_graph *g, int x) { return op1(g, HG_OP_RELU, x, NULL); }
+int hg_gelu(struct hg_graph *g, int x) { return op1(g, HG_OP_GELU, x, NULL); }
+int hg_tanh(struct hg_graph *g, int x) { return op1(g, HG_OP_TANH, x, NULL); }
+int hg_softmax(struct hg_graph *g, int x) { return op1(g, HG_OP_SOFTMAX, x, NULL); }
+int hg_log_softmax(struct hg_graph *g, int x) { return op1(g, HG_OP_LOG_SOFTMAX, x, NULL); }
+
+int hg_scale(struct hg_graph *g, int x, float alpha)
+{
+    union hg_attr at = {.scale = {alpha}};
+    return op1(g, HG_OP_SCALE, x, &at);
+}
+
+int hg_reshape(struct hg_graph *g, int x, int ndim, const int64_t *dim)
+{
+    union hg_attr at = {.reshape = {.ndim = ndim}};
+    HG_CHECK(ndim > 0 && ndim <= HG_MAX_DIMS);
+    for (int i = 0; i < ndim; i++)
+        at.reshape.dim[i] = dim[i];
+    return op1(g, HG_OP_RESHAPE, x, &at);
+}
+
+int hg_permute(struct hg_graph *g, int x, int ndim, const int *perm)
+{
+    union hg_attr at = {.permute = {.ndim = ndim}};
+    HG_CHECK(ndim > 0 && ndim <= HG_MAX_DIMS);
+    for (int i = 0; i < ndim; i++)
+        at.permute.perm[i] = perm[i];
+    return op1(g, HG_OP_PERMUTE, x, &at);
+}
+
+int hg_concat(struct hg_graph *g, const int *xs, int n, int axis)
+{
+    union hg_attr at = {.concat = {axis}};
+    return hg_graph_op(g, HG_OP_CONCAT, xs, n, &at);
+}
+
+int hg_slice(struct hg_graph *g, int x, int axis, int64_t start, int64_t len)
+{
+    union hg_attr at = {.slice = {.axis = axis, .start = start, .len = len}};
+    return op1(g, HG_OP_SLICE, x, &at);
+}
+
+void hg_split(struct hg_graph *g, int x, int axis, int n, int *out)
+{
+    const struct hg_shape *s = &hg_graph_tensor(g, x)->shape;
+    int ax = axis < 0 ? axis + s->ndim : axis;
+    HG_CHECK(ax >= 0 && ax < s->ndim && n > 0 && s->dim[ax] % n == 0);
+    int64_t len = s->dim[ax] / n;
+    for (int i = 0; i < n; i++)
+        out[i] = hg_slice(g, x, ax, i * len, len);
+}
+
+int hg_sum(struct hg_graph *g, int x, int axis)
+{
+    union hg_attr at = {.reduce = {.axis = axis, .alpha = 1.f}};
+    return op1(g, HG_OP_SUM, x, &at);
+}
+
+int hg_mean(struct hg_graph *g, int x, int axis)
+{
+    union hg_attr at = {.reduce = {.axis = axis, .alpha = 1.f}};
+    return op1(g, HG_OP_MEAN, x, &at);
+}
+
+int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed)
+{
+    if (p <= 0.f)
+        return x;
+    HG_CHECK(p < 1.f);
+    /* Every dropout of a graph draws its own mask: mix the node id in. */
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + (uint64_t)g->nn + 1;
+    union hg_attr at = {.dropout = {.p = p, .seed = s}};
+    return op1(g, HG_OP_DROPOUT, x, &at);
+}
+
+/* A large finite fill instead of -inf: softmax gives exact zeros either
+ * way, and a row whose keys are all masked stays finite instead of NaN. */
+#define HG_MASK_FILL (-1e30f)
+
+int hg_masked_fill(struct hg_graph *g, int scores, int keep, int causal)
+{
+    union hg_attr at = {.mask = {.causal = causal, .fill = HG_MASK_FILL}};
+    if (keep >= 0)
+        return op2(g, HG_OP_MASKED_FILL, scores, keep, &at);
+    return op1(g, HG_OP_MASKED_FILL, scores, &at);
+}
+
+int hg_cross_entropy(struct hg_graph *g, int logits, int target,
+                     int ignore_index, float smoothing)
+{
+    union hg_attr at = {.ce = {.ignore_index = ignore_index, .smoothing = smoothing}};
+    return op2(g, HG_OP_CROSS_ENTROPY, logits, target, &at);
+}
+
+int hg_nll(struct hg_graph *g, int logp, int target, int ignore_index,
+           float smoothing)
+{
+    union hg_attr at = {.ce = {.ignore_index = ignore_index, .smoothing = smoothing}};
+    return op2(g, HG_OP_NLL, logp, target, &at);
+}
+
+int hg_maxpool2d(struct hg_graph *g, int x, int k, int stride, int pad)
+{
+    union hg_attr at = {.pool = {.kh = k, .kw = k, .stride = stride, .pad = pad}};
+    return op1(g, HG_OP_MAXPOOL2D, x, &at);
+}
+
+static int param(struct hg_graph *g, const char *prefix, const char *suffix,
+                 int ndim, const int64_t *dim, enum hg_init init, float scale)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.%s", prefix, suffix);
+    return hg_graph_param(g, name, ndim, dim, init, scale);
+}
+
+int hg_layer_linear(struct hg_graph *g, const char *prefix, int x,
+                    int64_t in_features, int64_t out_features, int bias)
+{
+    /* torch.nn.Linear: kaiming_uniform(a=sqrt 5) = U(+-1/sqrt(fan_in)) */
+    float bound = 1.f / sqrtf((float)in_features);
+    int64_t wd[2] = {out_features, in_features};
+    int w = param(g, prefix, "weight", 2, wd, HG_INIT_UNIFORM, bound);
+    int y = hg_matmul(g, x, w, 0, 1); /* [..,in] x [out,in]^T */
+    if (bias) {
+        int b = param(g, prefix, "bias", 1, &out_features, HG_INIT_UNIFORM, bound);
+        y = hg_add(g, y, b);
+    }
+    return y;
+}
+
+int hg_layer_conv2d(struct hg_graph *g, const char *prefix, int x,
+                    int64_t in_ch, int64_t out_ch, int k, int stride, int pad,
+                    int bias)
+{
+    float bound = 1.f / sqrtf((float)(in_ch * k * k));
+    int64_t wd[4] = {out_ch, in_ch, k, k};
+    int w = param(g, prefix, "weight", 4, wd, HG_INIT_UNIFORM, bound);
+    union hg_attr at = {.conv = {.kh = k, .kw = k, .stride_h = stride,
+                                 .stride_w = stride, .pad_h = pad, .pad_w = pad}};
+    int y = op2(g, HG_OP_CONV2D, x, w, &at);
+    if (bias) {
+        /* bias [O] as torch names it, viewed as [O,1,1] to broadcast */
+        int b = param(g, prefix, "bias", 1, &out_ch, HG_INIT_UNIFORM, bound);
+        int64_t d3[3] = {out_ch, 1, 1};
+        y = hg_add(g, y, hg_reshape(g, b, 3, d3));
+    }
+    return y;
+}
+
+int hg_layer_layernorm(struct hg_graph *g, const char *prefix, int x,
+                       int64_t d, float eps)
+{
+    int gm = param(g, prefix, "weight", 1, &d, HG_INIT_ONE, 0.f);
+    int bt = param(g, prefix, "bias", 1, &d, HG_INIT_ZERO, 0.f);
+    union hg_attr at = {.ln = {eps}};
+    int in[3] = {x, gm, bt};
+    return hg_graph_op(g, HG_OP_LAYERNORM, in, 3, &at);
+}
+
+int hg_layer_embedding(struct hg_graph *g, const char *prefix, int ids,
+                       int64_t vocab, int64_t d)
+{
+    int64_t wd[2] = {vocab, d};
+    int w = param(g, prefix, "weight", 2, wd, HG_INIT_NORMAL, 1.f);
+    return op2(g, HG_OP_EMBEDDING, w, ids, NULL);
+}
+
+/* [B,T,D] -> [B,H,T,Dh] */
+static int split_heads(struct hg_graph *g, int x, int heads, int64_t dh)
+{
+    int64_t d4[4] = {0, 0, heads, dh};
+    int perm[4] = {0, 2, 1, 3};
+    return hg_permute(g, hg_reshape(g, x, 4, d4), 4, perm);
+}
+
+int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,
+                 int key_keep, int64_t d, int heads, int causal, float dropout,
+                 uint64_t seed)
+{
+    HG_CHECK(heads > 0 && d % heads == 0);
+    int64_t dh = d / heads;
+    char name[256];
+    snprintf(name, sizeof(name), "%s.q_proj", prefix);
+    int Q = hg_layer_linear(g, name, q, d, d, 1);
+    snprintf(name, sizeof(name), "%s.k_proj", prefix);
+    int K = hg_layer_linear(g, name, kv, d, d, 1);
+    snprintf(name, sizeof(name), "%s.v_proj", prefix);
+    int V = hg_layer_linear(g, name, kv, d, d, 1);
+    Q = split_heads(g, Q, heads, dh); /* [B,H,Tq,Dh] */
+    K = split_heads(g, K, heads, dh); /* [B,H,Tk,Dh] */
+    V = split_heads(g, V, heads, dh); /* [B,H,Tk,Dh] */
+    union hg_attr at = {.mm = {.trans_b = 1, .alpha = 1.f / sqrtf((float)dh)}};
+    int S = op2(g, HG_OP_MATMUL, Q, K, &at); /* [B,H,Tq,Tk] */
+    if (causal || key_keep >= 0)
+        S = hg_masked_fill(g, S, key_keep, causal);
+    int P = hg_dropout(g, hg_softmax(g, S), dropout, seed);
+    int O = hg_matmul(g, P, V, 0, 0); /* [B,H,Tq,Dh] */
+    int perm[4] = {0, 2, 1, 3};
+    int64_t d3[3] = {0, 0, d};
+    O = hg_reshape(g, hg_permute(g, O, 4, perm), 3, d3); /* [B,Tq,D] */
+    snprintf(name, sizeof(name), "%s.out_proj", prefix);
+    return hg_layer_linear(g, name, O, d, d, 1);
+}
+
+static int sublayer_norm(struct hg_graph *g, const char *prefix,
+                         const char *norm, int x, int y, int64_t d,
+                         float dropout, uint64_t seed)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.%s", prefix, norm);
+    return hg_layer_layernorm(g, name, hg_add(g, x, hg_dropout(g, y, dropout, seed)),
+                              d, 1e-5f);
+}
+
+static int ffn_block(struct hg_graph *g, const char *prefix, int x, int64_t d,
+                     int64_t ffn, float dropout, uint64_t seed)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.fc1", prefix);
+    int h = hg_relu(g, hg_layer_linear(g, name, x, d, ffn, 1));
+    h = hg_dropout(g, h, dropout, seed);
+    snprintf(name, sizeof(name), "%s.fc2", prefix);
+    return hg_layer_linear(g, name, h, ffn, d, 1);
+}
+
+int hg_layer_transformer_encoder(struct hg_graph *g, const char *prefix,
+                                 int x, int keep, int64_t d, int heads,
+                                 int64_t ffn, float dropout, uint64_t seed)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.self_attn", prefix);
+    int a = hg_layer_mha(g, name, x, x, keep, d, heads, 0, dropout, seed);
+    x = sublayer_norm(g, prefix, "self_attn_layer_norm", x, a, d, dropout, seed);
+    int f = ffn_block(g, prefix, x, d, ffn, dropout, seed);
+    return sublayer_norm(g, prefix, "final_layer_norm", x, f, d, dropout, seed);
+}
+
+int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
+                                 int x, int enc, int enc_keep, int64_t d,
+                                 int heads, int64_t ffn, float dropout,
+                                 uint64_t seed)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.self_attn", prefix);
+    int a = hg_layer_mha(g, name, x, x, -1, d, heads, 1, dropout, seed);
+    x = sublayer_norm(g, prefix, "self_attn_layer_norm", x, a, d, dropout, seed);
+    snprintf(name, sizeof(name), "%s.encoder_attn", prefix);
+    a = hg_layer_mha(g, name, x, enc, enc_keep, d, heads, 0, dropout, seed);
+    x = sublayer_norm(g, prefix, "encoder_attn_layer_norm", x, a, d, dropout, seed);
+    int f = ffn_block(g, prefix, x, d, ffn, dropout, seed);
+    return sublayer_norm(g, prefix, "final_layer_norm", x, f, d, dropout, seed);
+}

@@ -1,0 +1,411 @@
+/* elementwise.c - broadcasting arithmetic, SUM_TO, activations and dropout
+ * (CPU reference kernels, f32).
+ *
+ * Broadcasting: both operands are aligned right against the output, axes of
+ * size 1 are dropped, and neighbouring axes that are contiguous for the
+ * output and both operands are merged.  What remains is a short list of
+ * (dim, stride_a, stride_b) with stride 0 meaning "broadcast".  The last
+ * merged axis is the inner loop (contiguous, or one operand a scalar), the
+ * rest is per-row offset arithmetic.  So bias [D] + [N,T,D] becomes
+ * [N*T (sa D, sb 0), D (1, 1)] and [O,1,1] + [N,O,H,W] becomes
+ * [N (sb 0), O (sb 1), H*W (sb 0)]: no per-element index math.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/ops-impl.h"
+
+#define PAR_MIN 32768 /* below this many elements, stay on one thread */
+#define CHUNK 4096    /* inner-loop tile: rows are split so one row parallelises */
+
+enum bop { BOP_ADD, BOP_SUB, BOP_MUL };
+
+/* A broadcast binary op after merging axes: out is contiguous [dim...]. */
+struct bplan {
+    int nd;
+    int64_t dim[HG_MAX_DIMS];
+    int64_t sa[HG_MAX_DIMS], sb[HG_MAX_DIMS]; /* element strides, 0 = broadcast */
+};
+
+/* Strides of s aligned right against o (ndim(s) <= ndim(o)); 0 where s has
+ * size 1 or lacks the axis. */
+static void aligned_strides(const struct hg_shape *s, const struct hg_shape *o,
+                            int64_t *st)
+{
+    int off = o->ndim - s->ndim;
+    int64_t acc = 1;
+    HG_CHECK(off >= 0);
+    for (int i = o->ndim - 1; i >= 0; i--) {
+        int j = i - off;
+        if (j < 0 || s->dim[j] == 1) {
+            st[i] = 0;
+        } else {
+            HG_CHECK(s->dim[j] == o->dim[i]);
+            st[i] = acc;
+        }
+        if (j >= 0)
+            acc *= s->dim[j];
+    }
+}
+
+static void plan_make(struct bplan *p, const struct hg_shape *a,
+                      const struct hg_shape *b, const struct hg_shape *o)
+{
+    int64_t sa[HG_MAX_DIMS], sb[HG_MAX_DIMS];
+
+    aligned_strides(a, o, sa);
+    aligned_strides(b, o, sb);
+    p->nd = 0;
+    for (int i = 0; i < o->ndim; i++) {
+        int64_t d = o->dim[i];
+        if (d == 1)
+            continue;
+        if (p->nd > 0) {
+            int k = p->nd - 1;
+            if (p->sa[k] == sa[i] * d && p->sb[k] == sb[i] * d) {
+                p->dim[k] *= d;
+                p->sa[k] = sa[i];
+                p->sb[k] = sb[i];
+                continue;
+            }
+        }
+        p->dim[p->nd] = d;
+        p->sa[p->nd] = sa[i];
+        p->sb[p->nd] = sb[i];
+        p->nd++;
+    }
+    if (p->nd == 0) { /* every dim 1: a single element */
+        p->nd = 1;
+        p->dim[0] = 1;
+        p->sa[0] = p->sb[0] = 0;
+    }
+}
+
+#define BIN_LOOPS(EXPR)                                                        \
+    do {                                                                       \
+        if (ia == 1 && ib == 1) {                                              \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                float x = a[i], y = b[i];                                      \
+                o[i] = (EXPR);                                                 \
+            }                                                                  \
+        } else if (ia == 1 && ib == 0) {                                       \
+            const float y = b[0];                                              \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                float x = a[i];                                                \
+                o[i] = (EXPR);                                                 \
+            }                                                                  \
+        } else if (ia == 0 && ib == 1) {                                       \
+            const float x = a[0];                                              \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                float y = b[i];                                                \
+                o[i] = (EXPR);                                                 \
+            }                                                                  \
+        } else {                                                               \
+            for (int64_t i = 0; i < n; i++) {                                  \
+                float x = a[i * ia], y = b[i * ib];                            \
+                o[i] = (EXPR);                                                 \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
+/* o[n] = a[i*ia] op b[i*ib].  o may equal a or b element for element. */
+static void bin_row(enum bop op, float *restrict o, const float *restrict a,
+                    const float *restrict b, int64_t ia, int64_t ib, int64_t n)
+{
+    switch (op) {
+    case BOP_ADD: BIN_LOOPS(x + y); break;
+    case BOP_SUB: BIN_LOOPS(x - y); break;
+    case BOP_MUL: BIN_LOOPS(x * y); break;
+    }
+}
+
+static int binary(const struct hg_kargs *a, enum bop op)
+{
+    const struct hg_tview *va = &a->in[0], *vb = &a->in[1];
+    const float *pa = va->data, *pb = vb->data; /* broadcastable to out */
+    float *po = a->out->data;                   /* out: broadcast shape */
+    int64_t n = hg_shape_numel(&a->out->shape);
+    struct bplan p;
+
+    HG_CHECK(va->dtype == HG_F32 && vb->dtype == HG_F32);
+    if (n == 0)
+        return 0;
+    plan_make(&p, &va->shape, &vb->shape, &a->out->shape);
+    const int last = p.nd - 1;
+    const int64_t inner = p.dim[last], ia = p.sa[last], ib = p.sb[last];
+    const int64_t nch = (inner + CHUNK - 1) / CHUNK;
+    const int64_t tiles = (n / inner) * nch;
+
+#pragma omp parallel for if (n >= PAR_MIN) schedule(static)
+    for (int64_t t = 0; t < tiles; t++) {
+        int64_t r = t / nch, c0 = (t % nch) * CHUNK;
+        int64_t len = inner - c0 < CHUNK ? inner - c0 : CHUNK;
+        int64_t oa = 0, ob = 0, rr = r;
+        for (int k = last - 1; k >= 0; k--) {
+            int64_t ik = rr % p.dim[k];
+            rr /= p.dim[k];
+            oa += ik * p.sa[k];
+            ob += ik * p.sb[k];
+        }
+        bin_row(op, po + r * inner + c0, pa + oa + c0 * ia, pb + ob + c0 * ib,
+                ia, ib, len);
+    }
+    return 0;
+}
+
+HG_CPU_FN(add) { return binary(a, BOP_ADD); }
+HG_CPU_FN(sub) { return binary(a, BOP_SUB); }
+HG_CPU_FN(mul) { return binary(a, BOP_MUL); }
+
+HG_CPU_FN(scale)
+{
+    const float *restrict x = a->in[0].data; /* [n] */
+    float *restrict y = a->out->data;        /* [n] */
+    const float alpha = a->attr->scale.alpha;
+    const int64_t n = hg_shape_numel(&a->out->shape);
+
+#pragma omp parallel for if (n >= PAR_MIN) schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        y[i] = alpha * x[i];
+    return 0;
+}
+
+/* ---- SUM_TO ------------------------------------------------------------ */
+
+/* x's axes merged into alternating groups, each kept (present in ref) or
+ * reduced (ref has size 1 there); x strides in elements. */
+struct rplan {
+    int ng;
+    int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
+    int red[HG_MAX_DIMS];
+};
+
+static void rplan_make(struct rplan *p, const struct hg_shape *x,
+                       const struct hg_shape *ref)
+{
+    int off = x->ndim - ref->ndim;
+    int64_t dim[HG_MAX_DIMS];
+    int red[HG_MAX_DIMS], n = 0;
+
+    HG_CHECK(off >= 0);
+    for (int i = 0; i < x->ndim; i++) {
+        int64_t d = x->dim[i], rd = i - off >= 0 ? ref->dim[i - off] : 1;
+        if (d == 1)
+            continue;
+        HG_CHECK(rd == d || rd == 1);
+        int r = rd == 1;
+        if (n > 0 && red[n - 1] == r) {
+            dim[n - 1] *= d;
+        } else {
+            dim[n] = d;
+            red[n] = r;
+            n++;
+        }
+    }
+    p->ng = n;
+    int64_t acc = 1;
+    for (int g = n - 1; g >= 0; g--) {
+        p->dim[g] = dim[g];
+        p->red[g] = red[g];
+        p->st[g] = acc;
+        acc *= dim[g];
+    }
+}
+
+/* Odometer over a subset of groups: idx/off advance by one step. */
+static inline void odo_next(int n, const int64_t *dim, const int64_t *st,
+                            int64_t *idx, int64_t *off)
+{
+    for (int k = n - 1; k >= 0; k--) {
+        idx[k]++;
+        *off += st[k];
+        if (idx[k] < dim[k])
+            return;
+        *off -= idx[k] * st[k];
+        idx[k] = 0;
+    }
+}
+
+/* Deterministic sum of all n elements: fixed chunks, fixed combine order. */
+#define NCHUNK 64
+static double sum_all(const float *restrict x, int64_t n)
+{
+    double part[NCHUNK];
+
+#pragma omp parallel for if (n >= PAR_MIN) schedule(static)
+    for (int c = 0; c < NCHUNK; c++) {
+        int64_t lo = n * c / NCHUNK, hi = n * (c + 1) / NCHUNK;
+        double s = 0;
+        for (int64_t i = lo; i < hi; i++)
+            s += x[i];
+        part[c] = s;
+    }
+    double s = 0;
+    for (int c = 0; c < NCHUNK; c++)
+        s += part[c];
+    return s;
+}
+
+#define COLBLK 256
+
+HG_CPU_FN(sum_to)
+{
+    const float *x = a->in[0].data; /* [..] */
+    float *y = a->out->data;        /* ref's shape */
+    const int64_t nx = hg_shape_numel(&a->in[0].shape);
+    const int64_t ny = hg_shape_numel(&a->out->shape);
+    struct rplan p;
+
+    HG_CHECK(a->in[0].dtype == HG_F32);
+    if (ny == 0)
+        return 0;
+    if (nx == ny) {
+        if (y != x)
+            memcpy(y, x, (size_t)nx * sizeof(float));
+        return 0;
+    }
+    rplan_make(&p, &a->in[0].shape, &a->out->shape);
+
+    /* kept groups (k*) and reduced groups (r*), in order */
+    int nk = 0, nr = 0;
+    int64_t kd[HG_MAX_DIMS], ks[HG_MAX_DIMS], rd[HG_MAX_DIMS], rs[HG_MAX_DIMS];
+    for (int g = 0; g < p.ng; g++) {
+        if (p.red[g]) {
+            rd[nr] = p.dim[g];
+            rs[nr++] = p.st[g];
+        } else {
+            kd[nk] = p.dim[g];
+            ks[nk++] = p.st[g];
+        }
+    }
+    if (nk == 0) { /* everything reduced: ref numel 1 */
+        y[0] = (float)sum_all(x, nx);
+        return 0;
+    }
+
+    if (p.red[p.ng - 1]) {
+        /* Inner group reduced ([R,K,R] e.g. [N,O,H,W] -> [O,1,1]): each
+         * output sums contiguous runs of I over the other reduced groups. */
+        const int64_t I = rd[nr - 1];
+        const int nro = nr - 1;
+        int64_t nrun = 1;
+        for (int k = 0; k < nro; k++)
+            nrun *= rd[k];
+#pragma omp parallel for if (nx >= PAR_MIN) schedule(static)
+        for (int64_t m = 0; m < ny; m++) {
+            int64_t base = 0, mm = m, idx[HG_MAX_DIMS] = {0}, off = 0;
+            for (int k = nk - 1; k >= 0; k--) {
+                base += (mm % kd[k]) * ks[k];
+                mm /= kd[k];
+            }
+            double s = 0;
+            for (int64_t r = 0; r < nrun; r++) {
+                const float *restrict xr = x + base + off;
+                for (int64_t i = 0; i < I; i++)
+                    s += xr[i];
+                odo_next(nro, rd, rs, idx, &off);
+            }
+            y[m] = (float)s;
+        }
+        return 0;
+    }
+
+    /* Inner group kept ([R,K], bias [D] from [..,D]): output rows of K
+     * columns accumulate whole x rows; tiles of COLBLK columns so a single
+     * output row still parallelises.  Each column sums in a fixed order. */
+    const int64_t K = kd[nk - 1];
+    const int64_t P = ny / K;
+    const int64_t nblk = (K + COLBLK - 1) / COLBLK;
+    int64_t nrun = 1;
+    for (int k = 0; k < nr; k++)
+        nrun *= rd[k];
+#pragma omp parallel for if (nx >= PAR_MIN) schedule(static)
+    for (int64_t t = 0; t < P * nblk; t++) {
+        int64_t pr = t / nblk, c0 = (t % nblk) * COLBLK;
+        int64_t len = K - c0 < COLBLK ? K - c0 : COLBLK;
+        int64_t base = c0, pp = pr, idx[HG_MAX_DIMS] = {0}, off = 0;
+        for (int k = nk - 2; k >= 0; k--) {
+            base += (pp % kd[k]) * ks[k];
+            pp /= kd[k];
+        }
+        float *restrict yr = y + pr * K + c0;
+        for (int64_t i = 0; i < len; i++)
+            yr[i] = 0.0f;
+        for (int64_t r = 0; r < nrun; r++) {
+            const float *restrict xr = x + base + off;
+            for (int64_t i = 0; i < len; i++)
+                yr[i] += xr[i];
+            odo_next(nr, rd, rs, idx, &off);
+        }
+    }
+    return 0;
+}
+
+/* ---- activations --------------------------------------------------------- */
+
+#define UNARY_KERNEL(name, EXPR)                                               \
+    HG_CPU_FN(name)                                                            \
+    {                                                                          \
+        const float *restrict xp = a->in[0].data; /* [n] */                   \
+        float *restrict yp = a->out->data;        /* [n] */                   \
+        const int64_t n = hg_shape_numel(&a->out->shape);                      \
+        _Pragma("omp parallel for if (n >= PAR_MIN) schedule(static)")        \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            float x = xp[i];                                                   \
+            yp[i] = (EXPR);                                                    \
+        }                                                                      \
+        return 0;                                                              \
+    }
+
+/* (u, dy) -> dx, same shapes */
+#define BINARY_KERNEL(name, EXPR)                                              \
+    HG_CPU_FN(name)                                                            \
+    {                                                                          \
+        const float *restrict up = a->in[0].data;  /* [n] */                  \
+        const float *restrict dyp = a->in[1].data; /* [n] */                  \
+        float *restrict dxp = a->out->data;        /* [n] */                  \
+        const int64_t n = hg_shape_numel(&a->out->shape);                      \
+        HG_CHECK(hg_shape_numel(&a->in[1].shape) == n);                        \
+        _Pragma("omp parallel for if (n >= PAR_MIN) schedule(static)")        \
+        for (int64_t i = 0; i < n; i++) {                                      \
+            float u = up[i], dy = dyp[i];                                      \
+            dxp[i] = (EXPR);                                                   \
+        }                                                                      \
+        return 0;                                                              \
+    }
+
+#define INV_SQRT2 0.70710678118654752440f
+#define INV_SQRT2PI 0.39894228040143267794f
+
+UNARY_KERNEL(relu, x > 0.0f ? x : 0.0f)
+BINARY_KERNEL(relu_bwd, u > 0.0f ? dy : 0.0f)
+UNARY_KERNEL(gelu, 0.5f * x * (1.0f + erff(x * INV_SQRT2)))
+BINARY_KERNEL(gelu_bwd,
+              dy * (0.5f * (1.0f + erff(u * INV_SQRT2)) +
+                    u * INV_SQRT2PI * expf(-0.5f * u * u)))
+UNARY_KERNEL(tanh, tanhf(x))
+BINARY_KERNEL(tanh_bwd, dy * (1.0f - u * u))
+
+HG_CPU_FN(dropout)
+{
+    const float *restrict x = a->in[0].data; /* [n] */
+    float *restrict y = a->out->data;        /* [n] */
+    const int64_t n = hg_shape_numel(&a->out->shape);
+    const float p = a->attr->dropout.p;
+    const uint64_t seed = a->attr->dropout.seed, stream = a->ctx->step;
+
+    if (p <= 0.0f) {
+        if (y != x)
+            memcpy(y, x, (size_t)n * sizeof(float));
+        return 0;
+    }
+    if (p >= 1.0f) {
+        memset(y, 0, (size_t)n * sizeof(float));
+        return 0;
+    }
+    const float s = 1.0f / (1.0f - p);
+#pragma omp parallel for if (n >= PAR_MIN / 4) schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        y[i] = hg_rand_uniform(seed, stream, (uint64_t)i) >= p ? x[i] * s : 0.0f;
+    return 0;
+}

@@ -1,0 +1,397 @@
+/* test_graph.c - the graph room: memory plan, blocks, symbolic shapes,
+ * batch axes, autodiff bookkeeping, orders, optimizers, runtime errors. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/hg_graph.h"
+
+static int failures;
+
+#define EXPECT(cond, ...)                                                      \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            failures++;                                                        \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
+            printf(__VA_ARGS__);                                               \
+            printf("\n");                                                      \
+        }                                                                      \
+    } while (0)
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void) /* [-1, 1) */
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (float)((rng >> 40) * (1.0 / 16777216.0)) * 2.f - 1.f;
+}
+
+/* x[B,8] -> linear 16 -> relu -> linear 3 -> cross entropy */
+struct mlp {
+    struct hg_graph *g;
+    int x, y, h, logits, loss, w1, w2;
+};
+
+static void build_mlp(struct mlp *m, int64_t max_b, enum hg_optim opt)
+{
+    struct hg_graph *g = m->g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", max_b);
+    int64_t xd[2] = {B, 8};
+    m->x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    m->y = hg_graph_input(g, "y", HG_I32, 1, &B, 0);
+    m->h = hg_relu(g, hg_layer_linear(g, "fc1", m->x, 8, 16, 1));
+    m->logits = hg_layer_linear(g, "fc2", m->h, 16, 3, 1);
+    hg_graph_keep(g, m->logits);
+    m->loss = hg_cross_entropy(g, m->logits, m->y, -100, 0.f);
+    m->w1 = hg_graph_find(g, "fc1.weight");
+    m->w2 = hg_graph_find(g, "fc2.weight");
+    hg_graph_backward(g, m->loss);
+    union hg_attr h = opt == HG_OPTIM_SGD
+                          ? (union hg_attr){.sgd = {.momentum = 0.9f}}
+                          : (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, 0.f}};
+    hg_graph_optimizer(g, opt, &h);
+}
+
+/* A linearly separable 3-class problem: class = argmax of 3 projections. */
+static void fill_data(struct hg_exec *ex, const struct mlp *m, int b, int seed)
+{
+    float *x = hg_exec_data(ex, m->x);
+    int32_t *y = hg_exec_data(ex, m->y);
+    rng = 1234567u + (uint64_t)seed * 7919u;
+    for (int i = 0; i < b; i++) {
+        float s[3] = {0, 0, 0};
+        for (int j = 0; j < 8; j++) {
+            x[i * 8 + j] = frand();
+            s[j % 3] += x[i * 8 + j];
+        }
+        y[i] = s[0] > s[1] ? (s[0] > s[2] ? 0 : 2) : (s[1] > s[2] ? 1 : 2);
+    }
+}
+
+static struct hg_exec *plan(struct hg_graph *g, int phases, int **order, int *n)
+{
+    char err[256];
+    *order = malloc((size_t)hg_graph_n_nodes(g) * sizeof(int));
+    *n = hg_graph_order(g, phases, *order);
+    struct hg_exec *ex = hg_exec_new(g, *order, *n, err, sizeof(err));
+    if (!ex)
+        printf("hg_exec_new: %s\n", err);
+    return ex;
+}
+
+/* No two activations that are live at the same time share a byte. */
+static void test_memory_plan(void)
+{
+    struct mlp m;
+    build_mlp(&m, 32, HG_OPTIM_SGD);
+    int *order, n;
+    struct hg_exec *ex = plan(m.g, HG_PH_ALL, &order, &n);
+    EXPECT(ex != NULL, "plan");
+    struct hg_mem_stats st;
+    hg_exec_mem(ex, &st);
+    EXPECT(st.act_bytes < st.act_naive, "reuse: arena %zu, naive %zu",
+           st.act_bytes, st.act_naive);
+    EXPECT(st.total >= st.param_bytes + st.grad_bytes + st.state_bytes +
+                           st.act_bytes, "total %zu", st.total);
+    int nt = hg_graph_n_tensors(m.g);
+    int *first = malloc((size_t)nt * sizeof(int)), *last = malloc((size_t)nt * sizeof(int));
+    for (int t = 0; t < nt; t++)
+        first[t] = last[t] = -1;
+    for (int i = 0; i < n; i++) {
+        const struct hg_node_info *nd = hg_graph_node(m.g, order[i]);
+        for (int k = 0; k < nd->n_in; k++)
+            last[nd->in[k]] = i;
+        if (nd->out >= 0 && first[nd->out] < 0)
+            first[nd->out] = i;
+    }
+    int checked = 0;
+    for (int a = 0; a < nt; a++)
+        for (int b = a + 1; b < nt; b++) {
+            const struct hg_tensor_info *ta = hg_graph_tensor(m.g, a);
+            const struct hg_tensor_info *tb = hg_graph_tensor(m.g, b);
+            if (ta->kind != HG_T_ACT || tb->kind != HG_T_ACT || first[a] < 0 || first[b] < 0)
+                continue;
+            int la = last[a] > first[a] ? last[a] : n, lb = last[b] > first[b] ? last[b] : n;
+            if (!(first[a] <= lb && first[b] <= la))
+                continue;
+            char *pa = hg_exec_data(ex, a), *pb = hg_exec_data(ex, b);
+            size_t sa = (size_t)hg_shape_numel(&ta->shape) * hg_dtype_size(ta->dtype);
+            size_t sb = (size_t)hg_shape_numel(&tb->shape) * hg_dtype_size(tb->dtype);
+            EXPECT(pa + sa <= pb || pb + sb <= pa, "live tensors %s and %s overlap",
+                   ta->name, tb->name);
+            checked++;
+        }
+    EXPECT(checked > 10, "only %d live pairs checked", checked);
+
+    /* params and grads: flat blocks in the same order */
+    size_t np, ng;
+    float *pb = hg_exec_param_block(ex, &np), *gb = hg_exec_grad_block(ex, &ng);
+    EXPECT(np == (size_t)hg_graph_param_count(m.g) && ng == np, "blocks %zu %zu", np, ng);
+    size_t off = 0;
+    for (int i = 0; i < hg_graph_n_params(m.g); i++) {
+        int p = hg_graph_param_at(m.g, i);
+        EXPECT((float *)hg_exec_data(ex, p) == pb + off, "param %d not in block", i);
+        EXPECT((float *)hg_exec_data(ex, hg_graph_grad(m.g, p)) == gb + off,
+               "grad %d not in block", i);
+        off += (size_t)hg_shape_numel(&hg_graph_tensor(m.g, p)->shape);
+    }
+    free(first);
+    free(last);
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(m.g);
+}
+
+/* A batch smaller than the plan's maximum gives exactly what a graph built
+ * for that batch gives; a larger one is refused with the symbol named. */
+static void test_symbolic(void)
+{
+    struct mlp a, b;
+    build_mlp(&a, 16, HG_OPTIM_SGD);
+    build_mlp(&b, 5, HG_OPTIM_SGD);
+    int *oa, *ob, na, nb;
+    struct hg_exec *ea = plan(a.g, HG_PH_FORWARD | HG_PH_BACKWARD, &oa, &na);
+    struct hg_exec *eb = plan(b.g, HG_PH_FORWARD | HG_PH_BACKWARD, &ob, &nb);
+    hg_graph_init_params(a.g, ea, 7);
+    hg_graph_init_params(b.g, eb, 7);
+    int64_t sym[1] = {5};
+    struct hg_step st = {.sym = sym, .step = 1, .grad_scale = 1.f};
+    char err[256];
+    EXPECT(hg_exec_prepare(ea, &st, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(hg_graph_tensor(a.g, a.logits)->shape.dim[0] == 5, "logits rows");
+    fill_data(ea, &a, 5, 1);
+    fill_data(eb, &b, 5, 1);
+    EXPECT(hg_exec_run(ea, &st, 0, na, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(hg_exec_run(eb, NULL, 0, nb, err, sizeof(err)) == 0, "%s", err);
+    float la = *(float *)hg_exec_data(ea, a.loss), lb = *(float *)hg_exec_data(eb, b.loss);
+    EXPECT(la == lb, "loss %g vs %g", la, lb);
+    size_t n1, n2;
+    float *g1 = hg_exec_grad_block(ea, &n1), *g2 = hg_exec_grad_block(eb, &n2);
+    EXPECT(n1 == n2 && memcmp(g1, g2, n1 * sizeof(float)) == 0, "grads differ");
+
+    int64_t big[1] = {17};
+    struct hg_step sb = {.sym = big, .step = 1};
+    err[0] = 0;
+    EXPECT(hg_exec_run(ea, &sb, 0, na, err, sizeof(err)) == -1, "batch 17 > 16 accepted");
+    EXPECT(strstr(err, "batch") != NULL, "message does not name the symbol: %s", err);
+
+    /* batch axes: data and activations carry it, the loss and grads do not */
+    EXPECT(hg_graph_tensor(a.g, a.logits)->batch_axis == 0, "logits");
+    EXPECT(hg_graph_tensor(a.g, a.h)->batch_axis == 0, "hidden");
+    EXPECT(hg_graph_tensor(a.g, a.loss)->batch_axis == -1, "loss");
+    EXPECT(hg_graph_tensor(a.g, hg_graph_grad(a.g, a.w1))->batch_axis == -1, "grad");
+    free(oa);
+    free(ob);
+    hg_exec_free(ea);
+    hg_exec_free(eb);
+    hg_graph_free(a.g);
+    hg_graph_free(b.g);
+}
+
+/* Any topological order computes the same thing: the order is an input. */
+static void test_orders(void)
+{
+    struct mlp m;
+    build_mlp(&m, 8, HG_OPTIM_SGD);
+    int *o1, n1;
+    struct hg_exec *e1 = plan(m.g, HG_PH_FORWARD | HG_PH_BACKWARD, &o1, &n1);
+    /* a different valid order: Kahn's algorithm taking the newest ready node */
+    int nn = hg_graph_n_nodes(m.g), nt = hg_graph_n_tensors(m.g);
+    char *ready_t = calloc((size_t)nt, 1), *done = calloc((size_t)nn, 1);
+    int *o2 = malloc((size_t)nn * sizeof(int)), n2 = 0;
+    for (int t = 0; t < nt; t++)
+        ready_t[t] = hg_graph_tensor(m.g, t)->producer < 0;
+    while (n2 < n1) {
+        int pick = -1;
+        for (int i = n1 - 1; i >= 0 && pick < 0; i--) {
+            int id = o1[i];
+            if (done[id])
+                continue;
+            const struct hg_node_info *nd = hg_graph_node(m.g, id);
+            int ok = 1;
+            for (int k = 0; k < nd->n_in; k++)
+                ok &= ready_t[nd->in[k]];
+            if (ok)
+                pick = id;
+        }
+        done[pick] = 1;
+        o2[n2++] = pick;
+        if (hg_graph_node(m.g, pick)->out >= 0)
+            ready_t[hg_graph_node(m.g, pick)->out] = 1;
+    }
+    EXPECT(memcmp(o1, o2, (size_t)n1 * sizeof(int)) != 0, "orders are identical");
+    char err[256];
+    struct hg_exec *e2 = hg_exec_new(m.g, o2, n2, err, sizeof(err));
+    EXPECT(e2 != NULL, "%s", err);
+    hg_graph_init_params(m.g, e1, 3);
+    hg_graph_init_params(m.g, e2, 3);
+    fill_data(e1, &m, 8, 2);
+    fill_data(e2, &m, 8, 2);
+    EXPECT(hg_exec_run(e1, NULL, 0, n1, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(hg_exec_run(e2, NULL, 0, n2, err, sizeof(err)) == 0, "%s", err);
+    size_t a, b;
+    float *g1 = hg_exec_grad_block(e1, &a), *g2 = hg_exec_grad_block(e2, &b);
+    EXPECT(a == b && memcmp(g1, g2, a * sizeof(float)) == 0, "grads differ by order");
+    free(ready_t);
+    free(done);
+    free(o1);
+    free(o2);
+    hg_exec_free(e1);
+    hg_exec_free(e2);
+    hg_graph_free(m.g);
+}
+
+/* A param used twice gets the sum of both uses; an unused one gets zeros. */
+static void test_accumulation(void)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t xd[2] = {4, 6}, wd[2] = {5, 6};
+    int x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    int w = hg_graph_param(g, "w", 2, wd, HG_INIT_UNIFORM, 1.f);
+    int unused = hg_graph_param(g, "unused", 2, wd, HG_INIT_UNIFORM, 1.f);
+    int y1 = hg_matmul(g, x, w, 0, 1), y2 = hg_matmul(g, x, w, 0, 1);
+    int loss = hg_sum(g, hg_add(g, y1, y2), HG_AXIS_ALL);
+    hg_graph_backward(g, loss);
+    int *order, n;
+    struct hg_exec *ex = plan(g, HG_PH_ALL, &order, &n);
+    hg_graph_init_params(g, ex, 1);
+    float *xv = hg_exec_data(ex, x);
+    for (int i = 0; i < 24; i++)
+        xv[i] = frand();
+    char err[256];
+    EXPECT(hg_exec_run(ex, NULL, 0, n, err, sizeof(err)) == 0, "%s", err);
+    const float *gw = hg_exec_data(ex, hg_graph_grad(g, w));
+    const float *gu = hg_exec_data(ex, hg_graph_grad(g, unused));
+    double maxerr = 0, maxu = 0;
+    for (int o = 0; o < 5; o++)
+        for (int j = 0; j < 6; j++) {
+            double ref = 0; /* d/dw sum(2 x w^T) = 2 * sum over rows of x */
+            for (int i = 0; i < 4; i++)
+                ref += 2.0 * xv[i * 6 + j];
+            maxerr = fmax(maxerr, fabs(gw[o * 6 + j] - ref));
+            maxu = fmax(maxu, fabs(gu[o * 6 + j]));
+        }
+    EXPECT(maxerr < 1e-5, "shared grad off by %g", maxerr);
+    EXPECT(maxu == 0, "unused grad %g", maxu);
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(g);
+}
+
+/* Both optimizers drive the loss of a separable problem down. */
+static void test_training(enum hg_optim opt, float lr)
+{
+    struct mlp m;
+    build_mlp(&m, 64, opt);
+    int *order, n;
+    struct hg_exec *ex = plan(m.g, HG_PH_ALL, &order, &n);
+    hg_graph_init_params(m.g, ex, 11);
+    char err[256];
+    float first = 0, last = 0;
+    for (int s = 1; s <= 150; s++) {
+        struct hg_step st = {.step = (uint64_t)s, .lr = lr, .grad_scale = 1.f / 64};
+        fill_data(ex, &m, 64, s);
+        if (hg_exec_run(ex, &st, 0, n, err, sizeof(err)) != 0) {
+            EXPECT(0, "%s", err);
+            break;
+        }
+        float l = *(float *)hg_exec_data(ex, m.loss) / 64;
+        if (s <= 10)
+            first += l / 10;
+        if (s > 140)
+            last += l / 10;
+    }
+    EXPECT(last < 0.5f * first, "%s: loss %.4f -> %.4f",
+           opt == HG_OPTIM_SGD ? "sgd" : "adamw", first, last);
+    printf("ok  training %s: loss %.4f -> %.4f\n", opt == HG_OPTIM_SGD ? "sgd" : "adamw",
+           first, last);
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(m.g);
+}
+
+/* Bad data is a runtime error naming the node and the value, not a crash. */
+static void test_runtime_error(void)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t idd[1] = {4};
+    int ids = hg_graph_input(g, "tokens", HG_I32, 1, idd, 0);
+    int e = hg_layer_embedding(g, "embed", ids, 10, 3);
+    int loss = hg_sum(g, e, HG_AXIS_ALL);
+    hg_graph_backward(g, loss);
+    int *order, n;
+    struct hg_exec *ex = plan(g, HG_PH_FORWARD, &order, &n);
+    int32_t *iv = hg_exec_data(ex, ids);
+    iv[0] = 1, iv[1] = 2, iv[2] = 12, iv[3] = 0;
+    char err[512] = "";
+    EXPECT(hg_exec_run(ex, NULL, 0, n, err, sizeof(err)) == -1, "bad id accepted");
+    EXPECT(strstr(err, "embedding") && strstr(err, "12"), "message: %s", err);
+    printf("ok  runtime error: %s\n", err);
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(g);
+}
+
+/* Transformer layers build, carry the batch axis, and their plan reuses. */
+static void test_transformer_plan(void)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 4), T = hg_graph_sym(g, "src_len", 7);
+    int64_t U = hg_graph_sym(g, "tgt_len", 5);
+    int64_t sd[3] = {B, T, 16}, kd[2] = {B, T}, td[3] = {B, U, 16};
+    int src = hg_graph_input(g, "src", HG_F32, 3, sd, 0);
+    int keep = hg_graph_input(g, "src_keep", HG_I32, 2, kd, 0);
+    int tgt = hg_graph_input(g, "tgt", HG_F32, 3, td, 0);
+    int enc = hg_layer_transformer_encoder(g, "enc", src, keep, 16, 4, 32, 0.1f, 1);
+    int dec = hg_layer_transformer_decoder(g, "dec", tgt, enc, keep, 16, 4, 32, 0.1f, 1);
+    EXPECT(hg_graph_tensor(g, enc)->batch_axis == 0, "enc batch axis");
+    EXPECT(hg_graph_tensor(g, dec)->batch_axis == 0, "dec batch axis");
+    int loss = hg_sum(g, dec, HG_AXIS_ALL);
+    hg_graph_backward(g, loss);
+    union hg_attr h = {.adam = {0.9f, 0.98f, 1e-8f, 0.f}};
+    hg_graph_optimizer(g, HG_OPTIM_ADAMW, &h);
+    int *order, n;
+    struct hg_exec *ex = plan(g, HG_PH_ALL, &order, &n);
+    EXPECT(ex != NULL, "plan");
+    hg_graph_init_params(g, ex, 5);
+    struct hg_mem_stats st;
+    hg_exec_mem(ex, &st);
+    EXPECT(st.act_bytes < st.act_naive / 2, "arena %zu naive %zu", st.act_bytes,
+           st.act_naive);
+    int64_t sym[3] = {3, 6, 2};
+    struct hg_step s = {.sym = sym, .step = 1, .lr = 1e-3f, .grad_scale = 1.f};
+    char err[256];
+    EXPECT(hg_exec_prepare(ex, &s, err, sizeof(err)) == 0, "%s", err);
+    float *sv = hg_exec_data(ex, src), *tv = hg_exec_data(ex, tgt);
+    int32_t *kv = hg_exec_data(ex, keep);
+    for (int i = 0; i < 3 * 6 * 16; i++)
+        sv[i] = frand();
+    for (int i = 0; i < 3 * 2 * 16; i++)
+        tv[i] = frand();
+    for (int i = 0; i < 3 * 6; i++)
+        kv[i] = (i % 6) < 4 + (i / 6) % 3;
+    EXPECT(hg_exec_run(ex, &s, 0, n, err, sizeof(err)) == 0, "%s", err);
+    float l = *(float *)hg_exec_data(ex, loss);
+    EXPECT(isfinite(l), "loss %g", l);
+    printf("ok  transformer plan: %d ops, arena %.1f KiB (naive %.1f KiB), loss %g\n", n,
+           st.act_bytes / 1024.0, st.act_naive / 1024.0, l);
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(g);
+}
+
+int main(void)
+{
+    test_memory_plan();
+    test_symbolic();
+    test_orders();
+    test_accumulation();
+    test_training(HG_OPTIM_SGD, 0.1f);
+    test_training(HG_OPTIM_ADAMW, 0.01f);
+    test_runtime_error();
+    test_transformer_plan();
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
