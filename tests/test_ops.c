@@ -60,6 +60,8 @@ enum gen {
     G_WIDE,     /* uniform [-3,3] */
     G_POS,      /* uniform [0,1] (Adam's v) */
     G_ONES,     /* all 1 */
+    G_TINY,     /* uniform [-0.005,0.005]: variance near layernorm's eps */
+    G_BIG,      /* uniform [80,100]: exp overflows f32 without max-subtraction */
 };
 
 struct op_case {
@@ -155,8 +157,8 @@ static const struct op_case cases[] = {
      .in = {S(1, 2, 7, 7)}, .gen = {G_DISTINCT}, .attr = POOL(3, 2, 1)},
     {.op = HG_OP_MAXPOOL2D, .modes = VG, .note = "k2 s1 pad 1 overlapping", .n_in = 1,
      .in = {S(2, 1, 5, 6)}, .gen = {G_DISTINCT}, .attr = POOL(2, 1, 1)},
-    {.op = HG_OP_MAXPOOL2D, .modes = M_VALUE, .note = "odd 7x5 k2 s2, all negative", .n_in = 1,
-     .in = {S(1, 2, 7, 5)}, .gen = {G_DISTINCT}, .attr = POOL(2, 2, 0)},
+    {.op = HG_OP_MAXPOOL2D, .modes = M_VALUE, .note = "odd 7x5 k3 s2 pad 1, all negative",
+     .n_in = 1, .in = {S(1, 2, 7, 5)}, .gen = {G_DISTINCT}, .attr = POOL(3, 2, 1)},
     {.op = HG_OP_MAXPOOL2D_BWD, .modes = M_VALUE, .note = "k3 s2 pad 1 ties", .n_in = 2,
      .in = {S(2, 3, 7, 7), S(2, 3, 4, 4)}, .gen = {G_TIES}, .attr = POOL(3, 2, 1)},
     {.op = HG_OP_MAXPOOL2D_BWD, .modes = M_VALUE, .note = "k2 s2 ties", .n_in = 2,
@@ -210,11 +212,15 @@ static const struct op_case cases[] = {
     {.op = HG_OP_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(3, 7)}, .gen = {G_WIDE}},
     {.op = HG_OP_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(2, 3, 5)}, .gen = {G_WIDE}},
     {.op = HG_OP_SOFTMAX, .modes = M_VALUE, .note = "rows of 1", .n_in = 1, .in = {S(4, 1)}},
+    {.op = HG_OP_SOFTMAX, .modes = M_VALUE, .note = "logits 80..100", .n_in = 1, .in = {S(3, 9)},
+     .gen = {G_BIG}},
     {.op = HG_OP_SOFTMAX, .modes = VT, .n_in = 1, .in = {S(64, 1000)}, .gen = {G_WIDE}},
     {.op = HG_OP_SOFTMAX_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(3, 7), S(3, 7)},
      .gen = {G_POS}},
     {.op = HG_OP_LOG_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(3, 7)}, .gen = {G_WIDE}},
     {.op = HG_OP_LOG_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(2, 2, 6)}, .gen = {G_WIDE}},
+    {.op = HG_OP_LOG_SOFTMAX, .modes = M_VALUE, .note = "logits 80..100", .n_in = 1,
+     .in = {S(3, 9)}, .gen = {G_BIG}},
     {.op = HG_OP_LOG_SOFTMAX, .modes = VT, .n_in = 1, .in = {S(64, 1000)}, .gen = {G_WIDE}},
     {.op = HG_OP_LOG_SOFTMAX_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(3, 7), S(3, 7)}},
 
@@ -223,6 +229,12 @@ static const struct op_case cases[] = {
      .attr = {.ln = {.eps = 1e-5f}}},
     {.op = HG_OP_LAYERNORM, .modes = VG, .n_in = 3, .in = {S(2, 3, 17), S(17), S(17)},
      .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM, .modes = M_VALUE, .note = "variance ~ eps", .n_in = 3,
+     .in = {S(4, 8), S(8), S(8)}, .gen = {G_TINY}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_X, .modes = M_VALUE, .note = "variance ~ eps", .n_in = 3,
+     .in = {S(4, 8), S(8), S(4, 8)}, .gen = {G_TINY}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_G, .modes = M_VALUE, .note = "variance ~ eps", .n_in = 2,
+     .in = {S(4, 8), S(4, 8)}, .gen = {G_TINY}, .attr = {.ln = {.eps = 1e-5f}}},
     {.op = HG_OP_LAYERNORM, .modes = VT, .n_in = 3, .in = {S(512, 128), S(128), S(128)},
      .attr = {.ln = {.eps = 1e-5f}}},
     {.op = HG_OP_LAYERNORM_BWD_X, .modes = VT, .n_in = 3, .in = {S(5, 9), S(9), S(5, 9)},
@@ -261,6 +273,9 @@ static const struct op_case cases[] = {
      .dt = {HG_I32}, .imax = {11}},
     {.op = HG_OP_EMBEDDING_BWD, .modes = VT, .n_in = 3, .in = {S(4096), S(4096, 32), S(64, 32)},
      .dt = {HG_I32}, .imax = {64}},
+    {.op = HG_OP_EMBEDDING_BWD, .modes = M_ERROR, .note = "id >= V", .n_in = 3,
+     .in = {S(4, 6), S(4, 6, 5), S(11, 5)}, .dt = {HG_I32}, .imax = {11},
+     .bad = {0, 5, 4321}, .expect = "4321"},
 
     /* ---- layout ---- */
     {.op = HG_OP_RESHAPE, .modes = VG, .note = "(0,-1)", .n_in = 1, .in = {S(2, 3, 4)},
@@ -361,6 +376,15 @@ static const struct op_case cases[] = {
     {.op = HG_OP_CROSS_ENTROPY, .modes = M_ERROR, .note = "target >= C", .n_in = 2,
      .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
      .bad = {1, 4, 977}, .expect = "977"},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = M_ERROR, .note = "target < 0, not ignore_index",
+     .n_in = 2, .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 0, -7}, .expect = "-7"},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = M_VALUE, .note = "logits 80..100 smoothing 0.1",
+     .n_in = 2, .in = {S(4, 6), S(4)}, .dt = I32_1, .imax = {[1] = 6}, .gen = {G_BIG},
+     .attr = CE(-100, 0.1f)},
+    {.op = HG_OP_CROSS_ENTROPY_BWD, .modes = M_ERROR, .note = "target >= C", .n_in = 3,
+     .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 4, 977}, .expect = "977"},
     {.op = HG_OP_CROSS_ENTROPY_BWD, .modes = VT, .note = "ignore -100 smoothing 0.1", .n_in = 3,
      .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5}, .gen = {G_WIDE},
      .attr = CE(-100, 0.1f), .ignore_every = 3},
@@ -378,6 +402,9 @@ static const struct op_case cases[] = {
     {.op = HG_OP_NLL_BWD, .modes = M_VALUE, .note = "ignore -100 smoothing 0.1", .n_in = 3,
      .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5},
      .attr = CE(-100, 0.1f), .ignore_every = 3},
+    {.op = HG_OP_NLL_BWD, .modes = M_ERROR, .note = "target >= C", .n_in = 3,
+     .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 4, 977}, .expect = "977"},
 
     /* ---- optimizer updates (in place) ---- */
     {.op = HG_OP_SGD_STEP, .modes = M_VALUE, .note = "momentum 0.9 wd 0.01", .n_in = 3,
@@ -1234,6 +1261,14 @@ static void make_inputs(const struct op_case *c, int ci, struct hg_tview *in)
         case G_WIDE:
             for (int64_t j = 0; j < n; j++)
                 p[j] = (float)(6 * urand() - 3);
+            break;
+        case G_TINY:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)(0.01 * urand() - 0.005);
+            break;
+        case G_BIG:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)(80 + 20 * urand());
             break;
         case G_POS:
             for (int64_t j = 0; j < n; j++)
