@@ -35,6 +35,7 @@ static void sum_axis(const float *x, float *y, int64_t outer, int64_t A,
                      int64_t inner, float scale)
 {
     const int64_t n = outer * A * inner;
+    (void)n; /* only read by the OpenMP if() clauses */
 
     if (inner == 1) {
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)

@@ -1,0 +1,1866 @@
+/* test_ops.c - one table of op test cases, each run in several modes
+ * (the ggml test-backend-ops habit):
+ *
+ *   value    the CPU kernel against a naive reference written here (plain
+ *            loops, double accumulation), plus bitwise re-run determinism and,
+ *            where flagged, 1-thread vs 2-thread bitwise equality;
+ *   grad     the graph's autodiff against central finite differences of
+ *            loss = sum(op(...) * R) (or the op's own [1] output);
+ *   error    runtime errors (bad ids/targets) return -1 with a message;
+ *   shape    shape rules reject mismatches with -1 and name the op;
+ *   dropstat dropout mask statistics and reproducibility.
+ *
+ * Usage: test_ops [filter] [--nofork]   filter: substring of the op name.
+ * Every case runs in a child process so a crashing kernel is reported as a
+ * failure and the rest still run.  Exit status 1 if anything failed.
+ *
+ * Build without the graph (kernels only): -DHG_TEST_NO_GRAPH.
+ */
+#define _DEFAULT_SOURCE
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kernels/hg_kernels.h"
+#ifndef HG_TEST_NO_GRAPH
+#include "graph/hg_graph.h"
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* The case table                                                            */
+
+#define NARG_(_1, _2, _3, _4, _5, _6, N, ...) N
+#define NARG(...) NARG_(__VA_ARGS__, 6, 5, 4, 3, 2, 1, 0)
+/* S(4,5) is the shape [4,5]. */
+#define S(...) {.ndim = NARG(__VA_ARGS__), .dim = {__VA_ARGS__}}
+
+enum {
+    M_VALUE = 1 << 0,    /* kernel vs reference, + bitwise re-run */
+    M_GRAD = 1 << 1,     /* autodiff vs finite differences */
+    M_THREADS = 1 << 2,  /* 1 vs 2 threads bitwise (with M_VALUE) */
+    M_ERROR = 1 << 3,    /* kernel must return -1, message has .expect */
+    M_SHAPE_ERR = 1 << 4,/* shape rule must return -1, message has .expect */
+    M_DROPSTAT = 1 << 5, /* dropout statistics */
+};
+#define VG (M_VALUE | M_GRAD)
+#define VT (M_VALUE | M_THREADS)
+
+enum gen {
+    G_UNIF,     /* uniform [-1,1] */
+    G_AWAY,     /* |x| in [0.1,1]: no relu kink within finite-difference eps */
+    G_DISTINCT, /* a permutation of a 0.05-spaced grid: no near-ties */
+    G_TIES,     /* values in {-1,-0.5,0,0.5,1}: many exact ties */
+    G_WIDE,     /* uniform [-3,3] */
+    G_POS,      /* uniform [0,1] (Adam's v) */
+    G_ONES,     /* all 1 */
+    G_TINY,     /* uniform [-0.005,0.005]: variance near layernorm's eps */
+    G_BIG,      /* uniform [80,100]: exp overflows f32 without max-subtraction */
+};
+
+struct op_case {
+    enum hg_op op;
+    unsigned modes;
+    const char *note;                      /* printed after the shapes */
+    int n_in;
+    struct hg_shape in[HG_MAX_INPUTS];
+    enum hg_dtype dt[HG_MAX_INPUTS];       /* default HG_F32 (0) */
+    int imax[HG_MAX_INPUTS];               /* i32 inputs: values in [0,imax) */
+    enum gen gen[HG_MAX_INPUTS];           /* f32 inputs */
+    union hg_attr attr;
+    uint64_t step;                         /* 0: 1 */
+    float lr, grad_scale;                  /* grad_scale 0: 1 */
+    int ignore_every;                      /* targets: every k-th = ignore_index */
+    struct { int in; int64_t at, val; } bad; /* M_ERROR: poke in[in][at] = val */
+    const char *expect;                    /* M_ERROR/M_SHAPE_ERR message part */
+};
+
+#define MM(ta, tb, al) {.mm = {.trans_a = ta, .trans_b = tb, .alpha = al}}
+#define CONV(k1, k2, s1, s2, p1, p2) \
+    {.conv = {.kh = k1, .kw = k2, .stride_h = s1, .stride_w = s2, .pad_h = p1, .pad_w = p2}}
+#define POOL(k_, s_, p_) {.pool = {.kh = k_, .kw = k_, .stride = s_, .pad = p_}}
+#define RED(ax, al) {.reduce = {.axis = ax, .alpha = al}}
+#define CE(ig, sm) {.ce = {.ignore_index = ig, .smoothing = sm}}
+#define I32_1 {[1] = HG_I32}
+
+static const struct op_case cases[] = {
+    /* ---- matmul ---- */
+    {.op = HG_OP_MATMUL, .modes = VG, .n_in = 2, .in = {S(3, 5), S(5, 7)}},
+    {.op = HG_OP_MATMUL, .modes = M_VALUE, .n_in = 2, .in = {S(1, 1), S(1, 1)}},
+    {.op = HG_OP_MATMUL, .modes = M_VALUE, .n_in = 2, .in = {S(17, 33), S(33, 9)}},
+    {.op = HG_OP_MATMUL, .modes = M_VALUE, .n_in = 2, .in = {S(64, 200), S(200, 96)}},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "trans_a", .n_in = 2,
+     .in = {S(5, 3), S(5, 7)}, .attr = MM(1, 0, 0)},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "trans_b", .n_in = 2,
+     .in = {S(3, 5), S(7, 5)}, .attr = MM(0, 1, 0)},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "trans_a trans_b alpha 0.5", .n_in = 2,
+     .in = {S(5, 3), S(7, 5)}, .attr = MM(1, 1, 0.5f)},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "batched", .n_in = 2,
+     .in = {S(2, 3, 5), S(2, 5, 4)}},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "batched trans_a", .n_in = 2,
+     .in = {S(2, 5, 3), S(2, 5, 4)}, .attr = MM(1, 0, 0)},
+    {.op = HG_OP_MATMUL, .modes = M_VALUE, .note = "batched 4-D", .n_in = 2,
+     .in = {S(2, 3, 4, 5), S(2, 3, 5, 6)}},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "batched 4-D trans_b (q k^T)", .n_in = 2,
+     .in = {S(2, 2, 3, 5), S(2, 2, 6, 5)}, .attr = MM(0, 1, 0.25f)},
+    {.op = HG_OP_MATMUL, .modes = M_VALUE, .note = "batched 4-D trans_a trans_b", .n_in = 2,
+     .in = {S(2, 3, 5, 4), S(2, 3, 6, 5)}, .attr = MM(1, 1, 0)},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "shared 2-D b", .n_in = 2,
+     .in = {S(2, 3, 5), S(5, 4)}},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "shared 2-D b, trans_a", .n_in = 2,
+     .in = {S(2, 5, 3), S(5, 4)}, .attr = MM(1, 0, 0)},
+    {.op = HG_OP_MATMUL, .modes = VG, .note = "shared 2-D b, trans_b", .n_in = 2,
+     .in = {S(2, 3, 5), S(4, 5)}, .attr = MM(0, 1, 0)},
+    {.op = HG_OP_MATMUL, .modes = M_VALUE, .note = "shared 2-D b, 4-D a", .n_in = 2,
+     .in = {S(2, 2, 3, 5), S(5, 7)}},
+    {.op = HG_OP_MATMUL, .modes = M_SHAPE_ERR, .note = "K mismatch", .n_in = 2,
+     .in = {S(3, 5), S(4, 7)}, .expect = "matmul"},
+    {.op = HG_OP_MATMUL, .modes = M_SHAPE_ERR, .note = "batch mismatch", .n_in = 2,
+     .in = {S(2, 3, 5), S(3, 5, 4)}, .expect = "matmul"},
+    {.op = HG_OP_MATMUL_REDUCE, .modes = VT, .n_in = 2, .in = {S(6, 5), S(6, 4)}},
+    {.op = HG_OP_MATMUL_REDUCE, .modes = M_VALUE, .n_in = 2, .in = {S(2, 3, 5), S(2, 3, 7)}},
+    {.op = HG_OP_MATMUL_REDUCE, .modes = M_VALUE, .n_in = 2, .in = {S(300, 33), S(300, 17)}},
+
+    /* ---- convolution, pooling ---- */
+    {.op = HG_OP_CONV2D, .modes = VG, .n_in = 2, .in = {S(2, 3, 7, 7), S(4, 3, 3, 3)},
+     .attr = CONV(3, 3, 1, 1, 0, 0)},
+    {.op = HG_OP_CONV2D, .modes = VG, .note = "stride 2 pad 1", .n_in = 2,
+     .in = {S(2, 3, 9, 8), S(5, 3, 3, 3)}, .attr = CONV(3, 3, 2, 2, 1, 1)},
+    {.op = HG_OP_CONV2D, .modes = VG, .note = "3x2 stride (2,1) pad (1,0)", .n_in = 2,
+     .in = {S(1, 2, 6, 7), S(3, 2, 3, 2)}, .attr = CONV(3, 2, 2, 1, 1, 0)},
+    {.op = HG_OP_CONV2D, .modes = M_VALUE, .note = "1x1", .n_in = 2,
+     .in = {S(2, 4, 5, 5), S(3, 4, 1, 1)}, .attr = CONV(1, 1, 1, 1, 0, 0)},
+    {.op = HG_OP_CONV2D, .modes = M_VALUE, .note = "mnist conv2", .n_in = 2,
+     .in = {S(3, 8, 26, 26), S(16, 8, 3, 3)}, .attr = CONV(3, 3, 1, 1, 0, 0)},
+    {.op = HG_OP_CONV2D, .modes = M_VALUE, .note = "several workspace chunks", .n_in = 2,
+     .in = {S(5, 16, 64, 64), S(8, 16, 3, 3)}, .attr = CONV(3, 3, 1, 1, 1, 1)},
+    {.op = HG_OP_CONV2D_BWD_DATA, .modes = M_VALUE, .note = "several workspace chunks",
+     .n_in = 3, .in = {S(5, 8, 64, 64), S(8, 16, 3, 3), S(5, 16, 64, 64)},
+     .attr = CONV(3, 3, 1, 1, 1, 1)},
+    {.op = HG_OP_CONV2D_BWD_FILTER, .modes = M_VALUE, .note = "several workspace chunks",
+     .n_in = 2, .in = {S(5, 16, 64, 64), S(5, 8, 64, 64)}, .attr = CONV(3, 3, 1, 1, 1, 1)},
+    {.op = HG_OP_CONV2D_BWD_DATA, .modes = M_VALUE, .n_in = 3,
+     .in = {S(2, 4, 5, 5), S(4, 3, 3, 3), S(2, 3, 7, 7)}, .attr = CONV(3, 3, 1, 1, 0, 0)},
+    {.op = HG_OP_CONV2D_BWD_DATA, .modes = M_VALUE, .note = "stride 2 pad 1", .n_in = 3,
+     .in = {S(2, 5, 5, 4), S(5, 3, 3, 3), S(2, 3, 9, 8)}, .attr = CONV(3, 3, 2, 2, 1, 1)},
+    {.op = HG_OP_CONV2D_BWD_DATA, .modes = M_VALUE, .note = "3x2 stride (2,1) pad (1,0)",
+     .n_in = 3, .in = {S(1, 3, 3, 6), S(3, 2, 3, 2), S(1, 2, 6, 7)},
+     .attr = CONV(3, 2, 2, 1, 1, 0)},
+    {.op = HG_OP_CONV2D_BWD_FILTER, .modes = M_VALUE, .n_in = 2,
+     .in = {S(2, 3, 7, 7), S(2, 4, 5, 5)}, .attr = CONV(3, 3, 1, 1, 0, 0)},
+    {.op = HG_OP_CONV2D_BWD_FILTER, .modes = M_VALUE, .note = "stride 2 pad 1", .n_in = 2,
+     .in = {S(2, 3, 9, 8), S(2, 5, 5, 4)}, .attr = CONV(3, 3, 2, 2, 1, 1)},
+    {.op = HG_OP_CONV2D_BWD_FILTER, .modes = M_VALUE, .note = "3x2 stride (2,1) pad (1,0)",
+     .n_in = 2, .in = {S(1, 2, 6, 7), S(1, 3, 3, 6)}, .attr = CONV(3, 2, 2, 1, 1, 0)},
+    {.op = HG_OP_MAXPOOL2D, .modes = VG, .n_in = 1, .in = {S(2, 3, 8, 8)},
+     .gen = {G_DISTINCT}, .attr = POOL(2, 2, 0)},
+    {.op = HG_OP_MAXPOOL2D, .modes = VG, .note = "k3 s2 pad 1", .n_in = 1,
+     .in = {S(1, 2, 7, 7)}, .gen = {G_DISTINCT}, .attr = POOL(3, 2, 1)},
+    {.op = HG_OP_MAXPOOL2D, .modes = VG, .note = "k2 s1 pad 1 overlapping", .n_in = 1,
+     .in = {S(2, 1, 5, 6)}, .gen = {G_DISTINCT}, .attr = POOL(2, 1, 1)},
+    {.op = HG_OP_MAXPOOL2D, .modes = M_VALUE, .note = "odd 7x5 k3 s2 pad 1, all negative",
+     .n_in = 1, .in = {S(1, 2, 7, 5)}, .gen = {G_DISTINCT}, .attr = POOL(3, 2, 1)},
+    {.op = HG_OP_MAXPOOL2D_BWD, .modes = M_VALUE, .note = "k3 s2 pad 1 ties", .n_in = 2,
+     .in = {S(2, 3, 7, 7), S(2, 3, 4, 4)}, .gen = {G_TIES}, .attr = POOL(3, 2, 1)},
+    {.op = HG_OP_MAXPOOL2D_BWD, .modes = M_VALUE, .note = "k2 s2 ties", .n_in = 2,
+     .in = {S(2, 2, 6, 6), S(2, 2, 3, 3)}, .gen = {G_TIES}, .attr = POOL(2, 2, 0)},
+
+    /* ---- broadcasting arithmetic ---- */
+    {.op = HG_OP_ADD, .modes = VG, .n_in = 2, .in = {S(4, 5), S(5)}},
+    {.op = HG_OP_ADD, .modes = VG, .n_in = 2, .in = {S(2, 3, 4, 5), S(3, 1, 1)}},
+    {.op = HG_OP_ADD, .modes = VG, .n_in = 2, .in = {S(1, 5), S(4, 1)}},
+    {.op = HG_OP_ADD, .modes = VG, .n_in = 2, .in = {S(5), S(4, 5)}},
+    {.op = HG_OP_ADD, .modes = M_VALUE, .n_in = 2, .in = {S(7, 3), S(7, 3)}},
+    {.op = HG_OP_ADD, .modes = M_VALUE, .n_in = 2, .in = {S(1), S(3, 4)}},
+    {.op = HG_OP_ADD, .modes = M_VALUE, .n_in = 2, .in = {S(2, 1, 4, 1), S(3, 1, 6)}},
+    {.op = HG_OP_ADD, .modes = VT, .n_in = 2, .in = {S(256, 300), S(300)}},
+    {.op = HG_OP_ADD, .modes = VT, .n_in = 2, .in = {S(64, 1, 600), S(64, 1)}},
+    {.op = HG_OP_ADD, .modes = M_SHAPE_ERR, .n_in = 2, .in = {S(4, 5), S(4, 3)},
+     .expect = "add"},
+    {.op = HG_OP_SUB, .modes = VG, .n_in = 2, .in = {S(4, 5), S(5)}},
+    {.op = HG_OP_SUB, .modes = VG, .n_in = 2, .in = {S(2, 3, 4, 5), S(3, 1, 1)}},
+    {.op = HG_OP_SUB, .modes = VG, .n_in = 2, .in = {S(1, 5), S(4, 1)}},
+    {.op = HG_OP_MUL, .modes = VG, .n_in = 2, .in = {S(4, 5), S(5)}},
+    {.op = HG_OP_MUL, .modes = VG, .n_in = 2, .in = {S(2, 3, 4, 5), S(3, 1, 1)}},
+    {.op = HG_OP_MUL, .modes = VG, .n_in = 2, .in = {S(1, 5), S(4, 1)}},
+    {.op = HG_OP_MUL, .modes = M_VALUE, .n_in = 2, .in = {S(3, 1), S(3, 7)}},
+    {.op = HG_OP_MUL, .modes = M_SHAPE_ERR, .n_in = 2, .in = {S(2, 3), S(3, 2)},
+     .expect = "mul"},
+    {.op = HG_OP_SCALE, .modes = VG, .n_in = 1, .in = {S(3, 7)},
+     .attr = {.scale = {.alpha = -1.5f}}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(4, 5), S(5)}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(2, 3, 4, 5), S(3, 1, 1)}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(4, 5), S(4, 1)}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(4, 5), S(1)}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(4, 5), S(4, 5)}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(512, 300), S(300)}},
+    {.op = HG_OP_SUM_TO, .modes = VT, .n_in = 2, .in = {S(64, 4, 300), S(64, 1, 1)}},
+
+    /* ---- activations ---- */
+    {.op = HG_OP_RELU, .modes = VG, .n_in = 1, .in = {S(5, 7)}, .gen = {G_AWAY}},
+    {.op = HG_OP_RELU, .modes = M_VALUE, .n_in = 1, .in = {S(1001)}},
+    {.op = HG_OP_RELU_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(5, 7), S(5, 7)},
+     .gen = {G_AWAY}},
+    {.op = HG_OP_GELU, .modes = VG, .n_in = 1, .in = {S(4, 9)}, .gen = {G_WIDE}},
+    {.op = HG_OP_GELU, .modes = M_VALUE, .n_in = 1, .in = {S(1001)}, .gen = {G_WIDE}},
+    {.op = HG_OP_GELU, .modes = VT, .n_in = 1, .in = {S(300, 200)}, .gen = {G_WIDE}},
+    {.op = HG_OP_GELU_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(4, 9), S(4, 9)},
+     .gen = {G_WIDE}},
+    {.op = HG_OP_GELU_BWD, .modes = VT, .n_in = 2, .in = {S(300, 200), S(300, 200)},
+     .gen = {G_WIDE}},
+    {.op = HG_OP_TANH, .modes = VG, .n_in = 1, .in = {S(3, 11)}, .gen = {G_WIDE}},
+    {.op = HG_OP_TANH_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(3, 11), S(3, 11)}},
+    {.op = HG_OP_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(3, 7)}, .gen = {G_WIDE}},
+    {.op = HG_OP_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(2, 3, 5)}, .gen = {G_WIDE}},
+    {.op = HG_OP_SOFTMAX, .modes = M_VALUE, .note = "rows of 1", .n_in = 1, .in = {S(4, 1)}},
+    {.op = HG_OP_SOFTMAX, .modes = M_VALUE, .note = "logits 80..100", .n_in = 1, .in = {S(3, 9)},
+     .gen = {G_BIG}},
+    {.op = HG_OP_SOFTMAX, .modes = VT, .n_in = 1, .in = {S(64, 1000)}, .gen = {G_WIDE}},
+    {.op = HG_OP_SOFTMAX_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(3, 7), S(3, 7)},
+     .gen = {G_POS}},
+    {.op = HG_OP_LOG_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(3, 7)}, .gen = {G_WIDE}},
+    {.op = HG_OP_LOG_SOFTMAX, .modes = VG, .n_in = 1, .in = {S(2, 2, 6)}, .gen = {G_WIDE}},
+    {.op = HG_OP_LOG_SOFTMAX, .modes = M_VALUE, .note = "logits 80..100", .n_in = 1,
+     .in = {S(3, 9)}, .gen = {G_BIG}},
+    {.op = HG_OP_LOG_SOFTMAX, .modes = VT, .n_in = 1, .in = {S(64, 1000)}, .gen = {G_WIDE}},
+    {.op = HG_OP_LOG_SOFTMAX_BWD, .modes = M_VALUE, .n_in = 2, .in = {S(3, 7), S(3, 7)}},
+
+    /* ---- normalisation, dropout ---- */
+    {.op = HG_OP_LAYERNORM, .modes = VG, .n_in = 3, .in = {S(4, 8), S(8), S(8)},
+     .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM, .modes = VG, .n_in = 3, .in = {S(2, 3, 17), S(17), S(17)},
+     .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM, .modes = M_VALUE, .note = "variance ~ eps", .n_in = 3,
+     .in = {S(4, 8), S(8), S(8)}, .gen = {G_TINY}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_X, .modes = M_VALUE, .note = "variance ~ eps", .n_in = 3,
+     .in = {S(4, 8), S(8), S(4, 8)}, .gen = {G_TINY}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_G, .modes = M_VALUE, .note = "variance ~ eps", .n_in = 2,
+     .in = {S(4, 8), S(4, 8)}, .gen = {G_TINY}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM, .modes = VT, .n_in = 3, .in = {S(512, 128), S(128), S(128)},
+     .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_X, .modes = VT, .n_in = 3, .in = {S(5, 9), S(9), S(5, 9)},
+     .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_X, .modes = M_VALUE, .n_in = 3,
+     .in = {S(2, 3, 32), S(32), S(2, 3, 32)}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_X, .modes = VT, .n_in = 3,
+     .in = {S(512, 128), S(128), S(512, 128)}, .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_G, .modes = VT, .n_in = 2, .in = {S(6, 16), S(6, 16)},
+     .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_LAYERNORM_BWD_G, .modes = VT, .n_in = 2, .in = {S(512, 128), S(512, 128)},
+     .attr = {.ln = {.eps = 1e-5f}}},
+    {.op = HG_OP_DROPOUT, .modes = VG, .note = "p 0.25", .n_in = 1, .in = {S(4, 6)},
+     .attr = {.dropout = {.p = 0.25f, .seed = 7}}, .step = 3},
+    {.op = HG_OP_DROPOUT, .modes = VT, .note = "p 0.5", .n_in = 1, .in = {S(1000, 33)},
+     .attr = {.dropout = {.p = 0.5f, .seed = 11}}, .step = 1},
+    {.op = HG_OP_DROPOUT, .modes = M_VALUE, .note = "p 0 identity", .n_in = 1,
+     .in = {S(3, 5)}, .attr = {.dropout = {.p = 0.0f, .seed = 7}}},
+    {.op = HG_OP_DROPOUT, .modes = M_DROPSTAT, .note = "p 0.3 statistics", .n_in = 1,
+     .in = {S(100000)}, .gen = {G_ONES}, .attr = {.dropout = {.p = 0.3f, .seed = 1234}}},
+
+    /* ---- embeddings ---- */
+    {.op = HG_OP_EMBEDDING, .modes = VG, .n_in = 2, .in = {S(10, 4), S(3, 5)},
+     .dt = I32_1, .imax = {[1] = 10}},
+    {.op = HG_OP_EMBEDDING, .modes = M_VALUE, .n_in = 2, .in = {S(7, 3), S(9)},
+     .dt = I32_1, .imax = {[1] = 7}},
+    {.op = HG_OP_EMBEDDING, .modes = VT, .n_in = 2, .in = {S(64, 32), S(8, 512)},
+     .dt = I32_1, .imax = {[1] = 64}},
+    {.op = HG_OP_EMBEDDING, .modes = M_ERROR, .note = "id >= V", .n_in = 2,
+     .in = {S(10, 4), S(3, 5)}, .dt = I32_1, .imax = {[1] = 10},
+     .bad = {1, 7, 1234}, .expect = "1234"},
+    {.op = HG_OP_EMBEDDING, .modes = M_ERROR, .note = "id < 0", .n_in = 2,
+     .in = {S(10, 4), S(3, 5)}, .dt = I32_1, .imax = {[1] = 10},
+     .bad = {1, 3, -3}, .expect = "-3"},
+    {.op = HG_OP_EMBEDDING_BWD, .modes = VT, .n_in = 3, .in = {S(4, 6), S(4, 6, 5), S(11, 5)},
+     .dt = {HG_I32}, .imax = {11}},
+    {.op = HG_OP_EMBEDDING_BWD, .modes = VT, .n_in = 3, .in = {S(4096), S(4096, 32), S(64, 32)},
+     .dt = {HG_I32}, .imax = {64}},
+    {.op = HG_OP_EMBEDDING_BWD, .modes = M_ERROR, .note = "id >= V", .n_in = 3,
+     .in = {S(4, 6), S(4, 6, 5), S(11, 5)}, .dt = {HG_I32}, .imax = {11},
+     .bad = {0, 5, 4321}, .expect = "4321"},
+
+    /* ---- layout ---- */
+    {.op = HG_OP_RESHAPE, .modes = VG, .note = "(0,-1)", .n_in = 1, .in = {S(2, 3, 4)},
+     .attr = {.reshape = {.ndim = 2, .dim = {0, -1}}}},
+    {.op = HG_OP_RESHAPE, .modes = M_VALUE, .note = "(2,-1,4)", .n_in = 1, .in = {S(6, 4)},
+     .attr = {.reshape = {.ndim = 3, .dim = {2, -1, 4}}}},
+    {.op = HG_OP_RESHAPE, .modes = M_VALUE, .note = "(3,8)", .n_in = 1, .in = {S(2, 3, 4)},
+     .attr = {.reshape = {.ndim = 2, .dim = {3, 8}}}},
+    {.op = HG_OP_RESHAPE_LIKE, .modes = M_VALUE, .n_in = 2, .in = {S(2, 3, 4), S(6, 4)}},
+    {.op = HG_OP_PERMUTE, .modes = VG, .note = "(0,2,1,3)", .n_in = 1, .in = {S(2, 3, 4, 5)},
+     .attr = {.permute = {.ndim = 4, .perm = {0, 2, 1, 3}}}},
+    {.op = HG_OP_PERMUTE, .modes = VG, .note = "(3,1,0,2)", .n_in = 1, .in = {S(2, 3, 4, 5)},
+     .attr = {.permute = {.ndim = 4, .perm = {3, 1, 0, 2}}}},
+    {.op = HG_OP_PERMUTE, .modes = M_VALUE, .note = "(2,0,1)", .n_in = 1, .in = {S(3, 5, 7)},
+     .attr = {.permute = {.ndim = 3, .perm = {2, 0, 1}}}},
+    {.op = HG_OP_PERMUTE, .modes = M_VALUE, .note = "(1,0)", .n_in = 1, .in = {S(33, 17)},
+     .attr = {.permute = {.ndim = 2, .perm = {1, 0}}}},
+    {.op = HG_OP_PERMUTE, .modes = VT, .note = "(0,2,1,3)", .n_in = 1, .in = {S(8, 64, 4, 32)},
+     .attr = {.permute = {.ndim = 4, .perm = {0, 2, 1, 3}}}},
+    {.op = HG_OP_CONCAT, .modes = VG, .note = "axis 1", .n_in = 3,
+     .in = {S(2, 3, 4), S(2, 1, 4), S(2, 5, 4)}, .attr = {.concat = {.axis = 1}}},
+    {.op = HG_OP_CONCAT, .modes = M_VALUE, .note = "axis 0", .n_in = 2,
+     .in = {S(2, 3), S(4, 3)}, .attr = {.concat = {.axis = 0}}},
+    {.op = HG_OP_CONCAT, .modes = VT, .note = "axis 1", .n_in = 3,
+     .in = {S(64, 100, 4), S(64, 1, 4), S(64, 50, 4)}, .attr = {.concat = {.axis = 1}}},
+    {.op = HG_OP_CONCAT, .modes = VG, .note = "axis 2", .n_in = 3,
+     .in = {S(2, 3, 1), S(2, 3, 2), S(2, 3, 3)}, .attr = {.concat = {.axis = 2}}},
+    {.op = HG_OP_CONCAT, .modes = M_SHAPE_ERR, .note = "axis 1 mismatch", .n_in = 2,
+     .in = {S(2, 3, 4), S(3, 3, 4)}, .attr = {.concat = {.axis = 1}}, .expect = "concat"},
+    {.op = HG_OP_SLICE, .modes = VG, .note = "axis 1 [2:5]", .n_in = 1, .in = {S(4, 6, 5)},
+     .attr = {.slice = {.axis = 1, .start = 2, .len = 3}}},
+    {.op = HG_OP_SLICE, .modes = VG, .note = "axis 0 [1:3]", .n_in = 1, .in = {S(4, 3)},
+     .attr = {.slice = {.axis = 0, .start = 1, .len = 2}}},
+    {.op = HG_OP_SLICE, .modes = M_VALUE, .note = "axis 2 [4:5]", .n_in = 1, .in = {S(2, 3, 5)},
+     .attr = {.slice = {.axis = 2, .start = 4, .len = 1}}},
+    {.op = HG_OP_SLICE, .modes = VT, .note = "axis 1 [100:300]", .n_in = 1, .in = {S(64, 400, 3)},
+     .attr = {.slice = {.axis = 1, .start = 100, .len = 200}}},
+    {.op = HG_OP_SLICE_BWD, .modes = M_VALUE, .note = "axis 1 [2:5]", .n_in = 2,
+     .in = {S(4, 3, 5), S(4, 6, 5)}, .attr = {.slice = {.axis = 1, .start = 2, .len = 3}}},
+    {.op = HG_OP_SLICE_BWD, .modes = M_VALUE, .note = "axis 0 [0:1]", .n_in = 2,
+     .in = {S(1, 3), S(4, 3)}, .attr = {.slice = {.axis = 0, .start = 0, .len = 1}}},
+    {.op = HG_OP_MASKED_FILL, .modes = VG, .note = "causal fill -1e4", .n_in = 1,
+     .in = {S(2, 5, 5)}, .attr = {.mask = {.causal = 1, .fill = -1e4f}}},
+    {.op = HG_OP_MASKED_FILL, .modes = VG, .note = "causal + keep fill -1e4", .n_in = 2,
+     .in = {S(2, 3, 4, 6), S(2, 6)}, .dt = I32_1, .imax = {[1] = 2},
+     .attr = {.mask = {.causal = 1, .fill = -1e4f}}},
+    {.op = HG_OP_MASKED_FILL, .modes = VG, .note = "keep fill -1e4", .n_in = 2,
+     .in = {S(2, 2, 3, 5), S(2, 5)}, .dt = I32_1, .imax = {[1] = 2},
+     .attr = {.mask = {.causal = 0, .fill = -1e4f}}},
+    {.op = HG_OP_MASKED_FILL, .modes = M_VALUE, .note = "keep fill -inf", .n_in = 2,
+     .in = {S(3, 4, 6), S(3, 6)}, .dt = I32_1, .imax = {[1] = 2},
+     .attr = {.mask = {.causal = 0, .fill = -INFINITY}}},
+    {.op = HG_OP_MASKED_FILL, .modes = M_VALUE, .note = "causal fill 0 (backward)", .n_in = 1,
+     .in = {S(2, 2, 4, 4)}, .attr = {.mask = {.causal = 1, .fill = 0}}},
+    {.op = HG_OP_MASKED_FILL, .modes = VT, .note = "causal + keep fill -1e4", .n_in = 2,
+     .in = {S(8, 4, 33, 40), S(8, 40)}, .dt = I32_1, .imax = {[1] = 2},
+     .attr = {.mask = {.causal = 1, .fill = -1e4f}}},
+
+    /* ---- reductions ---- */
+    {.op = HG_OP_SUM, .modes = VG, .note = "axis 0", .n_in = 1, .in = {S(3, 4, 5)}, .attr = RED(0, 0)},
+    {.op = HG_OP_SUM, .modes = VG, .note = "axis 1", .n_in = 1, .in = {S(3, 4, 5)}, .attr = RED(1, 0)},
+    {.op = HG_OP_SUM, .modes = VG, .note = "axis 2", .n_in = 1, .in = {S(3, 4, 5)}, .attr = RED(2, 0)},
+    {.op = HG_OP_SUM, .modes = VG, .note = "all", .n_in = 1, .in = {S(3, 4, 5)},
+     .attr = RED(HG_AXIS_ALL, 0)},
+    {.op = HG_OP_SUM, .modes = VT, .note = "all", .n_in = 1, .in = {S(512, 300)},
+     .attr = RED(HG_AXIS_ALL, 0)},
+    {.op = HG_OP_SUM, .modes = VT, .note = "axis 0", .n_in = 1, .in = {S(512, 300)},
+     .attr = RED(0, 0)},
+    {.op = HG_OP_SUM, .modes = VT, .note = "axis 1", .n_in = 1, .in = {S(512, 300)},
+     .attr = RED(1, 0)},
+    {.op = HG_OP_MEAN, .modes = VG, .note = "axis 1", .n_in = 1, .in = {S(3, 4, 5)}, .attr = RED(1, 0)},
+    {.op = HG_OP_MEAN, .modes = VG, .note = "axis 3", .n_in = 1, .in = {S(2, 3, 4, 5)},
+     .attr = RED(3, 0)},
+    {.op = HG_OP_MEAN, .modes = VG, .note = "all", .n_in = 1, .in = {S(3, 7)},
+     .attr = RED(HG_AXIS_ALL, 0)},
+    {.op = HG_OP_MEAN, .modes = VT, .note = "all", .n_in = 1, .in = {S(512, 300)},
+     .attr = RED(HG_AXIS_ALL, 0)},
+    {.op = HG_OP_EXPAND_LIKE, .modes = M_VALUE, .note = "alpha 0.25", .n_in = 2,
+     .in = {S(3, 1, 5), S(3, 4, 5)}, .attr = RED(1, 0.25f)},
+    {.op = HG_OP_EXPAND_LIKE, .modes = M_VALUE, .note = "all alpha 1", .n_in = 2,
+     .in = {S(1), S(4, 5)}, .attr = RED(HG_AXIS_ALL, 1.0f)},
+    {.op = HG_OP_EXPAND_LIKE, .modes = VT, .note = "alpha 0.5", .n_in = 2,
+     .in = {S(512, 1), S(512, 300)}, .attr = RED(1, 0.5f)},
+
+    /* ---- losses ---- */
+    {.op = HG_OP_CROSS_ENTROPY, .modes = VG, .note = "ignore -100 smoothing 0.1", .n_in = 2,
+     .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5}, .gen = {G_WIDE},
+     .attr = CE(-100, 0.1f), .ignore_every = 3},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = VG, .note = "plain", .n_in = 2,
+     .in = {S(2, 3, 7), S(2, 3)}, .dt = I32_1, .imax = {[1] = 7}, .gen = {G_WIDE},
+     .attr = CE(-100, 0)},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = M_VALUE, .note = "ignore 2 (a class)", .n_in = 2,
+     .in = {S(9, 4), S(9)}, .dt = I32_1, .imax = {[1] = 4}, .gen = {G_WIDE},
+     .attr = CE(2, 0.1f)},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = VT, .note = "ignore -100 smoothing 0.1", .n_in = 2,
+     .in = {S(2048, 50), S(2048)}, .dt = I32_1, .imax = {[1] = 50}, .gen = {G_WIDE},
+     .attr = CE(-100, 0.1f), .ignore_every = 7},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = M_ERROR, .note = "target >= C", .n_in = 2,
+     .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 4, 977}, .expect = "977"},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = M_ERROR, .note = "target < 0, not ignore_index",
+     .n_in = 2, .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 0, -7}, .expect = "-7"},
+    {.op = HG_OP_CROSS_ENTROPY, .modes = M_VALUE, .note = "logits 80..100 smoothing 0.1",
+     .n_in = 2, .in = {S(4, 6), S(4)}, .dt = I32_1, .imax = {[1] = 6}, .gen = {G_BIG},
+     .attr = CE(-100, 0.1f)},
+    {.op = HG_OP_CROSS_ENTROPY_BWD, .modes = M_ERROR, .note = "target >= C", .n_in = 3,
+     .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 4, 977}, .expect = "977"},
+    {.op = HG_OP_CROSS_ENTROPY_BWD, .modes = VT, .note = "ignore -100 smoothing 0.1", .n_in = 3,
+     .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5}, .gen = {G_WIDE},
+     .attr = CE(-100, 0.1f), .ignore_every = 3},
+    {.op = HG_OP_CROSS_ENTROPY_BWD, .modes = M_VALUE, .note = "plain", .n_in = 3,
+     .in = {S(2, 3, 7), S(2, 3), S(1)}, .dt = I32_1, .imax = {[1] = 7}, .gen = {G_WIDE},
+     .attr = CE(-100, 0)},
+    {.op = HG_OP_NLL, .modes = VG, .note = "ignore -100 smoothing 0.1", .n_in = 2,
+     .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5},
+     .attr = CE(-100, 0.1f), .ignore_every = 3},
+    {.op = HG_OP_NLL, .modes = VT, .note = "plain", .n_in = 2,
+     .in = {S(300, 10), S(300)}, .dt = I32_1, .imax = {[1] = 10}, .attr = CE(-100, 0)},
+    {.op = HG_OP_NLL, .modes = M_ERROR, .note = "target >= C", .n_in = 2,
+     .in = {S(6, 5), S(6)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 2, 977}, .expect = "977"},
+    {.op = HG_OP_NLL_BWD, .modes = M_VALUE, .note = "ignore -100 smoothing 0.1", .n_in = 3,
+     .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5},
+     .attr = CE(-100, 0.1f), .ignore_every = 3},
+    {.op = HG_OP_NLL_BWD, .modes = M_ERROR, .note = "target >= C", .n_in = 3,
+     .in = {S(6, 5), S(6), S(1)}, .dt = I32_1, .imax = {[1] = 5}, .attr = CE(-100, 0),
+     .bad = {1, 4, 977}, .expect = "977"},
+
+    /* ---- optimizer updates (in place) ---- */
+    {.op = HG_OP_SGD_STEP, .modes = M_VALUE, .note = "momentum 0.9 wd 0.01", .n_in = 3,
+     .in = {S(5, 7), S(5, 7), S(5, 7)}, .step = 3, .lr = 0.1f, .grad_scale = 0.5f,
+     .attr = {.sgd = {.momentum = 0.9f, .weight_decay = 0.01f}}},
+    {.op = HG_OP_SGD_STEP, .modes = M_VALUE, .note = "nesterov", .n_in = 3,
+     .in = {S(33), S(33), S(33)}, .step = 2, .lr = 0.05f,
+     .attr = {.sgd = {.momentum = 0.9f, .nesterov = 1}}},
+    {.op = HG_OP_SGD_STEP, .modes = M_VALUE, .note = "plain", .n_in = 3,
+     .in = {S(4, 4), S(4, 4), S(4, 4)}, .step = 1, .lr = 0.1f},
+    {.op = HG_OP_ADAMW_STEP, .modes = M_VALUE, .note = "step 3 wd 0.01", .n_in = 4,
+     .in = {S(5, 7), S(5, 7), S(5, 7), S(5, 7)}, .gen = {[3] = G_POS}, .step = 3,
+     .lr = 1e-3f, .grad_scale = 0.25f,
+     .attr = {.adam = {.beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-8f, .weight_decay = 0.01f}}},
+    {.op = HG_OP_ADAMW_STEP, .modes = M_VALUE, .note = "step 1", .n_in = 4,
+     .in = {S(100), S(100), S(100), S(100)}, .gen = {[2] = G_ONES, [3] = G_POS}, .step = 1,
+     .lr = 1e-2f,
+     .attr = {.adam = {.beta1 = 0.8f, .beta2 = 0.99f, .eps = 1e-6f}}},
+};
+#define N_CASES ((int)(sizeof cases / sizeof cases[0]))
+
+/* ------------------------------------------------------------------------ */
+/* Helpers                                                                   */
+
+static uint64_t rng_state = 88172645463325252ull;
+static uint64_t xorshift64(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+static double urand(void) { return (double)(xorshift64() >> 11) / 9007199254740992.0; }
+
+static int64_t numel(const struct hg_shape *s)
+{
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++)
+        n *= s->dim[i];
+    return n;
+}
+
+static int shape_eq(const struct hg_shape *a, const struct hg_shape *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->dim[i] != b->dim[i])
+            return 0;
+    return 1;
+}
+
+static char *shape_str(const struct hg_shape *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, len - o, "[");
+    for (int i = 0; i < s->ndim && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? "," : "",
+                              (long long)s->dim[i]);
+    if (o < len)
+        snprintf(buf + o, len - o, "]");
+    return buf;
+}
+
+static size_t dt_size(enum hg_dtype dt) { return dt == HG_F32 || dt == HG_I32 ? 4 : 8; }
+
+static double fget(const struct hg_tview *t, int64_t i) { return ((const float *)t->data)[i]; }
+static int64_t iget(const struct hg_tview *t, int64_t i)
+{
+    return t->dtype == HG_I64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+}
+
+/* Offset into `small` (broadcast to `big`, aligned right) of big's flat i. */
+static int64_t bcast_off(const struct hg_shape *small, const struct hg_shape *big, int64_t i)
+{
+    int64_t off = 0, stride = 1;
+    int d = small->ndim - 1;
+    for (int a = big->ndim - 1; a >= 0; a--, d--) {
+        int64_t idx = i % big->dim[a];
+        i /= big->dim[a];
+        if (d < 0)
+            continue;
+        if (small->dim[d] != 1)
+            off += idx * stride;
+        stride *= small->dim[d];
+    }
+    return off;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Naive references: plain loops, double accumulation, independent of the
+ * kernels.  Each sets the output shape, returns a malloc'ed double array and
+ * the accumulation length (for the tolerance) in *kred.                     */
+
+typedef double *(*ref_fn)(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred);
+
+static double *alloc_out(struct hg_shape *os)
+{
+    double *o = calloc((size_t)(numel(os) ? numel(os) : 1), sizeof(double));
+    if (!o)
+        abort();
+    return o;
+}
+
+static double *ref_matmul(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred)
+{
+    const struct hg_shape *A = &in[0].shape, *B = &in[1].shape;
+    int ta = c->attr.mm.trans_a, tb = c->attr.mm.trans_b, na = A->ndim, nb = B->ndim;
+    double alpha = c->attr.mm.alpha == 0 ? 1.0 : c->attr.mm.alpha;
+    int64_t M = ta ? A->dim[na - 1] : A->dim[na - 2];
+    int64_t K = ta ? A->dim[na - 2] : A->dim[na - 1];
+    int64_t N = tb ? B->dim[nb - 2] : B->dim[nb - 1];
+    int64_t batch = numel(A) / (M * K);
+    int shared = nb == 2;
+    *os = *A;
+    os->dim[na - 2] = M;
+    os->dim[na - 1] = N;
+    double *o = alloc_out(os);
+    for (int64_t bt = 0; bt < batch; bt++) {
+        int64_t bb = shared ? 0 : bt;
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    double av = fget(&in[0], bt * M * K + (ta ? k * M + i : i * K + k));
+                    double bv = fget(&in[1], bb * K * N + (tb ? j * K + k : k * N + j));
+                    s += av * bv;
+                }
+                o[(bt * M + i) * N + j] = alpha * s;
+            }
+    }
+    *kred = (double)K;
+    return o;
+}
+
+static double *ref_matmul_reduce(const struct op_case *c, const struct hg_tview *in,
+                                 struct hg_shape *os, double *kred)
+{
+    (void)c;
+    int64_t K = in[0].shape.dim[in[0].shape.ndim - 1];
+    int64_t N = in[1].shape.dim[in[1].shape.ndim - 1];
+    int64_t rows = numel(&in[0].shape) / K;
+    *os = (struct hg_shape)S(K, N);
+    double *o = alloc_out(os);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t n = 0; n < N; n++) {
+            double s = 0;
+            for (int64_t r = 0; r < rows; r++)
+                s += fget(&in[0], r * K + k) * fget(&in[1], r * N + n);
+            o[k * N + n] = s;
+        }
+    *kred = (double)rows;
+    return o;
+}
+
+struct convdims {
+    int64_t N, C, H, W, O, KH, KW, OH, OW, sh, sw, ph, pw;
+};
+static struct convdims conv_dims(const union hg_attr *at, const struct hg_shape *x, int64_t O)
+{
+    struct convdims d = {.N = x->dim[0], .C = x->dim[1], .H = x->dim[2], .W = x->dim[3],
+                         .O = O, .KH = at->conv.kh, .KW = at->conv.kw,
+                         .sh = at->conv.stride_h, .sw = at->conv.stride_w,
+                         .ph = at->conv.pad_h, .pw = at->conv.pad_w};
+    d.OH = (d.H + 2 * d.ph - d.KH) / d.sh + 1;
+    d.OW = (d.W + 2 * d.pw - d.KW) / d.sw + 1;
+    return d;
+}
+#define X4(a, b, c_, d_, B_, C_, D_) ((((a) * (B_) + (b)) * (C_) + (c_)) * (D_) + (d_))
+
+/* mode 0: forward (x, w); 1: bwd data (dy, w, x_ref); 2: bwd filter (x, dy) */
+static double *conv_ref(const struct op_case *c, const struct hg_tview *in,
+                        struct hg_shape *os, double *kred, int mode)
+{
+    const struct hg_tview *x = mode == 1 ? &in[2] : &in[0];
+    int64_t O = mode == 2 ? in[1].shape.dim[1] : in[1].shape.dim[0];
+    struct convdims d = conv_dims(&c->attr, &x->shape, O);
+    if (mode == 0)
+        *os = (struct hg_shape)S(d.N, d.O, d.OH, d.OW);
+    else if (mode == 1)
+        *os = x->shape;
+    else
+        *os = (struct hg_shape)S(d.O, d.C, d.KH, d.KW);
+    double *o = alloc_out(os);
+    for (int64_t n = 0; n < d.N; n++)
+        for (int64_t oc = 0; oc < d.O; oc++)
+            for (int64_t oh = 0; oh < d.OH; oh++)
+                for (int64_t ow = 0; ow < d.OW; ow++) {
+                    int64_t yi = X4(n, oc, oh, ow, d.O, d.OH, d.OW);
+                    double acc = 0;
+                    for (int64_t ci = 0; ci < d.C; ci++)
+                        for (int64_t i = 0; i < d.KH; i++)
+                            for (int64_t j = 0; j < d.KW; j++) {
+                                int64_t h = oh * d.sh - d.ph + i, w = ow * d.sw - d.pw + j;
+                                if (h < 0 || h >= d.H || w < 0 || w >= d.W)
+                                    continue;
+                                int64_t xi = X4(n, ci, h, w, d.C, d.H, d.W);
+                                int64_t wi = X4(oc, ci, i, j, d.C, d.KH, d.KW);
+                                if (mode == 0)
+                                    acc += fget(&in[0], xi) * fget(&in[1], wi);
+                                else if (mode == 1)
+                                    o[xi] += fget(&in[0], yi) * fget(&in[1], wi);
+                                else
+                                    o[wi] += fget(&in[0], xi) * fget(&in[1], yi);
+                            }
+                    if (mode == 0)
+                        o[yi] = acc;
+                }
+    *kred = mode == 0 ? (double)(d.C * d.KH * d.KW)
+          : mode == 1 ? (double)(d.O * d.KH * d.KW) : (double)(d.N * d.OH * d.OW);
+    return o;
+}
+static double *ref_conv2d(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred)
+{
+    return conv_ref(c, in, os, kred, 0);
+}
+static double *ref_conv2d_bwd_data(const struct op_case *c, const struct hg_tview *in,
+                                   struct hg_shape *os, double *kred)
+{
+    return conv_ref(c, in, os, kred, 1);
+}
+static double *ref_conv2d_bwd_filter(const struct op_case *c, const struct hg_tview *in,
+                                     struct hg_shape *os, double *kred)
+{
+    return conv_ref(c, in, os, kred, 2);
+}
+
+/* bwd: scatter in[1] (dy) to the first maximum of each window */
+static double *pool_ref(const struct op_case *c, const struct hg_tview *in,
+                        struct hg_shape *os, int bwd)
+{
+    const struct hg_shape *xs = &in[0].shape;
+    int64_t N = xs->dim[0], C = xs->dim[1], H = xs->dim[2], W = xs->dim[3];
+    int64_t k = c->attr.pool.kh, st = c->attr.pool.stride, p = c->attr.pool.pad;
+    int64_t OH = (H + 2 * p - k) / st + 1, OW = (W + 2 * p - k) / st + 1;
+    *os = bwd ? *xs : (struct hg_shape)S(N, C, OH, OW);
+    double *o = alloc_out(os);
+    for (int64_t nc = 0; nc < N * C; nc++)
+        for (int64_t oh = 0; oh < OH; oh++)
+            for (int64_t ow = 0; ow < OW; ow++) {
+                double best = -INFINITY;
+                int64_t arg = -1;
+                for (int64_t i = 0; i < k; i++)
+                    for (int64_t j = 0; j < k; j++) {
+                        int64_t h = oh * st - p + i, w = ow * st - p + j;
+                        if (h < 0 || h >= H || w < 0 || w >= W)
+                            continue;
+                        double v = fget(&in[0], (nc * H + h) * W + w);
+                        if (arg < 0 || v > best) {
+                            best = v;
+                            arg = (nc * H + h) * W + w;
+                        }
+                    }
+                int64_t yi = (nc * OH + oh) * OW + ow;
+                if (bwd)
+                    o[arg] += fget(&in[1], yi);
+                else
+                    o[yi] = best;
+            }
+    return o;
+}
+static double *ref_maxpool2d(const struct op_case *c, const struct hg_tview *in,
+                             struct hg_shape *os, double *kred)
+{
+    *kred = 1;
+    return pool_ref(c, in, os, 0);
+}
+static double *ref_maxpool2d_bwd(const struct op_case *c, const struct hg_tview *in,
+                                 struct hg_shape *os, double *kred)
+{
+    *kred = 9;
+    return pool_ref(c, in, os, 1);
+}
+
+static double *binary_ref(const struct hg_tview *in, struct hg_shape *os, int kind)
+{
+    const struct hg_shape *a = &in[0].shape, *b = &in[1].shape;
+    os->ndim = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int i = 0; i < os->ndim; i++) {
+        int ia = a->ndim - os->ndim + i, ib = b->ndim - os->ndim + i;
+        int64_t da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
+        os->dim[i] = da == 1 ? db : da;
+    }
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < numel(os); i++) {
+        double x = fget(&in[0], bcast_off(a, os, i)), y = fget(&in[1], bcast_off(b, os, i));
+        o[i] = kind == 0 ? x + y : kind == 1 ? x - y : x * y;
+    }
+    return o;
+}
+static double *ref_add(const struct op_case *c, const struct hg_tview *in,
+                       struct hg_shape *os, double *kred)
+{
+    (void)c;
+    *kred = 1;
+    return binary_ref(in, os, 0);
+}
+static double *ref_sub(const struct op_case *c, const struct hg_tview *in,
+                       struct hg_shape *os, double *kred)
+{
+    (void)c;
+    *kred = 1;
+    return binary_ref(in, os, 1);
+}
+static double *ref_mul(const struct op_case *c, const struct hg_tview *in,
+                       struct hg_shape *os, double *kred)
+{
+    (void)c;
+    *kred = 1;
+    return binary_ref(in, os, 2);
+}
+
+static double *ref_sum_to(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred)
+{
+    (void)c;
+    *os = in[1].shape;
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < numel(&in[0].shape); i++)
+        o[bcast_off(os, &in[0].shape, i)] += fget(&in[0], i);
+    *kred = (double)numel(&in[0].shape) / (double)numel(os);
+    return o;
+}
+
+/* Elementwise unary (and the _bwd binary ones): f(x, dy) */
+static double gelu_d(double x)
+{
+    return 0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+}
+static double *unary_ref(const struct op_case *c, const struct hg_tview *in,
+                         struct hg_shape *os, double *kred)
+{
+    *os = in[0].shape;
+    *kred = 1;
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < numel(os); i++) {
+        double x = fget(&in[0], i), dy = c->n_in > 1 ? fget(&in[1], i) : 0;
+        switch (c->op) {
+        case HG_OP_SCALE: o[i] = (double)c->attr.scale.alpha * x; break;
+        case HG_OP_RELU: o[i] = x > 0 ? x : 0; break;
+        case HG_OP_RELU_BWD: o[i] = x > 0 ? dy : 0; break;
+        case HG_OP_GELU: o[i] = 0.5 * x * (1 + erf(x / sqrt(2.0))); break;
+        case HG_OP_GELU_BWD: o[i] = dy * gelu_d(x); break;
+        case HG_OP_TANH: o[i] = tanh(x); break;
+        case HG_OP_TANH_BWD: o[i] = dy * (1 - x * x); break;
+        case HG_OP_DROPOUT: {
+            double p = c->attr.dropout.p;
+            uint64_t step = c->step ? c->step : 1;
+            int keep = p == 0 || hg_rand_uniform(c->attr.dropout.seed, step, (uint64_t)i) >= p;
+            o[i] = keep ? x / (1 - p) : 0;
+            break;
+        }
+        case HG_OP_RESHAPE: case HG_OP_RESHAPE_LIKE: o[i] = x; break;
+        default: abort();
+        }
+    }
+    return o;
+}
+
+/* Row-wise over the last axis: softmax, log_softmax and their backwards. */
+static double *rowwise_ref(const struct op_case *c, const struct hg_tview *in,
+                           struct hg_shape *os, double *kred)
+{
+    *os = in[0].shape;
+    int64_t D = os->dim[os->ndim - 1], rows = numel(os) / D;
+    double *o = alloc_out(os);
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t b = r * D;
+        double mx = -INFINITY, se = 0, dot = 0, sdy = 0;
+        for (int64_t j = 0; j < D; j++)
+            mx = fmax(mx, fget(&in[0], b + j));
+        for (int64_t j = 0; j < D; j++)
+            se += exp(fget(&in[0], b + j) - mx);
+        if (c->n_in > 1)
+            for (int64_t j = 0; j < D; j++) {
+                dot += fget(&in[1], b + j) * fget(&in[0], b + j);
+                sdy += fget(&in[1], b + j);
+            }
+        for (int64_t j = 0; j < D; j++) {
+            double x = fget(&in[0], b + j), dy = c->n_in > 1 ? fget(&in[1], b + j) : 0;
+            switch (c->op) {
+            case HG_OP_SOFTMAX: o[b + j] = exp(x - mx) / se; break;
+            case HG_OP_LOG_SOFTMAX: o[b + j] = x - mx - log(se); break;
+            case HG_OP_SOFTMAX_BWD: o[b + j] = x * (dy - dot); break;    /* x is y */
+            case HG_OP_LOG_SOFTMAX_BWD: o[b + j] = dy - exp(x) * sdy; break; /* x is logp */
+            default: abort();
+            }
+        }
+    }
+    *kred = (double)D;
+    return o;
+}
+
+/* Layer norm: forward (x,g,b), bwd_x (x,g,dy), bwd_g (x,dy). */
+static double *ln_ref(const struct op_case *c, const struct hg_tview *in,
+                      struct hg_shape *os, double *kred)
+{
+    const struct hg_shape *xs = &in[0].shape;
+    int64_t D = xs->dim[xs->ndim - 1], rows = numel(xs) / D;
+    double eps = c->attr.ln.eps;
+    const struct hg_tview *dyv = c->op == HG_OP_LAYERNORM_BWD_G ? &in[1] : &in[2];
+    if (c->op == HG_OP_LAYERNORM_BWD_G)
+        *os = (struct hg_shape)S(D);
+    else
+        *os = *xs;
+    double *o = alloc_out(os);
+    double *xh = malloc((size_t)D * sizeof(double));
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t b = r * D;
+        double mu = 0, var = 0;
+        for (int64_t j = 0; j < D; j++)
+            mu += fget(&in[0], b + j);
+        mu /= (double)D;
+        for (int64_t j = 0; j < D; j++)
+            var += (fget(&in[0], b + j) - mu) * (fget(&in[0], b + j) - mu);
+        var /= (double)D;
+        double rstd = 1 / sqrt(var + eps);
+        for (int64_t j = 0; j < D; j++)
+            xh[j] = (fget(&in[0], b + j) - mu) * rstd;
+        if (c->op == HG_OP_LAYERNORM) {
+            for (int64_t j = 0; j < D; j++)
+                o[b + j] = xh[j] * fget(&in[1], j) + fget(&in[2], j);
+        } else if (c->op == HG_OP_LAYERNORM_BWD_G) {
+            for (int64_t j = 0; j < D; j++)
+                o[j] += fget(dyv, b + j) * xh[j];
+        } else {
+            double m1 = 0, m2 = 0;
+            for (int64_t j = 0; j < D; j++) {
+                double g = fget(dyv, b + j) * fget(&in[1], j);
+                m1 += g;
+                m2 += g * xh[j];
+            }
+            m1 /= (double)D;
+            m2 /= (double)D;
+            for (int64_t j = 0; j < D; j++)
+                o[b + j] = rstd * (fget(dyv, b + j) * fget(&in[1], j) - m1 - xh[j] * m2);
+        }
+    }
+    free(xh);
+    *kred = c->op == HG_OP_LAYERNORM_BWD_G ? (double)rows : (double)D;
+    return o;
+}
+
+static double *ref_embedding(const struct op_case *c, const struct hg_tview *in,
+                             struct hg_shape *os, double *kred)
+{
+    (void)c;
+    int64_t D = in[0].shape.dim[1], n = numel(&in[1].shape);
+    *os = in[1].shape;
+    os->dim[os->ndim++] = D;
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t d = 0; d < D; d++)
+            o[i * D + d] = fget(&in[0], iget(&in[1], i) * D + d);
+    *kred = 1;
+    return o;
+}
+static double *ref_embedding_bwd(const struct op_case *c, const struct hg_tview *in,
+                                 struct hg_shape *os, double *kred)
+{
+    (void)c;
+    *os = in[2].shape;
+    int64_t D = os->dim[1], n = numel(&in[0].shape);
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t d = 0; d < D; d++)
+            o[iget(&in[0], i) * D + d] += fget(&in[1], i * D + d);
+    *kred = (double)n / (double)os->dim[0] + 1;
+    return o;
+}
+
+static double *ref_reshape(const struct op_case *c, const struct hg_tview *in,
+                           struct hg_shape *os, double *kred)
+{
+    if (c->op == HG_OP_RESHAPE_LIKE) {
+        *os = in[1].shape;
+    } else {
+        int64_t known = 1;
+        int infer = -1;
+        os->ndim = c->attr.reshape.ndim;
+        for (int i = 0; i < os->ndim; i++) {
+            int64_t d = c->attr.reshape.dim[i];
+            os->dim[i] = d == 0 ? in[0].shape.dim[i] : d;
+            if (d == -1)
+                infer = i;
+            else
+                known *= os->dim[i];
+        }
+        if (infer >= 0)
+            os->dim[infer] = numel(&in[0].shape) / known;
+    }
+    struct hg_shape tmp;
+    double *o = unary_ref(c, in, &tmp, kred);
+    return o;
+}
+
+static double *ref_permute(const struct op_case *c, const struct hg_tview *in,
+                           struct hg_shape *os, double *kred)
+{
+    const struct hg_shape *xs = &in[0].shape;
+    const int *perm = c->attr.permute.perm;
+    int nd = xs->ndim;
+    int64_t xstride[HG_MAX_DIMS];
+    xstride[nd - 1] = 1;
+    for (int i = nd - 2; i >= 0; i--)
+        xstride[i] = xstride[i + 1] * xs->dim[i + 1];
+    os->ndim = nd;
+    for (int i = 0; i < nd; i++)
+        os->dim[i] = xs->dim[perm[i]];
+    double *o = alloc_out(os);
+    for (int64_t f = 0; f < numel(os); f++) {
+        int64_t rem = f, off = 0;
+        for (int i = nd - 1; i >= 0; i--) {
+            off += (rem % os->dim[i]) * xstride[perm[i]];
+            rem /= os->dim[i];
+        }
+        o[f] = fget(&in[0], off);
+    }
+    *kred = 1;
+    return o;
+}
+
+static double *ref_concat(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred)
+{
+    int ax = c->attr.concat.axis;
+    *os = in[0].shape;
+    os->dim[ax] = 0;
+    for (int k = 0; k < c->n_in; k++)
+        os->dim[ax] += in[k].shape.dim[ax];
+    int64_t outer = 1, inner = 1;
+    for (int i = 0; i < ax; i++)
+        outer *= os->dim[i];
+    for (int i = ax + 1; i < os->ndim; i++)
+        inner *= os->dim[i];
+    double *o = alloc_out(os);
+    for (int64_t ou = 0; ou < outer; ou++) {
+        int64_t pos = 0;
+        for (int k = 0; k < c->n_in; k++) {
+            int64_t a = in[k].shape.dim[ax];
+            for (int64_t j = 0; j < a; j++)
+                for (int64_t q = 0; q < inner; q++)
+                    o[(ou * os->dim[ax] + pos + j) * inner + q] =
+                        fget(&in[k], (ou * a + j) * inner + q);
+            pos += a;
+        }
+    }
+    *kred = 1;
+    return o;
+}
+
+/* slice (x) and slice_bwd (dy, x_ref) */
+static double *ref_slice(const struct op_case *c, const struct hg_tview *in,
+                         struct hg_shape *os, double *kred)
+{
+    int ax = c->attr.slice.axis, bwd = c->op == HG_OP_SLICE_BWD;
+    int64_t st = c->attr.slice.start, len = c->attr.slice.len;
+    const struct hg_shape *big = bwd ? &in[1].shape : &in[0].shape;
+    int64_t outer = 1, inner = 1, A = big->dim[ax];
+    for (int i = 0; i < ax; i++)
+        outer *= big->dim[i];
+    for (int i = ax + 1; i < big->ndim; i++)
+        inner *= big->dim[i];
+    *os = *big;
+    if (!bwd)
+        os->dim[ax] = len;
+    double *o = alloc_out(os);
+    for (int64_t ou = 0; ou < outer; ou++)
+        for (int64_t j = 0; j < len; j++)
+            for (int64_t q = 0; q < inner; q++) {
+                int64_t bi = (ou * A + st + j) * inner + q, si = (ou * len + j) * inner + q;
+                if (bwd)
+                    o[bi] = fget(&in[0], si);
+                else
+                    o[si] = fget(&in[0], bi);
+            }
+    *kred = 1;
+    return o;
+}
+
+static double *ref_masked_fill(const struct op_case *c, const struct hg_tview *in,
+                               struct hg_shape *os, double *kred)
+{
+    *os = in[0].shape;
+    int nd = os->ndim;
+    int64_t B = os->dim[0], H = nd == 4 ? os->dim[1] : 1, Tq = os->dim[nd - 2],
+            Tk = os->dim[nd - 1];
+    double *o = alloc_out(os);
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t q = 0; q < Tq; q++)
+                for (int64_t k = 0; k < Tk; k++) {
+                    int64_t i = ((b * H + h) * Tq + q) * Tk + k;
+                    int masked = (c->attr.mask.causal && k > q) ||
+                                 (c->n_in > 1 && iget(&in[1], b * Tk + k) == 0);
+                    o[i] = masked ? (double)c->attr.mask.fill : fget(&in[0], i);
+                }
+    *kred = 1;
+    return o;
+}
+
+static double *ref_reduce(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred)
+{
+    const struct hg_shape *xs = &in[0].shape;
+    int ax = c->attr.reduce.axis;
+    if (ax == HG_AXIS_ALL) {
+        *os = (struct hg_shape)S(1);
+    } else {
+        *os = *xs;
+        os->dim[ax] = 1;
+    }
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < numel(xs); i++)
+        o[bcast_off(os, xs, i)] += fget(&in[0], i);
+    double cnt = (double)numel(xs) / (double)numel(os);
+    if (c->op == HG_OP_MEAN)
+        for (int64_t i = 0; i < numel(os); i++)
+            o[i] /= cnt;
+    *kred = cnt;
+    return o;
+}
+
+static double *ref_expand_like(const struct op_case *c, const struct hg_tview *in,
+                               struct hg_shape *os, double *kred)
+{
+    *os = in[1].shape;
+    double *o = alloc_out(os);
+    for (int64_t i = 0; i < numel(os); i++)
+        o[i] = (double)c->attr.reduce.alpha * fget(&in[0], bcast_off(&in[0].shape, os, i));
+    *kred = 1;
+    return o;
+}
+
+/* cross_entropy (logits,t), nll (logp,t), and the _bwd (.., t, dloss) */
+static double *ref_loss(const struct op_case *c, const struct hg_tview *in,
+                        struct hg_shape *os, double *kred)
+{
+    const struct hg_shape *xs = &in[0].shape;
+    int64_t C = xs->dim[xs->ndim - 1], rows = numel(xs) / C;
+    int ce = c->op == HG_OP_CROSS_ENTROPY || c->op == HG_OP_CROSS_ENTROPY_BWD;
+    int bwd = c->op == HG_OP_CROSS_ENTROPY_BWD || c->op == HG_OP_NLL_BWD;
+    double s = c->attr.ce.smoothing, dl = bwd ? fget(&in[2], 0) : 0;
+    if (bwd)
+        *os = *xs;
+    else
+        *os = (struct hg_shape)S(1);
+    double *o = alloc_out(os);
+    double *lp = malloc((size_t)C * sizeof(double));
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t t = iget(&in[1], r);
+        if (t == c->attr.ce.ignore_index)
+            continue;
+        double mx = -INFINITY, se = 0;
+        for (int64_t j = 0; j < C; j++)
+            mx = fmax(mx, fget(&in[0], r * C + j));
+        for (int64_t j = 0; j < C; j++)
+            se += exp(fget(&in[0], r * C + j) - mx);
+        for (int64_t j = 0; j < C; j++)
+            lp[j] = ce ? fget(&in[0], r * C + j) - mx - log(se) : fget(&in[0], r * C + j);
+        if (!bwd) {
+            double sum = 0;
+            for (int64_t j = 0; j < C; j++)
+                sum += -lp[j];
+            o[0] += (1 - s) * -lp[t] + s / (double)C * sum;
+        } else {
+            for (int64_t j = 0; j < C; j++) {
+                double target = (j == t ? 1 - s : 0) + s / (double)C;
+                o[r * C + j] = dl * ((ce ? exp(lp[j]) : 0) - target);
+            }
+        }
+    }
+    free(lp);
+    *kred = bwd ? 1 : (double)(rows * C);
+    return o;
+}
+
+/* Updates: the "output" is every input after the step, concatenated. */
+static double *ref_update(const struct op_case *c, const struct hg_tview *in,
+                          struct hg_shape *os, double *kred)
+{
+    int64_t n = numel(&in[0].shape);
+    *os = (struct hg_shape)S(n * c->n_in);
+    double *o = alloc_out(os);
+    double *p = o, *gr = o + n, *b1 = o + 2 * n, *b2 = o + 3 * n;
+    for (int k = 0; k < c->n_in; k++)
+        for (int64_t i = 0; i < n; i++)
+            o[k * n + i] = fget(&in[k], i);
+    double lr = c->lr, gs = c->grad_scale == 0 ? 1 : c->grad_scale;
+    double t = (double)(c->step ? c->step : 1);
+    for (int64_t i = 0; i < n; i++) {
+        double g = gr[i] * gs;
+        if (c->op == HG_OP_SGD_STEP) {
+            double mom = c->attr.sgd.momentum;
+            g += (double)c->attr.sgd.weight_decay * p[i];
+            double d = g;
+            if (mom != 0) {
+                b1[i] = mom * b1[i] + g;
+                d = c->attr.sgd.nesterov ? g + mom * b1[i] : b1[i];
+            }
+            p[i] -= lr * d;
+        } else {
+            double be1 = c->attr.adam.beta1, be2 = c->attr.adam.beta2;
+            p[i] *= 1 - lr * (double)c->attr.adam.weight_decay;
+            b1[i] = be1 * b1[i] + (1 - be1) * g;
+            b2[i] = be2 * b2[i] + (1 - be2) * g * g;
+            double mh = b1[i] / (1 - pow(be1, t)), vh = b2[i] / (1 - pow(be2, t));
+            p[i] -= lr * mh / (sqrt(vh) + (double)c->attr.adam.eps);
+        }
+    }
+    *kred = 1;
+    return o;
+}
+
+static const ref_fn refs[HG_OP_COUNT] = {
+    [HG_OP_MATMUL] = ref_matmul,
+    [HG_OP_MATMUL_REDUCE] = ref_matmul_reduce,
+    [HG_OP_CONV2D] = ref_conv2d,
+    [HG_OP_CONV2D_BWD_DATA] = ref_conv2d_bwd_data,
+    [HG_OP_CONV2D_BWD_FILTER] = ref_conv2d_bwd_filter,
+    [HG_OP_MAXPOOL2D] = ref_maxpool2d,
+    [HG_OP_MAXPOOL2D_BWD] = ref_maxpool2d_bwd,
+    [HG_OP_ADD] = ref_add,
+    [HG_OP_SUB] = ref_sub,
+    [HG_OP_MUL] = ref_mul,
+    [HG_OP_SCALE] = unary_ref,
+    [HG_OP_SUM_TO] = ref_sum_to,
+    [HG_OP_RELU] = unary_ref,
+    [HG_OP_RELU_BWD] = unary_ref,
+    [HG_OP_GELU] = unary_ref,
+    [HG_OP_GELU_BWD] = unary_ref,
+    [HG_OP_TANH] = unary_ref,
+    [HG_OP_TANH_BWD] = unary_ref,
+    [HG_OP_SOFTMAX] = rowwise_ref,
+    [HG_OP_SOFTMAX_BWD] = rowwise_ref,
+    [HG_OP_LOG_SOFTMAX] = rowwise_ref,
+    [HG_OP_LOG_SOFTMAX_BWD] = rowwise_ref,
+    [HG_OP_LAYERNORM] = ln_ref,
+    [HG_OP_LAYERNORM_BWD_X] = ln_ref,
+    [HG_OP_LAYERNORM_BWD_G] = ln_ref,
+    [HG_OP_DROPOUT] = unary_ref,
+    [HG_OP_EMBEDDING] = ref_embedding,
+    [HG_OP_EMBEDDING_BWD] = ref_embedding_bwd,
+    [HG_OP_RESHAPE] = ref_reshape,
+    [HG_OP_RESHAPE_LIKE] = ref_reshape,
+    [HG_OP_PERMUTE] = ref_permute,
+    [HG_OP_CONCAT] = ref_concat,
+    [HG_OP_SLICE] = ref_slice,
+    [HG_OP_SLICE_BWD] = ref_slice,
+    [HG_OP_MASKED_FILL] = ref_masked_fill,
+    [HG_OP_SUM] = ref_reduce,
+    [HG_OP_MEAN] = ref_reduce,
+    [HG_OP_EXPAND_LIKE] = ref_expand_like,
+    [HG_OP_CROSS_ENTROPY] = ref_loss,
+    [HG_OP_CROSS_ENTROPY_BWD] = ref_loss,
+    [HG_OP_NLL] = ref_loss,
+    [HG_OP_NLL_BWD] = ref_loss,
+    [HG_OP_SGD_STEP] = ref_update,
+    [HG_OP_ADAMW_STEP] = ref_update,
+};
+_Static_assert(HG_OP_COUNT == 44, "a new op needs a reference and test cases here");
+
+#ifndef HG_TEST_NO_GRAPH
+/* Forward ops whose gradient the graph must produce (GRAD coverage). */
+static const enum hg_op grad_ops[] = {
+    HG_OP_MATMUL, HG_OP_CONV2D, HG_OP_MAXPOOL2D, HG_OP_ADD, HG_OP_SUB, HG_OP_MUL,
+    HG_OP_SCALE, HG_OP_RELU, HG_OP_GELU, HG_OP_TANH, HG_OP_SOFTMAX, HG_OP_LOG_SOFTMAX,
+    HG_OP_LAYERNORM, HG_OP_DROPOUT, HG_OP_EMBEDDING, HG_OP_RESHAPE, HG_OP_PERMUTE,
+    HG_OP_CONCAT, HG_OP_SLICE, HG_OP_MASKED_FILL, HG_OP_SUM, HG_OP_MEAN,
+    HG_OP_CROSS_ENTROPY, HG_OP_NLL,
+};
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Reporting                                                                 */
+
+struct tally {
+    int ok, fail;
+};
+static struct tally *tally; /* shared with the per-case children */
+static int case_fails;
+
+static const char *op_name(enum hg_op op)
+{
+    return hg_op_table[op].name ? hg_op_table[op].name : "?";
+}
+
+static char *case_label(const struct op_case *c, char *buf, size_t len)
+{
+    size_t o = 0;
+    char sb[96];
+    for (int i = 0; i < c->n_in && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? "x" : "",
+                              shape_str(&c->in[i], sb, sizeof sb));
+    if (c->note && o < len)
+        snprintf(buf + o, len - o, " %s", c->note);
+    return buf;
+}
+
+static void report(int ok, const struct op_case *c, const char *mode, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void report(int ok, const struct op_case *c, const char *mode, const char *fmt, ...)
+{
+    char lb[256];
+    printf("%s %s %s %s", ok ? "ok  " : "FAIL", op_name(c->op), mode,
+           case_label(c, lb, sizeof lb));
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        printf(": ");
+        vprintf(fmt, ap);
+        va_end(ap);
+    }
+    printf("\n");
+    fflush(stdout);
+    if (ok) {
+        __atomic_fetch_add(&tally->ok, 1, __ATOMIC_SEQ_CST);
+    } else {
+        __atomic_fetch_add(&tally->fail, 1, __ATOMIC_SEQ_CST);
+        case_fails++;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Inputs                                                                    */
+
+static void make_inputs(const struct op_case *c, int ci, struct hg_tview *in)
+{
+    rng_state = 0x9E3779B97F4A7C15ull ^ (uint64_t)(ci + 1) * 0xD1B54A32D192ED03ull;
+    for (int k = 0; k < 4; k++)
+        xorshift64();
+    for (int i = 0; i < c->n_in; i++) {
+        struct hg_shape s = c->in[i];
+        int64_t n = numel(&s);
+        in[i].dtype = c->dt[i];
+        in[i].shape = s;
+        in[i].data = calloc((size_t)(n ? n : 1), dt_size(c->dt[i]));
+        if (c->dt[i] == HG_I32) {
+            int32_t *p = in[i].data;
+            for (int64_t j = 0; j < n; j++) {
+                p[j] = (int32_t)(xorshift64() % (uint64_t)(c->imax[i] ? c->imax[i] : 2));
+                if (c->ignore_every && j % c->ignore_every == 1)
+                    p[j] = c->attr.ce.ignore_index;
+            }
+            continue;
+        }
+        float *p = in[i].data;
+        switch (c->gen[i]) {
+        case G_UNIF:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)(2 * urand() - 1);
+            break;
+        case G_WIDE:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)(6 * urand() - 3);
+            break;
+        case G_TINY:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)(0.01 * urand() - 0.005);
+            break;
+        case G_BIG:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)(80 + 20 * urand());
+            break;
+        case G_POS:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)urand();
+            break;
+        case G_ONES:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = 1;
+            break;
+        case G_AWAY:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)((0.1 + 0.9 * urand()) * (xorshift64() & 1 ? 1 : -1));
+            break;
+        case G_TIES:
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)((double)(xorshift64() % 5) * 0.5 - 1.0);
+            break;
+        case G_DISTINCT: {
+            for (int64_t j = 0; j < n; j++)
+                p[j] = (float)((double)j * 0.05 - (double)n * 0.025);
+            for (int64_t j = n - 1; j > 0; j--) {
+                int64_t r = (int64_t)(xorshift64() % (uint64_t)(j + 1));
+                float t = p[j];
+                p[j] = p[r];
+                p[r] = t;
+            }
+            if (c->note && strstr(c->note, "all negative"))
+                for (int64_t j = 0; j < n; j++)
+                    p[j] -= (float)n;
+            break;
+        }
+        }
+    }
+}
+
+static void free_inputs(const struct op_case *c, struct hg_tview *in)
+{
+    for (int i = 0; i < c->n_in; i++)
+        free(in[i].data);
+}
+
+static size_t view_bytes(const struct hg_tview *v)
+{
+    return (size_t)numel(&v->shape) * dt_size(v->dtype);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running one kernel                                                        */
+
+/* Runs c's CPU kernel on in -> out (out->data allocated by the caller and
+ * filled with `garbage`); the workspace is filled with garbage too. */
+static int run_kernel(const struct op_case *c, const struct hg_tview *in,
+                      struct hg_tview *out, int nthreads, unsigned char garbage,
+                      char *err, size_t errlen)
+{
+    const struct hg_op_info *oi = &hg_op_table[c->op];
+    struct hg_shape ins[HG_MAX_INPUTS];
+    for (int i = 0; i < c->n_in; i++)
+        ins[i] = in[i].shape;
+    size_t ws = 0;
+    if (oi->workspace)
+        ws = oi->workspace(ins, c->n_in, out ? &out->shape : NULL, &c->attr, nthreads);
+    void *wsp = ws ? malloc(ws) : NULL;
+    if (wsp)
+        memset(wsp, garbage, ws);
+    err[0] = 0;
+    struct hg_kctx ctx = {
+        .nthreads = nthreads,
+        .step = c->step ? c->step : 1,
+        .lr = c->lr,
+        .grad_scale = c->grad_scale == 0 ? 1.0f : c->grad_scale,
+        .ws = wsp,
+        .ws_bytes = ws,
+        .err = err,
+        .errlen = errlen,
+    };
+    struct hg_kargs a = {.in = in, .n_in = c->n_in, .out = out, .attr = &c->attr, .ctx = &ctx};
+    hg_kernels_set_threads(nthreads);
+    int rc = oi->cpu(&a);
+    free(wsp);
+    return rc;
+}
+
+static int run_shape(const struct op_case *c, const struct hg_tview *in,
+                     struct hg_shape *os, enum hg_dtype *odt, char *err, size_t errlen)
+{
+    struct hg_shape ins[HG_MAX_INPUTS];
+    enum hg_dtype dts[HG_MAX_INPUTS];
+    for (int i = 0; i < c->n_in; i++) {
+        ins[i] = in ? in[i].shape : c->in[i];
+        dts[i] = c->dt[i];
+    }
+    memset(os, 0, sizeof *os);
+    *odt = HG_F32;
+    err[0] = 0;
+    return hg_op_table[c->op].shape(ins, dts, c->n_in, &c->attr, os, odt, err, errlen);
+}
+
+/* One run: copies the inputs (updates modify them), returns the result as
+ * bytes (out, or the inputs after an update) in *res, its size in *nres. */
+static int run_once(const struct op_case *c, const struct hg_tview *in0,
+                    const struct hg_shape *os, int nthreads, unsigned char garbage,
+                    void **res, size_t *nres, char *err, size_t errlen)
+{
+    int upd = (hg_op_table[c->op].flags & HG_OPF_NO_OUTPUT) != 0;
+    struct hg_tview in[HG_MAX_INPUTS], out = {.dtype = HG_F32, .shape = *os};
+    size_t tot = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        in[i] = in0[i];
+        size_t b = view_bytes(&in0[i]);
+        in[i].data = malloc(b ? b : 1);
+        memcpy(in[i].data, in0[i].data, b);
+        tot += b;
+    }
+    size_t ob = (size_t)numel(os) * 4;
+    out.data = malloc(ob ? ob : 1);
+    memset(out.data, garbage, ob);
+    int rc = run_kernel(c, in, upd ? NULL : &out, nthreads, garbage, err, errlen);
+    if (upd) {
+        unsigned char *p = malloc(tot);
+        size_t o = 0;
+        for (int i = 0; i < c->n_in; i++) {
+            memcpy(p + o, in[i].data, view_bytes(&in[i]));
+            o += view_bytes(&in[i]);
+        }
+        free(out.data);
+        *res = p;
+        *nres = tot;
+    } else {
+        *res = out.data;
+        *nres = ob;
+    }
+    for (int i = 0; i < c->n_in; i++)
+        free(in[i].data);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Modes                                                                     */
+
+static void mode_value(const struct op_case *c, const struct hg_tview *in)
+{
+    char err[512], sb1[96], sb2[96];
+    struct hg_shape os, rs;
+    enum hg_dtype odt;
+    int upd = (hg_op_table[c->op].flags & HG_OPF_NO_OUTPUT) != 0;
+    if (run_shape(c, in, &os, &odt, err, sizeof err) != 0) {
+        report(0, c, "value", "shape rule failed: %s", err);
+        return;
+    }
+    double kred = 1;
+    double *ref = refs[c->op](c, in, &rs, &kred);
+    if (!upd && !shape_eq(&os, &rs)) {
+        report(0, c, "value", "shape rule gives %s, want %s",
+               shape_str(&os, sb1, sizeof sb1), shape_str(&rs, sb2, sizeof sb2));
+        free(ref);
+        return;
+    }
+    if (!upd && odt != HG_F32) {
+        report(0, c, "value", "shape rule gives dtype %d, want f32", (int)odt);
+        free(ref);
+        return;
+    }
+    void *r1 = NULL, *r2 = NULL, *r3 = NULL;
+    size_t n1 = 0, n2 = 0, n3 = 0;
+    if (run_once(c, in, &os, 2, 0xff, &r1, &n1, err, sizeof err) != 0) {
+        report(0, c, "value", "kernel returned -1: %s", err);
+        free(ref);
+        free(r1);
+        return;
+    }
+    /* compare with the reference */
+    const float *got = r1;
+    int64_t n = (int64_t)(n1 / 4), worst = -1;
+    double rtol = 1e-4, atol = 1e-5 * sqrt(kred > 1 ? kred : 1), maxerr = 0, worst_ex = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = got[i], r = ref[i];
+        double e;
+        if (isinf(r) && g == r)
+            e = 0;
+        else if (!isfinite(g))
+            e = INFINITY;
+        else
+            e = fabs(g - r);
+        double excess = e / (atol + rtol * fabs(r));
+        if (worst < 0 || excess > worst_ex) {
+            worst_ex = excess;
+            worst = i;
+        }
+        if (e > maxerr)
+            maxerr = e;
+    }
+    if (worst_ex > 1)
+        report(0, c, "value", "max err %.3g (%.1fx tolerance) at %lld: got %.8g want %.8g",
+               maxerr, worst_ex, (long long)worst, (double)got[worst], ref[worst]);
+    else
+        report(1, c, "value", "max err %.3g", maxerr);
+    free(ref);
+
+    /* determinism: a second run (different garbage in out and workspace) */
+    int rc = run_once(c, in, &os, 2, 0x55, &r2, &n2, err, sizeof err);
+    if (rc != 0 || n2 != n1 || memcmp(r1, r2, n1) != 0) {
+        int64_t at = -1;
+        for (int64_t i = 0; rc == 0 && i < n; i++)
+            if (memcmp((float *)r1 + i, (float *)r2 + i, 4)) {
+                at = i;
+                break;
+            }
+        report(0, c, "rerun", "second run differs (rc %d) at %lld: %.9g vs %.9g", rc,
+               (long long)at, at >= 0 ? (double)((float *)r1)[at] : 0.0,
+               at >= 0 ? (double)((float *)r2)[at] : 0.0);
+    } else {
+        report(1, c, "rerun", "bitwise identical");
+    }
+    if (c->modes & M_THREADS) {
+        rc = run_once(c, in, &os, 1, 0x00, &r3, &n3, err, sizeof err);
+        if (rc != 0 || n3 != n1 || memcmp(r1, r3, n1) != 0) {
+            int64_t at = -1;
+            for (int64_t i = 0; rc == 0 && i < n; i++)
+                if (memcmp((float *)r1 + i, (float *)r3 + i, 4)) {
+                    at = i;
+                    break;
+                }
+            report(0, c, "threads", "1 vs 2 threads differ (rc %d) at %lld: %.9g vs %.9g",
+                   rc, (long long)at, at >= 0 ? (double)((float *)r3)[at] : 0.0,
+                   at >= 0 ? (double)((float *)r1)[at] : 0.0);
+        } else {
+            report(1, c, "threads", "1 and 2 threads bitwise identical");
+        }
+    }
+    free(r1);
+    free(r2);
+    free(r3);
+}
+
+static void mode_error(const struct op_case *c, struct hg_tview *in)
+{
+    char err[512];
+    struct hg_shape os;
+    enum hg_dtype odt;
+    if (in[c->bad.in].dtype == HG_I32)
+        ((int32_t *)in[c->bad.in].data)[c->bad.at] = (int32_t)c->bad.val;
+    else
+        ((float *)in[c->bad.in].data)[c->bad.at] = (float)c->bad.val;
+    if (run_shape(c, in, &os, &odt, err, sizeof err) != 0) {
+        report(0, c, "error", "shape rule failed: %s", err);
+        return;
+    }
+    void *r = NULL;
+    size_t nr;
+    err[0] = 0;
+    int rc = run_once(c, in, &os, 2, 0, &r, &nr, err, sizeof err);
+    free(r);
+    if (rc != -1)
+        report(0, c, "error", "kernel returned %d, want -1 (err \"%s\")", rc, err);
+    else if (!strstr(err, c->expect))
+        report(0, c, "error", "message \"%s\" lacks \"%s\"", err, c->expect);
+    else
+        report(1, c, "error", "\"%s\"", err);
+}
+
+static void mode_shape_err(const struct op_case *c)
+{
+    char err[512];
+    struct hg_shape os;
+    enum hg_dtype odt;
+    int rc = run_shape(c, NULL, &os, &odt, err, sizeof err);
+    if (rc != -1)
+        report(0, c, "shape", "shape rule returned %d, want -1", rc);
+    else if (!strstr(err, c->expect))
+        report(0, c, "shape", "message \"%s\" lacks \"%s\"", err, c->expect);
+    else
+        report(1, c, "shape", "\"%s\"", err);
+}
+
+/* Dropout on ones: same (seed, step) -> same mask; another step or seed ->
+ * another mask; keep rate within 3 sigma of 1-p; kept values 1/(1-p). */
+static void mode_dropstat(const struct op_case *c, const struct hg_tview *in)
+{
+    char err[512];
+    struct op_case cc = *c;
+    int64_t n = numel(&in[0].shape);
+    double p = c->attr.dropout.p;
+    void *m[4] = {0};
+    size_t nm;
+    const uint64_t steps[4] = {5, 5, 6, 5};
+    for (int k = 0; k < 4; k++) {
+        cc.step = steps[k];
+        cc.attr.dropout.seed = c->attr.dropout.seed + (k == 3);
+        if (run_once(&cc, in, &in[0].shape, 2, (unsigned char)(k * 0x33), &m[k], &nm,
+                     err, sizeof err) != 0) {
+            report(0, c, "dropstat", "kernel returned -1: %s", err);
+            goto out;
+        }
+    }
+    int64_t kept = 0, bad = 0, diff_step = 0, diff_seed = 0;
+    const float *a = m[0], *b = m[2], *s = m[3];
+    for (int64_t i = 0; i < n; i++) {
+        if (a[i] != 0) {
+            kept++;
+            if (fabs(a[i] - 1 / (1 - p)) > 1e-6)
+                bad++;
+        }
+        diff_step += (a[i] != 0) != (b[i] != 0);
+        diff_seed += (a[i] != 0) != (s[i] != 0);
+    }
+    double rate = (double)kept / (double)n, sigma = sqrt(p * (1 - p) / (double)n);
+    double want_diff = 2 * p * (1 - p) * (double)n;
+    if (memcmp(m[0], m[1], (size_t)n * 4) != 0)
+        report(0, c, "dropstat", "same seed and step give different masks");
+    else if (fabs(rate - (1 - p)) > 3 * sigma)
+        report(0, c, "dropstat", "keep rate %.5f, want %.5f +- %.5f", rate, 1 - p, 3 * sigma);
+    else if (bad)
+        report(0, c, "dropstat", "%lld kept values differ from 1/(1-p)", (long long)bad);
+    else if (fabs((double)diff_step - want_diff) > 0.1 * want_diff)
+        report(0, c, "dropstat", "step 5 vs 6 masks differ at %lld places, want ~%.0f",
+               (long long)diff_step, want_diff);
+    else if (fabs((double)diff_seed - want_diff) > 0.1 * want_diff)
+        report(0, c, "dropstat", "seed s vs s+1 masks differ at %lld places, want ~%.0f",
+               (long long)diff_seed, want_diff);
+    else
+        report(1, c, "dropstat", "keep rate %.5f (want %.2f +- %.5f), step/seed change %lld/%lld",
+               rate, 1 - p, 3 * sigma, (long long)diff_step, (long long)diff_seed);
+out:
+    for (int k = 0; k < 4; k++)
+        free(m[k]);
+}
+
+#ifndef HG_TEST_NO_GRAPH
+/* loss = sum(out * R) in double (or out[0] when R < 0) */
+static double graph_loss(struct hg_exec *ex, int out, int R, int64_t n)
+{
+    const float *o = hg_exec_data(ex, out);
+    if (R < 0)
+        return o[0];
+    const float *r = hg_exec_data(ex, R);
+    double s = 0;
+    for (int64_t i = 0; i < n; i++)
+        s += (double)o[i] * r[i];
+    return s;
+}
+
+static void mode_grad(const struct op_case *c, int ci, const struct hg_tview *in)
+{
+    char err[512];
+    struct hg_graph *g = hg_graph_new();
+    int t[HG_MAX_INPUTS];
+    for (int i = 0; i < c->n_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "in%d", i);
+        if (in[i].dtype != HG_F32)
+            t[i] = hg_graph_input(g, name, in[i].dtype, in[i].shape.ndim, in[i].shape.dim, -1);
+        else
+            t[i] = hg_graph_param(g, name, in[i].shape.ndim, in[i].shape.dim, HG_INIT_ZERO, 0);
+    }
+    int out = hg_graph_op(g, c->op, t, c->n_in, &c->attr);
+    struct hg_shape os = hg_graph_tensor(g, out)->shape;
+    int64_t no = numel(&os);
+    int R = -1, loss = out;
+    if (no != 1) {
+        R = hg_graph_input(g, "R", HG_F32, os.ndim, os.dim, -1);
+        loss = hg_sum(g, hg_mul(g, out, R), HG_AXIS_ALL);
+    }
+    struct hg_exec *ex = NULL;
+    int *order = NULL;
+    float *grads[HG_MAX_INPUTS] = {0};
+    if (hg_graph_backward(g, loss) != 0) {
+        report(0, c, "grad", "hg_graph_backward failed");
+        goto out;
+    }
+    order = malloc((size_t)hg_graph_n_nodes(g) * sizeof(int));
+    int n = hg_graph_order(g, HG_PH_FORWARD | HG_PH_BACKWARD, order);
+    int prod = hg_graph_tensor(g, out)->producer, nf = -1;
+    for (int k = 0; k < n; k++)
+        if (order[k] == prod)
+            nf = k + 1;
+    if (nf < 0) {
+        report(0, c, "grad", "op node not in the order");
+        goto out;
+    }
+    ex = hg_exec_new(g, order, n, err, sizeof err);
+    if (!ex) {
+        report(0, c, "grad", "hg_exec_new: %s", err);
+        goto out;
+    }
+    struct hg_step st = {.step = c->step ? c->step : 1, .lr = 0, .grad_scale = 1,
+                         .nthreads = 2};
+    if (hg_exec_prepare(ex, &st, err, sizeof err) != 0) {
+        report(0, c, "grad", "hg_exec_prepare: %s", err);
+        goto out;
+    }
+    for (int i = 0; i < c->n_in; i++)
+        memcpy(hg_exec_data(ex, t[i]), in[i].data, view_bytes(&in[i]));
+    rng_state ^= 0xABCDEF12345ull * (uint64_t)(ci + 7);
+    if (R >= 0) {
+        float *r = hg_exec_data(ex, R);
+        for (int64_t i = 0; i < no; i++)
+            r[i] = (float)(2 * urand() - 1);
+    }
+    if (hg_exec_run(ex, &st, 0, n, err, sizeof err) != 0) {
+        report(0, c, "grad", "hg_exec_run: %s", err);
+        goto out;
+    }
+    for (int i = 0; i < c->n_in; i++) {
+        if (in[i].dtype != HG_F32)
+            continue;
+        int gt = hg_graph_grad(g, t[i]);
+        if (gt < 0) {
+            report(0, c, "grad", "no gradient for input %d", i);
+            goto out;
+        }
+        size_t b = view_bytes(&in[i]);
+        grads[i] = malloc(b);
+        memcpy(grads[i], hg_exec_data(ex, gt), b);
+    }
+    /* central differences, re-running the forward up to the op */
+    const double eps = 1e-2, rtol = 2e-2, atol = 2e-3;
+    double worst_ex = 0, worst_g = 0, worst_fd = 0;
+    int worst_in = -1;
+    int64_t worst_at = -1, npts = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        if (in[i].dtype != HG_F32)
+            continue;
+        float *p = hg_exec_data(ex, t[i]);
+        int64_t ne = numel(&in[i].shape);
+        int64_t m = ne <= 80 ? ne : 80;
+        for (int64_t k = 0; k < m; k++) {
+            int64_t j = ne <= 80 ? k : (int64_t)(xorshift64() % (uint64_t)ne);
+            float x0 = p[j], xp = (float)(x0 + eps), xm = (float)(x0 - eps);
+            p[j] = xp;
+            int rc = hg_exec_run(ex, &st, 0, nf, err, sizeof err);
+            double lp = graph_loss(ex, out, R, no);
+            p[j] = xm;
+            rc |= hg_exec_run(ex, &st, 0, nf, err, sizeof err);
+            double lm = graph_loss(ex, out, R, no);
+            p[j] = x0;
+            if (rc != 0) {
+                report(0, c, "grad", "forward re-run: %s", err);
+                goto out;
+            }
+            double fd = (lp - lm) / ((double)xp - (double)xm), gv = grads[i][j];
+            double ex_ = fabs(gv - fd) / (atol + rtol * fabs(fd));
+            if (!isfinite(gv))
+                ex_ = INFINITY;
+            if (worst_in < 0 || ex_ > worst_ex) {
+                worst_ex = ex_;
+                worst_in = i;
+                worst_at = j;
+                worst_g = gv;
+                worst_fd = fd;
+            }
+            npts++;
+        }
+    }
+    if (worst_ex > 1)
+        report(0, c, "grad", "input %d at %lld: autodiff %.6g, finite diff %.6g (%.1fx tol)",
+               worst_in, (long long)worst_at, worst_g, worst_fd, worst_ex);
+    else
+        report(1, c, "grad", "%lld points, worst %.2fx tolerance", (long long)npts, worst_ex);
+out:
+    for (int i = 0; i < c->n_in; i++)
+        free(grads[i]);
+    if (ex)
+        hg_exec_free(ex);
+    free(order);
+    hg_graph_free(g);
+}
+#endif
+
+static void run_case(int ci)
+{
+    const struct op_case *c = &cases[ci];
+    struct hg_tview in[HG_MAX_INPUTS];
+    if (c->modes & M_VALUE) {
+        make_inputs(c, ci, in);
+        mode_value(c, in);
+        free_inputs(c, in);
+    }
+    if (c->modes & M_ERROR) {
+        make_inputs(c, ci, in);
+        mode_error(c, in);
+        free_inputs(c, in);
+    }
+    if (c->modes & M_SHAPE_ERR)
+        mode_shape_err(c);
+    if (c->modes & M_DROPSTAT) {
+        make_inputs(c, ci, in);
+        mode_dropstat(c, in);
+        free_inputs(c, in);
+    }
+    if (c->modes & M_GRAD) {
+#ifndef HG_TEST_NO_GRAPH
+        make_inputs(c, ci, in);
+        mode_grad(c, ci, in);
+        free_inputs(c, in);
+#endif
+    }
+}
+
+/* Every op has a value case, every differentiable op a grad case. */
+static void check_coverage(void)
+{
+    for (int op = 0; op < HG_OP_COUNT; op++) {
+        int have = 0;
+        for (int i = 0; i < N_CASES; i++)
+            have |= cases[i].op == (enum hg_op)op && (cases[i].modes & M_VALUE);
+        if (!have || !refs[op]) {
+            printf("FAIL coverage: op %s has no value case\n", op_name((enum hg_op)op));
+            tally->fail++;
+        }
+    }
+#ifndef HG_TEST_NO_GRAPH
+    for (size_t k = 0; k < sizeof grad_ops / sizeof grad_ops[0]; k++) {
+        int have = 0;
+        for (int i = 0; i < N_CASES; i++)
+            have |= cases[i].op == grad_ops[k] && (cases[i].modes & M_GRAD);
+        if (!have) {
+            printf("FAIL coverage: op %s has no grad case\n", op_name(grad_ops[k]));
+            tally->fail++;
+        }
+    }
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    const char *filter = NULL;
+    int nofork = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--nofork"))
+            nofork = 1;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: %s [op-name-substring] [--nofork]\n", argv[0]);
+            return 0;
+        } else
+            filter = argv[i];
+    }
+    char err[256];
+    if (hg_kernels_init(err, sizeof err) != 0) {
+        fprintf(stderr, "hg_kernels_init: %s\n", err);
+        return 1;
+    }
+    printf("BLAS: %s\n", hg_kernels_blas_name() ? hg_kernels_blas_name() : "?");
+    tally = mmap(NULL, sizeof *tally, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (tally == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    memset(tally, 0, sizeof *tally);
+    if (!filter)
+        check_coverage();
+    int ncases = 0;
+    for (int ci = 0; ci < N_CASES; ci++) {
+        const struct op_case *c = &cases[ci];
+        if (filter && !strstr(op_name(c->op), filter))
+            continue;
+        ncases++;
+        fflush(stdout);
+        if (nofork) {
+            run_case(ci);
+            continue;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 1;
+        }
+        if (pid == 0) {
+            alarm(120);
+            run_case(ci);
+            fflush(stdout);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0)) {
+            char lb[256];
+            printf("FAIL %s %s: crashed (%s %d)\n", op_name(c->op), case_label(c, lb, sizeof lb),
+                   WIFSIGNALED(status) ? "signal" : "exit", WIFSIGNALED(status)
+                   ? WTERMSIG(status) : WEXITSTATUS(status));
+            tally->fail++;
+        }
+    }
+    printf("\n%d cases, %d checks passed, %d failed\n", ncases, tally->ok, tally->fail);
+    return tally->fail ? 1 : 0;
+}
