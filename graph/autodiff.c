@@ -55,6 +55,18 @@ static void acc(struct ad *ad, int t, int gi)
         ad->grad[t] = op2(ad->g, HG_OP_ADD, ad->grad[t], gi, NULL);
 }
 
+/* [..,X,Y] -> [..,Y,X] */
+static int swap_last2(struct hg_graph *g, int x)
+{
+    int nd = shp(g, x)->ndim;
+    union hg_attr p = {.permute = {.ndim = nd}};
+    for (int i = 0; i < nd; i++)
+        p.permute.perm[i] = i;
+    p.permute.perm[nd - 1] = nd - 2;
+    p.permute.perm[nd - 2] = nd - 1;
+    return op1(g, HG_OP_PERMUTE, x, &p);
+}
+
 static void grad_matmul(struct ad *ad, const struct hg_node_info *nd, int G)
 {
     struct hg_graph *g = ad->g;
@@ -67,18 +79,20 @@ static void grad_matmul(struct ad *ad, const struct hg_node_info *nd, int G)
         if (!ta) { /* da = G op(b)^T */
             at.mm.trans_a = 0, at.mm.trans_b = !tb;
             acc(ad, a, op2(g, HG_OP_MATMUL, G, b, &at));
-        } else { /* da = op(b) G^T */
-            HG_CHECK(!shared_b); /* trans_a with a shared b is not supported */
+        } else if (!shared_b) { /* da = op(b) G^T */
             at.mm.trans_a = tb, at.mm.trans_b = 1;
             acc(ad, a, op2(g, HG_OP_MATMUL, b, G, &at));
+        } else { /* da = (G op(b)^T)^T per batch entry */
+            at.mm.trans_a = 0, at.mm.trans_b = !tb;
+            acc(ad, a, swap_last2(g, op2(g, HG_OP_MATMUL, G, b, &at)));
         }
     }
     if (ad->need[b]) {
         int db;
         if (shared_b) { /* rows of every batch entry contract into b */
-            HG_CHECK(!ta);
-            db = tb ? op2(g, HG_OP_MATMUL_REDUCE, G, a, NULL)
-                    : op2(g, HG_OP_MATMUL_REDUCE, a, G, NULL);
+            int ar = ta ? swap_last2(g, a) : a; /* op(a): [..,M,K] */
+            db = tb ? op2(g, HG_OP_MATMUL_REDUCE, G, ar, NULL)
+                    : op2(g, HG_OP_MATMUL_REDUCE, ar, G, NULL);
             if (alpha != 1.f) {
                 union hg_attr s = {.scale = {alpha}};
                 db = op1(g, HG_OP_SCALE, db, &s);
@@ -260,8 +274,8 @@ int hg_graph_backward(struct hg_graph *g, int loss)
         int p = g->params[i];
         int gp = ad.grad[p];
         if (gp < 0) { /* unused param: a zero gradient that nothing writes */
-            gp = hg__graph_tensor(g, NULL, HG_T_GRAD, HG_F32,
-                                  &g->t[p].info.decl, -1);
+            struct hg_shape d = g->t[p].info.decl; /* copy: g->t may move */
+            gp = hg__graph_tensor(g, NULL, HG_T_GRAD, HG_F32, &d, -1);
         } else if (g->t[gp].info.kind != HG_T_ACT ||
                    g->t[gp].info.producer < nn) {
             gp = op2(g, HG_OP_RESHAPE_LIKE, gp, p, NULL);
@@ -297,7 +311,8 @@ int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
     g->phase = HG_PH_UPDATE;
     for (int i = 0; i < g->np; i++) {
         int p = g->params[i];
-        const struct hg_shape *d = &g->t[p].info.decl;
+        struct hg_shape dv = g->t[p].info.decl; /* copy: g->t may move */
+        const struct hg_shape *d = &dv;
         char name[256];
         if (kind == HG_OPTIM_SGD) {
             snprintf(name, sizeof(name), "%s.momentum_buffer", g->t[p].name);

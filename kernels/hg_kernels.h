@@ -19,7 +19,7 @@
 #define HG_CHECK(cond)                                                        \
     do {                                                                      \
         if (!(cond))                                                          \
-            hg_check_failed(__FILE__, __LINE__, #cond);                       \
+            hg_check_failed(__FILE__, __LINE__, #cond);                     \
     } while (0)
 _Noreturn void hg_check_failed(const char *file, int line, const char *expr);
 
@@ -152,7 +152,9 @@ struct hg_kargs {
     struct hg_kctx *ctx;
 };
 
-/* Returns 0 or -1 with a message in err (shape mismatch names the op). */
+/* Returns 0 or -1 with a message in err naming the rule and the shapes;
+ * rules shared by several ops (broadcast, like_first) name the rule, and
+ * callers (graph, planner) prefix the op's name. */
 typedef int (*hg_shape_fn)(const struct hg_shape *in, const enum hg_dtype *in_dt,
                            int n_in, const union hg_attr *attr,
                            struct hg_shape *out, enum hg_dtype *out_dt,

@@ -27,7 +27,9 @@
  * - CONCAT: every input equal except on axis. SLICE: len elements from start.
  * - MASKED_FILL: s[B,Tq,Tk] or s[B,H,Tq,Tk]; an element is masked if causal
  *   and k > q, or if keep (optional second input, i32 [B,Tk]) is 0 at [b,k].
- *   Masked elements become fill (-inf for scores, 0 for the backward).
+ *   Masked elements become fill (hg_masked_fill uses -1e30 for scores,
+ *   which softmax turns into exact zeros without NaN rows; 0 backward).
+ *   Causal masking is aligned top-left (k > q), as for self-attention.
  * - SUM/MEAN: over axis (kept with size 1), or HG_AXIS_ALL -> shape [1].
  *   EXPAND_LIKE(dy, x_ref): broadcasts dy back to x's shape times alpha;
  *   alpha < 0 means 1/count with count = numel(x_ref)/numel(dy) (MEAN's

@@ -1387,7 +1387,7 @@ static int no_fork;
 static int isolate(const char *name, int (*fn)(const char *), const char *arg,
                    struct result *res)
 {
-    snprintf(res->name, sizeof res->name, "%s", name);
+    snprintf(res->name, sizeof res->name, "%.95s", name);
     res->why[0] = 0;
     fflush(stdout);
     if (no_fork) {

@@ -100,7 +100,8 @@ static int reduce(const struct hg_kargs *a, int mean)
 HG_CPU_FN(sum) { return reduce(a, 0); }
 HG_CPU_FN(mean) { return reduce(a, 1); }
 
-/* (dy, x_ref) -> out[x's shape] = alpha * dy broadcast (alpha 0 means 1).
+/* (dy, x_ref) -> out[x's shape] = alpha * dy broadcast (alpha 0 means 1;
+ * alpha < 0 means 1/count, count = numel(x_ref)/numel(dy): MEAN's backward).
  * dy has SUM's output shape (x's with some axes of size 1) or [1].  Axes are
  * aligned right and merged; the last merged axis is the inner loop, either
  * contiguous in dy or a broadcast scalar. */
@@ -111,7 +112,10 @@ HG_CPU_FN(expand_like)
     float *y = a->out->data;              /* x_ref's shape */
     const struct hg_shape *os = &a->out->shape;
     const int64_t n = hg_shape_numel(os);
-    const float alpha = a->attr->reduce.alpha != 0.0f ? a->attr->reduce.alpha : 1.0f;
+    float alpha = a->attr->reduce.alpha != 0.0f ? a->attr->reduce.alpha : 1.0f;
+    if (alpha < 0.0f)
+        alpha = (float)((double)hg_shape_numel(&a->in[0].shape) /
+                        (double)hg_shape_numel(&a->in[1].shape));
     int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
     int m = 0;
 
