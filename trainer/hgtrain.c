@@ -26,6 +26,7 @@ struct opts {
     int threads;
     unsigned long seed;
     long max_train;   /* 0: all samples */
+    long max_valid;   /* 0: all samples */
     long log_every;
 };
 
@@ -44,6 +45,7 @@ static void usage(FILE *f)
             "  --epochs N          passes over the training set (default 1)\n"
             "  --max-steps N       stop after N updates (default: no limit)\n"
             "  --max-train N       use the first N training images (default: all)\n"
+            "  --max-valid N       evaluate on the first N test images (default: all)\n"
             "  --batch-size N      sentences per batch (default 64)\n"
             "  --optimizer NAME    sgd | adamw (default sgd)\n"
             "  --lr X              learning rate (default 0.01 sgd, 0.001 adamw)\n"
@@ -59,6 +61,7 @@ static int parse(int argc, char **argv, struct opts *o)
         {"epochs", required_argument, 0, 'e'},
         {"max-steps", required_argument, 0, 's'},
         {"max-train", required_argument, 0, 'n'},
+        {"max-valid", required_argument, 0, 'v'},
         {"batch-size", required_argument, 0, 'b'},
         {"optimizer", required_argument, 0, 'o'},
         {"lr", required_argument, 0, 'l'},
@@ -79,6 +82,7 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'e': o->epochs = (int)strtol(optarg, &end, 10); break;
         case 's': o->max_steps = strtol(optarg, &end, 10); break;
         case 'n': o->max_train = strtol(optarg, &end, 10); break;
+        case 'v': o->max_valid = strtol(optarg, &end, 10); break;
         case 'b': o->batch = (int)strtol(optarg, &end, 10); break;
         case 'o': o->optimizer = optarg; break;
         case 'l': o->lr = strtof(optarg, &end); break;
@@ -187,6 +191,8 @@ int main(int argc, char **argv)
     }
     if (o.max_train > 0 && o.max_train < tr.n)
         tr.n = o.max_train;
+    if (o.max_valid > 0 && o.max_valid < te.n)
+        te.n = o.max_valid;
 
     /* train graph: forward + backward + update; eval graph: forward only */
     struct hg_mnist_cnn_cfg cfg = HG_MNIST_CNN_DEFAULT;
