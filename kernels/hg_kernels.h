@@ -202,7 +202,27 @@ void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
               float alpha, const float *a, int64_t lda, const float *b,
               int64_t ldb, float beta, float *c, int64_t ldc);
 
-/* Counter-based RNG shared by CPU and CUDA dropout: uniform in [0,1). */
+/* Counter-based RNG shared by CPU and CUDA dropout: uniform in [0,1).
+ * hg_rand_uniform(seed, stream, i) == hg_rand_u(hg_rand_key(seed, stream), i);
+ * kernels hoist the key out of their loops. Formula in kernels/common.c. */
 float hg_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index);
+
+static inline uint64_t hg_mix64(uint64_t z) /* splitmix64's finaliser */
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t hg_rand_key(uint64_t seed, uint64_t stream)
+{
+    return hg_mix64(seed ^ hg_mix64(stream + 0x9E3779B97F4A7C15ULL));
+}
+
+static inline float hg_rand_u(uint64_t key, uint64_t index)
+{
+    uint64_t h = hg_mix64(key + (index + 1) * 0x9E3779B97F4A7C15ULL);
+    return (float)(h >> 40) * (1.0f / 16777216.0f);
+}
 
 #endif

@@ -249,6 +249,79 @@ static int64_t pool_argmax(const float *plane, int64_t h, int64_t w, int64_t oh,
     return best;
 }
 
+
+/* Non-overlapping square windows without padding (k x k, stride k): the
+ * common case (max_pool2d(2)) gets loops without bounds checks. */
+static int pool_tiled(const union hg_attr *at)
+{
+    return at->pool.kh == at->pool.kw && at->pool.stride == at->pool.kh &&
+           at->pool.pad == 0;
+}
+
+/* Row-major first maximum of the k x k window at column j*k of rows r..r+k,
+ * NaN winning, as pool_argmax; returns the offset from r. */
+static inline int64_t tile_argmax(const float *r, int64_t w, int64_t k,
+                                  int64_t j)
+{
+    int64_t best = j * k;
+    float mx = -INFINITY;
+    for (int64_t u = 0; u < k; u++)
+        for (int64_t v = 0; v < k; v++) {
+            float val = r[u * w + j * k + v];
+            if (val > mx || isnan(val)) {
+                mx = val;
+                best = u * w + j * k + v;
+            }
+        }
+    return best;
+}
+
+/* r: first of the k input rows [k, w]; y: one output row [ow] */
+static void tile_row_max(const float *r, int64_t w, int64_t k, int64_t ow,
+                         float *restrict y)
+{
+    if (k == 2) {
+        const float *r1 = r + w;
+        for (int64_t j = 0; j < ow; j++) {
+            float a0 = r[2 * j], a1 = r[2 * j + 1], b0 = r1[2 * j], b1 = r1[2 * j + 1];
+            if (isnan(a0) || isnan(a1) || isnan(b0) || isnan(b1)) {
+                y[j] = r[tile_argmax(r, w, 2, j)];
+                continue;
+            }
+            float m = a0 > a1 ? a0 : a1, n = b0 > b1 ? b0 : b1;
+            y[j] = m > n ? m : n;
+        }
+        return;
+    }
+    for (int64_t j = 0; j < ow; j++)
+        y[j] = r[tile_argmax(r, w, k, j)];
+}
+
+/* dy row [ow] -> the argmax positions of the k rows starting at dr */
+static void tile_row_scatter(const float *r, int64_t w, int64_t k, int64_t ow,
+                             const float *dy, float *dr)
+{
+    if (k == 2) { /* first maximum in row-major order; the last NaN wins */
+        const float *r1 = r + w;
+        float *d1 = dr + w;
+        for (int64_t j = 0; j < ow; j++) {
+            float v[4] = {r[2 * j], r[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
+            int b = 0;
+            for (int q = 1; q < 4; q++)
+                if (v[q] > v[b] || isnan(v[q])) /* as pool_argmax */
+                    b = q;
+            float g = dy[j];
+            dr[2 * j] = b == 0 ? g : 0.0f;
+            dr[2 * j + 1] = b == 1 ? g : 0.0f;
+            d1[2 * j] = b == 2 ? g : 0.0f;
+            d1[2 * j + 1] = b == 3 ? g : 0.0f;
+        }
+        return;
+    }
+    for (int64_t j = 0; j < ow; j++)
+        dr[tile_argmax(r, w, k, j)] = dy[j];
+}
+
 /* x[N,C,H,W] -> y[N,C,OH,OW] */
 HG_CPU_FN(maxpool2d)
 {
@@ -260,6 +333,17 @@ HG_CPU_FN(maxpool2d)
     int64_t oh = ty->shape.dim[2], ow = ty->shape.dim[3];
     const float *x = tx->data;
     float *y = ty->data;
+    if (pool_tiled(a->attr)) {
+        const int64_t k = a->attr->pool.kh;
+#pragma omp parallel for schedule(static)
+        for (int64_t pl = 0; pl < planes; pl++) {
+            const float *xp = x + pl * h * w;
+            float *yp = y + pl * oh * ow;
+            for (int64_t i = 0; i < oh; i++)
+                tile_row_max(xp + i * k * w, w, k, ow, yp + i * ow);
+        }
+        return 0;
+    }
 #pragma omp parallel for schedule(static)
     for (int64_t pl = 0; pl < planes; pl++) {
         const float *xp = x + pl * h * w;
@@ -274,6 +358,8 @@ HG_CPU_FN(maxpool2d)
 /* (x[N,C,H,W], dy[N,C,OH,OW]) -> dx[N,C,H,W] */
 HG_CPU_FN(maxpool2d_bwd)
 {
+    const int tiled = pool_tiled(a->attr);
+    const int64_t k = a->attr->pool.kh;
     const struct hg_tview *tx = &a->in[0], *tdy = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tdy->dtype == HG_F32);
     HG_CHECK(tx->shape.ndim == 4 && tdy->shape.ndim == 4);
@@ -287,6 +373,12 @@ HG_CPU_FN(maxpool2d_bwd)
         const float *xp = x + pl * h * w, *dyp = dy + pl * oh * ow;
         float *dxp = dx + pl * h * w;
         memset(dxp, 0, (size_t)(h * w) * sizeof(float));
+        if (tiled) { /* windows do not overlap: place, do not accumulate */
+            for (int64_t i = 0; i < oh; i++)
+                tile_row_scatter(xp + i * k * w, w, k, ow, dyp + i * ow,
+                                 dxp + i * k * w);
+            continue;
+        }
         for (int64_t i = 0; i < oh; i++)
             for (int64_t j = 0; j < ow; j++)
                 dxp[pool_argmax(xp, h, w, i, j, a->attr)] += dyp[i * ow + j];

@@ -228,6 +228,23 @@ static inline void odo_next(int n, const int64_t *dim, const int64_t *st,
 
 /* Deterministic sum of all n elements: fixed chunks, fixed combine order. */
 #define NCHUNK 64
+/* Sum of a contiguous run: 16 float lanes (vectorisable, fixed order, so
+ * deterministic for a given n), combined in double. */
+static double sum_run(const float *restrict x, int64_t n)
+{
+    float lane[16] = {0};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; l++)
+            lane[l] += x[i + l];
+    double s = 0;
+    for (int l = 0; l < 16; l++)
+        s += lane[l];
+    for (; i < n; i++)
+        s += x[i];
+    return s;
+}
+
 static double sum_all(const float *restrict x, int64_t n)
 {
     double part[NCHUNK];
@@ -235,10 +252,7 @@ static double sum_all(const float *restrict x, int64_t n)
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)
     for (int c = 0; c < NCHUNK; c++) {
         int64_t lo = n * c / NCHUNK, hi = n * (c + 1) / NCHUNK;
-        double s = 0;
-        for (int64_t i = lo; i < hi; i++)
-            s += x[i];
-        part[c] = s;
+        part[c] = sum_run(x + lo, hi - lo);
     }
     double s = 0;
     for (int c = 0; c < NCHUNK; c++)
@@ -300,9 +314,7 @@ HG_CPU_FN(sum_to)
             }
             double s = 0;
             for (int64_t r = 0; r < nrun; r++) {
-                const float *restrict xr = x + base + off;
-                for (int64_t i = 0; i < I; i++)
-                    s += xr[i];
+                s += sum_run(x + base + off, I);
                 odo_next(nro, rd, rs, idx, &off);
             }
             y[m] = (float)s;
@@ -404,8 +416,9 @@ HG_CPU_FN(dropout)
         return 0;
     }
     const float s = 1.0f / (1.0f - p);
+    const uint64_t key = hg_rand_key(seed, stream);
 #pragma omp parallel for if (n >= PAR_MIN / 4) schedule(static)
     for (int64_t i = 0; i < n; i++)
-        y[i] = hg_rand_uniform(seed, stream, (uint64_t)i) >= p ? x[i] * s : 0.0f;
+        y[i] = hg_rand_u(key, (uint64_t)i) >= p ? x[i] * s : 0.0f;
     return 0;
 }
