@@ -3,7 +3,7 @@
 # Asserts that training lowers the loss, that the test accuracy is well above
 # chance, and that bad input gives a clear error and a non-zero exit.
 set -u
-HGTRAIN=${HGTRAIN:-./hgtrain}
+HGTRAIN=${HGTRAIN:-${HG_BUILDDIR:-.}/hgtrain}
 DATA=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 if [ ! -f "$DATA/train-images-idx3-ubyte.gz" ]; then
     echo "SKIP: no Fashion-MNIST at $DATA (Debian package dataset-fashion-mnist)"
