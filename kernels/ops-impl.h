@@ -54,6 +54,32 @@
 
 #include "kernels/hg_kernels.h"
 
+/* Inner loops of memory-bound kernels are compiled for AVX-512, AVX2 and
+ * the baseline, picked at load time (GCC ifunc), so a portable build still
+ * runs the CPU's widest vectors. -std=c11 keeps FP contraction off, so all
+ * clones compute bit-identical results. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
+    __GNUC__ >= 12 && defined(__linux__)
+#define HG_SIMD_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define HG_SIMD_CLONES
+#endif
+
+/* Runs body(lo, hi) over [0, n) in nthreads contiguous chunks when n is at
+ * least min_par, else in one chunk; deterministic chunk boundaries. */
+#define HG_PAR_CHUNKS(n, min_par, LO, HI, body)                                 \
+    do {                                                                       \
+        const int64_t hg_n_ = (n);                                             \
+        const int hg_nc_ = hg_n_ >= (min_par) ? hg_kernels_get_threads() : 1;  \
+        _Pragma("omp parallel for if (hg_nc_ > 1) schedule(static)")           \
+        for (int hg_c_ = 0; hg_c_ < hg_nc_; hg_c_++) {                         \
+            const int64_t LO = hg_n_ * hg_c_ / hg_nc_;                         \
+            const int64_t HI = hg_n_ * (hg_c_ + 1) / hg_nc_;                   \
+            body;                                                              \
+        }                                                                      \
+    } while (0)
+
 /* Formats into err (may be NULL) and returns -1. */
 int hg_kerr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -109,7 +109,7 @@ static void plan_make(struct bplan *p, const struct hg_shape *a,
     } while (0)
 
 /* o[n] = a[i*ia] op b[i*ib].  o may equal a or b element for element. */
-static void bin_row(enum bop op, float *restrict o, const float *restrict a,
+HG_SIMD_CLONES static void bin_row(enum bop op, float *restrict o, const float *restrict a,
                     const float *restrict b, int64_t ia, int64_t ib, int64_t n)
 {
     switch (op) {
@@ -356,33 +356,43 @@ HG_CPU_FN(sum_to)
 /* ---- activations --------------------------------------------------------- */
 
 #define UNARY_KERNEL(name, EXPR)                                               \
-    HG_CPU_FN(name)                                                            \
+    HG_SIMD_CLONES static void name##_run(const float *restrict xp,            \
+                                          float *restrict yp, int64_t n)      \
     {                                                                          \
-        const float *restrict xp = a->in[0].data; /* [n] */                   \
-        float *restrict yp = a->out->data;        /* [n] */                   \
-        const int64_t n = hg_shape_numel(&a->out->shape);                      \
-        _Pragma("omp parallel for if (n >= PAR_MIN) schedule(static)")        \
         for (int64_t i = 0; i < n; i++) {                                      \
             float x = xp[i];                                                   \
             yp[i] = (EXPR);                                                    \
         }                                                                      \
+    }                                                                          \
+    HG_CPU_FN(name)                                                            \
+    {                                                                          \
+        const float *xp = a->in[0].data; /* [n] */                             \
+        float *yp = a->out->data;        /* [n] */                             \
+        HG_PAR_CHUNKS(hg_shape_numel(&a->out->shape), PAR_MIN, lo, hi,         \
+                      name##_run(xp + lo, yp + lo, hi - lo));                  \
         return 0;                                                              \
     }
 
 /* (u, dy) -> dx, same shapes */
 #define BINARY_KERNEL(name, EXPR)                                              \
-    HG_CPU_FN(name)                                                            \
+    HG_SIMD_CLONES static void name##_run(const float *restrict up,            \
+                                          const float *restrict dyp,           \
+                                          float *restrict dxp, int64_t n)      \
     {                                                                          \
-        const float *restrict up = a->in[0].data;  /* [n] */                  \
-        const float *restrict dyp = a->in[1].data; /* [n] */                  \
-        float *restrict dxp = a->out->data;        /* [n] */                  \
-        const int64_t n = hg_shape_numel(&a->out->shape);                      \
-        HG_CHECK(hg_shape_numel(&a->in[1].shape) == n);                        \
-        _Pragma("omp parallel for if (n >= PAR_MIN) schedule(static)")        \
         for (int64_t i = 0; i < n; i++) {                                      \
             float u = up[i], dy = dyp[i];                                      \
             dxp[i] = (EXPR);                                                   \
         }                                                                      \
+    }                                                                          \
+    HG_CPU_FN(name)                                                            \
+    {                                                                          \
+        const float *up = a->in[0].data;  /* [n] */                            \
+        const float *dyp = a->in[1].data; /* [n] */                            \
+        float *dxp = a->out->data;        /* [n] */                            \
+        const int64_t n = hg_shape_numel(&a->out->shape);                      \
+        HG_CHECK(hg_shape_numel(&a->in[1].shape) == n);                        \
+        HG_PAR_CHUNKS(n, PAR_MIN, lo, hi,                                      \
+                      name##_run(up + lo, dyp + lo, dxp + lo, hi - lo));       \
         return 0;                                                              \
     }
 
@@ -397,6 +407,16 @@ BINARY_KERNEL(gelu_bwd,
                     u * INV_SQRT2PI * expf(-0.5f * u * u)))
 UNARY_KERNEL(tanh, tanhf(x))
 BINARY_KERNEL(tanh_bwd, dy * (1.0f - u * u))
+
+/* y[lo,hi) = mask(i) * x[i] * s; the mask depends on the index only */
+HG_SIMD_CLONES static void dropout_run(const float *restrict x,
+                                       float *restrict y, int64_t lo,
+                                       int64_t hi, uint64_t key, float p,
+                                       float s)
+{
+    for (int64_t i = lo; i < hi; i++)
+        y[i] = hg_rand_u(key, (uint64_t)i) >= p ? x[i] * s : 0.0f;
+}
 
 HG_CPU_FN(dropout)
 {
@@ -417,8 +437,6 @@ HG_CPU_FN(dropout)
     }
     const float s = 1.0f / (1.0f - p);
     const uint64_t key = hg_rand_key(seed, stream);
-#pragma omp parallel for if (n >= PAR_MIN / 4) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        y[i] = hg_rand_u(key, (uint64_t)i) >= p ? x[i] * s : 0.0f;
+    HG_PAR_CHUNKS(n, PAR_MIN / 4, lo, hi, dropout_run(x, y, lo, hi, key, p, s));
     return 0;
 }
