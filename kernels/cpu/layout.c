@@ -291,8 +291,8 @@ HG_CPU_FN(masked_fill)
             for (int64_t k = 0; k < kend; k++)
                 yr[k] = kr[k] != 0 ? sr[k] : fill;
         } else {
-            for (int64_t k = 0; k < kend; k++)
-                yr[k] = sr[k];
+            if (yr != sr) /* in place: nothing to copy */
+                memcpy(yr, sr, (size_t)kend * sizeof(float));
         }
         for (int64_t k = kend; k < Tk; k++)
             yr[k] = fill;

@@ -7,8 +7,7 @@
 #include "kernels/ops-impl.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
-#define RBLK 256      /* LAYERNORM_BWD_G: rows whose statistics sit on the stack */
-#define CBLK 64       /* LAYERNORM_BWD_G: columns per work item */
+#define RBLK 1024     /* LAYERNORM_BWD_G: rows whose statistics sit on the stack (8 KiB) */
 
 static void rows_cols(const struct hg_shape *s, int64_t *rows, int64_t *cols)
 {
@@ -22,10 +21,12 @@ static void row_stats(const float *restrict x, int64_t D, float eps,
                       float *mean, float *rstd)
 {
     float s = 0;
+#pragma omp simd reduction(+ : s)
     for (int64_t j = 0; j < D; j++)
         s += x[j];
     const float m = s / (float)D;
     float v = 0;
+#pragma omp simd reduction(+ : v)
     for (int64_t j = 0; j < D; j++) {
         float d = x[j] - m;
         v += d * d;
@@ -54,6 +55,7 @@ HG_CPU_FN(layernorm)
         float *restrict yr = y + r * D;
         float m, rs;
         row_stats(xr, D, eps, &m, &rs);
+#pragma omp simd
         for (int64_t j = 0; j < D; j++)
             yr[j] = (xr[j] - m) * rs * g[j] + b[j];
     }
@@ -82,6 +84,7 @@ HG_CPU_FN(layernorm_bwd_x)
         float m, rs;
         row_stats(xr, D, eps, &m, &rs);
         float s1 = 0, s2 = 0; /* sum(g*dy), sum(g*dy*xhat) */
+#pragma omp simd reduction(+ : s1, s2)
         for (int64_t j = 0; j < D; j++) {
             float gd = g[j] * gr[j];
             s1 += gd;
@@ -89,6 +92,7 @@ HG_CPU_FN(layernorm_bwd_x)
         }
         s1 /= (float)D;
         s2 /= (float)D;
+#pragma omp simd
         for (int64_t j = 0; j < D; j++)
             dr[j] = rs * (g[j] * gr[j] - s1 - (xr[j] - m) * rs * s2);
     }
@@ -112,7 +116,13 @@ HG_CPU_FN(layernorm_bwd_g)
     rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows * D);
     HG_CHECK(hg_shape_numel(&a->out->shape) == D);
-    const int64_t ncb = (D + CBLK - 1) / CBLK;
+    /* one wide column block per thread: narrow strided blocks defeat the
+     * prefetcher */
+    const int64_t nth = a->ctx->nthreads > 0 ? a->ctx->nthreads : 1;
+    int64_t cblk = ((D + nth - 1) / nth + 15) / 16 * 16;
+    if (cblk < 256)
+        cblk = 256;
+    const int64_t ncb = (D + cblk - 1) / cblk;
 
 #pragma omp parallel if (rows * D >= PAR_MIN)
     {
@@ -126,13 +136,14 @@ HG_CPU_FN(layernorm_bwd_g)
                 row_stats(x + (r0 + i) * D, D, eps, &mean[i], &rstd[i]);
 #pragma omp for schedule(static)
             for (int64_t cb = 0; cb < ncb; cb++) {
-                const int64_t c0 = cb * CBLK;
-                const int64_t nc = D - c0 < CBLK ? D - c0 : CBLK;
+                const int64_t c0 = cb * cblk;
+                const int64_t nc = D - c0 < cblk ? D - c0 : cblk;
                 float *restrict out = dg + c0;
                 for (int64_t i = 0; i < nr; i++) {
                     const float *restrict xr = x + (r0 + i) * D + c0;
                     const float *restrict gr = dy + (r0 + i) * D + c0;
                     const float m = mean[i], rs = rstd[i];
+#pragma omp simd
                     for (int64_t j = 0; j < nc; j++)
                         out[j] += gr[j] * (xr[j] - m) * rs;
                 }

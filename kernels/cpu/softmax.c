@@ -55,6 +55,7 @@ HG_CPU_FN(softmax)
             s += yr[j];
         }
         const float inv = 1.0f / s;
+#pragma omp simd
         for (int64_t j = 0; j < C; j++)
             yr[j] *= inv;
     }
@@ -75,8 +76,10 @@ HG_CPU_FN(softmax_bwd)
         const float *restrict yr = y + r * C, *restrict gr = dy + r * C;
         float *restrict dr = dx + r * C;
         float s = 0;
+#pragma omp simd reduction(+ : s)
         for (int64_t j = 0; j < C; j++)
             s += yr[j] * gr[j];
+#pragma omp simd
         for (int64_t j = 0; j < C; j++)
             dr[j] = yr[j] * (gr[j] - s);
     }
@@ -95,6 +98,7 @@ HG_CPU_FN(log_softmax)
         const float *restrict xr = x + r * C;
         float *restrict yr = y + r * C;
         const float lse = row_lse(xr, C);
+#pragma omp simd
         for (int64_t j = 0; j < C; j++)
             yr[j] = xr[j] - lse;
     }
@@ -115,6 +119,7 @@ HG_CPU_FN(log_softmax_bwd)
         const float *restrict yr = y + r * C, *restrict gr = dy + r * C;
         float *restrict dr = dx + r * C;
         float s = 0;
+#pragma omp simd reduction(+ : s)
         for (int64_t j = 0; j < C; j++)
             s += gr[j];
         for (int64_t j = 0; j < C; j++)
