@@ -54,7 +54,6 @@ def parse():
 
 
 def run_best(args):
-    models = ["mnist", "transformer"] if args.model == "all" else [args.model]
     best = {}
     for core in CORETYPES:
         cmd = [sys.executable, os.path.abspath(__file__),
