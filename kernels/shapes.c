@@ -274,41 +274,42 @@ HG_COST_FN(conv2d_bwd_filter)
  * nb = min(N, max(1, HG_CONV_WS_CAP / per_image)); per image they need
  * cols [C*KH*KW, OH*OW] and a [O, OH*OW] GEMM result / transposed dy.
  * The kernels derive nb from ctx->ws_bytes, so any size >= one image works. */
-#define HG_CONV_WS_CAP ((size_t)8 << 20) /* fits L3; measured best of 4-64 MiB */
-
-static size_t conv_ws(int64_t n, int64_t o, int64_t ckk, int64_t p)
+/* One im2col slot [CKK, P] per thread (kernels/cpu/conv.c); the filter
+ * gradient also keeps [NG, O, CKK] partials, NG = min(N, 16), halved
+ * while above 32 MiB (the same rule as conv_groups in conv.c). */
+static size_t conv_ws(int64_t o, int64_t ckk, int64_t p, int nthreads)
 {
-    size_t per = (size_t)(ckk + o) * (size_t)p * sizeof(float);
-    size_t nb = per ? HG_CONV_WS_CAP / per : 1;
-    if (nb < 1)
-        nb = 1;
-    if (nb > (size_t)n)
-        nb = (size_t)n;
-    return nb * per;
+    (void)o;
+    return (size_t)(nthreads > 0 ? nthreads : 1) * (size_t)ckk * (size_t)p *
+           sizeof(float);
 }
 
 HG_WS_FN(conv2d) /* (x, w) -> y */
 {
-    (void)n_in; (void)attr; (void)nthreads;
-    return conv_ws(in[0].dim[0], in[1].dim[0],
-                   in[1].dim[1] * in[1].dim[2] * in[1].dim[3],
-                   out->dim[2] * out->dim[3]);
+    (void)n_in; (void)attr;
+    return conv_ws(in[1].dim[0], in[1].dim[1] * in[1].dim[2] * in[1].dim[3],
+                   out->dim[2] * out->dim[3], nthreads);
 }
 
 HG_WS_FN(conv2d_bwd_data) /* (dy, w, x_ref) -> dx */
 {
-    (void)n_in; (void)attr; (void)nthreads; (void)out;
-    return conv_ws(in[0].dim[0], in[1].dim[0],
-                   in[1].dim[1] * in[1].dim[2] * in[1].dim[3],
-                   in[0].dim[2] * in[0].dim[3]);
+    (void)n_in; (void)attr; (void)out;
+    return conv_ws(in[1].dim[0], in[1].dim[1] * in[1].dim[2] * in[1].dim[3],
+                   in[0].dim[2] * in[0].dim[3], nthreads);
 }
 
 HG_WS_FN(conv2d_bwd_filter) /* (x, dy) -> dw */
 {
-    (void)n_in; (void)attr; (void)nthreads;
-    return conv_ws(in[0].dim[0], out->dim[0],
-                   out->dim[1] * out->dim[2] * out->dim[3],
-                   in[1].dim[2] * in[1].dim[3]);
+    (void)n_in; (void)attr;
+    int64_t n = in[0].dim[0], o = out->dim[0];
+    int64_t ckk = out->dim[1] * out->dim[2] * out->dim[3];
+    int64_t ng = n < 16 ? n : 16;
+    while (ng > 1 && (size_t)(ng * o * ckk) * sizeof(float) > ((size_t)32 << 20))
+        ng /= 2;
+    if (ng < 1)
+        ng = 1;
+    return (size_t)(ng * o * ckk) * sizeof(float) +
+           conv_ws(o, ckk, in[1].dim[2] * in[1].dim[3], nthreads);
 }
 
 HG_SHAPE_FN(maxpool2d)

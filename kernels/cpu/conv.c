@@ -1,13 +1,10 @@
 /* conv.c - CONV2D (+ backward) and MAXPOOL2D (+ backward) on the CPU.
- *
- * Convolutions go through im2col over a chunk of nb images at once so that
- * each chunk is one large GEMM.  Workspace (see hg_ws_conv2d in shapes.c):
- *   cols [C*KH*KW, nb*OH*OW]  patches, column j = image*OH*OW + oh*OW + ow
- *   tmp  [O, nb*OH*OW]        GEMM result (fwd) or dy transposed (bwd)
- * nb is whatever ctx->ws_bytes holds, at most N, at least 1.
+ * Convolutions are im2col + GEMM per image (see conv_threads).
  */
 #include <math.h>
 #include <string.h>
+
+#include <omp.h>
 
 #include "kernels/ops-impl.h"
 
@@ -35,16 +32,6 @@ static struct geom make_geom(const struct hg_shape *x, const struct hg_shape *y,
     HG_CHECK(g.oh == (g.h + 2 * g.ph - g.kh) / g.sh + 1);
     HG_CHECK(g.ow == (g.w + 2 * g.pw - g.kw) / g.sw + 1);
     return g;
-}
-
-/* Images per chunk that fit in the workspace. */
-static int64_t chunk_images(const struct geom *g, const struct hg_kctx *ctx)
-{
-    size_t per = (size_t)(g->ckk + g->o) * (size_t)g->p * sizeof(float);
-    int64_t nb = per ? (int64_t)(ctx->ws_bytes / per) : g->n;
-    HG_CHECK(ctx->ws != NULL || per == 0);
-    HG_CHECK(nb >= 1);
-    return nb < g->n ? nb : g->n;
 }
 
 /* Valid ow range [*lo, *hi) for kernel column kw: 0 <= ow*sw - pw + kw < W. */
@@ -129,20 +116,33 @@ static void col2im(const struct geom *g, const float *cols, int64_t cur,
     }
 }
 
-/* src[cur,O,P] -> dst[O, cur*P] or back (to_images). */
-static void shuffle(const struct geom *g, int64_t cur, float *img, float *mat,
-                    int to_images)
+/* How the work is cut (workspace layout, see hg_ws_conv2d in shapes.c):
+ * images run in parallel, one per thread at a time, each with its own
+ * im2col slot cols[CKK, P] that stays in L2, and a single-threaded GEMM
+ * writes straight into the image's output (no transposes). The filter
+ * gradient sums fixed groups of images into partials [NG, O, CKK] that are
+ * added in group order, so the result does not depend on the thread count.
+ * With fewer images than threads, images run one after the other and the
+ * BLAS threads each GEMM instead. */
+static int conv_threads(const struct geom *g, const struct hg_kctx *ctx,
+                        size_t reserved)
 {
-    int64_t ld = cur * g->p;
-#pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < cur * g->o; i++) {
-        int64_t nl = i / g->o, o = i % g->o;
-        float *pi = img + i * g->p, *pm = mat + o * ld + nl * g->p;
-        if (to_images)
-            memcpy(pi, pm, (size_t)g->p * sizeof(float));
-        else
-            memcpy(pm, pi, (size_t)g->p * sizeof(float));
-    }
+    size_t slot = (size_t)g->ckk * (size_t)g->p * sizeof(float);
+    HG_CHECK(ctx->ws_bytes >= reserved + slot);
+    int64_t slots = (int64_t)((ctx->ws_bytes - reserved) / slot);
+    int64_t nt = ctx->nthreads > 0 ? ctx->nthreads : 1;
+    if (nt > slots)
+        nt = slots;
+    if (nt > g->n)
+        nt = 1; /* few images: let the BLAS use the threads */
+    return (int)nt;
+}
+
+/* A 1x1 convolution without stride or padding reads x as its own im2col. */
+static int conv_is_pointwise(const struct geom *g)
+{
+    return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 &&
+           g->ph == 0 && g->pw == 0;
 }
 
 /* (x[N,C,H,W], w[O,C,KH,KW]) -> y[N,O,OH,OW] */
@@ -150,24 +150,34 @@ HG_CPU_FN(conv2d)
 {
     const struct hg_tview *tx = &a->in[0], *tw = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tw->dtype == HG_F32);
-    struct geom g = make_geom(&tx->shape, &a->out->shape, a->attr);
+    const struct geom g = make_geom(&tx->shape, &a->out->shape, a->attr);
     HG_CHECK(tw->shape.dim[0] == g.o && tw->shape.dim[1] == g.c);
-    int64_t nb = chunk_images(&g, a->ctx);
     const float *x = tx->data, *w = tw->data;
     float *y = a->out->data;
-    float *cols = a->ctx->ws;              /* [CKK, nb*P] */
-    float *tmp = cols + g.ckk * nb * g.p;  /* [O, nb*P] */
-
-    for (int64_t n0 = 0; n0 < g.n; n0 += nb) {
-        int64_t cur = g.n - n0 < nb ? g.n - n0 : nb, ld = cur * g.p;
-        float *yn = y + n0 * g.o * g.p;
-        im2col(&g, x + n0 * g.c * g.h * g.w, cur, cols);
-        hg_sgemm(0, 0, g.o, ld, g.ckk, 1.0f, w, g.ckk, cols, ld, 0.0f,
-                 cur == 1 ? yn : tmp, ld);
-        if (cur > 1)
-            shuffle(&g, cur, yn, tmp, 1);
+    float *ws = a->ctx->ws; /* [threads][CKK, P] */
+    const int nt = conv_threads(&g, a->ctx, 0), pw = conv_is_pointwise(&g);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t n = 0; n < g.n; n++) {
+        const float *xn = x + n * g.c * g.h * g.w; /* [C,H,W] */
+        float *cols = ws + (int64_t)omp_get_thread_num() * g.ckk * g.p;
+        if (pw)
+            cols = (float *)xn;
+        else
+            im2col(&g, xn, 1, cols);
+        hg_sgemm(0, 0, g.o, g.p, g.ckk, 1.0f, w, g.ckk, cols, g.p, 0.0f,
+                 y + n * g.o * g.p, g.p);
     }
     return 0;
+}
+
+/* Images per group of the filter gradient: fixed by the shapes only. */
+static int64_t conv_groups(const struct geom *g)
+{
+    int64_t ng = g->n < 16 ? g->n : 16;
+    size_t part = (size_t)g->o * (size_t)g->ckk * sizeof(float);
+    while (ng > 1 && (size_t)ng * part > ((size_t)32 << 20))
+        ng /= 2;
+    return ng < 1 ? 1 : ng;
 }
 
 /* (x[N,C,H,W], dy[N,O,OH,OW]) -> dw[O,C,KH,KW] = sum_n dy_n cols_n^T */
@@ -175,25 +185,41 @@ HG_CPU_FN(conv2d_bwd_filter)
 {
     const struct hg_tview *tx = &a->in[0], *tdy = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tdy->dtype == HG_F32);
-    struct geom g = make_geom(&tx->shape, &tdy->shape, a->attr);
+    const struct geom g = make_geom(&tx->shape, &tdy->shape, a->attr);
     HG_CHECK(hg_shape_numel(&a->out->shape) == g.o * g.ckk);
-    int64_t nb = chunk_images(&g, a->ctx);
-    const float *x = tx->data;
-    float *dy = tdy->data; /* only read */
-    float *dw = a->out->data;
-    float *cols = a->ctx->ws;              /* [CKK, nb*P] */
-    float *dyt = cols + g.ckk * nb * g.p;  /* [O, nb*P] */
-
-    if (g.n == 0)
+    const float *x = tx->data, *dy = tdy->data;
+    float *dw = a->out->data; /* [O, CKK] */
+    if (g.n == 0) {
         memset(dw, 0, (size_t)(g.o * g.ckk) * sizeof(float));
-    for (int64_t n0 = 0; n0 < g.n; n0 += nb) {
-        int64_t cur = g.n - n0 < nb ? g.n - n0 : nb, ld = cur * g.p;
-        float *dyn = dy + n0 * g.o * g.p;
-        im2col(&g, x + n0 * g.c * g.h * g.w, cur, cols);
-        if (cur > 1)
-            shuffle(&g, cur, dyn, dyt, 0);
-        hg_sgemm(0, 1, g.o, g.ckk, ld, 1.0f, cur == 1 ? dyn : dyt, ld, cols,
-                 ld, n0 == 0 ? 0.0f : 1.0f, dw, g.ckk);
+        return 0;
+    }
+    const int64_t ng = conv_groups(&g), od = g.o * g.ckk;
+    float *part = a->ctx->ws; /* [NG, O, CKK] */
+    float *slots = part + ng * od; /* [threads][CKK, P] */
+    int nt = conv_threads(&g, a->ctx, (size_t)(ng * od) * sizeof(float));
+    if (nt > ng)
+        nt = (int)ng;
+    const int pw = conv_is_pointwise(&g);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t gi = 0; gi < ng; gi++) {
+        float *cols = slots + (int64_t)omp_get_thread_num() * g.ckk * g.p;
+        for (int64_t n = g.n * gi / ng; n < g.n * (gi + 1) / ng; n++) {
+            const float *xn = x + n * g.c * g.h * g.w;
+            if (pw)
+                cols = (float *)xn;
+            else
+                im2col(&g, xn, 1, cols);
+            hg_sgemm(0, 1, g.o, g.ckk, g.p, 1.0f, dy + n * g.o * g.p, g.p,
+                     cols, g.p, n == g.n * gi / ng ? 0.0f : 1.0f,
+                     part + gi * od, g.ckk);
+        }
+    }
+#pragma omp parallel for if (od * ng >= 32768) schedule(static)
+    for (int64_t i = 0; i < od; i++) {
+        float s = part[i];
+        for (int64_t gi = 1; gi < ng; gi++)
+            s += part[gi * od + i];
+        dw[i] = s;
     }
     return 0;
 }
@@ -203,23 +229,20 @@ HG_CPU_FN(conv2d_bwd_data)
 {
     const struct hg_tview *tdy = &a->in[0], *tw = &a->in[1];
     HG_CHECK(a->n_in == 3 && tdy->dtype == HG_F32 && tw->dtype == HG_F32);
-    struct geom g = make_geom(&a->out->shape, &tdy->shape, a->attr);
+    const struct geom g = make_geom(&a->out->shape, &tdy->shape, a->attr);
     HG_CHECK(tw->shape.dim[0] == g.o && tw->shape.dim[1] == g.c);
-    int64_t nb = chunk_images(&g, a->ctx);
-    const float *w = tw->data;
-    float *dy = tdy->data; /* only read */
+    const float *w = tw->data, *dy = tdy->data;
     float *dx = a->out->data;
-    float *cols = a->ctx->ws;              /* [CKK, nb*P] */
-    float *dyt = cols + g.ckk * nb * g.p;  /* [O, nb*P] */
-
-    for (int64_t n0 = 0; n0 < g.n; n0 += nb) {
-        int64_t cur = g.n - n0 < nb ? g.n - n0 : nb, ld = cur * g.p;
-        float *dyn = dy + n0 * g.o * g.p;
-        if (cur > 1)
-            shuffle(&g, cur, dyn, dyt, 0);
-        hg_sgemm(1, 0, g.ckk, ld, g.o, 1.0f, w, g.ckk, cur == 1 ? dyn : dyt,
-                 ld, 0.0f, cols, ld);
-        col2im(&g, cols, cur, dx + n0 * g.c * g.h * g.w);
+    float *ws = a->ctx->ws; /* [threads][CKK, P] */
+    const int nt = conv_threads(&g, a->ctx, 0), pw = conv_is_pointwise(&g);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t n = 0; n < g.n; n++) {
+        float *dxn = dx + n * g.c * g.h * g.w; /* [C,H,W] */
+        float *cols = pw ? dxn : ws + (int64_t)omp_get_thread_num() * g.ckk * g.p;
+        hg_sgemm(1, 0, g.ckk, g.p, g.o, 1.0f, w, g.ckk, dy + n * g.o * g.p,
+                 g.p, 0.0f, cols, g.p);
+        if (!pw)
+            col2im(&g, cols, 1, dxn);
     }
     return 0;
 }
@@ -297,25 +320,42 @@ static void tile_row_max(const float *r, int64_t w, int64_t k, int64_t ow,
         y[j] = r[tile_argmax(r, w, k, j)];
 }
 
+/* Any NaN among n floats (then the slow path keeps torch's NaN rule). */
+HG_SIMD_CLONES static int row_has_nan(const float *x, int64_t n)
+{
+    int nan = 0;
+    for (int64_t i = 0; i < n; i++)
+        nan |= x[i] != x[i];
+    return nan;
+}
+
+/* 2x2 windows of rows r0, r1 without NaN: dy goes to the first position
+ * holding the maximum, zeros elsewhere; selects, no branches. */
+HG_SIMD_CLONES static void pool2_bwd_row(const float *restrict r0,
+                                         const float *restrict r1,
+                                         const float *restrict dy,
+                                         float *restrict d0,
+                                         float *restrict d1, int64_t ow)
+{
+    for (int64_t j = 0; j < ow; j++) {
+        float v0 = r0[2 * j], v1 = r0[2 * j + 1], v2 = r1[2 * j], v3 = r1[2 * j + 1];
+        float m01 = v0 >= v1 ? v0 : v1, m23 = v2 >= v3 ? v2 : v3;
+        float m = m01 >= m23 ? m01 : m23, g = dy[j];
+        int e0 = v0 == m, e1 = !e0 & (v1 == m), e2 = !(e0 | e1) & (v2 == m);
+        int e3 = !(e0 | e1 | e2);
+        d0[2 * j] = e0 ? g : 0.0f;
+        d0[2 * j + 1] = e1 ? g : 0.0f;
+        d1[2 * j] = e2 ? g : 0.0f;
+        d1[2 * j + 1] = e3 ? g : 0.0f;
+    }
+}
+
 /* dy row [ow] -> the argmax positions of the k rows starting at dr */
 static void tile_row_scatter(const float *r, int64_t w, int64_t k, int64_t ow,
                              const float *dy, float *dr)
 {
-    if (k == 2) { /* first maximum in row-major order; the last NaN wins */
-        const float *r1 = r + w;
-        float *d1 = dr + w;
-        for (int64_t j = 0; j < ow; j++) {
-            float v[4] = {r[2 * j], r[2 * j + 1], r1[2 * j], r1[2 * j + 1]};
-            int b = 0;
-            for (int q = 1; q < 4; q++)
-                if (v[q] > v[b] || isnan(v[q])) /* as pool_argmax */
-                    b = q;
-            float g = dy[j];
-            dr[2 * j] = b == 0 ? g : 0.0f;
-            dr[2 * j + 1] = b == 1 ? g : 0.0f;
-            d1[2 * j] = b == 2 ? g : 0.0f;
-            d1[2 * j + 1] = b == 3 ? g : 0.0f;
-        }
+    if (k == 2 && !row_has_nan(r, 2 * w)) {
+        pool2_bwd_row(r, r + w, dy, dr, dr + w, ow);
         return;
     }
     for (int64_t j = 0; j < ow; j++)
@@ -372,7 +412,8 @@ HG_CPU_FN(maxpool2d_bwd)
     for (int64_t pl = 0; pl < planes; pl++) {
         const float *xp = x + pl * h * w, *dyp = dy + pl * oh * ow;
         float *dxp = dx + pl * h * w;
-        memset(dxp, 0, (size_t)(h * w) * sizeof(float));
+        if (!tiled || oh * k != h || ow * k != w) /* else every x is written */
+            memset(dxp, 0, (size_t)(h * w) * sizeof(float));
         if (tiled) { /* windows do not overlap: place, do not accumulate */
             for (int64_t i = 0; i < oh; i++)
                 tile_row_scatter(xp + i * k * w, w, k, ow, dyp + i * ow,
