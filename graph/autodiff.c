@@ -13,25 +13,6 @@ struct ad {
     char *need; /* [nt at start] depends on a param */
 };
 
-static int op1(struct hg_graph *g, enum hg_op op, int a, const union hg_attr *at)
-{
-    return hg_graph_op(g, op, &a, 1, at);
-}
-
-static int op2(struct hg_graph *g, enum hg_op op, int a, int b,
-               const union hg_attr *at)
-{
-    int in[2] = {a, b};
-    return hg_graph_op(g, op, in, 2, at);
-}
-
-static int op3(struct hg_graph *g, enum hg_op op, int a, int b, int c,
-               const union hg_attr *at)
-{
-    int in[3] = {a, b, c};
-    return hg_graph_op(g, op, in, 3, at);
-}
-
 static const struct hg_shape *shp(const struct hg_graph *g, int t)
 {
     return &g->t[t].info.shape;
@@ -42,7 +23,7 @@ static int reduce_to(struct hg_graph *g, int gout, int x)
 {
     if (hg_shape_equal(shp(g, gout), shp(g, x)))
         return gout;
-    return op2(g, HG_OP_SUM_TO, gout, x, NULL);
+    return hg__op2(g, HG_OP_SUM_TO, gout, x, NULL);
 }
 
 static void acc(struct ad *ad, int t, int gi)
@@ -52,7 +33,7 @@ static void acc(struct ad *ad, int t, int gi)
     if (ad->grad[t] < 0)
         ad->grad[t] = gi;
     else
-        ad->grad[t] = op2(ad->g, HG_OP_ADD, ad->grad[t], gi, NULL);
+        ad->grad[t] = hg__op2(ad->g, HG_OP_ADD, ad->grad[t], gi, NULL);
 }
 
 /* [..,X,Y] -> [..,Y,X] */
@@ -64,7 +45,7 @@ static int swap_last2(struct hg_graph *g, int x)
         p.permute.perm[i] = i;
     p.permute.perm[nd - 1] = nd - 2;
     p.permute.perm[nd - 2] = nd - 1;
-    return op1(g, HG_OP_PERMUTE, x, &p);
+    return hg__op1(g, HG_OP_PERMUTE, x, &p);
 }
 
 static void grad_matmul(struct ad *ad, const struct hg_node_info *nd, int G)
@@ -78,31 +59,31 @@ static void grad_matmul(struct ad *ad, const struct hg_node_info *nd, int G)
     if (ad->need[a]) {
         if (!ta) { /* da = G op(b)^T */
             at.mm.trans_a = 0, at.mm.trans_b = !tb;
-            acc(ad, a, op2(g, HG_OP_MATMUL, G, b, &at));
+            acc(ad, a, hg__op2(g, HG_OP_MATMUL, G, b, &at));
         } else if (!shared_b) { /* da = op(b) G^T */
             at.mm.trans_a = tb, at.mm.trans_b = 1;
-            acc(ad, a, op2(g, HG_OP_MATMUL, b, G, &at));
+            acc(ad, a, hg__op2(g, HG_OP_MATMUL, b, G, &at));
         } else { /* da = (G op(b)^T)^T per batch entry */
             at.mm.trans_a = 0, at.mm.trans_b = !tb;
-            acc(ad, a, swap_last2(g, op2(g, HG_OP_MATMUL, G, b, &at)));
+            acc(ad, a, swap_last2(g, hg__op2(g, HG_OP_MATMUL, G, b, &at)));
         }
     }
     if (ad->need[b]) {
         int db;
         if (shared_b) { /* rows of every batch entry contract into b */
             int ar = ta ? swap_last2(g, a) : a; /* op(a): [..,M,K] */
-            db = tb ? op2(g, HG_OP_MATMUL_REDUCE, G, ar, NULL)
-                    : op2(g, HG_OP_MATMUL_REDUCE, ar, G, NULL);
+            db = tb ? hg__op2(g, HG_OP_MATMUL_REDUCE, G, ar, NULL)
+                    : hg__op2(g, HG_OP_MATMUL_REDUCE, ar, G, NULL);
             if (alpha != 1.f) {
                 union hg_attr s = {.scale = {alpha}};
-                db = op1(g, HG_OP_SCALE, db, &s);
+                db = hg__op1(g, HG_OP_SCALE, db, &s);
             }
         } else if (!tb) { /* db = op(a)^T G */
             at.mm.trans_a = !ta, at.mm.trans_b = 0;
-            db = op2(g, HG_OP_MATMUL, a, G, &at);
+            db = hg__op2(g, HG_OP_MATMUL, a, G, &at);
         } else { /* db = G^T op(a) */
             at.mm.trans_a = 1, at.mm.trans_b = ta;
-            db = op2(g, HG_OP_MATMUL, G, a, &at);
+            db = hg__op2(g, HG_OP_MATMUL, G, a, &at);
         }
         acc(ad, b, db);
     }
@@ -119,12 +100,12 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
         break;
     case HG_OP_CONV2D:
         if (ad->need[in[0]])
-            acc(ad, in[0], op3(g, HG_OP_CONV2D_BWD_DATA, G, in[1], in[0], at));
+            acc(ad, in[0], hg__op3(g, HG_OP_CONV2D_BWD_DATA, G, in[1], in[0], at));
         if (ad->need[in[1]])
-            acc(ad, in[1], op2(g, HG_OP_CONV2D_BWD_FILTER, in[0], G, at));
+            acc(ad, in[1], hg__op2(g, HG_OP_CONV2D_BWD_FILTER, in[0], G, at));
         break;
     case HG_OP_MAXPOOL2D:
-        acc(ad, in[0], op2(g, HG_OP_MAXPOOL2D_BWD, in[0], G, at));
+        acc(ad, in[0], hg__op2(g, HG_OP_MAXPOOL2D_BWD, in[0], G, at));
         break;
     case HG_OP_ADD:
         acc(ad, in[0], reduce_to(g, G, in[0]));
@@ -134,57 +115,57 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
         acc(ad, in[0], reduce_to(g, G, in[0]));
         if (ad->need[in[1]]) {
             union hg_attr s = {.scale = {-1.f}};
-            acc(ad, in[1], reduce_to(g, op1(g, HG_OP_SCALE, G, &s), in[1]));
+            acc(ad, in[1], reduce_to(g, hg__op1(g, HG_OP_SCALE, G, &s), in[1]));
         }
         break;
     }
     case HG_OP_MUL:
         if (ad->need[in[0]])
-            acc(ad, in[0], reduce_to(g, op2(g, HG_OP_MUL, G, in[1], NULL), in[0]));
+            acc(ad, in[0], reduce_to(g, hg__op2(g, HG_OP_MUL, G, in[1], NULL), in[0]));
         if (ad->need[in[1]])
-            acc(ad, in[1], reduce_to(g, op2(g, HG_OP_MUL, G, in[0], NULL), in[1]));
+            acc(ad, in[1], reduce_to(g, hg__op2(g, HG_OP_MUL, G, in[0], NULL), in[1]));
         break;
     case HG_OP_SCALE:
-        acc(ad, in[0], op1(g, HG_OP_SCALE, G, at));
+        acc(ad, in[0], hg__op1(g, HG_OP_SCALE, G, at));
         break;
     case HG_OP_RELU:
-        acc(ad, in[0], op2(g, HG_OP_RELU_BWD, in[0], G, NULL));
+        acc(ad, in[0], hg__op2(g, HG_OP_RELU_BWD, in[0], G, NULL));
         break;
     case HG_OP_GELU:
-        acc(ad, in[0], op2(g, HG_OP_GELU_BWD, in[0], G, NULL));
+        acc(ad, in[0], hg__op2(g, HG_OP_GELU_BWD, in[0], G, NULL));
         break;
     case HG_OP_TANH:
-        acc(ad, in[0], op2(g, HG_OP_TANH_BWD, nd->out, G, NULL));
+        acc(ad, in[0], hg__op2(g, HG_OP_TANH_BWD, nd->out, G, NULL));
         break;
     case HG_OP_SOFTMAX:
-        acc(ad, in[0], op2(g, HG_OP_SOFTMAX_BWD, nd->out, G, NULL));
+        acc(ad, in[0], hg__op2(g, HG_OP_SOFTMAX_BWD, nd->out, G, NULL));
         break;
     case HG_OP_LOG_SOFTMAX:
-        acc(ad, in[0], op2(g, HG_OP_LOG_SOFTMAX_BWD, nd->out, G, NULL));
+        acc(ad, in[0], hg__op2(g, HG_OP_LOG_SOFTMAX_BWD, nd->out, G, NULL));
         break;
     case HG_OP_LAYERNORM:
         if (ad->need[in[0]])
-            acc(ad, in[0], op3(g, HG_OP_LAYERNORM_BWD_X, in[0], in[1], G, at));
+            acc(ad, in[0], hg__op3(g, HG_OP_LAYERNORM_BWD_X, in[0], in[1], G, at));
         if (ad->need[in[1]])
-            acc(ad, in[1], op2(g, HG_OP_LAYERNORM_BWD_G, in[0], G, at));
+            acc(ad, in[1], hg__op2(g, HG_OP_LAYERNORM_BWD_G, in[0], G, at));
         acc(ad, in[2], reduce_to(g, G, in[2]));
         break;
     case HG_OP_DROPOUT: /* the same mask, applied to the gradient */
-        acc(ad, in[0], op1(g, HG_OP_DROPOUT, G, at));
+        acc(ad, in[0], hg__op1(g, HG_OP_DROPOUT, G, at));
         break;
     case HG_OP_EMBEDDING:
         if (ad->need[in[0]])
-            acc(ad, in[0], op3(g, HG_OP_EMBEDDING_BWD, in[1], G, in[0], NULL));
+            acc(ad, in[0], hg__op3(g, HG_OP_EMBEDDING_BWD, in[1], G, in[0], NULL));
         break;
     case HG_OP_RESHAPE:
     case HG_OP_RESHAPE_LIKE:
-        acc(ad, in[0], op2(g, HG_OP_RESHAPE_LIKE, G, in[0], NULL));
+        acc(ad, in[0], hg__op2(g, HG_OP_RESHAPE_LIKE, G, in[0], NULL));
         break;
     case HG_OP_PERMUTE: {
         union hg_attr inv = {.permute = {.ndim = at->permute.ndim}};
         for (int i = 0; i < at->permute.ndim; i++)
             inv.permute.perm[at->permute.perm[i]] = i;
-        acc(ad, in[0], op1(g, HG_OP_PERMUTE, G, &inv));
+        acc(ad, in[0], hg__op1(g, HG_OP_PERMUTE, G, &inv));
         break;
     }
     case HG_OP_CONCAT: {
@@ -196,18 +177,18 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
             int64_t len = shp(g, in[i])->dim[axis];
             union hg_attr s = {.slice = {.axis = axis, .start = off, .len = len}};
             if (ad->need[in[i]])
-                acc(ad, in[i], op1(g, HG_OP_SLICE, G, &s));
+                acc(ad, in[i], hg__op1(g, HG_OP_SLICE, G, &s));
             off += len;
         }
         break;
     }
     case HG_OP_SLICE:
-        acc(ad, in[0], op2(g, HG_OP_SLICE_BWD, G, in[0], at));
+        acc(ad, in[0], hg__op2(g, HG_OP_SLICE_BWD, G, in[0], at));
         break;
     case HG_OP_MASKED_FILL: {
         union hg_attr m = {.mask = {.causal = at->mask.causal, .fill = 0.f}};
-        int gi = nd->n_in == 2 ? op2(g, HG_OP_MASKED_FILL, G, in[1], &m)
-                               : op1(g, HG_OP_MASKED_FILL, G, &m);
+        int gi = nd->n_in == 2 ? hg__op2(g, HG_OP_MASKED_FILL, G, in[1], &m)
+                               : hg__op1(g, HG_OP_MASKED_FILL, G, &m);
         acc(ad, in[0], gi);
         break;
     }
@@ -216,14 +197,14 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
         /* alpha < 0: divide by the number of summed elements, known per run */
         union hg_attr e = {.reduce = {.axis = at->reduce.axis,
                                       .alpha = nd->op == HG_OP_MEAN ? -1.f : 1.f}};
-        acc(ad, in[0], op2(g, HG_OP_EXPAND_LIKE, G, in[0], &e));
+        acc(ad, in[0], hg__op2(g, HG_OP_EXPAND_LIKE, G, in[0], &e));
         break;
     }
     case HG_OP_CROSS_ENTROPY:
-        acc(ad, in[0], op3(g, HG_OP_CROSS_ENTROPY_BWD, in[0], in[1], G, at));
+        acc(ad, in[0], hg__op3(g, HG_OP_CROSS_ENTROPY_BWD, in[0], in[1], G, at));
         break;
     case HG_OP_NLL:
-        acc(ad, in[0], op3(g, HG_OP_NLL_BWD, in[0], in[1], G, at));
+        acc(ad, in[0], hg__op3(g, HG_OP_NLL_BWD, in[0], in[1], G, at));
         break;
     default:
         /* Backward ops and updates have no gradient rule: no second order. */
@@ -278,7 +259,7 @@ int hg_graph_backward(struct hg_graph *g, int loss)
             gp = hg__graph_tensor(g, NULL, HG_T_GRAD, HG_F32, &d, -1);
         } else if (g->t[gp].info.kind != HG_T_ACT ||
                    g->t[gp].info.producer < nn) {
-            gp = op2(g, HG_OP_RESHAPE_LIKE, gp, p, NULL);
+            gp = hg__op2(g, HG_OP_RESHAPE_LIKE, gp, p, NULL);
         }
         struct hg_trec *r = &g->t[gp];
         r->info.kind = HG_T_GRAD;
@@ -317,7 +298,7 @@ int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
         if (kind == HG_OPTIM_SGD) {
             snprintf(name, sizeof(name), "%s.momentum_buffer", g->t[p].name);
             int buf = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);
-            op3(g, HG_OP_SGD_STEP, p, g->t[p].grad, buf, hyper);
+            hg__op3(g, HG_OP_SGD_STEP, p, g->t[p].grad, buf, hyper);
         } else {
             snprintf(name, sizeof(name), "%s.exp_avg", g->t[p].name);
             int m = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);

@@ -37,6 +37,27 @@ int hg__graph_tensor(struct hg_graph *g, const char *name, enum hg_tkind kind,
                      enum hg_dtype dt, const struct hg_shape *decl,
                      int batch_axis);
 
+/* One-line op appends used by autodiff and layers. */
+static inline int hg__op1(struct hg_graph *g, enum hg_op op, int a,
+                          const union hg_attr *at)
+{
+    return hg_graph_op(g, op, &a, 1, at);
+}
+
+static inline int hg__op2(struct hg_graph *g, enum hg_op op, int a, int b,
+                          const union hg_attr *at)
+{
+    int in[2] = {a, b};
+    return hg_graph_op(g, op, in, 2, at);
+}
+
+static inline int hg__op3(struct hg_graph *g, enum hg_op op, int a, int b,
+                          int c, const union hg_attr *at)
+{
+    int in[3] = {a, b, c};
+    return hg_graph_op(g, op, in, 3, at);
+}
+
 /* Liveness plan of the HG_T_ACT tensors for a node order at the current
  * (maximum) shapes: off[t] for every ACT tensor used by the order, the arena
  * size with reuse, and the size without reuse. Other tensors get SIZE_MAX. */

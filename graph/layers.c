@@ -5,37 +5,25 @@
 
 #include "graph/graph-impl.h"
 
-static int op1(struct hg_graph *g, enum hg_op op, int a, const union hg_attr *at)
-{
-    return hg_graph_op(g, op, &a, 1, at);
-}
-
-static int op2(struct hg_graph *g, enum hg_op op, int a, int b,
-               const union hg_attr *at)
-{
-    int in[2] = {a, b};
-    return hg_graph_op(g, op, in, 2, at);
-}
-
 int hg_matmul(struct hg_graph *g, int a, int b, int trans_a, int trans_b)
 {
     union hg_attr at = {.mm = {.trans_a = trans_a, .trans_b = trans_b, .alpha = 1.f}};
-    return op2(g, HG_OP_MATMUL, a, b, &at);
+    return hg__op2(g, HG_OP_MATMUL, a, b, &at);
 }
 
-int hg_add(struct hg_graph *g, int a, int b) { return op2(g, HG_OP_ADD, a, b, NULL); }
-int hg_sub(struct hg_graph *g, int a, int b) { return op2(g, HG_OP_SUB, a, b, NULL); }
-int hg_mul(struct hg_graph *g, int a, int b) { return op2(g, HG_OP_MUL, a, b, NULL); }
-int hg_relu(struct hg_graph *g, int x) { return op1(g, HG_OP_RELU, x, NULL); }
-int hg_gelu(struct hg_graph *g, int x) { return op1(g, HG_OP_GELU, x, NULL); }
-int hg_tanh(struct hg_graph *g, int x) { return op1(g, HG_OP_TANH, x, NULL); }
-int hg_softmax(struct hg_graph *g, int x) { return op1(g, HG_OP_SOFTMAX, x, NULL); }
-int hg_log_softmax(struct hg_graph *g, int x) { return op1(g, HG_OP_LOG_SOFTMAX, x, NULL); }
+int hg_add(struct hg_graph *g, int a, int b) { return hg__op2(g, HG_OP_ADD, a, b, NULL); }
+int hg_sub(struct hg_graph *g, int a, int b) { return hg__op2(g, HG_OP_SUB, a, b, NULL); }
+int hg_mul(struct hg_graph *g, int a, int b) { return hg__op2(g, HG_OP_MUL, a, b, NULL); }
+int hg_relu(struct hg_graph *g, int x) { return hg__op1(g, HG_OP_RELU, x, NULL); }
+int hg_gelu(struct hg_graph *g, int x) { return hg__op1(g, HG_OP_GELU, x, NULL); }
+int hg_tanh(struct hg_graph *g, int x) { return hg__op1(g, HG_OP_TANH, x, NULL); }
+int hg_softmax(struct hg_graph *g, int x) { return hg__op1(g, HG_OP_SOFTMAX, x, NULL); }
+int hg_log_softmax(struct hg_graph *g, int x) { return hg__op1(g, HG_OP_LOG_SOFTMAX, x, NULL); }
 
 int hg_scale(struct hg_graph *g, int x, float alpha)
 {
     union hg_attr at = {.scale = {alpha}};
-    return op1(g, HG_OP_SCALE, x, &at);
+    return hg__op1(g, HG_OP_SCALE, x, &at);
 }
 
 int hg_reshape(struct hg_graph *g, int x, int ndim, const int64_t *dim)
@@ -44,7 +32,7 @@ int hg_reshape(struct hg_graph *g, int x, int ndim, const int64_t *dim)
     HG_CHECK(ndim > 0 && ndim <= HG_MAX_DIMS);
     for (int i = 0; i < ndim; i++)
         at.reshape.dim[i] = dim[i];
-    return op1(g, HG_OP_RESHAPE, x, &at);
+    return hg__op1(g, HG_OP_RESHAPE, x, &at);
 }
 
 int hg_permute(struct hg_graph *g, int x, int ndim, const int *perm)
@@ -53,7 +41,7 @@ int hg_permute(struct hg_graph *g, int x, int ndim, const int *perm)
     HG_CHECK(ndim > 0 && ndim <= HG_MAX_DIMS);
     for (int i = 0; i < ndim; i++)
         at.permute.perm[i] = perm[i];
-    return op1(g, HG_OP_PERMUTE, x, &at);
+    return hg__op1(g, HG_OP_PERMUTE, x, &at);
 }
 
 int hg_concat(struct hg_graph *g, const int *xs, int n, int axis)
@@ -65,7 +53,7 @@ int hg_concat(struct hg_graph *g, const int *xs, int n, int axis)
 int hg_slice(struct hg_graph *g, int x, int axis, int64_t start, int64_t len)
 {
     union hg_attr at = {.slice = {.axis = axis, .start = start, .len = len}};
-    return op1(g, HG_OP_SLICE, x, &at);
+    return hg__op1(g, HG_OP_SLICE, x, &at);
 }
 
 void hg_split(struct hg_graph *g, int x, int axis, int n, int *out)
@@ -81,13 +69,13 @@ void hg_split(struct hg_graph *g, int x, int axis, int n, int *out)
 int hg_sum(struct hg_graph *g, int x, int axis)
 {
     union hg_attr at = {.reduce = {.axis = axis, .alpha = 1.f}};
-    return op1(g, HG_OP_SUM, x, &at);
+    return hg__op1(g, HG_OP_SUM, x, &at);
 }
 
 int hg_mean(struct hg_graph *g, int x, int axis)
 {
     union hg_attr at = {.reduce = {.axis = axis, .alpha = 1.f}};
-    return op1(g, HG_OP_MEAN, x, &at);
+    return hg__op1(g, HG_OP_MEAN, x, &at);
 }
 
 int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed)
@@ -98,7 +86,7 @@ int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed)
     /* Every dropout of a graph draws its own mask: mix the node id in. */
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + (uint64_t)g->nn + 1;
     union hg_attr at = {.dropout = {.p = p, .seed = s}};
-    return op1(g, HG_OP_DROPOUT, x, &at);
+    return hg__op1(g, HG_OP_DROPOUT, x, &at);
 }
 
 /* A large finite fill instead of -inf: softmax gives exact zeros either
@@ -109,28 +97,28 @@ int hg_masked_fill(struct hg_graph *g, int scores, int keep, int causal)
 {
     union hg_attr at = {.mask = {.causal = causal, .fill = HG_MASK_FILL}};
     if (keep >= 0)
-        return op2(g, HG_OP_MASKED_FILL, scores, keep, &at);
-    return op1(g, HG_OP_MASKED_FILL, scores, &at);
+        return hg__op2(g, HG_OP_MASKED_FILL, scores, keep, &at);
+    return hg__op1(g, HG_OP_MASKED_FILL, scores, &at);
 }
 
 int hg_cross_entropy(struct hg_graph *g, int logits, int target,
                      int ignore_index, float smoothing)
 {
     union hg_attr at = {.ce = {.ignore_index = ignore_index, .smoothing = smoothing}};
-    return op2(g, HG_OP_CROSS_ENTROPY, logits, target, &at);
+    return hg__op2(g, HG_OP_CROSS_ENTROPY, logits, target, &at);
 }
 
 int hg_nll(struct hg_graph *g, int logp, int target, int ignore_index,
            float smoothing)
 {
     union hg_attr at = {.ce = {.ignore_index = ignore_index, .smoothing = smoothing}};
-    return op2(g, HG_OP_NLL, logp, target, &at);
+    return hg__op2(g, HG_OP_NLL, logp, target, &at);
 }
 
 int hg_maxpool2d(struct hg_graph *g, int x, int k, int stride, int pad)
 {
     union hg_attr at = {.pool = {.kh = k, .kw = k, .stride = stride, .pad = pad}};
-    return op1(g, HG_OP_MAXPOOL2D, x, &at);
+    return hg__op1(g, HG_OP_MAXPOOL2D, x, &at);
 }
 
 static int param(struct hg_graph *g, const char *prefix, const char *suffix,
@@ -165,7 +153,7 @@ int hg_layer_conv2d(struct hg_graph *g, const char *prefix, int x,
     int w = param(g, prefix, "weight", 4, wd, HG_INIT_UNIFORM, bound);
     union hg_attr at = {.conv = {.kh = k, .kw = k, .stride_h = stride,
                                  .stride_w = stride, .pad_h = pad, .pad_w = pad}};
-    int y = op2(g, HG_OP_CONV2D, x, w, &at);
+    int y = hg__op2(g, HG_OP_CONV2D, x, w, &at);
     if (bias) {
         /* bias [O] as torch names it, viewed as [O,1,1] to broadcast */
         int b = param(g, prefix, "bias", 1, &out_ch, HG_INIT_UNIFORM, bound);
@@ -190,7 +178,7 @@ int hg_layer_embedding(struct hg_graph *g, const char *prefix, int ids,
 {
     int64_t wd[2] = {vocab, d};
     int w = param(g, prefix, "weight", 2, wd, HG_INIT_NORMAL, 1.f);
-    return op2(g, HG_OP_EMBEDDING, w, ids, NULL);
+    return hg__op2(g, HG_OP_EMBEDDING, w, ids, NULL);
 }
 
 /* [B,T,D] -> [B,H,T,Dh] */
@@ -218,7 +206,7 @@ int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,
     K = split_heads(g, K, heads, dh); /* [B,H,Tk,Dh] */
     V = split_heads(g, V, heads, dh); /* [B,H,Tk,Dh] */
     union hg_attr at = {.mm = {.trans_b = 1, .alpha = 1.f / sqrtf((float)dh)}};
-    int S = op2(g, HG_OP_MATMUL, Q, K, &at); /* [B,H,Tq,Tk] */
+    int S = hg__op2(g, HG_OP_MATMUL, Q, K, &at); /* [B,H,Tq,Tk] */
     if (causal || key_keep >= 0)
         S = hg_masked_fill(g, S, key_keep, causal);
     int P = hg_dropout(g, hg_softmax(g, S), dropout, seed);

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/ops-impl.h"
+#include "kernels/cpu/cpu-impl.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
 #define CHUNK 4096    /* inner-loop tile: rows are split so one row parallelises */
@@ -230,54 +230,6 @@ static inline void odo_next(int n, const int64_t *dim, const int64_t *st,
     }
 }
 
-/* Deterministic sum of all n elements: fixed chunks, fixed combine order. */
-#define NCHUNK 64
-/* Sum of a contiguous run: 16 float lanes (vectorisable, fixed order, so
- * deterministic for a given n), combined in double. */
-static double sum_run(const float *restrict x, int64_t n)
-{
-    float lane[16] = {0};
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16)
-        for (int l = 0; l < 16; l++)
-            lane[l] += x[i + l];
-    double s = 0;
-    for (int l = 0; l < 16; l++)
-        s += lane[l];
-    for (; i < n; i++)
-        s += x[i];
-    return s;
-}
-
-static double sum_all(const float *restrict x, int64_t n)
-{
-    double part[NCHUNK];
-
-#pragma omp parallel for if (n >= PAR_MIN) schedule(static)
-    for (int c = 0; c < NCHUNK; c++) {
-        int64_t lo = n * c / NCHUNK, hi = n * (c + 1) / NCHUNK;
-        part[c] = sum_run(x + lo, hi - lo);
-    }
-    double s = 0;
-    for (int c = 0; c < NCHUNK; c++)
-        s += part[c];
-    return s;
-}
-
-/* Columns per work item when P output rows of K columns are accumulated
- * from whole input rows: whole rows if there are enough rows to go round,
- * else one contiguous block per thread.  Narrow strided blocks defeat the
- * hardware prefetcher (8x slower measured), so blocks stay wide. */
-static int64_t col_block(int64_t K, int64_t P, int nthreads)
-{
-    const int64_t nth = nthreads > 0 ? nthreads : 1;
-    if (P >= nth)
-        return K;
-    const int64_t pieces = (nth + P - 1) / P;
-    int64_t b = ((K + pieces - 1) / pieces + 15) / 16 * 16;
-    return b < 256 ? (K < 256 ? K : 256) : b;
-}
-
 HG_CPU_FN(sum_to)
 {
     const float *x = a->in[0].data; /* [..] */
@@ -309,7 +261,7 @@ HG_CPU_FN(sum_to)
         }
     }
     if (nk == 0) { /* everything reduced: ref numel 1 */
-        y[0] = (float)sum_all(x, nx);
+        y[0] = (float)hg_cpu_sum_all(x, nx);
         return 0;
     }
 
@@ -330,7 +282,7 @@ HG_CPU_FN(sum_to)
             }
             double s = 0;
             for (int64_t r = 0; r < nrun; r++) {
-                s += sum_run(x + base + off, I);
+                s += hg_cpu_sum_run(x + base + off, I);
                 odo_next(nro, rd, rs, idx, &off);
             }
             y[m] = (float)s;
@@ -343,7 +295,7 @@ HG_CPU_FN(sum_to)
      * output row still parallelises (col_block).  Each column sums in a fixed order. */
     const int64_t K = kd[nk - 1];
     const int64_t P = ny / K;
-    const int64_t cb = col_block(K, P, a->ctx->nthreads);
+    const int64_t cb = hg_cpu_col_block(K, P, a->ctx->nthreads);
     const int64_t nblk = (K + cb - 1) / cb;
     int64_t nrun = 1;
     for (int k = 0; k < nr; k++)

@@ -4,17 +4,10 @@
  */
 #include <math.h>
 
-#include "kernels/ops-impl.h"
+#include "kernels/cpu/cpu-impl.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
 #define RBLK 1024     /* LAYERNORM_BWD_G: rows whose statistics sit on the stack (8 KiB) */
-
-static void rows_cols(const struct hg_shape *s, int64_t *rows, int64_t *cols)
-{
-    HG_CHECK(s->ndim >= 1);
-    *cols = s->dim[s->ndim - 1];
-    *rows = *cols ? hg_shape_numel(s) / *cols : 0;
-}
 
 /* mean and 1/sqrt(var + eps) of one row x[D] */
 static void row_stats(const float *restrict x, int64_t D, float eps,
@@ -45,7 +38,7 @@ HG_CPU_FN(layernorm)
     const float eps = a->attr->ln.eps;
     int64_t rows, D;
 
-    rows_cols(&a->in[0].shape, &rows, &D);
+    hg_rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == D);
     HG_CHECK(hg_shape_numel(&a->in[2].shape) == D);
 #pragma omp parallel for if (rows * D >= PAR_MIN) schedule(static)
@@ -73,7 +66,7 @@ HG_CPU_FN(layernorm_bwd_x)
     const float eps = a->attr->ln.eps;
     int64_t rows, D;
 
-    rows_cols(&a->in[0].shape, &rows, &D);
+    hg_rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == D);
     HG_CHECK(hg_shape_numel(&a->in[2].shape) == rows * D);
 #pragma omp parallel for if (rows * D >= PAR_MIN) schedule(static)
@@ -113,7 +106,7 @@ HG_CPU_FN(layernorm_bwd_g)
     float mean[RBLK], rstd[RBLK];    /* statistics of the current row block */
     int64_t rows, D;
 
-    rows_cols(&a->in[0].shape, &rows, &D);
+    hg_rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows * D);
     HG_CHECK(hg_shape_numel(&a->out->shape) == D);
     /* one wide column block per thread: narrow strided blocks defeat the

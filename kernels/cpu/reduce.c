@@ -5,43 +5,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/ops-impl.h"
+#include "kernels/cpu/cpu-impl.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
-#define NCHUNK 64     /* full reductions: fixed chunks, combined in order */
-
-/* Sum of all n elements of x, deterministic. */
-static double sum_all(const float *restrict x, int64_t n)
-{
-    double part[NCHUNK];
-
-#pragma omp parallel for if (n >= PAR_MIN) schedule(static)
-    for (int c = 0; c < NCHUNK; c++) {
-        int64_t lo = n * c / NCHUNK, hi = n * (c + 1) / NCHUNK;
-        double s = 0;
-        for (int64_t i = lo; i < hi; i++)
-            s += x[i];
-        part[c] = s;
-    }
-    double s = 0;
-    for (int c = 0; c < NCHUNK; c++)
-        s += part[c];
-    return s;
-}
-
-/* Columns per work item when P output rows of K columns are accumulated
- * from whole input rows: whole rows if there are enough rows to go round,
- * else one contiguous block per thread.  Narrow strided blocks defeat the
- * hardware prefetcher (8x slower measured), so blocks stay wide. */
-static int64_t col_block(int64_t K, int64_t P, int nthreads)
-{
-    const int64_t nth = nthreads > 0 ? nthreads : 1;
-    if (P >= nth)
-        return K;
-    const int64_t pieces = (nth + P - 1) / P;
-    int64_t b = ((K + pieces - 1) / pieces + 15) / 16 * 16;
-    return b < 256 ? (K < 256 ? K : 256) : b;
-}
 
 /* x[outer, A, inner] -> y[outer, 1, inner] = scale * sum over A */
 static void sum_axis(const float *x, float *y, int64_t outer, int64_t A,
@@ -61,7 +27,7 @@ static void sum_axis(const float *x, float *y, int64_t outer, int64_t A,
         }
         return;
     }
-    const int64_t cb = col_block(inner, outer, nthreads);
+    const int64_t cb = hg_cpu_col_block(inner, outer, nthreads);
     const int64_t nblk = (inner + cb - 1) / cb;
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)
     for (int64_t t = 0; t < outer * nblk; t++) {
@@ -94,7 +60,7 @@ static int reduce(const struct hg_kargs *a, int mean)
 
     HG_CHECK(xv->dtype == HG_F32);
     if (axis == HG_AXIS_ALL) {
-        double t = sum_all(x, n);
+        double t = hg_cpu_sum_all(x, n);
         y[0] = (float)(mean ? (n ? t / (double)n : NAN) : t);
         return 0;
     }

@@ -8,18 +8,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "kernels/ops-impl.h"
+#include "kernels/cpu/cpu-impl.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
-#define NCHUNK 64
-
-/* x viewed as [rows, C] over its last axis. */
-static void rows_cols(const struct hg_shape *s, int64_t *rows, int64_t *cols)
-{
-    HG_CHECK(s->ndim >= 1);
-    *cols = s->dim[s->ndim - 1];
-    *rows = *cols ? hg_shape_numel(s) / *cols : 0;
-}
+#define NCHUNK HG_NCHUNK
 
 /* log(sum(exp(x))) of one row, max-subtracted. */
 static float row_lse(const float *restrict x, int64_t C)
@@ -41,7 +33,7 @@ HG_CPU_FN(softmax)
     float *y = a->out->data;        /* [rows,C] */
     int64_t rows, C;
 
-    rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
 #pragma omp parallel for if (rows * C >= PAR_MIN) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *restrict xr = x + r * C;
@@ -70,7 +62,7 @@ HG_CPU_FN(softmax_bwd)
     float *dx = a->out->data;        /* [rows,C] */
     int64_t rows, C;
 
-    rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
 #pragma omp parallel for if (rows * C >= PAR_MIN) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *restrict yr = y + r * C, *restrict gr = dy + r * C;
@@ -92,7 +84,7 @@ HG_CPU_FN(log_softmax)
     float *y = a->out->data;        /* [rows,C] */
     int64_t rows, C;
 
-    rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
 #pragma omp parallel for if (rows * C >= PAR_MIN) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *restrict xr = x + r * C;
@@ -113,7 +105,7 @@ HG_CPU_FN(log_softmax_bwd)
     float *dx = a->out->data;        /* [rows,C] */
     int64_t rows, C;
 
-    rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
 #pragma omp parallel for if (rows * C >= PAR_MIN) schedule(static)
     for (int64_t r = 0; r < rows; r++) {
         const float *restrict yr = y + r * C, *restrict gr = dy + r * C;
@@ -163,7 +155,7 @@ static int loss_fwd(const struct hg_kargs *a, enum loss_kind kind)
     int64_t bad[NCHUNK];
     int64_t rows, C;
 
-    rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
     HG_CHECK(a->in[1].dtype == HG_I32);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows);
 #pragma omp parallel for if (rows * C >= PAR_MIN) schedule(static)
@@ -216,7 +208,7 @@ static int loss_bwd(const struct hg_kargs *a, enum loss_kind kind)
     int64_t bad[NCHUNK];
     int64_t rows, C;
 
-    rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
     HG_CHECK(a->in[1].dtype == HG_I32);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows);
     const float off = sm / (float)C; /* smoothing mass per class */

@@ -1,0 +1,33 @@
+/* cpu-impl.h - private to kernels/cpu/: helpers several kernel families
+ * share (row views, deterministic reductions, column blocking). */
+#ifndef HG_CPU_IMPL_H
+#define HG_CPU_IMPL_H
+
+#include "kernels/ops-impl.h"
+
+#define HG_NCHUNK 64 /* full reductions: fixed chunks, combined in order */
+
+/* [.., C] viewed as [rows, C] */
+static inline void hg_rows_cols(const struct hg_shape *s, int64_t *rows,
+                                int64_t *cols)
+{
+    HG_CHECK(s->ndim >= 1);
+    *cols = s->dim[s->ndim - 1];
+    *rows = *cols ? hg_shape_numel(s) / *cols : 0;
+}
+
+/* Sum of a contiguous run: 16 float lanes (vectorisable, fixed order, so
+ * deterministic for a given n), combined in double. */
+double hg_cpu_sum_run(const float *x, int64_t n);
+
+/* Sum of x[n] in HG_NCHUNK fixed chunks added in order: the same bits for
+ * any thread count. */
+double hg_cpu_sum_all(const float *x, int64_t n);
+
+/* Columns per work item when P output rows of K columns are accumulated
+ * from whole input rows: whole rows if there are enough rows to go round,
+ * else one contiguous block per thread.  Narrow strided blocks defeat the
+ * hardware prefetcher (8x slower measured), so blocks stay wide. */
+int64_t hg_cpu_col_block(int64_t K, int64_t P, int nthreads);
+
+#endif
