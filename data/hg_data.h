@@ -1,10 +1,17 @@
-/* hg_data.h - the data room. So far: IDX files (MNIST, Fashion-MNIST), the
- * raw input of `hgpreprocess images`; sharded HDF5 datasets come next. */
+/* hg_data.h - the data room: IDX files, sharded HDF5 datasets, batching
+ * over heterogeneous ranks, the prefetching loader. Layout of a shard:
+ * docs/data.md. Nothing here knows about graphs or communication: ranks
+ * are numbers and budgets. Runtime errors return -1 with a message naming
+ * the file, the dataset and the row. */
 #ifndef HG_DATA_H
 #define HG_DATA_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "kernels/hg_kernels.h"
+
+/* ------------------------------------------------------------------ IDX */
 
 /* An IDX file (optionally gzip-compressed): unsigned bytes, up to 4 dims. */
 struct hg_idx {
@@ -15,6 +22,146 @@ struct hg_idx {
 
 /* Loads path; on error returns -1 with a message naming the file. */
 int hg_idx_load(const char *path, struct hg_idx *out, char *err, size_t errlen);
+/* Parses an in-memory IDX image (not gzip): the fuzz target. name is used
+ * in messages. */
+int hg_idx_parse(const void *buf, size_t len, const char *name,
+                 struct hg_idx *out, char *err, size_t errlen);
 void hg_idx_free(struct hg_idx *idx);
+
+/* -------------------------------------------------------------- datasets */
+
+/* A field of every sample. SEQ: variable-length 1-D sequences stored as
+ * <name>/tokens [T] and <name>/offsets [N+1] (i64); ARRAY: a dataset <name>
+ * of shape [N, d1, ...] (fixed per-sample shape). */
+enum hg_field_kind { HG_FIELD_SEQ, HG_FIELD_ARRAY };
+
+struct hg_field {
+    const char *name;
+    enum hg_field_kind kind;
+    enum hg_dtype dtype;  /* expected element type in memory (checked) */
+    int rank;             /* ARRAY: per-sample rank (0 for labels); SEQ: 1 */
+    int64_t vocab;        /* integer fields: ids must be in [0, vocab); 0: no check */
+};
+
+struct hg_dataset;
+
+/* Opens every shard of spec: a directory (its *.h5 files in name order),
+ * a comma-separated list of files, or a glob pattern. Reads sizes and
+ * offsets only, never payload; checks every field's presence, dtype, rank
+ * and per-sample shape in every shard, and that offsets are monotone and
+ * end at the token count. Files stay open until close. cache_bytes bounds
+ * the LRU cache of decoded samples (0: no cache). */
+int hg_dataset_open(struct hg_dataset **out, const char *spec,
+                    const struct hg_field *fields, int nfields,
+                    size_t cache_bytes, char *err, size_t errlen);
+void hg_dataset_close(struct hg_dataset *ds);
+int64_t hg_dataset_size(const struct hg_dataset *ds);
+int hg_dataset_nshards(const struct hg_dataset *ds);
+const char *hg_dataset_shard_path(const struct hg_dataset *ds, int shard);
+/* Global index -> (shard, row) by prefix sums. */
+void hg_dataset_locate(const struct hg_dataset *ds, int64_t index, int *shard,
+                       int64_t *row);
+/* Per-sample size in tokens of a field (SEQ: its length; ARRAY: 1), known
+ * from the offsets read at open. [size] */
+const int32_t *hg_dataset_lengths(const struct hg_dataset *ds, int field);
+/* Per-sample element shape of an ARRAY field (without the N axis). */
+struct hg_shape hg_dataset_item_shape(const struct hg_dataset *ds, int field);
+/* Copies sample index of field into dst (cap bytes): SEQ -> its tokens
+ * (*count = length), ARRAY -> one item (*count = elements). Checks ids
+ * against the field's vocab. Thread-safe (HDF5 calls are serialised). */
+int hg_dataset_read(struct hg_dataset *ds, int field, int64_t index, void *dst,
+                    size_t cap, int64_t *count, char *err, size_t errlen);
+/* Cache statistics since open. */
+void hg_dataset_cache_stats(const struct hg_dataset *ds, int64_t *hits,
+                            int64_t *misses, size_t *bytes);
+
+/* Writes one shard: samples are appended in memory-bounded chunks to
+ * path + ".tmp" (created 0600: a half-written file is nobody's business), finish()
+ * flushes, fsyncs and renames it to path; abort() (or an error) removes
+ * the temporary file, so a shard either exists complete or not at all.
+ * item_shape[f]: the per-sample shape of ARRAY fields (ignored for SEQ). */
+struct hg_shard_writer;
+int hg_shard_writer_open(struct hg_shard_writer **out, const char *path,
+                         const struct hg_field *fields, int nfields,
+                         const struct hg_shape *item_shape, char *err,
+                         size_t errlen);
+/* One sample: value[f] points at its data; count[f] is the SEQ length
+ * (ignored for ARRAY fields, which take one item). */
+int hg_shard_writer_add(struct hg_shard_writer *w, const void *const *value,
+                        const int64_t *count, char *err, size_t errlen);
+int hg_shard_writer_finish(struct hg_shard_writer *w, char *err, size_t errlen);
+void hg_shard_writer_abort(struct hg_shard_writer *w);
+
+/* -------------------------------------------------------------- batching */
+
+/* Budgets of one epoch over `world` ranks. Rank r's batch costs
+ * count * max(length of its samples) (padding-aware) and must stay within
+ * max_tokens * capacity[r] (0: no token limit) and max_sentences *
+ * capacity[r] (0: no limit), where capacity is normalised so that its
+ * largest entry is 1. Counts are multiples of required_multiple unless
+ * the data runs out. */
+struct hg_batch_opts {
+    int64_t max_tokens;
+    int64_t max_sentences;
+    int64_t required_multiple; /* 0 or 1: none */
+    int world;
+    const double *capacity;    /* [world], NULL: equal */
+    uint64_t seed;
+    int shuffle;               /* 0: validation (deterministic order) */
+};
+
+struct hg_epoch;
+
+/* Plans epoch `epoch` over samples of the given lengths [n]: buckets by
+ * length, shuffles with (seed, epoch), cuts each step into one batch per
+ * rank. Every sample lands in exactly one batch of one rank; every rank
+ * has the same number of steps (a rank may get an empty batch). A sample
+ * longer than any rank's budget is an error naming it. */
+int hg_epoch_plan(struct hg_epoch **out, const int32_t *lengths, int64_t n,
+                  const struct hg_batch_opts *o, uint64_t epoch, char *err,
+                  size_t errlen);
+void hg_epoch_free(struct hg_epoch *ep);
+int64_t hg_epoch_steps(const struct hg_epoch *ep);
+/* The sample indices of rank's batch at step: idx[*count] (may be 0). */
+const int64_t *hg_epoch_batch(const struct hg_epoch *ep, int rank,
+                              int64_t step, int64_t *count);
+
+/* Where an iterator is: saved in checkpoints, restored exactly. */
+struct hg_iter_state {
+    uint64_t epoch;  /* 1-based */
+    int64_t step;    /* next step within the epoch */
+};
+
+/* ---------------------------------------------------------------- loader */
+
+/* A collated batch: for each field, a tensor with the batch first.
+ * SEQ fields: [B, L] padded with pad_id (L = longest sample) plus lengths;
+ * ARRAY fields: [B, item shape...]. Buffers are owned by the loader and
+ * valid until the next hg_loader_next. */
+struct hg_batch {
+    int64_t size;                  /* B (0: a dummy batch for this rank) */
+    int64_t step;
+    struct hg_tview field[8];      /* [nfields] */
+    const int32_t *lengths[8];     /* SEQ fields: [B]; else NULL */
+    int64_t tokens;                /* non-pad tokens of the first SEQ field */
+};
+
+struct hg_loader_opts {
+    int rank;
+    int prefetch;        /* batches prepared ahead by a thread; 0: inline */
+    int32_t pad_id;
+    double timeout_s;    /* a wait longer than this is an error; 0: 60 s */
+};
+
+struct hg_loader;
+
+/* Iterates one rank's batches of ep from state->step on. */
+int hg_loader_open(struct hg_loader **out, struct hg_dataset *ds,
+                   const struct hg_epoch *ep, const struct hg_loader_opts *o,
+                   int64_t first_step, char *err, size_t errlen);
+/* 1: *b filled; 0: epoch done; -1: error (read error, timeout). */
+int hg_loader_next(struct hg_loader *ld, struct hg_batch *b, char *err,
+                   size_t errlen);
+void hg_loader_close(struct hg_loader *ld);
 
 #endif

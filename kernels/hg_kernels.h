@@ -33,6 +33,8 @@ enum hg_dtype {
     HG_I64,
     HG_F16,  /* reserved: storage only for now */
     HG_BF16, /* reserved: storage only for now */
+    HG_U8,   /* storage: images in data shards */
+    HG_I8,   /* storage: masks and segment ids (NVIDIA BERT shards) */
     HG_DTYPE_COUNT
 };
 size_t hg_dtype_size(enum hg_dtype dt);
