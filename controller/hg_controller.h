@@ -1,0 +1,70 @@
+/* hg_controller.h - the controller room: learning-rate schedules and
+ * exact checkpoints (more of the training step arrives with its issue). */
+#ifndef HG_CONTROLLER_H
+#define HG_CONTROLLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data/hg_data.h"
+#include "graph/hg_graph.h"
+
+/* ---------------------------------------------------------- lr schedules */
+
+enum hg_lr_kind {
+    HG_LR_FIXED,           /* lr (times a linear warmup factor if warmup > 0) */
+    HG_LR_INVERSE_SQRT,    /* warmup from warmup_init_lr to lr, then lr*sqrt(warmup/u) */
+    HG_LR_POLYNOMIAL,      /* warmup to lr, then (lr-end)*(1-p)^power + end */
+    HG_LR_COSINE,          /* warmup to lr, then half a cosine down to min_lr */
+    HG_LR_KIND_COUNT
+};
+
+struct hg_lr_sched {
+    enum hg_lr_kind kind;
+    double lr;              /* peak */
+    double min_lr;          /* cosine floor; also the stop threshold */
+    double warmup_init_lr;
+    int64_t warmup_updates;
+    double end_lr;          /* polynomial */
+    double power;           /* polynomial */
+    int64_t total_updates;  /* polynomial, cosine */
+};
+
+/* fairseq's names: "fixed", "inverse_sqrt", "polynomial_decay", "cosine". */
+int hg_lr_kind_parse(const char *name, enum hg_lr_kind *kind);
+const char *hg_lr_kind_name(enum hg_lr_kind kind);
+/* Checks the parameters (names the bad one). */
+int hg_lr_check(const struct hg_lr_sched *s, char *err, size_t errlen);
+/* Learning rate for the update that follows num_updates finished updates
+ * (fairseq's step_update(num_updates) convention). */
+double hg_lr_at(const struct hg_lr_sched *s, int64_t num_updates);
+
+/* ----------------------------------------------------------- checkpoints */
+
+/* What a checkpoint holds besides the tensors of the plan. */
+struct hg_ckpt_meta {
+    int64_t epoch;           /* epochs finished */
+    int64_t num_updates;
+    struct hg_iter_state iter; /* where the data iterator resumes */
+    uint64_t seed;
+    double best_metric;      /* NaN: none yet */
+    const char *options;     /* the run's options as text (saved; on load:
+                                points into a buffer owned by the caller's
+                                struct until hg_ckpt_meta_free) */
+};
+
+/* Writes every param and every optimizer-state tensor of ex (by name) and
+ * meta to path: to path.tmp (0600), fsync, rename. A failure leaves any
+ * previous file at path untouched and returns -1 naming the path. */
+int hg_ckpt_save(const char *path, const struct hg_graph *g,
+                 struct hg_exec *ex, const struct hg_ckpt_meta *meta,
+                 char *err, size_t errlen);
+/* Reads path into ex: every param (and state tensor, unless reset_optimizer)
+ * must exist with the same shape; the first mismatch is named with both
+ * shapes. meta->options is malloc'ed (free with hg_ckpt_meta_free). */
+int hg_ckpt_load(const char *path, const struct hg_graph *g,
+                 struct hg_exec *ex, int reset_optimizer,
+                 struct hg_ckpt_meta *meta, char *err, size_t errlen);
+void hg_ckpt_meta_free(struct hg_ckpt_meta *meta);
+
+#endif
