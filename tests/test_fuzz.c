@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <hdf5.h>
+
 #include "data/hg_data.h"
 
 static int failures;
@@ -139,12 +141,57 @@ static int write_seed_shard(const char *path)
     return 0;
 }
 
-static void fuzz_shards(const char *dir, int iters)
+/* The same fields written as h5py would by default: no metadata
+ * checksums, contiguous datasets, so corruption reaches HDF5's parsers. */
+static int write_seed_raw(const char *path)
+{
+    enum { N = 20, T = 100 };
+    int32_t tok[T];
+    int64_t off[N + 1];
+    uint8_t img[N * 16];
+    for (int k = 0; k < T; k++)
+        tok[k] = (int32_t)rnd_below(500);
+    off[0] = 0;
+    for (int i = 1; i < N; i++)
+        off[i] = off[i - 1] + (int64_t)rnd_below(5); /* < T in all */
+    off[N] = T;
+    for (int k = 0; k < N * 16; k++)
+        img[k] = (uint8_t)rnd();
+    hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0)
+        return -1;
+    hid_t g = H5Gcreate2(f, "src", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    hsize_t dt = T, dof = N + 1, di[3] = {N, 4, 4};
+    hid_t s1 = H5Screate_simple(1, &dt, NULL), s2 = H5Screate_simple(1, &dof, NULL),
+          s3 = H5Screate_simple(3, di, NULL);
+    hid_t d1 = H5Dcreate2(g, "tokens", H5T_STD_I32LE, s1, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT);
+    hid_t d2 = H5Dcreate2(g, "offsets", H5T_STD_I64LE, s2, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT);
+    hid_t d3 = H5Dcreate2(f, "img", H5T_STD_U8LE, s3, H5P_DEFAULT, H5P_DEFAULT,
+                          H5P_DEFAULT);
+    int rc = d1 >= 0 && d2 >= 0 && d3 >= 0 &&
+             H5Dwrite(d1, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, tok) >= 0 &&
+             H5Dwrite(d2, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, off) >= 0 &&
+             H5Dwrite(d3, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, img) >= 0
+                 ? 0 : -1;
+    H5Dclose(d1);
+    H5Dclose(d2);
+    H5Dclose(d3);
+    H5Sclose(s1);
+    H5Sclose(s2);
+    H5Sclose(s3);
+    H5Gclose(g);
+    H5Fclose(f);
+    return rc;
+}
+
+static void fuzz_shards(const char *dir, int iters, int raw)
 {
     char seed[512], path[512], err[1024];
     snprintf(seed, sizeof(seed), "%s/seed.h5", dir);
     snprintf(path, sizeof(path), "%s/fuzzed.h5", dir);
-    if (write_seed_shard(seed)) {
+    if (raw ? write_seed_raw(seed) : write_seed_shard(seed)) {
         failures++;
         return;
     }
@@ -159,6 +206,13 @@ static void fuzz_shards(const char *dir, int iters)
         return;
     }
     fclose(f);
+    struct hg_dataset *ds0;
+    if (hg_dataset_open(&ds0, seed, fields, 2, 0, err, sizeof(err)) != 0) {
+        fprintf(stderr, "the unmodified seed is refused: %s\n", err);
+        failures++;
+    } else {
+        hg_dataset_close(ds0);
+    }
     int refused = 0, opened = 0, read_errors = 0;
     for (int it = 0; it < iters; it++) {
         memcpy(buf, orig, len);
@@ -207,8 +261,8 @@ static void fuzz_shards(const char *dir, int iters)
     free(buf);
     unlink(seed);
     unlink(path);
-    printf("shards: %d iterations, %d refused at open, %d opened, %d read errors\n",
-           iters, refused, opened, read_errors);
+    printf("%s shards: %d iterations, %d refused at open, %d opened, %d read errors\n",
+           raw ? "plain (h5py-style)" : "hgtrain", iters, refused, opened, read_errors);
 }
 
 int main(void)
@@ -227,7 +281,8 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    fuzz_shards(dir, 300 * scale);
+    fuzz_shards(dir, 300 * scale, 0);
+    fuzz_shards(dir, 300 * scale, 1);
     rmdir(dir);
     if (failures)
         fprintf(stderr, "test_fuzz: %d failures\n", failures);
