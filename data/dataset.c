@@ -135,7 +135,8 @@ static int expand_spec(const char *spec, struct plist *l, char *err, size_t errl
             free(p);
         }
         closedir(d);
-        qsort(l->p, (size_t)l->n, sizeof(*l->p), cmp_str);
+        if (l->n > 1)
+            qsort(l->p, (size_t)l->n, sizeof(*l->p), cmp_str);
     } else if (strpbrk(spec, "*?[")) {
         glob_t g;
         int r = glob(spec, 0, NULL, &g);
@@ -296,6 +297,17 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
                                path, what);
             }
             n = (int64_t)dims[0] - 1;
+            /* A corrupt header can claim any size: bound what we allocate
+             * by what the file could hold (gzip stays far below 1024:1). */
+            hsize_t fsize = 0;
+            H5Fget_filesize(sh->file, &fsize);
+            if (dims[0] > ((hsize_t)fsize * 1024 + (1u << 20)) / sizeof(int64_t)) {
+                H5Dclose(off);
+                return hg_kerr(err, errlen,
+                               "%s: dataset '%s' claims %llu entries in a %llu-byte file (corrupt?)",
+                               path, what, (unsigned long long)dims[0],
+                               (unsigned long long)fsize);
+            }
             f->offsets = malloc((size_t)(n + 1) * sizeof(int64_t));
             if (!f->offsets) {
                 H5Dclose(off);
