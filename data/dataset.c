@@ -335,7 +335,9 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
                 return hg_kerr(err, errlen, "%s: dataset '%s' row 0: offset %lld, expected 0",
                                path, what, (long long)f->offsets[0]);
             for (int64_t r2 = 0; r2 < n; r2++) {
-                int64_t l = f->offsets[r2 + 1] - f->offsets[r2];
+                /* offsets[r2] >= 0 here (by induction): no overflow */
+                int64_t l = f->offsets[r2 + 1] < f->offsets[r2]
+                                ? -1 : f->offsets[r2 + 1] - f->offsets[r2];
                 if (l < 0 || l > INT32_MAX)
                     return hg_kerr(err, errlen,
                                    "%s: dataset '%s' row %lld: offsets %lld -> %lld %s",
