@@ -8,11 +8,7 @@
  * measurement:
  *   data <what> samples_per_s X tokens_per_s Y
  * Options: --dir D (where the shards go; default a fresh directory under
- * $TMPDIR or /tmp, removed at the end), --plan-only.
- *
- * Part (b) needs the shard writer, the dataset and the loader; it is
- * compiled when HG_BENCH_LOADER is 1 (set in Makefile.am once those are
- * in the library) and otherwise says it was skipped. */
+ * $TMPDIR or /tmp, removed at the end), --plan-only. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,10 +17,6 @@
 #include <unistd.h>
 
 #include "data/hg_data.h"
-
-#ifndef HG_BENCH_LOADER
-#define HG_BENCH_LOADER 0
-#endif
 
 /* What one training step consumes, from bench/RESULTS.md (latest run,
  * commit d3b0a36, 2 threads): the MNIST CNN at batch 64 takes 29.3 ms per
@@ -105,8 +97,6 @@ static int bench_plan(void)
 }
 
 /* ------------------------------------------------------ (b) loader */
-
-#if HG_BENCH_LOADER
 
 #define MAX_FILES 8
 static char files[MAX_FILES][4200];
@@ -290,17 +280,6 @@ out:
     return rc;
 }
 
-#else
-
-static int bench_loader(const char *dir_opt)
-{
-    (void)dir_opt;
-    printf("# loader: skipped (built without HG_BENCH_LOADER: the shard "
-           "writer, dataset and loader are not in this library yet)\n");
-    return 0;
-}
-
-#endif
 
 int main(int argc, char **argv)
 {

@@ -98,8 +98,9 @@ void hg_shard_writer_abort(struct hg_shard_writer *w);
  * count * max(length of its samples) (padding-aware) and must stay within
  * max_tokens * capacity[r] (0: no token limit) and max_sentences *
  * capacity[r] (0: no limit), where capacity is normalised so that its
- * largest entry is 1. Counts are multiples of required_multiple unless
- * the data runs out. */
+ * largest entry is 1. Every count is a multiple of required_multiple or
+ * smaller than it (the budget cannot hold that many of these lengths, or
+ * the data ran out). Exact algorithm: data/batch.c. */
 struct hg_batch_opts {
     int64_t max_tokens;
     int64_t max_sentences;
