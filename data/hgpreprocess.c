@@ -274,14 +274,6 @@ static int ivec_reserve(struct ivec *a, size_t extra)
     return 0;
 }
 
-static int ivec_push(struct ivec *a, int32_t x)
-{
-    if (ivec_reserve(a, 1))
-        return -1;
-    a->v[a->n++] = x;
-    return 0;
-}
-
 /* ------------------------------------------------------------- shards */
 
 /* One shard of samples [lo, hi), written via the shard writer. */
