@@ -135,7 +135,8 @@ static int expand_spec(const char *spec, struct plist *l, char *err, size_t errl
             free(p);
         }
         closedir(d);
-        qsort(l->p, (size_t)l->n, sizeof(*l->p), cmp_str);
+        if (l->n > 1)
+            qsort(l->p, (size_t)l->n, sizeof(*l->p), cmp_str);
     } else if (strpbrk(spec, "*?[")) {
         glob_t g;
         int r = glob(spec, 0, NULL, &g);
@@ -244,6 +245,12 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
                        path);
     sh->n = -1;
     const char *first_name = NULL;
+    /* A corrupt header can claim any size: bound the rows we allocate for
+     * (lengths, offsets) by what the file could hold; compression stays far
+     * below 1024:1 on real data. */
+    hsize_t fsize = 0;
+    H5Fget_filesize(sh->file, &fsize);
+    hsize_t max_rows = fsize * 1024 / sizeof(int64_t) + ((hsize_t)1 << 20);
     for (int i = 0; i < ds->nfields; i++) {
         const struct hg_field *fd = &ds->field[i];
         struct sfield *f = &sh->f[i];
@@ -259,8 +266,19 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
             int64_t elems = 1;
             for (int k = 0; k < fd->rank; k++) {
                 item.dim[k] = (int64_t)dims[1 + k];
+                /* one sample over 2^31 elements: a corrupt header */
+                if (dims[1 + k] > (hsize_t)INT32_MAX ||
+                    (item.dim[k] > 0 && elems > INT32_MAX / item.dim[k]))
+                    return hg_kerr(err, errlen,
+                                   "%s: dataset '%s': per-sample shape too large (corrupt?)",
+                                   path, fd->name);
                 elems *= item.dim[k];
             }
+            if (dims[0] > max_rows)
+                return hg_kerr(err, errlen,
+                               "%s: dataset '%s' claims %llu rows in a %llu-byte file (corrupt?)",
+                               path, fd->name, (unsigned long long)dims[0],
+                               (unsigned long long)fsize);
             if (sh == ds->sh) {
                 ds->item[i] = item;
                 ds->item_elems[i] = elems;
@@ -296,6 +314,13 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
                                path, what);
             }
             n = (int64_t)dims[0] - 1;
+            if (dims[0] > max_rows) {
+                H5Dclose(off);
+                return hg_kerr(err, errlen,
+                               "%s: dataset '%s' claims %llu entries in a %llu-byte file (corrupt?)",
+                               path, what, (unsigned long long)dims[0],
+                               (unsigned long long)fsize);
+            }
             f->offsets = malloc((size_t)(n + 1) * sizeof(int64_t));
             if (!f->offsets) {
                 H5Dclose(off);
@@ -310,7 +335,9 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
                 return hg_kerr(err, errlen, "%s: dataset '%s' row 0: offset %lld, expected 0",
                                path, what, (long long)f->offsets[0]);
             for (int64_t r2 = 0; r2 < n; r2++) {
-                int64_t l = f->offsets[r2 + 1] - f->offsets[r2];
+                /* offsets[r2] >= 0 here (by induction): no overflow */
+                int64_t l = f->offsets[r2 + 1] < f->offsets[r2]
+                                ? -1 : f->offsets[r2 + 1] - f->offsets[r2];
                 if (l < 0 || l > INT32_MAX)
                     return hg_kerr(err, errlen,
                                    "%s: dataset '%s' row %lld: offsets %lld -> %lld %s",
