@@ -168,29 +168,55 @@ static int write_mnist(const char *dir, int64_t n, char *err, size_t errlen)
     return hg_shard_writer_finish(w, err, errlen);
 }
 
-/* One epoch of rank 0 of a 1-rank plan through the loader. */
+/* One epoch of rank 0 of a 1-rank plan through the loader. With step_s > 0
+ * each batch is followed by a simulated training step of step_s seconds
+ * per reference batch (scaled by the batch's samples / ref_batch), spent
+ * sleeping as a GPU step would leave the CPU free, for at most max_steps
+ * (ref_batch < 0: scaled by tokens / -ref_batch instead)
+ * steps: the data stall (time waiting in hg_loader_next) shows whether the
+ * prefetch thread hides the loading. */
 static int run_loader(struct hg_dataset *ds, const struct hg_epoch *ep,
-                      int prefetch, const char *what, char *err, size_t errlen)
+                      int prefetch, const char *what, double step_s,
+                      double ref_batch, int64_t max_steps, char *err,
+                      size_t errlen)
 {
     struct hg_loader *ld;
     const struct hg_loader_opts lo = {.rank = 0, .prefetch = prefetch,
                                       .pad_id = 0};
-    double t0 = now();
+    double t0 = now(), stall = 0;
     if (hg_loader_open(&ld, ds, ep, &lo, 0, err, errlen))
         return -1;
     struct hg_batch b;
     double samples = 0, tokens = 0;
+    int64_t steps = 0;
     int rc;
-    while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1) {
+    for (;;) {
+        double w0 = now();
+        rc = hg_loader_next(ld, &b, err, errlen);
+        stall += now() - w0;
+        if (rc != 1)
+            break;
         samples += (double)b.size;
         tokens += (double)b.tokens;
+        if (step_s > 0) {
+            double d = ref_batch > 0 ? step_s * (double)b.size / ref_batch
+                                     : step_s * (double)b.tokens / -ref_batch;
+            struct timespec ts = {(time_t)d, (long)((d - (double)(time_t)d) * 1e9)};
+            nanosleep(&ts, NULL);
+            if (++steps == max_steps)
+                break;
+        }
     }
     hg_loader_close(ld);
     if (rc < 0)
         return -1;
-    char name[96];
-    snprintf(name, sizeof(name), "%s_prefetch%d", what, prefetch);
+    char name[128];
+    snprintf(name, sizeof(name), "%s_prefetch%d%s", what, prefetch,
+             step_s > 0 ? "_with_train_step" : "");
     report(name, samples, tokens, now() - t0);
+    if (step_s > 0)
+        printf("#   data stall %.1f%% of %.2f s (%lld steps)\n",
+               100.0 * stall / (now() - t0), now() - t0, (long long)steps);
     return 0;
 }
 
@@ -216,9 +242,14 @@ static int bench_set(const char *spec, const struct hg_field *f, int nf,
     int rc = hg_epoch_plan(&ep, len, n, o, 1, err, errlen);
     free(len);
     if (rc == 0) {
-        rc = run_loader(ds, ep, 0, what, err, errlen);
+        rc = run_loader(ds, ep, 0, what, 0, 1, 0, err, errlen);
         if (rc == 0)
-            rc = run_loader(ds, ep, 4, what, err, errlen);
+            rc = run_loader(ds, ep, 4, what, 0, 1, 0, err, errlen);
+        /* the reference step of this kind of model (bench/RESULTS.md) */
+        double step_s = (seq_pair ? REF_XFMR_MS : REF_MNIST_MS) * 1e-3;
+        double ref = seq_pair ? -REF_XFMR_TOKENS : REF_MNIST_BATCH;
+        for (int p = 0; rc == 0 && p <= 4; p += 4)
+            rc = run_loader(ds, ep, p, what, step_s, ref, 100, err, errlen);
         hg_epoch_free(ep);
     }
     hg_dataset_close(ds);
