@@ -36,7 +36,12 @@ static const char usage_text[] =
     "       hgpreprocess lm --input F --destdir DIR (--bpe-merges N | --bpe-codes FILE)\n"
     "           [--max-seq-len 128] [--max-predictions 20] [--masked-lm-prob 0.15]\n"
     "           [--short-seq-prob 0.1] [--dupe-factor 1] [--seed S] [--num-shards K]\n"
-    "           [--min-frequency N]\n";
+    "           [--min-frequency N]\n"
+    "       hgpreprocess batches --data SPEC [--layout translation|images|lm]\n"
+    "           (--max-tokens N | --max-sentences N | --batch-size N)\n"
+    "           [--required-batch-size-multiple M] [--rank-capacity C0,C1,...]\n"
+    "           [--seed S] [--epoch E] [--valid]\n"
+    "           (how an epoch of shards SPEC is cut into per-rank batches)\n";
 
 static double now_s(void)
 {
@@ -1566,6 +1571,163 @@ out:
     return rc ? 1 : 0;
 }
 
+/* ------------------------------------------------------------- batches */
+
+/* "2,1,1" -> caps[*n] */
+static int parse_caps(const char *s, double **caps, int *n)
+{
+    *n = 1;
+    for (const char *p = s; *p; p++)
+        *n += *p == ',';
+    *caps = malloc((size_t)*n * sizeof(double));
+    if (!*caps)
+        return -1;
+    const char *p = s;
+    for (int i = 0; i < *n; i++) {
+        char *end;
+        errno = 0;
+        (*caps)[i] = strtod(p, &end);
+        if (errno || end == p || (*end && *end != ',') || !((*caps)[i] > 0) ||
+            !isfinite((*caps)[i]))
+            return -1;
+        p = end + (*end == ',');
+    }
+    return 0;
+}
+
+/* Plans one epoch of a shard set as hgtrain would, and reports what every
+ * rank gets: a preview for choosing --max-tokens and --rank-capacity. */
+static int cmd_batches(int argc, char **argv)
+{
+    const char *data = NULL, *layout = "translation", *maxtok_s = "0",
+               *maxsent_s = NULL, *bsz_s = NULL, *mult_s = "1",
+               *caps_s = "1", *seed_s = "1", *epoch_s = "1", *valid_s = NULL;
+    const struct optdef defs[] = {
+        {"data", &data}, {"layout", &layout}, {"max-tokens", &maxtok_s},
+        {"max-sentences", &maxsent_s}, {"batch-size", &bsz_s},
+        {"required-batch-size-multiple", &mult_s}, {"rank-capacity", &caps_s},
+        {"seed", &seed_s}, {"epoch", &epoch_s}, {"valid", &valid_s},
+        {NULL, NULL}};
+    /* --valid takes no value: accept it bare by rewriting it */
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--valid") == 0)
+            argv[i] = "--valid=1";
+    if (parse_opts("batches", argc, argv, defs))
+        return 2;
+    if (!data)
+        return usage_error("batches", "%s", "--data is required");
+    if (maxsent_s && bsz_s)
+        return usage_error("batches", "%s", "--batch-size is --max-sentences: give one");
+    int64_t maxtok, maxsent = 0, mult, seed, epoch;
+    if (opt_int("batches", "max-tokens", maxtok_s, 0, INT64_MAX / 4, &maxtok) ||
+        opt_int("batches", maxsent_s ? "max-sentences" : "batch-size",
+                maxsent_s ? maxsent_s : bsz_s ? bsz_s : "0", 0, INT64_MAX / 4, &maxsent) ||
+        opt_int("batches", "required-batch-size-multiple", mult_s, 1, 1 << 20, &mult) ||
+        opt_int("batches", "seed", seed_s, 0, INT64_MAX, &seed) ||
+        opt_int("batches", "epoch", epoch_s, 1, INT64_MAX, &epoch))
+        return 2;
+    if (maxtok == 0 && maxsent == 0)
+        return usage_error("batches", "%s", "give --max-tokens or --max-sentences");
+    double *caps = NULL;
+    int world = 0;
+    if (parse_caps(caps_s, &caps, &world) != 0) {
+        free(caps);
+        return usage_error("batches",
+                           "--rank-capacity '%s': expected positive numbers, "
+                           "one per rank, e.g. 2,1,1", caps_s);
+    }
+    static const struct hg_field tl[2] = {
+        {.name = "src", .kind = HG_FIELD_SEQ, .dtype = HG_I32, .rank = 1},
+        {.name = "tgt", .kind = HG_FIELD_SEQ, .dtype = HG_I32, .rank = 1}};
+    static const struct hg_field il[2] = {
+        {.name = "image", .kind = HG_FIELD_ARRAY, .dtype = HG_U8, .rank = 2},
+        {.name = "label", .kind = HG_FIELD_ARRAY, .dtype = HG_I32, .rank = 0}};
+    static const struct hg_field ll[1] = {
+        {.name = "input_ids", .kind = HG_FIELD_ARRAY, .dtype = HG_I32, .rank = 1}};
+    const struct hg_field *f;
+    int nf;
+    if (strcmp(layout, "translation") == 0)
+        f = tl, nf = 2;
+    else if (strcmp(layout, "images") == 0)
+        f = il, nf = 2;
+    else if (strcmp(layout, "lm") == 0)
+        f = ll, nf = 1;
+    else {
+        free(caps);
+        return usage_error("batches", "--layout '%s': expected translation, images or lm",
+                           layout);
+    }
+    char err[ERRLEN];
+    struct hg_dataset *ds = NULL;
+    struct hg_epoch *ep = NULL;
+    int32_t *len = NULL;
+    int rc = hg_dataset_open(&ds, data, f, nf, 0, err, sizeof(err));
+    int64_t n = rc == 0 ? hg_dataset_size(ds) : 0;
+    if (rc == 0) {
+        /* a pair costs its longer side (fairseq); an array item its numel */
+        len = malloc((size_t)(n > 0 ? n : 1) * sizeof(*len));
+        if (!len)
+            rc = hg_kerr(err, sizeof(err), "out of memory");
+    }
+    if (rc == 0) {
+        const int32_t *l0 = hg_dataset_lengths(ds, 0);
+        const int32_t *l1 = nf == 2 && f[1].kind == HG_FIELD_SEQ ? hg_dataset_lengths(ds, 1) : NULL;
+        int64_t item = 1;
+        if (f[0].kind == HG_FIELD_ARRAY && strcmp(layout, "lm") == 0) {
+            struct hg_shape is = hg_dataset_item_shape(ds, 0);
+            item = hg_shape_numel(&is);
+        }
+        for (int64_t i = 0; i < n; i++)
+            len[i] = (int32_t)((l1 && l1[i] > l0[i] ? l1[i] : l0[i]) * item);
+        struct hg_batch_opts o = {.max_tokens = maxtok, .max_sentences = maxsent,
+                                  .required_multiple = mult, .world = world,
+                                  .capacity = caps, .seed = (uint64_t)seed,
+                                  .shuffle = valid_s == NULL};
+        rc = hg_epoch_plan(&ep, len, n, &o, (uint64_t)epoch, err, sizeof(err));
+    }
+    if (rc == 0) {
+        int64_t steps = hg_epoch_steps(ep), seen = 0;
+        printf("| %s: %lld samples in %d shards\n", data, (long long)n,
+               hg_dataset_nshards(ds));
+        printf("| epoch %lld: %lld steps over %d ranks (capacity %s, max-tokens %lld, "
+               "max-sentences %lld, multiple %lld)\n", (long long)epoch,
+               (long long)steps, world, caps_s, (long long)maxtok, (long long)maxsent,
+               (long long)mult);
+        for (int r = 0; r < world; r++) {
+            int64_t samples = 0, tokens = 0, padded = 0, empty = 0;
+            for (int64_t st = 0; st < steps; st++) {
+                int64_t c;
+                const int64_t *idx = hg_epoch_batch(ep, r, st, &c);
+                int64_t mx = 0;
+                for (int64_t k = 0; k < c; k++) {
+                    tokens += len[idx[k]];
+                    if (len[idx[k]] > mx)
+                        mx = len[idx[k]];
+                }
+                samples += c;
+                padded += c * mx;
+                empty += c == 0;
+            }
+            seen += samples;
+            printf("| rank %d: capacity %g, %lld samples, %lld tokens (%lld with "
+                   "padding), %.1f samples per batch, %lld empty steps\n", r,
+                   caps[r], (long long)samples, (long long)tokens, (long long)padded,
+                   steps > empty ? (double)samples / (double)(steps - empty) : 0.0,
+                   (long long)empty);
+        }
+        if (seen != n)
+            rc = hg_kerr(err, sizeof(err), "internal error: %lld of %lld samples planned",
+                         (long long)seen, (long long)n);
+    }
+    if (rc != 0)
+        fprintf(stderr, "hgpreprocess batches: %s\n", err);
+    hg_epoch_free(ep);
+    hg_dataset_close(ds);
+    free(len);
+    free(caps);
+    return rc ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2)
@@ -1581,5 +1743,7 @@ int main(int argc, char **argv)
         return cmd_translation(argc, argv);
     if (strcmp(cmd, "lm") == 0)
         return cmd_lm(argc, argv);
+    if (strcmp(cmd, "batches") == 0)
+        return cmd_batches(argc, argv);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

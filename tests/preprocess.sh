@@ -105,6 +105,23 @@ $T --trainpref "$DATA/corpus" --validpref "$tmp/valid" --destdir "$tmp/mt2" \
 cmp -s "$tmp/mt/dict.es.txt" "$tmp/mt2/dict.es.txt" || bad "--bpe-codes gives another dictionary"
 cmp -s "$tmp/mt/codes" "$tmp/mt2/codes" || bad "--bpe-codes: codes differ"
 
+# batches: an epoch over 3 ranks of capacity 2,1,1; every sample once, the
+# capacity-2 rank gets about twice the tokens, a bad capacity is a usage error
+"$PRE" batches --data "$tmp/mt/train" --max-tokens 1024 --rank-capacity 2,1,1 \
+    --required-batch-size-multiple 8 >"$tmp/plan" 2>&1 || { bad "batches"; cat "$tmp/plan"; }
+cat "$tmp/plan"
+total=$(sed -n 's/^| .*: \([0-9]*\) samples in .*/\1/p' "$tmp/plan")
+sum=$(sed -n 's/^| rank [0-9]*: capacity [0-9.]*, \([0-9]*\) samples.*/\1/p' "$tmp/plan" |
+    awk '{ s += $1 } END { print s + 0 }')
+[ -n "$total" ] && [ "$total" = "$sum" ] || bad "batches: ranks hold $sum of $total samples"
+tok() { sed -n "s/^| rank $1: .* samples, \([0-9]*\) tokens.*/\1/p" "$tmp/plan"; }
+awk -v a="$(tok 0)" -v b="$(tok 1)" 'BEGIN { r = a / b; exit !(r > 1.7 && r < 2.4) }' ||
+    bad "batches: rank 0 has $(tok 0) tokens, rank 1 $(tok 1): not about 2x"
+"$PRE" batches --data "$tmp/mt/train" --max-tokens 1024 --rank-capacity 2,x >"$tmp/log" 2>&1
+[ $? = 2 ] && grep -q -- "--rank-capacity '2,x'" "$tmp/log" || bad "batches: bad capacity not a usage error"
+"$PRE" batches --data "$tmp/nothing-here" --max-tokens 1024 >"$tmp/log" 2>&1
+[ $? = 1 ] && grep -q "nothing-here" "$tmp/log" || bad "batches: missing data not named"
+
 # errors: misaligned files name both files and counts; nothing left behind
 head -n 150 "$DATA/corpus.es" >"$tmp/short.es"
 cp "$tmp/valid.en" "$tmp/short.en"
