@@ -1,0 +1,97 @@
+/* hg_task.h - the task plug-in ABI (versioned). A task declares its
+ * options and dataset fields, builds its model as a graph (forward and a
+ * loss that is a SUM), fills the graph's inputs from a collated batch and
+ * says how many units (sentences, tokens, pixels) the loss sums over. The
+ * controller does everything else: batching, backward, optimizer, ranks.
+ *
+ * Built-in tasks are rows of hg_task_registry[] (tasks/registry.c). An
+ * external task is a shared object exporting
+ *     const struct hg_task *hg_task_plugin(void);
+ * whose abi_version must equal HG_TASK_ABI_VERSION (hgtrain --task-plugin
+ * PATH.so). Worked example: tasks/examples/; guide: docs/tasks.md.
+ */
+#ifndef HG_TASK_H
+#define HG_TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data/hg_data.h"
+#include "graph/hg_graph.h"
+
+#define HG_TASK_ABI_VERSION 1
+#define HG_TASK_MAX_METRICS 4
+
+/* An option the task adds to hgtrain's (--name VALUE); def may be NULL. */
+struct hg_task_option {
+    const char *name;
+    const char *def;
+    const char *help;
+};
+
+/* The task's options as parsed: values[i] for options[i] (defaults
+ * applied; NULL if unset and no default). */
+struct hg_task_args {
+    const char *const *values;
+};
+
+/* What build() made. */
+struct hg_task_model {
+    int loss;                 /* [1]: sum over the batch of the loss */
+    int metric_src;           /* a tensor metrics() reads (logits), or -1 */
+    int64_t sym[8];           /* symbols fill() resolves per batch (ids from hg_graph_sym) */
+    int nsym;
+};
+
+/* Per-batch results of fill(). */
+struct hg_task_fill {
+    int64_t sym_value[8];     /* value of each model symbol for this batch */
+    double sample_size;       /* units the loss sums over (weight of this batch) */
+};
+
+struct hg_task {
+    int abi_version;          /* HG_TASK_ABI_VERSION */
+    const char *name;
+    const char *help;         /* one line */
+    const char *sample_unit;  /* "sentences", "tokens", "pixels", ... */
+    const struct hg_task_option *options; /* terminated by {NULL} */
+    const struct hg_field *fields;        /* dataset fields of a split */
+    int nfields;
+    const char *metric_names[HG_TASK_MAX_METRICS]; /* NULL-terminated */
+    int maximize_metric0;     /* 1 if larger metric_names[0] is better */
+
+    /* Reads dictionaries etc. from data; *state is the task's own. */
+    int (*setup)(void **state, const char *data, const struct hg_task_args *args,
+                 char *err, size_t errlen);
+    void (*teardown)(void *state);
+    /* Per-sample batching cost from the split's field lengths (fairseq:
+     * max(src, tgt)); NULL: the first field's lengths. */
+    void (*cost)(void *state, const struct hg_dataset *ds, int32_t *out);
+    /* Builds forward + loss for batches up to max_batch samples and
+     * max_len positions (train: dropout on). */
+    int (*build)(void *state, struct hg_graph *g, int64_t max_batch,
+                 int64_t max_len, int train, struct hg_task_model *m,
+                 char *err, size_t errlen);
+    /* Copies batch b into the graph's inputs, each contiguous in its shape
+     * for this batch, and returns the symbol values and the sample size in
+     * f; the controller resolves the symbols before running. b->size 0
+     * (a dummy batch) must give sample_size 0. */
+    int (*fill)(void *state, const struct hg_batch *b, struct hg_graph *g,
+                struct hg_exec *ex, const struct hg_task_model *m,
+                struct hg_task_fill *f, char *err, size_t errlen);
+    /* Optional: adds this batch's metric sums to acc[] after a forward
+     * (e.g. acc[0] += correct predictions); the controller divides by the
+     * summed sample_size. */
+    void (*metrics)(void *state, const struct hg_batch *b, struct hg_graph *g,
+                    struct hg_exec *ex, const struct hg_task_model *m,
+                    double *acc);
+};
+
+/* Built-in tasks. */
+extern const struct hg_task *const hg_task_registry[];
+const struct hg_task *hg_task_find(const char *name);
+/* dlopens path and checks its ABI version; the handle stays open. */
+const struct hg_task *hg_task_load_plugin(const char *path, char *err,
+                                          size_t errlen);
+
+#endif
