@@ -8,6 +8,7 @@
 
 #include "data/hg_data.h"
 #include "graph/hg_graph.h"
+#include "tasks/hg_task.h"
 
 /* ---------------------------------------------------------- lr schedules */
 
@@ -66,5 +67,57 @@ int hg_ckpt_load(const char *path, const struct hg_graph *g,
                  struct hg_exec *ex, int reset_optimizer,
                  struct hg_ckpt_meta *meta, char *err, size_t errlen);
 void hg_ckpt_meta_free(struct hg_ckpt_meta *meta);
+
+/* ------------------------------------------------------- training step */
+
+/* One process, one device: the task's model with backward and optimizer
+ * (train plan) and without (validation plan), sharing parameters by name.
+ * A step is any number of micro-batches (hg_ctl_accumulate, --update-freq)
+ * and one update (hg_ctl_update): the loss is a sum, the gradient is
+ * divided by the summed sample size, so k micro-batches give what one
+ * batch of their union would. */
+struct hg_ctl_cfg {
+    enum hg_optim optim;
+    union hg_attr hyper;     /* optimizer hyper-parameters */
+    double clip_norm;        /* 0: no clipping */
+    int64_t max_batch, max_len;
+    uint64_t seed;           /* parameter init and dropout */
+    int max_bad_updates;     /* consecutive NaN/Inf updates before failing */
+};
+
+struct hg_ctl_stats {
+    double loss_sum;         /* summed over the micro-batches of the step */
+    double sample_size;
+    double gnorm;            /* of the mean gradient, before clipping */
+    int clipped;
+    int skipped;             /* NaN/Inf: no update was made */
+    double metrics[HG_TASK_MAX_METRICS];
+};
+
+struct hg_ctl;
+
+int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *task_state,
+               const struct hg_ctl_cfg *cfg, char *err, size_t errlen);
+void hg_ctl_free(struct hg_ctl *c);
+/* The train plan's graph and executor (checkpoints, inspection). */
+struct hg_graph *hg_ctl_graph(struct hg_ctl *c);
+struct hg_exec *hg_ctl_exec(struct hg_ctl *c);
+/* Forward + backward of one micro-batch of the update that follows
+ * num_updates (dropout masks are a function of that number and the
+ * micro-batch's position, so a resumed run draws the same ones);
+ * gradients accumulate until the next update. A batch of size 0 (dummy)
+ * adds nothing. */
+int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
+                      const struct hg_batch *b, struct hg_ctl_stats *st,
+                      char *err, size_t errlen);
+/* Clip, check and apply the update number num_updates + 1 with lr. */
+int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
+                  struct hg_ctl_stats *st, char *err, size_t errlen);
+/* Validation forward (no dropout, no update): adds loss, sample size and
+ * the task's metric sums into st. */
+int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
+                 struct hg_ctl_stats *st, char *err, size_t errlen);
+/* Parameter and graph summary for the log. */
+void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);
 
 #endif

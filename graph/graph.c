@@ -43,6 +43,8 @@ int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max)
     return HG_SYM(k);
 }
 
+int hg_graph_n_syms(const struct hg_graph *g) { return g->nsym; }
+
 int hg_graph_sym_find(const struct hg_graph *g, const char *name)
 {
     for (int k = 0; k < g->nsym; k++)

@@ -57,6 +57,7 @@ void hg_graph_free(struct hg_graph *g);
 /* Declares a symbolic dimension with its maximum (plans use the maximum). */
 int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max);
 int hg_graph_sym_find(const struct hg_graph *g, const char *name);
+int hg_graph_n_syms(const struct hg_graph *g);
 int hg_graph_input(struct hg_graph *g, const char *name, enum hg_dtype dt,
                    int ndim, const int64_t *dim, int batch_axis);
 int hg_graph_param(struct hg_graph *g, const char *name, int ndim,

@@ -1,0 +1,235 @@
+/* step.c - one training step on one process: micro-batches accumulate
+ * gradient sums, one update divides by their total sample size, clips,
+ * refuses NaN/Inf, and runs the optimizer ops of the graph. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/hg_controller.h"
+
+#define HG_MAX_SYMS_TASK 16 /* graph symbols: at most HG_MAX_SYMS in graph.c */
+
+struct plan {
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    struct hg_task_model m;
+    int n;      /* nodes in the order */
+    int n_fb;   /* forward + backward nodes: the update is order[n_fb:n) */
+};
+
+struct hg_ctl {
+    const struct hg_task *task;
+    void *ts;                /* the task's state */
+    struct hg_ctl_cfg cfg;
+    struct plan train, valid;
+    float *accum;            /* [ngrad] gradient sums over micro-batches */
+    size_t ngrad;
+    int n_acc;               /* micro-batches with data in this step */
+    int bad_in_a_row;
+    int valid_stale;         /* valid params older than train params */
+};
+
+static int build(struct plan *p, const struct hg_task *task, void *ts,
+                 const struct hg_ctl_cfg *cfg, int train, char *err,
+                 size_t errlen)
+{
+    p->g = hg_graph_new();
+    if (task->build(ts, p->g, cfg->max_batch, cfg->max_len, train, &p->m, err,
+                    errlen) != 0)
+        return -1;
+    if (p->m.nsym != hg_graph_n_syms(p->g) || p->m.nsym > HG_MAX_SYMS_TASK)
+        return hg_kerr(err, errlen, "task %s: build() declared %d symbols but "
+                       "lists %d in its model", task->name, hg_graph_n_syms(p->g),
+                       p->m.nsym);
+    if (train) {
+        hg_graph_backward(p->g, p->m.loss);
+        hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
+    }
+    int *order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
+    if (!order)
+        return hg_kerr(err, errlen, "out of memory");
+    p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+    p->n_fb = hg_graph_order(p->g, HG_PH_FORWARD | HG_PH_BACKWARD, order);
+    /* the forward+backward nodes come first in the full order */
+    hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+    p->ex = hg_exec_new(p->g, order, p->n, err, errlen);
+    free(order);
+    return p->ex ? 0 : -1;
+}
+
+int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
+               const struct hg_ctl_cfg *cfg, char *err, size_t errlen)
+{
+    struct hg_ctl *c = calloc(1, sizeof(*c));
+    *out = NULL;
+    if (!c)
+        return hg_kerr(err, errlen, "out of memory");
+    c->task = task;
+    c->ts = ts;
+    c->cfg = *cfg;
+    if (c->cfg.max_bad_updates <= 0)
+        c->cfg.max_bad_updates = 10;
+    if (build(&c->train, task, ts, cfg, 1, err, errlen) != 0 ||
+        build(&c->valid, task, ts, cfg, 0, err, errlen) != 0) {
+        hg_ctl_free(c);
+        return -1;
+    }
+    size_t np, npv;
+    hg_exec_param_block(c->train.ex, &np);
+    hg_exec_param_block(c->valid.ex, &npv);
+    if (np != npv) {
+        hg_ctl_free(c);
+        return hg_kerr(err, errlen, "task %s: train and valid models differ "
+                       "(%zu vs %zu parameters)", task->name, np, npv);
+    }
+    hg_exec_grad_block(c->train.ex, &c->ngrad);
+    c->accum = malloc((c->ngrad ? c->ngrad : 1) * sizeof(float));
+    if (!c->accum) {
+        hg_ctl_free(c);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    hg_graph_init_params(c->train.g, c->train.ex, cfg->seed);
+    c->valid_stale = 1;
+    *out = c;
+    return 0;
+}
+
+void hg_ctl_free(struct hg_ctl *c)
+{
+    if (!c)
+        return;
+    struct plan *ps[2] = {&c->train, &c->valid};
+    for (int i = 0; i < 2; i++) {
+        hg_exec_free(ps[i]->ex);
+        hg_graph_free(ps[i]->g);
+    }
+    free(c->accum);
+    free(c);
+}
+
+struct hg_graph *hg_ctl_graph(struct hg_ctl *c) { return c->train.g; }
+struct hg_exec *hg_ctl_exec(struct hg_ctl *c) { return c->train.ex; }
+
+/* fill() and resolve the task's symbols; returns the batch's sample size */
+static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
+                struct hg_step *st, int64_t *sym, double *sample_size,
+                char *err, size_t errlen)
+{
+    struct hg_task_fill f;
+    memset(&f, 0, sizeof(f));
+    if (c->task->fill(c->ts, b, p->g, p->ex, &p->m, &f, err, errlen) != 0)
+        return -1;
+    for (int i = 0; i < p->m.nsym; i++)
+        sym[HG_SYM_INDEX(p->m.sym[i])] = f.sym_value[i];
+    st->sym = sym;
+    *sample_size = f.sample_size;
+    return hg_exec_prepare(p->ex, st, err, errlen);
+}
+
+int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
+                      const struct hg_batch *b, struct hg_ctl_stats *st,
+                      char *err, size_t errlen)
+{
+    if (b->size == 0)
+        return 0; /* a dummy batch: weight zero, nothing to add */
+    int64_t sym[HG_MAX_SYMS_TASK];
+    double ss;
+    /* dropout stream: unique per (update, micro-batch) */
+    struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
+                         .grad_scale = 1.f};
+    if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
+        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
+        return -1;
+    st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
+    st->sample_size += ss;
+    size_t n;
+    const float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
+    if (c->n_acc == 0)
+        memcpy(c->accum, g, n * sizeof(float));
+    else
+        for (size_t i = 0; i < n; i++)
+            c->accum[i] += g[i];
+    c->n_acc++;
+    return 0;
+}
+
+int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
+                  struct hg_ctl_stats *st, char *err, size_t errlen)
+{
+    int n_acc = c->n_acc;
+    c->n_acc = 0;
+    if (n_acc == 0 || st->sample_size <= 0) {
+        st->skipped = 1; /* nothing seen: no update */
+        return 0;
+    }
+    size_t n;
+    float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
+    if (n_acc > 1)
+        memcpy(g, c->accum, n * sizeof(float));
+    double ss = 0;
+    for (size_t i = 0; i < n; i++)
+        ss += (double)g[i] * (double)g[i];
+    st->gnorm = sqrt(ss) / st->sample_size;
+    if (!isfinite(st->loss_sum) || !isfinite(st->gnorm)) {
+        st->skipped = 1;
+        if (++c->bad_in_a_row >= c->cfg.max_bad_updates)
+            return hg_kerr(err, errlen,
+                           "update %llu: loss or gradient is NaN/Inf %d times "
+                           "in a row; stopping (lower --lr or set --clip-norm)",
+                           (unsigned long long)num_updates + 1, c->bad_in_a_row);
+        fprintf(stderr, "| WARNING: update %llu: NaN/Inf loss or gradient, "
+                "update skipped\n", (unsigned long long)num_updates + 1);
+        return 0;
+    }
+    c->bad_in_a_row = 0;
+    double scale = 1.0 / st->sample_size;
+    if (c->cfg.clip_norm > 0 && st->gnorm > c->cfg.clip_norm) {
+        scale *= c->cfg.clip_norm / st->gnorm;
+        st->clipped = 1;
+    }
+    struct hg_step hs = {.step = num_updates + 1, .lr = (float)lr,
+                         .grad_scale = (float)scale};
+    if (hg_exec_run(c->train.ex, &hs, c->train.n_fb, c->train.n, err, errlen) != 0)
+        return -1;
+    c->valid_stale = 1;
+    return 0;
+}
+
+int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
+                 struct hg_ctl_stats *st, char *err, size_t errlen)
+{
+    if (b->size == 0)
+        return 0;
+    if (c->valid_stale) {
+        size_t n, nv;
+        const float *p = hg_exec_param_block(c->train.ex, &n);
+        float *pv = hg_exec_param_block(c->valid.ex, &nv); /* same order */
+        memcpy(pv, p, n * sizeof(float));
+        c->valid_stale = 0;
+    }
+    int64_t sym[HG_MAX_SYMS_TASK];
+    double ss;
+    struct hg_step hs = {.step = 1, .grad_scale = 1.f};
+    if (fill(c, &c->valid, b, &hs, sym, &ss, err, errlen) != 0 ||
+        hg_exec_run(c->valid.ex, &hs, 0, c->valid.n, err, errlen) != 0)
+        return -1;
+    st->loss_sum += *(const float *)hg_exec_data(c->valid.ex, c->valid.m.loss);
+    st->sample_size += ss;
+    if (c->task->metrics)
+        c->task->metrics(c->ts, b, c->valid.g, c->valid.ex, &c->valid.m, st->metrics);
+    return 0;
+}
+
+void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
+{
+    struct hg_mem_stats ms;
+    hg_exec_mem(c->train.ex, &ms);
+    snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB "
+             "(activations %.1f MiB, %.1f without reuse), BLAS %s, %d threads",
+             (long long)hg_graph_param_count(c->train.g), c->train.n,
+             ms.total / 1048576.0, ms.act_bytes / 1048576.0,
+             ms.act_naive / 1048576.0, hg_kernels_blas_name(),
+             hg_kernels_get_threads());
+}
