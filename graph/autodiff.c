@@ -288,6 +288,7 @@ int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
                        const union hg_attr *hyper)
 {
     HG_CHECK(g->has_backward && !g->has_optimizer);
+    HG_CHECK(kind >= HG_OPTIM_SGD && kind <= HG_OPTIM_ADADELTA && hyper != NULL);
     g->has_optimizer = 1;
     g->phase = HG_PH_UPDATE;
     for (int i = 0; i < g->np; i++) {
@@ -299,13 +300,22 @@ int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
             snprintf(name, sizeof(name), "%s.momentum_buffer", g->t[p].name);
             int buf = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);
             hg__op3(g, HG_OP_SGD_STEP, p, g->t[p].grad, buf, hyper);
-        } else {
+        } else if (kind == HG_OPTIM_ADADELTA) {
+            snprintf(name, sizeof(name), "%s.square_avg", g->t[p].name);
+            int sq = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);
+            snprintf(name, sizeof(name), "%s.acc_delta", g->t[p].name);
+            int acc = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);
+            int in[4] = {p, g->t[p].grad, sq, acc};
+            hg_graph_op(g, HG_OP_ADADELTA_STEP, in, 4, hyper);
+        } else { /* ADAMW, ADAM: one op, adam.l2 tells them apart */
+            union hg_attr h = *hyper;
+            h.adam.l2 = kind == HG_OPTIM_ADAM;
             snprintf(name, sizeof(name), "%s.exp_avg", g->t[p].name);
             int m = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);
             snprintf(name, sizeof(name), "%s.exp_avg_sq", g->t[p].name);
             int v = hg__graph_tensor(g, name, HG_T_STATE, HG_F32, d, -1);
             int in[4] = {p, g->t[p].grad, m, v};
-            hg_graph_op(g, HG_OP_ADAMW_STEP, in, 4, hyper);
+            hg_graph_op(g, HG_OP_ADAMW_STEP, in, 4, &h);
         }
     }
     g->phase = HG_PH_FORWARD;

@@ -148,7 +148,7 @@ static int out_batch_axis(const struct hg_graph *g, enum hg_op op,
     case HG_OP_MATMUL_REDUCE: case HG_OP_CONV2D_BWD_FILTER:
     case HG_OP_LAYERNORM_BWD_G: case HG_OP_EMBEDDING_BWD:
     case HG_OP_CROSS_ENTROPY: case HG_OP_NLL:
-    case HG_OP_SGD_STEP: case HG_OP_ADAMW_STEP:
+    case HG_OP_SGD_STEP: case HG_OP_ADAMW_STEP: case HG_OP_ADADELTA_STEP:
         return -1;
     case HG_OP_SUM_TO: case HG_OP_RESHAPE_LIKE: case HG_OP_EXPAND_LIKE:
     case HG_OP_SLICE_BWD:

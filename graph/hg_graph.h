@@ -95,8 +95,11 @@ int hg_graph_backward(struct hg_graph *g, int loss);
 int hg_graph_grad(const struct hg_graph *g, int param); /* -1 if none */
 
 /* Optimizer update as ops of the graph (one per param). lr, step and the
- * gradient scale come from the run (struct hg_step). */
-enum hg_optim { HG_OPTIM_SGD, HG_OPTIM_ADAMW };
+ * gradient scale come from the run (struct hg_step).  hyper: .sgd for SGD,
+ * .adam for ADAMW and ADAM (adam.l2 is set from the kind), .adadelta for
+ * ADADELTA.  State tensors carry torch's names (<param>.momentum_buffer,
+ * .exp_avg, .exp_avg_sq, .square_avg, .acc_delta). */
+enum hg_optim { HG_OPTIM_SGD, HG_OPTIM_ADAMW, HG_OPTIM_ADAM, HG_OPTIM_ADADELTA };
 int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
                        const union hg_attr *hyper);
 

@@ -74,7 +74,10 @@ union hg_attr {
     struct { float eps; } ln;
     struct { int ignore_index; float smoothing; } ce;
     struct { float momentum, weight_decay; int nesterov; } sgd;
-    struct { float beta1, beta2, eps, weight_decay; } adam;
+    /* l2 last, so {b1, b2, eps, wd} still means AdamW: 0 = AdamW (decoupled
+     * decay), 1 = Adam (wd * param added to the gradient, torch.optim.Adam) */
+    struct { float beta1, beta2, eps, weight_decay; int l2; } adam;
+    struct { float rho, eps, weight_decay; } adadelta;
 };
 
 enum hg_op {
@@ -130,7 +133,8 @@ enum hg_op {
     HG_OP_NLL_BWD,           /* (logp_ref, target, dloss[1]) -> dlogp; ce */
     /* optimizer updates: no output, update their first inputs in place */
     HG_OP_SGD_STEP,        /* (param, grad, momentum_buf); sgd */
-    HG_OP_ADAMW_STEP,      /* (param, grad, m, v); adam */
+    HG_OP_ADAMW_STEP,      /* (param, grad, m, v); adam (AdamW, or Adam if l2) */
+    HG_OP_ADADELTA_STEP,   /* (param, grad, square_avg, acc_delta); adadelta */
     HG_OP_COUNT
 };
 

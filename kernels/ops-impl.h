@@ -45,7 +45,11 @@
  * - ADAMW_STEP(param, grad, m, v): g = grad*grad_scale; param *= 1 - lr*wd;
  *   m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
  *   param -= lr * (m/(1-b1^t)) / (sqrt(v/(1-b2^t)) + eps), t = ctx->step
- *   -- torch.optim.AdamW.
+ *   -- torch.optim.AdamW.  With adam.l2 (torch.optim.Adam): no decoupled
+ *   decay, g = grad*grad_scale + wd*param instead; the rest is the same.
+ * - ADADELTA_STEP(param, grad, sq, acc): g = grad*grad_scale + wd*param;
+ *   sq = rho sq + (1-rho) g^2; d = sqrt(acc + eps) / sqrt(sq + eps) * g;
+ *   acc = rho acc + (1-rho) d^2; param -= lr * d  -- torch.optim.Adadelta.
  */
 #ifndef HG_OPS_IMPL_H
 #define HG_OPS_IMPL_H
@@ -115,7 +119,7 @@ HG_COST_FN(conv2d_bwd_data); HG_COST_FN(conv2d_bwd_filter); HG_COST_FN(pool);
 HG_COST_FN(elementwise); /* flops: per-op factor times out numel */
 HG_COST_FN(copy); HG_COST_FN(rowwise); HG_COST_FN(layernorm);
 HG_COST_FN(embedding); HG_COST_FN(reduce); HG_COST_FN(loss);
-HG_COST_FN(sgd); HG_COST_FN(adamw);
+HG_COST_FN(sgd); HG_COST_FN(adamw); HG_COST_FN(adadelta);
 
 /* Workspace rules */
 HG_WS_FN(conv2d); HG_WS_FN(conv2d_bwd_data); HG_WS_FN(conv2d_bwd_filter);
@@ -139,6 +143,6 @@ HG_CPU_FN(masked_fill);
 HG_CPU_FN(sum); HG_CPU_FN(mean); HG_CPU_FN(expand_like);
 HG_CPU_FN(cross_entropy); HG_CPU_FN(cross_entropy_bwd); HG_CPU_FN(nll);
 HG_CPU_FN(nll_bwd);
-HG_CPU_FN(sgd_step); HG_CPU_FN(adamw_step);
+HG_CPU_FN(sgd_step); HG_CPU_FN(adamw_step); HG_CPU_FN(adadelta_step);
 
 #endif

@@ -52,8 +52,9 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_NLL_BWD, "nll_bwd", 3, 0, loss_bwd, loss, NULL, nll_bwd),
     ROW(HG_OP_SGD_STEP, "sgd_step", 3, HG_OPF_NO_OUTPUT, update, sgd, NULL, sgd_step),
     ROW(HG_OP_ADAMW_STEP, "adamw_step", 4, HG_OPF_NO_OUTPUT, update, adamw, NULL, adamw_step),
+    ROW(HG_OP_ADADELTA_STEP, "adadelta_step", 4, HG_OPF_NO_OUTPUT, update, adadelta, NULL, adadelta_step),
 };
 
 /* Adding an op: enum entry, a row above, a CPU kernel, a test case; this
  * assert is the reminder that every table indexed by the enum must grow. */
-static_assert(HG_OP_COUNT == 44, "update every table indexed by enum hg_op");
+static_assert(HG_OP_COUNT == 45, "update every table indexed by enum hg_op");

@@ -726,7 +726,15 @@ HG_COST_FN(sgd) /* read p, g, buf; write p, buf */
 HG_COST_FN(adamw) /* read p, g, m, v; write p, m, v */
 {
     double n = numel(&in[0]);
-    (void)n_in; (void)out; (void)attr;
-    cost->flops = 16.0 * n;
+    (void)n_in; (void)out;
+    cost->flops = (attr->adam.l2 ? 17.0 : 16.0) * n;
+    cost->bytes = 4.0 * 7.0 * n;
+}
+
+HG_COST_FN(adadelta) /* read p, g, sq, acc; write p, sq, acc */
+{
+    double n = numel(&in[0]);
+    (void)n_in; (void)out;
+    cost->flops = (attr->adadelta.weight_decay != 0.0f ? 18.0 : 16.0) * n;
     cost->bytes = 4.0 * 7.0 * n;
 }

@@ -5,8 +5,9 @@
  * "tests/fixtures"):
  *   ops.h5          every op case: forward through hg_op_table directly, then
  *                   forward + gradients through a tiny graph with autodiff
- *                   (loss = sum(out * dout)); optimizer cases through the
- *                   SGD_STEP / ADAMW_STEP kernels.
+ *                   (loss = sum(out * dout)); optimizer cases (SGD, SGD
+ *                   Nesterov, AdamW, Adam, Adadelta; 3 steps each) through
+ *                   the SGD_STEP / ADAMW_STEP / ADADELTA_STEP kernels.
  *   mnist_cnn.h5    tasks/models.h's CNN: log-probs, loss, grads, 5 SGD steps.
  *   transformer.h5  post-norm encoder + decoder layer: outputs, loss, grads,
  *                   5 AdamW steps.
@@ -441,6 +442,7 @@ static const struct {
     {"sum", HG_OP_SUM},             {"mean", HG_OP_MEAN},
     {"cross_entropy", HG_OP_CROSS_ENTROPY}, {"nll", HG_OP_NLL},
     {"sgd_step", HG_OP_SGD_STEP},   {"adamw_step", HG_OP_ADAMW_STEP},
+    {"adadelta_step", HG_OP_ADADELTA_STEP},
 };
 
 static int op_from_name(const char *s, enum hg_op *op)
@@ -519,6 +521,12 @@ static int read_attr(hid_t grp, const char *cname, enum hg_op op,
     case HG_OP_ADAMW_STEP:
         F(adam.beta1, "beta1"); F(adam.beta2, "beta2");
         F(adam.eps, "eps"); F(adam.weight_decay, "weight_decay");
+        if (attr_exists(grp, "l2")) /* torch.optim.Adam; absent: AdamW */
+            I(adam.l2, "l2");
+        break;
+    case HG_OP_ADADELTA_STEP:
+        F(adadelta.rho, "rho"); F(adadelta.eps, "eps");
+        F(adadelta.weight_decay, "weight_decay");
         break;
     default:
         break;
@@ -920,7 +928,8 @@ static int op_case(hid_t f, const char *cname)
         H5Gclose(grp);
         return -1;
     }
-    if (op == HG_OP_SGD_STEP || op == HG_OP_ADAMW_STEP) {
+    if (op == HG_OP_SGD_STEP || op == HG_OP_ADAMW_STEP ||
+        op == HG_OP_ADADELTA_STEP) {
         int rc = optim_case(grp, cname, op);
         H5Gclose(grp);
         return rc;

@@ -48,9 +48,15 @@ static void build_mlp(struct mlp *m, int64_t max_b, enum hg_optim opt)
     m->w1 = hg_graph_find(g, "fc1.weight");
     m->w2 = hg_graph_find(g, "fc2.weight");
     hg_graph_backward(g, m->loss);
-    union hg_attr h = opt == HG_OPTIM_SGD
-                          ? (union hg_attr){.sgd = {.momentum = 0.9f}}
-                          : (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, 0.f}};
+    union hg_attr h;
+    if (opt == HG_OPTIM_SGD)
+        h = (union hg_attr){.sgd = {.momentum = 0.9f}};
+    else if (opt == HG_OPTIM_ADADELTA)
+        h = (union hg_attr){.adadelta = {.rho = 0.9f, .eps = 1e-6f}};
+    else if (opt == HG_OPTIM_ADAM)
+        h = (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, 1e-4f}};
+    else
+        h = (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, 0.f}};
     hg_graph_optimizer(g, opt, &h);
 }
 
@@ -280,11 +286,56 @@ static void test_accumulation(void)
     hg_graph_free(g);
 }
 
-/* Both optimizers drive the loss of a separable problem down. */
+static const char *optim_name(enum hg_optim opt)
+{
+    switch (opt) {
+    case HG_OPTIM_SGD: return "sgd";
+    case HG_OPTIM_ADAMW: return "adamw";
+    case HG_OPTIM_ADAM: return "adam";
+    case HG_OPTIM_ADADELTA: return "adadelta";
+    }
+    return "?";
+}
+
+/* The update nodes and state tensors hg_graph_optimizer appends: one node
+ * of the right op (Adam: adam.l2 set) per param, states with torch's names. */
+static void check_optimizer_nodes(const struct mlp *m, enum hg_optim opt)
+{
+    static const char *st[][2] = {
+        [HG_OPTIM_SGD] = {"momentum_buffer", NULL},
+        [HG_OPTIM_ADAMW] = {"exp_avg", "exp_avg_sq"},
+        [HG_OPTIM_ADAM] = {"exp_avg", "exp_avg_sq"},
+        [HG_OPTIM_ADADELTA] = {"square_avg", "acc_delta"},
+    };
+    enum hg_op want = opt == HG_OPTIM_SGD        ? HG_OP_SGD_STEP
+                      : opt == HG_OPTIM_ADADELTA ? HG_OP_ADADELTA_STEP
+                                                 : HG_OP_ADAMW_STEP;
+    int nupd = 0;
+    for (int i = 0; i < hg_graph_n_nodes(m->g); i++) {
+        const struct hg_node_info *nd = hg_graph_node(m->g, i);
+        if (nd->op != want)
+            continue;
+        nupd++;
+        if (want == HG_OP_ADAMW_STEP)
+            EXPECT(nd->attr.adam.l2 == (opt == HG_OPTIM_ADAM), "%s: adam.l2 %d",
+                   optim_name(opt), nd->attr.adam.l2);
+    }
+    EXPECT(nupd == 4, "%s: %d update nodes, want 4", optim_name(opt), nupd);
+    for (int k = 0; k < 2 && st[opt][k]; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "fc1.weight.%s", st[opt][k]);
+        int t = hg_graph_find(m->g, name);
+        EXPECT(t >= 0 && hg_graph_tensor(m->g, t)->kind == HG_T_STATE,
+               "%s: no state tensor %s", optim_name(opt), name);
+    }
+}
+
+/* Every optimizer drives the loss of a separable problem down. */
 static void test_training(enum hg_optim opt, float lr)
 {
     struct mlp m;
     build_mlp(&m, 64, opt);
+    check_optimizer_nodes(&m, opt);
     int *order, n;
     struct hg_exec *ex = plan(m.g, HG_PH_ALL, &order, &n);
     hg_graph_init_params(m.g, ex, 11);
@@ -303,10 +354,9 @@ static void test_training(enum hg_optim opt, float lr)
         if (s > 140)
             last += l / 10;
     }
-    EXPECT(last < 0.5f * first, "%s: loss %.4f -> %.4f",
-           opt == HG_OPTIM_SGD ? "sgd" : "adamw", first, last);
-    printf("ok  training %s: loss %.4f -> %.4f\n", opt == HG_OPTIM_SGD ? "sgd" : "adamw",
-           first, last);
+    EXPECT(isfinite(last) && last < 0.5f * first, "%s: loss %.4f -> %.4f",
+           optim_name(opt), first, last);
+    printf("ok  training %s: loss %.4f -> %.4f\n", optim_name(opt), first, last);
     free(order);
     hg_exec_free(ex);
     hg_graph_free(m.g);
@@ -390,6 +440,8 @@ int main(void)
     test_accumulation();
     test_training(HG_OPTIM_SGD, 0.1f);
     test_training(HG_OPTIM_ADAMW, 0.01f);
+    test_training(HG_OPTIM_ADAM, 0.01f);
+    test_training(HG_OPTIM_ADADELTA, 1.0f);
     test_runtime_error();
     test_transformer_plan();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

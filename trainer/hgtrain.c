@@ -47,8 +47,9 @@ static void usage(FILE *f)
             "  --max-train N       use the first N training images (default: all)\n"
             "  --max-valid N       evaluate on the first N test images (default: all)\n"
             "  --batch-size N      sentences per batch (default 64)\n"
-            "  --optimizer NAME    sgd | adamw (default sgd)\n"
-            "  --lr X              learning rate (default 0.01 sgd, 0.001 adamw)\n"
+            "  --optimizer NAME    sgd | adamw | adam | adadelta (default sgd)\n"
+            "  --lr X              learning rate (default 0.01 sgd, 0.001 adamw/adam,\n"
+            "                      1.0 adadelta)\n"
             "  --threads N         compute threads (default: all cores)\n"
             "  --seed N            initialisation and dropout seed (default 1)\n"
             "  --log-interval N    steps between log lines (default 100)\n");
@@ -102,8 +103,10 @@ static int parse(int argc, char **argv, struct opts *o)
         fprintf(stderr, "hgtrain: unexpected argument '%s'\n", argv[optind]);
         return -1;
     }
-    if (strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "adamw")) {
-        fprintf(stderr, "hgtrain: --optimizer: unknown '%s' (sgd, adamw)\n",
+    if (strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "adamw") &&
+        strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "adadelta")) {
+        fprintf(stderr, "hgtrain: --optimizer: unknown '%s' (sgd, adamw, adam, "
+                "adadelta)\n",
                 o->optimizer);
         return -1;
     }
@@ -112,7 +115,9 @@ static int parse(int argc, char **argv, struct opts *o)
         return -1;
     }
     if (o->lr < 0)
-        o->lr = strcmp(o->optimizer, "sgd") == 0 ? 0.01f : 1e-3f;
+        o->lr = strcmp(o->optimizer, "sgd") == 0        ? 0.01f
+                : strcmp(o->optimizer, "adadelta") == 0 ? 1.0f
+                                                        : 1e-3f;
     return 0;
 }
 
@@ -207,9 +212,13 @@ int main(int argc, char **argv)
     if (strcmp(o.optimizer, "sgd") == 0) {
         hyper = (union hg_attr){.sgd = {.momentum = 0.9f}};
         hg_graph_optimizer(g, HG_OPTIM_SGD, &hyper);
-    } else {
-        hyper = (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, 0.01f}};
-        hg_graph_optimizer(g, HG_OPTIM_ADAMW, &hyper);
+    } else if (strcmp(o.optimizer, "adadelta") == 0) {
+        hyper = (union hg_attr){.adadelta = {.rho = 0.9f, .eps = 1e-6f}};
+        hg_graph_optimizer(g, HG_OPTIM_ADADELTA, &hyper);
+    } else { /* adamw: decoupled decay; adam: L2 in the gradient (no decay) */
+        int adam = strcmp(o.optimizer, "adam") == 0;
+        hyper = (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, adam ? 0.f : 0.01f}};
+        hg_graph_optimizer(g, adam ? HG_OPTIM_ADAM : HG_OPTIM_ADAMW, &hyper);
     }
     int *order = malloc((size_t)hg_graph_n_nodes(g) * sizeof(int));
     int *eorder = malloc((size_t)hg_graph_n_nodes(ge) * sizeof(int));

@@ -1,4 +1,5 @@
-/* optim.c - SGD_STEP and ADAMW_STEP (torch.optim semantics), in place. */
+/* optim.c - SGD_STEP, ADAMW_STEP (AdamW, or Adam with adam.l2) and
+ * ADADELTA_STEP (torch.optim semantics), in place. */
 #include <math.h>
 
 #include "kernels/ops-impl.h"
@@ -30,6 +31,8 @@ HG_CPU_FN(sgd_step)
 }
 
 /* (param, grad, m, v), all f32 of one shape; t = ctx->step (1-based).
+ * adam.l2 == 0: AdamW, param *= 1 - lr*wd first; adam.l2: Adam, wd*param
+ * joins the gradient (torch.optim.Adam) and there is no decoupled decay.
  * Computed in torch's order: step_size = lr / (1 - b1^t),
  * denom = sqrt(v) / sqrt(1 - b2^t) + eps, p -= step_size * m / denom. */
 HG_CPU_FN(adamw_step)
@@ -48,15 +51,46 @@ HG_CPU_FN(adamw_step)
     const double t = (double)a->ctx->step;
     const float step_size = (float)((double)lr / (1.0 - pow((double)b1, t)));
     const float bc2_sqrt = (float)sqrt(1.0 - pow((double)b2, t));
-    const float decay = 1.0f - lr * wd;
+    const int l2 = a->attr->adam.l2 != 0;
+    const float decay = l2 ? 1.0f : 1.0f - lr * wd;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
         float g = grad[i] * gs;
+        if (l2)
+            g += wd * p[i];
         float mi = b1 * m[i] + (1.0f - b1) * g;
         float vi = b2 * v[i] + (1.0f - b2) * g * g;
         m[i] = mi;
         v[i] = vi;
         p[i] = p[i] * decay - step_size * (mi / (sqrtf(vi) / bc2_sqrt + eps));
+    }
+    return 0;
+}
+
+/* (param, grad, square_avg, acc_delta), all f32 of one shape; torch's
+ * order: std = sqrt(sq + eps), delta = sqrt(acc + eps) / std * g. */
+HG_CPU_FN(adadelta_step)
+{
+    HG_CHECK(a->n_in == 4);
+    for (int i = 0; i < 4; i++)
+        HG_CHECK(a->in[i].dtype == HG_F32 &&
+                 hg_shape_equal(&a->in[i].shape, &a->in[0].shape));
+    int64_t n = hg_shape_numel(&a->in[0].shape);
+    float *p = a->in[0].data, *sq = a->in[2].data, *acc = a->in[3].data;
+    const float *grad = a->in[1].data;
+    const float lr = a->ctx->lr, gs = a->ctx->grad_scale;
+    const float rho = a->attr->adadelta.rho, eps = a->attr->adadelta.eps;
+    const float wd = a->attr->adadelta.weight_decay;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        float g = grad[i] * gs;
+        if (wd != 0.0f)
+            g += wd * p[i];
+        float si = rho * sq[i] + (1.0f - rho) * (g * g);
+        float d = sqrtf(acc[i] + eps) / sqrtf(si + eps) * g;
+        sq[i] = si;
+        acc[i] = rho * acc[i] + (1.0f - rho) * (d * d);
+        p[i] -= lr * d;
     }
     return 0;
 }
