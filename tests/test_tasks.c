@@ -1,0 +1,436 @@
+/* test_tasks.c - the task registry, plug-in loading (the example plug-in,
+ * a wrong ABI version, a missing file, a library without the symbol) and
+ * training through a task's build/fill/metrics on shards written here:
+ * the xor example plug-in and the built-in mnist task.
+ * Exit 0: pass; 1: failure (message on stderr). */
+#define _GNU_SOURCE
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tasks/hg_task.h"
+
+static int failures;
+
+#define EXPECT(cond, ...)                                                     \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);   \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fprintf(stderr, "\n");                                            \
+            failures++;                                                       \
+        }                                                                     \
+    } while (0)
+
+#define REQUIRE(cond, ...)                                                    \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            fprintf(stderr, "%s:%d: FATAL %s: ", __FILE__, __LINE__, #cond);  \
+            fprintf(stderr, __VA_ARGS__);                                     \
+            fprintf(stderr, "\n");                                            \
+            exit(1);                                                          \
+        }                                                                     \
+    } while (0)
+
+static char err[1024];
+static char tmpdir[256];
+static const char *builddir;
+
+/* ------------------------------------------------------------ registry */
+
+static void test_registry(void)
+{
+    const struct hg_task *t = hg_task_find("mnist");
+    REQUIRE(t != NULL, "mnist not in the registry");
+    EXPECT(t->abi_version == HG_TASK_ABI_VERSION && strcmp(t->name, "mnist") == 0 &&
+           t->nfields == 2 && strcmp(t->fields[0].name, "image") == 0 &&
+           t->fields[0].dtype == HG_U8 && t->fields[0].rank == 2 &&
+           strcmp(t->fields[1].name, "label") == 0 && t->fields[1].dtype == HG_I32 &&
+           t->fields[1].rank == 0, "mnist task declaration");
+    EXPECT(strcmp(t->metric_names[0], "accuracy") == 0 && !t->metric_names[1] &&
+           t->maximize_metric0 == 1 && strcmp(t->sample_unit, "images") == 0,
+           "mnist metrics");
+    EXPECT(t->options[0].name && strcmp(t->options[0].name, "mnist-normalize") == 0 &&
+           !t->options[1].name, "mnist options");
+    EXPECT(hg_task_find("nope") == NULL, "found a task named nope");
+    EXPECT(hg_task_find(NULL) == NULL, "found a task named NULL");
+    int n = 0;
+    for (int i = 0; hg_task_registry[i]; i++, n++)
+        EXPECT(hg_task_find(hg_task_registry[i]->name) == hg_task_registry[i],
+               "row %d", i);
+    EXPECT(n >= 1, "empty registry");
+    printf("ok  registry (%d built-in task%s)\n", n, n == 1 ? "" : "s");
+}
+
+/* ------------------------------------------------------------ plug-ins */
+
+static const struct hg_task *load_xor(void)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tasks/examples/.libs/xor_task.so", builddir);
+    const struct hg_task *t = hg_task_load_plugin(path, err, sizeof(err));
+    REQUIRE(t != NULL, "loading %s: %s", path, err);
+    EXPECT(strcmp(t->name, "xor") == 0 && t->abi_version == HG_TASK_ABI_VERSION,
+           "xor plug-in: name %s", t->name);
+    /* loading twice gives the same task (the handle is reference-counted) */
+    EXPECT(hg_task_load_plugin(path, err, sizeof(err)) == t, "second load: %s", err);
+    return t;
+}
+
+static void test_plugin_errors(void)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/tests/.libs/plugin_bad_abi.so", builddir);
+    err[0] = 0;
+    EXPECT(hg_task_load_plugin(path, err, sizeof(err)) == NULL, "ABI 999 accepted");
+    char want[600];
+    snprintf(want, sizeof(want), "%s: task ABI version 999, this hgtrain has %d", path,
+             HG_TASK_ABI_VERSION);
+    EXPECT(strcmp(err, want) == 0, "wrong ABI message: '%s'", err);
+
+    snprintf(path, sizeof(path), "%s/no-such-task.so", tmpdir);
+    err[0] = 0;
+    EXPECT(hg_task_load_plugin(path, err, sizeof(err)) == NULL, "missing file loaded");
+    EXPECT(strncmp(err, path, strlen(path)) == 0 && strstr(err, "cannot load"),
+           "missing file message: '%s'", err);
+
+    /* a shared object that is no task plug-in */
+    snprintf(path, sizeof(path), "%s/.libs/libhgtrain.so", builddir);
+    if (access(path, R_OK) == 0) {
+        err[0] = 0;
+        EXPECT(hg_task_load_plugin(path, err, sizeof(err)) == NULL,
+               "libhgtrain.so taken for a plug-in");
+        EXPECT(strncmp(err, path, strlen(path)) == 0 && strstr(err, "hg_task_plugin"),
+               "missing symbol message: '%s'", err);
+    }
+    /* a file that is not a shared object */
+    snprintf(path, sizeof(path), "%s/not-a-library.so", tmpdir);
+    FILE *fp = fopen(path, "w");
+    REQUIRE(fp != NULL, "%s", path);
+    fputs("hello\n", fp);
+    fclose(fp);
+    err[0] = 0;
+    EXPECT(hg_task_load_plugin(path, err, sizeof(err)) == NULL, "text file loaded");
+    EXPECT(strncmp(err, path, strlen(path)) == 0, "bad file message: '%s'", err);
+    unlink(path);
+    printf("ok  plug-in errors\n");
+}
+
+/* ------------------------------------------------------------ training */
+
+/* A task's model, trained with AdamW the way the controller does: fill,
+ * resolve the symbols, run forward + backward + update with grad_scale =
+ * 1 / sample size. */
+struct run {
+    const struct hg_task *task;
+    void *state;
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    struct hg_task_model m;
+    int n;
+};
+
+static void run_open(struct run *r, const struct hg_task *t, void *state,
+                     int64_t max_batch, int train)
+{
+    memset(r, 0, sizeof(*r));
+    r->task = t;
+    r->state = state;
+    r->g = hg_graph_new();
+    REQUIRE(t->build(state, r->g, max_batch, 1, train, &r->m, err, sizeof(err)) == 0,
+            "%s build: %s", t->name, err);
+    REQUIRE(r->m.nsym >= 1 && r->m.nsym <= 8, "nsym %d", r->m.nsym);
+    int phases = HG_PH_FORWARD;
+    if (train) {
+        REQUIRE(hg_graph_backward(r->g, r->m.loss) == 0, "backward");
+        union hg_attr a = {.adam = {0.9f, 0.999f, 1e-8f, 0.f}};
+        REQUIRE(hg_graph_optimizer(r->g, HG_OPTIM_ADAMW, &a) == 0, "optimizer");
+        phases = HG_PH_ALL;
+    }
+    int *order = malloc((size_t)hg_graph_n_nodes(r->g) * sizeof(int));
+    REQUIRE(order, "oom");
+    r->n = hg_graph_order(r->g, phases, order);
+    r->ex = hg_exec_new(r->g, order, r->n, err, sizeof(err));
+    free(order);
+    REQUIRE(r->ex != NULL, "hg_exec_new: %s", err);
+    hg_graph_init_params(r->g, r->ex, 42);
+}
+
+static void run_close(struct run *r)
+{
+    hg_exec_free(r->ex);
+    hg_graph_free(r->g);
+}
+
+/* One batch: returns the summed loss; *size the sample size; acc[] the
+ * metric sums. */
+static double run_batch(struct run *r, const struct hg_batch *b, uint64_t step,
+                        float lr, double *size, double *acc)
+{
+    struct hg_task_fill f;
+    REQUIRE(r->task->fill(r->state, b, r->g, r->ex, &r->m, &f, err, sizeof(err)) == 0,
+            "%s fill: %s", r->task->name, err);
+    int64_t sym[16];
+    for (int i = 0; i < 16; i++)
+        sym[i] = 1;
+    for (int i = 0; i < r->m.nsym; i++)
+        sym[HG_SYM_INDEX(r->m.sym[i])] = f.sym_value[i];
+    struct hg_step st = {.sym = sym, .step = step, .lr = lr,
+                         .grad_scale = f.sample_size > 0 ? (float)(1.0 / f.sample_size) : 0.f};
+    REQUIRE(hg_exec_run(r->ex, &st, 0, r->n, err, sizeof(err)) == 0, "run: %s", err);
+    if (r->task->metrics)
+        r->task->metrics(r->state, b, r->g, r->ex, &r->m, acc);
+    *size = f.sample_size;
+    return *(const float *)hg_exec_data(r->ex, r->m.loss);
+}
+
+/* Trains `epochs` epochs over the shards in dir; loss[e], accuracy[e]:
+ * per-sample means of epoch e. */
+static void train_epochs(struct run *r, const char *dir, int64_t batch, int epochs,
+                         float lr, double *loss, double *accuracy)
+{
+    struct hg_dataset *ds;
+    REQUIRE(hg_dataset_open(&ds, dir, r->task->fields, r->task->nfields, 0, err,
+                            sizeof(err)) == 0, "open %s: %s", dir, err);
+    int64_t N = hg_dataset_size(ds);
+    uint64_t step = 1;
+    for (int e = 0; e < epochs; e++) {
+        struct hg_batch_opts bo = {.max_sentences = batch, .world = 1, .seed = 3,
+                                   .shuffle = 1};
+        struct hg_epoch *ep;
+        REQUIRE(hg_epoch_plan(&ep, hg_dataset_lengths(ds, 0), N, &bo, (uint64_t)e + 1,
+                              err, sizeof(err)) == 0, "plan: %s", err);
+        struct hg_loader_opts lo = {.rank = 0, .prefetch = 1};
+        struct hg_loader *ld;
+        REQUIRE(hg_loader_open(&ld, ds, ep, &lo, 0, err, sizeof(err)) == 0, "%s", err);
+        struct hg_batch b;
+        int rc;
+        double lsum = 0, nsum = 0, acc[HG_TASK_MAX_METRICS] = {0};
+        while ((rc = hg_loader_next(ld, &b, err, sizeof(err))) == 1) {
+            double n;
+            lsum += run_batch(r, &b, step++, lr, &n, acc);
+            nsum += n;
+        }
+        REQUIRE(rc == 0, "loader: %s", err);
+        hg_loader_close(ld);
+        hg_epoch_free(ep);
+        REQUIRE(nsum == (double)N, "epoch %d saw %g of %lld samples", e, nsum,
+                (long long)N);
+        loss[e] = lsum / nsum;
+        accuracy[e] = acc[0] / nsum;
+    }
+    hg_dataset_close(ds);
+}
+
+static void write_shard(const char *path, const struct hg_task *t,
+                        const struct hg_shape *item, int64_t n,
+                        void (*sample)(int64_t i, const void **v))
+{
+    struct hg_shard_writer *w;
+    REQUIRE(hg_shard_writer_open(&w, path, t->fields, t->nfields, item, err,
+                                 sizeof(err)) == 0, "writer: %s", err);
+    for (int64_t i = 0; i < n; i++) {
+        const void *v[8];
+        int64_t count[8] = {0};
+        sample(i, v);
+        REQUIRE(hg_shard_writer_add(w, v, count, err, sizeof(err)) == 0, "add: %s", err);
+    }
+    REQUIRE(hg_shard_writer_finish(w, err, sizeof(err)) == 0, "finish: %s", err);
+}
+
+/* ------------------------------------------------------------ xor */
+
+static float xor_x[2];
+static int32_t xor_y;
+
+static void xor_sample(int64_t i, const void **v)
+{
+    xor_x[0] = hg_rand_uniform(11, 0, (uint64_t)i) * 2.f - 1.f;
+    xor_x[1] = hg_rand_uniform(11, 1, (uint64_t)i) * 2.f - 1.f;
+    xor_y = xor_x[0] * xor_x[1] > 0;
+    v[0] = xor_x;
+    v[1] = &xor_y;
+}
+
+static void test_xor(const struct hg_task *t)
+{
+    char dir[512], path[600];
+    snprintf(dir, sizeof(dir), "%s/xor", tmpdir);
+    REQUIRE(mkdir(dir, 0700) == 0, "mkdir %s", dir);
+    struct hg_shape item[2] = {{.ndim = 1, .dim = {2}}, {.ndim = 0}};
+    snprintf(path, sizeof(path), "%s/train-0.h5", dir);
+    write_shard(path, t, item, 512, xor_sample);
+
+    const char *bad[] = {"0"};
+    struct hg_task_args a = {.values = bad};
+    void *state = NULL;
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--xor-hidden") && strstr(err, "'0'"), "hidden 0: %s", err);
+    const char *vals[] = {"16"};
+    a.values = vals;
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "xor setup: %s", err);
+
+    struct run r;
+    run_open(&r, t, state, 32, 1);
+    enum { E = 30 };
+    double loss[E], acc[E];
+    train_epochs(&r, dir, 32, E, 0.03f, loss, acc);
+    EXPECT(loss[E - 1] < 0.5 * loss[0] && loss[E - 1] < 0.3,
+           "xor loss %.4f -> %.4f", loss[0], loss[E - 1]);
+    EXPECT(acc[E - 1] > 0.9 && acc[E - 1] <= 1.0, "xor accuracy %.3f", acc[E - 1]);
+
+    /* a dummy batch: valid symbols, weight 0 */
+    struct hg_batch dummy = {.size = 0};
+    struct hg_task_fill f;
+    REQUIRE(t->fill(state, &dummy, r.g, r.ex, &r.m, &f, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(f.sample_size == 0 && f.sym_value[0] == 1, "xor dummy batch");
+    run_close(&r);
+    t->teardown(state);
+    printf("ok  xor plug-in: loss %.4f -> %.4f, accuracy %.3f -> %.3f\n", loss[0],
+           loss[E - 1], acc[0], acc[E - 1]);
+}
+
+/* ------------------------------------------------------------ mnist */
+
+static uint8_t mn_img[28 * 28];
+static int32_t mn_label;
+
+/* Class k: a bright 6x6 square at a class-dependent place, plus noise. */
+static void mnist_sample(int64_t i, const void **v)
+{
+    int k = (int)(i % 10);
+    int r0 = 2 + (k / 5) * 13, c0 = 1 + (k % 5) * 5;
+    for (int p = 0; p < 28 * 28; p++) {
+        int rr = p / 28, cc = p % 28;
+        int on = rr >= r0 && rr < r0 + 6 && cc >= c0 && cc < c0 + 6;
+        float noise = hg_rand_uniform(5, (uint64_t)i, (uint64_t)p) * 40.f;
+        mn_img[p] = (uint8_t)(on ? 200.f + noise : noise);
+    }
+    mn_label = k;
+    v[0] = mn_img;
+    v[1] = &mn_label;
+}
+
+static void test_mnist(void)
+{
+    const struct hg_task *t = hg_task_find("mnist");
+    REQUIRE(t, "mnist");
+    char dir[512], path[600];
+    snprintf(dir, sizeof(dir), "%s/mnist", tmpdir);
+    REQUIRE(mkdir(dir, 0700) == 0, "mkdir %s", dir);
+    struct hg_shape item[2] = {{.ndim = 2, .dim = {28, 28}}, {.ndim = 0}};
+    snprintf(path, sizeof(path), "%s/train-0.h5", dir);
+    write_shard(path, t, item, 256, mnist_sample);
+
+    void *state = NULL;
+    const char *bad[] = {"yes"};
+    struct hg_task_args a = {.values = bad};
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--mnist-normalize"), "normalize yes: %s", err);
+    const char *vals[] = {t->options[0].def};
+    a.values = vals;
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+
+    struct run r;
+    run_open(&r, t, state, 32, 1);
+    enum { E = 2 };
+    double loss[E], acc[E];
+    train_epochs(&r, dir, 32, E, 1e-3f, loss, acc);
+    EXPECT(isfinite(loss[E - 1]) && loss[E - 1] < 0.7 * loss[0],
+           "mnist loss %.4f -> %.4f", loss[0], loss[E - 1]);
+    for (int e = 0; e < E; e++)
+        EXPECT(acc[e] >= 0 && acc[e] <= 1, "accuracy %g", acc[e]);
+
+    /* evaluation graph (no dropout) with the trained weights */
+    struct run ev;
+    run_open(&ev, t, state, 16, 0);
+    size_t np, nq;
+    float *p = hg_exec_param_block(r.ex, &np), *q = hg_exec_param_block(ev.ex, &nq);
+    REQUIRE(np == nq, "param blocks %zu vs %zu", np, nq);
+    memcpy(q, p, np * sizeof(float));
+    uint8_t img[16 * 784];
+    int32_t lab[16];
+    for (int i = 0; i < 16; i++) {
+        const void *v[2];
+        mnist_sample(1000 + i, v);
+        memcpy(img + i * 784, mn_img, 784);
+        lab[i] = mn_label;
+    }
+    struct hg_batch b = {.size = 16, .step = 0};
+    b.field[0] = (struct hg_tview){img, HG_U8, {.ndim = 3, .dim = {16, 28, 28}}};
+    b.field[1] = (struct hg_tview){lab, HG_I32, {.ndim = 1, .dim = {16}}};
+    double n, m[HG_TASK_MAX_METRICS] = {0};
+    double l = run_batch(&ev, &b, 1, 0.f, &n, m);
+    EXPECT(n == 16 && m[0] >= 0 && m[0] <= 16 && isfinite(l),
+           "eval: size %g correct %g loss %g", n, m[0], l);
+    EXPECT(m[0] / n > 0.5, "eval accuracy %.3f after training", m[0] / n);
+
+    /* a smaller batch resolves the symbol */
+    b.size = 5;
+    b.field[0].shape.dim[0] = 5;
+    b.field[1].shape.dim[0] = 5;
+    double m5[HG_TASK_MAX_METRICS] = {0};
+    run_batch(&ev, &b, 1, 0.f, &n, m5);
+    EXPECT(n == 5 && m5[0] <= 5, "batch of 5: %g, %g", n, m5[0]);
+
+    /* a dummy batch: one zero image, batch symbol 1, sample size 0; no metrics */
+    struct hg_batch dummy = {.size = 0};
+    double md[HG_TASK_MAX_METRICS] = {0};
+    run_batch(&ev, &dummy, 1, 0.f, &n, md);
+    EXPECT(n == 0 && md[0] == 0, "dummy: size %g correct %g", n, md[0]);
+
+    /* a label out of range is named */
+    lab[3] = 12;
+    struct hg_task_fill f;
+    EXPECT(t->fill(state, &b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "label 12"), "label 12: %s", err);
+    lab[3] = 3;
+    /* a wrong image shape is named */
+    b.field[0].shape.dim[1] = 27;
+    EXPECT(t->fill(state, &b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "image"), "image 27: %s", err);
+
+    run_close(&ev);
+    run_close(&r);
+    t->teardown(state);
+    printf("ok  mnist: loss %.4f -> %.4f, train accuracy %.3f -> %.3f, eval %.3f\n",
+           loss[0], loss[E - 1], acc[0], acc[E - 1], m[0] / 16);
+}
+
+/* ------------------------------------------------------------ main */
+
+static void rm_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+int main(void)
+{
+    builddir = getenv("HG_BUILDDIR");
+    if (!builddir) {
+        fprintf(stderr, "HG_BUILDDIR not set (run through make check)\n");
+        return 77;
+    }
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof(tmpdir), "%s/hg_tasks.XXXXXX", base ? base : "/tmp");
+    REQUIRE(mkdtemp(tmpdir), "mkdtemp %s", tmpdir);
+
+    test_registry();
+    test_plugin_errors();
+    test_xor(load_xor());
+    test_mnist();
+
+    rm_tree(tmpdir);
+    if (failures) {
+        fprintf(stderr, "%d failure(s)\n", failures);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,152 @@
+/* options.h - hgtrain's options: fairseq/HetSeq names, one table of specs
+ * (trainer/options.c) drives the command line, the -c config file
+ * (libconfig), --help and the text saved into checkpoints.
+ *
+ * Precedence: defaults < -c FILE < command line. A task's own options
+ * (struct hg_task_option) are parsed with the same rules and come back as
+ * strings. Every option is documented in its row of the table: run
+ * `hgtrain --help`. */
+#ifndef HG_TRAINER_OPTIONS_H
+#define HG_TRAINER_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "controller/hg_controller.h"
+#include "tasks/hg_task.h"
+
+/* A list of numbers ("2,1,1"; adam-betas also "(0.9, 0.98)"): v[n],
+ * malloc'ed (NULL when n == 0). */
+struct hg_opts_list {
+    int n;
+    double *v;
+};
+
+/* The parsed options. Strings are malloc'ed copies (NULL: not given and no
+ * default); int options are int64_t, real options double, flags 0/1. */
+struct hg_opts {
+    /* general */
+    char *task;                   /* --task NAME */
+    char *task_plugin;            /* --task-plugin PATH.so */
+    char *arch;                   /* --arch NAME (task-defined) */
+    int64_t seed;                 /* --seed, default 1 */
+    int64_t threads;              /* --threads, 0: all cores */
+    char *log_format;             /* none|simple|json|tqdm; default tqdm if
+                                     stderr is a TTY, else simple */
+    int64_t log_interval;         /* --log-interval updates, default 100 */
+    char *log_file;               /* --log-file PATH */
+    struct hg_opts_list rank_capacity; /* --rank-capacity 2,1,1 (n 0: equal) */
+    int list_tasks;               /* --list-tasks */
+    int help;                     /* --help */
+    char *config;                 /* -c FILE / --config FILE (not saved) */
+    /* dataset */
+    char *data;                   /* --data DIR */
+    int64_t max_tokens;           /* --max-tokens, 0: unset */
+    int64_t max_sentences;        /* --max-sentences/--batch-size, 0: unset */
+    int64_t required_batch_size_multiple; /* default 8 */
+    char *valid_subset;           /* --valid-subset, default "valid" */
+    int64_t validate_interval;    /* epochs, default 1 (0: never) */
+    int64_t validate_interval_updates; /* 0: off */
+    /* optimization */
+    char *optimizer;              /* sgd|adam|adamw|adadelta, default sgd */
+    double lr;                    /* default 0.01, > 0 */
+    double min_lr;                /* default 0: floor and stop threshold */
+    struct hg_opts_list adam_betas; /* always n == 2, default 0.9,0.999 */
+    double adam_eps;              /* default 1e-8 */
+    double weight_decay;          /* default 0 */
+    double momentum;              /* sgd, default 0 */
+    int nesterov;                 /* sgd */
+    double clip_norm;             /* default 0: off */
+    int64_t update_freq;          /* gradient accumulation, default 1 */
+    char *lr_scheduler;           /* fixed|inverse_sqrt|polynomial_decay|cosine */
+    enum hg_lr_kind lr_kind;      /* lr_scheduler as the controller's enum */
+    int64_t warmup_updates;       /* default 0 */
+    double warmup_init_lr;        /* default 0 */
+    double end_learning_rate;     /* polynomial_decay, default 0 */
+    double power;                 /* polynomial_decay, default 1 */
+    int64_t total_num_update;     /* polynomial_decay, cosine; 0: unset */
+    int64_t max_epoch;            /* 0: unlimited */
+    int64_t max_update;           /* 0: unlimited */
+    /* checkpoint */
+    char *save_dir;               /* default "checkpoints" */
+    char *restore_file;           /* default "checkpoint_last.h5" (in save_dir) */
+    int reset_dataloader;
+    int reset_lr_scheduler;
+    int reset_meters;
+    int reset_optimizer;
+    int64_t save_interval;        /* epochs, default 1 */
+    int64_t save_interval_updates; /* 0: off */
+    int64_t keep_last_epochs;     /* -1: keep all */
+    int64_t keep_interval_updates; /* -1: keep all */
+    int no_save;
+    int no_epoch_checkpoints;
+    char *best_checkpoint_metric; /* default "loss" */
+    int maximize_best_checkpoint_metric;
+
+    /* internal: the task options of the last parse and their values */
+    const struct hg_task_option *task_opts_;
+    char **task_vals_;
+    int ntask_;
+};
+
+/* Parses argv (argv[0] is the program name): defaults, then -c FILE, then
+ * the rest of the command line (--name VALUE, --name=VALUE; flags take no
+ * value), then validation. task_opts (may be NULL) is the task's option
+ * table ({NULL}-terminated); task_values[i] receives option i's value or
+ * its default (NULL if neither), valid until hg_opts_free(o). Returns 0,
+ * or -1 with err naming the option, config key (with file:line) or value:
+ * a usage error (hgtrain exits 2). o is always safe to hg_opts_free. */
+int hg_opts_parse(struct hg_opts *o, int argc, char **argv,
+                  const struct hg_task_option *task_opts,
+                  const char **task_values, char *err, size_t errlen);
+
+/* Finds --task and --task-plugin on the command line, else in the -c file
+ * (task / task_plugin keys), without reporting errors: main looks the task
+ * up with it before calling hg_opts_parse with the task's options. Returns
+ * NULL when no task is named; *plugin (may be NULL) gets the plugin path
+ * or NULL. The strings stay valid until the next call. */
+const char *hg_opts_peek_task(int argc, char **argv, const char **plugin);
+
+/* Grouped help (general, dataset, optimization, checkpoint, then the
+ * task's options under task_name when task_opts is not NULL). */
+void hg_opts_help(FILE *f, const struct hg_task_option *task_opts,
+                  const char *task_name);
+
+/* The effective options, task options included, as "--name value ..."
+ * (values shell-quoted where needed; parses back to the same values).
+ * malloc'ed; NULL on allocation failure. */
+char *hg_opts_to_string(const struct hg_opts *o);
+
+/* The learning-rate schedule the options describe. */
+void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s);
+
+void hg_opts_free(struct hg_opts *o);
+
+/* The table, for tests and docs. */
+enum hg_opt_type { HG_OPT_INT, HG_OPT_REAL, HG_OPT_STRING, HG_OPT_FLAG, HG_OPT_LIST };
+enum hg_opt_group {
+    HG_GROUP_GENERAL, HG_GROUP_DATASET, HG_GROUP_OPTIMIZATION,
+    HG_GROUP_CHECKPOINT, HG_GROUP_COUNT
+};
+
+struct hg_opt_spec {
+    const char *name;       /* without "--" */
+    const char *alias;      /* another name, or NULL */
+    char short_name;        /* e.g. 'c', or 0 */
+    enum hg_opt_type type;
+    enum hg_opt_group group;
+    size_t offset;          /* offsetof(struct hg_opts, field) */
+    const char *def;        /* default as text, NULL: none */
+    const char *choices;    /* "a|b|c" for strings, or NULL */
+    double min, max;        /* int/real range (max 0: no upper bound) */
+    int min_count, max_count; /* list lengths (max 0: any) */
+    int transient;          /* not saved by hg_opts_to_string */
+    const char *metavar;    /* NULL: from the type */
+    const char *help;
+};
+
+extern const struct hg_opt_spec hg_opt_specs[];
+extern const int hg_opt_nspecs;
+
+#endif
