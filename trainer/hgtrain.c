@@ -1,34 +1,36 @@
-/* hgtrain.c - the training program. This first version trains the built-in
- * default job: the MNIST CNN on Fashion-MNIST (Debian's dataset-fashion-mnist)
- * on one process, and reports test accuracy. Tasks, HDF5 data, distributed
- * workers and checkpoints arrive with their issues. */
+/* hgtrain.c - the training program: options, task, data, the epoch loop
+ * (training steps, validation, checkpoints, logging) on one process.
+ *
+ * With no arguments it runs the built-in default job: the mnist task on
+ * data/fashion-mnist (shards written by `hgpreprocess images
+ * --fashion-mnist /usr/share/datasets/fashion-mnist --out
+ * data/fashion-mnist`), 2 epochs. */
 #define _POSIX_C_SOURCE 200809L
-#include <getopt.h>
+#include <errno.h>
+#include <glob.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "data/hg_data.h"
-#include "graph/hg_graph.h"
-#include "tasks/models.h"
+#include "controller/hg_controller.h"
+#include "trainer/options.h"
 
-#define DEFAULT_DATA "/usr/share/datasets/fashion-mnist"
+#define ERRLEN 1024
 
-struct opts {
-    const char *data;
-    int epochs;
-    long max_steps;   /* 0: whole epochs */
-    int batch;
-    float lr;
-    const char *optimizer;
-    int threads;
-    unsigned long seed;
-    long max_train;   /* 0: all samples */
-    long max_valid;   /* 0: all samples */
-    long log_every;
-};
+static const char *const default_job[] = {
+    "hgtrain", "--task", "mnist", "--data", "data/fashion-mnist",
+    "--valid-subset", "test", "--batch-size", "64", "--optimizer", "sgd",
+    "--momentum", "0.9", "--lr", "0.01", "--max-epoch", "2",
+    "--save-dir", "checkpoints/mnist", "--log-interval", "200", NULL};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig) { stop_signal = sig; }
 
 static double now(void)
 {
@@ -37,305 +39,580 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static void usage(FILE *f)
+/* The shards of split under data: data/split/ (translation, lm) or
+ * data/split-*.h5 (images). */
+static int split_spec(const char *data, const char *split, char *out,
+                      size_t len, char *err, size_t errlen)
 {
-    fprintf(f,
-            "usage: hgtrain [options]\n"
-            "  --data DIR          Fashion-MNIST/MNIST IDX files (default " DEFAULT_DATA ")\n"
-            "  --epochs N          passes over the training set (default 1)\n"
-            "  --max-steps N       stop after N updates (default: no limit)\n"
-            "  --max-train N       use the first N training images (default: all)\n"
-            "  --max-valid N       evaluate on the first N test images (default: all)\n"
-            "  --batch-size N      sentences per batch (default 64)\n"
-            "  --optimizer NAME    sgd | adamw | adam | adadelta (default sgd)\n"
-            "  --lr X              learning rate (default 0.01 sgd, 0.001 adamw/adam,\n"
-            "                      1.0 adadelta)\n"
-            "  --threads N         compute threads (default: all cores)\n"
-            "  --seed N            initialisation and dropout seed (default 1)\n"
-            "  --log-interval N    steps between log lines (default 100)\n");
+    struct stat st;
+    snprintf(out, len, "%s/%s", data, split);
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    snprintf(out, len, "%s/%s-*.h5", data, split);
+    glob_t gl;
+    int found = glob(out, 0, NULL, &gl) == 0 && gl.gl_pathc > 0;
+    globfree(&gl);
+    if (found)
+        return 0;
+    if (stat(data, &st) != 0)
+        return hg_kerr(err, errlen, "--data %s: %s (prepare data with hgpreprocess; "
+                       "for the default job: hgpreprocess images --fashion-mnist "
+                       "/usr/share/datasets/fashion-mnist --out %s)",
+                       data, strerror(errno), data);
+    return hg_kerr(err, errlen, "--data %s: no split '%s' (looked for %s/%s/ and %s/%s-*.h5)",
+                   data, split, data, split, data, split);
 }
 
-static int parse(int argc, char **argv, struct opts *o)
-{
-    static const struct option lo[] = {
-        {"data", required_argument, 0, 'd'},
-        {"epochs", required_argument, 0, 'e'},
-        {"max-steps", required_argument, 0, 's'},
-        {"max-train", required_argument, 0, 'n'},
-        {"max-valid", required_argument, 0, 'v'},
-        {"batch-size", required_argument, 0, 'b'},
-        {"optimizer", required_argument, 0, 'o'},
-        {"lr", required_argument, 0, 'l'},
-        {"threads", required_argument, 0, 't'},
-        {"seed", required_argument, 0, 'r'},
-        {"log-interval", required_argument, 0, 'i'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
-    *o = (struct opts){.data = DEFAULT_DATA, .epochs = 1, .batch = 64,
-                       .lr = -1.f, .optimizer = "sgd", .seed = 1,
-                       .log_every = 100};
-    int c, li = 0;
-    while ((c = getopt_long(argc, argv, "h", lo, &li)) != -1) {
-        char *end = NULL;
-        switch (c) {
-        case 'd': o->data = optarg; break;
-        case 'e': o->epochs = (int)strtol(optarg, &end, 10); break;
-        case 's': o->max_steps = strtol(optarg, &end, 10); break;
-        case 'n': o->max_train = strtol(optarg, &end, 10); break;
-        case 'v': o->max_valid = strtol(optarg, &end, 10); break;
-        case 'b': o->batch = (int)strtol(optarg, &end, 10); break;
-        case 'o': o->optimizer = optarg; break;
-        case 'l': o->lr = strtof(optarg, &end); break;
-        case 't': o->threads = (int)strtol(optarg, &end, 10); break;
-        case 'r': o->seed = strtoul(optarg, &end, 10); break;
-        case 'i': o->log_every = strtol(optarg, &end, 10); break;
-        case 'h': usage(stdout); exit(0);
-        default: usage(stderr); return -1;
-        }
-        if (end && *end) {
-            fprintf(stderr, "hgtrain: --%s: '%s' is not a number\n",
-                    lo[li].name, optarg);
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "hgtrain: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
-    if (strcmp(o->optimizer, "sgd") && strcmp(o->optimizer, "adamw") &&
-        strcmp(o->optimizer, "adam") && strcmp(o->optimizer, "adadelta")) {
-        fprintf(stderr, "hgtrain: --optimizer: unknown '%s' (sgd, adamw, adam, "
-                "adadelta)\n",
-                o->optimizer);
-        return -1;
-    }
-    if (o->batch < 1 || o->epochs < 1 || o->log_every < 1) {
-        fprintf(stderr, "hgtrain: --batch-size, --epochs, --log-interval must be >= 1\n");
-        return -1;
-    }
-    if (o->lr < 0)
-        o->lr = strcmp(o->optimizer, "sgd") == 0        ? 0.01f
-                : strcmp(o->optimizer, "adadelta") == 0 ? 1.0f
-                                                        : 1e-3f;
-    return 0;
-}
-
+/* One split: its shard set, per-sample costs and the epoch plan. */
 struct split {
-    struct hg_idx img, lab;
-    long n;
+    struct hg_dataset *ds;
+    int32_t *cost; /* [n] */
+    int64_t n;
+    int32_t max_len, min_len;
 };
 
-static int load_split(const char *dir, const char *prefix, struct split *s,
-                      char *err, size_t errlen)
+static int split_open(struct split *s, const struct hg_task *task, void *ts,
+                      const char *data, const char *name, char *err, size_t errlen)
 {
-    char p[1024];
-    snprintf(p, sizeof(p), "%s/%s-images-idx3-ubyte.gz", dir, prefix);
-    if (hg_idx_load(p, &s->img, err, errlen) != 0)
+    char spec[4096];
+    memset(s, 0, sizeof(*s));
+    if (split_spec(data, name, spec, sizeof(spec), err, errlen) != 0 ||
+        hg_dataset_open(&s->ds, spec, task->fields, task->nfields, 0, err, errlen) != 0)
         return -1;
-    snprintf(p, sizeof(p), "%s/%s-labels-idx1-ubyte.gz", dir, prefix);
-    if (hg_idx_load(p, &s->lab, err, errlen) != 0)
-        return -1;
-    if (s->img.ndim != 3 || s->img.dim[1] != 28 || s->img.dim[2] != 28 ||
-        s->lab.ndim != 1 || s->lab.dim[0] != s->img.dim[0])
-        return hg_kerr(err, errlen, "%s/%s-*: expected [N,28,28] images and [N] labels",
-                       dir, prefix);
-    for (int64_t i = 0; i < s->lab.dim[0]; i++)
-        if (s->lab.data[i] > 9)
-            return hg_kerr(err, errlen, "%s: label %d at %lld outside [0,10)", p,
-                           s->lab.data[i], (long long)i);
-    s->n = (long)s->img.dim[0];
+    s->n = hg_dataset_size(s->ds);
+    s->cost = malloc((size_t)(s->n ? s->n : 1) * sizeof(int32_t));
+    if (!s->cost)
+        return hg_kerr(err, errlen, "out of memory");
+    if (task->cost)
+        task->cost(ts, s->ds, s->cost);
+    else
+        memcpy(s->cost, hg_dataset_lengths(s->ds, 0), (size_t)s->n * sizeof(int32_t));
+    s->max_len = 1;
+    s->min_len = INT32_MAX;
+    for (int64_t i = 0; i < s->n; i++) {
+        if (s->cost[i] > s->max_len)
+            s->max_len = s->cost[i];
+        if (s->cost[i] < s->min_len)
+            s->min_len = s->cost[i];
+    }
+    if (s->min_len < 1)
+        s->min_len = 1;
     return 0;
 }
 
-/* Copies samples idx[0..b) into the model's inputs (normalised like the
- * PyTorch MNIST example). */
-static void fill(struct hg_exec *ex, const struct hg_model *m,
-                 const struct split *s, const long *idx, int b)
+static void split_close(struct split *s)
 {
-    float *x = hg_exec_data(ex, m->input);   /* [b,1,28,28] */
-    int32_t *y = hg_exec_data(ex, m->target); /* [b] */
-    for (int i = 0; i < b; i++) {
-        const uint8_t *src = s->img.data + idx[i] * 784;
-        for (int j = 0; j < 784; j++)
-            x[i * 784 + j] = ((float)src[j] / 255.f - 0.1307f) / 0.3081f;
-        y[i] = s->lab.data[idx[i]];
+    hg_dataset_close(s->ds);
+    free(s->cost);
+}
+
+struct run {
+    struct hg_opts o;
+    const struct hg_task *task;
+    void *ts;
+    struct hg_ctl *ctl;
+    struct split train, valid;
+    struct hg_batch_opts bo;
+    struct hg_lr_sched sched;
+    char *opts_text;
+    FILE *log;            /* --log-file, or NULL */
+    int json;
+    uint64_t num_updates;
+    int64_t epoch;        /* current (1-based) */
+    double best;          /* best validation metric, NaN: none */
+    double t_start, train_wall;
+};
+
+static void logf_line(struct run *r, const char *line)
+{
+    if (strcmp(r->o.log_format, "none") != 0) {
+        fputs(line, stdout);
+        fflush(stdout);
+    }
+    if (r->log) {
+        fputs(line, r->log);
+        fflush(r->log);
     }
 }
 
-static void shuffle(long *a, long n, uint64_t seed)
+static int ckpt_path(const struct run *r, const char *name, char *out, size_t len)
 {
-    for (long i = n - 1; i > 0; i--) {
-        long j = (long)(hg_rand_uniform(seed, 0, (uint64_t)i) * (float)(i + 1));
-        if (j > i)
-            j = i;
-        long t = a[i];
-        a[i] = a[j];
-        a[j] = t;
+    return snprintf(out, len, "%s/%s", r->o.save_dir, name) >= (int)len ? -1 : 0;
+}
+
+static int save(struct run *r, const char *name, int64_t iter_step, char *err,
+                size_t errlen)
+{
+    char path[4096];
+    if (ckpt_path(r, name, path, sizeof(path)) != 0)
+        return hg_kerr(err, errlen, "--save-dir too long");
+    struct hg_ckpt_meta m = {
+        .epoch = iter_step < 0 ? r->epoch : r->epoch - 1,
+        .num_updates = (int64_t)r->num_updates,
+        .iter = {.epoch = (uint64_t)(iter_step < 0 ? r->epoch + 1 : r->epoch),
+                 .step = iter_step < 0 ? 0 : iter_step},
+        .seed = (uint64_t)r->o.seed,
+        .best_metric = r->best,
+        .options = r->opts_text,
+    };
+    return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
+                        errlen);
+}
+
+/* The first two numbers in the file name of path (0 when absent). */
+static void name_numbers(const char *path, long long v[2])
+{
+    const char *p = strrchr(path, '/');
+    p = p ? p + 1 : path;
+    v[0] = v[1] = 0;
+    for (int k = 0; k < 2 && *p; k++) {
+        while (*p && (*p < '0' || *p > '9'))
+            p++;
+        char *end;
+        v[k] = strtoll(p, &end, 10);
+        p = end;
     }
+}
+
+/* Keeps the newest `keep` files matching pattern (by name order of their
+ * numbers: fairseq's --keep-last-epochs / --keep-interval-updates). */
+static void prune(const struct run *r, const char *pattern, int64_t keep)
+{
+    if (keep < 0)
+        return;
+    char pat[4096];
+    if (ckpt_path(r, pattern, pat, sizeof(pat)) != 0)
+        return;
+    glob_t gl;
+    if (glob(pat, 0, NULL, &gl) != 0)
+        return;
+    /* oldest first: sort by the (epoch, update) numbers in the names */
+    for (size_t i = 1; i < gl.gl_pathc; i++)
+        for (size_t j = i; j > 0; j--) {
+            long long a[2], b[2];
+            name_numbers(gl.gl_pathv[j - 1], a);
+            name_numbers(gl.gl_pathv[j], b);
+            if (a[0] < b[0] || (a[0] == b[0] && a[1] <= b[1]))
+                break;
+            char *t = gl.gl_pathv[j - 1];
+            gl.gl_pathv[j - 1] = gl.gl_pathv[j];
+            gl.gl_pathv[j] = t;
+        }
+    for (size_t i = 0; i + (size_t)keep < gl.gl_pathc; i++)
+        unlink(gl.gl_pathv[i]);
+    globfree(&gl);
+}
+
+/* Validation over the whole valid split; returns 0 and the metric that
+ * --best-checkpoint-metric names. */
+static int validate(struct run *r, double *metric, char *err, size_t errlen)
+{
+    struct hg_batch_opts vo = r->bo;
+    vo.world = 1;
+    vo.capacity = NULL;
+    vo.shuffle = 0;
+    vo.required_multiple = 1;
+    struct hg_epoch *ep;
+    if (hg_epoch_plan(&ep, r->valid.cost, r->valid.n, &vo, 1, err, errlen) != 0)
+        return -1;
+    struct hg_loader *ld;
+    struct hg_loader_opts lo = {.rank = 0, .prefetch = 2, .pad_id = 1};
+    if (hg_loader_open(&ld, r->valid.ds, ep, &lo, 0, err, errlen) != 0) {
+        hg_epoch_free(ep);
+        return -1;
+    }
+    struct hg_ctl_stats st;
+    memset(&st, 0, sizeof(st));
+    struct hg_batch b;
+    int rc;
+    while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1)
+        if (hg_ctl_valid(r->ctl, &b, &st, err, errlen) != 0) {
+            rc = -1;
+            break;
+        }
+    hg_loader_close(ld);
+    hg_epoch_free(ep);
+    if (rc < 0)
+        return -1;
+    double ss = st.sample_size > 0 ? st.sample_size : 1;
+    double loss = st.loss_sum / ss / log(2.0);
+    *metric = loss;
+    char line[1024];
+    int k = snprintf(line, sizeof(line),
+                     r->json ? "{\"epoch\": %lld, \"valid_subset\": \"%s\", \"valid_loss\": %.4f, "
+                               "\"valid_ppl\": %.2f"
+                             : "| epoch %03lld | valid on '%s' subset | loss %.4f | ppl %.2f",
+                     (long long)r->epoch, r->o.valid_subset, loss, pow(2.0, loss));
+    for (int i = 0; i < HG_TASK_MAX_METRICS && r->task->metric_names[i]; i++) {
+        double v = st.metrics[i] / ss;
+        if (strcmp(r->task->metric_names[i], r->o.best_checkpoint_metric) == 0)
+            *metric = v;
+        k += snprintf(line + k, sizeof(line) - (size_t)k,
+                      r->json ? ", \"valid_%s\": %.4f" : " | %s %.4f",
+                      r->task->metric_names[i], v);
+    }
+    snprintf(line + k, sizeof(line) - (size_t)k,
+             r->json ? ", \"num_updates\": %llu}\n" : " | num_updates %llu\n",
+             (unsigned long long)r->num_updates);
+    logf_line(r, line);
+    return 0;
+}
+
+struct meters {
+    double loss, ss, bsz, gnorm, clip, n, t0;
+};
+
+static void log_train(struct run *r, struct meters *m, int64_t step, int64_t steps,
+                      double lr)
+{
+    if (m->n == 0)
+        return;
+    double dt = now() - m->t0;
+    double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
+    char line[1024];
+    snprintf(line, sizeof(line),
+             r->json ? "{\"epoch\": %lld, \"update\": %llu, \"step\": %lld, \"steps\": %lld, "
+                       "\"loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, \"ups\": %.2f, "
+                       "\"wpb\": %.1f, \"bsz\": %.1f, \"lr\": %.6g, \"gnorm\": %.3f, "
+                       "\"clip\": %.1f, \"train_wall\": %.1f, \"wall\": %.1f}\n"
+                     : "| epoch %03lld | update %llu | %lld / %lld | loss %.4f | ppl %.2f | "
+                       "wps %.0f | ups %.2f | wpb %.1f | bsz %.1f | lr %.6g | gnorm %.3f | "
+                       "clip %.0f%% | train_wall %.0f | wall %.0f\n",
+             (long long)r->epoch, (unsigned long long)r->num_updates, (long long)step,
+             (long long)steps, loss, pow(2.0, loss), m->ss / dt, m->n / dt, m->ss / m->n,
+             m->bsz / m->n, lr, m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall,
+             now() - r->t_start);
+    logf_line(r, line);
+    memset(m, 0, sizeof(*m));
+    m->t0 = now();
+}
+
+static int better(const struct run *r, double v)
+{
+    if (isnan(r->best))
+        return 1;
+    return r->o.maximize_best_checkpoint_metric ? v > r->best : v < r->best;
+}
+
+/* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
+static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
+{
+    const struct hg_opts *o = &r->o;
+    for (;; r->epoch++, first_step = 0) {
+        if (o->max_epoch > 0 && r->epoch > o->max_epoch)
+            return 0;
+        struct hg_epoch *ep;
+        if (hg_epoch_plan(&ep, r->train.cost, r->train.n, &r->bo, (uint64_t)r->epoch,
+                          err, errlen) != 0)
+            return -1;
+        struct hg_loader *ld;
+        struct hg_loader_opts lo = {.rank = 0, .prefetch = 4, .pad_id = 1};
+        if (hg_loader_open(&ld, r->train.ds, ep, &lo, first_step, err, errlen) != 0) {
+            hg_epoch_free(ep);
+            return -1;
+        }
+        int64_t steps = hg_epoch_steps(ep), step = first_step;
+        struct meters m = {.t0 = now()};
+        struct hg_ctl_stats st;
+        memset(&st, 0, sizeof(st));
+        int rc = 0, in_step = 0;
+        struct hg_batch b;
+        double lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
+        while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1) {
+            double t0 = now();
+            step++;
+            if (hg_ctl_accumulate(r->ctl, r->num_updates, &b, &st, err, errlen) != 0) {
+                rc = -1;
+                break;
+            }
+            m.bsz += (double)b.size;
+            if (++in_step < o->update_freq && step < steps)
+                continue;
+            in_step = 0;
+            lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
+            if (hg_ctl_update(r->ctl, r->num_updates, lr, &st, err, errlen) != 0) {
+                rc = -1;
+                break;
+            }
+            r->train_wall += now() - t0;
+            if (!st.skipped) {
+                r->num_updates++;
+                m.loss += st.loss_sum;
+                m.ss += st.sample_size;
+                m.gnorm += st.gnorm;
+                m.clip += st.clipped;
+                m.n++;
+            }
+            memset(&st, 0, sizeof(st));
+            if (r->num_updates % (uint64_t)o->log_interval == 0)
+                log_train(r, &m, step, steps, lr);
+            int stop_now = stop_signal != 0 ||
+                           (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
+            if (!o->no_save && (stop_now || (o->save_interval_updates > 0 &&
+                                             r->num_updates % (uint64_t)o->save_interval_updates == 0))) {
+                char name[128];
+                snprintf(name, sizeof(name), "checkpoint_%lld_%llu.h5", (long long)r->epoch,
+                         (unsigned long long)r->num_updates);
+                if ((!stop_now && save(r, name, step, err, errlen) != 0) ||
+                    save(r, "checkpoint_last.h5", step, err, errlen) != 0) {
+                    rc = -1;
+                    break;
+                }
+                if (!stop_now)
+                    prune(r, "checkpoint_*_*.h5", o->keep_interval_updates);
+            }
+            if (stop_now) {
+                rc = stop_signal ? 2 : 3;
+                break;
+            }
+        }
+        hg_loader_close(ld);
+        hg_epoch_free(ep);
+        if (rc < 0)
+            return -1;
+        log_train(r, &m, step, steps, lr);
+        if (rc == 2) {
+            fprintf(stderr, "hgtrain: stopped by signal %d after update %llu%s\n",
+                    (int)stop_signal, (unsigned long long)r->num_updates,
+                    o->no_save ? "" : "; wrote checkpoint_last.h5");
+            return 1;
+        }
+        /* end of the epoch (or --max-update reached) */
+        double metric = NAN;
+        int have_valid = r->valid.ds && o->validate_interval > 0 &&
+                         (r->epoch % o->validate_interval == 0 || rc == 3);
+        if (have_valid && validate(r, &metric, err, errlen) != 0)
+            return -1;
+        if (!o->no_save && rc != 3 && r->epoch % o->save_interval == 0) {
+            if (have_valid && better(r, metric)) {
+                r->best = metric;
+                if (save(r, "checkpoint_best.h5", -1, err, errlen) != 0)
+                    return -1;
+            }
+            char name[64];
+            snprintf(name, sizeof(name), "checkpoint%lld.h5", (long long)r->epoch);
+            if ((!o->no_epoch_checkpoints && save(r, name, -1, err, errlen) != 0) ||
+                save(r, "checkpoint_last.h5", -1, err, errlen) != 0)
+                return -1;
+            if (!o->no_epoch_checkpoints)
+                prune(r, "checkpoint[0-9]*.h5", o->keep_last_epochs);
+        }
+        if (rc == 3)
+            return 0;
+        if (o->min_lr > 0 && hg_lr_at(&r->sched, (int64_t)r->num_updates) < o->min_lr) {
+            char line[256];
+            snprintf(line, sizeof(line), "| lr %.3g below --min-lr %.3g: done\n",
+                     hg_lr_at(&r->sched, (int64_t)r->num_updates), o->min_lr);
+            logf_line(r, line);
+            return 0;
+        }
+    }
+}
+
+static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
+                     size_t errlen)
+{
+    if (strcmp(o->optimizer, "sgd") == 0) {
+        c->optim = HG_OPTIM_SGD;
+        c->hyper.sgd.momentum = (float)o->momentum;
+        c->hyper.sgd.weight_decay = (float)o->weight_decay;
+        c->hyper.sgd.nesterov = o->nesterov;
+    } else if (strcmp(o->optimizer, "adam") == 0 || strcmp(o->optimizer, "adamw") == 0) {
+        c->optim = strcmp(o->optimizer, "adam") == 0 ? HG_OPTIM_ADAM : HG_OPTIM_ADAMW;
+        c->hyper.adam.beta1 = (float)o->adam_betas.v[0];
+        c->hyper.adam.beta2 = (float)o->adam_betas.v[1];
+        c->hyper.adam.eps = (float)o->adam_eps;
+        c->hyper.adam.weight_decay = (float)o->weight_decay;
+    } else if (strcmp(o->optimizer, "adadelta") == 0) {
+        c->optim = HG_OPTIM_ADADELTA;
+        c->hyper.adadelta.rho = 0.9f;
+        c->hyper.adadelta.eps = 1e-6f;
+        c->hyper.adadelta.weight_decay = (float)o->weight_decay;
+    } else {
+        return hg_kerr(err, errlen, "--optimizer %s: unknown", o->optimizer);
+    }
+    return 0;
+}
+
+static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
+{
+    struct hg_opts *o = &r->o;
+    if (!o->data)
+        return hg_kerr(err, errlen, "--data is required");
+    if (o->max_tokens == 0 && o->max_sentences == 0)
+        return hg_kerr(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
+    struct hg_task_args ta = {.values = (const char *const *)o->task_vals_};
+    if (r->task->setup && r->task->setup(&r->ts, o->data, &ta, err, errlen) != 0)
+        return -1;
+    if (split_open(&r->train, r->task, r->ts, o->data, "train", err, errlen) != 0)
+        return -1;
+    if (o->validate_interval > 0 &&
+        split_open(&r->valid, r->task, r->ts, o->data, o->valid_subset, err, errlen) != 0)
+        return -1;
+    r->bo = (struct hg_batch_opts){
+        .max_tokens = o->max_tokens, .max_sentences = o->max_sentences,
+        .required_multiple = o->required_batch_size_multiple,
+        .world = o->rank_capacity.n > 0 ? o->rank_capacity.n : 1,
+        .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
+        .seed = (uint64_t)o->seed, .shuffle = 1};
+    if (r->bo.world > 1)
+        return hg_kerr(err, errlen, "--rank-capacity with %d ranks: this hgtrain runs "
+                       "one process (multi-process training is not built yet)",
+                       r->bo.world);
+    hg_opts_lr_sched(o, &r->sched);
+    if (hg_lr_check(&r->sched, err, errlen) != 0)
+        return -1;
+
+    /* The plan is for the largest batch and sequence any epoch can bring. */
+    int32_t max_len = r->train.max_len, min_len = r->train.min_len;
+    if (r->valid.ds) {
+        if (r->valid.max_len > max_len)
+            max_len = r->valid.max_len;
+        if (r->valid.min_len < min_len)
+            min_len = r->valid.min_len;
+    }
+    struct hg_ctl_cfg cc = {.clip_norm = o->clip_norm, .seed = (uint64_t)o->seed,
+                            .max_len = max_len};
+    cc.max_batch = o->max_sentences > 0 ? o->max_sentences : o->max_tokens / min_len;
+    if (o->max_tokens > 0 && cc.max_batch > o->max_tokens / min_len)
+        cc.max_batch = o->max_tokens / min_len;
+    if (cc.max_batch < 1)
+        cc.max_batch = 1;
+    if (optimizer(o, &cc, err, errlen) != 0 ||
+        hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0)
+        return -1;
+
+    /* resume */
+    *first_step = 0;
+    r->epoch = 1;
+    r->best = NAN;
+    char path[4096];
+    if (strchr(o->restore_file, '/'))
+        snprintf(path, sizeof(path), "%s", o->restore_file);
+    else if (ckpt_path(r, o->restore_file, path, sizeof(path)) != 0)
+        return hg_kerr(err, errlen, "--restore-file too long");
+    if (access(path, F_OK) == 0) {
+        struct hg_ckpt_meta m;
+        if (hg_ckpt_load(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl),
+                         o->reset_optimizer, &m, err, errlen) != 0) {
+            hg_ckpt_meta_free(&m);
+            return -1;
+        }
+        r->num_updates = (uint64_t)m.num_updates;
+        r->best = o->reset_meters ? NAN : m.best_metric;
+        if (!o->reset_dataloader) {
+            r->epoch = (int64_t)m.iter.epoch;
+            *first_step = m.iter.step;
+        }
+        if (o->reset_lr_scheduler)
+            r->num_updates = 0;
+        hg_ckpt_meta_free(&m);
+        char line[4300];
+        snprintf(line, sizeof(line), "| loaded %s: epoch %lld, step %lld, %llu updates\n",
+                 path, (long long)r->epoch, (long long)*first_step,
+                 (unsigned long long)r->num_updates);
+        logf_line(r, line);
+    }
+    if (!o->no_save && mkdir(o->save_dir, 0700) != 0 && errno != EEXIST)
+        return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
+    if (!o->no_save && access(o->save_dir, W_OK) != 0)
+        return hg_kerr(err, errlen, "--save-dir %s: not writable", o->save_dir);
+    return 0;
 }
 
 int main(int argc, char **argv)
 {
-    struct opts o;
-    char err[512];
-    if (parse(argc, argv, &o) != 0)
+    char err[ERRLEN] = "";
+    if (argc == 1) { /* the built-in default job */
+        argv = (char **)default_job;
+        for (argc = 0; default_job[argc]; argc++)
+            ;
+    }
+    struct run r;
+    memset(&r, 0, sizeof(r));
+    const char *plugin = NULL;
+    const char *tname = hg_opts_peek_task(argc, argv, &plugin);
+    if (plugin) {
+        r.task = hg_task_load_plugin(plugin, err, sizeof(err));
+        if (!r.task) {
+            fprintf(stderr, "hgtrain: %s\n", err);
+            return 2;
+        }
+    } else if (tname) {
+        r.task = hg_task_find(tname);
+        if (!r.task) {
+            fprintf(stderr, "hgtrain: --task %s: unknown task (hgtrain --list-tasks)\n",
+                    tname);
+            return 2;
+        }
+    }
+    if (hg_opts_parse(&r.o, argc, argv, r.task ? r.task->options : NULL, NULL, err,
+                      sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: %s\n", err);
+        hg_opts_free(&r.o);
         return 2;
+    }
+    if (r.o.help) {
+        hg_opts_help(stdout, r.task ? r.task->options : NULL, r.task ? r.task->name : NULL);
+        hg_opts_free(&r.o);
+        return 0;
+    }
+    if (r.o.list_tasks) {
+        for (int i = 0; hg_task_registry[i]; i++)
+            printf("%-14s %s\n", hg_task_registry[i]->name, hg_task_registry[i]->help);
+        hg_opts_free(&r.o);
+        return 0;
+    }
+    if (!r.task) {
+        fprintf(stderr, "hgtrain: --task is required (hgtrain --list-tasks)\n");
+        hg_opts_free(&r.o);
+        return 2;
+    }
+    r.json = strcmp(r.o.log_format, "json") == 0;
+    if (r.o.log_file && !(r.log = fopen(r.o.log_file, "a"))) {
+        fprintf(stderr, "hgtrain: --log-file %s: %s\n", r.o.log_file, strerror(errno));
+        hg_opts_free(&r.o);
+        return 1;
+    }
     if (hg_kernels_init(err, sizeof(err)) != 0) {
         fprintf(stderr, "hgtrain: %s\n", err);
         return 1;
     }
-    if (o.threads > 0)
-        hg_kernels_set_threads(o.threads);
+    if (r.o.threads > 0)
+        hg_kernels_set_threads((int)r.o.threads);
+    r.opts_text = hg_opts_to_string(&r.o);
+    r.t_start = now();
 
-    struct split tr = {0}, te = {0};
-    if (load_split(o.data, "train", &tr, err, sizeof(err)) != 0 ||
-        load_split(o.data, "t10k", &te, err, sizeof(err)) != 0) {
+    int64_t first_step = 0;
+    int rc = setup(&r, &first_step, err, sizeof(err));
+    if (rc == 0) {
+        char line[2048], desc[1024];
+        hg_ctl_describe(r.ctl, desc, sizeof(desc));
+        snprintf(line, sizeof(line), "| task %s, data %s: %lld train, %lld %s samples\n| %s\n",
+                 r.task->name, r.o.data, (long long)r.train.n, (long long)r.valid.n,
+                 r.o.valid_subset, desc);
+        logf_line(&r, line);
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+        rc = train(&r, first_step, err, sizeof(err));
+    }
+    if (rc < 0)
         fprintf(stderr, "hgtrain: %s\n", err);
-        return 1;
+    else if (rc == 0) {
+        char line[256];
+        snprintf(line, sizeof(line), "| done: %llu updates in %.1f s\n",
+                 (unsigned long long)r.num_updates, now() - r.t_start);
+        logf_line(&r, line);
     }
-    if (o.max_train > 0 && o.max_train < tr.n)
-        tr.n = o.max_train;
-    if (o.max_valid > 0 && o.max_valid < te.n)
-        te.n = o.max_valid;
-
-    /* train graph: forward + backward + update; eval graph: forward only */
-    struct hg_mnist_cnn_cfg cfg = HG_MNIST_CNN_DEFAULT;
-    cfg.seed = o.seed;
-    struct hg_model m, me;
-    struct hg_graph *g = hg_graph_new(), *ge = hg_graph_new();
-    hg_model_mnist_cnn(g, &cfg, o.batch, &m);
-    cfg.dropout1 = cfg.dropout2 = 0.f;
-    hg_model_mnist_cnn(ge, &cfg, o.batch, &me);
-    hg_graph_backward(g, m.loss);
-    union hg_attr hyper;
-    if (strcmp(o.optimizer, "sgd") == 0) {
-        hyper = (union hg_attr){.sgd = {.momentum = 0.9f}};
-        hg_graph_optimizer(g, HG_OPTIM_SGD, &hyper);
-    } else if (strcmp(o.optimizer, "adadelta") == 0) {
-        hyper = (union hg_attr){.adadelta = {.rho = 0.9f, .eps = 1e-6f}};
-        hg_graph_optimizer(g, HG_OPTIM_ADADELTA, &hyper);
-    } else { /* adamw: decoupled decay; adam: L2 in the gradient (no decay) */
-        int adam = strcmp(o.optimizer, "adam") == 0;
-        hyper = (union hg_attr){.adam = {0.9f, 0.999f, 1e-8f, adam ? 0.f : 0.01f}};
-        hg_graph_optimizer(g, adam ? HG_OPTIM_ADAM : HG_OPTIM_ADAMW, &hyper);
-    }
-    int *order = malloc((size_t)hg_graph_n_nodes(g) * sizeof(int));
-    int *eorder = malloc((size_t)hg_graph_n_nodes(ge) * sizeof(int));
-    long *perm = malloc((size_t)tr.n * sizeof(long));
-    long *seq = malloc((size_t)te.n * sizeof(long));
-    if (!order || !eorder || !perm || !seq) {
-        fprintf(stderr, "hgtrain: out of memory\n");
-        return 1;
-    }
-    int n = hg_graph_order(g, HG_PH_ALL, order);
-    int ne = hg_graph_order(ge, HG_PH_FORWARD, eorder);
-    struct hg_exec *ex = hg_exec_new(g, order, n, err, sizeof(err));
-    struct hg_exec *ee = ex ? hg_exec_new(ge, eorder, ne, err, sizeof(err)) : NULL;
-    if (!ex || !ee) {
-        fprintf(stderr, "hgtrain: %s\n", err);
-        return 1;
-    }
-    hg_graph_init_params(g, ex, o.seed);
-    struct hg_mem_stats ms;
-    hg_exec_mem(ex, &ms);
-    printf("| task mnist (CNN), data %s: %ld train, %ld test\n", o.data, tr.n, te.n);
-    printf("| %lld parameters, %d ops, plan %.1f MiB (activations %.1f MiB, "
-           "%.1f without reuse), BLAS %s, %d threads\n",
-           (long long)hg_graph_param_count(g), n, ms.total / 1048576.0,
-           ms.act_bytes / 1048576.0, ms.act_naive / 1048576.0,
-           hg_kernels_blas_name(), hg_kernels_get_threads());
-
-    size_t np, np_e;
-    float *pb = hg_exec_param_block(ex, &np);
-    float *pe = hg_exec_param_block(ee, &np_e);
-    uint64_t step = 0;
-    double t0 = now();
-    int rc = 0;
-    for (int ep = 1; ep <= o.epochs && rc == 0; ep++) {
-        for (long i = 0; i < tr.n; i++)
-            perm[i] = i;
-        shuffle(perm, tr.n, o.seed * 1000003u + (uint64_t)ep);
-        double lsum = 0;
-        long lcount = 0;
-        for (long s = 0; s < tr.n; s += o.batch) {
-            if (o.max_steps > 0 && (long)step >= o.max_steps)
-                break;
-            int b = (int)(tr.n - s < o.batch ? tr.n - s : o.batch);
-            int64_t sym[1] = {b};
-            struct hg_step st = {.sym = sym, .step = ++step, .lr = o.lr,
-                                 .grad_scale = 1.f / (float)b};
-            if (hg_exec_prepare(ex, &st, err, sizeof(err)) != 0 ||
-                (fill(ex, &m, &tr, perm + s, b), 0) ||
-                hg_exec_run(ex, &st, 0, n, err, sizeof(err)) != 0) {
-                fprintf(stderr, "hgtrain: step %llu: %s\n",
-                        (unsigned long long)step, err);
-                rc = 1;
-                break;
-            }
-            float loss = *(float *)hg_exec_data(ex, m.loss);
-            if (!isfinite(loss)) {
-                fprintf(stderr, "hgtrain: step %llu: loss is %f\n",
-                        (unsigned long long)step, loss);
-                rc = 1;
-                break;
-            }
-            lsum += loss;
-            lcount += b;
-            if (step % (uint64_t)o.log_every == 0) {
-                printf("| epoch %03d | step %6llu | loss %.4f | %.1f img/s\n", ep,
-                       (unsigned long long)step, lsum / (double)lcount,
-                       (double)(s + b + (ep - 1) * tr.n) / (now() - t0));
-                fflush(stdout);
-                lsum = 0;
-                lcount = 0;
-            }
-        }
-        /* evaluate: copy weights into the eval plan (same param order) */
-        memcpy(pe, pb, np * sizeof(float));
-        long correct = 0;
-        double tloss = 0;
-        for (long i = 0; i < te.n; i++)
-            seq[i] = i;
-        for (long s = 0; s < te.n && rc == 0; s += o.batch) {
-            int b = (int)(te.n - s < o.batch ? te.n - s : o.batch);
-            int64_t sym[1] = {b};
-            struct hg_step st = {.sym = sym, .step = step};
-            if (hg_exec_prepare(ee, &st, err, sizeof(err)) != 0 ||
-                (fill(ee, &me, &te, seq + s, b), 0) ||
-                hg_exec_run(ee, &st, 0, ne, err, sizeof(err)) != 0) {
-                fprintf(stderr, "hgtrain: eval: %s\n", err);
-                rc = 1;
-                break;
-            }
-            const float *lp = hg_exec_data(ee, me.logits); /* [b,10] */
-            const int32_t *y = hg_exec_data(ee, me.target);
-            for (int i = 0; i < b; i++) {
-                int best = 0;
-                for (int c = 1; c < 10; c++)
-                    if (lp[i * 10 + c] > lp[i * 10 + best])
-                        best = c;
-                correct += best == y[i];
-            }
-            tloss += *(float *)hg_exec_data(ee, me.loss);
-        }
-        if (rc == 0)
-            printf("| epoch %03d | valid loss %.4f | accuracy %.2f%% | %.1f s\n", ep,
-                   tloss / (double)te.n, 100.0 * (double)correct / (double)te.n,
-                   now() - t0);
-    }
-    (void)np_e;
-    hg_exec_free(ex);
-    hg_exec_free(ee);
-    hg_graph_free(g);
-    hg_graph_free(ge);
-    hg_idx_free(&tr.img);
-    hg_idx_free(&tr.lab);
-    hg_idx_free(&te.img);
-    hg_idx_free(&te.lab);
-    free(order);
-    free(eorder);
-    free(perm);
-    free(seq);
-    return rc;
+    hg_ctl_free(r.ctl);
+    split_close(&r.train);
+    if (r.valid.ds)
+        split_close(&r.valid);
+    if (r.task && r.task->teardown && r.ts)
+        r.task->teardown(r.ts);
+    if (r.log)
+        fclose(r.log);
+    free(r.opts_text);
+    hg_opts_free(&r.o);
+    return rc == 0 ? 0 : 1;
 }
