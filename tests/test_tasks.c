@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
 
 static int failures;
@@ -294,6 +295,90 @@ static void test_xor(const struct hg_task *t)
            loss[E - 1], acc[0], acc[E - 1]);
 }
 
+
+/* ------------------------------------------------- controller: update-freq */
+
+/* Feeds the first `count` batches of a plan with max_sentences bs (natural
+ * order) into c, with a dummy batch after the first when dummy is set. */
+static void feed(struct hg_ctl *c, struct hg_dataset *ds, int64_t bs, int count,
+                 int dummy, struct hg_ctl_stats *st)
+{
+    struct hg_batch_opts bo = {.max_sentences = bs, .world = 1, .seed = 3};
+    struct hg_epoch *ep;
+    REQUIRE(hg_epoch_plan(&ep, hg_dataset_lengths(ds, 0), hg_dataset_size(ds), &bo, 1,
+                          err, sizeof(err)) == 0, "plan: %s", err);
+    struct hg_loader_opts lo = {.rank = 0};
+    struct hg_loader *ld;
+    REQUIRE(hg_loader_open(&ld, ds, ep, &lo, 0, err, sizeof(err)) == 0, "%s", err);
+    struct hg_batch b;
+    for (int i = 0; i < count; i++) {
+        REQUIRE(hg_loader_next(ld, &b, err, sizeof(err)) == 1, "batch %d: %s", i, err);
+        REQUIRE(hg_ctl_accumulate(c, 0, &b, st, err, sizeof(err)) == 0, "%s", err);
+        if (dummy && i == 0) {
+            struct hg_batch d = {.size = 0};
+            REQUIRE(hg_ctl_accumulate(c, 0, &d, st, err, sizeof(err)) == 0, "%s", err);
+        }
+    }
+    REQUIRE(hg_ctl_update(c, 0, 0.05, st, err, sizeof(err)) == 0, "%s", err);
+    hg_loader_close(ld);
+    hg_epoch_free(ep);
+}
+
+/* One batch of 16 == two micro-batches of 8 (--update-freq 2): the loss is a
+ * sum and the update divides by the summed sample size. A dummy batch in
+ * between changes nothing. */
+static void test_update_freq(const struct hg_task *t)
+{
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/xor", tmpdir);
+    const char *vals[] = {"16"};
+    struct hg_task_args a = {.values = vals};
+    void *state = NULL;
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+    struct hg_dataset *ds;
+    REQUIRE(hg_dataset_open(&ds, dir, t->fields, t->nfields, 0, err, sizeof(err)) == 0,
+            "%s", err);
+    struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
+                             .max_batch = 16, .max_len = 1, .seed = 5};
+    struct hg_ctl *c[3];
+    struct hg_ctl_stats st[3];
+    memset(st, 0, sizeof(st));
+    for (int i = 0; i < 3; i++)
+        REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
+    feed(c[0], ds, 16, 1, 0, &st[0]);
+    feed(c[1], ds, 8, 2, 0, &st[1]);
+    feed(c[2], ds, 8, 2, 1, &st[2]);
+    size_t n0, n1, n2;
+    const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
+    const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
+    const float *p2 = hg_exec_param_block(hg_ctl_exec(c[2]), &n2);
+    double md = 0, moved = 0;
+    for (size_t i = 0; i < n0 && n0 == n1; i++)
+        md = fmax(md, fabs((double)p0[i] - p1[i]));
+    EXPECT(n0 == n1 && md < 1e-6, "batch 16 vs 2 x 8: params differ by %g", md);
+    EXPECT(st[0].sample_size == 16 && st[1].sample_size == 16 &&
+           fabs(st[0].loss_sum - st[1].loss_sum) < 1e-4 * fabs(st[0].loss_sum),
+           "loss %g/%g vs %g/%g", st[0].loss_sum, st[0].sample_size, st[1].loss_sum,
+           st[1].sample_size);
+    EXPECT(n1 == n2 && memcmp(p1, p2, n1 * sizeof(float)) == 0,
+           "a dummy batch changed the update");
+    /* the update moved the parameters (the test is not vacuous) */
+    struct hg_ctl *fresh;
+    REQUIRE(hg_ctl_new(&fresh, t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
+    size_t nf;
+    const float *pf = hg_exec_param_block(hg_ctl_exec(fresh), &nf);
+    for (size_t i = 0; i < nf; i++)
+        moved = fmax(moved, fabs((double)pf[i] - p0[i]));
+    EXPECT(moved > 1e-4, "the update did not move the parameters (%g)", moved);
+    printf("ok  controller: batch 16 == 2 x 8 micro-batches (max diff %.2g, update %.2g), "
+           "dummy batch inert\n", md, moved);
+    hg_ctl_free(fresh);
+    for (int i = 0; i < 3; i++)
+        hg_ctl_free(c[i]);
+    hg_dataset_close(ds);
+    t->teardown(state);
+}
+
 /* ------------------------------------------------------------ mnist */
 
 static uint8_t mn_img[28 * 28];
@@ -425,6 +510,7 @@ int main(void)
     test_registry();
     test_plugin_errors();
     test_xor(load_xor());
+    test_update_freq(load_xor());
     test_mnist();
 
     rm_tree(tmpdir);

@@ -3,7 +3,9 @@
 #  1. training lowers the loss and reaches well above chance on the test set;
 #  2. a run stopped after 40 updates (mid-epoch) and resumed to 80 ends with
 #     exactly the parameters of an uninterrupted 80-update run (h5diff);
-#  3. bad input: unknown option/task (exit 2, named), missing data, a corrupt
+#  3. --clip-norm clips (clip 100%), a diverging run stops with a NaN/Inf
+#     error, SIGINT saves checkpoint_last and exits 1;
+#  4. bad input: unknown option/task (exit 2, named), missing data, a corrupt
 #     checkpoint, an uncreatable save dir (exit 1, named).
 set -u
 B=${HG_BUILDDIR:-.}
@@ -60,7 +62,24 @@ grep -E '\| update (60|80) ' "$tmp/b.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >
 grep -E '\| update (60|80) ' "$tmp/c.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >"$tmp/lc"
 [ -s "$tmp/lb" ] && cmp -s "$tmp/lb" "$tmp/lc" || bad "losses after resume differ: $(cat "$tmp/lb") vs $(cat "$tmp/lc")"
 
-# 3. bad input
+# clipping is applied and reported; NaN/Inf updates are skipped, then stop
+run ck7 --max-update 20 --clip-norm 0.01 --log-interval 20 --validate-interval 0 --no-save >"$tmp/e" 2>&1 ||
+    bad "--clip-norm run failed"
+grep -q '| clip 100% ' "$tmp/e" || { cat "$tmp/e"; bad "--clip-norm 0.01 did not clip every update"; }
+run ck8 --max-update 50 --lr 1e30 --validate-interval 0 --no-save >"$tmp/e" 2>&1
+[ $? -eq 1 ] && grep -q 'NaN/Inf' "$tmp/e" && grep -q 'WARNING' "$tmp/e" ||
+    { tail -n 5 "$tmp/e"; bad "diverging run not stopped with a NaN/Inf error"; }
+# SIGINT: finish the update, write checkpoint_last, exit 1 with a message
+run ck9 --max-epoch 1 --validate-interval 0 >"$tmp/e" 2>&1 &
+pid=$!
+sleep 3
+kill -INT $pid
+wait $pid
+st=$?
+[ $st -eq 1 ] && grep -q 'stopped by signal 2' "$tmp/e" && [ -f "$tmp/ck9/checkpoint_last.h5" ] ||
+    { tail -n 3 "$tmp/e"; bad "SIGINT: exit $st, no message or no checkpoint"; }
+
+# 4. bad input
 "$HGTRAIN" --task mnist --no-such-option 1 >"$tmp/e" 2>&1
 [ $? -eq 2 ] && grep -q -- '--no-such-option' "$tmp/e" || bad "unknown option not named (exit 2)"
 "$HGTRAIN" --task nope --data x --batch-size 4 >"$tmp/e" 2>&1

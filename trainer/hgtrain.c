@@ -117,6 +117,7 @@ struct run {
     char *opts_text;
     FILE *log;            /* --log-file, or NULL */
     int json;
+    int tty;              /* --log-format tqdm on a terminal: a progress line */
     uint64_t num_updates;
     int64_t epoch;        /* current (1-based) */
     double best;          /* best validation metric, NaN: none */
@@ -267,6 +268,8 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
 {
     if (m->n == 0)
         return;
+    if (r->tty)
+        fputs("\r\033[K", stderr); /* clear the progress line */
     double dt = now() - m->t0;
     double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
     char line[1024];
@@ -285,6 +288,17 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     logf_line(r, line);
     memset(m, 0, sizeof(*m));
     m->t0 = now();
+}
+
+/* tqdm-style: one line on stderr, rewritten in place between log lines */
+static void progress(struct run *r, int64_t step, int64_t steps, const struct meters *m)
+{
+    double dt = now() - m->t0;
+    fprintf(stderr, "\r| epoch %03lld: %3d%% %lld/%lld, %.1f updates/s, loss %.4f   ",
+            (long long)r->epoch, steps ? (int)(100 * step / steps) : 100,
+            (long long)step, (long long)steps, dt > 0 ? m->n / dt : 0.0,
+            m->ss > 0 ? m->loss / m->ss / log(2.0) : 0.0);
+    fflush(stderr);
 }
 
 static int better(const struct run *r, double v)
@@ -346,6 +360,16 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             memset(&st, 0, sizeof(st));
             if (r->num_updates % (uint64_t)o->log_interval == 0)
                 log_train(r, &m, step, steps, lr);
+            else if (r->tty)
+                progress(r, step, steps, &m);
+            if (o->validate_interval_updates > 0 && r->valid.ds &&
+                r->num_updates % (uint64_t)o->validate_interval_updates == 0) {
+                double metric;
+                if (validate(r, &metric, err, errlen) != 0) {
+                    rc = -1;
+                    break;
+                }
+            }
             int stop_now = stop_signal != 0 ||
                            (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
             if (!o->no_save && (stop_now || (o->save_interval_updates > 0 &&
@@ -569,6 +593,7 @@ int main(int argc, char **argv)
         return 2;
     }
     r.json = strcmp(r.o.log_format, "json") == 0;
+    r.tty = strcmp(r.o.log_format, "tqdm") == 0 && isatty(2);
     if (r.o.log_file && !(r.log = fopen(r.o.log_file, "a"))) {
         fprintf(stderr, "hgtrain: --log-file %s: %s\n", r.o.log_file, strerror(errno));
         hg_opts_free(&r.o);
