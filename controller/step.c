@@ -136,6 +136,12 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
         return 0; /* a dummy batch: weight zero, nothing to add */
     int64_t sym[HG_MAX_SYMS_TASK];
     double ss;
+    size_t n;
+    const float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
+    /* The first micro-batch's gradient stays in the grad block (the common
+     * --update-freq 1 case copies nothing); a second one moves it aside. */
+    if (c->n_acc == 1)
+        memcpy(c->accum, g, n * sizeof(float));
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
@@ -144,15 +150,30 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
         return -1;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
     st->sample_size += ss;
-    size_t n;
-    const float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
-    if (c->n_acc == 0)
-        memcpy(c->accum, g, n * sizeof(float));
-    else
+    if (c->n_acc >= 1)
         for (size_t i = 0; i < n; i++)
             c->accum[i] += g[i];
     c->n_acc++;
     return 0;
+}
+
+/* sum of x[i]^2 in 16 float lanes per block of 4096, blocks added in
+ * double: vectorisable, fixed order */
+static double sum_squares(const float *x, size_t n)
+{
+    double s = 0;
+    for (size_t b = 0; b < n; b += 4096) {
+        size_t e = b + 4096 < n ? b + 4096 : n, i = b;
+        float lane[16] = {0};
+        for (; i + 16 <= e; i += 16)
+            for (int l = 0; l < 16; l++)
+                lane[l] += x[i + l] * x[i + l];
+        for (int l = 0; l < 16; l++)
+            s += lane[l];
+        for (; i < e; i++)
+            s += (double)x[i] * x[i];
+    }
+    return s;
 }
 
 int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
@@ -168,10 +189,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
     if (n_acc > 1)
         memcpy(g, c->accum, n * sizeof(float));
-    double ss = 0;
-    for (size_t i = 0; i < n; i++)
-        ss += (double)g[i] * (double)g[i];
-    st->gnorm = sqrt(ss) / st->sample_size;
+    st->gnorm = sqrt(sum_squares(g, n)) / st->sample_size;
     if (!isfinite(st->loss_sum) || !isfinite(st->gnorm)) {
         st->skipped = 1;
         if (++c->bad_in_a_row >= c->cfg.max_bad_updates)

@@ -192,6 +192,9 @@ static int type_matches(hid_t t, enum hg_dtype dt)
     return dt == HG_U8 ? !is_signed : is_signed;
 }
 
+#define HG_CHUNK_CACHE_BYTES ((size_t)64 << 20) /* per dataset, at most */
+#define HG_CHUNK_CACHE_SLOTS 12289               /* prime, >> chunks held */
+
 /* Opens loc/name and checks type and rank; *id and dims filled. */
 static int open_checked(hid_t loc, const char *name, const char *what,
                         enum hg_dtype dt, int rank, hsize_t *dims,
@@ -200,7 +203,16 @@ static int open_checked(hid_t loc, const char *name, const char *what,
     *id = -1;
     if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
         return hg_kerr(err, errlen, "%s: no dataset '%s'", path, what);
-    hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+    /* Rows are read in random order and chunks are checksummed (and images
+     * compressed): without a chunk cache that holds the data, every sample
+     * would read and verify a whole chunk. HDF5 allocates the cache as it
+     * fills, so a small shard costs only its own size. */
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (dapl >= 0)
+        H5Pset_chunk_cache(dapl, HG_CHUNK_CACHE_SLOTS, HG_CHUNK_CACHE_BYTES, 1.0);
+    hid_t d = H5Dopen2(loc, name, dapl >= 0 ? dapl : H5P_DEFAULT);
+    if (dapl >= 0)
+        H5Pclose(dapl);
     if (d < 0)
         return hg_kerr(err, errlen, "%s: cannot open dataset '%s' (not a dataset or corrupt)",
                        path, what);
