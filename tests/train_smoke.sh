@@ -4,7 +4,7 @@
 #  2. a run stopped after 40 updates (mid-epoch) and resumed to 80 ends with
 #     exactly the parameters of an uninterrupted 80-update run (h5diff);
 #  3. --clip-norm clips (clip 100%), a diverging run stops with a NaN/Inf
-#     error, SIGINT saves checkpoint_last and exits 1;
+#     error, SIGTERM saves checkpoint_last and exits 1;
 #  4. bad input: unknown option/task (exit 2, named), missing data, a corrupt
 #     checkpoint, an uncreatable save dir (exit 1, named).
 set -u
@@ -69,15 +69,17 @@ grep -q '| clip 100% ' "$tmp/e" || { cat "$tmp/e"; bad "--clip-norm 0.01 did not
 run ck8 --max-update 50 --lr 1e30 --validate-interval 0 --no-save >"$tmp/e" 2>&1
 [ $? -eq 1 ] && grep -q 'NaN/Inf' "$tmp/e" && grep -q 'WARNING' "$tmp/e" ||
     { tail -n 5 "$tmp/e"; bad "diverging run not stopped with a NaN/Inf error"; }
-# SIGINT: finish the update, write checkpoint_last, exit 1 with a message
-run ck9 --max-epoch 1 --validate-interval 0 >"$tmp/e" 2>&1 &
+# SIGTERM (as SIGINT): finish the update, write checkpoint_last, exit 1.
+# exec, so that $! is hgtrain itself and not a subshell
+( exec "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --batch-size 64 \
+    --lr 0.01 --max-epoch 1 --validate-interval 0 --save-dir "$tmp/ck9" ) >"$tmp/e" 2>&1 &
 pid=$!
 sleep 3
-kill -INT $pid
+kill -TERM $pid
 wait $pid
 st=$?
-[ $st -eq 1 ] && grep -q 'stopped by signal 2' "$tmp/e" && [ -f "$tmp/ck9/checkpoint_last.h5" ] ||
-    { tail -n 3 "$tmp/e"; bad "SIGINT: exit $st, no message or no checkpoint"; }
+[ $st -eq 1 ] && grep -q 'stopped by signal 15' "$tmp/e" && [ -f "$tmp/ck9/checkpoint_last.h5" ] ||
+    { tail -n 3 "$tmp/e"; bad "SIGTERM: exit $st, no message or no checkpoint"; }
 
 # 4. bad input
 "$HGTRAIN" --task mnist --no-such-option 1 >"$tmp/e" 2>&1
