@@ -3,7 +3,7 @@
  * Layout:
  *   /                attributes: format "hgtrain-checkpoint", version 1,
  *                    epoch, num_updates, iter_epoch, iter_step, seed,
- *                    best_metric, options (string)
+ *                    best_metric, train_wall, wall (meters), options (string)
  *   /params/<name>   f32, the parameter's shape (torch's state_dict names)
  *   /optimizer/<name>  f32, optimizer state (<param>.exp_avg, ...)
  * Written to <path>.tmp (mode 0600), flushed, fsynced, renamed over
@@ -181,6 +181,8 @@ int hg_ckpt_save(const char *path, const struct hg_graph *g,
         attr_i64(f, "iter_step", meta->iter.step) ||
         attr_i64(f, "seed", (int64_t)meta->seed) ||
         attr_f64(f, "best_metric", meta->best_metric) ||
+        attr_f64(f, "train_wall", meta->train_wall) ||
+        attr_f64(f, "wall", meta->wall) ||
         attr_str(f, "options", meta->options ? meta->options : ""))
         rc = hg_kerr(err, errlen, "%s: cannot write attributes (disk full?)", tmp);
     if (rc == 0)
@@ -293,7 +295,8 @@ int hg_ckpt_load(const char *path, const struct hg_graph *g,
                      path, (long long)version, CKPT_VERSION);
     else if (read_i64(f, "epoch", &meta->epoch) || read_i64(f, "num_updates", &meta->num_updates) ||
              read_i64(f, "iter_epoch", &iter_epoch) || read_i64(f, "iter_step", &meta->iter.step) ||
-             read_i64(f, "seed", &seed) || read_f64(f, "best_metric", &meta->best_metric))
+             read_i64(f, "seed", &seed) || read_f64(f, "best_metric", &meta->best_metric) ||
+             read_f64(f, "train_wall", &meta->train_wall) || read_f64(f, "wall", &meta->wall))
         rc = hg_kerr(err, errlen, "%s: missing or corrupt attributes", path);
     free(fmt);
     meta->iter.epoch = (uint64_t)iter_epoch;

@@ -49,6 +49,8 @@ struct hg_ckpt_meta {
     struct hg_iter_state iter; /* where the data iterator resumes */
     uint64_t seed;
     double best_metric;      /* NaN: none yet */
+    double train_wall;       /* meters that continue across a resume */
+    double wall;
     const char *options;     /* the run's options as text (saved; on load:
                                 points into a buffer owned by the caller's
                                 struct until hg_ckpt_meta_free) */

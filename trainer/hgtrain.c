@@ -154,6 +154,8 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                  .step = iter_step < 0 ? 0 : iter_step},
         .seed = (uint64_t)r->o.seed,
         .best_metric = r->best,
+        .train_wall = r->train_wall,
+        .wall = now() - r->t_start,
         .options = r->opts_text,
     };
     return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
@@ -263,6 +265,9 @@ struct meters {
     double loss, ss, bsz, gnorm, clip, n, t0;
 };
 
+/* fairseq's meters. nll_loss equals loss: every task so far optimises the
+ * plain NLL (the ABI has one loss); a label-smoothed task will report its
+ * NLL separately when it arrives (translation). */
 static void log_train(struct run *r, struct meters *m, int64_t step, int64_t steps,
                       double lr)
 {
@@ -275,14 +280,14 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     char line[1024];
     snprintf(line, sizeof(line),
              r->json ? "{\"epoch\": %lld, \"update\": %llu, \"step\": %lld, \"steps\": %lld, "
-                       "\"loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, \"ups\": %.2f, "
+                       "\"loss\": %.4f, \"nll_loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, \"ups\": %.2f, "
                        "\"wpb\": %.1f, \"bsz\": %.1f, \"lr\": %.6g, \"gnorm\": %.3f, "
                        "\"clip\": %.1f, \"train_wall\": %.1f, \"wall\": %.1f}\n"
-                     : "| epoch %03lld | update %llu | %lld / %lld | loss %.4f | ppl %.2f | "
+                     : "| epoch %03lld | update %llu | %lld / %lld | loss %.4f | nll_loss %.4f | ppl %.2f | "
                        "wps %.0f | ups %.2f | wpb %.1f | bsz %.1f | lr %.6g | gnorm %.3f | "
                        "clip %.0f%% | train_wall %.0f | wall %.0f\n",
              (long long)r->epoch, (unsigned long long)r->num_updates, (long long)step,
-             (long long)steps, loss, pow(2.0, loss), m->ss / dt, m->n / dt, m->ss / m->n,
+             (long long)steps, loss, loss, pow(2.0, loss), m->ss / dt, m->n / dt, m->ss / m->n,
              m->bsz / m->n, lr, m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall,
              now() - r->t_start);
     logf_line(r, line);
@@ -524,6 +529,10 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         }
         r->num_updates = (uint64_t)m.num_updates;
         r->best = o->reset_meters ? NAN : m.best_metric;
+        if (!o->reset_meters) { /* wall clocks continue where they stopped */
+            r->train_wall = m.train_wall;
+            r->t_start -= m.wall;
+        }
         if (!o->reset_dataloader) {
             r->epoch = (int64_t)m.iter.epoch;
             *first_step = m.iter.step;
