@@ -8,20 +8,9 @@
 #include <string.h>
 
 #include "data/hg_data.h"
+#include "tests/hg_test.h"
 
-static int failures;
 static long checks;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        checks++;                                                              \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
-            printf(__VA_ARGS__);                                               \
-            printf("\n");                                                      \
-        }                                                                      \
-    } while (0)
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_u64(void) /* xorshift64: the test's own cases */

@@ -15,29 +15,8 @@
 #include <hdf5.h>
 
 #include "data/hg_data.h"
+#include "tests/hg_test.h"
 
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);   \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fprintf(stderr, "\n");                                            \
-            failures++;                                                       \
-        }                                                                     \
-    } while (0)
-
-/* fatal: later checks depend on it */
-#define REQUIRE(cond, ...)                                                    \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: FATAL %s: ", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fprintf(stderr, "\n");                                            \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
 
 static char dir[256];
 static char err[1024];

@@ -15,8 +15,8 @@
 #include <hdf5.h>
 
 #include "data/hg_data.h"
+#include "tests/hg_test.h"
 
-static int failures;
 
 /* LeakSanitizer: HDF5 1.10 leaks metadata-cache entries on some error
  * paths when it parses corrupt object headers (the blocks come from its

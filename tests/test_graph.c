@@ -6,18 +6,8 @@
 #include <string.h>
 
 #include "graph/hg_graph.h"
+#include "tests/hg_test.h"
 
-static int failures;
-
-#define EXPECT(cond, ...)                                                      \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            failures++;                                                        \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
-            printf(__VA_ARGS__);                                               \
-            printf("\n");                                                      \
-        }                                                                      \
-    } while (0)
 
 static uint64_t rng = 88172645463325252ull;
 static float frand(void) /* [-1, 1) */

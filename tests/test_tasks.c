@@ -14,28 +14,8 @@
 
 #include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
+#include "tests/hg_test.h"
 
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);   \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fprintf(stderr, "\n");                                            \
-            failures++;                                                       \
-        }                                                                     \
-    } while (0)
-
-#define REQUIRE(cond, ...)                                                    \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: FATAL %s: ", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fprintf(stderr, "\n");                                            \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
 
 static char err[1024];
 static char tmpdir[256];

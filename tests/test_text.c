@@ -11,18 +11,8 @@
 #include "data/bpe.h"
 #include "data/dict.h"
 #include "data/text.h"
+#include "tests/hg_test.h"
 
-static int failures;
-
-#define EXPECT(cond, ...)                                                     \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            failures++;                                                       \
-            fprintf(stderr, "%s:%d: FAIL %s: ", __FILE__, __LINE__, #cond);   \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fputc('\n', stderr);                                              \
-        }                                                                     \
-    } while (0)
 
 /* ------------------------------------------------------------- UTF-8 */
 
