@@ -276,6 +276,40 @@ static void test_xor(const struct hg_task *t)
 }
 
 
+
+/* The example plug-in through the real program: hgtrain --task-plugin. */
+static void test_hgtrain_plugin(void)
+{
+    char cmd[2048], log[600];
+    snprintf(log, sizeof(log), "%s/hgtrain.log", tmpdir);
+    snprintf(cmd, sizeof(cmd),
+             "'%s/hgtrain' --task-plugin '%s/tasks/examples/.libs/xor_task.so' "
+             "--data '%s/xor' --xor-hidden 16 --max-sentences 32 --optimizer adamw "
+             "--lr 0.03 --max-epoch 20 --validate-interval 0 --no-save "
+             "--log-format simple --log-interval 16 >'%s' 2>&1",
+             builddir, builddir, tmpdir, log);
+    int rc = system(cmd);
+    FILE *f = fopen(log, "r");
+    char line[1024], first[1024] = "", last[1024] = "";
+    int done = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        if (strstr(line, "| update ")) {
+            if (!first[0])
+                snprintf(first, sizeof(first), "%s", line);
+            snprintf(last, sizeof(last), "%s", line);
+        }
+        done |= strstr(line, "| done:") != NULL;
+    }
+    if (f)
+        fclose(f);
+    const char *a = strstr(first, "| loss "), *b = strstr(last, "| loss ");
+    double l0 = a ? atof(a + 7) : 0, l1 = b ? atof(b + 7) : 0;
+    EXPECT(rc == 0 && done, "hgtrain --task-plugin exited %d (log %s)", rc, log);
+    EXPECT(a && b && l1 < 0.6 * l0, "hgtrain xor loss %g -> %g", l0, l1);
+    if (rc == 0 && done)
+        printf("ok  hgtrain --task-plugin xor_task.so: loss %.4f -> %.4f\n", l0, l1);
+}
+
 /* ------------------------------------------------- controller: update-freq */
 
 /* Feeds the first `count` batches of a plan with max_sentences bs (natural
@@ -491,6 +525,7 @@ int main(void)
     test_plugin_errors();
     test_xor(load_xor());
     test_update_freq(load_xor());
+    test_hgtrain_plugin();
     test_mnist();
 
     rm_tree(tmpdir);

@@ -62,6 +62,13 @@ grep -E '\| update (60|80) ' "$tmp/b.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >
 grep -E '\| update (60|80) ' "$tmp/c.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >"$tmp/lc"
 [ -s "$tmp/lb" ] && cmp -s "$tmp/lb" "$tmp/lc" || bad "losses after resume differ: $(cat "$tmp/lb") vs $(cat "$tmp/lc")"
 
+# --save-interval-updates 10 --keep-interval-updates 2: only the last two
+# interval checkpoints stay (the stop at 40 writes checkpoint_last only)
+run ck10 --max-update 40 --save-interval-updates 10 --keep-interval-updates 2 \
+    --validate-interval 0 >"$tmp/e" 2>&1 || bad "interval checkpoints run"
+kept=$(cd "$tmp/ck10" && ls checkpoint_1_*.h5 2>/dev/null | tr '\n' ' ')
+[ "$kept" = "checkpoint_1_20.h5 checkpoint_1_30.h5 " ] || bad "kept interval checkpoints: '$kept'"
+
 # clipping is applied and reported; NaN/Inf updates are skipped, then stop
 run ck7 --max-update 20 --clip-norm 0.01 --log-interval 20 --validate-interval 0 --no-save >"$tmp/e" 2>&1 ||
     bad "--clip-norm run failed"
