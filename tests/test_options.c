@@ -545,10 +545,10 @@ static void test_round_trip(void)
             hg_opts_free(&b);
         }
         if (i == 1 && s) {
-            EXPECT(strstr(s, "--data '/data/with space'"), "%s", s);
-            EXPECT(strstr(s, "--adam-betas 0.9,0.98"), "%s", s);
-            EXPECT(strstr(s, "--source-lang de"), "%s", s);
-            EXPECT(!strstr(s, "--help") && !strstr(s, "--config"), "%s", s);
+            EXPECT(strstr(s, "--data '/data/with space'"), "%s", s ? s : "(null)");
+            EXPECT(strstr(s, "--adam-betas 0.9,0.98"), "%s", s ? s : "(null)");
+            EXPECT(strstr(s, "--source-lang de"), "%s", s ? s : "(null)");
+            EXPECT(!strstr(s, "--help") && !strstr(s, "--config"), "%s", s ? s : "(null)");
         }
         free(s);
         hg_opts_free(&a);
