@@ -2,9 +2,9 @@
  * (training steps, validation, checkpoints, logging) on one process.
  *
  * With no arguments it runs the built-in default job: the mnist task on
- * data/fashion-mnist (shards written by `hgpreprocess images
+ * data-bin/fashion-mnist (shards written by `hgpreprocess images
  * --fashion-mnist /usr/share/datasets/fashion-mnist --out
- * data/fashion-mnist`), 2 epochs. */
+ * data-bin/fashion-mnist`), 2 epochs. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <glob.h>
@@ -23,7 +23,7 @@
 #define ERRLEN 1024
 
 static const char *const default_job[] = {
-    "hgtrain", "--task", "mnist", "--data", "data/fashion-mnist",
+    "hgtrain", "--task", "mnist", "--data", "data-bin/fashion-mnist",
     "--valid-subset", "test", "--batch-size", "64", "--optimizer", "sgd",
     "--momentum", "0.9", "--lr", "0.01", "--max-epoch", "2",
     "--save-dir", "checkpoints/mnist", "--log-interval", "200", NULL};
