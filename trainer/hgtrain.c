@@ -438,6 +438,24 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
     }
 }
 
+/* mkdir -p, new directories 0700 (checkpoints are nobody else's) */
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
 static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
                      size_t errlen)
 {
@@ -546,7 +564,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                  (unsigned long long)r->num_updates);
         logf_line(r, line);
     }
-    if (!o->no_save && mkdir(o->save_dir, 0700) != 0 && errno != EEXIST)
+    if (!o->no_save && mkdir_p(o->save_dir) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
     if (!o->no_save && access(o->save_dir, W_OK) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: not writable", o->save_dir);
