@@ -27,7 +27,8 @@
  * with a deadline.  Each rank records the number of the barrier it last
  * arrived at, so a timeout names the ranks that have not arrived; each rank
  * has a dead flag, set by hg_comm_abort or by a failed collective, that
- * makes every waiting rank fail at once naming it. */
+ * makes every waiting rank fail at once naming it; a rank whose process
+ * has exited (and been reaped) is noticed within a millisecond or so. */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
@@ -37,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -61,7 +63,7 @@ struct shm_slot {
     alignas(64) atomic_uint arrived; /* number of the last barrier entered */
     atomic_int dead;                 /* 1: aborted or failed */
     atomic_int joined;
-    int pid;
+    atomic_int pid;                  /* 0 until joined */
 };
 
 struct shm_hdr {
@@ -159,6 +161,7 @@ int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
         atomic_init(&h->slots[r].arrived, 0);
         atomic_init(&h->slots[r].dead, 0);
         atomic_init(&h->slots[r].joined, 0);
+        atomic_init(&h->slots[r].pid, 0);
     }
     struct hg_comm_shm_group *g = calloc(1, sizeof *g);
     if (!g) {
@@ -196,7 +199,7 @@ int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
     struct shm_slot *s = &g->hdr->slots[rank];
     if (atomic_exchange(&s->joined, 1) != 0)
         return hg_kerr(err, errlen, "shm: join: rank %d joined twice", rank);
-    s->pid = (int)getpid();
+    atomic_store(&s->pid, (int)getpid());
     struct hg_comm *c = calloc(1, sizeof *c);
     if (!c)
         return hg_kerr(err, errlen, "shm: rank %d: out of memory", rank);
@@ -304,6 +307,20 @@ static int barrier(struct hg_comm *c, char *err, size_t errlen)
         } else {
             struct timespec ts = {0, 50000}; /* 50 us */
             nanosleep(&ts, NULL);
+            /* a rank that crashed (and was reaped) fails us now, not at
+             * the deadline */
+            for (int r = 0; (it & 15) == 0 && r < world; r++) {
+                int pid = atomic_load_explicit(&h->slots[r].pid,
+                                               memory_order_relaxed);
+                if (atomic_load_explicit(&h->slots[r].arrived,
+                                         memory_order_relaxed) < target &&
+                    pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+                    hg_kerr(err, errlen,
+                            "shm: rank %d at barrier %u: rank %d (pid %d) has "
+                            "exited", c->rank, target, r, pid);
+                    return fail(c);
+                }
+            }
         }
         if ((it & 15) == 0 && now_s() > deadline) {
             char missing[256] = "";

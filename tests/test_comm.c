@@ -1,7 +1,8 @@
 /* test_comm.c - the shm backend of comm/: allreduce (f32, f64) bitwise
  * against a rank-order sum computed in the parent, broadcast, barriers,
  * pieces larger than the staging area, timeouts naming the missing rank,
- * abort naming the dead rank, nothing left in /dev/shm. */
+ * abort naming the dead rank, a rank that exits noticed by its pid,
+ * nothing left in /dev/shm. */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
@@ -93,26 +94,34 @@ static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
             _exit(rc);
         }
     }
-    int bad = 0;
+    int bad = 0, left = world;
+    int done[8] = {0};
     double deadline = now_s() + CHILD_LIMIT_S;
-    for (int r = 0; r < world; r++) {
-        int st = 0;
-        pid_t p;
-        while ((p = waitpid(pids[r], &st, WNOHANG)) == 0 && now_s() < deadline) {
-            struct timespec ts = {0, 10000000};
-            nanosleep(&ts, NULL);
+    /* reap in any order: a worker that exits early must not stay a zombie
+     * (the others detect a dead rank by its pid) */
+    while (left > 0 && now_s() < deadline) {
+        for (int r = 0; r < world; r++) {
+            int st = 0;
+            if (done[r] || waitpid(pids[r], &st, WNOHANG) != pids[r])
+                continue;
+            done[r] = 1;
+            left--;
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                printf("rank %d exited with status 0x%x\n", r, st);
+                bad++;
+            }
         }
-        if (p == 0) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int r = 0; r < world; r++)
+        if (!done[r]) {
             printf("rank %d (pid %d) still running after %d s: killed\n", r,
                    (int)pids[r], CHILD_LIMIT_S);
             kill(pids[r], SIGKILL);
-            waitpid(pids[r], &st, 0);
-            bad++;
-        } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            printf("rank %d exited with status 0x%x\n", r, st);
+            waitpid(pids[r], NULL, 0);
             bad++;
         }
-    }
     return bad;
 }
 
@@ -256,6 +265,24 @@ static int worker_abort(struct hg_comm *c, struct job *job)
     return failures ? 1 : 0;
 }
 
+static int worker_exit(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    if (hg_comm_rank(c) == 1)
+        return 0; /* exits without a word: a crash */
+    float x[100] = {0};
+    double t0 = now_s();
+    int rc = hg_comm_allreduce_f32(c, x, 100, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1, "rank 0 allreduce with rank 1 gone returned %d", rc);
+    EXPECT(strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
+           "rank 0 got: %s", err);
+    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    printf("exit: rank 0 after %.2f s: %s\n", dt, err);
+    return failures ? 1 : 0;
+}
+
 static void test_failure(const char *what, worker_fn *fn, double timeout_s)
 {
     char err[256];
@@ -300,6 +327,7 @@ int main(void)
         test_collectives(world);
     test_failure("timeout", worker_timeout, 0.5);
     test_failure("abort", worker_abort, 10.0);
+    test_failure("exit", worker_exit, 10.0);
     EXPECT(count_ours() == before, "/dev/shm hgcomm.* entries: %d before, %d after",
            before, count_ours());
     printf("%s\n", failures ? "FAIL" : "PASS");
