@@ -1,0 +1,455 @@
+/* shm.c - the `shm` backend of hg_comm.h: ranks are processes forked on
+ * one machine, sharing one segment created by the parent before fork.
+ *
+ * Segment layout (offsets from the mapping's start):
+ *
+ *     struct shm_hdr              barrier counters, one struct shm_slot per rank
+ *     stage[world][2][half]       each rank's copy of the current piece
+ *     result[2][half]             the reduced piece, chunk r written by rank r
+ *
+ * Every collective goes in pieces of at most `half` bytes; successive pieces
+ * alternate between the two halves, so a piece can be written while the
+ * ranks that are late may still read the piece before it (every piece has a
+ * barrier after its writes, so piece k+2 is never written before every rank
+ * has finished reading piece k).
+ *
+ * allreduce, one piece of m elements cut into world chunks:
+ *   1. every rank copies its piece into stage[rank] (all but its own chunk,
+ *      which only it reads, from its buffer);               barrier
+ *   2. rank r sums chunk r over ranks 0..world-1 in order into result;
+ *                                                            barrier
+ *   3. every rank copies the whole result piece back (all-gather).
+ * broadcast: root copies a piece into stage[root]; barrier; the others copy
+ * it out.
+ *
+ * Barrier: a counter and a generation in the segment (sense reversal by
+ * generation number), C11 atomics, spin then sched_yield then nanosleep,
+ * with a deadline.  Each rank records the number of the barrier it last
+ * arrived at, so a timeout names the ranks that have not arrived; each rank
+ * has a dead flag, set by hg_comm_abort or by a failed collective, that
+ * makes every waiting rank fail at once naming it; a rank whose process
+ * has exited (and been reaped) is noticed within a millisecond or so. */
+#define _GNU_SOURCE
+
+#include "comm/hg_comm.h"
+#include "kernels/hg_kernels.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static_assert(ATOMIC_INT_LOCK_FREE == 2,
+              "process-shared atomics need lock-free atomic_uint");
+
+#define SHM_MAGIC 0x6867636f6d6d3031ull /* "hgcomm01" */
+#define SHM_MIN_BYTES 4096
+#define SHM_MAX_WORLD 1024
+#define SHM_CHUNK_ALIGN 64 /* elements: chunk boundaries on cache lines */
+
+struct shm_slot {
+    alignas(64) atomic_uint arrived; /* number of the last barrier entered */
+    atomic_int dead;                 /* 1: aborted or failed */
+    atomic_int joined;
+    atomic_int pid;                  /* 0 until joined */
+};
+
+struct shm_hdr {
+    uint64_t magic;
+    int world;
+    alignas(64) atomic_uint count; /* ranks arrived at the current barrier */
+    alignas(64) atomic_uint gen;   /* barriers completed */
+    struct shm_slot slots[];       /* (world) */
+};
+
+struct hg_comm_shm_group {
+    struct shm_hdr *hdr;
+    size_t map_bytes;
+    size_t data_off; /* stage[0] */
+    size_t half;     /* bytes of one piece */
+    int world;
+    double timeout_s;
+};
+
+struct hg_comm {
+    struct hg_comm_shm_group g; /* a copy: the handle outlives nothing */
+    int rank;
+    unsigned nbar;   /* barriers completed by this rank */
+    unsigned npiece; /* pieces done: which half the next one uses */
+    int broken;
+};
+
+/* ---------------------------------------------------------------- create */
+
+int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
+                       size_t max_bytes, double timeout_s, char *err,
+                       size_t errlen)
+{
+    *gp = NULL;
+    if (world < 1 || world > SHM_MAX_WORLD)
+        return hg_kerr(err, errlen, "shm: world %d outside 1..%d", world,
+                       SHM_MAX_WORLD);
+    if (max_bytes < SHM_MIN_BYTES)
+        return hg_kerr(err, errlen, "shm: max_bytes %zu below %d", max_bytes,
+                       SHM_MIN_BYTES);
+    if (!(timeout_s > 0))
+        return hg_kerr(err, errlen, "shm: timeout %g s is not positive",
+                       timeout_s);
+    size_t half = (max_bytes / 2) & ~(size_t)63;
+    size_t hdr = sizeof(struct shm_hdr) + (size_t)world * sizeof(struct shm_slot);
+    size_t data_off = (hdr + 4095) & ~(size_t)4095;
+    if (half > (SIZE_MAX - data_off) / 2 / ((size_t)world + 1))
+        return hg_kerr(err, errlen, "shm: segment size overflows");
+    size_t map_bytes = data_off + ((size_t)world + 1) * 2 * half;
+
+    char name[64];
+    int fd = -1;
+    for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)attempt;
+        snprintf(name, sizeof name, "/hgcomm.%ld.%016llx", (long)getpid(),
+                 (unsigned long long)r);
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 && errno != EEXIST)
+            return hg_kerr(err, errlen, "shm: shm_open %s: %s", name,
+                           strerror(errno));
+    }
+    if (fd < 0)
+        return hg_kerr(err, errlen, "shm: shm_open: no free name");
+    int rc;
+    if (ftruncate(fd, (off_t)map_bytes) != 0) {
+        rc = hg_kerr(err, errlen, "shm: ftruncate %s to %zu bytes: %s", name,
+                     map_bytes, strerror(errno));
+        goto fail;
+    }
+    /* reserve the pages now: a full /dev/shm is an error here, not a SIGBUS
+     * in the middle of a collective */
+    int e = posix_fallocate(fd, 0, (off_t)map_bytes);
+    if (e != 0) {
+        rc = hg_kerr(err, errlen, "shm: reserving %zu bytes for %s: %s",
+                     map_bytes, name, strerror(e));
+        goto fail;
+    }
+    void *p = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        rc = hg_kerr(err, errlen, "shm: mmap %zu bytes of %s: %s", map_bytes,
+                     name, strerror(errno));
+        goto fail;
+    }
+    shm_unlink(name); /* the mapping lives on, and across fork */
+    close(fd);
+
+    struct shm_hdr *h = p; /* ftruncate gave zeros */
+    h->magic = SHM_MAGIC;
+    h->world = world;
+    atomic_init(&h->count, 0);
+    atomic_init(&h->gen, 0);
+    for (int r = 0; r < world; r++) {
+        atomic_init(&h->slots[r].arrived, 0);
+        atomic_init(&h->slots[r].dead, 0);
+        atomic_init(&h->slots[r].joined, 0);
+        atomic_init(&h->slots[r].pid, 0);
+    }
+    struct hg_comm_shm_group *g = calloc(1, sizeof *g);
+    if (!g) {
+        munmap(p, map_bytes);
+        return hg_kerr(err, errlen, "shm: out of memory");
+    }
+    *g = (struct hg_comm_shm_group){.hdr = h, .map_bytes = map_bytes,
+                                    .data_off = data_off, .half = half,
+                                    .world = world, .timeout_s = timeout_s};
+    *gp = g;
+    return 0;
+fail:
+    close(fd);
+    shm_unlink(name);
+    return rc;
+}
+
+void hg_comm_shm_group_free(struct hg_comm_shm_group *g)
+{
+    if (!g)
+        return;
+    munmap(g->hdr, g->map_bytes);
+    free(g);
+}
+
+int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
+                     char *err, size_t errlen)
+{
+    *cp = NULL;
+    if (!g || g->hdr->magic != SHM_MAGIC)
+        return hg_kerr(err, errlen, "shm: join: not a shm group");
+    if (rank < 0 || rank >= g->world)
+        return hg_kerr(err, errlen, "shm: join: rank %d outside 0..%d", rank,
+                       g->world - 1);
+    struct shm_slot *s = &g->hdr->slots[rank];
+    if (atomic_exchange(&s->joined, 1) != 0)
+        return hg_kerr(err, errlen, "shm: join: rank %d joined twice", rank);
+    atomic_store(&s->pid, (int)getpid());
+    struct hg_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return hg_kerr(err, errlen, "shm: rank %d: out of memory", rank);
+    c->g = *g;
+    c->rank = rank;
+    *cp = c;
+    return 0;
+}
+
+int hg_comm_rank(const struct hg_comm *c) { return c->rank; }
+int hg_comm_world(const struct hg_comm *c) { return c->g.world; }
+
+void hg_comm_abort(struct hg_comm *c)
+{
+    if (!c)
+        return;
+    atomic_store_explicit(&c->g.hdr->slots[c->rank].dead, 1,
+                          memory_order_release);
+    c->broken = 1;
+}
+
+void hg_comm_free(struct hg_comm *c) { free(c); }
+
+/* ---------------------------------------------------------------- barrier */
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Fails the handle: this rank is dead to the others from now on. */
+static int fail(struct hg_comm *c)
+{
+    hg_comm_abort(c);
+    return -1;
+}
+
+static int check_usable(struct hg_comm *c, char *err, size_t errlen)
+{
+    if (c->broken)
+        return hg_kerr(err, errlen,
+                       "shm: rank %d: communicator unusable after an earlier "
+                       "failure or abort", c->rank);
+    for (int r = 0; r < c->g.world; r++)
+        if (atomic_load_explicit(&c->g.hdr->slots[r].dead,
+                                 memory_order_acquire)) {
+            hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d aborted",
+                    c->rank, c->nbar + 1, r);
+            return fail(c);
+        }
+    return 0;
+}
+
+static int barrier(struct hg_comm *c, char *err, size_t errlen)
+{
+    struct shm_hdr *h = c->g.hdr;
+    int world = c->g.world;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (world == 1) {
+        c->nbar++;
+        return 0;
+    }
+    unsigned g = c->nbar, target = g + 1;
+    atomic_store_explicit(&h->slots[c->rank].arrived, target,
+                          memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&h->count, 1, memory_order_acq_rel) ==
+        (unsigned)world - 1) {
+        atomic_store_explicit(&h->count, 0, memory_order_relaxed);
+        atomic_store_explicit(&h->gen, target, memory_order_release);
+        c->nbar = target;
+        return 0;
+    }
+    double start = 0, deadline = 0;
+    for (unsigned long it = 0;; it++) {
+        if (atomic_load_explicit(&h->gen, memory_order_acquire) != g)
+            break;
+        if (it < 256) {
+            cpu_relax();
+            continue;
+        }
+        for (int r = 0; r < world; r++)
+            if (atomic_load_explicit(&h->slots[r].dead, memory_order_acquire)) {
+                hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d aborted",
+                        c->rank, target, r);
+                return fail(c);
+            }
+        if (it == 256) {
+            start = now_s();
+            deadline = start + c->g.timeout_s;
+        }
+        if (it < 4096) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000}; /* 50 us */
+            nanosleep(&ts, NULL);
+            /* a rank that crashed (and was reaped) fails us now, not at
+             * the deadline */
+            for (int r = 0; (it & 15) == 0 && r < world; r++) {
+                int pid = atomic_load_explicit(&h->slots[r].pid,
+                                               memory_order_relaxed);
+                if (atomic_load_explicit(&h->slots[r].arrived,
+                                         memory_order_relaxed) < target &&
+                    pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+                    hg_kerr(err, errlen,
+                            "shm: rank %d at barrier %u: rank %d (pid %d) has "
+                            "exited", c->rank, target, r, pid);
+                    return fail(c);
+                }
+            }
+        }
+        if ((it & 15) == 0 && now_s() > deadline) {
+            char missing[256] = "";
+            size_t len = 0;
+            for (int r = 0; r < world && len + 16 < sizeof missing; r++)
+                if (atomic_load_explicit(&h->slots[r].arrived,
+                                         memory_order_relaxed) < target)
+                    len += (size_t)snprintf(missing + len, sizeof missing - len,
+                                            "%s%d", len ? "," : "", r);
+            hg_kerr(err, errlen,
+                    "shm: rank %d waited %.3g s at barrier %u; ranks not "
+                    "arrived: %s", c->rank, now_s() - start, target, missing);
+            return fail(c);
+        }
+    }
+    c->nbar = target;
+    return 0;
+}
+
+int hg_comm_barrier(struct hg_comm *c, char *err, size_t errlen)
+{
+    return barrier(c, err, errlen);
+}
+
+/* ---------------------------------------------------------------- data */
+
+static char *stage(const struct hg_comm *c, int r, unsigned half_idx)
+{
+    return (char *)c->g.hdr + c->g.data_off + (size_t)r * 2 * c->g.half +
+           (size_t)half_idx * c->g.half;
+}
+
+/* dst[lo..hi) = ((src[0] + src[1]) + src[2]) + ..., in blocks that stay in
+ * L1 so dst is not streamed world times. */
+#define SUM_BLOCK 2048
+#define DEFINE_SUM(name, T)                                                    \
+    static void name(void *dstv, const void *const *srcv, int world,          \
+                     size_t lo, size_t hi)                                     \
+    {                                                                          \
+        T *dst = dstv;                                                         \
+        for (size_t b = lo; b < hi; b += SUM_BLOCK) {                          \
+            size_t e = hi - b < SUM_BLOCK ? hi : b + SUM_BLOCK;                \
+            const T *s0 = srcv[0];                                             \
+            for (size_t i = b; i < e; i++)                                     \
+                dst[i] = s0[i];                                                \
+            for (int r = 1; r < world; r++) {                                  \
+                const T *s = srcv[r];                                          \
+                for (size_t i = b; i < e; i++)                                 \
+                    dst[i] += s[i];                                            \
+            }                                                                  \
+        }                                                                      \
+    }
+DEFINE_SUM(sum_f32, float)
+DEFINE_SUM(sum_f64, double)
+
+typedef void sum_fn(void *dst, const void *const *src, int world, size_t lo,
+                    size_t hi);
+
+static int allreduce(struct hg_comm *c, void *bufv, size_t n, size_t esz,
+                     sum_fn *sum, char *err, size_t errlen)
+{
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int world = c->g.world, me = c->rank;
+    if (world == 1 || n == 0)
+        return 0;
+    char *buf = bufv;
+    size_t piece = c->g.half / esz;
+    const void *src[SHM_MAX_WORLD];
+    for (size_t off = 0; off < n; off += piece) {
+        size_t m = n - off < piece ? n - off : piece;
+        size_t chunk = (m + (size_t)world - 1) / (size_t)world;
+        chunk = (chunk + SHM_CHUNK_ALIGN - 1) / SHM_CHUNK_ALIGN * SHM_CHUNK_ALIGN;
+        size_t lo = (size_t)me * chunk < m ? (size_t)me * chunk : m;
+        size_t hi = lo + chunk < m ? lo + chunk : m;
+        unsigned hx = c->npiece++ & 1;
+        char *mine = buf + off * esz;
+        char *st = stage(c, me, hx);
+        memcpy(st, mine, lo * esz); /* all but my chunk */
+        memcpy(st + hi * esz, mine + hi * esz, (m - hi) * esz);
+        if (barrier(c, err, errlen) != 0)
+            return -1;
+        for (int r = 0; r < world; r++)
+            src[r] = r == me ? (const void *)mine : (const void *)stage(c, r, hx);
+        char *res = stage(c, world, hx);
+        if (lo < hi)
+            sum(res, src, world, lo, hi);
+        if (barrier(c, err, errlen) != 0)
+            return -1;
+        memcpy(mine, res, m * esz);
+    }
+    return 0;
+}
+
+int hg_comm_allreduce_f32(struct hg_comm *c, float *buf, size_t n, char *err,
+                          size_t errlen)
+{
+    return allreduce(c, buf, n, sizeof(float), sum_f32, err, errlen);
+}
+
+int hg_comm_allreduce_f64(struct hg_comm *c, double *buf, size_t n, char *err,
+                          size_t errlen)
+{
+    return allreduce(c, buf, n, sizeof(double), sum_f64, err, errlen);
+}
+
+int hg_comm_broadcast(struct hg_comm *c, void *bufv, size_t bytes, int root,
+                      char *err, size_t errlen)
+{
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (root < 0 || root >= c->g.world) {
+        hg_kerr(err, errlen, "shm: rank %d: broadcast root %d outside 0..%d",
+                c->rank, root, c->g.world - 1);
+        return fail(c);
+    }
+    if (c->g.world == 1 || bytes == 0)
+        return 0;
+    char *buf = bufv;
+    for (size_t off = 0; off < bytes; off += c->g.half) {
+        size_t m = bytes - off < c->g.half ? bytes - off : c->g.half;
+        unsigned hx = c->npiece++ & 1;
+        char *st = stage(c, root, hx);
+        if (c->rank == root)
+            memcpy(st, buf + off, m);
+        if (barrier(c, err, errlen) != 0)
+            return -1;
+        if (c->rank != root)
+            memcpy(buf + off, st, m);
+    }
+    return 0;
+}

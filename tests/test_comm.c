@@ -1,0 +1,335 @@
+/* test_comm.c - the shm backend of comm/: allreduce (f32, f64) bitwise
+ * against a rank-order sum computed in the parent, broadcast, barriers,
+ * pieces larger than the staging area, timeouts naming the missing rank,
+ * abort naming the dead rank, a rank that exits noticed by its pid,
+ * nothing left in /dev/shm. */
+#define _GNU_SOURCE
+
+#include "comm/hg_comm.h"
+#include "tests/hg_test.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STAGE_BYTES (1u << 20) /* pieces of 512 KiB: 3M floats = 24 pieces */
+#define CHILD_LIMIT_S 120
+
+static const size_t sizes[] = {1, 7, 1000, 3u << 20};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Rank-dependent values over several magnitudes, so that the order of the
+ * sum shows in the low bits. */
+static double value(int rank, size_t i)
+{
+    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)rank * 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 31;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 29;
+    double u = (double)(x >> 11) / 9007199254740992.0 - 0.5; /* [-0.5, 0.5) */
+    static const double scale[] = {1.0, 1e3, 1e-3, 37.0};
+    return u * scale[rank % 4];
+}
+
+/* ------------------------------------------------------------ /dev/shm */
+
+static int count_ours(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, "hgcomm.", 7) == 0)
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* ------------------------------------------------------------ workers */
+
+struct job {
+    int world;
+    float *want32[NSIZES];  /* expected sums, computed by the parent */
+    double *want64[NSIZES];
+};
+
+typedef int worker_fn(struct hg_comm *c, struct job *job);
+
+/* Forks world workers running fn; returns the number of workers that did
+ * not exit 0 in time (killed after CHILD_LIMIT_S). */
+static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
+                     struct job *job)
+{
+    pid_t pids[8];
+    fflush(stdout);
+    for (int r = 0; r < world; r++) {
+        pids[r] = fork();
+        REQUIRE(pids[r] >= 0, "fork");
+        if (pids[r] == 0) {
+            char err[256];
+            struct hg_comm *c;
+            int rc = 1;
+            if (hg_comm_shm_join(&c, g, r, err, sizeof err) != 0) {
+                printf("rank %d: %s\n", r, err);
+            } else {
+                rc = fn(c, job);
+                hg_comm_free(c);
+            }
+            hg_comm_shm_group_free(g);
+            fflush(stdout);
+            _exit(rc);
+        }
+    }
+    int bad = 0, left = world;
+    int done[8] = {0};
+    double deadline = now_s() + CHILD_LIMIT_S;
+    /* reap in any order: a worker that exits early must not stay a zombie
+     * (the others detect a dead rank by its pid) */
+    while (left > 0 && now_s() < deadline) {
+        for (int r = 0; r < world; r++) {
+            int st = 0;
+            if (done[r] || waitpid(pids[r], &st, WNOHANG) != pids[r])
+                continue;
+            done[r] = 1;
+            left--;
+            if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+                printf("rank %d exited with status 0x%x\n", r, st);
+                bad++;
+            }
+        }
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    for (int r = 0; r < world; r++)
+        if (!done[r]) {
+            printf("rank %d (pid %d) still running after %d s: killed\n", r,
+                   (int)pids[r], CHILD_LIMIT_S);
+            kill(pids[r], SIGKILL);
+            waitpid(pids[r], NULL, 0);
+            bad++;
+        }
+    return bad;
+}
+
+static int worker_collectives(struct hg_comm *c, struct job *job)
+{
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[256];
+    EXPECT(world == job->world, "world %d", world);
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = sizes[s];
+        float *x = malloc(n * sizeof *x);
+        double *y = malloc(n * sizeof *y);
+        REQUIRE(x && y, "malloc");
+        for (size_t i = 0; i < n; i++) {
+            x[i] = (float)value(me, i);
+            y[i] = value(me, i);
+        }
+        int rc = hg_comm_allreduce_f32(c, x, n, err, sizeof err);
+        REQUIRE(rc == 0, "rank %d allreduce_f32 n=%zu: %s", me, n, err);
+        EXPECT(memcmp(x, job->want32[s], n * sizeof *x) == 0,
+               "world %d rank %d: f32 sum of %zu differs", world, me, n);
+        rc = hg_comm_allreduce_f64(c, y, n, err, sizeof err);
+        REQUIRE(rc == 0, "rank %d allreduce_f64 n=%zu: %s", me, n, err);
+        EXPECT(memcmp(y, job->want64[s], n * sizeof *y) == 0,
+               "world %d rank %d: f64 sum of %zu differs", world, me, n);
+
+        /* broadcast n floats' worth of bytes from root */
+        int root = world >= 3 ? 2 : 0;
+        size_t bytes = n * sizeof(float) + 3; /* odd size */
+        unsigned char *b = malloc(bytes);
+        REQUIRE(b, "malloc");
+        for (size_t i = 0; i < bytes; i++)
+            b[i] = me == root ? (unsigned char)(i * 31 + 7) : 0xee;
+        rc = hg_comm_broadcast(c, b, bytes, root, err, sizeof err);
+        REQUIRE(rc == 0, "rank %d broadcast %zu: %s", me, bytes, err);
+        size_t bad = 0;
+        for (size_t i = 0; i < bytes; i++)
+            bad += b[i] != (unsigned char)(i * 31 + 7);
+        EXPECT(bad == 0, "world %d rank %d: broadcast of %zu: %zu bytes wrong",
+               world, me, bytes, bad);
+        free(b);
+        free(x);
+        free(y);
+    }
+    for (int i = 0; i < 200; i++) {
+        int rc = hg_comm_barrier(c, err, sizeof err);
+        REQUIRE(rc == 0, "rank %d barrier %d: %s", me, i, err);
+    }
+    return failures ? 1 : 0;
+}
+
+static void test_collectives(int world)
+{
+    struct job job = {.world = world};
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = sizes[s];
+        job.want32[s] = malloc(n * sizeof(float));
+        job.want64[s] = malloc(n * sizeof(double));
+        REQUIRE(job.want32[s] && job.want64[s], "malloc");
+        for (size_t i = 0; i < n; i++) {
+            float a = (float)value(0, i);
+            double b = value(0, i);
+            for (int r = 1; r < world; r++) {
+                a += (float)value(r, i);
+                b += value(r, i);
+            }
+            job.want32[s][i] = a;
+            job.want64[s][i] = b;
+        }
+    }
+    char err[256];
+    struct hg_comm_shm_group *g;
+    REQUIRE(hg_comm_shm_create(&g, world, STAGE_BYTES, 30.0, err, sizeof err) == 0,
+            "create: %s", err);
+    EXPECT(count_ours() == 0, "segment still named in /dev/shm after create");
+    double t0 = now_s();
+    int bad = run_world(g, world, worker_collectives, &job);
+    EXPECT(bad == 0, "world %d: %d workers failed", world, bad);
+    printf("world %d: collectives %s (%.2f s)\n", world, bad ? "FAILED" : "ok",
+           now_s() - t0);
+    hg_comm_shm_group_free(g);
+    for (size_t s = 0; s < NSIZES; s++) {
+        free(job.want32[s]);
+        free(job.want64[s]);
+    }
+}
+
+/* ------------------------------------------------------------ failures */
+
+static int worker_timeout(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    float x[16] = {0};
+    if (hg_comm_rank(c) == 1) {
+        /* never joins the allreduce; later finds rank 0 dead */
+        struct timespec ts = {1, 500000000};
+        nanosleep(&ts, NULL);
+        double t0 = now_s();
+        int rc = hg_comm_barrier(c, err, sizeof err);
+        EXPECT(rc == -1, "rank 1 barrier after rank 0 failed returned %d", rc);
+        EXPECT(strstr(err, "rank 0 aborted") != NULL, "rank 1 got: %s", err);
+        EXPECT(now_s() - t0 < 0.4, "rank 1 took %.2f s to fail", now_s() - t0);
+        return failures ? 1 : 0;
+    }
+    double t0 = now_s();
+    int rc = hg_comm_allreduce_f32(c, x, 16, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1, "rank 0 allreduce without rank 1 returned %d", rc);
+    EXPECT(strstr(err, "ranks not arrived: 1") != NULL, "rank 0 got: %s", err);
+    EXPECT(dt >= 0.45 && dt < 1.5, "rank 0 gave up after %.2f s (timeout 0.5)",
+           dt);
+    printf("timeout: rank 0 after %.2f s: %s\n", dt, err);
+    /* the handle stays failed */
+    rc = hg_comm_barrier(c, err, sizeof err);
+    EXPECT(rc == -1 && strstr(err, "unusable"), "after failure: %d %s", rc, err);
+    return failures ? 1 : 0;
+}
+
+static int worker_abort(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    if (hg_comm_rank(c) == 1) {
+        struct timespec ts = {0, 200000000}; /* rank 0 is waiting by now */
+        nanosleep(&ts, NULL);
+        hg_comm_abort(c);
+        return 0;
+    }
+    double x[100] = {0};
+    double t0 = now_s();
+    int rc = hg_comm_allreduce_f64(c, x, 100, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1, "rank 0 allreduce with rank 1 aborted returned %d", rc);
+    EXPECT(strstr(err, "rank 1 aborted") != NULL, "rank 0 got: %s", err);
+    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    printf("abort: rank 0 after %.2f s: %s\n", dt, err);
+    /* a later collective fails at once too */
+    rc = hg_comm_broadcast(c, x, sizeof x, 0, err, sizeof err);
+    EXPECT(rc == -1, "broadcast after abort returned %d", rc);
+    return failures ? 1 : 0;
+}
+
+static int worker_exit(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    if (hg_comm_rank(c) == 1)
+        return 0; /* exits without a word: a crash */
+    float x[100] = {0};
+    double t0 = now_s();
+    int rc = hg_comm_allreduce_f32(c, x, 100, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1, "rank 0 allreduce with rank 1 gone returned %d", rc);
+    EXPECT(strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
+           "rank 0 got: %s", err);
+    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    printf("exit: rank 0 after %.2f s: %s\n", dt, err);
+    return failures ? 1 : 0;
+}
+
+static void test_failure(const char *what, worker_fn *fn, double timeout_s)
+{
+    char err[256];
+    struct hg_comm_shm_group *g;
+    REQUIRE(hg_comm_shm_create(&g, 2, 8192, timeout_s, err, sizeof err) == 0,
+            "create: %s", err);
+    int bad = run_world(g, 2, fn, NULL);
+    EXPECT(bad == 0, "%s: %d workers failed", what, bad);
+    hg_comm_shm_group_free(g);
+}
+
+static void test_errors(void)
+{
+    char err[256];
+    struct hg_comm_shm_group *g = NULL;
+    EXPECT(hg_comm_shm_create(&g, 0, 1 << 20, 1.0, err, sizeof err) == -1 && !g,
+           "world 0 accepted");
+    EXPECT(hg_comm_shm_create(&g, 2, 100, 1.0, err, sizeof err) == -1,
+           "tiny staging accepted");
+    EXPECT(hg_comm_shm_create(&g, 2, 1 << 20, 0.0, err, sizeof err) == -1,
+           "zero timeout accepted");
+    REQUIRE(hg_comm_shm_create(&g, 2, 1 << 20, 1.0, err, sizeof err) == 0,
+            "create: %s", err);
+    struct hg_comm *c = NULL, *c2 = NULL;
+    EXPECT(hg_comm_shm_join(&c, g, 2, err, sizeof err) == -1 && !c,
+           "rank 2 of 2 accepted");
+    EXPECT(hg_comm_shm_join(&c, g, 0, err, sizeof err) == 0, "join: %s", err);
+    EXPECT(hg_comm_shm_join(&c2, g, 0, err, sizeof err) == -1 &&
+               strstr(err, "twice"), "rank 0 joined twice: %s", err);
+    EXPECT(hg_comm_broadcast(c, err, 1, 5, err, sizeof err) == -1,
+           "root 5 of 2 accepted");
+    hg_comm_free(c);
+    hg_comm_shm_group_free(g);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int before = count_ours();
+    test_errors();
+    for (int world = 1; world <= 4; world++)
+        test_collectives(world);
+    test_failure("timeout", worker_timeout, 0.5);
+    test_failure("abort", worker_abort, 10.0);
+    test_failure("exit", worker_exit, 10.0);
+    EXPECT(count_ours() == before, "/dev/shm hgcomm.* entries: %d before, %d after",
+           before, count_ours());
+    printf("%s\n", failures ? "FAIL" : "PASS");
+    return failures ? 1 : 0;
+}
