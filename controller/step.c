@@ -117,6 +117,19 @@ static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
                 struct hg_step *st, int64_t *sym, double *sample_size,
                 char *err, size_t errlen)
 {
+    /* fill() writes into buffers planned for the maxima: refuse a batch
+     * that would not fit before anything is written */
+    if (b->size > c->cfg.max_batch)
+        return hg_kerr(err, errlen, "step %lld: batch of %lld samples, the plan "
+                       "holds %lld", (long long)b->step, (long long)b->size,
+                       (long long)c->cfg.max_batch);
+    for (int i = 0; i < c->task->nfields && i < 8; i++)
+        if (c->task->fields[i].kind == HG_FIELD_SEQ && b->field[i].shape.ndim >= 2 &&
+            b->field[i].shape.dim[1] > c->cfg.max_len)
+            return hg_kerr(err, errlen, "step %lld: field %s has length %lld, the "
+                           "plan holds %lld", (long long)b->step,
+                           c->task->fields[i].name, (long long)b->field[i].shape.dim[1],
+                           (long long)c->cfg.max_len);
     struct hg_task_fill f;
     memset(&f, 0, sizeof(f));
     if (c->task->fill(c->ts, b, p->g, p->ex, &p->m, &f, err, errlen) != 0)

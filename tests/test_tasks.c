@@ -384,8 +384,33 @@ static void test_update_freq(const struct hg_task *t)
     for (size_t i = 0; i < nf; i++)
         moved = fmax(moved, fabs((double)pf[i] - p0[i]));
     EXPECT(moved > 1e-4, "the update did not move the parameters (%g)", moved);
+    /* a batch larger than the plan is refused before fill() writes */
+    struct hg_ctl_cfg small = cfg;
+    small.max_batch = 8;
+    struct hg_ctl *cs;
+    REQUIRE(hg_ctl_new(&cs, t, state, &small, err, sizeof(err)) == 0, "%s", err);
+    {
+        struct hg_batch_opts bo = {.max_sentences = 16, .world = 1, .seed = 3};
+        struct hg_epoch *ep;
+        REQUIRE(hg_epoch_plan(&ep, hg_dataset_lengths(ds, 0), hg_dataset_size(ds), &bo,
+                              1, err, sizeof(err)) == 0, "plan: %s", err);
+        struct hg_loader_opts lo = {.rank = 0};
+        struct hg_loader *ld;
+        REQUIRE(hg_loader_open(&ld, ds, ep, &lo, 0, err, sizeof(err)) == 0, "%s", err);
+        struct hg_batch b;
+        struct hg_ctl_stats sst;
+        memset(&sst, 0, sizeof(sst));
+        REQUIRE(hg_loader_next(ld, &b, err, sizeof(err)) == 1, "%s", err);
+        err[0] = 0;
+        EXPECT(hg_ctl_accumulate(cs, 0, &b, &sst, err, sizeof(err)) == -1 &&
+               strstr(err, "16 samples") && strstr(err, "holds 8"),
+               "oversized batch: '%s'", err);
+        hg_loader_close(ld);
+        hg_epoch_free(ep);
+    }
+    hg_ctl_free(cs);
     printf("ok  controller: batch 16 == 2 x 8 micro-batches (max diff %.2g, update %.2g), "
-           "dummy batch inert\n", md, moved);
+           "dummy batch inert, oversized batch refused\n", md, moved);
     hg_ctl_free(fresh);
     for (int i = 0; i < 3; i++)
         hg_ctl_free(c[i]);
