@@ -25,62 +25,58 @@
 #define CKPT_FORMAT "hgtrain-checkpoint"
 #define CKPT_VERSION 1
 
-static int attr_i64(hid_t loc, const char *name, int64_t v)
+/* A scalar attribute stored as file_t from memory of type mem_t. */
+static int attr_write(hid_t loc, const char *name, hid_t file_t, hid_t mem_t,
+                      const void *v)
 {
     hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT64, &v);
+    hid_t a = H5Acreate2(loc, name, file_t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, mem_t, v);
     if (a >= 0)
         H5Aclose(a);
     H5Sclose(sp);
     return rc < 0 ? -1 : 0;
 }
 
+static int attr_i64(hid_t loc, const char *name, int64_t v)
+{
+    return attr_write(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
+}
+
 static int attr_f64(hid_t loc, const char *name, double v)
 {
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_DOUBLE, &v);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    return rc < 0 ? -1 : 0;
+    return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
 }
 
 static int attr_str(hid_t loc, const char *name, const char *v)
 {
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, strlen(v) + 1);
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Awrite(a, t, v);
+    int rc = attr_write(loc, name, t, t, v);
+    H5Tclose(t);
+    return rc;
+}
+
+/* A scalar attribute read as mem_t; -1 if absent or unreadable. */
+static int attr_read(hid_t loc, const char *name, hid_t mem_t, void *v)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Aread(a, mem_t, v);
     if (a >= 0)
         H5Aclose(a);
-    H5Sclose(sp);
-    H5Tclose(t);
     return rc < 0 ? -1 : 0;
 }
 
 static int read_i64(hid_t loc, const char *name, int64_t *v)
 {
-    if (H5Aexists(loc, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_INT64, v);
-    if (a >= 0)
-        H5Aclose(a);
-    return rc < 0 ? -1 : 0;
+    return attr_read(loc, name, H5T_NATIVE_INT64, v);
 }
 
 static int read_f64(hid_t loc, const char *name, double *v)
 {
-    if (H5Aexists(loc, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Aread(a, H5T_NATIVE_DOUBLE, v);
-    if (a >= 0)
-        H5Aclose(a);
-    return rc < 0 ? -1 : 0;
+    return attr_read(loc, name, H5T_NATIVE_DOUBLE, v);
 }
 
 /* malloc'ed string attribute, NULL if absent or not a string */

@@ -51,9 +51,10 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
     if (!order)
         return hg_kerr(err, errlen, "out of memory");
     p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
-    p->n_fb = hg_graph_order(p->g, HG_PH_FORWARD | HG_PH_BACKWARD, order);
-    /* the forward+backward nodes come first in the full order */
-    hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+    /* the order is phase by phase: the update nodes are its tail */
+    p->n_fb = 0;
+    while (p->n_fb < p->n && hg_graph_node(p->g, order[p->n_fb])->phase != HG_PH_UPDATE)
+        p->n_fb++;
     p->ex = hg_exec_new(p->g, order, p->n, err, errlen);
     free(order);
     return p->ex ? 0 : -1;
