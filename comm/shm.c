@@ -31,7 +31,7 @@
  * has exited (and been reaped) is noticed within a millisecond or so. */
 #define _GNU_SOURCE
 
-#include "comm/hg_comm.h"
+#include "comm/comm-impl.h"
 #include "kernels/hg_kernels.h"
 
 #include <assert.h>
@@ -83,13 +83,16 @@ struct hg_comm_shm_group {
     double timeout_s;
 };
 
-struct hg_comm {
+struct shm_comm {
+    struct hg_comm base;        /* ops, rank, world */
     struct hg_comm_shm_group g; /* a copy: the handle outlives nothing */
     int rank;
     unsigned nbar;   /* barriers completed by this rank */
     unsigned npiece; /* pieces done: which half the next one uses */
     int broken;
 };
+
+static const struct hg_comm_ops shm_ops;
 
 /* ---------------------------------------------------------------- create */
 
@@ -200,28 +203,25 @@ int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
     if (atomic_exchange(&s->joined, 1) != 0)
         return hg_kerr(err, errlen, "shm: join: rank %d joined twice", rank);
     atomic_store(&s->pid, (int)getpid());
-    struct hg_comm *c = calloc(1, sizeof *c);
+    struct shm_comm *c = calloc(1, sizeof *c);
     if (!c)
         return hg_kerr(err, errlen, "shm: rank %d: out of memory", rank);
+    c->base = (struct hg_comm){.ops = &shm_ops, .rank = rank, .world = g->world};
     c->g = *g;
     c->rank = rank;
-    *cp = c;
+    *cp = &c->base;
     return 0;
 }
 
-int hg_comm_rank(const struct hg_comm *c) { return c->rank; }
-int hg_comm_world(const struct hg_comm *c) { return c->g.world; }
-
-void hg_comm_abort(struct hg_comm *c)
+static void shm_abort(struct hg_comm *base)
 {
-    if (!c)
-        return;
+    struct shm_comm *c = (struct shm_comm *)base;
     atomic_store_explicit(&c->g.hdr->slots[c->rank].dead, 1,
                           memory_order_release);
     c->broken = 1;
 }
 
-void hg_comm_free(struct hg_comm *c) { free(c); }
+static void shm_free(struct hg_comm *c) { free(c); }
 
 /* ---------------------------------------------------------------- barrier */
 
@@ -242,13 +242,13 @@ static double now_s(void)
 }
 
 /* Fails the handle: this rank is dead to the others from now on. */
-static int fail(struct hg_comm *c)
+static int fail(struct shm_comm *c)
 {
-    hg_comm_abort(c);
+    shm_abort(&c->base);
     return -1;
 }
 
-static int check_usable(struct hg_comm *c, char *err, size_t errlen)
+static int check_usable(struct shm_comm *c, char *err, size_t errlen)
 {
     if (c->broken)
         return hg_kerr(err, errlen,
@@ -264,7 +264,7 @@ static int check_usable(struct hg_comm *c, char *err, size_t errlen)
     return 0;
 }
 
-static int barrier(struct hg_comm *c, char *err, size_t errlen)
+static int barrier(struct shm_comm *c, char *err, size_t errlen)
 {
     struct shm_hdr *h = c->g.hdr;
     int world = c->g.world;
@@ -340,14 +340,14 @@ static int barrier(struct hg_comm *c, char *err, size_t errlen)
     return 0;
 }
 
-int hg_comm_barrier(struct hg_comm *c, char *err, size_t errlen)
+static int shm_barrier(struct hg_comm *c, char *err, size_t errlen)
 {
-    return barrier(c, err, errlen);
+    return barrier((struct shm_comm *)c, err, errlen);
 }
 
 /* ---------------------------------------------------------------- data */
 
-static char *stage(const struct hg_comm *c, int r, unsigned half_idx)
+static char *stage(const struct shm_comm *c, int r, unsigned half_idx)
 {
     return (char *)c->g.hdr + c->g.data_off + (size_t)r * 2 * c->g.half +
            (size_t)half_idx * c->g.half;
@@ -379,7 +379,7 @@ DEFINE_SUM(sum_f64, double)
 typedef void sum_fn(void *dst, const void *const *src, int world, size_t lo,
                     size_t hi);
 
-static int allreduce(struct hg_comm *c, void *bufv, size_t n, size_t esz,
+static int allreduce(struct shm_comm *c, void *bufv, size_t n, size_t esz,
                      sum_fn *sum, char *err, size_t errlen)
 {
     if (check_usable(c, err, errlen) != 0)
@@ -415,28 +415,21 @@ static int allreduce(struct hg_comm *c, void *bufv, size_t n, size_t esz,
     return 0;
 }
 
-int hg_comm_allreduce_f32(struct hg_comm *c, float *buf, size_t n, char *err,
-                          size_t errlen)
+static int shm_allreduce(struct hg_comm *base, void *buf, size_t n,
+                         enum hg_comm_dtype dt, char *err, size_t errlen)
 {
-    return allreduce(c, buf, n, sizeof(float), sum_f32, err, errlen);
-}
-
-int hg_comm_allreduce_f64(struct hg_comm *c, double *buf, size_t n, char *err,
-                          size_t errlen)
-{
+    struct shm_comm *c = (struct shm_comm *)base;
+    if (dt == HG_COMM_F32)
+        return allreduce(c, buf, n, sizeof(float), sum_f32, err, errlen);
     return allreduce(c, buf, n, sizeof(double), sum_f64, err, errlen);
 }
 
-int hg_comm_broadcast(struct hg_comm *c, void *bufv, size_t bytes, int root,
-                      char *err, size_t errlen)
+static int shm_broadcast(struct hg_comm *base, void *bufv, size_t bytes,
+                         int root, char *err, size_t errlen)
 {
+    struct shm_comm *c = (struct shm_comm *)base;
     if (check_usable(c, err, errlen) != 0)
         return -1;
-    if (root < 0 || root >= c->g.world) {
-        hg_kerr(err, errlen, "shm: rank %d: broadcast root %d outside 0..%d",
-                c->rank, root, c->g.world - 1);
-        return fail(c);
-    }
     if (c->g.world == 1 || bytes == 0)
         return 0;
     char *buf = bufv;
@@ -453,3 +446,42 @@ int hg_comm_broadcast(struct hg_comm *c, void *bufv, size_t bytes, int root,
     }
     return 0;
 }
+
+static int shm_allgather(struct hg_comm *base, const void *send, void *recv,
+                         size_t bytes, char *err, size_t errlen)
+{
+    (void)send, (void)recv, (void)bytes;
+    struct shm_comm *c = (struct shm_comm *)base;
+    hg_kerr(err, errlen, "shm: rank %d: allgather not built yet", c->rank);
+    return fail(c);
+}
+
+static int shm_send(struct hg_comm *base, const void *buf, size_t bytes,
+                    int peer, char *err, size_t errlen)
+{
+    (void)buf, (void)bytes, (void)peer;
+    struct shm_comm *c = (struct shm_comm *)base;
+    hg_kerr(err, errlen, "shm: rank %d: send not built yet", c->rank);
+    return fail(c);
+}
+
+static int shm_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
+                    char *err, size_t errlen)
+{
+    (void)buf, (void)bytes, (void)peer;
+    struct shm_comm *c = (struct shm_comm *)base;
+    hg_kerr(err, errlen, "shm: rank %d: recv not built yet", c->rank);
+    return fail(c);
+}
+
+static const struct hg_comm_ops shm_ops = {
+    .name = "shm",
+    .allreduce = shm_allreduce,
+    .broadcast = shm_broadcast,
+    .allgather = shm_allgather,
+    .barrier = shm_barrier,
+    .send = shm_send,
+    .recv = shm_recv,
+    .abort = shm_abort,
+    .free = shm_free,
+};
