@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "comm/hg_comm.h"
 #include "data/hg_data.h"
 #include "graph/hg_graph.h"
 #include "tasks/hg_task.h"
@@ -90,6 +91,9 @@ struct hg_ctl_cfg {
 struct hg_ctl_stats {
     double loss_sum;         /* summed over the micro-batches of the step */
     double sample_size;
+    double nsentences;       /* samples (batch rows) */
+    int stop;                /* in: this rank wants to stop (a signal);
+                                out of hg_ctl_update: some rank does */
     double gnorm;            /* of the mean gradient, before clipping */
     int clipped;
     int skipped;             /* NaN/Inf: no update was made */
@@ -119,6 +123,20 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
  * the task's metric sums into st. */
 int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
                  struct hg_ctl_stats *st, char *err, size_t errlen);
+/* Data parallelism over the ranks of comm (NULL or a world of 1: one
+ * process).  From then on hg_ctl_update sums loss, sample size, samples,
+ * metrics and the stop flag (f64) and the gradients (f32, rank order) over
+ * the ranks before it divides by the global sample size, so every rank
+ * applies the same update; a rank without data this step contributes
+ * zeros (a dummy batch).  The comm is not owned. */
+void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm);
+/* Copies rank 0's parameters and optimizer state to every rank (after
+ * initialisation or after rank 0 loaded a checkpoint). */
+int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
+/* Sums validation statistics (loss, sample size, samples, metrics) over
+ * the ranks, in place. */
+int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
+                           char *err, size_t errlen);
 /* Parameter and graph summary for the log. */
 void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);
 

@@ -29,6 +29,7 @@ struct hg_ctl {
     int n_acc;               /* micro-batches with data in this step */
     int bad_in_a_row;
     int valid_stale;         /* valid params older than train params */
+    struct hg_comm *comm;    /* NULL: one process */
 };
 
 static int build(struct plan *p, const struct hg_task *task, void *ts,
@@ -164,6 +165,7 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
         return -1;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
     st->sample_size += ss;
+    st->nsentences += (double)b->size;
     if (c->n_acc >= 1)
         for (size_t i = 0; i < n; i++)
             c->accum[i] += g[i];
@@ -190,17 +192,74 @@ static double sum_squares(const float *x, size_t n)
     return s;
 }
 
+void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm)
+{
+    c->comm = comm && hg_comm_world(comm) > 1 ? comm : NULL;
+}
+
+int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
+{
+    if (!c->comm)
+        return 0;
+    size_t np, ns;
+    float *p = hg_exec_param_block(c->train.ex, &np); /* [np] */
+    float *s = hg_exec_state_block(c->train.ex, &ns); /* [ns] */
+    if (hg_comm_broadcast(c->comm, p, np * sizeof(float), 0, err, errlen) != 0 ||
+        (ns && hg_comm_broadcast(c->comm, s, ns * sizeof(float), 0, err, errlen) != 0))
+        return -1;
+    c->valid_stale = 1;
+    return 0;
+}
+
+/* The scalars of a step, summed over ranks in one f64 allreduce. */
+enum { R_LOSS, R_SS, R_SENT, R_STOP, R_METRIC, R_N = R_METRIC + HG_TASK_MAX_METRICS };
+
+static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
+                        size_t errlen)
+{
+    double v[R_N] = {[R_LOSS] = st->loss_sum, [R_SS] = st->sample_size,
+                     [R_SENT] = st->nsentences, [R_STOP] = st->stop != 0};
+    for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
+        v[R_METRIC + i] = st->metrics[i];
+    if (hg_comm_allreduce_f64(c->comm, v, R_N, err, errlen) != 0)
+        return -1;
+    st->loss_sum = v[R_LOSS];
+    st->sample_size = v[R_SS];
+    st->nsentences = v[R_SENT];
+    st->stop = v[R_STOP] > 0;
+    for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
+        st->metrics[i] = v[R_METRIC + i];
+    return 0;
+}
+
+int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
+                           char *err, size_t errlen)
+{
+    return c->comm ? reduce_stats(c, st, err, errlen) : 0;
+}
+
 int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
                   struct hg_ctl_stats *st, char *err, size_t errlen)
 {
     int n_acc = c->n_acc;
     c->n_acc = 0;
+    size_t n;
+    float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
+    if (c->comm) {
+        /* every rank takes part, with or without data: the sums decide */
+        if (n_acc == 0)
+            memset(g, 0, n * sizeof(float));
+        else if (n_acc > 1)
+            memcpy(g, c->accum, n * sizeof(float));
+        n_acc = 1;
+        if (reduce_stats(c, st, err, errlen) != 0 ||
+            hg_comm_allreduce_f32(c->comm, g, n, err, errlen) != 0)
+            return -1;
+    }
     if (n_acc == 0 || st->sample_size <= 0) {
         st->skipped = 1; /* nothing seen: no update */
         return 0;
     }
-    size_t n;
-    float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
     if (n_acc > 1)
         memcpy(g, c->accum, n * sizeof(float));
     st->gnorm = sqrt(sum_squares(g, n)) / st->sample_size;

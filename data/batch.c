@@ -12,6 +12,9 @@
  *              : capacity[r] == maxc ? max_tokens
  *              : max(1, floor(max_tokens * capacity[r] / maxc))
  *      sent[r] = the same with max_sentences.
+ *    Explicit per-rank lists (rank_max_tokens, rank_max_sentences) replace
+ *    these formulas entry by entry; there an entry of 0 means "no
+ *    samples" (greedy_take then takes none), not "unlimited".
  *    At least one of max_tokens, max_sentences must be > 0 (an epoch with
  *    neither would be a single batch of everything: almost surely a
  *    configuration mistake). m = max(1, required_multiple).
@@ -118,7 +121,22 @@ static int check_opts(const int32_t *lengths, int64_t n,
                        "%lld or required_multiple %lld",
                        (long long)o->max_tokens, (long long)o->max_sentences,
                        (long long)o->required_multiple);
-    if (o->max_tokens == 0 && o->max_sentences == 0)
+    const int64_t *lists[2] = {o->rank_max_tokens, o->rank_max_sentences};
+    for (int k = 0; k < 2; k++) {
+        if (!lists[k])
+            continue;
+        int64_t mx = 0;
+        for (int r = 0; r < o->world; r++) {
+            if (lists[k][r] < 0)
+                return hg_kerr(err, errlen, "epoch plan: rank %d's max %s is %lld",
+                               r, k ? "sentences" : "tokens", (long long)lists[k][r]);
+            mx = lists[k][r] > mx ? lists[k][r] : mx;
+        }
+        if (mx == 0)
+            return hg_kerr(err, errlen, "epoch plan: every rank's max %s is 0",
+                           k ? "sentences" : "tokens");
+    }
+    if (o->max_tokens == 0 && o->max_sentences == 0 && !lists[0] && !lists[1])
         return hg_kerr(err, errlen,
                        "epoch plan: no budget (max_tokens and max_sentences "
                        "both 0)");
@@ -168,9 +186,12 @@ int hg_epoch_plan(struct hg_epoch **out, const int32_t *lengths, int64_t n,
     int64_t maxtok = 0;
     for (int r = 0; r < W; r++) {
         double c = o->capacity ? o->capacity[r] : 1.0;
-        tok[r] = budget(o->max_tokens, c, maxc);
-        sent[r] = budget(o->max_sentences, c, maxc);
-        maxtok = tok[r] > maxtok ? tok[r] : maxtok;
+        tok[r] = o->rank_max_tokens ? o->rank_max_tokens[r]
+                                    : budget(o->max_tokens, c, maxc);
+        sent[r] = o->rank_max_sentences ? o->rank_max_sentences[r]
+                                        : budget(o->max_sentences, c, maxc);
+        if (sent[r] > 0) /* a rank that takes no samples places none */
+            maxtok = tok[r] > maxtok ? tok[r] : maxtok;
     }
     for (int64_t i = 0; i < n; i++) {
         if (lengths[i] < 0 || lengths[i] > maxtok) {

@@ -107,6 +107,11 @@ struct hg_batch_opts {
     int64_t required_multiple; /* 0 or 1: none */
     int world;
     const double *capacity;    /* [world], NULL: equal */
+    /* [world] or NULL: explicit per-rank budgets that replace max_tokens
+     * (max_sentences) scaled by capacity; an entry of 0 gives that rank no
+     * samples (it runs dummy batches), at least one entry is > 0. */
+    const int64_t *rank_max_tokens;
+    const int64_t *rank_max_sentences;
     uint64_t seed;
     int shuffle;               /* 0: validation (deterministic order) */
 };

@@ -17,12 +17,15 @@
 #define MNIST_CLASSES 10
 
 enum { F_IMAGE, F_LABEL, NFIELDS };
-enum { OPT_NORMALIZE };
+enum { OPT_NORMALIZE, OPT_DROPOUT };
 
 static const struct hg_task_option mnist_options[] = {
     [OPT_NORMALIZE] = {"mnist-normalize", "1",
                        "normalise pixels with the MNIST mean/std as the "
                        "PyTorch example (0: x/255 only)"},
+    [OPT_DROPOUT] = {"dropout", NULL,
+                     "probability of both dropout layers (default: the "
+                     "PyTorch example's 0.25 and 0.5; 0: none)"},
     {NULL, NULL, NULL}};
 
 static const struct hg_field mnist_fields[NFIELDS] = {
@@ -34,6 +37,7 @@ static const struct hg_field mnist_fields[NFIELDS] = {
 
 struct mnist_state {
     int normalize;
+    float dropout; /* < 0: the example's 0.25 / 0.5 */
 };
 
 static int mnist_setup(void **state, const char *data,
@@ -53,12 +57,24 @@ static int mnist_setup(void **state, const char *data,
             return -1;
         }
     }
+    const char *dv = args && args->values ? args->values[OPT_DROPOUT] : NULL;
+    float dropout = -1.f;
+    if (dv) {
+        char *end;
+        double p = strtod(dv, &end);
+        if (end == dv || *end || !(p >= 0 && p < 1)) {
+            snprintf(err, errlen, "--dropout: expected a probability in [0, 1), got '%s'", dv);
+            return -1;
+        }
+        dropout = (float)p;
+    }
     struct mnist_state *s = malloc(sizeof(*s));
     if (!s) {
         snprintf(err, errlen, "mnist: out of memory");
         return -1;
     }
     s->normalize = normalize;
+    s->dropout = dropout;
     *state = s;
     return 0;
 }
@@ -72,13 +88,15 @@ static int mnist_build(void *state, struct hg_graph *g, int64_t max_batch,
                        int64_t max_len, int train, struct hg_task_model *m,
                        char *err, size_t errlen)
 {
-    (void)state;
+    const struct mnist_state *s = state;
     (void)max_len; /* every sample is one 28x28 image */
     if (max_batch < 1) {
         snprintf(err, errlen, "mnist: max batch %lld < 1", (long long)max_batch);
         return -1;
     }
     struct hg_mnist_cnn_cfg cfg = HG_MNIST_CNN_DEFAULT;
+    if (s && s->dropout >= 0)
+        cfg.dropout1 = cfg.dropout2 = s->dropout;
     if (!train)
         cfg.dropout1 = cfg.dropout2 = 0.f; /* no dropout ops at all */
     struct hg_model mm;

@@ -1,14 +1,19 @@
 /* hgtrain.c - the training program: options, task, data, the epoch loop
- * (training steps, validation, checkpoints, logging) on one process.
+ * (training steps, validation, checkpoints, logging).  One process per
+ * rank: trainer/launch.c forks this node's workers (--devices cpu:N) or
+ * finds the job's other ranks (Slurm, mpirun, --distributed-*); every
+ * rank trains on its share of each step and the controller sums the rest.
+ * Rank 0 alone logs and writes checkpoints.
  *
  * With no arguments it runs the built-in default job: the mnist task on
  * data-bin/fashion-mnist (shards written by `hgpreprocess images
  * --fashion-mnist /usr/share/datasets/fashion-mnist --out
  * data-bin/fashion-mnist`), 2 epochs. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +23,7 @@
 #include <unistd.h>
 
 #include "controller/hg_controller.h"
+#include "trainer/launch.h"
 #include "trainer/options.h"
 
 #define ERRLEN 1024
@@ -108,6 +114,10 @@ static void split_close(struct split *s)
 
 struct run {
     struct hg_opts o;
+    int rank, world;      /* this process in the job */
+    struct hg_comm *comm; /* NULL: one rank */
+    int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
+    int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
     void *ts;
     struct hg_ctl *ctl;
@@ -126,6 +136,8 @@ struct run {
 
 static void logf_line(struct run *r, const char *line)
 {
+    if (r->rank != 0)
+        return;
     if (strcmp(r->o.log_format, "none") != 0) {
         fputs(line, stdout);
         fflush(stdout);
@@ -145,6 +157,8 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                 size_t errlen)
 {
     char path[4096];
+    if (r->rank != 0)
+        return 0; /* rank 0 writes for everyone: the parameters are equal */
     if (ckpt_path(r, name, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--save-dir too long");
     struct hg_ckpt_meta m = {
@@ -181,7 +195,7 @@ static void name_numbers(const char *path, long long v[2])
  * numbers: fairseq's --keep-last-epochs / --keep-interval-updates). */
 static void prune(const struct run *r, const char *pattern, int64_t keep)
 {
-    if (keep < 0)
+    if (keep < 0 || r->rank != 0)
         return;
     char pat[4096];
     if (ckpt_path(r, pattern, pat, sizeof(pat)) != 0)
@@ -211,15 +225,18 @@ static void prune(const struct run *r, const char *pattern, int64_t keep)
 static int validate(struct run *r, double *metric, char *err, size_t errlen)
 {
     struct hg_batch_opts vo = r->bo;
-    vo.world = 1;
-    vo.capacity = NULL;
+    vo.capacity = NULL; /* validation: equal shares of the split */
+    vo.rank_max_tokens = vo.rank_max_sentences = NULL;
+    vo.max_tokens = r->bo.max_tokens ? r->max_tok : 0;
+    vo.max_sentences = r->bo.max_sentences ? r->max_sent : 0;
     vo.shuffle = 0;
     vo.required_multiple = 1;
     struct hg_epoch *ep;
     if (hg_epoch_plan(&ep, r->valid.cost, r->valid.n, &vo, 1, err, errlen) != 0)
         return -1;
     struct hg_loader *ld;
-    struct hg_loader_opts lo = {.rank = 0, .prefetch = 2, .pad_id = 1};
+    struct hg_loader_opts lo = {.rank = r->rank, .prefetch = 2, .pad_id = 1,
+                                .timeout_s = r->o.distributed_timeout};
     if (hg_loader_open(&ld, r->valid.ds, ep, &lo, 0, err, errlen) != 0) {
         hg_epoch_free(ep);
         return -1;
@@ -235,7 +252,7 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
         }
     hg_loader_close(ld);
     hg_epoch_free(ep);
-    if (rc < 0)
+    if (rc < 0 || hg_ctl_allreduce_stats(r->ctl, &st, err, errlen) != 0)
         return -1;
     double ss = st.sample_size > 0 ? st.sample_size : 1;
     double loss = st.loss_sum / ss / log(2.0);
@@ -271,7 +288,7 @@ struct meters {
 static void log_train(struct run *r, struct meters *m, int64_t step, int64_t steps,
                       double lr)
 {
-    if (m->n == 0)
+    if (m->n == 0 || r->rank != 0)
         return;
     if (r->tty)
         fputs("\r\033[K", stderr); /* clear the progress line */
@@ -325,7 +342,8 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                           err, errlen) != 0)
             return -1;
         struct hg_loader *ld;
-        struct hg_loader_opts lo = {.rank = 0, .prefetch = 4, .pad_id = 1};
+        struct hg_loader_opts lo = {.rank = r->rank, .prefetch = 4, .pad_id = 1,
+                                    .timeout_s = o->distributed_timeout};
         if (hg_loader_open(&ld, r->train.ds, ep, &lo, first_step, err, errlen) != 0) {
             hg_epoch_free(ep);
             return -1;
@@ -344,17 +362,19 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 rc = -1;
                 break;
             }
-            m.bsz += (double)b.size;
             if (++in_step < o->update_freq && step < steps)
                 continue;
             in_step = 0;
             lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
+            st.stop = stop_signal != 0; /* the ranks agree on it in the update */
             if (hg_ctl_update(r->ctl, r->num_updates, lr, &st, err, errlen) != 0) {
                 rc = -1;
                 break;
             }
             r->train_wall += now() - t0;
+            int stop_req = st.stop;
             if (!st.skipped) {
+                m.bsz += st.nsentences;
                 r->num_updates++;
                 m.loss += st.loss_sum;
                 m.ss += st.sample_size;
@@ -375,7 +395,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                     break;
                 }
             }
-            int stop_now = stop_signal != 0 ||
+            int stop_now = stop_req ||
                            (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
             if (!o->no_save && (stop_now || (o->save_interval_updates > 0 &&
                                              r->num_updates % (uint64_t)o->save_interval_updates == 0))) {
@@ -391,7 +411,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                     prune(r, "checkpoint_*_*.h5", o->keep_interval_updates);
             }
             if (stop_now) {
-                rc = stop_signal ? 2 : 3;
+                rc = stop_req ? 2 : 3;
                 break;
             }
         }
@@ -401,9 +421,10 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             return -1;
         log_train(r, &m, step, steps, lr);
         if (rc == 2) {
-            fprintf(stderr, "hgtrain: stopped by signal %d after update %llu%s\n",
-                    (int)stop_signal, (unsigned long long)r->num_updates,
-                    o->no_save ? "" : "; wrote checkpoint_last.h5");
+            if (r->rank == 0)
+                fprintf(stderr, "hgtrain: stopped by signal %d after update %llu%s\n",
+                        stop_signal ? (int)stop_signal : SIGTERM, (unsigned long long)r->num_updates,
+                        o->no_save ? "" : "; wrote checkpoint_last.h5");
             return 1;
         }
         /* end of the epoch (or --max-update reached) */
@@ -481,13 +502,17 @@ static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
     return 0;
 }
 
+/* What rank 0 read from the checkpoint, for the others. */
+struct resume_meta {
+    int64_t loaded, num_updates, epoch, first_step;
+    double best, train_wall, wall;
+};
+
 static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     if (!o->data)
         return hg_kerr(err, errlen, "--data is required");
-    if (o->max_tokens == 0 && o->max_sentences == 0)
-        return hg_kerr(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
     struct hg_task_args ta = {.values = (const char *const *)o->task_vals_};
     if (r->task->setup && r->task->setup(&r->ts, o->data, &ta, err, errlen) != 0)
         return -1;
@@ -496,16 +521,39 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     if (o->validate_interval > 0 &&
         split_open(&r->valid, r->task, r->ts, o->data, o->valid_subset, err, errlen) != 0)
         return -1;
+    /* budgets: per-rank lists, else the global ones scaled by capacity */
+    const struct hg_opts_list *lists[3] = {&o->rank_capacity, &o->max_tokens_per_rank,
+                                           &o->max_sentences_per_rank};
+    static const char *const names[3] = {"rank-capacity", "max-tokens-per-rank",
+                                         "max-sentences-per-rank"};
+    for (int k = 0; k < 3; k++)
+        if (lists[k]->n > 0 && lists[k]->n != r->world)
+            return hg_kerr(err, errlen, "--%s has %d entries for a world of %d ranks",
+                           names[k], lists[k]->n, r->world);
+    int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
+    r->max_tok = o->max_tokens;
+    r->max_sent = o->max_sentences;
+    for (int k = 0; k < 2; k++) {
+        const struct hg_opts_list *l = lists[k + 1];
+        if (l->n == 0)
+            continue;
+        *dst[k] = malloc((size_t)l->n * sizeof(int64_t));
+        if (!*dst[k])
+            return hg_kerr(err, errlen, "out of memory");
+        int64_t mx = 0;
+        for (int i = 0; i < l->n; i++) {
+            (*dst[k])[i] = (int64_t)l->v[i];
+            mx = (*dst[k])[i] > mx ? (*dst[k])[i] : mx;
+        }
+        *(k ? &r->max_sent : &r->max_tok) = mx;
+    }
     r->bo = (struct hg_batch_opts){
-        .max_tokens = o->max_tokens, .max_sentences = o->max_sentences,
+        .max_tokens = r->max_tok, .max_sentences = r->max_sent,
         .required_multiple = o->required_batch_size_multiple,
-        .world = o->rank_capacity.n > 0 ? o->rank_capacity.n : 1,
+        .world = r->world,
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
+        .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
-    if (r->bo.world > 1)
-        return hg_kerr(err, errlen, "--rank-capacity with %d ranks: this hgtrain runs "
-                       "one process (multi-process training is not built yet)",
-                       r->bo.world);
     hg_opts_lr_sched(o, &r->sched);
     if (hg_lr_check(&r->sched, err, errlen) != 0)
         return -1;
@@ -520,14 +568,17 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     }
     struct hg_ctl_cfg cc = {.clip_norm = o->clip_norm, .seed = (uint64_t)o->seed,
                             .max_len = max_len};
-    cc.max_batch = o->max_sentences > 0 ? o->max_sentences : o->max_tokens / min_len;
-    if (o->max_tokens > 0 && cc.max_batch > o->max_tokens / min_len)
-        cc.max_batch = o->max_tokens / min_len;
+    /* every rank plans for the largest rank's batch (a slower rank only
+     * leaves part of its buffers unused) */
+    cc.max_batch = r->max_sent > 0 ? r->max_sent : r->max_tok / min_len;
+    if (r->max_tok > 0 && cc.max_batch > r->max_tok / min_len)
+        cc.max_batch = r->max_tok / min_len;
     if (cc.max_batch < 1)
         cc.max_batch = 1;
     if (optimizer(o, &cc, err, errlen) != 0 ||
         hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0)
         return -1;
+    hg_ctl_set_comm(r->ctl, r->comm);
 
     /* resume */
     *first_step = 0;
@@ -538,7 +589,10 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         snprintf(path, sizeof(path), "%s", o->restore_file);
     else if (ckpt_path(r, o->restore_file, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--restore-file too long");
-    if (access(path, F_OK) == 0) {
+    /* rank 0 reads the checkpoint and hands it to the others */
+    struct resume_meta meta;
+    memset(&meta, 0, sizeof(meta));
+    if (r->rank == 0 && access(path, F_OK) == 0) {
         struct hg_ckpt_meta m;
         if (hg_ckpt_load(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl),
                          o->reset_optimizer, &m, err, errlen) != 0) {
@@ -558,12 +612,32 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         if (o->reset_lr_scheduler)
             r->num_updates = 0;
         hg_ckpt_meta_free(&m);
+        meta = (struct resume_meta){.loaded = 1, .num_updates = (int64_t)r->num_updates,
+                              .epoch = r->epoch, .first_step = *first_step,
+                              .best = r->best, .train_wall = r->train_wall,
+                              .wall = now() - r->t_start};
         char line[4300];
         snprintf(line, sizeof(line), "| loaded %s: epoch %lld, step %lld, %llu updates\n",
                  path, (long long)r->epoch, (long long)*first_step,
                  (unsigned long long)r->num_updates);
         logf_line(r, line);
     }
+    if (r->comm) {
+        /* the initial (or loaded) parameters and state of rank 0 everywhere */
+        if (hg_comm_broadcast(r->comm, &meta, sizeof(meta), 0, err, errlen) != 0 ||
+            hg_ctl_broadcast_params(r->ctl, err, errlen) != 0)
+            return -1;
+        if (meta.loaded && r->rank != 0) {
+            r->num_updates = (uint64_t)meta.num_updates;
+            r->epoch = meta.epoch;
+            *first_step = meta.first_step;
+            r->best = meta.best;
+            r->train_wall = meta.train_wall;
+            r->t_start = now() - meta.wall;
+        }
+    }
+    if (r->rank != 0)
+        return 0;
     if (!o->no_save && mkdir_p(o->save_dir) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
     if (!o->no_save && access(o->save_dir, W_OK) != 0)
@@ -619,43 +693,81 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 2;
     }
+    /* the job: fork this node's workers before anything starts a thread */
+    struct hg_launch L;
+    if (hg_launch_plan(&L, &r.o, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: %s\n", err);
+        hg_opts_free(&r.o);
+        return 2;
+    }
+    int local = 0;
+    if (hg_launch_start(&L, &local, err, sizeof(err)) != 0 ||
+        hg_launch_connect(&L, local, &r.comm, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: rank %d: %s\n", L.rank0 + local, err);
+        hg_comm_abort(r.comm);
+        hg_launch_finish(&L, NULL);
+        hg_opts_free(&r.o);
+        return 1;
+    }
+    r.rank = r.comm ? hg_comm_rank(r.comm) : 0;
+    r.world = r.comm ? hg_comm_world(r.comm) : 1;
     r.json = strcmp(r.o.log_format, "json") == 0;
-    r.tty = strcmp(r.o.log_format, "tqdm") == 0 && isatty(2);
-    if (r.o.log_file && !(r.log = fopen(r.o.log_file, "a"))) {
+    r.tty = strcmp(r.o.log_format, "tqdm") == 0 && isatty(2) && r.rank == 0;
+    if (r.rank == 0 && r.o.log_file && !(r.log = fopen(r.o.log_file, "a"))) {
         fprintf(stderr, "hgtrain: --log-file %s: %s\n", r.o.log_file, strerror(errno));
+        hg_comm_abort(r.comm);
+        hg_launch_finish(&L, r.comm);
         hg_opts_free(&r.o);
         return 1;
     }
     if (hg_kernels_init(err, sizeof(err)) != 0) {
         fprintf(stderr, "hgtrain: %s\n", err);
+        hg_comm_abort(r.comm);
+        hg_launch_finish(&L, r.comm);
         return 1;
     }
-    if (r.o.threads > 0)
+    if (r.o.threads > 0) {
         hg_kernels_set_threads((int)r.o.threads);
+    } else if (L.nlocal > 1) { /* the node's cores shared among its workers */
+        cpu_set_t cs;
+        int cores = sched_getaffinity(0, sizeof(cs), &cs) == 0 ? CPU_COUNT(&cs)
+                                                               : (int)sysconf(_SC_NPROCESSORS_ONLN);
+        hg_kernels_set_threads(cores / L.nlocal > 1 ? cores / L.nlocal : 1);
+    }
     r.opts_text = hg_opts_to_string(&r.o);
     r.t_start = now();
 
     int64_t first_step = 0;
     int rc = setup(&r, &first_step, err, sizeof(err));
     if (rc == 0) {
-        char line[2048], desc[1024];
+        char line[3072], desc[1024], job[512];
         hg_ctl_describe(r.ctl, desc, sizeof(desc));
-        snprintf(line, sizeof(line), "| task %s, data %s: %lld train, %lld %s samples\n| %s\n",
-                 r.task->name, r.o.data, (long long)r.train.n, (long long)r.valid.n,
-                 r.o.valid_subset, desc);
+        hg_launch_describe(&L, job, sizeof(job));
+        snprintf(line, sizeof(line), "| task %s, data %s: %lld train, %lld %s samples\n"
+                 "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
+                 (long long)r.valid.n, r.o.valid_subset, desc, job);
         logf_line(&r, line);
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         rc = train(&r, first_step, err, sizeof(err));
     }
-    if (rc < 0)
-        fprintf(stderr, "hgtrain: %s\n", err);
-    else if (rc == 0) {
+    if (rc < 0) {
+        if (r.world > 1)
+            fprintf(stderr, "hgtrain: rank %d: %s\n", r.rank, err);
+        else
+            fprintf(stderr, "hgtrain: %s\n", err);
+        hg_comm_abort(r.comm); /* the other ranks stop at once, naming us */
+    } else if (rc == 0) {
         char line[256];
         snprintf(line, sizeof(line), "| done: %llu updates in %.1f s\n",
                  (unsigned long long)r.num_updates, now() - r.t_start);
         logf_line(&r, line);
     }
+    hg_launch_finish(&L, rc < 0 ? NULL : r.comm);
+    if (rc < 0)
+        hg_comm_free(r.comm);
+    free(r.rank_tok);
+    free(r.rank_sent);
     hg_ctl_free(r.ctl);
     split_close(&r.train);
     if (r.valid.ds)

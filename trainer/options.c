@@ -19,6 +19,7 @@
 #define G_DATA HG_GROUP_DATASET
 #define G_OPT HG_GROUP_OPTIMIZATION
 #define G_CKPT HG_GROUP_CHECKPOINT
+#define G_DIST HG_GROUP_DISTRIBUTED
 
 const struct hg_opt_spec hg_opt_specs[] = {
     /* ------------------------------------------------------------ general */
@@ -169,12 +170,60 @@ const struct hg_opt_spec hg_opt_specs[] = {
     {.name = "maximize-best-checkpoint-metric", .type = HG_OPT_FLAG,
      .group = G_CKPT, .offset = OFF(maximize_best_checkpoint_metric),
      .help = "larger --best-checkpoint-metric is better"},
+    /* -------------------------------------------------------- distributed */
+    {.name = "devices", .type = HG_OPT_STRING, .group = G_DIST, .offset = OFF(devices),
+     .metavar = "LIST", .transient = 1,
+     .help = "this node's workers, one process each: cpu, cpu:N (N forked CPU "
+             "workers), cuda:0,cuda:1 or cuda:N"},
+    {.name = "distributed-gpus", .type = HG_OPT_INT, .group = G_DIST,
+     .offset = OFF(distributed_gpus), .def = "0", .transient = 1,
+     .help = "GPUs on this node, one worker each (--devices cuda:N)"},
+    {.name = "distributed-world-size", .type = HG_OPT_INT, .group = G_DIST,
+     .offset = OFF(distributed_world_size), .def = "0", .transient = 1,
+     .help = "ranks in the whole job (0: this node's workers; under Slurm "
+             "or mpirun: from the environment)"},
+    {.name = "distributed-rank", .type = HG_OPT_INT, .group = G_DIST,
+     .offset = OFF(distributed_rank), .def = "0", .transient = 1,
+     .help = "global rank of this node's first worker"},
+    {.name = "distributed-init-method", .type = HG_OPT_STRING, .group = G_DIST,
+     .offset = OFF(distributed_init_method), .metavar = "URL", .transient = 1,
+     .help = "where the ranks meet: tcp://HOST:PORT (rank 0's host serves "
+             "the store there) or file:///shared/path (rank 0 writes its "
+             "address there)"},
+    {.name = "distributed-backend", .type = HG_OPT_STRING, .group = G_DIST,
+     .offset = OFF(distributed_backend), .def = "auto", .transient = 1,
+     .choices = "auto|shm|tcp|nccl|mpi",
+     .help = "collectives: shm (one node), tcp, nccl (GPUs), mpi (under "
+             "mpirun); auto: shm on one node, mpi under mpirun, else tcp"},
+    {.name = "distributed-port", .type = HG_OPT_INT, .group = G_DIST,
+     .offset = OFF(distributed_port), .def = "0", .min = 0, .max = 65535,
+     .transient = 1,
+     .help = "Slurm: the store's port on the first node (0: 20000 + job id "
+             "mod 20000)"},
+    {.name = "distributed-timeout", .type = HG_OPT_REAL, .group = G_DIST,
+     .offset = OFF(distributed_timeout), .def = "300", .min = 0.001,
+     .transient = 1,
+     .help = "seconds a rank waits for its peers before it gives up naming "
+             "them"},
+    {.name = "distributed-token-file", .type = HG_OPT_STRING, .group = G_DIST,
+     .offset = OFF(distributed_token_file), .metavar = "PATH", .transient = 1,
+     .help = "the job token that peers present (a 0600 file; the "
+             "environment variable HG_JOB_TOKEN wins); made by the launcher "
+             "when the job is on one node"},
+    {.name = "max-tokens-per-rank", .type = HG_OPT_LIST, .group = G_DIST,
+     .offset = OFF(max_tokens_per_rank), .metavar = "T0,T1,...",
+     .help = "per-rank --max-tokens (replaces --max-tokens and "
+             "--rank-capacity; 0: the rank gets no samples)"},
+    {.name = "max-sentences-per-rank", .type = HG_OPT_LIST, .group = G_DIST,
+     .offset = OFF(max_sentences_per_rank), .metavar = "S0,S1,...",
+     .help = "per-rank --max-sentences (replaces --max-sentences and "
+             "--rank-capacity; 0: the rank gets no samples)"},
 };
 
 const int hg_opt_nspecs = (int)(sizeof(hg_opt_specs) / sizeof(hg_opt_specs[0]));
 
 static const char *const group_names[HG_GROUP_COUNT] = {
-    "general", "dataset", "optimization", "checkpoint"};
+    "general", "dataset", "optimization", "checkpoint", "distributed"};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -622,8 +671,16 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
         if (!(o->rank_capacity.v[i] > 0))
             return fail(err, errlen, "--rank-capacity: capacities must be > 0 (rank %d: %g)",
                         i, o->rank_capacity.v[i]);
-    if (o->max_tokens == 0 && o->max_sentences == 0)
+    if (o->max_tokens == 0 && o->max_sentences == 0 && o->max_tokens_per_rank.n == 0 &&
+        o->max_sentences_per_rank.n == 0)
         return fail(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
+    const struct hg_opts_list *pr[2] = {&o->max_tokens_per_rank, &o->max_sentences_per_rank};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < pr[k]->n; i++)
+            if (!(pr[k]->v[i] >= 0) || pr[k]->v[i] != floor(pr[k]->v[i]))
+                return fail(err, errlen, "--%s: rank %d: %g is not a whole number >= 0",
+                            k ? "max-sentences-per-rank" : "max-tokens-per-rank", i,
+                            pr[k]->v[i]);
     if (o->nesterov && !(o->momentum > 0))
         return fail(err, errlen, "--nesterov needs --momentum > 0");
     struct hg_lr_sched ls;

@@ -83,6 +83,18 @@ struct hg_opts {
     int no_epoch_checkpoints;
     char *best_checkpoint_metric; /* default "loss" */
     int maximize_best_checkpoint_metric;
+    /* distributed (docs/distributed.md) */
+    char *devices;                /* --devices cpu | cpu:N | cuda:0,cuda:1 | cuda:N */
+    int64_t distributed_gpus;     /* --distributed-gpus N: --devices cuda:N */
+    int64_t distributed_world_size; /* 0: this node's workers (or Slurm/MPI) */
+    int64_t distributed_rank;     /* first global rank on this node */
+    char *distributed_init_method; /* tcp://HOST:PORT | file:///PATH */
+    char *distributed_backend;    /* auto|shm|tcp|nccl|mpi */
+    int64_t distributed_port;     /* Slurm: the store's port (0: from the job id) */
+    double distributed_timeout;   /* seconds any wait for a peer may last */
+    char *distributed_token_file; /* the job token (else HG_JOB_TOKEN) */
+    struct hg_opts_list max_tokens_per_rank;    /* per-rank --max-tokens */
+    struct hg_opts_list max_sentences_per_rank; /* per-rank --max-sentences */
 
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;
@@ -127,7 +139,7 @@ void hg_opts_free(struct hg_opts *o);
 enum hg_opt_type { HG_OPT_INT, HG_OPT_REAL, HG_OPT_STRING, HG_OPT_FLAG, HG_OPT_LIST };
 enum hg_opt_group {
     HG_GROUP_GENERAL, HG_GROUP_DATASET, HG_GROUP_OPTIMIZATION,
-    HG_GROUP_CHECKPOINT, HG_GROUP_COUNT
+    HG_GROUP_CHECKPOINT, HG_GROUP_DISTRIBUTED, HG_GROUP_COUNT
 };
 
 struct hg_opt_spec {

@@ -1,0 +1,539 @@
+/* launch.c - see launch.h.  The parent forks before anything starts a
+ * thread or touches a device (OpenMP, BLAS, HDF5 and CUDA are not safe
+ * across a fork once running); each worker then initialises its own. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels/hg_kernels.h"
+#include "trainer/launch.h"
+#ifdef HG_HAVE_CUDA
+#include "kernels/cuda/hg_cuda.h"
+#endif
+
+#define GRACE_S 20.0 /* after a worker dies, the others get this long */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static const char *backend_name(enum hg_launch_backend b)
+{
+    static const char *const names[] = {[HG_BK_NONE] = "none", [HG_BK_SHM] = "shm",
+                                        [HG_BK_TCP] = "tcp", [HG_BK_NCCL] = "nccl",
+                                        [HG_BK_MPI] = "mpi"};
+    return names[b];
+}
+
+/* --devices / --distributed-gpus -> nlocal, cuda, dev[] */
+static int parse_devices(struct hg_launch *L, const struct hg_opts *o, char *err,
+                         size_t errlen)
+{
+    const char *d = o->devices;
+    L->nlocal = 1;
+    L->dev[0] = 0;
+    if (o->distributed_gpus > 0) {
+        if (d && *d)
+            return hg_kerr(err, errlen, "give --devices or --distributed-gpus, not both");
+        if (o->distributed_gpus > HG_LAUNCH_MAX_LOCAL)
+            return hg_kerr(err, errlen, "--distributed-gpus %lld: at most %d",
+                           (long long)o->distributed_gpus, HG_LAUNCH_MAX_LOCAL);
+        L->cuda = 1;
+        L->nlocal = (int)o->distributed_gpus;
+        for (int i = 0; i < L->nlocal; i++)
+            L->dev[i] = i;
+        return 0;
+    }
+    if (!d || !*d || strcmp(d, "cpu") == 0)
+        return 0;
+    char *end;
+    if (strncmp(d, "cpu:", 4) == 0) {
+        long n = strtol(d + 4, &end, 10);
+        if (end == d + 4 || *end || n < 1 || n > HG_LAUNCH_MAX_LOCAL)
+            return hg_kerr(err, errlen, "--devices %s: want cpu:N with 1 <= N <= %d", d,
+                           HG_LAUNCH_MAX_LOCAL);
+        L->nlocal = (int)n;
+        for (int i = 0; i < L->nlocal; i++)
+            L->dev[i] = i;
+        return 0;
+    }
+    /* cuda:0,cuda:1,... */
+    L->cuda = 1;
+    L->nlocal = 0;
+    for (const char *p = d; *p;) {
+        if (strncmp(p, "cuda:", 5) != 0 || L->nlocal == HG_LAUNCH_MAX_LOCAL)
+            return hg_kerr(err, errlen, "--devices %s: want cpu, cpu:N or "
+                           "cuda:I,cuda:J,...", d);
+        long i = strtol(p + 5, &end, 10);
+        if (end == p + 5 || (*end && *end != ',') || i < 0 || i > 1023)
+            return hg_kerr(err, errlen, "--devices %s: bad device '%.*s'", d,
+                           (int)strcspn(p, ","), p);
+        L->dev[L->nlocal++] = (int)i;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+/* The first host of a Slurm node list: "a[01-04,07],b" -> "a01". */
+static int slurm_first_host(const char *list, char *out, size_t len)
+{
+    size_t n = strcspn(list, "[,");
+    if (n == 0 || n >= len)
+        return -1;
+    memcpy(out, list, n);
+    out[n] = 0;
+    if (list[n] == '[') {
+        size_t k = strcspn(list + n + 1, "-,]");
+        if (k == 0 || n + k >= len)
+            return -1;
+        memcpy(out + n, list + n + 1, k);
+        out[n + k] = 0;
+    }
+    return 0;
+}
+
+static int env_int(const char *name, long *v)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s)
+        return 0;
+    *v = strtol(s, &end, 10);
+    return *end == 0;
+}
+
+int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
+                   size_t errlen)
+{
+    memset(L, 0, sizeof(*L));
+    L->port_pipe[0] = L->port_pipe[1] = -1;
+    L->timeout = o->distributed_timeout > 0 ? o->distributed_timeout : 300;
+    if (parse_devices(L, o, err, errlen) != 0)
+        return -1;
+    if (L->cuda) {
+#ifdef HG_HAVE_CUDA
+        char why[256] = "";
+        int n = hg_cuda_device_count(why, sizeof(why));
+        if (n <= 0)
+            return hg_kerr(err, errlen, "--devices %s: no usable GPU (%s)",
+                           o->devices ? o->devices : "cuda", why);
+        return hg_kerr(err, errlen, "--devices %s: training on GPUs needs the CUDA "
+                       "backend of the executor, which is not built yet",
+                       o->devices ? o->devices : "cuda");
+#else
+        return hg_kerr(err, errlen, "--devices %s: this hgtrain was built without "
+                       "CUDA (configure --with-cuda)", o->devices ? o->devices : "cuda");
+#endif
+    }
+    const char *bk = o->distributed_backend ? o->distributed_backend : "auto";
+    const char *init = o->distributed_init_method;
+    int under_mpi = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") ||
+                    getenv("PMIX_RANK");
+    long sl_rank, sl_ntasks;
+    int slurm = !init && env_int("SLURM_PROCID", &sl_rank) &&
+                env_int("SLURM_NTASKS", &sl_ntasks) && !under_mpi;
+
+    L->world = o->distributed_world_size > 0 ? (int)o->distributed_world_size : L->nlocal;
+    L->rank0 = (int)o->distributed_rank;
+    L->how = o->distributed_world_size > 0 || init ? "options" : "devices";
+    if (strcmp(bk, "mpi") == 0 || (strcmp(bk, "auto") == 0 && under_mpi &&
+                                   hg_comm_have_mpi())) {
+        if (!hg_comm_have_mpi())
+            return hg_kerr(err, errlen, "--distributed-backend mpi: this hgtrain was "
+                           "built without MPI (configure --with-mpi)");
+        if (L->nlocal != 1)
+            return hg_kerr(err, errlen, "--distributed-backend mpi: mpirun starts the "
+                           "ranks; give one device per process, not --devices %s",
+                           o->devices);
+        L->backend = HG_BK_MPI;
+        L->how = "mpirun";
+        L->world = -1; /* known after MPI_Init */
+        return 0;
+    }
+    if (slurm) {
+        if (sl_ntasks < 1 || sl_rank < 0 || sl_rank >= sl_ntasks)
+            return hg_kerr(err, errlen, "Slurm: SLURM_PROCID %ld outside SLURM_NTASKS %ld",
+                           sl_rank, sl_ntasks);
+        L->world = (int)sl_ntasks * L->nlocal;
+        L->rank0 = (int)sl_rank * L->nlocal;
+        L->how = "slurm";
+        if (o->distributed_world_size > 0 && o->distributed_world_size != L->world)
+            return hg_kerr(err, errlen, "--distributed-world-size %lld, but Slurm runs "
+                           "%ld tasks of %d workers", (long long)o->distributed_world_size,
+                           sl_ntasks, L->nlocal);
+        const char *nl = getenv("SLURM_STEP_NODELIST");
+        if (!nl)
+            nl = getenv("SLURM_JOB_NODELIST");
+        if (!nl)
+            nl = getenv("SLURM_NODELIST");
+        if (!nl || slurm_first_host(nl, L->host, sizeof(L->host)) != 0)
+            return hg_kerr(err, errlen, "Slurm: cannot read the first host of "
+                           "SLURM_NODELIST '%s'", nl ? nl : "");
+        long job = 0;
+        env_int("SLURM_JOB_ID", &job);
+        L->port = o->distributed_port > 0 ? (int)o->distributed_port
+                                          : 20000 + (int)(job % 20000);
+    }
+    if (L->world < 1 || L->rank0 < 0 || L->rank0 + L->nlocal > L->world)
+        return hg_kerr(err, errlen, "this node's ranks %d..%d do not fit in a world of %d "
+                       "(--distributed-rank, --distributed-world-size, --devices)",
+                       L->rank0, L->rank0 + L->nlocal - 1, L->world);
+    int one_node = L->world == L->nlocal;
+    if (L->world == 1) {
+        L->backend = HG_BK_NONE;
+        return 0;
+    }
+    if (strcmp(bk, "auto") == 0)
+        L->backend = L->cuda ? HG_BK_NCCL : one_node ? HG_BK_SHM : HG_BK_TCP;
+    else if (strcmp(bk, "shm") == 0)
+        L->backend = HG_BK_SHM;
+    else if (strcmp(bk, "tcp") == 0)
+        L->backend = HG_BK_TCP;
+    else
+        L->backend = HG_BK_NCCL;
+    if (L->backend == HG_BK_SHM && !one_node)
+        return hg_kerr(err, errlen, "--distributed-backend shm: the job has %d ranks but "
+                       "this node only %d workers (shm joins processes of one node; "
+                       "use tcp)", L->world, L->nlocal);
+    if (L->backend == HG_BK_NCCL && !hg_comm_have_nccl())
+        return hg_kerr(err, errlen, "--distributed-backend nccl: built without NCCL");
+    if (L->backend == HG_BK_SHM)
+        return 0;
+
+    /* the store: where, and who serves it */
+    L->serve = L->rank0 == 0;
+    if (init && strncmp(init, "tcp://", 6) == 0) {
+        const char *hp = init + 6, *colon = strrchr(hp, ':');
+        char *end;
+        long port = colon ? strtol(colon + 1, &end, 10) : -1;
+        if (!colon || colon == hp || *end || port < 1 || port > 65535 ||
+            (size_t)(colon - hp) >= sizeof(L->host))
+            return hg_kerr(err, errlen, "--distributed-init-method %s: want "
+                           "tcp://HOST:PORT", init);
+        memcpy(L->host, hp, (size_t)(colon - hp));
+        L->host[colon - hp] = 0;
+        L->port = (int)port;
+    } else if (init && strncmp(init, "file://", 7) == 0) {
+        if (snprintf(L->file, sizeof(L->file), "%s", init + 7) >= (int)sizeof(L->file) ||
+            L->file[0] != '/')
+            return hg_kerr(err, errlen, "--distributed-init-method %s: want "
+                           "file:///absolute/path", init);
+    } else if (init) {
+        return hg_kerr(err, errlen, "--distributed-init-method %s: want tcp://HOST:PORT "
+                       "or file:///PATH", init);
+    } else if (!slurm) {
+        if (!one_node)
+            return hg_kerr(err, errlen, "a world of %d ranks with %d on this node needs "
+                           "--distributed-init-method (or Slurm)", L->world, L->nlocal);
+        snprintf(L->host, sizeof(L->host), "127.0.0.1");
+        L->port = 0;
+    }
+    /* the token: given, or made here when nobody else needs to know it */
+    if (getenv("HG_JOB_TOKEN") || o->distributed_token_file) {
+        if (hg_store_token_load(L->token, o->distributed_token_file, err, errlen) != 0)
+            return -1;
+    } else if (one_node || (L->file[0] && L->serve)) {
+        if (hg_store_token_new(L->token, err, errlen) != 0)
+            return -1;
+    } else if (!L->file[0]) {
+        return hg_kerr(err, errlen, "a job on several nodes needs its token on every "
+                       "node: export HG_JOB_TOKEN (32 hex digits, e.g. from "
+                       "`od -An -tx1 -N16 /dev/urandom | tr -d ' \\n'`) or give "
+                       "--distributed-token-file (mode 0600)");
+    }
+    return 0;
+}
+
+void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len)
+{
+    if (L->world == 1) {
+        snprintf(buf, len, "1 rank");
+        return;
+    }
+    snprintf(buf, len, "ranks %d-%d of %d on this node (%s), backend %s", L->rank0,
+             L->rank0 + L->nlocal - 1, L->world, L->how, backend_name(L->backend));
+}
+
+/* ------------------------------------------------------------ the store */
+
+static int need_store(const struct hg_launch *L)
+{
+    return L->backend == HG_BK_TCP || L->backend == HG_BK_NCCL;
+}
+
+/* file:// init: "HOST PORT TOKEN\n", 0600, written whole (tmp + rename) */
+static int write_init_file(const struct hg_launch *L, int port, char *err, size_t errlen)
+{
+    char host[256], tmp[4200];
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "localhost");
+    host[sizeof(host) - 1] = 0;
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", L->file, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (fd < 0)
+        return hg_kerr(err, errlen, "--distributed-init-method file://%s: %s", L->file,
+                       strerror(errno));
+    char line[512];
+    int n = snprintf(line, sizeof(line), "%s %d %s\n", host, port, L->token);
+    int ok = write(fd, line, (size_t)n) == n && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, L->file) != 0) {
+        unlink(tmp);
+        return hg_kerr(err, errlen, "--distributed-init-method file://%s: %s", L->file,
+                       strerror(errno));
+    }
+    return 0;
+}
+
+static int read_init_file(struct hg_launch *L, int rank, char *err, size_t errlen)
+{
+    double deadline = now_s() + L->timeout;
+    for (;;) {
+        int fd = open(L->file, O_RDONLY | O_NOFOLLOW);
+        if (fd >= 0) {
+            struct stat st;
+            char buf[512];
+            ssize_t n = fstat(fd, &st) == 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+            close(fd);
+            if (st.st_uid != getuid() || (st.st_mode & 077))
+                return hg_kerr(err, errlen, "file://%s: not ours or readable by others "
+                               "(mode %03o): refusing its token", L->file,
+                               (unsigned)(st.st_mode & 0777));
+            if (n > 0) {
+                buf[n] = 0;
+                char tok[64];
+                if (sscanf(buf, "%255s %d %63s", L->host, &L->port, tok) != 3 ||
+                    strlen(tok) != HG_STORE_TOKEN_LEN || L->port < 1 || L->port > 65535)
+                    return hg_kerr(err, errlen, "file://%s: not an init file", L->file);
+                memcpy(L->token, tok, HG_STORE_TOKEN_LEN + 1);
+                return 0;
+            }
+        }
+        if (now_s() > deadline)
+            return hg_kerr(err, errlen, "rank %d: waited %.0f s for rank 0 to write "
+                           "file://%s", rank, L->timeout, L->file);
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* In the process that serves: start the store, publish its port. */
+static int serve(struct hg_launch *L, char *err, size_t errlen)
+{
+    const char *bind_host = strcmp(L->host, "127.0.0.1") == 0 ? L->host : "";
+    if (hg_store_server_start(&L->server, bind_host, L->port, L->token, L->world, err,
+                              errlen) != 0)
+        return -1;
+    L->port = hg_store_server_port(L->server);
+    if (L->file[0])
+        return write_init_file(L, L->port, err, errlen);
+    return 0;
+}
+
+/* ------------------------------------------------------------ supervise */
+
+static volatile sig_atomic_t parent_signal;
+
+static void on_parent_signal(int sig) { parent_signal = sig; }
+
+static void describe_status(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+}
+
+static void supervise(struct hg_launch *L, const pid_t *pid)
+{
+    int n = L->nlocal, live = n, code = 0, forwarded = 0;
+    int done[HG_LAUNCH_MAX_LOCAL] = {0};
+    double kill_at = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_parent_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    while (live > 0) {
+        int status;
+        pid_t p;
+        while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+            int i = 0;
+            while (i < n && pid[i] != p)
+                i++;
+            if (i == n || done[i])
+                continue;
+            done[i] = 1;
+            live--;
+            int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+            if (bad && code == 0) {
+                char how[128];
+                describe_status(status, how, sizeof(how));
+                fprintf(stderr, "hgtrain: rank %d (pid %ld) %s; stopping the other "
+                        "ranks\n", L->rank0 + i, (long)p, how);
+                code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+                kill_at = now_s() + GRACE_S;
+            }
+        }
+        if (live == 0)
+            break;
+        if (parent_signal && forwarded != parent_signal) {
+            /* a signal to the launcher alone reaches the workers too */
+            forwarded = parent_signal;
+            for (int i = 0; i < n; i++)
+                if (!done[i])
+                    kill(pid[i], SIGTERM);
+        }
+        if (kill_at > 0 && now_s() > kill_at) {
+            for (int i = 0; i < n; i++)
+                if (!done[i]) {
+                    fprintf(stderr, "hgtrain: rank %d (pid %ld) did not stop within "
+                            "%.0f s; killing it\n", L->rank0 + i, (long)pid[i], GRACE_S);
+                    kill(pid[i], SIGKILL);
+                }
+            kill_at = 0;
+        }
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    if (L->server)
+        hg_store_server_stop(L->server);
+    if (L->shm)
+        hg_comm_shm_group_free(L->shm);
+    if (L->file[0] && L->serve)
+        unlink(L->file);
+    exit(code);
+}
+
+int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
+{
+    *local = 0;
+    if (L->backend == HG_BK_SHM &&
+        hg_comm_shm_create(&L->shm, L->world, 4u << 20, L->timeout, err, errlen) != 0)
+        return -1;
+    if (L->nlocal == 1)
+        return 0;
+    if (L->serve && need_store(L) && pipe(L->port_pipe) != 0)
+        return hg_kerr(err, errlen, "pipe: %s", strerror(errno));
+    pid_t parent = getpid(), pid[HG_LAUNCH_MAX_LOCAL];
+    fflush(NULL);
+    for (int i = 0; i < L->nlocal; i++) {
+        pid[i] = fork();
+        if (pid[i] < 0) {
+            int e = errno;
+            for (int k = 0; k < i; k++)
+                kill(pid[k], SIGKILL);
+            while (wait(NULL) > 0)
+                ;
+            return hg_kerr(err, errlen, "fork of rank %d: %s", L->rank0 + i, strerror(e));
+        }
+        if (pid[i] == 0) {
+            /* the launcher's death stops us (SIGTERM: save and leave) */
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent)
+                _exit(1);
+            if (L->port_pipe[1] >= 0)
+                close(L->port_pipe[1]);
+            char name[16]; /* ps and pgrep show which rank a process is */
+            snprintf(name, sizeof(name), "hgtrain-r%d", L->rank0 + i);
+            prctl(PR_SET_NAME, name);
+            *local = i;
+            return 0;
+        }
+    }
+    if (L->port_pipe[0] >= 0) {
+        close(L->port_pipe[0]);
+        char e2[512];
+        int port = serve(L, e2, sizeof(e2)) == 0 ? L->port : -1;
+        if (port < 0)
+            fprintf(stderr, "hgtrain: rendezvous store: %s\n", e2);
+        for (int i = 0; i < L->nlocal; i++)
+            if (write(L->port_pipe[1], &port, sizeof(port)) != (ssize_t)sizeof(port))
+                break;
+        close(L->port_pipe[1]);
+    }
+    supervise(L, pid);
+    return -1; /* not reached */
+}
+
+int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm, char *err,
+                      size_t errlen)
+{
+    *comm = NULL;
+    int rank = L->rank0 + local;
+    switch (L->backend) {
+    case HG_BK_NONE:
+        return 0;
+    case HG_BK_SHM:
+        return hg_comm_shm_join(comm, L->shm, rank, err, errlen);
+    case HG_BK_MPI:
+        if (hg_comm_mpi_new(comm, err, errlen) != 0)
+            return -1;
+        L->world = hg_comm_world(*comm);
+        L->rank0 = hg_comm_rank(*comm);
+        return 0;
+    case HG_BK_TCP:
+    case HG_BK_NCCL:
+        break;
+    }
+    if (L->port_pipe[0] >= 0) { /* the launcher serves: wait for its port */
+        struct pollfd pf = {.fd = L->port_pipe[0], .events = POLLIN};
+        int port = -1;
+        if (poll(&pf, 1, (int)(L->timeout * 1000)) != 1 ||
+            read(L->port_pipe[0], &port, sizeof(port)) != (ssize_t)sizeof(port) || port < 0)
+            return hg_kerr(err, errlen, "rank %d: the launcher did not start the "
+                           "rendezvous store", rank);
+        close(L->port_pipe[0]);
+        L->port_pipe[0] = -1;
+        L->port = port;
+    } else if (L->serve && local == 0 && L->nlocal == 1) {
+        if (serve(L, err, errlen) != 0)
+            return -1;
+    } else if (L->file[0]) {
+        if (read_init_file(L, rank, err, errlen) != 0)
+            return -1;
+    }
+    if (!L->host[0]) { /* file:// on rank 0's node: its name, as written */
+        if (gethostname(L->host, sizeof(L->host)) != 0)
+            snprintf(L->host, sizeof(L->host), "localhost");
+        L->host[sizeof(L->host) - 1] = 0;
+    }
+    if (hg_store_connect(&L->store, L->host, L->port, L->token, rank, L->timeout, err,
+                         errlen) != 0)
+        return -1;
+    if (L->backend == HG_BK_TCP)
+        return hg_comm_tcp_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+    return hg_comm_nccl_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+}
+
+void hg_launch_finish(struct hg_launch *L, struct hg_comm *comm)
+{
+    if (comm && L->store) /* leave together: the store outlives every peer */
+        hg_store_barrier(L->store, "finish", L->world, NULL, 0);
+    hg_comm_free(comm);
+    if (L->store)
+        hg_store_close(L->store);
+    L->store = NULL;
+    if (L->server)
+        hg_store_server_stop(L->server);
+    L->server = NULL;
+    if (L->shm)
+        hg_comm_shm_group_free(L->shm);
+    L->shm = NULL;
+}

@@ -1,0 +1,63 @@
+/* launch.h - turning one hgtrain command into the ranks of a job: which
+ * ranks run on this node, how they meet (the rendezvous store, the job
+ * token), which backend carries their collectives; forking one worker per
+ * local device and supervising them. See docs/distributed.md. */
+#ifndef HG_TRAINER_LAUNCH_H
+#define HG_TRAINER_LAUNCH_H
+
+#include <stddef.h>
+
+#include "comm/hg_comm.h"
+#include "trainer/options.h"
+
+#define HG_LAUNCH_MAX_LOCAL 256
+
+enum hg_launch_backend { HG_BK_NONE, HG_BK_SHM, HG_BK_TCP, HG_BK_NCCL, HG_BK_MPI };
+
+struct hg_launch {
+    int world;            /* ranks in the job */
+    int rank0;            /* global rank of this node's first worker */
+    int nlocal;           /* workers on this node (forked when > 1) */
+    int cuda;             /* devices are GPUs */
+    int dev[HG_LAUNCH_MAX_LOCAL]; /* device index of each local worker */
+    enum hg_launch_backend backend;
+    double timeout;       /* seconds */
+    /* the store (tcp, nccl) */
+    char host[256];
+    int port;             /* 0: any free one (one-node jobs) */
+    int serve;            /* this node hosts it (global rank 0 is here) */
+    char file[4096];      /* file:// init: rank 0 writes host, port, token */
+    char token[HG_STORE_TOKEN_LEN + 1];
+    const char *how;      /* "devices", "slurm", "mpirun", "options" */
+    /* set up by hg_launch_start */
+    struct hg_comm_shm_group *shm;
+    struct hg_store_server *server; /* in the process that serves */
+    struct hg_store *store;         /* a worker's connection */
+    int port_pipe[2];     /* parent -> workers: the store's port */
+};
+
+/* Works out the job from the options and the environment (Slurm, mpirun).
+ * Forks nothing, starts no thread. */
+int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
+                   size_t errlen);
+/* A line describing the job ("rank 0-3 of 4 on this node, backend shm"). */
+void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len);
+
+/* Forks the local workers when nlocal > 1: returns in each worker with its
+ * local index (0..nlocal-1); the parent supervises them and exits with the
+ * job's status (it never returns).  A worker that dies takes the others
+ * with it within the grace period: they notice through the backend and
+ * exit naming it; the parent kills what is left after the grace period.
+ * With nlocal == 1 returns 0 at once in this process. */
+int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen);
+
+/* In a worker (after the fork, before any thread of its own): the
+ * communicator of global rank rank0 + local.  *comm is NULL for a world of
+ * one. */
+int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm,
+                      char *err, size_t errlen);
+
+/* Frees what the worker holds (the store server when it serves). */
+void hg_launch_finish(struct hg_launch *L, struct hg_comm *comm);
+
+#endif
