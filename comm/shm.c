@@ -61,7 +61,8 @@ static_assert(ATOMIC_INT_LOCK_FREE == 2,
 
 struct shm_slot {
     alignas(64) atomic_uint arrived; /* number of the last barrier entered */
-    atomic_int dead;                 /* 1: aborted or failed */
+    atomic_int dead;                 /* 0, or 1 + the rank whose failure
+                                        stopped this one (itself: aborted) */
     atomic_int joined;
     atomic_int pid;                  /* 0 until joined */
 };
@@ -213,12 +214,20 @@ int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
     return 0;
 }
 
+/* Marks this rank dead, blaming `culprit` (so that ranks which notice
+ * the failure through us still name the rank that caused it). */
+static void mark_dead(struct shm_comm *c, int culprit)
+{
+    int expected = 0;
+    atomic_compare_exchange_strong(&c->g.hdr->slots[c->rank].dead, &expected,
+                                   culprit + 1);
+    c->broken = 1;
+}
+
 static void shm_abort(struct hg_comm *base)
 {
     struct shm_comm *c = (struct shm_comm *)base;
-    atomic_store_explicit(&c->g.hdr->slots[c->rank].dead, 1,
-                          memory_order_release);
-    c->broken = 1;
+    mark_dead(c, c->rank);
 }
 
 static void shm_free(struct hg_comm *c) { free(c); }
@@ -248,19 +257,33 @@ static int fail(struct shm_comm *c)
     return -1;
 }
 
+/* Rank r is marked dead with value d: name the rank at the origin. */
+static int peer_dead(struct shm_comm *c, int r, int d, unsigned bar, char *err,
+                     size_t errlen)
+{
+    int culprit = d - 1;
+    if (culprit == r || culprit < 0 || culprit >= c->g.world)
+        hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d aborted",
+                c->rank, bar, r);
+    else
+        hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d failed "
+                "(rank %d stopped because of it)", c->rank, bar, culprit, r);
+    mark_dead(c, culprit >= 0 && culprit < c->g.world ? culprit : r);
+    return -1;
+}
+
 static int check_usable(struct shm_comm *c, char *err, size_t errlen)
 {
     if (c->broken)
         return hg_kerr(err, errlen,
                        "shm: rank %d: communicator unusable after an earlier "
                        "failure or abort", c->rank);
-    for (int r = 0; r < c->g.world; r++)
-        if (atomic_load_explicit(&c->g.hdr->slots[r].dead,
-                                 memory_order_acquire)) {
-            hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d aborted",
-                    c->rank, c->nbar + 1, r);
-            return fail(c);
-        }
+    for (int r = 0; r < c->g.world; r++) {
+        int d = atomic_load_explicit(&c->g.hdr->slots[r].dead,
+                                     memory_order_acquire);
+        if (d)
+            return peer_dead(c, r, d, c->nbar + 1, err, errlen);
+    }
     return 0;
 }
 
@@ -292,12 +315,11 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
             cpu_relax();
             continue;
         }
-        for (int r = 0; r < world; r++)
-            if (atomic_load_explicit(&h->slots[r].dead, memory_order_acquire)) {
-                hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d aborted",
-                        c->rank, target, r);
-                return fail(c);
-            }
+        for (int r = 0; r < world; r++) {
+            int d = atomic_load_explicit(&h->slots[r].dead, memory_order_acquire);
+            if (d)
+                return peer_dead(c, r, d, target, err, errlen);
+        }
         if (it == 256) {
             start = now_s();
             deadline = start + c->g.timeout_s;
@@ -318,7 +340,8 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                     hg_kerr(err, errlen,
                             "shm: rank %d at barrier %u: rank %d (pid %d) has "
                             "exited", c->rank, target, r, pid);
-                    return fail(c);
+                    mark_dead(c, r);
+                    return -1;
                 }
             }
         }

@@ -1,0 +1,177 @@
+#!/bin/sh
+# Integration test: data-parallel hgtrain on forked workers (real
+# Fashion-MNIST, the mnist task without dropout so that a split batch is
+# the same computation as the whole one).
+#  1. equivalence: 1 rank on a global batch of 96 against 2, 3 and 4 ranks
+#     with uneven per-rank budgets (one rank holding 0 samples) and against
+#     --rank-capacity, with --update-freq 1 and 2: the same loss at every
+#     update and the same parameters and optimizer state after K updates
+#     (relative error <= 1e-5);
+#  2. resume with 3 ranks: stopped at 10 and resumed to 20 == straight to
+#     20, bitwise; only rank 0 logs and writes checkpoints;
+#  3. faults: SIGKILL of rank 1 mid-epoch -> the launcher and every other
+#     rank exit within 30 s naming rank 1, no process left, nothing in
+#     /dev/shm, the last checkpoint intact and resumable; SIGTERM to the
+#     launcher -> all ranks stop at the same update, checkpoint_last saved;
+#  4. bad launches are refused naming the option.
+set -u
+B=${HG_BUILDDIR:-.}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
+SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
+    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+K=${HG_DIST_UPDATES:-12}
+
+"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
+    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+run() { # save-dir args...
+    d=$1
+    shift
+    exec_ "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+        --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
+        --log-interval 1 --validate-interval 0 --save-dir "$tmp/$d" "$@"
+}
+exec_() { "$@"; }
+bg() { # like run, in the background; $! is hgtrain itself (the launcher)
+    (
+        exec_() { exec "$@"; }
+        run "$@"
+    ) &
+}
+losses() { sed -n 's/.*"update": \([0-9]*\),.*"loss": \([0-9.]*\),.*/\1 \2/p' "$1"; }
+same_losses() { # a b: every update's loss within 1e-5 (relative)
+    losses "$1" >"$tmp/la"
+    losses "$2" >"$tmp/lb"
+    [ "$(wc -l <"$tmp/la")" -ge "$K" ] && [ "$(wc -l <"$tmp/lb")" = "$(wc -l <"$tmp/la")" ] &&
+        paste "$tmp/la" "$tmp/lb" | awk '{ if ($1 != $3) exit 1; d = $2 - $4; if (d < 0) d = -d;
+            if (d > 1e-5 * $2 + 1e-4) exit 1 }'
+}
+
+# ------------------------------------------------------------ 1. equivalence
+for uf in 1 2; do
+    run ref$uf --batch-size 96 --update-freq $uf --max-update "$K" >"$tmp/ref$uf.log" 2>&1 ||
+        { cat "$tmp/ref$uf.log"; bad "1 rank, update-freq $uf"; continue; }
+    for cfg in "2 --max-sentences-per-rank 64,32" "3 --max-sentences-per-rank 48,40,8" \
+        "4 --max-sentences-per-rank 40,32,24,0" "2 --rank-capacity 2,1 --batch-size 64"; do
+        set -- $cfg
+        n=$1
+        shift
+        name=w$n-$(echo "$*" | tr -c 'a-z0-9\n' _)-uf$uf
+        run "$name" --devices cpu:$n --update-freq $uf --max-update "$K" "$@" \
+            >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+        grep -q "backend shm" "$tmp/$name.log" || bad "$name: no 'backend shm' line"
+        same_losses "$tmp/ref$uf.log" "$tmp/$name.log" ||
+            { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$name: losses differ from 1 rank"; }
+        "$CMP" "$tmp/ref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-5 params \
+            >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: parameters differ from 1 rank"; }
+        "$CMP" "$tmp/ref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-4 optimizer \
+            >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: optimizer state differs from 1 rank"; }
+        echo "ok: $name == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+    done
+done
+
+# a rank without samples adds exact zeros: 4 ranks (40,32,24,0) == 3 ranks
+run w3z --devices cpu:3 --max-sentences-per-rank 40,32,24 --max-update "$K" >"$tmp/w3z.log" 2>&1 ||
+    bad "3 ranks 40,32,24"
+"$CMP" "$tmp/w3z/checkpoint_last.h5" "$tmp/w4-__max_sentences_per_rank_40_32_24_0-uf1/checkpoint_last.h5" \
+    0 >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "a rank with no samples changed the result"; }
+
+# ---------------------------------------------------------------- 2. resume
+run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 10 >"$tmp/r3a.log" 2>&1 ||
+    bad "3 ranks to 10"
+run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 20 >"$tmp/r3b.log" 2>&1 ||
+    bad "3 ranks resumed to 20"
+grep -q 'loaded .*checkpoint_last.h5: epoch 1, step 10, 10 updates' "$tmp/r3b.log" ||
+    { cat "$tmp/r3b.log"; bad "3 ranks: resume did not load the 10-update checkpoint"; }
+run s3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 20 >"$tmp/s3.log" 2>&1 ||
+    bad "3 ranks straight to 20"
+"$CMP" "$tmp/r3/checkpoint_last.h5" "$tmp/s3/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "3 ranks: resumed run differs from the straight one"; }
+[ "$(grep -c '"update"' "$tmp/s3.log")" = 20 ] ||
+    bad "3 ranks: $(grep -c '"update"' "$tmp/s3.log") update lines, want 20 (rank 0 alone logs)"
+
+# ---------------------------------------------------------------- 3. faults
+shm_before=$(ls /dev/shm 2>/dev/null | grep -c '^hgcomm\.')
+bg kill --devices cpu:3 --batch-size 32 --max-update 100000 --save-interval-updates 10 \
+    --distributed-timeout 120 >"$tmp/kill.log" 2>&1
+lp=$!
+i=0
+while [ ! -f "$tmp/kill/checkpoint_last.h5" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+victim=$(pgrep -P $lp -x hgtrain-r1)
+others=$(pgrep -P $lp | tr '\n' ' ')
+if [ -z "$victim" ]; then
+    bad "no process named hgtrain-r1 under the launcher"
+    kill $lp
+else
+    t0=$(date +%s)
+    kill -9 "$victim"
+    wait $lp
+    rc=$?
+    dt=$(($(date +%s) - t0))
+    [ $rc -ne 0 ] || bad "launcher exited 0 after a worker was killed"
+    [ $dt -le 30 ] || bad "the job took $dt s to stop after SIGKILL of rank 1"
+    grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
+        { cat "$tmp/kill.log"; bad "the launcher did not name the killed rank"; }
+    grep -q "rank 0: .*rank 1 .*\(exited\|failed\)" "$tmp/kill.log" ||
+        { cat "$tmp/kill.log"; bad "rank 0 did not name rank 1"; }
+    for p in $others; do
+        kill -0 "$p" 2>/dev/null && bad "worker $p still alive"
+    done
+    [ "$(ls /dev/shm 2>/dev/null | grep -c '^hgcomm\.')" = "$shm_before" ] ||
+        bad "segments left in /dev/shm"
+    "$CMP" "$tmp/kill/checkpoint_last.h5" "$tmp/kill/checkpoint_last.h5" 0 >/dev/null 2>&1 ||
+        bad "checkpoint_last.h5 unreadable after the kill"
+    last=$(sed -n 's/.*"update": \([0-9]*\),.*/\1/p' "$tmp/kill.log" | tail -n 1)
+    saved=$(( (last / 10) * 10 ))
+    run kill --devices cpu:3 --batch-size 32 --max-update $((saved + 5)) >"$tmp/kill2.log" 2>&1 ||
+        { cat "$tmp/kill2.log"; bad "resume after the kill"; }
+    grep -q "loaded .* $saved updates" "$tmp/kill2.log" ||
+        { head -n 5 "$tmp/kill2.log"; bad "resume after the kill did not load update $saved"; }
+    echo "ok: SIGKILL of rank 1 stopped the job in ${dt}s; resumed from update $saved"
+fi
+
+bg term --devices cpu:2 --batch-size 32 --max-update 100000 >"$tmp/term.log" 2>&1
+lp=$!
+i=0
+while ! grep -q '"update": 5,' "$tmp/term.log" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+kill -TERM $lp
+wait $lp
+rc=$?
+[ $rc = 1 ] || bad "SIGTERM to the launcher: exit $rc, want 1"
+grep -q "stopped by signal" "$tmp/term.log" || { cat "$tmp/term.log"; bad "no 'stopped by signal'"; }
+[ -f "$tmp/term/checkpoint_last.h5" ] || bad "SIGTERM: no checkpoint_last.h5"
+[ -z "$(pgrep -P $lp)" ] || bad "SIGTERM: workers left"
+
+# --------------------------------------------------------------- 4. refused
+expect() { # pattern exit args...
+    pat=$1
+    want=$2
+    shift 2
+    run bad "$@" >"$tmp/bad.log" 2>&1
+    rc=$?
+    [ $rc = "$want" ] && grep -q -- "$pat" "$tmp/bad.log" ||
+        { cat "$tmp/bad.log"; bad "'$*': exit $rc, want $want and '$pat'"; }
+}
+expect "max-sentences-per-rank has 2 entries for a world of 3" 1 --devices cpu:3 \
+    --max-sentences-per-rank 1,2 --max-update 1
+expect "devices cpu:0" 2 --devices cpu:0 --batch-size 8
+expect "shm joins processes of one node" 2 --devices cpu:2 --distributed-world-size 4 \
+    --distributed-backend shm --batch-size 8
+expect "needs --distributed-init-method" 2 --devices cpu:2 --distributed-world-size 4 \
+    --batch-size 8
+expect "cuda" 2 --devices cuda:0 --batch-size 8
+
+[ $fail = 0 ] && echo PASS
+exit $fail
