@@ -60,7 +60,6 @@ struct bert_state {
     int64_t layers, d, heads, ffn;
     float dropout;
     int64_t max_pos;  /* 0: the build's max_len */
-    int64_t max_len;  /* of the last build: fill() refuses longer batches */
 };
 
 static int opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
@@ -163,7 +162,7 @@ static int bert_build(void *state, struct hg_graph *g, int64_t max_batch,
                       int64_t max_len, int train, struct hg_task_model *m,
                       char *err, size_t errlen)
 {
-    struct bert_state *s = state;
+    const struct bert_state *s = state;
     if (max_batch < 1 || max_len < 1) {
         snprintf(err, errlen, "bert: max batch %lld, max length %lld: both must be >= 1",
                  (long long)max_batch, (long long)max_len);
@@ -175,7 +174,6 @@ static int bert_build(void *state, struct hg_graph *g, int64_t max_batch,
                  (long long)max_len, (long long)npos);
         return -1;
     }
-    s->max_len = max_len;
     float p = train ? s->dropout : 0.f; /* p 0: hg_dropout adds no op */
     int64_t d = s->d;
 
@@ -313,9 +311,14 @@ static int bert_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
                 T = j + 1;
                 break;
             }
-    if (T > s->max_len) {
-        snprintf(err, errlen, "bert: batch step %lld: %lld real tokens, the plan holds "
-                 "%lld", (long long)b->step, (long long)T, (long long)s->max_len);
+    /* the inputs are planned for the maxima: refuse what would not fit
+     * before writing (the controller checks B, not an ARRAY field's T) */
+    int64_t maxB = hg_graph_sym_max(g, HG_SYM_INDEX(m->sym[0]));
+    int64_t maxT = hg_graph_sym_max(g, HG_SYM_INDEX(m->sym[1]));
+    if (B > maxB || T > maxT) {
+        snprintf(err, errlen, "bert: batch step %lld: %lld samples of up to %lld tokens, "
+                 "the plan holds %lld of %lld", (long long)b->step, (long long)B,
+                 (long long)T, (long long)maxB, (long long)maxT);
         return -1;
     }
     for (int64_t j = 0; j < T; j++)
