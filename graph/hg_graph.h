@@ -57,6 +57,8 @@ void hg_graph_free(struct hg_graph *g);
 /* Declares a symbolic dimension with its maximum (plans use the maximum). */
 int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max);
 int hg_graph_sym_find(const struct hg_graph *g, const char *name);
+/* The maximum symbol k was declared with (what plans hold); 0 if none. */
+int64_t hg_graph_sym_max(const struct hg_graph *g, int k);
 int hg_graph_n_syms(const struct hg_graph *g);
 int hg_graph_input(struct hg_graph *g, const char *name, enum hg_dtype dt,
                    int ndim, const int64_t *dim, int batch_axis);

@@ -7,9 +7,11 @@
 #include "tasks/hg_task.h"
 
 extern const struct hg_task hg_task_mnist;
+extern const struct hg_task hg_task_bert;
 
 const struct hg_task *const hg_task_registry[] = {
     &hg_task_mnist,
+    &hg_task_bert,
     NULL,
 };
 

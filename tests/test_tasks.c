@@ -116,13 +116,13 @@ struct run {
 };
 
 static void run_open(struct run *r, const struct hg_task *t, void *state,
-                     int64_t max_batch, int train)
+                     int64_t max_batch, int64_t max_len, int train)
 {
     memset(r, 0, sizeof(*r));
     r->task = t;
     r->state = state;
     r->g = hg_graph_new();
-    REQUIRE(t->build(state, r->g, max_batch, 1, train, &r->m, err, sizeof(err)) == 0,
+    REQUIRE(t->build(state, r->g, max_batch, max_len, train, &r->m, err, sizeof(err)) == 0,
             "%s build: %s", t->name, err);
     REQUIRE(r->m.nsym >= 1 && r->m.nsym <= 8, "nsym %d", r->m.nsym);
     int phases = HG_PH_FORWARD;
@@ -256,7 +256,7 @@ static void test_xor(const struct hg_task *t)
     REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "xor setup: %s", err);
 
     struct run r;
-    run_open(&r, t, state, 32, 1);
+    run_open(&r, t, state, 32, 1, 1);
     enum { E = 30 };
     double loss[E], acc[E];
     train_epochs(&r, dir, 32, E, 0.03f, loss, acc);
@@ -460,7 +460,7 @@ static void test_mnist(void)
     REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
 
     struct run r;
-    run_open(&r, t, state, 32, 1);
+    run_open(&r, t, state, 32, 1, 1);
     enum { E = 2 };
     double loss[E], acc[E];
     train_epochs(&r, dir, 32, E, 1e-3f, loss, acc);
@@ -471,7 +471,7 @@ static void test_mnist(void)
 
     /* evaluation graph (no dropout) with the trained weights */
     struct run ev;
-    run_open(&ev, t, state, 16, 0);
+    run_open(&ev, t, state, 16, 1, 0);
     size_t np, nq;
     float *p = hg_exec_param_block(r.ex, &np), *q = hg_exec_param_block(ev.ex, &nq);
     REQUIRE(np == nq, "param blocks %zu vs %zu", np, nq);
@@ -525,6 +525,291 @@ static void test_mnist(void)
            loss[0], loss[E - 1], acc[0], acc[E - 1], m[0] / 16);
 }
 
+/* ------------------------------------------------------------ bert */
+
+/* A collated batch in buffers of our own (the loader reuses its own). */
+struct own_batch {
+    struct hg_batch b;
+    void *buf[8];
+};
+
+static void own_copy(struct own_batch *o, const struct hg_batch *b, int nfields)
+{
+    memset(o, 0, sizeof(*o));
+    o->b = *b;
+    for (int f = 0; f < nfields; f++) {
+        size_t n = (size_t)hg_shape_numel(&b->field[f].shape) *
+                   hg_dtype_size(b->field[f].dtype);
+        o->buf[f] = malloc(n ? n : 1);
+        REQUIRE(o->buf[f], "oom");
+        memcpy(o->buf[f], b->field[f].data, n);
+        o->b.field[f].data = o->buf[f];
+    }
+}
+
+static void own_free(struct own_batch *o, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int f = 0; f < 8; f++)
+            free(o[i].buf[f]);
+}
+
+/* The first n batches of at most bs samples of epoch 1 (shuffled), copied. */
+static void bert_batches(struct hg_dataset *ds, const struct hg_task *t, int64_t bs,
+                         int n, struct own_batch *out)
+{
+    struct hg_batch_opts bo = {.max_sentences = bs, .world = 1, .seed = 3, .shuffle = 1};
+    struct hg_epoch *ep;
+    REQUIRE(hg_epoch_plan(&ep, hg_dataset_lengths(ds, 0), hg_dataset_size(ds), &bo, 1,
+                          err, sizeof(err)) == 0, "plan: %s", err);
+    struct hg_loader_opts lo = {.rank = 0};
+    struct hg_loader *ld;
+    REQUIRE(hg_loader_open(&ld, ds, ep, &lo, 0, err, sizeof(err)) == 0, "%s", err);
+    struct hg_batch b;
+    for (int i = 0; i < n; i++) {
+        REQUIRE(hg_loader_next(ld, &b, err, sizeof(err)) == 1, "batch %d: %s", i, err);
+        own_copy(&out[i], &b, t->nfields);
+    }
+    hg_loader_close(ld);
+    hg_epoch_free(ep);
+}
+
+static void copy_params(struct run *dst, struct run *src)
+{
+    size_t np, nq;
+    float *p = hg_exec_param_block(src->ex, &np), *q = hg_exec_param_block(dst->ex, &nq);
+    REQUIRE(np == nq, "param blocks %zu vs %zu", np, nq);
+    memcpy(q, p, np * sizeof(float));
+}
+
+/* Mean loss per masked token of the eval plan over batches b[0..n). */
+static double bert_eval(struct run *ev, struct own_batch *b, int n, double *acc)
+{
+    double l = 0, size = 0, m[HG_TASK_MAX_METRICS] = {0};
+    for (int i = 0; i < n; i++) {
+        double s;
+        l += run_batch(ev, &b[i].b, 1, 0.f, &s, m);
+        size += s;
+    }
+    *acc = m[0] / size;
+    return l / size;
+}
+
+enum { BERT_B = 16, BERT_L = 64, BERT_P = 10, BERT_NB = 40, BERT_UPDATES = 80 };
+
+static void test_bert(void)
+{
+    const struct hg_task *t = hg_task_find("bert");
+    REQUIRE(t, "bert not in the registry");
+    EXPECT(strcmp(t->sample_unit, "tokens") == 0 && t->nfields == 5 &&
+           strcmp(t->metric_names[0], "accuracy") == 0 && t->maximize_metric0,
+           "bert declaration");
+    const char *src = getenv("HG_SRCDIR");
+    REQUIRE(src, "HG_SRCDIR not set");
+    char dir[512], cmd[2048];
+    snprintf(dir, sizeof(dir), "%s/lm", tmpdir);
+    /* documents of 15 sentences, as tests/preprocess.sh */
+    snprintf(cmd, sizeof(cmd),
+             "awk 'NR %% 15 == 0 { print \"\" } { print }' '%s/tests/data/corpus.en' "
+             ">'%s/lm.txt' && '%s/hgpreprocess' lm --input '%s/lm.txt' --destdir '%s' "
+             "--bpe-merges 500 --max-seq-len %d --max-predictions %d --seed 7 "
+             ">'%s/lm.log' 2>&1", src, tmpdir, builddir, tmpdir, dir, BERT_L, BERT_P,
+             tmpdir);
+    REQUIRE(system(cmd) == 0, "hgpreprocess lm failed (%s/lm.log)", tmpdir);
+
+    /* options and the dictionary are checked by setup */
+    const char *vals[6] = {NULL};
+    struct hg_task_args a = {.values = vals};
+    void *state = NULL;
+    vals[2] = "3";
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--bert-heads 3 does not divide --bert-embed-dim 128"),
+           "heads 3: %s", err);
+    vals[2] = NULL;
+    vals[0] = "two";
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--bert-layers") && strstr(err, "'two'"), "layers two: %s", err);
+    vals[0] = NULL;
+    EXPECT(t->setup(&state, tmpdir, &a, err, sizeof(err)) == -1 && strstr(err, "dict.txt"),
+           "no dict.txt: %s", err);
+    /* every plan below holds 64 positions, whatever its max length */
+    vals[5] = "64";
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+
+    char split[600];
+    snprintf(split, sizeof(split), "%s/train", dir);
+    struct hg_dataset *ds;
+    REQUIRE(hg_dataset_open(&ds, split, t->fields, t->nfields, 0, err, sizeof(err)) == 0,
+            "open %s: %s", split, err);
+    int32_t *cost = malloc((size_t)hg_dataset_size(ds) * sizeof(int32_t));
+    REQUIRE(cost, "oom");
+    t->cost(state, ds, cost);
+    EXPECT(cost[0] == BERT_L && cost[hg_dataset_size(ds) - 1] == BERT_L,
+           "cost %d, want L = %d", cost[0], BERT_L);
+    free(cost);
+    static struct own_batch bb[BERT_NB];
+    bert_batches(ds, t, BERT_B, BERT_NB, bb);
+
+    struct run tr, ev;
+    run_open(&tr, t, state, BERT_B, BERT_L, 1);
+    run_open(&ev, t, state, BERT_B, BERT_L, 0);
+    copy_params(&ev, &tr);
+
+    /* sample size = masked positions (non-zero entries), loss finite */
+    struct hg_batch *b0 = &bb[0].b;
+    const int32_t *mpos = b0->field[3].data; /* [B,P] */
+    int64_t nmask = 0;
+    for (int64_t i = 0; i < b0->size * BERT_P; i++)
+        nmask += mpos[i] != 0;
+    double n, m0[HG_TASK_MAX_METRICS] = {0};
+    double l0 = run_batch(&ev, b0, 1, 0.f, &n, m0);
+    EXPECT(isfinite(l0) && l0 > 0 && n == (double)nmask && nmask > b0->size,
+           "batch 0: loss %g, sample size %g, masked %lld", l0, n, (long long)nmask);
+    EXPECT(m0[0] >= 0 && m0[0] <= n, "correct %g of %g", m0[0], n);
+
+    /* b0 cut to 40 real tokens per sample (predictions beyond dropped) */
+    enum { CUT = 40 };
+    struct own_batch cut;
+    own_copy(&cut, b0, t->nfields);
+    for (int64_t i = 0; i < b0->size; i++) {
+        int8_t *mk = (int8_t *)cut.buf[1] + i * BERT_L;  /* [L] */
+        int32_t *mp = (int32_t *)cut.buf[3] + i * BERT_P; /* [P] sorted, then 0 */
+        for (int j = CUT; j < BERT_L; j++)
+            mk[j] = 0;
+        for (int k = 0; k < BERT_P; k++)
+            if (mp[k] >= CUT)
+                mp[k] = 0;
+    }
+    /* the symbolic plan == a plan built for exactly this batch, bitwise */
+    int64_t sizes[3] = {b0->size, 5, b0->size};
+    for (int k = 0; k < 3; k++) {
+        struct hg_batch bk = k == 2 ? cut.b : *b0;
+        bk.size = sizes[k];
+        for (int f = 0; f < t->nfields; f++)
+            bk.field[f].shape.dim[0] = sizes[k];
+        struct hg_task_fill f;
+        REQUIRE(t->fill(state, &bk, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == 0,
+                "%s", err);
+        double ns, ms[HG_TASK_MAX_METRICS] = {0}, me[HG_TASK_MAX_METRICS] = {0};
+        float ls = (float)run_batch(&ev, &bk, 1, 0.f, &ns, ms);
+        struct run exact;
+        run_open(&exact, t, state, f.sym_value[0], f.sym_value[1], 0);
+        copy_params(&exact, &tr);
+        float le = (float)run_batch(&exact, &bk, 1, 0.f, &ns, me);
+        EXPECT(memcmp(&ls, &le, sizeof(float)) == 0 && ms[0] == me[0],
+               "B %lld T %lld: symbolic plan loss %.9g, exact plan %.9g",
+               (long long)f.sym_value[0], (long long)f.sym_value[1], ls, le);
+        run_close(&exact);
+        EXPECT(k < 2 || f.sym_value[1] == CUT, "cut batch: T %lld", (long long)f.sym_value[1]);
+        printf("ok  bert: B %lld T %lld (of L %d), %g masked tokens, loss %.9g in "
+                   "both plans\n", (long long)f.sym_value[0], (long long)f.sym_value[1],
+                   BERT_L, ns, ls);
+    }
+
+    own_free(&cut, 1);
+
+    /* a dummy batch */
+    struct hg_batch dummy = {.size = 0};
+    double md[HG_TASK_MAX_METRICS] = {0};
+    run_batch(&ev, &dummy, 1, 0.f, &n, md);
+    EXPECT(n == 0 && md[0] == 0, "dummy: size %g correct %g", n, md[0]);
+
+    /* Adam on the train plan (dropout 0.1) lowers the held-in loss */
+    double acc_before, acc_after;
+    double before = bert_eval(&ev, bb, 4, &acc_before);
+    for (int u = 0; u < BERT_UPDATES; u++) {
+        double s, mm[HG_TASK_MAX_METRICS] = {0};
+        run_batch(&tr, &bb[u % BERT_NB].b, (uint64_t)u + 1, 5e-3f, &s, mm);
+    }
+    copy_params(&ev, &tr);
+    double after = bert_eval(&ev, bb, 4, &acc_after);
+    EXPECT(isfinite(after) && after < before - 0.5,
+           "bert loss per masked token %.4f -> %.4f", before, after);
+    EXPECT(acc_after > acc_before, "accuracy %.3f -> %.3f", acc_before, acc_after);
+
+    /* bad input is named, never crashes */
+    struct own_batch bad;
+    own_copy(&bad, b0, t->nfields);
+    struct hg_task_fill f;
+    int32_t *ids = bad.buf[0]; /* [B,L] */
+    ids[3 * BERT_L + 1] = 100000;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "sample 3: input_ids 100000 at position 1 not in [0,"),
+           "token 100000: %s", err);
+    ids[3 * BERT_L + 1] = -2;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "input_ids -2"), "token -2: %s", err);
+    memcpy(bad.buf[0], b0->field[0].data, (size_t)b0->size * BERT_L * sizeof(int32_t));
+    int32_t *bp = bad.buf[3]; /* [B,P] */
+    bp[2 * BERT_P] = BERT_L + 6;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "sample 2: masked_lm_positions 70 outside the sequence"),
+           "position 70: %s", err);
+    bp[2 * BERT_P] = mpos[2 * BERT_P];
+    int32_t *bi = bad.buf[4]; /* [B,P] */
+    bi[1] = 1 << 30;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "sample 0: masked_lm_ids 1073741824"), "masked id: %s", err);
+    bi[1] = ((const int32_t *)b0->field[4].data)[1];
+    int8_t *sg = bad.buf[2]; /* [B,L] */
+    sg[0] = 7;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "segment_ids 7"), "segment 7: %s", err);
+    sg[0] = 0;
+    bad.b.field[1].dtype = HG_I32;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "input_mask is i32"), "mask dtype: %s", err);
+    bad.b.field[1].dtype = HG_I8;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == 0,
+           "restored batch: %s", err);
+    /* a plan too short for the batch refuses it before writing */
+    struct run shortp;
+    run_open(&shortp, t, state, BERT_B, 4, 0);
+    EXPECT(t->fill(state, &bad.b, shortp.g, shortp.ex, &shortp.m, &f, err,
+                   sizeof(err)) == -1 && strstr(err, "the plan holds 16 of 4"),
+           "short plan: %s", err);
+    run_close(&shortp);
+    own_free(&bad, 1);
+
+    own_free(bb, BERT_NB);
+    run_close(&ev);
+    run_close(&tr);
+    t->teardown(state);
+
+    /* through the controller with dropout 0: one batch of 16 == two
+     * micro-batches of 8 (each trimmed to its own length), the property
+     * data-parallel training relies on */
+    vals[4] = "0";
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+    struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
+                             .max_batch = 16, .max_len = BERT_L, .seed = 5};
+    struct hg_ctl *c[2];
+    struct hg_ctl_stats st[2];
+    memset(st, 0, sizeof(st));
+    for (int i = 0; i < 2; i++)
+        REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
+    feed(c[0], ds, 16, 1, 0, &st[0]);
+    feed(c[1], ds, 8, 2, 1, &st[1]);
+    size_t n0, n1;
+    const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
+    const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
+    double md2 = 0;
+    for (size_t i = 0; i < n0 && n0 == n1; i++)
+        md2 = fmax(md2, fabs((double)p0[i] - p1[i]));
+    EXPECT(n0 == n1 && md2 < 1e-5, "bert batch 16 vs 2 x 8: params differ by %g", md2);
+    EXPECT(st[0].sample_size == st[1].sample_size &&
+           fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum),
+           "loss %g/%g vs %g/%g", st[0].loss_sum, st[0].sample_size, st[1].loss_sum,
+           st[1].sample_size);
+    for (int i = 0; i < 2; i++)
+        hg_ctl_free(c[i]);
+    hg_dataset_close(ds);
+    t->teardown(state);
+    printf("ok  bert: loss/token %.4f -> %.4f, accuracy %.3f -> %.3f after %d Adam "
+           "updates; bad ids named; 16 == 2 x 8 (max diff %.2g)\n", before, after,
+           acc_before, acc_after, BERT_UPDATES, md2);
+}
+
 /* ------------------------------------------------------------ main */
 
 static void rm_tree(const char *dir)
@@ -552,6 +837,7 @@ int main(void)
     test_update_freq(load_xor());
     test_hgtrain_plugin();
     test_mnist();
+    test_bert();
 
     rm_tree(tmpdir);
     if (failures) {
