@@ -36,7 +36,8 @@ static void test_registry(void)
            t->maximize_metric0 == 1 && strcmp(t->sample_unit, "images") == 0,
            "mnist metrics");
     EXPECT(t->options[0].name && strcmp(t->options[0].name, "mnist-normalize") == 0 &&
-           !t->options[1].name, "mnist options");
+           t->options[1].name && strcmp(t->options[1].name, "dropout") == 0 &&
+           !t->options[2].name, "mnist options");
     EXPECT(hg_task_find("nope") == NULL, "found a task named nope");
     EXPECT(hg_task_find(NULL) == NULL, "found a task named NULL");
     int n = 0;
