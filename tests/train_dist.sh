@@ -6,7 +6,8 @@
 #     with uneven per-rank budgets (one rank holding 0 samples) and against
 #     --rank-capacity, with --update-freq 1 and 2: the same loss at every
 #     update and the same parameters and optimizer state after K updates
-#     (relative error <= 1e-5);
+#     (relative error <= 1e-5); the same for the small Transformer (bert
+#     task, Adam, sequences of different lengths, loss per masked token);
 #  2. resume with 3 ranks: stopped at 10 and resumed to 20 == straight to
 #     20, bitwise; only rank 0 logs and writes checkpoints;
 #  3. faults: SIGKILL of rank 1 mid-epoch -> the launcher and every other
@@ -73,6 +74,37 @@ for uf in 1 2; do
         "$CMP" "$tmp/ref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-5 params \
             >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: parameters differ from 1 rank"; }
         "$CMP" "$tmp/ref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-4 optimizer \
+            >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: optimizer state differs from 1 rank"; }
+        echo "ok: $name == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+    done
+done
+
+# the small Transformer: bert on tests/data/corpus.en, 16 sequences a step
+S=${HG_SRCDIR:-.}
+awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
+"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 \
+        --required-batch-size-multiple 1 --save-dir "$tmp/$d" "$@"
+}
+for uf in 1 2; do
+    runb bref$uf --max-sentences 16 --update-freq $uf --max-update "$K" >"$tmp/bref$uf.log" 2>&1 ||
+        { cat "$tmp/bref$uf.log"; bad "bert 1 rank, update-freq $uf"; continue; }
+    for cfg in "2 10,6" "3 8,5,3" "4 7,0,5,4"; do
+        set -- $cfg
+        name=bert-w$1-uf$uf
+        runb $name --devices cpu:$1 --max-sentences-per-rank $2 --update-freq $uf \
+            --max-update "$K" >"$tmp/$name.log" 2>&1 ||
+            { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+        same_losses "$tmp/bref$uf.log" "$tmp/$name.log" ||
+            { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$name: losses differ from 1 rank"; }
+        "$CMP" "$tmp/bref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-5 params \
+            >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: parameters differ from 1 rank"; }
+        "$CMP" "$tmp/bref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-4 optimizer \
             >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: optimizer state differs from 1 rank"; }
         echo "ok: $name == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
     done
