@@ -1148,13 +1148,38 @@ static int request(struct hg_store *st, enum hg_store_op op, const void *key,
     return 0;
 }
 
-/* Connects and says hello, retrying until deadline. */
+/* One hello on a fresh connection: 0; -1 with the handle dropped and
+ * *refused set when the server said no (a wrong token: no retry). */
+static int say_hello(struct hg_store *st, double deadline, int *refused,
+                     char *err, size_t errlen)
+{
+    unsigned char rank[4];
+    put_u32(rank, (uint32_t)st->rank);
+    struct hg_store_hdr h;
+    *refused = 0;
+    if (request(st, HG_STORE_HELLO, st->token, HG_STORE_TOKEN_LEN, rank, 4,
+                deadline, &h, "hello", err, errlen) != 0) {
+        *refused = st->fd >= 0; /* an ERR reply leaves the stream whole */
+        drop(st);
+        return -1;
+    }
+    if (h.op != HG_STORE_OK) {
+        drop(st);
+        *refused = 1;
+        return hg_kerr(err, errlen, WHO_FMT ": hello: unexpected reply %u",
+                       WHO(st), (unsigned)h.op);
+    }
+    return 0;
+}
+
+/* Connects and says hello, retrying until deadline: the server may not be
+ * up yet, or may be full for a moment (it then closes at once). */
 static int store_open(struct hg_store *st, double deadline, char *err,
                       size_t errlen)
 {
     char ports[16];
     snprintf(ports, sizeof ports, "%d", st->port);
-    char last[160] = "no attempt";
+    char last[320] = "no attempt";
     for (;;) {
         struct addrinfo hints = {.ai_family = AF_UNSPEC,
                                  .ai_socktype = SOCK_STREAM,
@@ -1194,8 +1219,15 @@ static int store_open(struct hg_store *st, double deadline, char *err,
         }
         if (ai)
             freeaddrinfo(ai);
-        if (st->fd >= 0)
-            break;
+        if (st->fd >= 0) {
+            int refused;
+            char why[256];
+            if (say_hello(st, deadline, &refused, why, sizeof why) == 0)
+                return 0;
+            if (refused)
+                return hg_kerr(err, errlen, "%s", why);
+            snprintf(last, sizeof last, "%s", why);
+        }
         double left = deadline - now_s();
         if (left <= 0)
             return hg_kerr(err, errlen,
@@ -1206,20 +1238,6 @@ static int store_open(struct hg_store *st, double deadline, char *err,
         struct timespec ts = {0, (long)(pause * 1e9)};
         nanosleep(&ts, NULL);
     }
-    unsigned char rank[4];
-    put_u32(rank, (uint32_t)st->rank);
-    struct hg_store_hdr h;
-    if (request(st, HG_STORE_HELLO, st->token, HG_STORE_TOKEN_LEN, rank, 4,
-                deadline, &h, "hello", err, errlen) != 0) {
-        drop(st);
-        return -1;
-    }
-    if (h.op != HG_STORE_OK) {
-        drop(st);
-        return hg_kerr(err, errlen, WHO_FMT ": hello: unexpected reply %u",
-                       WHO(st), (unsigned)h.op);
-    }
-    return 0;
 }
 
 int hg_store_connect(struct hg_store **stp, const char *host, int port,
