@@ -1,19 +1,30 @@
 /* test_fuzz.c - randomized corruption: hg_idx_parse on mutated IDX images,
  * hg_dataset_open + reads on shards with flipped bytes or truncated at
- * random lengths. Every call must return 0 or -1 (with the file named),
+ * random lengths; the store's frame parser on random and mutated headers,
+ * and a live store server fed random, mutated and truncated frames on many
+ * connections (a good client must still work afterwards).
+ * Every call must return 0 or -1 (with the file named),
  * never crash; run under the ASan build too. Deterministic (fixed seeds);
  * HG_FUZZ_SEED=n picks another seed, HG_FUZZ_SCALE=k multiplies the
  * iteration counts. Exit 0: pass; 1: failure. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <hdf5.h>
 
+#include "comm/hg_comm.h"
+#include "comm/store-impl.h"
 #include "data/hg_data.h"
 #include "tests/hg_test.h"
 
@@ -284,6 +295,203 @@ static void fuzz_shards(const char *dir, int iters, int raw)
            raw ? "plain (h5py-style)" : "hgtrain", iters, refused, opened, read_errors);
 }
 
+
+/* ------------------------------------------------------------ store */
+
+#define FUZZ_TOKEN "a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5"
+
+/* A well-formed frame of a random op (requests mostly, replies too) with a
+ * random key and value of the op's shape; returns its length. */
+static size_t store_frame(unsigned char *b, size_t cap)
+{
+    static const unsigned char ops[] = {HG_STORE_HELLO, HG_STORE_SET,
+                                        HG_STORE_GET,   HG_STORE_ADD,
+                                        HG_STORE_CHECK, HG_STORE_OK,
+                                        HG_STORE_VALUE, HG_STORE_ERR};
+    unsigned op = ops[rnd_below(sizeof ops)];
+    size_t klen = 1 + rnd_below(24), vlen = rnd_below(64);
+    if (rnd_below(50) == 0)
+        vlen = rnd_below(cap - HG_STORE_HDR_LEN - 64); /* a big one */
+    switch (op) {
+    case HG_STORE_HELLO: klen = HG_STORE_TOKEN_LEN; vlen = 4; break;
+    case HG_STORE_GET:
+    case HG_STORE_CHECK: vlen = 0; break;
+    case HG_STORE_ADD: vlen = 8; break;
+    case HG_STORE_OK: klen = vlen = 0; break;
+    case HG_STORE_VALUE:
+    case HG_STORE_ERR: klen = 0; break;
+    }
+    hg_store_put_header(b, (enum hg_store_op)op, (uint32_t)klen, (uint32_t)vlen);
+    unsigned char *k = b + HG_STORE_HDR_LEN;
+    if (op == HG_STORE_HELLO) {
+        memcpy(k, FUZZ_TOKEN, HG_STORE_TOKEN_LEN);
+        if (rnd_below(4) == 0)
+            k[rnd_below(HG_STORE_TOKEN_LEN)] ^= 1; /* a wrong token */
+        memset(k + klen, 0, 4);
+        k[klen] = (unsigned char)rnd_below(3); /* rank 0..2 */
+    } else {
+        for (size_t i = 0; i < klen; i++) /* few keys: GETs often find one */
+            k[i] = (unsigned char)('a' + rnd_below(3));
+        for (size_t i = 0; i < vlen; i++)
+            k[klen + i] = (unsigned char)rnd();
+    }
+    return HG_STORE_HDR_LEN + klen + vlen;
+}
+
+static void fuzz_store_parser(int iters)
+{
+    unsigned char b[HG_STORE_HDR_LEN + 4096];
+    char err[256];
+    int good = 0, bad = 0;
+    for (int it = 0; it < iters; it++) {
+        size_t len = store_frame(b, 4096 + HG_STORE_HDR_LEN);
+        if (rnd() & 1)
+            mutate(b, HG_STORE_HDR_LEN, 1 + (int)rnd_below(3));
+        if (rnd_below(8) == 0)
+            for (size_t i = 0; i < HG_STORE_HDR_LEN; i++)
+                b[i] = (unsigned char)rnd();
+        size_t have = rnd_below(4) == 0 ? rnd_below(HG_STORE_HDR_LEN + 1) : len;
+        struct hg_store_hdr h;
+        err[0] = '\0';
+        int r = hg_store_parse_header(b, have, &h, err, sizeof err);
+        if (have < HG_STORE_HDR_LEN) {
+            EXPECT(r == 0, "parser: %zu bytes gave %d", have, r);
+        } else if (r == HG_STORE_HDR_LEN) {
+            good++;
+            EXPECT(h.magic == HG_STORE_MAGIC && h.klen <= HG_STORE_MAX_KEY &&
+                       h.vlen <= HG_STORE_MAX_VALUE && h.flags == 0,
+                   "parser accepted a bad header (klen %u vlen %u)",
+                   (unsigned)h.klen, (unsigned)h.vlen);
+        } else {
+            bad++;
+            EXPECT(r == -1 && err[0], "parser: rc %d, message '%s'", r, err);
+        }
+    }
+    printf("store parser: %d iterations, %d accepted, %d refused\n", iters,
+           good, bad);
+}
+
+static double fuzz_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int fuzz_connect(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 &&
+        errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Many raw connections to a live server: each gets a stream of frames,
+ * well-formed, mutated, cut short or replaced by noise, in random pieces;
+ * replies are drained (or not); connections close at random.  Afterwards
+ * a good client must still get its answers. */
+static void fuzz_store_server(int iters)
+{
+    char err[512];
+    struct hg_store_server *s;
+    const int world = 8; /* room for 4 * 8 + 16 connections */
+    if (hg_store_server_start(&s, "127.0.0.1", 0, FUZZ_TOKEN, world, err,
+                              sizeof err) != 0) {
+        fprintf(stderr, "store fuzz: %s\n", err);
+        failures++;
+        return;
+    }
+    int port = hg_store_server_port(s);
+    enum { NC = 40 };
+    int fds[NC];
+    for (int i = 0; i < NC; i++)
+        fds[i] = -1;
+    unsigned char *b = malloc(HG_STORE_HDR_LEN + 8192), sink[4096];
+    REQUIRE(b, "malloc");
+    double t0 = fuzz_now();
+    long frames = 0, opened = 0;
+    /* the server logs rejections to stderr: keep the first few only */
+    for (int it = 0; it < iters; it++) {
+        int i = (int)rnd_below(NC);
+        if (fds[i] < 0) {
+            fds[i] = fuzz_connect(port);
+            opened++;
+            if (fds[i] < 0)
+                continue;
+            if (rnd_below(3) != 0) { /* most say a good hello first */
+                unsigned char h[HG_STORE_HDR_LEN + HG_STORE_TOKEN_LEN + 4] = {0};
+                hg_store_put_header(h, HG_STORE_HELLO, HG_STORE_TOKEN_LEN, 4);
+                memcpy(h + HG_STORE_HDR_LEN, FUZZ_TOKEN, HG_STORE_TOKEN_LEN);
+                (void)!send(fds[i], h, sizeof h, MSG_NOSIGNAL | MSG_DONTWAIT);
+            }
+        }
+        size_t len = store_frame(b, HG_STORE_HDR_LEN + 8192);
+        switch (rnd_below(6)) {
+        case 0: mutate(b, HG_STORE_HDR_LEN, 1 + (int)rnd_below(2)); break;
+        case 1: mutate(b, len, 1 + (int)rnd_below(8)); break;
+        case 2: len = rnd_below(len + 1); break; /* cut short */
+        case 3:
+            len = 1 + rnd_below(64);
+            for (size_t k = 0; k < len; k++)
+                b[k] = (unsigned char)rnd();
+            break;
+        default: break; /* as made */
+        }
+        size_t off = 0;
+        while (off < len) { /* in random pieces */
+            size_t piece = 1 + rnd_below(len - off);
+            ssize_t n = send(fds[i], b + off, piece, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n <= 0)
+                break;
+            off += (size_t)n;
+        }
+        frames++;
+        if (rnd() & 1)
+            while (recv(fds[i], sink, sizeof sink, MSG_DONTWAIT) > 0) {
+            }
+        if (rnd_below(8) == 0) {
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    for (int i = 0; i < NC; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    /* a good client, through it all */
+    struct hg_store *st = NULL;
+    int rc = hg_store_connect(&st, "127.0.0.1", port, FUZZ_TOKEN, 0, 10.0, err,
+                              sizeof err);
+    EXPECT(rc == 0, "store fuzz: a good client cannot connect: %s", err);
+    if (rc == 0) {
+        char got[16];
+        size_t len = 0;
+        int64_t v = 0;
+        EXPECT(hg_store_set(st, "fuzz/after", "alive", 5, err, sizeof err) == 0,
+               "store fuzz: set: %s", err);
+        EXPECT(hg_store_get(st, "fuzz/after", got, sizeof got, &len, err,
+                            sizeof err) == 0 && len == 5 &&
+                   memcmp(got, "alive", 5) == 0, "store fuzz: get: %s", err);
+        EXPECT(hg_store_add(st, "fuzz/count", 3, &v, err, sizeof err) == 0 &&
+                   v == 3, "store fuzz: add: %s", err);
+        EXPECT(hg_store_barrier(st, "fuzz", 1, err, sizeof err) == 0,
+               "store fuzz: barrier: %s", err);
+        hg_store_close(st);
+    }
+    printf("store server: %d iterations, %ld frames on %ld connections, %lu "
+           "closed by the server, %.2f s\n", iters, frames, opened,
+           hg_store_server_rejected(s), fuzz_now() - t0);
+    hg_store_server_stop(s);
+    free(b);
+}
+
 int main(void)
 {
     const char *s = getenv("HG_FUZZ_SEED");
@@ -292,7 +500,10 @@ int main(void)
     int scale = k ? atoi(k) : 1;
     if (scale < 1)
         scale = 1;
+    signal(SIGPIPE, SIG_IGN);
     fuzz_idx(20000 * scale);
+    fuzz_store_parser(100000 * scale);
+    fuzz_store_server(20000 * scale);
     const char *t = getenv("TMPDIR");
     char dir[256];
     snprintf(dir, sizeof(dir), "%s/hg_test_fuzz.XXXXXX", t && *t ? t : "/tmp");

@@ -1,0 +1,913 @@
+/* tcp.c - the `tcp` backend of hg_comm.h: one TCP connection between every
+ * pair of ranks, found through the rendezvous store.
+ *
+ * Set-up (hg_comm_tcp_new), for the gen-th communicator made on this store
+ * (gen = ADD "tcp/new/<rank>", the same on every rank since all make them
+ * in the same order):
+ *   1. listen on an ephemeral port of the interface that reaches the store
+ *      (the local address of the store connection); SET
+ *      "tcp/<gen>/addr/<rank>" = "host:port";
+ *   2. connect to every lower rank j (GET its address) and send a hello:
+ *      header {HELLO, world << 32 | rank} + the job token;
+ *   3. accept the world-1-rank higher ranks; a connection whose hello is
+ *      not the token and a fresh higher rank is closed (a stray connection
+ *      to a worker's port gets nothing); each accepted one gets an ACK;
+ *   4. read the ACKs of the lower ranks (a missing one: that rank refused
+ *      us); close the listening socket.
+ * Lower ranks never wait on higher ones before accepting (the kernel's
+ * backlog holds the connects), so no order of arrival deadlocks.
+ *
+ * Every collective starts with a 16-byte header to each peer it talks to
+ * (u32 magic, u8 kind, u8 root, u16 0, u64 bytes), checked on arrival, so
+ * mismatched calls fail naming both ranks instead of mixing up streams.
+ * Transfers go through one engine: per peer a list of sends and receives,
+ * progressed together with poll() on non-blocking sockets, so buffers of
+ * any size never deadlock on full socket buffers; a peer with work pending
+ * that makes no progress for timeout_s fails the call naming it.
+ *
+ * allreduce goes in pieces of TCP_PIECE bytes; a piece of m elements is
+ * cut into world chunks, chunk r owned by rank r:
+ *   reduce-scatter  rank r receives chunk r from every rank and sums them
+ *                   in rank order ((x0 + x1) + x2) + ...;
+ *   all-gather      rank r sends its summed chunk to every rank.
+ * Each element is summed once, by one rank, in rank order: bitwise the same
+ * as shm's result on every rank.  broadcast: root sends to each rank;
+ * allgather: each to each; barrier: headers only; send/recv: a header with
+ * the byte count (a mismatch names both ranks), then the bytes.
+ *
+ * After a failure or hg_comm_abort every socket is closed: the peers' calls
+ * fail at once with "rank R closed the connection". */
+#define _GNU_SOURCE
+
+#include "comm/comm-impl.h"
+#include "comm/store-impl.h"
+#include "kernels/hg_kernels.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TCP_MAGIC 0x43544748u /* "HGTC" */
+#define TCP_HDR 16
+#define TCP_PIECE ((size_t)1 << 20) /* bytes of one allreduce piece */
+#define TCP_MAX_WORLD 4096
+#define TCP_MAX_PENDING 16 /* accepted connections not yet through hello */
+
+enum tcp_kind {
+    K_HELLO = 1,
+    K_ACK,
+    K_ALLREDUCE_F32,
+    K_ALLREDUCE_F64,
+    K_BROADCAST,
+    K_ALLGATHER,
+    K_BARRIER,
+    K_P2P,
+};
+
+static const char *kind_name(unsigned k)
+{
+    switch (k) {
+    case K_HELLO: return "hello";
+    case K_ACK: return "ack";
+    case K_ALLREDUCE_F32: return "allreduce_f32";
+    case K_ALLREDUCE_F64: return "allreduce_f64";
+    case K_BROADCAST: return "broadcast";
+    case K_ALLGATHER: return "allgather";
+    case K_BARRIER: return "barrier";
+    case K_P2P: return "send";
+    default: return "garbage";
+    }
+}
+
+struct seg {
+    unsigned char *p;
+    size_t len;
+};
+
+/* One peer's part of the current exchange. */
+struct xfer {
+    struct seg send[2], recv[2];
+    int nsend, isend, nrecv, irecv;
+    size_t soff, roff;
+    int check_hdr;              /* recv[0] is a header to check */
+    unsigned char hout[TCP_HDR]; /* the header we send */
+    unsigned char hin[TCP_HDR];  /* the one we receive */
+    unsigned char hwant[TCP_HDR];
+    double last; /* time of the last progress */
+};
+
+struct tcp_comm {
+    struct hg_comm base; /* ops, rank, world */
+    int *fd;             /* (world) -1 for self */
+    struct xfer *x;      /* (world) */
+    struct pollfd *pf;   /* (world) */
+    int *pfpeer;         /* (world) peer of pf[i] */
+    unsigned char *scratch; /* (world, chunk) allreduce staging */
+    size_t scratch_bytes;
+    double timeout_s;
+    int broken;
+    char token[HG_STORE_TOKEN_LEN + 1];
+};
+
+static const struct hg_comm_ops tcp_ops;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int ms_left(double deadline)
+{
+    double ms = (deadline - now_s()) * 1000.0;
+    if (ms <= 0)
+        return 0;
+    return ms > INT_MAX - 1 ? INT_MAX - 1 : (int)ms + 1;
+}
+
+static void put_hdr(unsigned char *b, unsigned kind, unsigned root,
+                    uint64_t bytes)
+{
+    uint32_t m = TCP_MAGIC;
+    for (int i = 0; i < 4; i++)
+        b[i] = (unsigned char)(m >> (8 * i));
+    b[4] = (unsigned char)kind;
+    b[5] = (unsigned char)root;
+    b[6] = b[7] = 0;
+    for (int i = 0; i < 8; i++)
+        b[8 + i] = (unsigned char)(bytes >> (8 * i));
+}
+
+static uint64_t hdr_bytes(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)b[8 + i] << (8 * i);
+    return v;
+}
+
+static int hdr_magic_ok(const unsigned char *b)
+{
+    return b[0] == (TCP_MAGIC & 0xff) && b[1] == ((TCP_MAGIC >> 8) & 0xff) &&
+           b[2] == ((TCP_MAGIC >> 16) & 0xff) && b[3] == (TCP_MAGIC >> 24) &&
+           b[6] == 0 && b[7] == 0;
+}
+
+static void close_all(struct tcp_comm *c)
+{
+    for (int r = 0; r < c->base.world; r++)
+        if (c->fd[r] >= 0) {
+            close(c->fd[r]);
+            c->fd[r] = -1;
+        }
+}
+
+/* Fails the handle: the peers see the connections close. */
+static int fail(struct tcp_comm *c)
+{
+    close_all(c);
+    c->broken = 1;
+    return -1;
+}
+
+static int check_usable(struct tcp_comm *c, char *err, size_t errlen)
+{
+    if (!c->broken)
+        return 0;
+    return hg_kerr(err, errlen,
+                   "tcp: rank %d: communicator unusable after an earlier "
+                   "failure or abort", c->base.rank);
+}
+
+/* ---------------------------------------------------------------- engine */
+
+static void xfer_reset(struct tcp_comm *c)
+{
+    for (int r = 0; r < c->base.world; r++) {
+        struct xfer *x = &c->x[r];
+        x->nsend = x->isend = x->nrecv = x->irecv = 0;
+        x->soff = x->roff = 0;
+        x->check_hdr = 0;
+    }
+}
+
+static void add_send(struct tcp_comm *c, int peer, const void *p, size_t len)
+{
+    struct xfer *x = &c->x[peer];
+    if (len > 0)
+        x->send[x->nsend++] = (struct seg){(unsigned char *)p, len};
+}
+
+static void add_recv(struct tcp_comm *c, int peer, void *p, size_t len)
+{
+    struct xfer *x = &c->x[peer];
+    if (len > 0)
+        x->recv[x->nrecv++] = (struct seg){p, len};
+}
+
+/* Queues the header of this call both ways with peer. */
+static void add_headers(struct tcp_comm *c, int peer, int out, int in,
+                        unsigned kind, unsigned root, uint64_t bytes_out,
+                        uint64_t bytes_in)
+{
+    struct xfer *x = &c->x[peer];
+    if (out) {
+        put_hdr(x->hout, kind, root, bytes_out);
+        add_send(c, peer, x->hout, TCP_HDR);
+    }
+    if (in) {
+        put_hdr(x->hwant, kind, root, bytes_in);
+        add_recv(c, peer, x->hin, TCP_HDR);
+        x->check_hdr = 1;
+    }
+}
+
+static int closed_err(struct tcp_comm *c, int peer, const char *what,
+                      char *err, size_t errlen)
+{
+    hg_kerr(err, errlen, "tcp: rank %d: rank %d closed the connection "
+            "(exited?) during %s", c->base.rank, peer, what);
+    return fail(c);
+}
+
+static int check_header(struct tcp_comm *c, int peer, const char *what,
+                        char *err, size_t errlen)
+{
+    struct xfer *x = &c->x[peer];
+    if (memcmp(x->hin, x->hwant, TCP_HDR) == 0)
+        return 0;
+    int me = c->base.rank;
+    if (!hdr_magic_ok(x->hin)) {
+        hg_kerr(err, errlen, "tcp: rank %d: garbage from rank %d during %s "
+                "(not a message header)", me, peer, what);
+    } else if (x->hin[4] == K_P2P && x->hwant[4] == K_P2P) {
+        hg_kerr(err, errlen, "tcp: rank %d: recv of %llu bytes from rank %d, "
+                "but rank %d sent %llu bytes", me,
+                (unsigned long long)hdr_bytes(x->hwant), peer, peer,
+                (unsigned long long)hdr_bytes(x->hin));
+    } else {
+        hg_kerr(err, errlen, "tcp: rank %d: rank %d is in %s (%llu bytes, "
+                "root %u) while rank %d is in %s (%llu bytes, root %u): "
+                "mismatched calls", me, peer, kind_name(x->hin[4]),
+                (unsigned long long)hdr_bytes(x->hin), x->hin[5], me,
+                kind_name(x->hwant[4]), (unsigned long long)hdr_bytes(x->hwant),
+                x->hwant[5]);
+    }
+    return fail(c);
+}
+
+static int pending(const struct xfer *x)
+{
+    return x->isend < x->nsend || x->irecv < x->nrecv;
+}
+
+/* Moves bytes with peer until it would block.  1: progress, 0: none,
+ * -1: failed (message set, handle failed). */
+static int pump(struct tcp_comm *c, int peer, const char *what, char *err,
+                size_t errlen)
+{
+    struct xfer *x = &c->x[peer];
+    int fd = c->fd[peer], moved = 0;
+    while (x->irecv < x->nrecv) {
+        struct seg *s = &x->recv[x->irecv];
+        ssize_t n = recv(fd, s->p + x->roff, s->len - x->roff, MSG_DONTWAIT);
+        if (n == 0)
+            return closed_err(c, peer, what, err, errlen);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            if (errno == ECONNRESET)
+                return closed_err(c, peer, what, err, errlen);
+            hg_kerr(err, errlen, "tcp: rank %d: receiving from rank %d during "
+                    "%s: %s", c->base.rank, peer, what, strerror(errno));
+            return fail(c);
+        }
+        moved = 1;
+        x->roff += (size_t)n;
+        if (x->roff == s->len) {
+            x->roff = 0;
+            if (x->irecv++ == 0 && x->check_hdr &&
+                check_header(c, peer, what, err, errlen) != 0)
+                return -1;
+        }
+    }
+    while (x->isend < x->nsend) {
+        struct seg *s = &x->send[x->isend];
+        ssize_t n = send(fd, s->p + x->soff, s->len - x->soff,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            if (errno == EPIPE || errno == ECONNRESET)
+                return closed_err(c, peer, what, err, errlen);
+            hg_kerr(err, errlen, "tcp: rank %d: sending to rank %d during %s: "
+                    "%s", c->base.rank, peer, what, strerror(errno));
+            return fail(c);
+        }
+        moved = 1;
+        x->soff += (size_t)n;
+        if (x->soff == s->len) {
+            x->soff = 0;
+            x->isend++;
+        }
+    }
+    return moved;
+}
+
+/* Runs the queued transfers to completion. */
+static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
+{
+    int world = c->base.world;
+    double now = now_s();
+    for (int r = 0; r < world; r++)
+        c->x[r].last = now;
+    for (;;) {
+        int np = 0;
+        double next = 0;
+        for (int r = 0; r < world; r++) {
+            struct xfer *x = &c->x[r];
+            if (r == c->base.rank || !pending(x))
+                continue;
+            short ev = 0;
+            if (x->irecv < x->nrecv)
+                ev |= POLLIN;
+            if (x->isend < x->nsend)
+                ev |= POLLOUT;
+            c->pf[np] = (struct pollfd){.fd = c->fd[r], .events = ev};
+            c->pfpeer[np++] = r;
+            if (np == 1 || x->last + c->timeout_s < next)
+                next = x->last + c->timeout_s;
+        }
+        if (np == 0)
+            break;
+        int n = poll(c->pf, (nfds_t)np, ms_left(next));
+        if (n < 0 && errno != EINTR) {
+            hg_kerr(err, errlen, "tcp: rank %d: poll during %s: %s",
+                    c->base.rank, what, strerror(errno));
+            return fail(c);
+        }
+        now = now_s();
+        for (int i = 0; n > 0 && i < np; i++) {
+            if (c->pf[i].revents == 0)
+                continue;
+            int r = c->pfpeer[i];
+            int m = pump(c, r, what, err, errlen);
+            if (m < 0)
+                return -1;
+            if (m > 0)
+                c->x[r].last = now;
+        }
+        /* the peers that have held us up for timeout_s */
+        char silent[256] = "";
+        size_t len = 0;
+        int nsilent = 0;
+        for (int i = 0; i < np; i++) {
+            int r = c->pfpeer[i];
+            if (!pending(&c->x[r]) || now < c->x[r].last + c->timeout_s)
+                continue;
+            nsilent++;
+            if (len + 16 < sizeof silent)
+                len += (size_t)snprintf(silent + len, sizeof silent - len,
+                                        "%s%d", len ? " " : "", r);
+        }
+        if (nsilent) {
+            hg_kerr(err, errlen, "tcp: rank %d: %s timed out after %g s "
+                    "waiting for rank%s %s", c->base.rank, what, c->timeout_s,
+                    nsilent > 1 ? "s" : "", silent);
+            return fail(c);
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- collectives */
+
+static void sum_f32(void *accv, const void *addv, size_t m)
+{
+    float *acc = accv;
+    const float *add = addv;
+    for (size_t i = 0; i < m; i++)
+        acc[i] += add[i];
+}
+
+static void sum_f64(void *accv, const void *addv, size_t m)
+{
+    double *acc = accv;
+    const double *add = addv;
+    for (size_t i = 0; i < m; i++)
+        acc[i] += add[i];
+}
+
+/* First element of chunk j of m elements cut into w chunks (m is at most
+ * a piece: no overflow). */
+static size_t chunk_at(size_t m, int j, int w)
+{
+    return m * (size_t)j / (size_t)w;
+}
+
+static int tcp_allreduce(struct hg_comm *base, void *bufv, size_t n,
+                         enum hg_comm_dtype dt, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    if (w == 1)
+        return 0;
+    size_t esz = dt == HG_COMM_F32 ? sizeof(float) : sizeof(double);
+    void (*sum)(void *, const void *, size_t) = dt == HG_COMM_F32 ? sum_f32
+                                                                   : sum_f64;
+    unsigned kind = dt == HG_COMM_F32 ? K_ALLREDUCE_F32 : K_ALLREDUCE_F64;
+    char what[96];
+    snprintf(what, sizeof what, "allreduce of %zu x %s", n,
+             dt == HG_COMM_F32 ? "f32" : "f64");
+    size_t piece = TCP_PIECE / esz;          /* elements */
+    size_t cmax = piece / (size_t)w + 1;     /* elements of the largest chunk */
+    size_t need = (size_t)w * cmax * esz;
+    if (c->scratch_bytes < need) {
+        unsigned char *s = realloc(c->scratch, need);
+        if (!s) {
+            hg_kerr(err, errlen, "tcp: rank %d: out of memory (%zu bytes)", me,
+                    need);
+            return fail(c);
+        }
+        c->scratch = s;
+        c->scratch_bytes = need;
+    }
+    unsigned char *buf = bufv;
+    size_t off = 0;
+    do { /* n == 0 still exchanges headers: every call is checked */
+        size_t m = n - off < piece ? n - off : piece;
+        unsigned char *p = buf + off * esz;
+        size_t mine = chunk_at(m, me, w), mlen = chunk_at(m, me + 1, w) - mine;
+        /* reduce-scatter: chunk j to rank j, chunk `me` from everyone */
+        xfer_reset(c);
+        for (int j = 0; j < w; j++) {
+            if (j == me)
+                continue;
+            if (off == 0)
+                add_headers(c, j, 1, 1, kind, 0, n * esz, n * esz);
+            size_t at = chunk_at(m, j, w), len = chunk_at(m, j + 1, w) - at;
+            add_send(c, j, p + at * esz, len * esz);
+            add_recv(c, j, c->scratch + (size_t)j * cmax * esz, mlen * esz);
+        }
+        if (run(c, what, err, errlen) != 0)
+            return -1;
+        /* rank order: acc = x0, then + x1, + x2, ... */
+        memcpy(c->scratch + (size_t)me * cmax * esz, p + mine * esz, mlen * esz);
+        memcpy(p + mine * esz, c->scratch, mlen * esz);
+        for (int j = 1; j < w; j++)
+            sum(p + mine * esz, c->scratch + (size_t)j * cmax * esz, mlen);
+        /* all-gather: our summed chunk to everyone, theirs from them */
+        xfer_reset(c);
+        for (int j = 0; j < w; j++) {
+            if (j == me)
+                continue;
+            size_t at = chunk_at(m, j, w), len = chunk_at(m, j + 1, w) - at;
+            add_send(c, j, p + mine * esz, mlen * esz);
+            add_recv(c, j, p + at * esz, len * esz);
+        }
+        if (run(c, what, err, errlen) != 0)
+            return -1;
+        off += m;
+    } while (off < n);
+    return 0;
+}
+
+static int tcp_broadcast(struct hg_comm *base, void *buf, size_t bytes,
+                         int root, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    if (w == 1)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
+             root);
+    xfer_reset(c);
+    if (me == root) {
+        for (int j = 0; j < w; j++)
+            if (j != me) {
+                add_headers(c, j, 1, 0, K_BROADCAST, (unsigned)root & 0xff,
+                            bytes, 0);
+                add_send(c, j, buf, bytes);
+            }
+    } else {
+        add_headers(c, root, 0, 1, K_BROADCAST, (unsigned)root & 0xff, 0, bytes);
+        add_recv(c, root, buf, bytes);
+    }
+    return run(c, what, err, errlen);
+}
+
+static int tcp_allgather(struct hg_comm *base, const void *send, void *recvv,
+                         size_t bytes, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    unsigned char *recv = recvv;
+    if (bytes > 0 && recv + (size_t)me * bytes != (const unsigned char *)send)
+        memmove(recv + (size_t)me * bytes, send, bytes);
+    if (w == 1)
+        return 0;
+    char what[96];
+    snprintf(what, sizeof what, "allgather of %zu bytes", bytes);
+    xfer_reset(c);
+    for (int j = 0; j < w; j++)
+        if (j != me) {
+            add_headers(c, j, 1, 1, K_ALLGATHER, 0, bytes, bytes);
+            add_send(c, j, recv + (size_t)me * bytes, bytes);
+            add_recv(c, j, recv + (size_t)j * bytes, bytes);
+        }
+    return run(c, what, err, errlen);
+}
+
+static int tcp_barrier(struct hg_comm *base, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (base->world == 1)
+        return 0;
+    xfer_reset(c);
+    for (int j = 0; j < base->world; j++)
+        if (j != base->rank)
+            add_headers(c, j, 1, 1, K_BARRIER, 0, 0, 0);
+    return run(c, "barrier", err, errlen);
+}
+
+static int tcp_send(struct hg_comm *base, const void *buf, size_t bytes,
+                    int peer, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    char what[96];
+    snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes, peer);
+    xfer_reset(c);
+    add_headers(c, peer, 1, 0, K_P2P, 0, bytes, 0);
+    add_send(c, peer, buf, bytes);
+    return run(c, what, err, errlen);
+}
+
+static int tcp_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
+                    char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    char what[96];
+    snprintf(what, sizeof what, "recv of %zu bytes from rank %d", bytes, peer);
+    xfer_reset(c);
+    add_headers(c, peer, 0, 1, K_P2P, 0, 0, bytes);
+    add_recv(c, peer, buf, bytes);
+    return run(c, what, err, errlen);
+}
+
+static void tcp_abort(struct hg_comm *base)
+{
+    fail((struct tcp_comm *)base);
+}
+
+static void tcp_free(struct hg_comm *base)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (!c)
+        return;
+    if (c->fd)
+        close_all(c);
+    volatile char *t = c->token; /* the secret does not linger in the heap */
+    for (size_t i = 0; i < sizeof c->token; i++)
+        t[i] = 0;
+    free(c->fd);
+    free(c->x);
+    free(c->pf);
+    free(c->pfpeer);
+    free(c->scratch);
+    free(c);
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* Blocking-with-deadline I/O on a set-up socket (non-blocking). */
+static int io_all(int fd, void *bv, size_t len, int out, double deadline)
+{
+    unsigned char *b = bv;
+    while (len > 0) {
+        ssize_t n = out ? send(fd, b, len, MSG_DONTWAIT | MSG_NOSIGNAL)
+                        : recv(fd, b, len, MSG_DONTWAIT);
+        if (n > 0) {
+            b += n;
+            len -= (size_t)n;
+            continue;
+        }
+        if (n == 0) {
+            errno = ECONNRESET;
+            return -1;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        struct pollfd p = {.fd = fd, .events = out ? POLLOUT : POLLIN};
+        int r = poll(&p, 1, ms_left(deadline));
+        if (r == 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        if (r < 0 && errno != EINTR)
+            return -1;
+    }
+    return 0;
+}
+
+static void tune(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* Connects to rank j at "host:port" and says hello. */
+static int connect_peer(struct tcp_comm *c, int j, const char *addr,
+                        double deadline, char *err, size_t errlen)
+{
+    int me = c->base.rank;
+    char host[128];
+    const char *colon = strrchr(addr, ':');
+    if (!colon || (size_t)(colon - addr) >= sizeof host || colon == addr)
+        return hg_kerr(err, errlen, "tcp: rank %d: rank %d published a bad "
+                       "address '%s'", me, j, addr);
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = '\0';
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+    struct addrinfo *ai = NULL;
+    int g = getaddrinfo(host, colon + 1, &hints, &ai);
+    if (g != 0)
+        return hg_kerr(err, errlen, "tcp: rank %d: rank %d's address '%s': %s",
+                       me, j, addr, gai_strerror(g));
+    int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    if (rc != 0 && fd >= 0 && errno == EINPROGRESS) {
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int soerr = 0;
+        socklen_t sl = sizeof soerr;
+        int r = poll(&p, 1, ms_left(deadline));
+        if (r == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 &&
+            soerr == 0)
+            rc = 0;
+        else
+            errno = r == 0 ? ETIMEDOUT : soerr;
+    }
+    unsigned char hello[TCP_HDR + HG_STORE_TOKEN_LEN];
+    put_hdr(hello, K_HELLO, 0, (uint64_t)c->base.world << 32 | (uint32_t)me);
+    memcpy(hello + TCP_HDR, c->token, HG_STORE_TOKEN_LEN);
+    if (rc != 0 || io_all(fd, hello, sizeof hello, 1, deadline) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return hg_kerr(err, errlen, "tcp: rank %d: connecting to rank %d at "
+                       "%s: %s", me, j, addr, strerror(e));
+    }
+    tune(fd);
+    c->fd[j] = fd;
+    return 0;
+}
+
+struct pend {
+    int fd;
+    size_t got;
+    unsigned char b[TCP_HDR + HG_STORE_TOKEN_LEN];
+};
+
+/* A hello read in full from an accepted connection: the rank it is from,
+ * or -1 (stray, wrong token, a rank we have, another world). */
+static int hello_rank(const struct tcp_comm *c, const unsigned char *b)
+{
+    if (!hdr_magic_ok(b) || b[4] != K_HELLO ||
+        !hg_store_token_equal((const char *)b + TCP_HDR, c->token))
+        return -1;
+    uint64_t v = hdr_bytes(b);
+    int64_t r = (int64_t)(v & 0xffffffffu);
+    if ((v >> 32) != (uint64_t)c->base.world || r <= c->base.rank ||
+        r >= c->base.world || c->fd[r] >= 0)
+        return -1;
+    return (int)r;
+}
+
+/* Accepts the higher ranks on lfd until all have said hello. */
+static int accept_peers(struct tcp_comm *c, int lfd, double deadline,
+                        char *err, size_t errlen)
+{
+    int me = c->base.rank, world = c->base.world, left = world - 1 - me;
+    struct pend pend[TCP_MAX_PENDING];
+    int np = 0, rc = 0;
+    struct pollfd pf[TCP_MAX_PENDING + 1];
+    while (left > 0) {
+        pf[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
+        for (int i = 0; i < np; i++)
+            pf[i + 1] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
+        int n = poll(pf, (nfds_t)np + 1, ms_left(deadline));
+        if (n < 0 && errno != EINTR) {
+            rc = hg_kerr(err, errlen, "tcp: rank %d: poll: %s", me,
+                         strerror(errno));
+            break;
+        }
+        if (n == 0) {
+            char missing[256] = "";
+            size_t len = 0;
+            for (int r = me + 1; r < world && len + 16 < sizeof missing; r++)
+                if (c->fd[r] < 0)
+                    len += (size_t)snprintf(missing + len, sizeof missing - len,
+                                            "%s%d", len ? " " : "", r);
+            rc = hg_kerr(err, errlen, "tcp: rank %d: timed out after %g s "
+                         "waiting for ranks to connect: %s", me, c->timeout_s,
+                         missing);
+            break;
+        }
+        /* hellos first: pend[] shrinks, then new ones are appended */
+        for (int i = np - 1; i >= 0; i--) {
+            if (pf[i + 1].revents == 0)
+                continue;
+            struct pend *p = &pend[i];
+            ssize_t k = recv(p->fd, p->b + p->got, sizeof p->b - p->got,
+                             MSG_DONTWAIT);
+            if (k < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;
+            int r = -1;
+            if (k > 0 && (p->got += (size_t)k) < sizeof p->b)
+                continue;
+            if (k > 0)
+                r = hello_rank(c, p->b);
+            unsigned char ack[TCP_HDR];
+            put_hdr(ack, K_ACK, 0, (uint64_t)me);
+            if (r >= 0 && io_all(p->fd, ack, sizeof ack, 1, deadline) == 0) {
+                tune(p->fd);
+                c->fd[r] = p->fd;
+                left--;
+            } else {
+                close(p->fd); /* a stray: it learns nothing */
+            }
+            pend[i] = pend[--np];
+        }
+        if (pf[0].revents & POLLIN) {
+            int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd >= 0) {
+                if (np == TCP_MAX_PENDING) { /* the oldest stray goes */
+                    close(pend[0].fd);
+                    pend[0] = pend[--np];
+                }
+                pend[np++] = (struct pend){.fd = fd, .got = 0};
+            }
+        }
+    }
+    for (int i = 0; i < np; i++)
+        close(pend[i].fd);
+    return rc;
+}
+
+int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
+                    int world, double timeout_s, char *err, size_t errlen)
+{
+    *cp = NULL;
+    if (world < 1 || world > TCP_MAX_WORLD)
+        return hg_kerr(err, errlen, "tcp: world %d outside 1..%d", world,
+                       TCP_MAX_WORLD);
+    if (rank < 0 || rank >= world)
+        return hg_kerr(err, errlen, "tcp: rank %d outside 0..%d", rank,
+                       world - 1);
+    if (!(timeout_s > 0))
+        return hg_kerr(err, errlen, "tcp: rank %d: timeout %g s is not positive",
+                       rank, timeout_s);
+    struct tcp_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return hg_kerr(err, errlen, "tcp: rank %d: out of memory", rank);
+    c->base = (struct hg_comm){.ops = &tcp_ops, .rank = rank, .world = world};
+    c->timeout_s = timeout_s;
+    c->fd = malloc((size_t)world * sizeof *c->fd);
+    c->x = calloc((size_t)world, sizeof *c->x);
+    c->pf = calloc((size_t)world, sizeof *c->pf);
+    c->pfpeer = calloc((size_t)world, sizeof *c->pfpeer);
+    if (!c->fd || !c->x || !c->pf || !c->pfpeer) {
+        tcp_free(&c->base);
+        return hg_kerr(err, errlen, "tcp: rank %d: out of memory", rank);
+    }
+    for (int r = 0; r < world; r++)
+        c->fd[r] = -1;
+    if (world == 1) {
+        *cp = &c->base;
+        return 0;
+    }
+    if (!st) {
+        tcp_free(&c->base);
+        return hg_kerr(err, errlen, "tcp: rank %d: no store", rank);
+    }
+    memcpy(c->token, hg_store_token_of(st), HG_STORE_TOKEN_LEN + 1);
+
+    int lfd = -1, rc = -1;
+    int64_t gen;
+    char key[64];
+    snprintf(key, sizeof key, "tcp/new/%d", rank);
+    if (hg_store_add(st, key, 1, &gen, err, errlen) != 0)
+        goto out;
+    /* listen where the store connection leaves this host */
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    if (hg_store_local_addr(st, &ss, &sslen, err, errlen) != 0)
+        goto out;
+    if (ss.ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+    else
+        ((struct sockaddr_in *)&ss)->sin_port = 0;
+    lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&ss, sslen) != 0 ||
+        listen(lfd, world + TCP_MAX_PENDING) != 0 ||
+        getsockname(lfd, (struct sockaddr *)&ss, &sslen) != 0) {
+        hg_kerr(err, errlen, "tcp: rank %d: listening: %s", rank,
+                strerror(errno));
+        goto out;
+    }
+    char host[NI_MAXHOST], port[NI_MAXSERV], addr[NI_MAXHOST + NI_MAXSERV + 2];
+    int g = getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof host, port,
+                        sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
+    if (g != 0) {
+        hg_kerr(err, errlen, "tcp: rank %d: getnameinfo: %s", rank,
+                gai_strerror(g));
+        goto out;
+    }
+    snprintf(addr, sizeof addr, "%s:%s", host, port);
+    snprintf(key, sizeof key, "tcp/%lld/addr/%d", (long long)gen, rank);
+    if (hg_store_set(st, key, addr, strlen(addr), err, errlen) != 0)
+        goto out;
+
+    double deadline = now_s() + timeout_s;
+    for (int j = 0; j < rank; j++) {
+        char peer[sizeof addr];
+        size_t len;
+        snprintf(key, sizeof key, "tcp/%lld/addr/%d", (long long)gen, j);
+        if (hg_store_get(st, key, peer, sizeof peer - 1, &len, err, errlen) != 0)
+            goto out;
+        peer[len < sizeof peer ? len : sizeof peer - 1] = '\0';
+        if (connect_peer(c, j, peer, deadline, err, errlen) != 0)
+            goto out;
+    }
+    if (accept_peers(c, lfd, deadline, err, errlen) != 0)
+        goto out;
+    for (int j = 0; j < rank; j++) {
+        unsigned char ack[TCP_HDR];
+        const char *why = NULL;
+        if (io_all(c->fd[j], ack, sizeof ack, 0, now_s() + timeout_s) != 0)
+            why = errno == ETIMEDOUT ? "no answer" : "it closed the connection";
+        else if (!hdr_magic_ok(ack) || ack[4] != K_ACK ||
+                 hdr_bytes(ack) != (uint64_t)j)
+            why = "a bad answer";
+        if (why) {
+            hg_kerr(err, errlen, "tcp: rank %d: rank %d did not accept the "
+                    "connection (%s; a different job token or world?)", rank, j,
+                    why);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (lfd >= 0)
+        close(lfd);
+    if (rc != 0) {
+        tcp_free(&c->base);
+        return -1;
+    }
+    *cp = &c->base;
+    return 0;
+}
+
+static const struct hg_comm_ops tcp_ops = {
+    .name = "tcp",
+    .allreduce = tcp_allreduce,
+    .broadcast = tcp_broadcast,
+    .allgather = tcp_allgather,
+    .barrier = tcp_barrier,
+    .send = tcp_send,
+    .recv = tcp_recv,
+    .abort = tcp_abort,
+    .free = tcp_free,
+};
