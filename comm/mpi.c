@@ -326,6 +326,8 @@ static int mpi_allgather(struct hg_comm *base, const void *sendv, void *recvv,
     struct mpi_comm *c = (struct mpi_comm *)base;
     if (check_usable(c, err, errlen) != 0)
         return -1;
+    if (bytes == 0)
+        return 0;
     const char *send = sendv;
     char *recv = recvv;
     int in_place = send == recv + (size_t)base->rank * bytes;

@@ -503,11 +503,11 @@ static int shm_allgather(struct hg_comm *base, const void *sendv, void *recvv,
     if (check_usable(c, err, errlen) != 0)
         return -1;
     int world = c->g.world, me = c->rank;
+    if (bytes == 0)
+        return 0;
     const char *send = sendv;
     char *recv = recvv;
     char *mine = recv + (size_t)me * bytes;
-    if (bytes == 0)
-        return 0;
     if (world == 1) {
         if (mine != send)
             memmove(mine, send, bytes);
