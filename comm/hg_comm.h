@@ -153,14 +153,18 @@ int hg_store_barrier(struct hg_store *st, const char *name, int world,
  * after timeout_s naming the peer. */
 int hg_comm_tcp_new(struct hg_comm **c, struct hg_store *st, int rank,
                     int world, double timeout_s, char *err, size_t errlen);
-/* nccl: rank 0 makes the unique id and publishes it in the store; the
- * caller has selected the device.  Returns -1 with a message when the
+/* nccl: rank 0 makes the unique id and publishes it in the store (key
+ * "nccl/id"); the caller has selected the device; every buffer is device
+ * memory; st must outlive the handle (abort is told through it).  Returns -1 with a message when the
  * build has no NCCL (hg_comm_have_nccl() == 0). */
 int hg_comm_have_nccl(void);
 int hg_comm_nccl_new(struct hg_comm **c, struct hg_store *st, int rank,
                      int world, double timeout_s, char *err, size_t errlen);
 /* mpi: MPI_Init (if not yet) and MPI_COMM_WORLD; rank and world come from
- * MPI.  -1 with a message when built without MPI. */
+ * MPI.  -1 with a message when built without MPI.  Every wait gives up
+ * after HG_COMM_TIMEOUT_S seconds (environment, read here; default 300);
+ * allreduce is the same rank-order sum as shm's; abort is MPI_Abort (ends
+ * the whole job).  See comm/mpi.c. */
 int hg_comm_have_mpi(void);
 int hg_comm_mpi_new(struct hg_comm **c, char *err, size_t errlen);
 

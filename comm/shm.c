@@ -6,6 +6,8 @@
  *     struct shm_hdr              barrier counters, one struct shm_slot per rank
  *     stage[world][2][half]       each rank's copy of the current piece
  *     result[2][half]             the reduced piece, chunk r written by rank r
+ *     struct shm_mbox[world][world]  point to point: counters, [src][dst]
+ *     slot[world][world][2][pslot]   point to point: data, [src][dst]
  *
  * Every collective goes in pieces of at most `half` bytes; successive pieces
  * alternate between the two halves, so a piece can be written while the
@@ -21,6 +23,21 @@
  *   3. every rank copies the whole result piece back (all-gather).
  * broadcast: root copies a piece into stage[root]; barrier; the others copy
  * it out.
+ * allgather: every rank copies a piece of its buffer into stage[rank];
+ * barrier; every rank copies every other rank's piece out.
+ *
+ * send/recv never touch the staging area nor the barrier, so they mix with
+ * collectives freely.  Each (sender, receiver) pair has its own mailbox: two
+ * slots of pslot bytes (pslot = 8 MiB / (2 world^2), between 64 bytes and
+ * `half`) and two counters, pieces written (by the sender only) and pieces
+ * taken (by the receiver only).  The sender waits for a free slot, copies,
+ * records the message's size and publishes; the receiver waits for a piece,
+ * checks the size on a message's first piece (a mismatch fails naming both
+ * ranks), copies out and frees the slot.  A message that fits in the two
+ * slots of an empty mailbox is buffered (send returns before the matching
+ * recv); a larger one waits for the receiver, as MPI_Send may: in a ring of
+ * large messages even ranks send first and odd ranks receive first.
+ * Waits have the same deadline, dead flags and exit check as the barrier.
  *
  * Barrier: a counter and a generation in the segment (sense reversal by
  * generation number), C11 atomics, spin then sched_yield then nanosleep,
@@ -58,6 +75,7 @@ static_assert(ATOMIC_INT_LOCK_FREE == 2,
 #define SHM_MIN_BYTES 4096
 #define SHM_MAX_WORLD 1024
 #define SHM_CHUNK_ALIGN 64 /* elements: chunk boundaries on cache lines */
+#define P2P_BUDGET (8u << 20) /* bytes of point-to-point slots, all pairs */
 
 struct shm_slot {
     alignas(64) atomic_uint arrived; /* number of the last barrier entered */
@@ -65,6 +83,14 @@ struct shm_slot {
                                         stopped this one (itself: aborted) */
     atomic_int joined;
     atomic_int pid;                  /* 0 until joined */
+};
+
+/* One per (sender, receiver) pair.  Single producer, single consumer: only
+ * the sender advances `written`, only the receiver `taken`. */
+struct shm_mbox {
+    alignas(64) atomic_uint written; /* pieces published by the sender */
+    atomic_uint taken;               /* pieces copied out by the receiver */
+    uint64_t total[2];               /* per slot: the message's size */
 };
 
 struct shm_hdr {
@@ -80,6 +106,9 @@ struct hg_comm_shm_group {
     size_t map_bytes;
     size_t data_off; /* stage[0] */
     size_t half;     /* bytes of one piece */
+    size_t mbox_off; /* struct shm_mbox [world][world] */
+    size_t p2p_off;  /* slot[world][world][2][pslot] */
+    size_t pslot;    /* bytes of one point-to-point slot */
     int world;
     double timeout_s;
 };
@@ -114,9 +143,20 @@ int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
     size_t half = (max_bytes / 2) & ~(size_t)63;
     size_t hdr = sizeof(struct shm_hdr) + (size_t)world * sizeof(struct shm_slot);
     size_t data_off = (hdr + 4095) & ~(size_t)4095;
-    if (half > (SIZE_MAX - data_off) / 2 / ((size_t)world + 1))
+    /* the point-to-point part stays below 1 GiB (world <= 1024) */
+    if (half > (SIZE_MAX - data_off - ((size_t)1 << 30)) / 2 / ((size_t)world + 1))
         return hg_kerr(err, errlen, "shm: segment size overflows");
-    size_t map_bytes = data_off + ((size_t)world + 1) * 2 * half;
+    size_t mbox_off = data_off + ((size_t)world + 1) * 2 * half;
+    /* point to point: about P2P_BUDGET in all, at most `half` a slot */
+    size_t pairs = (size_t)world * (size_t)world;
+    size_t pslot = (P2P_BUDGET / (2 * pairs)) & ~(size_t)63;
+    if (pslot < 64)
+        pslot = 64;
+    if (pslot > half)
+        pslot = half;
+    size_t p2p_off = mbox_off + pairs * sizeof(struct shm_mbox);
+    p2p_off = (p2p_off + 4095) & ~(size_t)4095;
+    size_t map_bytes = p2p_off + pairs * 2 * pslot;
 
     char name[64];
     int fd = -1;
@@ -161,6 +201,11 @@ int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
     h->world = world;
     atomic_init(&h->count, 0);
     atomic_init(&h->gen, 0);
+    struct shm_mbox *mb = (struct shm_mbox *)((char *)p + mbox_off);
+    for (size_t i = 0; i < pairs; i++) {
+        atomic_init(&mb[i].written, 0);
+        atomic_init(&mb[i].taken, 0);
+    }
     for (int r = 0; r < world; r++) {
         atomic_init(&h->slots[r].arrived, 0);
         atomic_init(&h->slots[r].dead, 0);
@@ -174,6 +219,8 @@ int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
     }
     *g = (struct hg_comm_shm_group){.hdr = h, .map_bytes = map_bytes,
                                     .data_off = data_off, .half = half,
+                                    .mbox_off = mbox_off, .p2p_off = p2p_off,
+                                    .pslot = pslot,
                                     .world = world, .timeout_s = timeout_s};
     *gp = g;
     return 0;
@@ -470,31 +517,176 @@ static int shm_broadcast(struct hg_comm *base, void *bufv, size_t bytes,
     return 0;
 }
 
-static int shm_allgather(struct hg_comm *base, const void *send, void *recv,
+/* allgather: piece by piece through the staging halves, like broadcast
+ * with every rank a root at once. */
+static int shm_allgather(struct hg_comm *base, const void *sendv, void *recvv,
                          size_t bytes, char *err, size_t errlen)
 {
-    (void)send, (void)recv, (void)bytes;
     struct shm_comm *c = (struct shm_comm *)base;
-    hg_kerr(err, errlen, "shm: rank %d: allgather not built yet", c->rank);
-    return fail(c);
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int world = c->g.world, me = c->rank;
+    if (bytes == 0)
+        return 0;
+    const char *send = sendv;
+    char *recv = recvv;
+    char *mine = recv + (size_t)me * bytes;
+    if (world == 1) {
+        if (mine != send)
+            memmove(mine, send, bytes);
+        return 0;
+    }
+    for (size_t off = 0; off < bytes; off += c->g.half) {
+        size_t m = bytes - off < c->g.half ? bytes - off : c->g.half;
+        unsigned hx = c->npiece++ & 1;
+        memcpy(stage(c, me, hx), send + off, m);
+        if (barrier(c, err, errlen) != 0)
+            return -1;
+        for (int r = 0; r < world; r++)
+            if (r != me)
+                memcpy(recv + (size_t)r * bytes + off, stage(c, r, hx), m);
+    }
+    /* last: send may be recv + me*bytes, whose pieces were read above */
+    if (mine != send)
+        memmove(mine, send, bytes);
+    return 0;
 }
 
-static int shm_send(struct hg_comm *base, const void *buf, size_t bytes,
+/* ------------------------------------------------------- point to point */
+
+static struct shm_mbox *mbox(const struct shm_comm *c, int src, int dst)
+{
+    return (struct shm_mbox *)((char *)c->g.hdr + c->g.mbox_off) +
+           (size_t)src * (size_t)c->g.world + (size_t)dst;
+}
+
+static char *mbox_slot(const struct shm_comm *c, int src, int dst,
+                       unsigned slot)
+{
+    size_t pair = (size_t)src * (size_t)c->g.world + (size_t)dst;
+    return (char *)c->g.hdr + c->g.p2p_off + (pair * 2 + slot) * c->g.pslot;
+}
+
+/* Waits until *word reaches target (counters wrap), failing at the deadline,
+ * when any rank is marked dead, or when `peer` has exited.  `op` and
+ * `bytes` only go into the messages. */
+static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
+                      int peer, const char *op, size_t bytes, char *err,
+                      size_t errlen)
+{
+    struct shm_hdr *h = c->g.hdr;
+    double start = 0, deadline = 0;
+    for (unsigned long it = 0;; it++) {
+        if ((int)(atomic_load_explicit(word, memory_order_acquire) - target) >= 0)
+            return 0;
+        if (it < 256) {
+            cpu_relax();
+            continue;
+        }
+        for (int r = 0; r < c->g.world; r++)
+            if (atomic_load_explicit(&h->slots[r].dead, memory_order_acquire)) {
+                hg_kerr(err, errlen, "shm: rank %d in %s of %zu bytes %s rank "
+                        "%d: rank %d aborted", c->rank, op, bytes,
+                        op[0] == 's' ? "to" : "from", peer, r);
+                return fail(c);
+            }
+        if (it == 256) {
+            start = now_s();
+            deadline = start + c->g.timeout_s;
+        }
+        if (it < 4096) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, 50000}; /* 50 us */
+            nanosleep(&ts, NULL);
+            int pid = atomic_load_explicit(&h->slots[peer].pid,
+                                           memory_order_relaxed);
+            /* look again after the exit: the peer may have written its last
+             * piece just before it went */
+            if ((it & 15) == 0 && pid > 0 && kill(pid, 0) != 0 &&
+                errno == ESRCH &&
+                (int)(atomic_load_explicit(word, memory_order_acquire) -
+                      target) < 0) {
+                hg_kerr(err, errlen, "shm: rank %d in %s of %zu bytes %s rank "
+                        "%d: rank %d (pid %d) has exited", c->rank, op, bytes,
+                        op[0] == 's' ? "to" : "from", peer, peer, pid);
+                return fail(c);
+            }
+        }
+        if ((it & 15) == 0 && now_s() > deadline) {
+            hg_kerr(err, errlen, "shm: rank %d waited %.3g s in %s of %zu bytes "
+                    "%s rank %d; rank %d did not %s", c->rank, now_s() - start,
+                    op, bytes, op[0] == 's' ? "to" : "from", peer, peer,
+                    op[0] == 's' ? "receive" : "send");
+            return fail(c);
+        }
+    }
+}
+
+/* A message is max(1, ceil(bytes / pslot)) pieces (an empty one too, so
+ * that its size is checked and the order kept); two slots per pair, so the
+ * sender writes piece k+1 while the receiver copies piece k.  A message
+ * that fits in two slots is buffered: send returns before the receive. */
+static size_t npieces(const struct shm_comm *c, size_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + c->g.pslot - 1) / c->g.pslot;
+}
+
+static int shm_send(struct hg_comm *base, const void *bufv, size_t bytes,
                     int peer, char *err, size_t errlen)
 {
-    (void)buf, (void)bytes, (void)peer;
     struct shm_comm *c = (struct shm_comm *)base;
-    hg_kerr(err, errlen, "shm: rank %d: send not built yet", c->rank);
-    return fail(c);
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    struct shm_mbox *mb = mbox(c, c->rank, peer);
+    const char *buf = bufv;
+    /* only this rank writes `written`: its own count is the truth */
+    unsigned w = atomic_load_explicit(&mb->written, memory_order_relaxed);
+    size_t np = npieces(c, bytes);
+    for (size_t k = 0; k < np; k++, w++) {
+        if (wait_reach(c, &mb->taken, w - 1, peer, "send", bytes, err,
+                       errlen) != 0)
+            return -1;
+        size_t off = k * c->g.pslot;
+        size_t m = bytes - off < c->g.pslot ? bytes - off : c->g.pslot;
+        if (bytes == 0)
+            m = 0;
+        memcpy(mbox_slot(c, c->rank, peer, w & 1), buf + off, m);
+        mb->total[w & 1] = bytes;
+        atomic_store_explicit(&mb->written, w + 1, memory_order_release);
+    }
+    return 0;
 }
 
-static int shm_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
+static int shm_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
                     char *err, size_t errlen)
 {
-    (void)buf, (void)bytes, (void)peer;
     struct shm_comm *c = (struct shm_comm *)base;
-    hg_kerr(err, errlen, "shm: rank %d: recv not built yet", c->rank);
-    return fail(c);
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    struct shm_mbox *mb = mbox(c, peer, c->rank);
+    char *buf = bufv;
+    unsigned t = atomic_load_explicit(&mb->taken, memory_order_relaxed);
+    size_t np = npieces(c, bytes);
+    for (size_t k = 0; k < np; k++, t++) {
+        if (wait_reach(c, &mb->written, t + 1, peer, "recv", bytes, err,
+                       errlen) != 0)
+            return -1;
+        if (k == 0 && mb->total[t & 1] != bytes) {
+            /* leave the message there: the handle is broken anyway */
+            hg_kerr(err, errlen, "shm: rank %d: recv of %zu bytes from rank %d, "
+                    "which sent %llu bytes (sizes must agree)", c->rank, bytes,
+                    peer, (unsigned long long)mb->total[t & 1]);
+            return fail(c);
+        }
+        size_t off = k * c->g.pslot;
+        size_t m = bytes - off < c->g.pslot ? bytes - off : c->g.pslot;
+        if (bytes == 0)
+            m = 0;
+        memcpy(buf + off, mbox_slot(c, peer, c->rank, t & 1), m);
+        atomic_store_explicit(&mb->taken, t + 1, memory_order_release);
+    }
+    return 0;
 }
 
 static const struct hg_comm_ops shm_ops = {

@@ -1,8 +1,10 @@
 /* test_comm.c - the shm backend of comm/: allreduce (f32, f64) bitwise
- * against a rank-order sum computed in the parent, broadcast, barriers,
- * pieces larger than the staging area, timeouts naming the missing rank,
- * abort naming the dead rank, a rank that exits noticed by its pid,
- * nothing left in /dev/shm. */
+ * against a rank-order sum computed in the parent, broadcast, allgather
+ * (aliased and not), send/recv in a ring and mixed with collectives,
+ * barriers, pieces larger than the staging area, timeouts naming the
+ * missing rank, abort naming the dead rank, a rank that exits noticed by
+ * its pid, a send/recv size mismatch naming both ranks, nothing left in
+ * /dev/shm. */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
@@ -173,6 +175,136 @@ static int worker_collectives(struct hg_comm *c, struct job *job)
     return failures ? 1 : 0;
 }
 
+/* A byte pattern that names its rank, its message and its offset. */
+static unsigned char pat(int rank, int msg, size_t i)
+{
+    return (unsigned char)(i * 131 + (size_t)rank * 29 + (size_t)msg * 7 + 1);
+}
+
+static size_t count_bad(const unsigned char *b, size_t n, int rank, int msg)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += b[i] != pat(rank, msg, i);
+    return bad;
+}
+
+/* Several messages' worth: 0 bytes, small, and more than the staging area
+ * (and than a point-to-point slot) in odd sizes. */
+static const size_t gsizes[] = {0, 1, 1000, (3u << 20) + 5};
+#define NGSIZES (sizeof gsizes / sizeof gsizes[0])
+
+static int worker_gather_p2p(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[256];
+    for (size_t s = 0; s < NGSIZES; s++) {
+        size_t n = gsizes[s];
+        /* allgather from a separate buffer, then in place */
+        unsigned char *send = malloc(n + 1), *recv = malloc((size_t)world * n + 1);
+        REQUIRE(send && recv, "malloc");
+        for (size_t i = 0; i < n; i++)
+            send[i] = pat(me, (int)s, i);
+        memset(recv, 0xee, (size_t)world * n);
+        int rc = hg_comm_allgather(c, send, recv, n, err, sizeof err);
+        REQUIRE(rc == 0, "rank %d allgather %zu: %s", me, n, err);
+        for (int r = 0; r < world; r++) {
+            size_t bad = count_bad(recv + (size_t)r * n, n, r, (int)s);
+            EXPECT(bad == 0, "world %d rank %d: allgather of %zu: %zu bytes "
+                   "of rank %d's wrong", world, me, n, bad, r);
+        }
+        memset(recv, 0xee, (size_t)world * n);
+        memcpy(recv + (size_t)me * n, send, n);
+        rc = hg_comm_allgather(c, recv + (size_t)me * n, recv, n, err, sizeof err);
+        REQUIRE(rc == 0, "rank %d allgather in place %zu: %s", me, n, err);
+        for (int r = 0; r < world; r++) {
+            size_t bad = count_bad(recv + (size_t)r * n, n, r, (int)s);
+            EXPECT(bad == 0, "world %d rank %d: in-place allgather of %zu: %zu "
+                   "bytes of rank %d's wrong", world, me, n, bad, r);
+        }
+
+        if (world == 1) {
+            free(send);
+            free(recv);
+            continue;
+        }
+        /* ring: to the right, from the left; large messages wait for the
+         * receiver, so even ranks send first and odd ranks receive first
+         * (an odd world's last even rank unblocks once rank 0 receives) */
+        int right = (me + 1) % world, left = (me + world - 1) % world;
+        memset(recv, 0xee, n);
+        for (int step = 0; step < 2; step++) {
+            if ((step == 0) == (me % 2 == 0)) {
+                rc = hg_comm_send(c, send, n, right, err, sizeof err);
+                REQUIRE(rc == 0, "rank %d send %zu to %d: %s", me, n, right, err);
+            } else {
+                rc = hg_comm_recv(c, recv, n, left, err, sizeof err);
+                REQUIRE(rc == 0, "rank %d recv %zu from %d: %s", me, n, left, err);
+            }
+        }
+        size_t bad = count_bad(recv, n, left, (int)s);
+        EXPECT(bad == 0, "world %d rank %d: ring recv of %zu from %d: %zu bytes "
+               "wrong", world, me, n, left, bad);
+        free(send);
+        free(recv);
+    }
+    if (world == 1)
+        return failures ? 1 : 0;
+
+    /* small messages stay buffered: every rank sends first, then a
+     * collective runs while they wait, then two messages from the left
+     * arrive in order */
+    int right = (me + 1) % world, left = (me + world - 1) % world;
+    unsigned char a[100], b[7], in[100];
+    for (size_t i = 0; i < sizeof a; i++)
+        a[i] = pat(me, 100, i);
+    for (size_t i = 0; i < sizeof b; i++)
+        b[i] = pat(me, 101, i);
+    REQUIRE(hg_comm_send(c, a, sizeof a, right, err, sizeof err) == 0,
+            "rank %d send: %s", me, err);
+    REQUIRE(hg_comm_send(c, b, sizeof b, right, err, sizeof err) == 0,
+            "rank %d send: %s", me, err);
+    double x[1000];
+    for (int i = 0; i < 1000; i++)
+        x[i] = value(me, (size_t)i);
+    REQUIRE(hg_comm_allreduce_f64(c, x, 1000, err, sizeof err) == 0,
+            "rank %d allreduce between send and recv: %s", me, err);
+    for (int i = 0; i < 1000; i++) {
+        double want = value(0, (size_t)i);
+        for (int r = 1; r < world; r++)
+            want += value(r, (size_t)i);
+        if (memcmp(&x[i], &want, sizeof want) != 0) {
+            EXPECT(0, "rank %d: allreduce next to p2p: element %d differs", me, i);
+            break;
+        }
+    }
+    REQUIRE(hg_comm_recv(c, in, sizeof a, left, err, sizeof err) == 0,
+            "rank %d recv: %s", me, err);
+    EXPECT(count_bad(in, sizeof a, left, 100) == 0, "rank %d: first message", me);
+    REQUIRE(hg_comm_recv(c, in, sizeof b, left, err, sizeof err) == 0,
+            "rank %d recv: %s", me, err);
+    EXPECT(count_bad(in, sizeof b, left, 101) == 0, "rank %d: second message", me);
+    REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
+            err);
+    return failures ? 1 : 0;
+}
+
+static void test_gather_p2p(int world)
+{
+    char err[256];
+    struct hg_comm_shm_group *g;
+    struct job job = {.world = world};
+    REQUIRE(hg_comm_shm_create(&g, world, STAGE_BYTES, 30.0, err, sizeof err) == 0,
+            "create: %s", err);
+    double t0 = now_s();
+    int bad = run_world(g, world, worker_gather_p2p, &job);
+    EXPECT(bad == 0, "world %d: %d workers failed", world, bad);
+    printf("world %d: allgather, send/recv %s (%.2f s)\n", world,
+           bad ? "FAILED" : "ok", now_s() - t0);
+    hg_comm_shm_group_free(g);
+}
+
 static void test_collectives(int world)
 {
     struct job job = {.world = world};
@@ -283,6 +415,73 @@ static int worker_exit(struct hg_comm *c, struct job *job)
     return failures ? 1 : 0;
 }
 
+static int worker_mismatch(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    unsigned char b[100] = {0};
+    if (hg_comm_rank(c) == 0) {
+        /* buffered: returns; the next call learns of rank 1's failure */
+        int rc = hg_comm_send(c, b, 100, 1, err, sizeof err);
+        EXPECT(rc == 0, "rank 0 send: %s", err);
+        rc = hg_comm_barrier(c, err, sizeof err);
+        EXPECT(rc == -1 && strstr(err, "rank 1 aborted"), "rank 0 got: %d %s",
+               rc, err);
+        return failures ? 1 : 0;
+    }
+    int rc = hg_comm_recv(c, b, 64, 0, err, sizeof err);
+    EXPECT(rc == -1, "recv of 64 bytes of a 100-byte message returned %d", rc);
+    EXPECT(strstr(err, "rank 1") && strstr(err, "from rank 0") &&
+               strstr(err, "64") && strstr(err, "100"), "rank 1 got: %s", err);
+    printf("mismatch: %s\n", err);
+    return failures ? 1 : 0;
+}
+
+static int worker_p2p_timeout(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    unsigned char b[10];
+    if (hg_comm_rank(c) == 1) {
+        struct timespec ts = {1, 0}; /* never sends */
+        nanosleep(&ts, NULL);
+        int rc = hg_comm_barrier(c, err, sizeof err);
+        EXPECT(rc == -1 && strstr(err, "rank 0 aborted"), "rank 1 got: %d %s",
+               rc, err);
+        return failures ? 1 : 0;
+    }
+    double t0 = now_s();
+    int rc = hg_comm_recv(c, b, sizeof b, 1, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1 && strstr(err, "rank 1 did not send"), "rank 0 got: %d %s",
+           rc, err);
+    EXPECT(dt >= 0.45 && dt < 1.5, "rank 0 gave up after %.2f s (timeout 0.5)",
+           dt);
+    printf("recv timeout: rank 0 after %.2f s: %s\n", dt, err);
+    return failures ? 1 : 0;
+}
+
+static int worker_p2p_exit(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    char err[256] = "";
+    if (hg_comm_rank(c) == 1)
+        return 0; /* gone without sending */
+    /* larger than the two slots: the send waits for a receiver */
+    size_t n = 64u << 10;
+    unsigned char *b = calloc(1, n);
+    REQUIRE(b, "calloc");
+    double t0 = now_s();
+    int rc = hg_comm_send(c, b, n, 1, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1 && strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
+           "rank 0 got: %d %s", rc, err);
+    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    printf("send to an exited rank: rank 0 after %.2f s: %s\n", dt, err);
+    free(b);
+    return failures ? 1 : 0;
+}
+
 static void test_failure(const char *what, worker_fn *fn, double timeout_s)
 {
     char err[256];
@@ -325,9 +524,14 @@ int main(void)
     test_errors();
     for (int world = 1; world <= 4; world++)
         test_collectives(world);
+    for (int world = 1; world <= 4; world++)
+        test_gather_p2p(world);
     test_failure("timeout", worker_timeout, 0.5);
     test_failure("abort", worker_abort, 10.0);
     test_failure("exit", worker_exit, 10.0);
+    test_failure("mismatch", worker_mismatch, 10.0);
+    test_failure("recv timeout", worker_p2p_timeout, 0.5);
+    test_failure("send to an exited rank", worker_p2p_exit, 10.0);
     EXPECT(count_ours() == before, "/dev/shm hgcomm.* entries: %d before, %d after",
            before, count_ours());
     printf("%s\n", failures ? "FAIL" : "PASS");

@@ -1,0 +1,471 @@
+/* mpi.c - the `mpi` backend of hg_comm.h: ranks started by mpirun, one
+ * duplicate of MPI_COMM_WORLD per handle.  Without MPI (configure found no
+ * mpicc) hg_comm_have_mpi() is 0 and hg_comm_mpi_new fails with a message.
+ *
+ * allreduce is deterministic like shm's, bitwise the same: element i is
+ * ((x0[i] + x1[i]) + x2[i]) + ... in rank order.  MPI_Allreduce promises no
+ * order, so it is done by hand, in pieces of at most PIECE elements, each
+ * cut into world chunks: an all-to-all gives rank r chunk r of every rank;
+ * rank r sums them in rank order; an all-gather puts the sums everywhere.
+ *
+ * Errors: the duplicate has MPI_ERRORS_RETURN, every MPI error becomes a
+ * message (MPI_Error_string) naming the rank and the call.  (MPI_Init and
+ * MPI_Comm_dup run under MPI_COMM_WORLD's handler, fatal by default.)
+ *
+ * Timeouts: MPI has none.  Every operation is nonblocking (MPI_Ialltoallv,
+ * MPI_Iallgather(v), MPI_Ibcast, MPI_Ibarrier, MPI_Isend; recv polls
+ * MPI_Improbe) and polled with MPI_Test until a deadline: HG_COMM_TIMEOUT_S
+ * seconds from the environment when the handle is made, else 300.  The
+ * limits: a collective that times out cannot say which rank is late (MPI
+ * does not tell), and its request cannot be cancelled, so the handle is
+ * only marked broken and MPI's own state is left as it is; a rank whose
+ * process dies is noticed by mpirun, which by default ends the whole job.
+ *
+ * abort: MPI_Abort(comm, 1), which ends every process of the job, this one
+ * included: it does not return.  A failed call only breaks this handle;
+ * the peers are told nothing until the caller aborts.
+ *
+ * free: MPI_Comm_free; MPI_Finalize when the last handle goes and we were
+ * the ones to call MPI_Init_thread (MPI_THREAD_FUNNELED). */
+#define _GNU_SOURCE
+
+#include "comm/comm-impl.h"
+#include "kernels/hg_kernels.h"
+
+#ifndef HG_HAVE_MPI
+
+int hg_comm_have_mpi(void) { return 0; }
+
+int hg_comm_mpi_new(struct hg_comm **c, char *err, size_t errlen)
+{
+    *c = NULL;
+    return hg_kerr(err, errlen, "mpi: built without MPI (install Open MPI or "
+                   "MPICH and configure --with-mpi)");
+}
+
+#else
+
+#include <limits.h>
+#include <mpi.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DEFAULT_TIMEOUT_S 300.0
+#define PIECE ((size_t)1 << 20)     /* allreduce elements per piece */
+#define MAX_MSG ((size_t)1 << 30)   /* bytes per MPI call: counts are int */
+#define TAG 0x6867                  /* send/recv */
+
+struct mpi_comm {
+    struct hg_comm base; /* ops, rank, world */
+    MPI_Comm comm;
+    double timeout_s;
+    int broken;
+    void *tmp; /* allreduce: world chunks of a piece */
+    size_t tmp_bytes;
+};
+
+static const struct hg_comm_ops mpi_ops;
+static int live_handles; /* ours: MPI_Finalize when the last goes */
+static int we_initialized;
+
+int hg_comm_have_mpi(void) { return 1; }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* An MPI error code as a message naming the rank and the call; breaks the
+ * handle. */
+static int mpi_fail(struct mpi_comm *c, int rc, const char *call, char *err,
+                    size_t errlen)
+{
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
+        snprintf(s, sizeof s, "MPI error %d", rc);
+    c->broken = 1;
+    return hg_kerr(err, errlen, "mpi: rank %d: %s: %s", c->base.rank, call, s);
+}
+
+static int check_usable(struct mpi_comm *c, char *err, size_t errlen)
+{
+    if (!c->broken)
+        return 0;
+    return hg_kerr(err, errlen, "mpi: rank %d: communicator unusable after an "
+                   "earlier failure", c->base.rank);
+}
+
+/* Polls one request until done or the deadline; `what` names the
+ * operation in the messages. */
+static int wait_req(struct mpi_comm *c, MPI_Request *req, MPI_Status *st,
+                    const char *what, char *err, size_t errlen)
+{
+    double start = now_s(), deadline = start + c->timeout_s;
+    for (unsigned long it = 0;; it++) {
+        int done = 0;
+        int rc = MPI_Test(req, &done, st ? st : MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(c, rc, what, err, errlen);
+        if (done)
+            return 0;
+        /* MPI_Test drives the progress: spin first, then let others run */
+        if (it >= 1024) {
+            if (it < 8192) {
+                sched_yield();
+            } else {
+                struct timespec ts = {0, 20000}; /* 20 us */
+                nanosleep(&ts, NULL);
+            }
+        }
+        if ((it & 63) == 0 && now_s() > deadline) {
+            c->broken = 1;
+            return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in %s (MPI "
+                           "cannot say which rank is late; the request is left "
+                           "pending)", c->base.rank, now_s() - start, what);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- create */
+
+int hg_comm_mpi_new(struct hg_comm **cp, char *err, size_t errlen)
+{
+    *cp = NULL;
+    int flag = 0, rc;
+    MPI_Finalized(&flag);
+    if (flag)
+        return hg_kerr(err, errlen, "mpi: MPI already finalized");
+    MPI_Initialized(&flag);
+    if (!flag) {
+        int provided = 0;
+        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        if (rc != MPI_SUCCESS)
+            return hg_kerr(err, errlen, "mpi: MPI_Init_thread failed (%d)", rc);
+        we_initialized = 1;
+    }
+    double timeout_s = DEFAULT_TIMEOUT_S;
+    const char *e = getenv("HG_COMM_TIMEOUT_S");
+    if (e && *e) {
+        char *end;
+        double t = strtod(e, &end);
+        if (*end != '\0' || !(t > 0))
+            return hg_kerr(err, errlen, "mpi: HG_COMM_TIMEOUT_S=%s is not a "
+                           "positive number of seconds", e);
+        timeout_s = t;
+    }
+    struct mpi_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return hg_kerr(err, errlen, "mpi: out of memory");
+    c->timeout_s = timeout_s;
+    int rank = 0, world = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+    c->base = (struct hg_comm){.ops = &mpi_ops, .rank = rank, .world = world};
+    rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
+    if (rc != MPI_SUCCESS) {
+        mpi_fail(c, rc, "MPI_Comm_dup", err, errlen);
+        free(c);
+        return -1;
+    }
+    rc = MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS) {
+        mpi_fail(c, rc, "MPI_Comm_set_errhandler", err, errlen);
+        MPI_Comm_free(&c->comm);
+        free(c);
+        return -1;
+    }
+    live_handles++;
+    *cp = &c->base;
+    return 0;
+}
+
+static void mpi_abort(struct hg_comm *base)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    c->broken = 1;
+    MPI_Abort(c->comm, 1); /* ends the whole job; does not return */
+}
+
+static void mpi_free(struct hg_comm *base)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    MPI_Comm_free(&c->comm);
+    free(c->tmp);
+    free(c);
+    int fin = 0;
+    if (--live_handles == 0 && we_initialized &&
+        MPI_Finalized(&fin) == MPI_SUCCESS && !fin)
+        MPI_Finalize();
+}
+
+/* ---------------------------------------------------------------- collectives */
+
+#define DEFINE_SUM(name, T)                                                    \
+    /* dst[i] = ((src[0][i] + src[1][i]) + ...), src[r] = tmp + r*m */         \
+    static void name(void *dstv, const void *tmpv, int world, size_t m)        \
+    {                                                                          \
+        T *dst = dstv;                                                         \
+        const T *tmp = tmpv;                                                   \
+        for (size_t i = 0; i < m; i++)                                         \
+            dst[i] = tmp[i];                                                   \
+        for (int r = 1; r < world; r++) {                                      \
+            const T *s = tmp + (size_t)r * m;                                  \
+            for (size_t i = 0; i < m; i++)                                     \
+                dst[i] += s[i];                                                \
+        }                                                                      \
+    }
+DEFINE_SUM(sum_f32, float)
+DEFINE_SUM(sum_f64, double)
+
+static int mpi_allreduce(struct hg_comm *base, void *bufv, size_t n,
+                         enum hg_comm_dtype dt, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int world = base->world, me = base->rank;
+    if (world == 1 || n == 0)
+        return 0;
+    size_t esz = dt == HG_COMM_F32 ? sizeof(float) : sizeof(double);
+    MPI_Datatype type = dt == HG_COMM_F32 ? MPI_FLOAT : MPI_DOUBLE;
+    int *counts = malloc(4 * (size_t)world * sizeof *counts);
+    if (!counts)
+        return hg_kerr(err, errlen, "mpi: rank %d: out of memory", me);
+    int *displs = counts + world, *rcounts = displs + world, *rdispls = rcounts + world;
+    char *buf = bufv;
+    int rc = 0;
+    for (size_t off = 0; off < n && rc == 0; off += PIECE) {
+        size_t m = n - off < PIECE ? n - off : PIECE;
+        /* the same cut on every rank; chunk r is rank r's to sum */
+        size_t chunk = (m + (size_t)world - 1) / (size_t)world;
+        for (int r = 0; r < world; r++) {
+            size_t lo = (size_t)r * chunk < m ? (size_t)r * chunk : m;
+            size_t hi = lo + chunk < m ? lo + chunk : m;
+            counts[r] = (int)(hi - lo);
+            displs[r] = (int)lo;
+        }
+        size_t mine = (size_t)counts[me];
+        size_t need = (size_t)world * mine * esz;
+        if (need > c->tmp_bytes) {
+            void *t = realloc(c->tmp, need);
+            if (!t) {
+                rc = hg_kerr(err, errlen, "mpi: rank %d: out of memory (%zu "
+                             "bytes)", me, need);
+                break;
+            }
+            c->tmp = t;
+            c->tmp_bytes = need;
+        }
+        for (int r = 0; r < world; r++) {
+            rcounts[r] = (int)mine;
+            rdispls[r] = (int)((size_t)r * mine);
+        }
+        char *piece = buf + off * esz;
+        MPI_Request req;
+        int e = MPI_Ialltoallv(piece, counts, displs, type, c->tmp, rcounts,
+                               rdispls, type, c->comm, &req);
+        if (e != MPI_SUCCESS) {
+            rc = mpi_fail(c, e, "MPI_Ialltoallv (allreduce)", err, errlen);
+            break;
+        }
+        if ((rc = wait_req(c, &req, NULL, "allreduce (all-to-all)", err,
+                           errlen)) != 0)
+            break;
+        if (mine > 0) {
+            char *dst = piece + (size_t)displs[me] * esz;
+            if (dt == HG_COMM_F32)
+                sum_f32(dst, c->tmp, world, mine);
+            else
+                sum_f64(dst, c->tmp, world, mine);
+        }
+        e = MPI_Iallgatherv(MPI_IN_PLACE, 0, type, piece, counts, displs, type,
+                            c->comm, &req);
+        if (e != MPI_SUCCESS) {
+            rc = mpi_fail(c, e, "MPI_Iallgatherv (allreduce)", err, errlen);
+            break;
+        }
+        rc = wait_req(c, &req, NULL, "allreduce (all-gather)", err, errlen);
+    }
+    free(counts);
+    return rc;
+}
+
+static int mpi_broadcast(struct hg_comm *base, void *bufv, size_t bytes,
+                         int root, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    char *buf = bufv;
+    for (size_t off = 0; off < bytes; off += MAX_MSG) {
+        size_t m = bytes - off < MAX_MSG ? bytes - off : MAX_MSG;
+        MPI_Request req;
+        int e = MPI_Ibcast(buf + off, (int)m, MPI_BYTE, root, c->comm, &req);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Ibcast", err, errlen);
+        char what[96];
+        snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
+                 root);
+        if (wait_req(c, &req, NULL, what, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Rank r's block lands at recv + r*bytes: a datatype of m bytes whose
+ * extent is `bytes`, one per rank, so no displacement has to fit an int. */
+static int mpi_allgather(struct hg_comm *base, const void *sendv, void *recvv,
+                         size_t bytes, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (bytes == 0)
+        return 0;
+    const char *send = sendv;
+    char *recv = recvv;
+    int in_place = send == recv + (size_t)base->rank * bytes;
+    for (size_t off = 0; off < bytes; off += MAX_MSG) {
+        size_t m = bytes - off < MAX_MSG ? bytes - off : MAX_MSG;
+        MPI_Datatype blk, rt;
+        int e = MPI_Type_contiguous((int)m, MPI_BYTE, &blk);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Type_contiguous", err, errlen);
+        e = MPI_Type_create_resized(blk, 0, (MPI_Aint)bytes, &rt);
+        MPI_Type_free(&blk);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Type_create_resized", err, errlen);
+        if ((e = MPI_Type_commit(&rt)) != MPI_SUCCESS) {
+            MPI_Type_free(&rt);
+            return mpi_fail(c, e, "MPI_Type_commit", err, errlen);
+        }
+        MPI_Request req;
+        e = MPI_Iallgather(in_place ? MPI_IN_PLACE : send + off, (int)m,
+                           MPI_BYTE, recv + off, 1, rt, c->comm, &req);
+        /* freeing a type in use by a pending operation is allowed */
+        MPI_Type_free(&rt);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Iallgather", err, errlen);
+        char what[64];
+        snprintf(what, sizeof what, "allgather of %zu bytes", bytes);
+        if (wait_req(c, &req, NULL, what, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int mpi_barrier(struct hg_comm *base, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    MPI_Request req;
+    int e = MPI_Ibarrier(c->comm, &req);
+    if (e != MPI_SUCCESS)
+        return mpi_fail(c, e, "MPI_Ibarrier", err, errlen);
+    return wait_req(c, &req, NULL, "barrier", err, errlen);
+}
+
+/* ------------------------------------------------------- point to point */
+
+/* A message is max(1, ceil(bytes / MAX_MSG)) MPI messages with one tag (MPI
+ * keeps their order between a pair of ranks). */
+static int mpi_send(struct hg_comm *base, const void *bufv, size_t bytes,
+                    int peer, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    const char *buf = bufv;
+    size_t off = 0;
+    do {
+        size_t m = bytes - off < MAX_MSG ? bytes - off : MAX_MSG;
+        MPI_Request req;
+        int e = MPI_Isend(buf + off, (int)m, MPI_BYTE, peer, TAG, c->comm, &req);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Isend", err, errlen);
+        char what[96];
+        snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes, peer);
+        if (wait_req(c, &req, NULL, what, err, errlen) != 0)
+            return -1;
+        off += m;
+    } while (off < bytes);
+    return 0;
+}
+
+/* Probes first (MPI_Improbe, polled to the deadline, nothing left pending
+ * on a timeout), so that a size mismatch is an error naming both ranks and
+ * not a truncation. */
+static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
+                    char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    char *buf = bufv;
+    size_t off = 0;
+    do {
+        size_t m = bytes - off < MAX_MSG ? bytes - off : MAX_MSG;
+        MPI_Message msg;
+        MPI_Status st;
+        double start = now_s(), deadline = start + c->timeout_s;
+        for (unsigned long it = 0;; it++) {
+            int found = 0;
+            int e = MPI_Improbe(peer, TAG, c->comm, &found, &msg, &st);
+            if (e != MPI_SUCCESS)
+                return mpi_fail(c, e, "MPI_Improbe", err, errlen);
+            if (found)
+                break;
+            if (it >= 1024) {
+                struct timespec ts = {0, it < 8192 ? 0 : 20000};
+                if (it < 8192)
+                    sched_yield();
+                else
+                    nanosleep(&ts, NULL);
+            }
+            if ((it & 63) == 0 && now_s() > deadline) {
+                c->broken = 1;
+                return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in recv "
+                               "of %zu bytes from rank %d; rank %d did not send",
+                               base->rank, now_s() - start, bytes, peer, peer);
+            }
+        }
+        int count = 0;
+        int e = MPI_Get_count(&st, MPI_BYTE, &count);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Get_count", err, errlen);
+        if ((size_t)count != m) {
+            c->broken = 1;
+            /* the message stays matched but unreceived: the handle is broken */
+            return hg_kerr(err, errlen, "mpi: rank %d: recv of %zu bytes from "
+                           "rank %d, which sent %s%d bytes (sizes must agree)",
+                           base->rank, bytes, peer,
+                           off ? "a piece of " : "", count);
+        }
+        e = MPI_Mrecv(buf + off, (int)m, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, "MPI_Mrecv", err, errlen);
+        off += m;
+    } while (off < bytes);
+    return 0;
+}
+
+static const struct hg_comm_ops mpi_ops = {
+    .name = "mpi",
+    .allreduce = mpi_allreduce,
+    .broadcast = mpi_broadcast,
+    .allgather = mpi_allgather,
+    .barrier = mpi_barrier,
+    .send = mpi_send,
+    .recv = mpi_recv,
+    .abort = mpi_abort,
+    .free = mpi_free,
+};
+
+#endif /* HG_HAVE_MPI */

@@ -1,0 +1,450 @@
+/* nccl.c - the `nccl` backend of hg_comm.h: one GPU per rank, NCCL's
+ * collectives.  Compiled with NCCL when configure found CUDA and NCCL
+ * (HG_HAVE_NCCL); otherwise hg_comm_have_nccl() is 0 and hg_comm_nccl_new
+ * fails with a message.
+ *
+ * Every buffer is device memory on the device that was current when the
+ * handle was made (the caller selects it, cudaSetDevice, before
+ * hg_comm_nccl_new); host pointers are an error NCCL reports.
+ *
+ * Start: rank 0 calls ncclGetUniqueId and publishes it in the rendezvous
+ * store under "nccl/id" (so one nccl handle per store), the others read it
+ * (hg_store_get waits up to the store's timeout), then ncclCommInitRank,
+ * which has no deadline of its own.  The store handle must outlive the
+ * communicator: abort and the waits use it (below).
+ *
+ * Every operation goes on a stream of our own and is waited for by polling
+ * cudaStreamQuery and ncclCommGetAsyncError until timeout_s: on an
+ * asynchronous error or at the deadline the communicator is aborted
+ * (ncclCommAbort: the kernels stop) and the call fails with a message
+ * naming this rank, and the handle is broken.  NCCL cannot tell which rank
+ * is late; a rank that called hg_comm_abort has said so in the store
+ * ("nccl/dead" counts the aborted ranks, "nccl/aborted" names the last),
+ * which the waits look at every STORE_POLL_S, so the peers fail naming it.
+ *
+ * allreduce is ncclAllReduce: the same result on every rank and in every
+ * run with the same GPUs and NCCL configuration, but not the rank-order sum
+ * of shm and mpi.  barrier is a one-float allreduce.  send/recv: the size
+ * goes first (8 bytes, ncclSend/ncclRecv in a group), so a mismatch fails
+ * the receiver naming both ranks before any data moves; then the data. */
+#define _GNU_SOURCE
+
+#include "comm/comm-impl.h"
+#include "kernels/hg_kernels.h"
+
+#ifndef HG_HAVE_NCCL
+
+int hg_comm_have_nccl(void) { return 0; }
+
+int hg_comm_nccl_new(struct hg_comm **c, struct hg_store *st, int rank,
+                     int world, double timeout_s, char *err, size_t errlen)
+{
+    (void)st, (void)rank, (void)world, (void)timeout_s;
+    *c = NULL;
+    return hg_kerr(err, errlen, "nccl: built without NCCL (configure found no "
+                   "CUDA toolkit with nccl.h and libnccl)");
+}
+
+#else
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define STORE_POLL_S 0.2 /* how often a long wait asks the store who died */
+
+struct nccl_comm {
+    struct hg_comm base; /* ops, rank, world */
+    ncclComm_t comm;     /* NULL once aborted */
+    cudaStream_t stream;
+    struct hg_store *st;
+    int device;
+    double timeout_s;
+    int broken;
+    int ready; /* made: a failure is told to the peers through the store */
+    int told;
+    void *scratch; /* device: the barrier's float, the size of a message */
+};
+
+static const struct hg_comm_ops nccl_ops;
+
+int hg_comm_have_nccl(void) { return 1; }
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Breaks the handle: tells the peers through the store (once; `tell` 0
+ * when we only follow a peer that aborted, whose name stays there), stops
+ * the kernels of a communicator that will not finish. */
+static void stop(struct nccl_comm *c, int tell)
+{
+    c->broken = 1;
+    if (tell && c->ready && !c->told && c->st) {
+        char e[256];
+        int64_t n;
+        int me = c->base.rank;
+        c->told = 1;
+        if (hg_store_set(c->st, "nccl/aborted", &me, sizeof me, e, sizeof e) == 0)
+            hg_store_add(c->st, "nccl/dead", 1, &n, e, sizeof e);
+    }
+    if (c->comm) {
+        ncclCommAbort(c->comm);
+        c->comm = NULL;
+    }
+}
+
+static int nccl_fail(struct nccl_comm *c, ncclResult_t r, const char *call,
+                     char *err, size_t errlen)
+{
+    const char *last = c->comm ? ncclGetLastError(c->comm) : NULL;
+    hg_kerr(err, errlen, "nccl: rank %d: %s: %s%s%s%s", c->base.rank, call,
+            ncclGetErrorString(r), last && *last ? " (" : "", last ? last : "",
+            last && *last ? ")" : "");
+    stop(c, 1);
+    return -1;
+}
+
+static int cuda_fail(struct nccl_comm *c, cudaError_t e, const char *call,
+                     char *err, size_t errlen)
+{
+    hg_kerr(err, errlen, "nccl: rank %d: %s: %s", c->base.rank, call,
+            cudaGetErrorString(e));
+    stop(c, 1);
+    return -1;
+}
+
+#define NCCL_CHECK(c, call, err, errlen)                                       \
+    do {                                                                       \
+        ncclResult_t r_ = (call);                                              \
+        if (r_ != ncclSuccess)                                                 \
+            return nccl_fail((c), r_, #call, (err), (errlen));                 \
+    } while (0)
+#define CUDA_CHECK(c, call, err, errlen)                                       \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        if (e_ != cudaSuccess)                                                 \
+            return cuda_fail((c), e_, #call, (err), (errlen));                 \
+    } while (0)
+
+static int check_usable(struct nccl_comm *c, char *err, size_t errlen)
+{
+    if (c->broken)
+        return hg_kerr(err, errlen, "nccl: rank %d: communicator unusable after "
+                       "an earlier failure or abort", c->base.rank);
+    CUDA_CHECK(c, cudaSetDevice(c->device), err, errlen);
+    return 0;
+}
+
+/* The rank that aborted (from the store), -1 if none has. */
+static int aborted_rank(struct nccl_comm *c)
+{
+    char e[256];
+    int64_t dead = 0;
+    if (!c->st || hg_store_add(c->st, "nccl/dead", 0, &dead, e, sizeof e) != 0 ||
+        dead <= 0)
+        return -1;
+    int r = -1;
+    size_t len = 0;
+    if (hg_store_get(c->st, "nccl/aborted", &r, sizeof r, &len, e, sizeof e) != 0 ||
+        len != sizeof r)
+        return -1;
+    return r;
+}
+
+/* Waits for the work queued on our stream; `what` names it in messages. */
+static int sync_stream(struct nccl_comm *c, const char *what, char *err,
+                       size_t errlen)
+{
+    double start = now_s(), deadline = start + c->timeout_s;
+    double next_poll = start + STORE_POLL_S;
+    for (unsigned long it = 0;; it++) {
+        cudaError_t e = cudaStreamQuery(c->stream);
+        if (e == cudaSuccess)
+            return 0;
+        if (e != cudaErrorNotReady)
+            return cuda_fail(c, e, "cudaStreamQuery", err, errlen);
+        ncclResult_t async = ncclSuccess;
+        NCCL_CHECK(c, ncclCommGetAsyncError(c->comm, &async), err, errlen);
+        if (async != ncclSuccess && async != ncclInProgress) {
+            char call[96];
+            snprintf(call, sizeof call, "%s: asynchronous error", what);
+            return nccl_fail(c, async, call, err, errlen);
+        }
+        if (it >= 1024) {
+            struct timespec ts = {0, 20000}; /* 20 us */
+            nanosleep(&ts, NULL);
+        } else {
+            sched_yield();
+        }
+        if ((it & 63) != 0)
+            continue;
+        double now = now_s();
+        if (now > next_poll) {
+            next_poll = now + STORE_POLL_S;
+            int r = aborted_rank(c);
+            if (r >= 0) {
+                hg_kerr(err, errlen, "nccl: rank %d in %s: rank %d aborted",
+                        c->base.rank, what, r);
+                stop(c, 0);
+                return -1;
+            }
+        }
+        if (now > deadline) {
+            hg_kerr(err, errlen, "nccl: rank %d waited %.3g s in %s; "
+                    "communicator aborted (NCCL cannot say which rank is late)",
+                    c->base.rank, now - start, what);
+            stop(c, 1);
+            return -1;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- create */
+
+int hg_comm_nccl_new(struct hg_comm **cp, struct hg_store *st, int rank,
+                     int world, double timeout_s, char *err, size_t errlen)
+{
+    *cp = NULL;
+    if (world < 1 || rank < 0 || rank >= world)
+        return hg_kerr(err, errlen, "nccl: rank %d outside 0..%d", rank,
+                       world - 1);
+    if (!(timeout_s > 0))
+        return hg_kerr(err, errlen, "nccl: timeout %g s is not positive",
+                       timeout_s);
+    if (!st)
+        return hg_kerr(err, errlen, "nccl: rank %d: no store", rank);
+    struct nccl_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return hg_kerr(err, errlen, "nccl: rank %d: out of memory", rank);
+    c->base = (struct hg_comm){.ops = &nccl_ops, .rank = rank, .world = world};
+    c->st = st;
+    c->timeout_s = timeout_s;
+    int rc = -1;
+    cudaError_t e = cudaGetDevice(&c->device);
+    if (e != cudaSuccess) {
+        cuda_fail(c, e, "cudaGetDevice", err, errlen);
+        goto out;
+    }
+    ncclUniqueId id;
+    if (rank == 0) {
+        ncclResult_t r = ncclGetUniqueId(&id);
+        if (r != ncclSuccess) {
+            nccl_fail(c, r, "ncclGetUniqueId", err, errlen);
+            goto out;
+        }
+        if (hg_store_set(st, "nccl/id", &id, sizeof id, err, errlen) != 0)
+            goto out;
+    } else {
+        size_t len = 0;
+        if (hg_store_get(st, "nccl/id", &id, sizeof id, &len, err, errlen) != 0)
+            goto out;
+        if (len != sizeof id) {
+            hg_kerr(err, errlen, "nccl: rank %d: \"nccl/id\" in the store has %zu "
+                    "bytes, not %zu", rank, len, sizeof id);
+            goto out;
+        }
+    }
+    e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        cuda_fail(c, e, "cudaStreamCreateWithFlags", err, errlen);
+        goto out;
+    }
+    e = cudaMalloc(&c->scratch, 64);
+    if (e != cudaSuccess) {
+        cuda_fail(c, e, "cudaMalloc (64 bytes)", err, errlen);
+        goto out;
+    }
+    ncclResult_t r = ncclCommInitRank(&c->comm, world, id, rank);
+    if (r != ncclSuccess) {
+        c->comm = NULL;
+        nccl_fail(c, r, "ncclCommInitRank", err, errlen);
+        goto out;
+    }
+    c->ready = 1;
+    *cp = &c->base;
+    rc = 0;
+out:
+    if (rc != 0) {
+        if (c->scratch)
+            cudaFree(c->scratch);
+        if (c->stream)
+            cudaStreamDestroy(c->stream);
+        free(c);
+    }
+    return rc;
+}
+
+/* Says so in the store (the peers' waits fail naming us), then stops our
+ * kernels. */
+static void nccl_abort(struct hg_comm *base)
+{
+    stop((struct nccl_comm *)base, 1);
+}
+
+static void nccl_free(struct hg_comm *base)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    cudaSetDevice(c->device);
+    if (c->comm) {
+        /* finish what is queued, then tear down */
+        if (cudaStreamSynchronize(c->stream) == cudaSuccess)
+            ncclCommDestroy(c->comm);
+        else
+            ncclCommAbort(c->comm);
+    }
+    cudaFree(c->scratch);
+    cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+/* ---------------------------------------------------------------- collectives */
+
+static int nccl_allreduce(struct hg_comm *base, void *buf, size_t n,
+                          enum hg_comm_dtype dt, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    NCCL_CHECK(c, ncclAllReduce(buf, buf, n,
+                                dt == HG_COMM_F32 ? ncclFloat32 : ncclFloat64,
+                                ncclSum, c->comm, c->stream), err, errlen);
+    char what[64];
+    snprintf(what, sizeof what, "allreduce of %zu %s", n,
+             dt == HG_COMM_F32 ? "floats" : "doubles");
+    return sync_stream(c, what, err, errlen);
+}
+
+static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
+                          int root, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (bytes == 0)
+        return 0;
+    NCCL_CHECK(c, ncclBroadcast(buf, buf, bytes, ncclUint8, root, c->comm,
+                                c->stream), err, errlen);
+    char what[96];
+    snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
+             root);
+    return sync_stream(c, what, err, errlen);
+}
+
+/* In place when send == recv + rank*bytes, as NCCL allows. */
+static int nccl_allgather(struct hg_comm *base, const void *send, void *recv,
+                          size_t bytes, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (bytes == 0)
+        return 0;
+    NCCL_CHECK(c, ncclAllGather(send, recv, bytes, ncclUint8, c->comm,
+                                c->stream), err, errlen);
+    char what[64];
+    snprintf(what, sizeof what, "allgather of %zu bytes", bytes);
+    return sync_stream(c, what, err, errlen);
+}
+
+static int nccl_barrier(struct hg_comm *base, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    NCCL_CHECK(c, ncclAllReduce(c->scratch, c->scratch, 1, ncclFloat32, ncclSum,
+                                c->comm, c->stream), err, errlen);
+    return sync_stream(c, "barrier", err, errlen);
+}
+
+/* ------------------------------------------------------- point to point */
+
+static int nccl_send(struct hg_comm *base, const void *buf, size_t bytes,
+                     int peer, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    char what[96];
+    snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes, peer);
+    uint64_t size = bytes;
+    char *hdr = (char *)c->scratch + 8;
+    /* pageable source: the copy has read `size` when the call returns */
+    CUDA_CHECK(c, cudaMemcpyAsync(hdr, &size, sizeof size,
+                                  cudaMemcpyHostToDevice, c->stream),
+               err, errlen);
+    NCCL_CHECK(c, ncclGroupStart(), err, errlen);
+    NCCL_CHECK(c, ncclSend(hdr, sizeof size, ncclUint8, peer, c->comm,
+                           c->stream), err, errlen);
+    NCCL_CHECK(c, ncclGroupEnd(), err, errlen);
+    if (sync_stream(c, what, err, errlen) != 0)
+        return -1;
+    if (bytes == 0)
+        return 0;
+    NCCL_CHECK(c, ncclGroupStart(), err, errlen);
+    NCCL_CHECK(c, ncclSend(buf, bytes, ncclUint8, peer, c->comm, c->stream),
+               err, errlen);
+    NCCL_CHECK(c, ncclGroupEnd(), err, errlen);
+    return sync_stream(c, what, err, errlen);
+}
+
+static int nccl_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
+                     char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    char what[96];
+    snprintf(what, sizeof what, "recv of %zu bytes from rank %d", bytes, peer);
+    char *hdr = (char *)c->scratch + 16;
+    uint64_t size = 0;
+    NCCL_CHECK(c, ncclGroupStart(), err, errlen);
+    NCCL_CHECK(c, ncclRecv(hdr, sizeof size, ncclUint8, peer, c->comm,
+                           c->stream), err, errlen);
+    NCCL_CHECK(c, ncclGroupEnd(), err, errlen);
+    CUDA_CHECK(c, cudaMemcpyAsync(&size, hdr, sizeof size,
+                                  cudaMemcpyDeviceToHost, c->stream),
+               err, errlen);
+    if (sync_stream(c, what, err, errlen) != 0)
+        return -1;
+    if (size != bytes) {
+        /* the sender waits in its data phase: it learns of our failure
+         * from the store */
+        hg_kerr(err, errlen, "nccl: rank %d: recv of %zu bytes from rank %d, "
+                "which sent %llu bytes (sizes must agree)", base->rank, bytes,
+                peer, (unsigned long long)size);
+        stop(c, 1);
+        return -1;
+    }
+    if (bytes == 0)
+        return 0;
+    NCCL_CHECK(c, ncclGroupStart(), err, errlen);
+    NCCL_CHECK(c, ncclRecv(buf, bytes, ncclUint8, peer, c->comm, c->stream),
+               err, errlen);
+    NCCL_CHECK(c, ncclGroupEnd(), err, errlen);
+    return sync_stream(c, what, err, errlen);
+}
+
+static const struct hg_comm_ops nccl_ops = {
+    .name = "nccl",
+    .allreduce = nccl_allreduce,
+    .broadcast = nccl_broadcast,
+    .allgather = nccl_allgather,
+    .barrier = nccl_barrier,
+    .send = nccl_send,
+    .recv = nccl_recv,
+    .abort = nccl_abort,
+    .free = nccl_free,
+};
+
+#endif /* HG_HAVE_NCCL */

@@ -1,0 +1,282 @@
+/* test_nccl.c - the nccl backend of comm/: one forked rank per GPU (up to
+ * 4), meeting through the rendezvous store served by the parent:
+ * allreduce f32/f64 (integer values: exact in any order), broadcast,
+ * allgather (aliased and not), barrier, send/recv in a ring, a size
+ * mismatch naming both ranks and the sender told of it.  Buffers are device
+ * memory.  SKIP (77) when built without NCCL or when there is no GPU.
+ *
+ * The parent never touches CUDA (a CUDA context does not survive fork):
+ * a probe child counts the devices. */
+#define _GNU_SOURCE
+
+#include "comm/hg_comm.h"
+#include "tests/hg_test.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef HG_HAVE_NCCL
+#include <cuda_runtime_api.h>
+
+#define MAX_RANKS 4
+#define CHILD_LIMIT_S 180
+#define TIMEOUT_S 30.0
+
+static const size_t sizes[] = {1, 1000, (3u << 20) + 5};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Devices seen by a child, or -1 when CUDA failed there. */
+static int probe_devices(char *why, size_t len)
+{
+    int fd[2];
+    REQUIRE(pipe(fd) == 0, "pipe");
+    fflush(stdout);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0, "fork");
+    if (pid == 0) {
+        close(fd[0]);
+        int n = 0;
+        cudaError_t e = cudaGetDeviceCount(&n);
+        char msg[200];
+        snprintf(msg, sizeof msg, "%d %s", e == cudaSuccess ? n : -1,
+                 e == cudaSuccess ? "ok" : cudaGetErrorString(e));
+        ssize_t w = write(fd[1], msg, strlen(msg) + 1);
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fd[1]);
+    char msg[200] = "";
+    ssize_t got = read(fd[0], msg, sizeof msg - 1);
+    close(fd[0]);
+    waitpid(pid, NULL, 0);
+    int n = -1, off = 0;
+    if (got <= 0 || sscanf(msg, "%d %n", &n, &off) != 1) {
+        snprintf(why, len, "device probe died");
+        return -1;
+    }
+    snprintf(why, len, "%s", msg + off);
+    return n;
+}
+
+#define CU(call)                                                               \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        REQUIRE(e_ == cudaSuccess, "rank %d: %s: %s", me, #call,               \
+                cudaGetErrorString(e_));                                       \
+    } while (0)
+
+static unsigned char pat(int rank, int msg, size_t i)
+{
+    return (unsigned char)(i * 131 + (size_t)rank * 29 + (size_t)msg * 7 + 1);
+}
+
+static int worker(int me, int world, int port, const char *token)
+{
+    char err[512] = "";
+    CU(cudaSetDevice(me));
+    struct hg_store *st;
+    REQUIRE(hg_store_connect(&st, "127.0.0.1", port, token, me, TIMEOUT_S, err,
+                             sizeof err) == 0, "rank %d connect: %s", me, err);
+    struct hg_comm *c;
+    REQUIRE(hg_comm_nccl_new(&c, st, me, world, TIMEOUT_S, err, sizeof err) == 0,
+            "rank %d nccl_new: %s", me, err);
+    EXPECT(strcmp(hg_comm_backend(c), "nccl") == 0, "backend %s",
+           hg_comm_backend(c));
+    size_t maxn = sizes[NSIZES - 1];
+    void *d, *dall;
+    CU(cudaMalloc(&d, maxn * sizeof(double)));
+    CU(cudaMalloc(&dall, (size_t)world * maxn));
+    double *h = malloc(maxn * sizeof(double));
+    unsigned char *hb = malloc((size_t)world * maxn);
+    REQUIRE(h && hb, "malloc");
+    for (size_t s = 0; s < NSIZES; s++) {
+        size_t n = sizes[s];
+        /* small integers: every order of summing gives the same */
+        float *hf = (float *)h;
+        for (size_t i = 0; i < n; i++)
+            hf[i] = (float)((i + (size_t)me * 7) % 97);
+        CU(cudaMemcpy(d, hf, n * sizeof(float), cudaMemcpyHostToDevice));
+        REQUIRE(hg_comm_allreduce_f32(c, d, n, err, sizeof err) == 0,
+                "rank %d allreduce_f32 %zu: %s", me, n, err);
+        CU(cudaMemcpy(hf, d, n * sizeof(float), cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float want = 0;
+            for (int r = 0; r < world; r++)
+                want += (float)((i + (size_t)r * 7) % 97);
+            bad += hf[i] != want;
+        }
+        EXPECT(bad == 0, "rank %d: f32 allreduce of %zu: %zu wrong", me, n, bad);
+
+        for (size_t i = 0; i < n; i++)
+            h[i] = (double)((i * 3 + (size_t)me) % 1001) - 500.0;
+        CU(cudaMemcpy(d, h, n * sizeof(double), cudaMemcpyHostToDevice));
+        REQUIRE(hg_comm_allreduce_f64(c, d, n, err, sizeof err) == 0,
+                "rank %d allreduce_f64 %zu: %s", me, n, err);
+        CU(cudaMemcpy(h, d, n * sizeof(double), cudaMemcpyDeviceToHost));
+        bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            double want = 0;
+            for (int r = 0; r < world; r++)
+                want += (double)((i * 3 + (size_t)r) % 1001) - 500.0;
+            bad += h[i] != want;
+        }
+        EXPECT(bad == 0, "rank %d: f64 allreduce of %zu: %zu wrong", me, n, bad);
+
+        int root = world - 1;
+        for (size_t i = 0; i < n; i++)
+            hb[i] = me == root ? pat(root, (int)s, i) : 0xee;
+        CU(cudaMemcpy(d, hb, n, cudaMemcpyHostToDevice));
+        REQUIRE(hg_comm_broadcast(c, d, n, root, err, sizeof err) == 0,
+                "rank %d broadcast %zu: %s", me, n, err);
+        CU(cudaMemcpy(hb, d, n, cudaMemcpyDeviceToHost));
+        bad = 0;
+        for (size_t i = 0; i < n; i++)
+            bad += hb[i] != pat(root, (int)s, i);
+        EXPECT(bad == 0, "rank %d: broadcast of %zu: %zu wrong", me, n, bad);
+
+        for (int inplace = 0; inplace < 2; inplace++) {
+            for (size_t i = 0; i < n; i++)
+                hb[i] = pat(me, (int)s, i);
+            char *mine = (char *)dall + (size_t)me * n;
+            CU(cudaMemset(dall, 0xee, (size_t)world * n));
+            CU(cudaMemcpy(inplace ? (void *)mine : d, hb, n,
+                          cudaMemcpyHostToDevice));
+            REQUIRE(hg_comm_allgather(c, inplace ? (void *)mine : d, dall, n,
+                                      err, sizeof err) == 0,
+                    "rank %d allgather %zu: %s", me, n, err);
+            CU(cudaMemcpy(hb, dall, (size_t)world * n, cudaMemcpyDeviceToHost));
+            bad = 0;
+            for (int r = 0; r < world; r++)
+                for (size_t i = 0; i < n; i++)
+                    bad += hb[(size_t)r * n + i] != pat(r, (int)s, i);
+            EXPECT(bad == 0, "rank %d: allgather%s of %zu: %zu wrong", me,
+                   inplace ? " in place" : "", n, bad);
+        }
+
+        if (world > 1) {
+            /* ring: even ranks send first, odd ranks receive first */
+            int right = (me + 1) % world, left = (me + world - 1) % world;
+            for (size_t i = 0; i < n; i++)
+                hb[i] = pat(me, (int)s + 10, i);
+            CU(cudaMemcpy(d, hb, n, cudaMemcpyHostToDevice));
+            for (int step = 0; step < 2; step++) {
+                if ((step == 0) == (me % 2 == 0))
+                    REQUIRE(hg_comm_send(c, d, n, right, err, sizeof err) == 0,
+                            "rank %d send %zu: %s", me, n, err);
+                else
+                    REQUIRE(hg_comm_recv(c, dall, n, left, err, sizeof err) == 0,
+                            "rank %d recv %zu: %s", me, n, err);
+            }
+            CU(cudaMemcpy(hb, dall, n, cudaMemcpyDeviceToHost));
+            bad = 0;
+            for (size_t i = 0; i < n; i++)
+                bad += hb[i] != pat(left, (int)s + 10, i);
+            EXPECT(bad == 0, "rank %d: ring recv of %zu: %zu wrong", me, n, bad);
+        }
+    }
+    for (int i = 0; i < 20; i++)
+        REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
+                me, err);
+
+    if (world > 1 && me < 2) {
+        /* rank 1 expects 64 bytes of rank 0's 100: it fails naming both;
+         * rank 0 learns of it from the store */
+        int rc = me == 0 ? hg_comm_send(c, d, 100, 1, err, sizeof err)
+                         : hg_comm_recv(c, d, 64, 0, err, sizeof err);
+        if (me == 1) {
+            EXPECT(rc == -1 && strstr(err, "rank 1") && strstr(err, "rank 0") &&
+                       strstr(err, "64") && strstr(err, "100"),
+                   "rank 1 got: %d %s", rc, err);
+        } else {
+            if (rc == 0) /* the size went; the data phase may still fail */
+                rc = hg_comm_barrier(c, err, sizeof err);
+            EXPECT(rc == -1 && strstr(err, "rank 1 aborted"),
+                   "rank 0 got: %d %s", rc, err);
+        }
+        printf("mismatch: rank %d: %s\n", me, err);
+    }
+    hg_comm_free(c);
+    hg_store_close(st);
+    cudaFree(d);
+    cudaFree(dall);
+    free(h);
+    free(hb);
+    return failures ? 1 : 0;
+}
+#endif /* HG_HAVE_NCCL */
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    char err[512] = "";
+    if (!hg_comm_have_nccl()) {
+        struct hg_comm *c = NULL;
+        EXPECT(hg_comm_nccl_new(&c, NULL, 0, 1, 1.0, err, sizeof err) == -1 &&
+                   !c && strstr(err, "without NCCL"), "without NCCL: %s", err);
+        printf("SKIP: built without NCCL (%s)\n", err);
+        return failures ? 1 : 77;
+    }
+#ifdef HG_HAVE_NCCL
+    char why[200];
+    int ndev = probe_devices(why, sizeof why);
+    if (ndev <= 0) {
+        printf("SKIP: no GPU (%s)\n", ndev < 0 ? why : "0 devices");
+        return 77;
+    }
+    int world = ndev < MAX_RANKS ? ndev : MAX_RANKS;
+    char token[HG_STORE_TOKEN_LEN + 1];
+    REQUIRE(hg_store_token_new(token, err, sizeof err) == 0, "token: %s", err);
+    struct hg_store_server *srv;
+    REQUIRE(hg_store_server_start(&srv, "127.0.0.1", 0, token, world, err,
+                                  sizeof err) == 0, "store: %s", err);
+    int port = hg_store_server_port(srv);
+    double t0 = now_s();
+    pid_t pids[MAX_RANKS];
+    fflush(stdout);
+    for (int r = 0; r < world; r++) {
+        pids[r] = fork();
+        REQUIRE(pids[r] >= 0, "fork");
+        if (pids[r] == 0) {
+            int rc = worker(r, world, port, token);
+            fflush(stdout);
+            _exit(rc);
+        }
+    }
+    int bad = 0;
+    for (int r = 0; r < world; r++) {
+        int st = 0;
+        pid_t got = 0;
+        while ((got = waitpid(pids[r], &st, WNOHANG)) == 0 &&
+               now_s() - t0 < CHILD_LIMIT_S) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
+        if (got == 0) {
+            printf("rank %d still running after %d s: killed\n", r,
+                   CHILD_LIMIT_S);
+            kill(pids[r], SIGKILL);
+            waitpid(pids[r], &st, 0);
+            bad++;
+        } else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            printf("rank %d exited with status 0x%x\n", r, st);
+            bad++;
+        }
+    }
+    hg_store_server_stop(srv);
+    EXPECT(bad == 0, "%d of %d ranks failed", bad, world);
+    printf("%d GPU rank(s): %s (%.2f s)\n", world, bad ? "FAIL" : "PASS",
+           now_s() - t0);
+#endif
+    return failures ? 1 : 0;
+}
