@@ -14,7 +14,11 @@
 #     rank exit within 30 s naming rank 1, no process left, nothing in
 #     /dev/shm, the last checkpoint intact and resumable; SIGTERM to the
 #     launcher -> all ranks stop at the same update, checkpoint_last saved;
-#  4. bad launches are refused naming the option.
+#  4. bad launches are refused naming the option;
+#  5. the other ways to start a job give bitwise the shm result: the tcp
+#     backend, two launchers meeting at tcp://HOST:PORT (a third with the
+#     wrong token is refused and does not disturb them), file:// init,
+#     Slurm's environment, mpirun (when built with MPI).
 set -u
 B=${HG_BUILDDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -204,6 +208,79 @@ expect "shm joins processes of one node" 2 --devices cpu:2 --distributed-world-s
 expect "needs --distributed-init-method" 2 --devices cpu:2 --distributed-world-size 4 \
     --batch-size 8
 expect "cuda" 2 --devices cuda:0 --batch-size 8
+
+# ------------------------------------------------------- 5. other launchers
+base() { # save-dir args: 2 ranks, 64 + 32 samples, 1 thread each
+    d=$1
+    shift
+    run "$d" --max-sentences-per-rank 64,32 --max-update 6 --threads 1 "$@"
+}
+same_as_shm() { # name dir
+    "$CMP" "$tmp/l-shm/checkpoint_last.h5" "$tmp/$2/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "$1: differs from the shm run"; }
+}
+base l-shm --devices cpu:2 >"$tmp/l-shm.log" 2>&1 || bad "shm reference"
+base l-tcp --devices cpu:2 --distributed-backend tcp >"$tmp/l-tcp.log" 2>&1 ||
+    { cat "$tmp/l-tcp.log"; bad "--distributed-backend tcp"; }
+grep -q "backend tcp" "$tmp/l-tcp.log" || bad "no 'backend tcp' line"
+same_as_shm "tcp backend" l-tcp
+
+port=$((20000 + $$ % 20000))
+tok=0123456789abcdef0123456789abcdef
+two() { # name init-args...: rank 0 in the background, rank 1 here
+    name=$1
+    shift
+    (HG_JOB_TOKEN=$tok base "$name" --distributed-world-size 2 --distributed-rank 0 "$@" \
+        >"$tmp/$name-0.log" 2>&1) &
+    p0=$!
+    HG_JOB_TOKEN=$tok base "$name" --distributed-world-size 2 --distributed-rank 1 "$@" \
+        >"$tmp/$name-1.log" 2>&1 || { cat "$tmp/$name-1.log"; bad "$name: rank 1 failed"; }
+    wait $p0 || { cat "$tmp/$name-0.log"; bad "$name: rank 0 failed"; }
+    same_as_shm "$name" "$name"
+}
+two l-tcpinit --distributed-init-method tcp://127.0.0.1:$port
+# an intruder with another token is refused; the job carries on
+(HG_JOB_TOKEN=$tok base l-tok --distributed-world-size 2 --distributed-rank 0 \
+    --distributed-init-method tcp://127.0.0.1:$((port + 1)) >"$tmp/l-tok-0.log" 2>&1) &
+p0=$!
+HG_JOB_TOKEN=ffffffffffffffffffffffffffffffff base l-tok-x --distributed-world-size 2 \
+    --distributed-rank 1 --distributed-init-method tcp://127.0.0.1:$((port + 1)) \
+    --distributed-timeout 10 >"$tmp/l-tok-x.log" 2>&1 && bad "a wrong token was accepted"
+grep -qi "token" "$tmp/l-tok-x.log" || { cat "$tmp/l-tok-x.log"; bad "wrong token: no message"; }
+grep -q "$tok" "$tmp"/l-tok-*.log && bad "the token was printed"
+HG_JOB_TOKEN=$tok base l-tok --distributed-world-size 2 --distributed-rank 1 \
+    --distributed-init-method tcp://127.0.0.1:$((port + 1)) >"$tmp/l-tok-1.log" 2>&1 ||
+    { cat "$tmp/l-tok-1.log"; bad "rank 1 after the intruder"; }
+wait $p0 || { cat "$tmp/l-tok-0.log"; bad "rank 0 after the intruder"; }
+same_as_shm "after an intruder" l-tok
+
+# file:// init: rank 0 makes the token, writes it 0600, removes it at the end
+two l-file --distributed-init-method "file://$tmp/job.init"
+[ -e "$tmp/job.init" ] && bad "file:// init file left behind"
+
+# Slurm: rank, world and the first host from the environment
+(SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_NODELIST=localhost SLURM_JOB_ID=$((port + 2)) \
+    HG_JOB_TOKEN=$tok base l-slurm >"$tmp/l-slurm-0.log" 2>&1) &
+p0=$!
+SLURM_PROCID=1 SLURM_NTASKS=2 SLURM_NODELIST=localhost SLURM_JOB_ID=$((port + 2)) \
+    HG_JOB_TOKEN=$tok base l-slurm >"$tmp/l-slurm-1.log" 2>&1 ||
+    { cat "$tmp/l-slurm-1.log"; bad "Slurm rank 1"; }
+wait $p0 || { cat "$tmp/l-slurm-0.log"; bad "Slurm rank 0"; }
+grep -q "rank 0 of 2 (slurm), backend tcp" "$tmp/l-slurm-0.log" || bad "Slurm: no job line"
+same_as_shm "Slurm" l-slurm
+
+# mpirun
+if command -v mpirun >/dev/null 2>&1 && grep -q 'define HG_HAVE_MPI 1' "$B/config.h" 2>/dev/null; then
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+        mpirun -np 2 "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+        --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json --log-interval 1 \
+        --validate-interval 0 --save-dir "$tmp/l-mpi" --max-sentences-per-rank 64,32 \
+        --max-update 6 --threads 1 >"$tmp/l-mpi.log" 2>&1 || { cat "$tmp/l-mpi.log"; bad "mpirun"; }
+    grep -q "backend mpi" "$tmp/l-mpi.log" || bad "mpirun: no 'backend mpi' line"
+    same_as_shm "mpirun" l-mpi
+else
+    echo "note: no MPI build or no mpirun: the mpirun launch is not tested"
+fi
 
 [ $fail = 0 ] && echo PASS
 exit $fail

@@ -264,8 +264,12 @@ void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len)
         snprintf(buf, len, "1 rank");
         return;
     }
-    snprintf(buf, len, "ranks %d-%d of %d on this node (%s), backend %s", L->rank0,
-             L->rank0 + L->nlocal - 1, L->world, L->how, backend_name(L->backend));
+    if (L->nlocal == 1)
+        snprintf(buf, len, "rank %d of %d (%s), backend %s", L->rank0, L->world, L->how,
+                 backend_name(L->backend));
+    else
+        snprintf(buf, len, "ranks %d-%d of %d on this node (%s), backend %s", L->rank0,
+                 L->rank0 + L->nlocal - 1, L->world, L->how, backend_name(L->backend));
 }
 
 /* ------------------------------------------------------------ the store */
@@ -530,8 +534,11 @@ void hg_launch_finish(struct hg_launch *L, struct hg_comm *comm)
     if (L->store)
         hg_store_close(L->store);
     L->store = NULL;
-    if (L->server)
+    if (L->server) {
         hg_store_server_stop(L->server);
+        if (L->file[0]) /* it holds the token: gone with the job */
+            unlink(L->file);
+    }
     L->server = NULL;
     if (L->shm)
         hg_comm_shm_group_free(L->shm);
