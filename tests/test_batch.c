@@ -492,6 +492,83 @@ static void test_errors(void)
     hg_epoch_free(ep);
 }
 
+/* ------------------------------------------------------ per-rank budgets */
+
+/* Explicit per-rank lists: each rank's batches stay within its own budget,
+ * a 0 entry gets nothing, the union of a step equals the one-rank batch of
+ * the summed budget (same samples, same step order), and bad lists are
+ * refused naming the rank. */
+static void test_rank_lists(void)
+{
+    enum { N = 1000 };
+    int32_t len[N];
+    for (int i = 0; i < N; i++)
+        len[i] = 1 + (int32_t)((i * 7919u) % 13u);
+    char err[256];
+    int64_t sent[4] = {5, 3, 0, 2}, tok[4] = {40, 0, 25, 13};
+    struct hg_batch_opts o = {.max_sentences = 1, .world = 4,
+                              .rank_max_sentences = sent, .seed = 3, .shuffle = 1};
+    struct hg_batch_opts one = {.max_sentences = 10, .world = 1, .seed = 3, .shuffle = 1};
+    struct hg_epoch *ep = NULL, *e1 = NULL;
+    REQUIRE(hg_epoch_plan(&ep, len, N, &o, 2, err, sizeof(err)) == 0, "%s", err);
+    REQUIRE(hg_epoch_plan(&e1, len, N, &one, 2, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(hg_epoch_steps(ep) == hg_epoch_steps(e1), "steps %lld vs %lld",
+           (long long)hg_epoch_steps(ep), (long long)hg_epoch_steps(e1));
+    int union_ok = 1;
+    for (int64_t s = 0; s < hg_epoch_steps(ep) && s < hg_epoch_steps(e1); s++) {
+        int64_t c1, at = 0;
+        const int64_t *b1 = hg_epoch_batch(e1, 0, s, &c1);
+        for (int r = 0; r < 4; r++) {
+            int64_t c;
+            const int64_t *b = hg_epoch_batch(ep, r, s, &c);
+            EXPECT(c <= sent[r], "step %lld rank %d: %lld samples > %lld", (long long)s,
+                   r, (long long)c, (long long)sent[r]);
+            for (int64_t k = 0; k < c; k++)
+                union_ok &= at + k < c1 && b[k] == b1[at + k];
+            at += c;
+        }
+        union_ok &= at == c1;
+    }
+    EXPECT(union_ok, "ranks' batches are not the one-rank batch cut in rank order");
+    hg_epoch_free(ep);
+    hg_epoch_free(e1);
+
+    /* token lists: padding-aware cost within each rank's own budget */
+    o = (struct hg_batch_opts){.max_tokens = 1, .world = 4, .rank_max_tokens = tok,
+                               .seed = 3, .shuffle = 1};
+    REQUIRE(hg_epoch_plan(&ep, len, N, &o, 1, err, sizeof(err)) == 0, "%s", err);
+    int64_t placed = 0;
+    for (int64_t s = 0; s < hg_epoch_steps(ep); s++)
+        for (int r = 0; r < 4; r++) {
+            int64_t c;
+            const int64_t *b = hg_epoch_batch(ep, r, s, &c);
+            int32_t mx = 0;
+            for (int64_t k = 0; k < c; k++)
+                mx = len[b[k]] > mx ? len[b[k]] : mx;
+            EXPECT(c * mx <= tok[r], "rank %d: cost %lld > %lld", r, (long long)(c * mx),
+                   (long long)tok[r]);
+            EXPECT(r != 1 || c == 0, "rank 1 (budget 0) got %lld samples", (long long)c);
+            placed += c;
+        }
+    EXPECT(placed == N, "%lld of %d samples placed", (long long)placed, N);
+    hg_epoch_free(ep);
+
+    /* refused: a negative entry, every entry 0 */
+    int64_t neg[4] = {4, -1, 2, 2}, zero[4] = {0, 0, 0, 0};
+    o.rank_max_tokens = neg;
+    EXPECT(hg_epoch_plan(&ep, len, N, &o, 1, err, sizeof(err)) == -1 &&
+               strstr(err, "rank 1"), "negative budget: '%s'", err);
+    o.rank_max_tokens = zero;
+    EXPECT(hg_epoch_plan(&ep, len, N, &o, 1, err, sizeof(err)) == -1 &&
+               strstr(err, "every rank"), "all-zero budgets: '%s'", err);
+    /* a sample longer than every rank that takes samples can hold */
+    int64_t small[4] = {12, 100, 12, 12}, none[4] = {1, 0, 1, 1};
+    o.rank_max_tokens = small;
+    o.rank_max_sentences = none;
+    EXPECT(hg_epoch_plan(&ep, len, N, &o, 1, err, sizeof(err)) == -1 &&
+               strstr(err, "length 13"), "unplaceable sample: '%s'", err);
+}
+
 int main(int argc, char **argv)
 {
     int ncases = argc > 1 ? atoi(argv[1]) : 400;
@@ -501,6 +578,7 @@ int main(int argc, char **argv)
     capacity_ratio(8, 1.7, 2.5);
     test_resume();
     test_errors();
+    test_rank_lists();
     printf("test_batch: %d random cases, %ld checks, %d failures\n", ncases,
            checks, failures);
     return failures ? 1 : 0;
