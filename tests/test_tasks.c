@@ -452,11 +452,15 @@ static void test_mnist(void)
     write_shard(path, t, item, 256, mnist_sample);
 
     void *state = NULL;
-    const char *bad[] = {"yes"};
+    const char *bad[] = {"yes", NULL}; /* one value per option */
     struct hg_task_args a = {.values = bad};
     EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
            strstr(err, "--mnist-normalize"), "normalize yes: %s", err);
-    const char *vals[] = {t->options[0].def};
+    const char *bad_p[] = {"1", "1.5"};
+    a.values = bad_p;
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 && strstr(err, "--dropout"),
+           "dropout 1.5: %s", err);
+    const char *vals[] = {t->options[0].def, NULL};
     a.values = vals;
     REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
 
