@@ -10,7 +10,8 @@
 #     task, Adam, sequences of different lengths, loss per masked token);
 #  2. resume with 3 ranks: stopped at 10 and resumed to 20 == straight to
 #     20, bitwise; only rank 0 logs and writes checkpoints;
-#  3. faults: SIGKILL of rank 1 mid-epoch -> the launcher and every other
+#  3. faults: SIGKILL of rank 1 mid-epoch (shm and tcp backends) -> the
+#     launcher and every other
 #     rank exit within 30 s naming rank 1, no process left, nothing in
 #     /dev/shm, the last checkpoint intact and resumable; SIGTERM to the
 #     launcher -> all ranks stop at the same update, checkpoint_last saved;
@@ -136,44 +137,50 @@ run s3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 20 >"$tmp/s
 
 # ---------------------------------------------------------------- 3. faults
 shm_before=$(ls /dev/shm 2>/dev/null | grep -c '^hgcomm\.')
-bg kill --devices cpu:3 --batch-size 32 --max-update 100000 --save-interval-updates 10 \
-    --distributed-timeout 120 >"$tmp/kill.log" 2>&1
-lp=$!
-i=0
-while [ ! -f "$tmp/kill/checkpoint_last.h5" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 0.3
-victim=$(pgrep -P $lp -x hgtrain-r1)
-others=$(pgrep -P $lp | tr '\n' ' ')
-if [ -z "$victim" ]; then
-    bad "no process named hgtrain-r1 under the launcher"
-    kill $lp
-else
+kill_test() { # name backend
+    k=$1
+    bg "$k" --devices cpu:3 --distributed-backend "$2" --batch-size 32 --max-update 100000 \
+        --save-interval-updates 10 --distributed-timeout 120 >"$tmp/$k.log" 2>&1
+    lp=$!
+    i=0
+    while [ ! -f "$tmp/$k/checkpoint_last.h5" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+    sleep 0.3
+    victim=$(pgrep -P $lp -x hgtrain-r1)
+    others=$(pgrep -P $lp | tr '\n' ' ')
+    if [ -z "$victim" ]; then
+        bad "$k: no process named hgtrain-r1 under the launcher"
+        kill $lp
+        return
+    fi
     t0=$(date +%s)
     kill -9 "$victim"
     wait $lp
     rc=$?
     dt=$(($(date +%s) - t0))
-    [ $rc -ne 0 ] || bad "launcher exited 0 after a worker was killed"
-    [ $dt -le 30 ] || bad "the job took $dt s to stop after SIGKILL of rank 1"
-    grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
-        { cat "$tmp/kill.log"; bad "the launcher did not name the killed rank"; }
-    grep -q "rank 0: .*rank 1 .*\(exited\|failed\)" "$tmp/kill.log" ||
-        { cat "$tmp/kill.log"; bad "rank 0 did not name rank 1"; }
+    [ $rc -ne 0 ] || bad "$k: launcher exited 0 after a worker was killed"
+    [ $dt -le 30 ] || bad "$k: the job took $dt s to stop after SIGKILL of rank 1"
+    grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/$k.log" ||
+        { cat "$tmp/$k.log"; bad "$k: the launcher did not name the killed rank"; }
+    grep -q "rank 0: .*rank 1 .*\(exited\|failed\|closed\)" "$tmp/$k.log" ||
+        { cat "$tmp/$k.log"; bad "$k: rank 0 did not name rank 1"; }
     for p in $others; do
-        kill -0 "$p" 2>/dev/null && bad "worker $p still alive"
+        kill -0 "$p" 2>/dev/null && bad "$k: worker $p still alive"
     done
     [ "$(ls /dev/shm 2>/dev/null | grep -c '^hgcomm\.')" = "$shm_before" ] ||
-        bad "segments left in /dev/shm"
-    "$CMP" "$tmp/kill/checkpoint_last.h5" "$tmp/kill/checkpoint_last.h5" 0 >/dev/null 2>&1 ||
-        bad "checkpoint_last.h5 unreadable after the kill"
-    last=$(sed -n 's/.*"update": \([0-9]*\),.*/\1/p' "$tmp/kill.log" | tail -n 1)
+        bad "$k: segments left in /dev/shm"
+    "$CMP" "$tmp/$k/checkpoint_last.h5" "$tmp/$k/checkpoint_last.h5" 0 >/dev/null 2>&1 ||
+        bad "$k: checkpoint_last.h5 unreadable after the kill"
+    last=$(sed -n 's/.*"update": \([0-9]*\),.*/\1/p' "$tmp/$k.log" | tail -n 1)
     saved=$(( (last / 10) * 10 ))
-    run kill --devices cpu:3 --batch-size 32 --max-update $((saved + 5)) >"$tmp/kill2.log" 2>&1 ||
-        { cat "$tmp/kill2.log"; bad "resume after the kill"; }
-    grep -q "loaded .* $saved updates" "$tmp/kill2.log" ||
-        { head -n 5 "$tmp/kill2.log"; bad "resume after the kill did not load update $saved"; }
-    echo "ok: SIGKILL of rank 1 stopped the job in ${dt}s; resumed from update $saved"
-fi
+    run "$k" --devices cpu:3 --distributed-backend "$2" --batch-size 32 \
+        --max-update $((saved + 5)) >"$tmp/$k-2.log" 2>&1 ||
+        { cat "$tmp/$k-2.log"; bad "$k: resume after the kill"; }
+    grep -q "loaded .* $saved updates" "$tmp/$k-2.log" ||
+        { head -n 5 "$tmp/$k-2.log"; bad "$k: resume after the kill did not load update $saved"; }
+    echo "ok: $k: SIGKILL of rank 1 stopped the job in ${dt}s; resumed from update $saved"
+}
+kill_test kill-shm shm
+kill_test kill-tcp tcp
 
 bg term --devices cpu:2 --batch-size 32 --max-update 100000 >"$tmp/term.log" 2>&1
 lp=$!
