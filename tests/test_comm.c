@@ -364,7 +364,7 @@ static int worker_timeout(struct hg_comm *c, struct job *job)
     double dt = now_s() - t0;
     EXPECT(rc == -1, "rank 0 allreduce without rank 1 returned %d", rc);
     EXPECT(strstr(err, "ranks not arrived: 1") != NULL, "rank 0 got: %s", err);
-    EXPECT(dt >= 0.45 && dt < 1.5, "rank 0 gave up after %.2f s (timeout 0.5)",
+    EXPECT(dt >= 0.45 && dt < 4.0, "rank 0 gave up after %.2f s (timeout 0.5)",
            dt);
     printf("timeout: rank 0 after %.2f s: %s\n", dt, err);
     /* the handle stays failed */
@@ -389,7 +389,8 @@ static int worker_abort(struct hg_comm *c, struct job *job)
     double dt = now_s() - t0;
     EXPECT(rc == -1, "rank 0 allreduce with rank 1 aborted returned %d", rc);
     EXPECT(strstr(err, "rank 1 aborted") != NULL, "rank 0 got: %s", err);
-    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    /* well before the 10 s timeout, even on a loaded machine (ASan, CI) */
+    EXPECT(dt < 6.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
     printf("abort: rank 0 after %.2f s: %s\n", dt, err);
     /* a later collective fails at once too */
     rc = hg_comm_broadcast(c, x, sizeof x, 0, err, sizeof err);
@@ -410,7 +411,8 @@ static int worker_exit(struct hg_comm *c, struct job *job)
     EXPECT(rc == -1, "rank 0 allreduce with rank 1 gone returned %d", rc);
     EXPECT(strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
            "rank 0 got: %s", err);
-    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    /* well before the 10 s timeout, even on a loaded machine (ASan, CI) */
+    EXPECT(dt < 6.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
     printf("exit: rank 0 after %.2f s: %s\n", dt, err);
     return failures ? 1 : 0;
 }
@@ -455,7 +457,7 @@ static int worker_p2p_timeout(struct hg_comm *c, struct job *job)
     double dt = now_s() - t0;
     EXPECT(rc == -1 && strstr(err, "rank 1 did not send"), "rank 0 got: %d %s",
            rc, err);
-    EXPECT(dt >= 0.45 && dt < 1.5, "rank 0 gave up after %.2f s (timeout 0.5)",
+    EXPECT(dt >= 0.45 && dt < 4.0, "rank 0 gave up after %.2f s (timeout 0.5)",
            dt);
     printf("recv timeout: rank 0 after %.2f s: %s\n", dt, err);
     return failures ? 1 : 0;
@@ -476,7 +478,8 @@ static int worker_p2p_exit(struct hg_comm *c, struct job *job)
     double dt = now_s() - t0;
     EXPECT(rc == -1 && strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
            "rank 0 got: %d %s", rc, err);
-    EXPECT(dt < 2.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    /* well before the 10 s timeout, even on a loaded machine (ASan, CI) */
+    EXPECT(dt < 6.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
     printf("send to an exited rank: rank 0 after %.2f s: %s\n", dt, err);
     free(b);
     return failures ? 1 : 0;

@@ -297,7 +297,7 @@ static int worker_timeout(struct hg_comm *c, struct hg_store *st,
     double dt = now_s() - t0;
     EXPECT(rc == -1 && strstr(err, "tcp: rank 0:") &&
                strstr(err, "waiting for rank 1"), "rank 0 got: %d %s", rc, err);
-    EXPECT(dt >= 0.45 && dt < 1.5, "rank 0 gave up after %.2f s (timeout 0.5)",
+    EXPECT(dt >= 0.45 && dt < 4.0, "rank 0 gave up after %.2f s (timeout 0.5)",
            dt);
     printf("tcp timeout: rank 0 after %.2f s: %s\n", dt, err);
     rc = hg_comm_barrier(c, err, sizeof err);
@@ -321,7 +321,7 @@ static int worker_abort(struct hg_comm *c, struct hg_store *st, struct job *job)
     double dt = now_s() - t0;
     EXPECT(rc == -1 && strstr(err, "tcp: rank 0: rank 1 closed the connection "
                                    "(exited?)"), "rank 0 got: %d %s", rc, err);
-    EXPECT(dt < 1.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
+    EXPECT(dt < 6.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
     printf("tcp abort: rank 0 after %.2f s: %s\n", dt, err);
     EXPECT(hg_comm_broadcast(c, x, sizeof x, 0, err, sizeof err) == -1,
            "broadcast after a failure");
@@ -344,7 +344,7 @@ static int worker_exit(struct hg_comm *c, struct hg_store *st, struct job *job)
            me, rc, err);
     /* rank 0 may see rank 1's failure first: either way a closed peer */
     EXPECT(me == 1 ? strstr(err, "rank 2 closed") != NULL : 1, "rank 1: %s", err);
-    EXPECT(dt < 2.0, "rank %d took %.2f s to notice (timeout 10 s)", me, dt);
+    EXPECT(dt < 6.0, "rank %d took %.2f s to notice (timeout 10 s)", me, dt);
     printf("tcp exit: rank %d after %.2f s: %s\n", me, dt, err);
     return failures ? 1 : 0;
 }
