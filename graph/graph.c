@@ -45,6 +45,11 @@ int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max)
 
 int hg_graph_n_syms(const struct hg_graph *g) { return g->nsym; }
 
+const char *hg_graph_sym_name(const struct hg_graph *g, int k)
+{
+    return k >= 0 && k < g->nsym ? g->sym[k].name : NULL;
+}
+
 int64_t hg_graph_sym_max(const struct hg_graph *g, int k)
 {
     return k >= 0 && k < g->nsym ? g->sym[k].max : 0;

@@ -60,6 +60,7 @@ int hg_graph_sym_find(const struct hg_graph *g, const char *name);
 /* The maximum symbol k was declared with (what plans hold); 0 if none. */
 int64_t hg_graph_sym_max(const struct hg_graph *g, int k);
 int hg_graph_n_syms(const struct hg_graph *g);
+const char *hg_graph_sym_name(const struct hg_graph *g, int k); /* NULL if none */
 int hg_graph_input(struct hg_graph *g, const char *name, enum hg_dtype dt,
                    int ndim, const int64_t *dim, int batch_axis);
 int hg_graph_param(struct hg_graph *g, const char *name, int ndim,

@@ -25,6 +25,7 @@
 #include "controller/hg_controller.h"
 #include "trainer/launch.h"
 #include "trainer/options.h"
+#include "planner/hg_planner.h"
 
 #define ERRLEN 1024
 
@@ -528,8 +529,10 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                                          "max-sentences-per-rank"};
     for (int k = 0; k < 3; k++)
         if (lists[k]->n > 0 && lists[k]->n != r->world)
-            return hg_kerr(err, errlen, "--%s has %d entries for a world of %d ranks",
-                           names[k], lists[k]->n, r->world);
+            return hg_kerr(err, errlen, "--%s has %d entries for a world of %d ranks%s%s",
+                           names[k], lists[k]->n, r->world,
+                           k == 0 && o->cluster_file ? ": from --cluster-file " : "",
+                           k == 0 && o->cluster_file ? o->cluster_file : "");
     int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
@@ -645,6 +648,36 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     return 0;
 }
 
+/* --cluster-file: the capacities of its devices, in rank order, become
+ * --rank-capacity unless that is given.  world < 0: not known before
+ * MPI_Init (setup() then checks the count against the real world). */
+static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t errlen)
+{
+    if (!o->cluster_file)
+        return 0;
+    struct hg_cluster *c;
+    if (hg_cluster_load(&c, o->cluster_file, err, errlen) != 0)
+        return -1;
+    int rc = 0;
+    if (world > 0 && c->ndev != world) {
+        rc = hg_kerr(err, errlen, "--cluster-file %s describes %d devices, but the job "
+                     "has %d ranks (one rank per device)", o->cluster_file, c->ndev, world);
+    } else if (o->rank_capacity.n == 0) {
+        double *cap = malloc((size_t)c->ndev * sizeof(double));
+        if (!cap)
+            rc = hg_kerr(err, errlen, "out of memory");
+        else if (hg_cluster_rank_capacities(c, cap, err, errlen) != 0) {
+            free(cap);
+            rc = -1;
+        } else {
+            o->rank_capacity.v = cap;
+            o->rank_capacity.n = c->ndev;
+        }
+    }
+    hg_cluster_free(c);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
@@ -700,6 +733,11 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 2;
     }
+    if (cluster_capacities(&r.o, L.world, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: %s\n", err);
+        hg_opts_free(&r.o);
+        return 2;
+    }
     int local = 0;
     if (hg_launch_start(&L, &local, err, sizeof(err)) != 0 ||
         hg_launch_connect(&L, local, &r.comm, err, sizeof(err)) != 0) {
@@ -747,6 +785,16 @@ int main(int argc, char **argv)
                  "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
                  (long long)r.valid.n, r.o.valid_subset, desc, job);
         logf_line(&r, line);
+        if (r.o.cluster_file) {
+            int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
+                             r.o.cluster_file);
+            for (int i = 0; i < r.o.rank_capacity.n && k > 0 && k < (int)sizeof(line) - 32; i++)
+                k += snprintf(line + k, sizeof(line) - (size_t)k, "%s%.4g", i ? "," : " ",
+                              r.o.rank_capacity.v[i]);
+            if (k > 0 && k < (int)sizeof(line) - 2)
+                snprintf(line + k, sizeof(line) - (size_t)k, "\n");
+            logf_line(&r, line);
+        }
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         rc = train(&r, first_step, err, sizeof(err));

@@ -218,6 +218,11 @@ const struct hg_opt_spec hg_opt_specs[] = {
      .offset = OFF(max_sentences_per_rank), .metavar = "S0,S1,...",
      .help = "per-rank --max-sentences (replaces --max-sentences and "
              "--rank-capacity; 0: the rank gets no samples)"},
+    {.name = "cluster-file", .type = HG_OPT_STRING, .group = G_DIST,
+     .offset = OFF(cluster_file), .metavar = "FILE",
+     .help = "a cluster description (docs/planner.md): unless --rank-capacity "
+             "is given, each rank's capacity is its device's speed (or peak "
+             "FLOP/s); its devices must be as many as the job's ranks"},
 };
 
 const int hg_opt_nspecs = (int)(sizeof(hg_opt_specs) / sizeof(hg_opt_specs[0]));

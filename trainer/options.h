@@ -95,6 +95,8 @@ struct hg_opts {
     char *distributed_token_file; /* the job token (else HG_JOB_TOKEN) */
     struct hg_opts_list max_tokens_per_rank;    /* per-rank --max-tokens */
     struct hg_opts_list max_sentences_per_rank; /* per-rank --max-sentences */
+    char *cluster_file;           /* --cluster-file: rank capacities from the
+                                     devices of a cluster file (planner/) */
 
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;

@@ -1,0 +1,115 @@
+#!/bin/sh
+# Integration test of the planner's programs:
+#  1. hgplan: --list-models, a model's summary, --export-graph (JSON checked
+#     with python3 -m json.tool when python3 is there), --task mnist export,
+#     --cluster summaries of every shipped example with a roofline, reserved
+#     options ("not built yet", exit 2), usage and file errors (exit 2 / 1);
+#  2. hgtrain --cluster-file: a world that does not match the file (exit 2,
+#     both counts named), then (with Fashion-MNIST) 2 updates on --devices
+#     cpu:2 with local.cfg and with a 2:1 speed file, capacities in the log.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-.}
+HGPLAN=${HGPLAN:-$B/hgplan}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+EX=$S/examples/clusters
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+PY=
+if command -v python3 >/dev/null 2>&1 && python3 -c 'import json' 2>/dev/null; then
+    PY=python3
+fi
+json_check() { # file
+    [ -n "$PY" ] || return 0
+    $PY -m json.tool "$1" >/dev/null 2>"$tmp/json.err" || { cat "$tmp/json.err"; return 1; }
+}
+
+# 1. hgplan
+"$HGPLAN" --list-models >"$tmp/list" 2>&1 || bad "--list-models"
+for m in vgg19 resnet50 resnet101 resnet200 inception_v3 mobilenet_v2 transformer \
+         transformer24 bert_large bert_large48; do
+    grep -q "^$m " "$tmp/list" || bad "--list-models lacks $m"
+done
+"$HGPLAN" --model resnet50 --batch 4 --export-graph "$tmp/r50.json" >"$tmp/out" 2>&1 ||
+    { cat "$tmp/out"; bad "hgplan --model resnet50"; }
+grep -q '25557032 parameters' "$tmp/out" || { cat "$tmp/out"; bad "resnet50 summary"; }
+json_check "$tmp/r50.json" || bad "resnet50 JSON does not parse"
+grep -q '"phase": "update"' "$tmp/r50.json" || bad "no update ops in the export"
+# the graph on standard output, the report on standard error
+"$HGPLAN" --model mobilenet_v2 --batch 2 --export-graph - >"$tmp/mb.json" 2>"$tmp/err" ||
+    bad "--export-graph -"
+json_check "$tmp/mb.json" || bad "mobilenet_v2 JSON on stdout does not parse"
+grep -q 'parameters' "$tmp/err" || bad "report not on stderr with --export-graph -"
+"$HGPLAN" --task mnist --batch 16 --export-graph "$tmp/mnist.json" >"$tmp/out" 2>&1 ||
+    { cat "$tmp/out"; bad "hgplan --task mnist"; }
+json_check "$tmp/mnist.json" || bad "mnist JSON does not parse"
+grep -q '"name": "image"' "$tmp/mnist.json" || bad "mnist export lacks its input"
+"$HGPLAN" --task mnist --dropout 0 --forward-only --export-graph "$tmp/m0.json" >/dev/null 2>&1 ||
+    bad "task option --dropout"
+grep -q '"phase": "backward"' "$tmp/m0.json" && bad "--forward-only exported a backward"
+for f in heterog-8gpu heterog-12gpu hetseq-4node hetseq-8node local; do
+    "$HGPLAN" --cluster "$EX/$f.cfg" >"$tmp/c.out" 2>&1 || { cat "$tmp/c.out"; bad "--cluster $f"; }
+    grep -q "^cluster $f " "$tmp/c.out" || bad "$f summary"
+done
+"$HGPLAN" --model vgg19 --cluster "$EX/heterog-8gpu.cfg" >"$tmp/c.out" 2>&1 || bad "roofline"
+grep -q 'Tesla V100-SXM2-16GB .* s (from v100:0)' "$tmp/c.out" || { cat "$tmp/c.out"; bad "roofline line"; }
+
+expect() { # code pattern args...
+    code=$1 pat=$2
+    shift 2
+    "$HGPLAN" "$@" >"$tmp/e.out" 2>&1
+    rc=$?
+    [ "$rc" = "$code" ] || bad "hgplan $*: exit $rc, expected $code"
+    grep -q -- "$pat" "$tmp/e.out" || { cat "$tmp/e.out"; bad "hgplan $*: no '$pat'"; }
+}
+expect 2 'not built yet' --model vgg19 --search mcmc
+expect 2 'not built yet' --model vgg19 --budget 30
+expect 2 'unknown model' --model alexnet
+expect 2 'unknown option' --model vgg19 --bogus 1
+expect 2 'unknown task' --task nope
+expect 2 'expected an integer' --model vgg19 --batch x
+expect 1 'cannot read' --cluster "$tmp/none.cfg"
+printf 'nodes = ( { name = "n"; devices = ( { kind = "gpu"; peak_flops = 1e12; } ); } );\n' \
+    >"$tmp/nomem.cfg"
+expect 1 "nomem.cfg:1: node 'n': device 0: no 'memory'" --cluster "$tmp/nomem.cfg"
+
+# 2. hgtrain --cluster-file
+"$HGTRAIN" --task mnist --data "$tmp" --batch-size 8 --devices cpu:2 \
+    --cluster-file "$EX/heterog-8gpu.cfg" >"$tmp/t.out" 2>&1
+rc=$?
+[ "$rc" = 2 ] || bad "hgtrain world mismatch: exit $rc"
+grep -q 'describes 8 devices, but the job has 2 ranks' "$tmp/t.out" || { cat "$tmp/t.out"; bad "mismatch message"; }
+"$HGTRAIN" --task mnist --data "$tmp" --batch-size 8 --cluster-file "$tmp/nomem.cfg" \
+    >"$tmp/t.out" 2>&1
+[ $? = 2 ] && grep -q "no 'memory'" "$tmp/t.out" || { cat "$tmp/t.out"; bad "hgtrain bad cluster file"; }
+
+SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
+    echo "note: no Fashion-MNIST at $SRC: hgtrain --cluster-file runs skipped"
+    exit $fail
+fi
+"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
+    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+run() { # cluster-file log
+    "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --batch-size 32 \
+        --devices cpu:2 --cluster-file "$1" --max-update 2 --validate-interval 0 --no-save \
+        --log-format simple --log-interval 1 >"$2" 2>&1
+}
+run "$EX/local.cfg" "$tmp/l1" || { cat "$tmp/l1"; bad "hgtrain --cluster-file local.cfg"; }
+grep -q 'rank capacities (--cluster-file .*local.cfg): 1,1$' "$tmp/l1" ||
+    { cat "$tmp/l1"; bad "local.cfg capacities not in the log"; }
+sed 's/count = 2;.*/count = 1;/; s/speed = 1.0;/speed = 2.0; }, { kind = "cpu"; memory = "1GiB"; peak_flops = 1e11; speed = 1.0;/' \
+    "$EX/local.cfg" >"$tmp/fast-slow.cfg"
+run "$tmp/fast-slow.cfg" "$tmp/l2" || { cat "$tmp/l2"; bad "hgtrain --cluster-file 2:1"; }
+grep -q 'rank capacities (--cluster-file .*fast-slow.cfg): 1,0.5$' "$tmp/l2" ||
+    { cat "$tmp/l2"; bad "2:1 capacities not in the log"; }
+grep -q '| done: 2 updates' "$tmp/l2" || { cat "$tmp/l2"; bad "2:1 run did not finish"; }
+# --rank-capacity wins over the file
+"$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --batch-size 32 --devices cpu:2 \
+    --cluster-file "$tmp/fast-slow.cfg" --rank-capacity 1,1 --max-update 1 \
+    --validate-interval 0 --no-save --log-format simple >"$tmp/l3" 2>&1 || bad "rank-capacity + cluster"
+grep -q 'rank capacities (--cluster-file .*): 1,1$' "$tmp/l3" || { cat "$tmp/l3"; bad "--rank-capacity did not win"; }
+exit $fail
