@@ -8,7 +8,8 @@
 #  2. stopped at 10 and resumed to 20 == straight to 20 (logged loss,
 #     params and optimizer state bitwise);
 #  3. two forked workers with budgets 1024,512 tokens and --dropout 0;
-#  4. bad options are named.
+#  4. bad options are named;
+#  5. --share-all-embeddings on a --joined-dictionary preprocess.
 set -u
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
@@ -90,6 +91,18 @@ run ck4 --max-update 1 --encoder-attention-heads 5 --no-save >"$tmp/e" 2>&1
 run ck4 --max-update 1 --share-all-embeddings --no-save >"$tmp/e" 2>&1
 [ $? -ne 0 ] && grep -q -- '--share-all-embeddings requires a joined dictionary' "$tmp/e" ||
     { cat "$tmp/e"; bad "--share-all-embeddings without a joined dictionary accepted"; }
+
+# 5. a joined dictionary: one embedding table for source, target and output
+"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
+    --validpref "$tmp/valid" --destdir "$tmp/mtj" --bpe-codes "$tmp/mt/codes" \
+    --joined-dictionary >"$tmp/prej.log" 2>&1 || { cat "$tmp/prej.log"; bad "joined preprocess"; }
+"$HGTRAIN" --task translation --data "$tmp/mtj" --source-lang en --arch transformer_tiny \
+    --share-all-embeddings --optimizer adam --lr 0.001 --max-tokens 1024 --threads 1 \
+    --max-update 3 --log-interval 1 --validate-interval 0 --no-save --log-format simple \
+    >"$tmp/sh.log" 2>&1 || { cat "$tmp/sh.log"; bad "--share-all-embeddings run"; }
+sp=$(sed -n 's/^| \([0-9]*\) parameters.*/\1/p' "$tmp/sh.log")
+up=$(sed -n 's/^| \([0-9]*\) parameters.*/\1/p' "$tmp/out")
+[ -n "$sp" ] && [ -n "$up" ] && [ "$sp" -lt "$up" ] || bad "shared: $sp parameters, separate $up"
 
 [ $fail = 0 ] && echo "ok  translation: loss $first -> $last, nll_loss $nfirst -> $nlast," \
     "resume exact, 2 workers nll_loss $w2"
