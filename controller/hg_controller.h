@@ -90,6 +90,8 @@ struct hg_ctl_cfg {
 
 struct hg_ctl_stats {
     double loss_sum;         /* summed over the micro-batches of the step */
+    double nll_sum;          /* the task's NLL sum (its model's nll tensor;
+                                the loss when it has none) */
     double sample_size;
     double nsentences;       /* samples (batch rows) */
     int stop;                /* in: this rank wants to stop (a signal);

@@ -44,6 +44,16 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
         return hg_kerr(err, errlen, "task %s: build() declared %d symbols but "
                        "lists %d in its model", task->name, hg_graph_n_syms(p->g),
                        p->m.nsym);
+    if (p->m.nll >= 0) {
+        /* -1 is "none": a memset model (nll 0) names an input, refused */
+        const struct hg_tensor_info *ti = p->m.nll < hg_graph_n_tensors(p->g)
+                                              ? hg_graph_tensor(p->g, p->m.nll) : NULL;
+        if (!ti || ti->producer < 0 || ti->dtype != HG_F32 ||
+            hg_shape_numel(&ti->decl) != 1)
+            return hg_kerr(err, errlen, "task %s: build() gives nll tensor %d, not "
+                           "a [1] f32 output of an op (-1: none)", task->name,
+                           p->m.nll);
+    }
     if (train) {
         hg_graph_backward(p->g, p->m.loss);
         hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
@@ -164,6 +174,8 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
         hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
+    st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
+                                                ? c->train.m.nll : c->train.m.loss);
     st->sample_size += ss;
     st->nsentences += (double)b->size;
     if (c->n_acc >= 1)
@@ -212,18 +224,19 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
 }
 
 /* The scalars of a step, summed over ranks in one f64 allreduce. */
-enum { R_LOSS, R_SS, R_SENT, R_STOP, R_METRIC, R_N = R_METRIC + HG_TASK_MAX_METRICS };
+enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP, R_METRIC, R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
 static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
                         size_t errlen)
 {
-    double v[R_N] = {[R_LOSS] = st->loss_sum, [R_SS] = st->sample_size,
+    double v[R_N] = {[R_LOSS] = st->loss_sum, [R_NLL] = st->nll_sum, [R_SS] = st->sample_size,
                      [R_SENT] = st->nsentences, [R_STOP] = st->stop != 0};
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
         v[R_METRIC + i] = st->metrics[i];
     if (hg_comm_allreduce_f64(c->comm, v, R_N, err, errlen) != 0)
         return -1;
     st->loss_sum = v[R_LOSS];
+    st->nll_sum = v[R_NLL];
     st->sample_size = v[R_SS];
     st->nsentences = v[R_SENT];
     st->stop = v[R_STOP] > 0;
@@ -307,6 +320,8 @@ int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
         hg_exec_run(c->valid.ex, &hs, 0, c->valid.n, err, errlen) != 0)
         return -1;
     st->loss_sum += *(const float *)hg_exec_data(c->valid.ex, c->valid.m.loss);
+    st->nll_sum += *(const float *)hg_exec_data(c->valid.ex, c->valid.m.nll >= 0
+                                                ? c->valid.m.nll : c->valid.m.loss);
     st->sample_size += ss;
     if (c->task->metrics)
         c->task->metrics(c->ts, b, c->valid.g, c->valid.ex, &c->valid.m, st->metrics);

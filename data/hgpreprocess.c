@@ -32,7 +32,7 @@ static const char usage_text[] =
     "       hgpreprocess translation --source-lang S --target-lang T --trainpref P\n"
     "           --validpref P [--testpref P] --destdir DIR (--bpe-merges N | --bpe-codes FILE)\n"
     "           [--num-shards K] [--max-len L] [--min-frequency N] [--thresholdsrc N]\n"
-    "           [--thresholdtgt N] [--nwordssrc N] [--nwordstgt N]\n"
+    "           [--thresholdtgt N] [--nwordssrc N] [--nwordstgt N] [--joined-dictionary]\n"
     "       hgpreprocess lm --input F --destdir DIR (--bpe-merges N | --bpe-codes FILE)\n"
     "           [--max-seq-len 128] [--max-predictions 20] [--masked-lm-prob 0.15]\n"
     "           [--short-seq-prob 0.1] [--dupe-factor 1] [--seed S] [--num-shards K]\n"
@@ -888,8 +888,20 @@ static int cmd_translation(int argc, char **argv)
         {"thresholdtgt", &thr_t}, {"nwordssrc", &nw_s}, {"nwordstgt", &nw_t},
         {NULL, NULL}};
     const char *cmd = "translation";
+    /* the one switch (fairseq's): taken out before the name-value pairs */
+    int joined = 0;
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--joined-dictionary") == 0) {
+            joined = 1;
+            memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(*argv));
+            argc--;
+            i--;
+        }
     if (parse_opts(cmd, argc, argv, defs))
         return 2;
+    if (joined && (strcmp(thr_t, "0") != 0 || strcmp(nw_t, "-1") != 0))
+        return usage_error(cmd, "%s", "--joined-dictionary takes --thresholdsrc and "
+                           "--nwordssrc; --thresholdtgt/--nwordstgt would be ignored");
     if (!sl || !tl || !trainpref || !validpref || !destdir)
         return usage_error(cmd, "%s", "--source-lang, --target-lang, --trainpref, "
                            "--validpref and --destdir are required");
@@ -943,12 +955,17 @@ static int cmd_translation(int argc, char **argv)
                    NULL, err, sizeof(err)))
         goto out;
     splits[0].kept = c.kept;
+    /* --joined-dictionary: both dictionaries from the counts of both sides
+     * (ordered by count, ties by bytes: the same ids on both sides) */
     if (!(c.sd = hg_dict_new(NULL, 0)) || !(c.gd = hg_dict_new(NULL, 0)) ||
         dict_from_counts(c.sd, c.t.bpe, c.scnt, c.nscnt) ||
+        (joined && dict_from_counts(c.sd, c.t.bpe, c.gcnt, c.ngcnt)) ||
         dict_from_counts(c.gd, c.t.bpe, c.gcnt, c.ngcnt) ||
-        hg_dict_add(c.sd, "</s>", 4, c.kept) < 0 ||
-        hg_dict_add(c.gd, "</s>", 4, c.kept) < 0 ||
-        hg_dict_finalize(c.sd, ts, ws) || hg_dict_finalize(c.gd, tt, wt)) {
+        (joined && dict_from_counts(c.gd, c.t.bpe, c.scnt, c.nscnt)) ||
+        hg_dict_add(c.sd, "</s>", 4, joined ? 2 * c.kept : c.kept) < 0 ||
+        hg_dict_add(c.gd, "</s>", 4, joined ? 2 * c.kept : c.kept) < 0 ||
+        hg_dict_finalize(c.sd, ts, ws) ||
+        hg_dict_finalize(c.gd, joined ? ts : tt, joined ? ws : wt)) {
         hg_kerr(err, sizeof(err), "out of memory");
         goto out;
     }

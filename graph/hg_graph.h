@@ -163,6 +163,32 @@ int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
                                  int heads, int64_t ffn, float dropout,
                                  uint64_t seed);
 
+/* The same layers as fairseq's TransformerEncoderLayer/DecoderLayer with
+ * every knob: separate dropouts (residual `dropout`, `attention_dropout` on
+ * the attention weights, `activation_dropout` after the FFN's ReLU),
+ * pre-norm (normalize_before: x + f(LN(x)), the caller adds the stack's
+ * final layer norm) or post-norm (LN(x + f(x))), and fairseq's init
+ * (fairseq_init: q/k/v weights xavier_uniform with gain 1/sqrt 2, out_proj
+ * and fc1/fc2 xavier_uniform with zero biases) or PyTorch's Linear init.
+ * The plain functions above are these with one dropout everywhere,
+ * post-norm and PyTorch's init. */
+struct hg_tlayer_cfg {
+    int64_t d, ffn;
+    int heads;
+    float dropout, attention_dropout, activation_dropout;
+    int normalize_before;
+    int fairseq_init;
+    uint64_t seed;            /* dropout stream */
+};
+int hg_layer_transformer_encoder_cfg(struct hg_graph *g, const char *prefix,
+                                     int x, int keep,
+                                     const struct hg_tlayer_cfg *cfg);
+/* self_keep: [B,T] key padding of the decoder's own input, or -1 (with
+ * right padding the causal mask already hides the pads from real tokens). */
+int hg_layer_transformer_decoder_cfg(struct hg_graph *g, const char *prefix,
+                                     int x, int self_keep, int enc, int enc_keep,
+                                     const struct hg_tlayer_cfg *cfg);
+
 /* Execution: a memory plan for a node order, computed once at the maximum
  * symbol values; runs never allocate. */
 struct hg_mem_stats {

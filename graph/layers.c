@@ -189,19 +189,42 @@ static int split_heads(struct hg_graph *g, int x, int heads, int64_t dh)
     return hg_permute(g, hg_reshape(g, x, 4, d4), 4, perm);
 }
 
-int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,
-                 int key_keep, int64_t d, int heads, int causal, float dropout,
-                 uint64_t seed)
+/* A linear layer: PyTorch's init (wbound 0), or weight U(+-wbound) with
+ * zero bias (zero_bias) or PyTorch's bias init. */
+static int linear_init(struct hg_graph *g, const char *prefix, int x, int64_t in,
+                       int64_t out, float wbound, int zero_bias)
+{
+    if (wbound <= 0.f)
+        return hg_layer_linear(g, prefix, x, in, out, 1);
+    float bound = 1.f / sqrtf((float)in);
+    int64_t wd[2] = {out, in};
+    int w = param(g, prefix, "weight", 2, wd, HG_INIT_UNIFORM, wbound);
+    int b = zero_bias ? param(g, prefix, "bias", 1, &out, HG_INIT_ZERO, 0.f)
+                      : param(g, prefix, "bias", 1, &out, HG_INIT_UNIFORM, bound);
+    return hg_add(g, hg_matmul(g, x, w, 0, 1), b);
+}
+
+/* xavier_uniform's bound for a [out,in] weight, times gain */
+static float xavier(int64_t in, int64_t out, float gain)
+{
+    return gain * sqrtf(6.f / (float)(in + out));
+}
+
+static int mha(struct hg_graph *g, const char *prefix, int q, int kv, int key_keep,
+               int64_t d, int heads, int causal, float dropout, uint64_t seed,
+               int fairseq_init)
 {
     HG_CHECK(heads > 0 && d % heads == 0);
     int64_t dh = d / heads;
+    float wq = fairseq_init ? xavier(d, d, 1.f / sqrtf(2.f)) : 0.f;
+    float wo = fairseq_init ? xavier(d, d, 1.f) : 0.f;
     char name[256];
     snprintf(name, sizeof(name), "%s.q_proj", prefix);
-    int Q = hg_layer_linear(g, name, q, d, d, 1);
+    int Q = linear_init(g, name, q, d, d, wq, 0);
     snprintf(name, sizeof(name), "%s.k_proj", prefix);
-    int K = hg_layer_linear(g, name, kv, d, d, 1);
+    int K = linear_init(g, name, kv, d, d, wq, 0);
     snprintf(name, sizeof(name), "%s.v_proj", prefix);
-    int V = hg_layer_linear(g, name, kv, d, d, 1);
+    int V = linear_init(g, name, kv, d, d, wq, 0);
     Q = split_heads(g, Q, heads, dh); /* [B,H,Tq,Dh] */
     K = split_heads(g, K, heads, dh); /* [B,H,Tk,Dh] */
     V = split_heads(g, V, heads, dh); /* [B,H,Tk,Dh] */
@@ -215,40 +238,102 @@ int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,
     int64_t d3[3] = {0, 0, d};
     O = hg_reshape(g, hg_permute(g, O, 4, perm), 3, d3); /* [B,Tq,D] */
     snprintf(name, sizeof(name), "%s.out_proj", prefix);
-    return hg_layer_linear(g, name, O, d, d, 1);
+    return linear_init(g, name, O, d, d, wo, fairseq_init);
 }
 
-static int sublayer_norm(struct hg_graph *g, const char *prefix,
-                         const char *norm, int x, int y, int64_t d,
-                         float dropout, uint64_t seed)
+int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,
+                 int key_keep, int64_t d, int heads, int causal, float dropout,
+                 uint64_t seed)
 {
+    return mha(g, prefix, q, kv, key_keep, d, heads, causal, dropout, seed, 0);
+}
+
+/* One residual sub-layer around f = (attention or FFN): the caller passes
+ * its input; pre-norm normalises it first (norm_in), post-norm after. */
+static int pre(struct hg_graph *g, const char *prefix, const char *norm, int x,
+               const struct hg_tlayer_cfg *c)
+{
+    if (!c->normalize_before)
+        return x;
     char name[256];
     snprintf(name, sizeof(name), "%s.%s", prefix, norm);
-    return hg_layer_layernorm(g, name, hg_add(g, x, hg_dropout(g, y, dropout, seed)),
-                              d, 1e-5f);
+    return hg_layer_layernorm(g, name, x, c->d, 1e-5f);
 }
 
-static int ffn_block(struct hg_graph *g, const char *prefix, int x, int64_t d,
-                     int64_t ffn, float dropout, uint64_t seed)
+static int post(struct hg_graph *g, const char *prefix, const char *norm,
+                int residual, int y, const struct hg_tlayer_cfg *c)
+{
+    int x = hg_add(g, residual, hg_dropout(g, y, c->dropout, c->seed));
+    if (c->normalize_before)
+        return x;
+    char name[256];
+    snprintf(name, sizeof(name), "%s.%s", prefix, norm);
+    return hg_layer_layernorm(g, name, x, c->d, 1e-5f);
+}
+
+static int ffn_cfg(struct hg_graph *g, const char *prefix, int x,
+                   const struct hg_tlayer_cfg *c)
 {
     char name[256];
+    float w1 = c->fairseq_init ? xavier(c->d, c->ffn, 1.f) : 0.f;
+    float w2 = c->fairseq_init ? xavier(c->ffn, c->d, 1.f) : 0.f;
     snprintf(name, sizeof(name), "%s.fc1", prefix);
-    int h = hg_relu(g, hg_layer_linear(g, name, x, d, ffn, 1));
-    h = hg_dropout(g, h, dropout, seed);
+    int h = hg_relu(g, linear_init(g, name, x, c->d, c->ffn, w1, 1));
+    h = hg_dropout(g, h, c->activation_dropout, c->seed);
     snprintf(name, sizeof(name), "%s.fc2", prefix);
-    return hg_layer_linear(g, name, h, ffn, d, 1);
+    return linear_init(g, name, h, c->ffn, c->d, w2, 1);
+}
+
+int hg_layer_transformer_encoder_cfg(struct hg_graph *g, const char *prefix,
+                                     int x, int keep,
+                                     const struct hg_tlayer_cfg *c)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.self_attn", prefix);
+    int h = pre(g, prefix, "self_attn_layer_norm", x, c);
+    int a = mha(g, name, h, h, keep, c->d, c->heads, 0, c->attention_dropout, c->seed,
+                c->fairseq_init);
+    x = post(g, prefix, "self_attn_layer_norm", x, a, c);
+    h = pre(g, prefix, "final_layer_norm", x, c);
+    int f = ffn_cfg(g, prefix, h, c);
+    return post(g, prefix, "final_layer_norm", x, f, c);
+}
+
+int hg_layer_transformer_decoder_cfg(struct hg_graph *g, const char *prefix,
+                                     int x, int self_keep, int enc, int enc_keep,
+                                     const struct hg_tlayer_cfg *c)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s.self_attn", prefix);
+    int h = pre(g, prefix, "self_attn_layer_norm", x, c);
+    int a = mha(g, name, h, h, self_keep, c->d, c->heads, 1, c->attention_dropout,
+                c->seed, c->fairseq_init);
+    x = post(g, prefix, "self_attn_layer_norm", x, a, c);
+    snprintf(name, sizeof(name), "%s.encoder_attn", prefix);
+    h = pre(g, prefix, "encoder_attn_layer_norm", x, c);
+    a = mha(g, name, h, enc, enc_keep, c->d, c->heads, 0, c->attention_dropout, c->seed,
+            c->fairseq_init);
+    x = post(g, prefix, "encoder_attn_layer_norm", x, a, c);
+    h = pre(g, prefix, "final_layer_norm", x, c);
+    int f = ffn_cfg(g, prefix, h, c);
+    return post(g, prefix, "final_layer_norm", x, f, c);
+}
+
+static struct hg_tlayer_cfg plain_cfg(int64_t d, int heads, int64_t ffn, float dropout,
+                                      uint64_t seed)
+{
+    struct hg_tlayer_cfg c = {.d = d, .ffn = ffn, .heads = heads, .dropout = dropout,
+                              .attention_dropout = dropout,
+                              .activation_dropout = dropout, .seed = seed};
+    return c;
 }
 
 int hg_layer_transformer_encoder(struct hg_graph *g, const char *prefix,
                                  int x, int keep, int64_t d, int heads,
                                  int64_t ffn, float dropout, uint64_t seed)
 {
-    char name[256];
-    snprintf(name, sizeof(name), "%s.self_attn", prefix);
-    int a = hg_layer_mha(g, name, x, x, keep, d, heads, 0, dropout, seed);
-    x = sublayer_norm(g, prefix, "self_attn_layer_norm", x, a, d, dropout, seed);
-    int f = ffn_block(g, prefix, x, d, ffn, dropout, seed);
-    return sublayer_norm(g, prefix, "final_layer_norm", x, f, d, dropout, seed);
+    struct hg_tlayer_cfg c = plain_cfg(d, heads, ffn, dropout, seed);
+    return hg_layer_transformer_encoder_cfg(g, prefix, x, keep, &c);
 }
 
 int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
@@ -256,13 +341,6 @@ int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
                                  int heads, int64_t ffn, float dropout,
                                  uint64_t seed)
 {
-    char name[256];
-    snprintf(name, sizeof(name), "%s.self_attn", prefix);
-    int a = hg_layer_mha(g, name, x, x, -1, d, heads, 1, dropout, seed);
-    x = sublayer_norm(g, prefix, "self_attn_layer_norm", x, a, d, dropout, seed);
-    snprintf(name, sizeof(name), "%s.encoder_attn", prefix);
-    a = hg_layer_mha(g, name, x, enc, enc_keep, d, heads, 0, dropout, seed);
-    x = sublayer_norm(g, prefix, "encoder_attn_layer_norm", x, a, d, dropout, seed);
-    int f = ffn_block(g, prefix, x, d, ffn, dropout, seed);
-    return sublayer_norm(g, prefix, "final_layer_norm", x, f, d, dropout, seed);
+    struct hg_tlayer_cfg c = plain_cfg(d, heads, ffn, dropout, seed);
+    return hg_layer_transformer_decoder_cfg(g, prefix, x, -1, enc, enc_keep, &c);
 }

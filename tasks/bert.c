@@ -39,7 +39,7 @@ static const struct hg_task_option bert_options[] = {
                      "(0: the graph has no dropout ops)"},
     [OPT_MAXPOS] = {"bert-max-positions", NULL,
                     "rows of the position embedding (default: L of the data)"},
-    {NULL, NULL, NULL}};
+    {NULL, NULL, NULL, 0}};
 
 /* vocab 0: ids are checked by fill() against dict.txt, known only at setup. */
 static const struct hg_field bert_fields[NFIELDS] = {
@@ -209,6 +209,7 @@ static int bert_build(void *state, struct hg_graph *g, int64_t max_batch,
     hg_graph_keep(g, logp);
     memset(m, 0, sizeof(*m));
     m->loss = hg_nll(g, logp, tgt, BERT_IGNORE, 0.f);
+    m->nll = -1; /* the loss is the NLL */
     m->metric_src = logp;
     m->sym[0] = B;
     m->sym[1] = T;

@@ -19,25 +19,32 @@
 #include "data/hg_data.h"
 #include "graph/hg_graph.h"
 
-#define HG_TASK_ABI_VERSION 1
+#define HG_TASK_ABI_VERSION 2
 #define HG_TASK_MAX_METRICS 4
 
-/* An option the task adds to hgtrain's (--name VALUE); def may be NULL. */
+/* An option the task adds to hgtrain's (--name VALUE); def may be NULL.
+ * flag 1: a switch given as --name alone (its value is then "1"; a
+ * config file may still give 0/1). */
 struct hg_task_option {
     const char *name;
     const char *def;
     const char *help;
+    int flag;
 };
 
 /* The task's options as parsed: values[i] for options[i] (defaults
  * applied; NULL if unset and no default). */
 struct hg_task_args {
     const char *const *values;
+    const char *arch;         /* hgtrain's --arch NAME, or NULL (ABI 2) */
 };
 
 /* What build() made. */
 struct hg_task_model {
     int loss;                 /* [1]: sum over the batch of the loss */
+    int nll;                  /* [1]: sum of the plain NLL when the loss is
+                                 another quantity (label smoothing), logged
+                                 as nll_loss; -1: the loss is the NLL (ABI 2) */
     int metric_src;           /* a tensor metrics() reads (logits), or -1 */
     int64_t sym[8];           /* symbols fill() resolves per batch (ids from hg_graph_sym) */
     int nsym;

@@ -26,7 +26,7 @@ static const struct hg_task_option mnist_options[] = {
     [OPT_DROPOUT] = {"dropout", NULL,
                      "probability of both dropout layers (default: the "
                      "PyTorch example's 0.25 and 0.5; 0: none)"},
-    {NULL, NULL, NULL}};
+    {NULL, NULL, NULL, 0}};
 
 static const struct hg_field mnist_fields[NFIELDS] = {
     [F_IMAGE] = {.name = "image", .kind = HG_FIELD_ARRAY, .dtype = HG_U8,
@@ -106,6 +106,7 @@ static int mnist_build(void *state, struct hg_graph *g, int64_t max_batch,
     }
     memset(m, 0, sizeof(*m));
     m->loss = mm.loss;
+    m->nll = -1; /* the loss is the NLL */
     m->metric_src = mm.logits;
     m->sym[0] = mm.batch_sym;
     m->nsym = 1;

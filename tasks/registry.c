@@ -8,10 +8,12 @@
 
 extern const struct hg_task hg_task_mnist;
 extern const struct hg_task hg_task_bert;
+extern const struct hg_task hg_task_translation;
 
 const struct hg_task *const hg_task_registry[] = {
     &hg_task_mnist,
     &hg_task_bert,
+    &hg_task_translation,
     NULL,
 };
 

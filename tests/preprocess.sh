@@ -104,6 +104,18 @@ $T --trainpref "$DATA/corpus" --validpref "$tmp/valid" --destdir "$tmp/mt2" \
     --bpe-codes "$tmp/mt/codes" >"$tmp/log" 2>&1 || { bad "translation --bpe-codes"; cat "$tmp/log"; }
 cmp -s "$tmp/mt/dict.es.txt" "$tmp/mt2/dict.es.txt" || bad "--bpe-codes gives another dictionary"
 cmp -s "$tmp/mt/codes" "$tmp/mt2/codes" || bad "--bpe-codes: codes differ"
+# --joined-dictionary: one dictionary (both sides' symbols) under both names
+$T --trainpref "$DATA/corpus" --validpref "$tmp/valid" --destdir "$tmp/mtj" \
+    --bpe-codes "$tmp/mt/codes" --joined-dictionary >"$tmp/log" 2>&1 ||
+    { bad "translation --joined-dictionary"; cat "$tmp/log"; }
+cmp -s "$tmp/mtj/dict.en.txt" "$tmp/mtj/dict.es.txt" || bad "--joined-dictionary: dictionaries differ"
+nj=$(wc -l <"$tmp/mtj/dict.en.txt")
+[ "$nj" -gt "$(wc -l <"$tmp/mt/dict.es.txt")" ] && [ "$nj" -gt "$(wc -l <"$tmp/mt/dict.en.txt")" ] ||
+    bad "--joined-dictionary: $nj symbols, not more than either side's"
+$T --trainpref "$DATA/corpus" --validpref "$tmp/valid" --destdir "$tmp/mtj2" \
+    --bpe-codes "$tmp/mt/codes" --joined-dictionary --nwordstgt 10 >"$tmp/log" 2>&1
+[ $? = 2 ] && grep -q "joined-dictionary takes --thresholdsrc" "$tmp/log" ||
+    bad "--joined-dictionary --nwordstgt accepted: $(cat "$tmp/log")"
 
 # batches: an epoch over 3 ranks of capacity 2,1,1; every sample once, the
 # capacity-2 rank gets about twice the tokens, a bad capacity is a usage error

@@ -9,6 +9,9 @@
  *                   Nesterov, AdamW, Adam, Adadelta; 3 steps each) through
  *                   the SGD_STEP / ADAMW_STEP / ADADELTA_STEP kernels.
  *   mnist_cnn.h5    tasks/models.h's CNN: log-probs, loss, grads, 5 SGD steps.
+ *   translation.h5  the translation task's model (post-norm and pre-norm with
+ *                   a tied output) against fairseq's in PyTorch: log-probs,
+ *                   label-smoothed loss, nll, grads
  *   transformer.h5  post-norm encoder + decoder layer: outputs, loss, grads,
  *                   5 AdamW steps.
  * One line per comparison with the max abs/rel error.  Exit 0 when every
@@ -46,6 +49,7 @@
 
 #include "graph/hg_graph.h"
 #include "kernels/hg_kernels.h"
+#include "tasks/hg_task.h"
 #include "tasks/models.h"
 
 #define FIXTURE_MAGIC "hgtrain-fixture"
@@ -1383,6 +1387,201 @@ static int transformer_case(void)
     return bad ? -1 : 0;
 }
 
+/* ------------------------------------------------------- translation.h5 */
+
+/* A data directory with dictionaries of vs and vt symbols (fairseq style:
+ * the four specials are implied). */
+static int tr_dicts(char *dir, size_t len, int vs, int vt)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, len, "%s/hg_golden_mt.XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(dir))
+        return -1;
+    const char *lang[2] = {"en", "es"};
+    int v[2] = {vs, vt};
+    for (int k = 0; k < 2; k++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/dict.%s.txt", dir, lang[k]);
+        FILE *fp = fopen(path, "w");
+        if (!fp)
+            return -1;
+        for (int i = 4; i < v[k]; i++)
+            fprintf(fp, "w%d %d\n", i, 1000 - i);
+        fclose(fp);
+    }
+    return 0;
+}
+
+static void tr_rmdir(const char *dir)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/dict.en.txt", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/dict.es.txt", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* tasks/translation.c's graph against fairseq's model in PyTorch: the
+ * log-probabilities, the label-smoothed loss, the nll and every gradient. */
+static int translation_case(const char *grp)
+{
+    char L[64];
+    snprintf(L, sizeof L, "translation/%s", grp);
+    hid_t f = fixture_open("translation.h5", 0);
+    if (f < 0)
+        return -1;
+    if (kernels_ready() < 0) {
+        H5Fclose(f);
+        return -1;
+    }
+    hid_t gr = H5Gopen2(f, grp, H5P_DEFAULT);
+    int Bn = 0, vs = 0, vt = 0, D = 0, H = 0, FF = 0, layers = 0, pre = 0, tie = 0;
+    float eps = 0;
+    if (gr < 0 || attr_int(gr, "batch", &Bn) < 0 || attr_int(gr, "vsrc", &vs) < 0 ||
+        attr_int(gr, "vtgt", &vt) < 0 || attr_int(gr, "d_model", &D) < 0 ||
+        attr_int(gr, "heads", &H) < 0 || attr_int(gr, "ffn", &FF) < 0 ||
+        attr_int(gr, "layers", &layers) < 0 || attr_int(gr, "normalize_before", &pre) < 0 ||
+        attr_int(gr, "share_decoder_input_output", &tie) < 0 ||
+        attr_float(gr, "label_smoothing", &eps) < 0) {
+        fail("%s: fixture attributes missing", L);
+        if (gr >= 0)
+            H5Gclose(gr);
+        H5Fclose(f);
+        return -1;
+    }
+    struct arr src, slen, tgt, tlen, lprobs, loss, nll;
+    int bad = 0;
+    bad |= h5_read(gr, "src", &src, L) < 0;
+    bad |= h5_read(gr, "src_lengths", &slen, L) < 0;
+    bad |= h5_read(gr, "tgt", &tgt, L) < 0;
+    bad |= h5_read(gr, "tgt_lengths", &tlen, L) < 0;
+    bad |= h5_read(gr, "lprobs", &lprobs, L) < 0;
+    bad |= h5_read(gr, "loss", &loss, L) < 0;
+    bad |= h5_read(gr, "nll", &nll, L) < 0;
+    char dir[512];
+    if (bad || tr_dicts(dir, sizeof dir, vs, vt) < 0) {
+        fail("%s: inputs or the dictionaries missing", L);
+        H5Gclose(gr);
+        H5Fclose(f);
+        return -1;
+    }
+    const struct hg_task *t = hg_task_find("translation");
+    const char *vals[32] = {NULL};
+    char sd[16], sh[16], sf[16], sl[16], se[32];
+    snprintf(sd, sizeof sd, "%d", D);
+    snprintf(sh, sizeof sh, "%d", H);
+    snprintf(sf, sizeof sf, "%d", FF);
+    snprintf(sl, sizeof sl, "%d", layers);
+    snprintf(se, sizeof se, "%.9g", eps);
+    const char *set[][2] = {
+        {"source-lang", "en"}, {"target-lang", "es"},
+        {"encoder-embed-dim", sd}, {"decoder-embed-dim", sd},
+        {"encoder-attention-heads", sh}, {"decoder-attention-heads", sh},
+        {"encoder-ffn-embed-dim", sf}, {"decoder-ffn-embed-dim", sf},
+        {"encoder-layers", sl}, {"decoder-layers", sl}, {"dropout", "0"},
+        {"label-smoothing", se}, {"encoder-normalize-before", pre ? "1" : "0"},
+        {"decoder-normalize-before", pre ? "1" : "0"},
+        {"share-decoder-input-output-embed", tie ? "1" : "0"}};
+    for (size_t k = 0; t && k < sizeof set / sizeof set[0]; k++)
+        for (int i = 0; t->options[i].name && i < 32; i++)
+            if (strcmp(t->options[i].name, set[k][0]) == 0)
+                vals[i] = set[k][1];
+    struct hg_task_args args = {.values = vals, .arch = "transformer_tiny"};
+    void *state = NULL;
+    char err[512] = "";
+    if (!t || t->setup(&state, dir, &args, err, sizeof err) != 0) {
+        fail("%s: translation setup: %s", L, t ? err : "no task");
+        tr_rmdir(dir);
+        H5Gclose(gr);
+        H5Fclose(f);
+        return -1;
+    }
+    tr_rmdir(dir);
+    const int64_t S = src.shape.dim[1], T = tgt.shape.dim[1];
+    struct hg_graph *g = hg_graph_new();
+    struct hg_task_model m;
+    int *order = NULL, n = 0;
+    struct hg_exec *ex = NULL;
+    if (t->build(state, g, Bn, S > T ? S : T, 1, &m, err, sizeof err) != 0 ||
+        hg_graph_backward(g, m.loss) < 0) {
+        fail("%s: build: %s", L, err);
+        bad = 1;
+    }
+    if (!bad)
+        ex = make_exec(L, g, HG_PH_FORWARD | HG_PH_BACKWARD, &order, &n);
+    if (ex && load_params(L, gr, "params", g, ex) == 0) {
+        struct hg_batch b;
+        memset(&b, 0, sizeof b);
+        b.size = Bn;
+        b.field[0] = arr_view(&src);
+        b.field[1] = arr_view(&tgt);
+        b.lengths[0] = slen.data;
+        b.lengths[1] = tlen.data;
+        struct hg_task_fill tf;
+        int64_t sym[16];
+        char lab[200];
+        if (t->fill(state, &b, g, ex, &m, &tf, err, sizeof err) != 0) {
+            fail("%s: fill: %s", L, err);
+            bad = 1;
+        } else {
+            for (int i = 0; i < m.nsym; i++)
+                sym[HG_SYM_INDEX(m.sym[i])] = tf.sym_value[i];
+            struct hg_step st = {.sym = sym, .step = 1, .grad_scale = 1.0f};
+            if (hg_exec_run(ex, &st, 0, n, err, sizeof err) < 0) {
+                fail("%s: run: %s", L, err);
+                bad = 1;
+            } else {
+                int64_t ntok = 0;
+                for (int i = 0; i < Bn; i++)
+                    ntok += ((const int32_t *)tlen.data)[i];
+                if (tf.sample_size != (double)ntok) {
+                    fail("%s: sample size %g, %lld target tokens", L, tf.sample_size,
+                         (long long)ntok);
+                    bad = 1;
+                }
+                /* the rows of real target tokens: pad rows differ by design
+                 * (fairseq gives pads a zero position row, we the next one;
+                 * no loss or gradient sees them) */
+                const struct hg_shape *ls = &hg_graph_tensor(g, m.metric_src)->shape;
+                float *got = hg_exec_data(ex, m.metric_src); /* [B,T,V] */
+                const int32_t *tg = tgt.data;                 /* [B,T] */
+                int64_t V = ls->dim[ls->ndim - 1], rows = numel(ls) / V;
+                if (rows == tgt.n && lprobs.n == numel(ls))
+                    for (int64_t r = 0; r < rows; r++)
+                        if (tg[r] == 1)
+                            for (int64_t j = 0; j < V; j++)
+                                got[r * V + j] = arr_f(&lprobs)[r * V + j] = 0.f;
+                snprintf(lab, sizeof lab, "%s lprobs (non-pad rows)", L);
+                bad |= compare_val(lab, got, ls, &lprobs) < 0;
+                snprintf(lab, sizeof lab, "%s loss", L);
+                bad |= compare_val(lab, hg_exec_data(ex, m.loss),
+                                   &hg_graph_tensor(g, m.loss)->shape, &loss) < 0;
+                snprintf(lab, sizeof lab, "%s nll", L);
+                bad |= m.nll < 0 || compare_val(lab, hg_exec_data(ex, m.nll),
+                                                &hg_graph_tensor(g, m.nll)->shape, &nll) < 0;
+                bad |= compare_params(L, gr, "grads", g, ex, 1, NULL) < 0;
+            }
+        }
+    } else
+        bad = 1;
+    if (ex)
+        hg_exec_free(ex);
+    free(order);
+    hg_graph_free(g);
+    t->teardown(state);
+    arr_free(&src); arr_free(&slen); arr_free(&tgt); arr_free(&tlen);
+    arr_free(&lprobs); arr_free(&loss); arr_free(&nll);
+    H5Gclose(gr);
+    H5Fclose(f);
+    return bad ? -1 : 0;
+}
+
+static int run_translation(const char *grp)
+{
+    return translation_case(grp);
+}
+
 /* ----------------------------------------------------------------- main */
 
 struct result {
@@ -1501,6 +1700,12 @@ int main(int argc, char **argv)
         isolate("mnist", run_mnist, NULL, &res[nres++]);
     if (f3 >= 0 && wanted(filter, "transformer"))
         isolate("transformer", run_transformer, NULL, &res[nres++]);
+    hid_t f4 = fixture_open("translation.h5", 1);
+    if (f4 >= 0) H5Fclose(f4); else setup_bad = 1;
+    if (f4 >= 0 && wanted(filter, "translation/post"))
+        isolate("translation/post", run_translation, "post", &res[nres++]);
+    if (f4 >= 0 && wanted(filter, "translation/pre"))
+        isolate("translation/pre", run_translation, "pre", &res[nres++]);
 
     int failed = 0;
     for (int i = 0; i < nres; i++)

@@ -419,14 +419,15 @@ static const struct hg_task_option topts[] = {
     {.name = "source-lang", .def = "en", .help = "source language"},
     {.name = "max-positions", .help = "longest sequence"},
     {.name = "dropout", .def = "0.1", .help = "dropout probability"},
-    {NULL, NULL, NULL},
+    {.name = "share-all", .def = "0", .help = "a switch", .flag = 1},
+    {NULL, NULL, NULL, 0},
 };
 
 static void test_task_options(void)
 {
     struct hg_opts o;
     char err[512];
-    const char *tv[3] = {"junk", "junk", "junk"};
+    const char *tv[4] = {"junk", "junk", "junk", "junk"};
     int rc = parse_str(&o, "--max-tokens 1", topts, tv, err, sizeof(err));
     EXPECT(rc == 0, "%s", err);
     EXPECT(tv[0] && strcmp(tv[0], "en") == 0, "default");
@@ -440,6 +441,15 @@ static void test_task_options(void)
     EXPECT(tv[0] && strcmp(tv[0], "de") == 0, "%s", tv[0]);
     EXPECT(tv[1] && strcmp(tv[1], "512") == 0, "%s", tv[1]);
     EXPECT(tv[2] && strcmp(tv[2], "0.1") == 0, "%s", tv[2]);
+    EXPECT(tv[3] && strcmp(tv[3], "0") == 0, "switch default %s", tv[3]);
+    hg_opts_free(&o);
+
+    /* a task's switch takes no value: alone it is "1", --name=V gives V */
+    rc = parse_str(&o, "--share-all --max-tokens 1", topts, tv, err, sizeof(err));
+    EXPECT(rc == 0 && tv[3] && strcmp(tv[3], "1") == 0, "switch: %s", err);
+    hg_opts_free(&o);
+    rc = parse_str(&o, "--max-tokens 1 --share-all=0", topts, tv, err, sizeof(err));
+    EXPECT(rc == 0 && tv[3] && strcmp(tv[3], "0") == 0, "switch=0: %s", err);
     hg_opts_free(&o);
 
     /* from a config file (typed values become text), command line wins */
@@ -460,7 +470,8 @@ static void test_task_options(void)
     EXPECT(rc == -1 && strstr(err, "--source-lang"), "%s", err);
     hg_opts_free(&o);
     /* a task option that shadows hgtrain's own is refused */
-    static const struct hg_task_option clash[] = {{"lr", "1", "x"}, {NULL, NULL, NULL}};
+    static const struct hg_task_option clash[] = {{"lr", "1", "x", 0},
+                                                  {NULL, NULL, NULL, 0}};
     const char *cv[1];
     rc = parse_str(&o, "--max-tokens 1", clash, cv, err, sizeof(err));
     EXPECT(rc == -1 && strstr(err, "--lr"), "%s", err);

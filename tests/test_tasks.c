@@ -536,6 +536,7 @@ static void test_mnist(void)
 struct own_batch {
     struct hg_batch b;
     void *buf[8];
+    int32_t *len[8];
 };
 
 static void own_copy(struct own_batch *o, const struct hg_batch *b, int nfields)
@@ -549,14 +550,22 @@ static void own_copy(struct own_batch *o, const struct hg_batch *b, int nfields)
         REQUIRE(o->buf[f], "oom");
         memcpy(o->buf[f], b->field[f].data, n);
         o->b.field[f].data = o->buf[f];
+        if (b->lengths[f]) { /* SEQ fields */
+            o->len[f] = malloc((size_t)(b->size ? b->size : 1) * sizeof(int32_t));
+            REQUIRE(o->len[f], "oom");
+            memcpy(o->len[f], b->lengths[f], (size_t)b->size * sizeof(int32_t));
+            o->b.lengths[f] = o->len[f];
+        }
     }
 }
 
 static void own_free(struct own_batch *o, int n)
 {
     for (int i = 0; i < n; i++)
-        for (int f = 0; f < 8; f++)
+        for (int f = 0; f < 8; f++) {
             free(o[i].buf[f]);
+            free(o[i].len[f]);
+        }
 }
 
 /* The first n batches of at most bs samples of epoch 1 (shuffled), copied. */
@@ -815,6 +824,346 @@ static void test_bert(void)
            acc_before, acc_after, BERT_UPDATES, md2);
 }
 
+/* ------------------------------------------------------------ translation */
+
+/* Option indices of the translation task (its options[] order). */
+static int tr_opt(const struct hg_task *t, const char *name)
+{
+    for (int i = 0; t->options[i].name; i++)
+        if (strcmp(t->options[i].name, name) == 0)
+            return i;
+    REQUIRE(0, "translation has no option --%s", name);
+    return -1;
+}
+
+/* fairseq 0.12's label_smoothed_nll_loss over a run's kept logp and
+ * target, in double: loss = (1-eps-eps_i) nll + eps_i smooth, eps_i =
+ * eps/(V-1), pads ignored. */
+static void tr_reference(struct run *r, double eps, double *loss, double *nll)
+{
+    int tt = hg_graph_find(r->g, "target");
+    REQUIRE(tt >= 0 && r->m.metric_src >= 0, "no target/logp");
+    const struct hg_shape *sh = &hg_graph_tensor(r->g, r->m.metric_src)->shape;
+    REQUIRE(sh->ndim == 3, "logp rank %d", sh->ndim);
+    const int64_t n = sh->dim[0] * sh->dim[1], V = sh->dim[2];
+    const float *lp = hg_exec_data(r->ex, r->m.metric_src); /* [B,T,V] */
+    const int32_t *tg = hg_exec_data(r->ex, tt);            /* [B,T] */
+    double l = 0, nl = 0, eps_i = eps / (double)(V - 1);
+    for (int64_t i = 0; i < n; i++) {
+        if (tg[i] == 1)
+            continue;
+        double smooth = 0;
+        for (int64_t k = 0; k < V; k++)
+            smooth -= lp[i * V + k];
+        double nll_i = -lp[i * V + tg[i]];
+        nl += nll_i;
+        l += (1.0 - eps - eps_i) * nll_i + eps_i * smooth;
+    }
+    *loss = l;
+    *nll = nl;
+}
+
+static float tr_nll_of(struct run *r)
+{
+    return *(const float *)hg_exec_data(r->ex, r->m.nll >= 0 ? r->m.nll : r->m.loss);
+}
+
+enum { TR_B = 16, TR_NB = 12, TR_UPDATES = 24 };
+
+static void test_translation(void)
+{
+    const struct hg_task *t = hg_task_find("translation");
+    REQUIRE(t, "translation not in the registry");
+    EXPECT(strcmp(t->sample_unit, "tokens") == 0 && t->nfields == 2 &&
+           strcmp(t->fields[0].name, "src") == 0 && strcmp(t->fields[1].name, "tgt") == 0 &&
+           t->fields[0].kind == HG_FIELD_SEQ && !t->metric_names[0], "translation declaration");
+    const char *src = getenv("HG_SRCDIR");
+    REQUIRE(src, "HG_SRCDIR not set");
+    char dir[512], cmd[4096];
+    snprintf(dir, sizeof(dir), "%s/mt", tmpdir);
+    /* as tests/preprocess.sh: the corpus, its first 200 lines as valid */
+    snprintf(cmd, sizeof(cmd),
+             "head -n 200 '%s/tests/data/corpus.en' >'%s/v.en' && "
+             "head -n 200 '%s/tests/data/corpus.es' >'%s/v.es' && "
+             "'%s/hgpreprocess' translation --source-lang en --target-lang es "
+             "--trainpref '%s/tests/data/corpus' --validpref '%s/v' --destdir '%s' "
+             "--bpe-merges 500 >'%s/mt.log' 2>&1", src, tmpdir, src, tmpdir, builddir, src,
+             tmpdir, dir, tmpdir);
+    REQUIRE(system(cmd) == 0, "hgpreprocess translation failed (%s/mt.log)", tmpdir);
+
+    const char *vals[32] = {NULL};
+    struct hg_task_args a = {.values = vals, .arch = "transformer_tiny"};
+    void *state = NULL;
+    /* setup: languages, presets, options, dictionaries */
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "dict.en.txt and dict.es.txt: say which is the source"),
+           "no languages: %s", err);
+    const int o_sl = tr_opt(t, "source-lang"), o_tl = tr_opt(t, "target-lang");
+    const int o_eh = tr_opt(t, "encoder-attention-heads");
+    const int o_do = tr_opt(t, "dropout"), o_ls = tr_opt(t, "label-smoothing");
+    const int o_sa = tr_opt(t, "share-all-embeddings");
+    const int o_sd = tr_opt(t, "share-decoder-input-output-embed");
+    const int o_enb = tr_opt(t, "encoder-normalize-before");
+    const int o_dnb = tr_opt(t, "decoder-normalize-before");
+    const int o_el = tr_opt(t, "encoder-layers");
+    EXPECT(t->options[o_sa].flag && t->options[o_enb].flag && !t->options[o_do].flag,
+           "switches");
+    vals[o_tl] = "es"; /* the source is the other dictionary */
+    a.arch = "transformer_huge";
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--arch transformer_huge: unknown"), "arch: %s", err);
+    a.arch = "transformer_tiny";
+    vals[o_eh] = "3";
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--encoder-attention-heads 3 does not divide --encoder-embed-dim 64"),
+           "heads 3: %s", err);
+    vals[o_eh] = NULL;
+    vals[o_sa] = "1";
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--share-all-embeddings requires a joined dictionary") &&
+           strstr(err, "dict.en.txt (560 symbols)"), "share-all: %s", err);
+    vals[o_sa] = NULL;
+    vals[o_ls] = "1.5";
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--label-smoothing: expected a number in [0,1), got '1.5'"),
+           "ls: %s", err);
+    vals[o_ls] = NULL;
+    vals[o_sl] = "en";
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+
+    char split[600];
+    snprintf(split, sizeof(split), "%s/train", dir);
+    struct hg_dataset *ds;
+    REQUIRE(hg_dataset_open(&ds, split, t->fields, t->nfields, 0, err, sizeof(err)) == 0,
+            "open %s: %s", split, err);
+    int64_t N = hg_dataset_size(ds);
+    int32_t *cost = malloc((size_t)N * sizeof(int32_t));
+    REQUIRE(cost, "oom");
+    t->cost(state, ds, cost);
+    const int32_t *ls = hg_dataset_lengths(ds, 0), *lt = hg_dataset_lengths(ds, 1);
+    int32_t L = 1;
+    for (int64_t i = 0; i < N; i++) {
+        EXPECT(cost[i] == (ls[i] > lt[i] ? ls[i] : lt[i]), "cost %lld", (long long)i);
+        if (cost[i] > L)
+            L = cost[i];
+    }
+    free(cost);
+    static struct own_batch bb[TR_NB];
+    bert_batches(ds, t, TR_B, TR_NB, bb);
+
+    struct run tr, ev;
+    run_open(&tr, t, state, TR_B, L, 1);
+    run_open(&ev, t, state, TR_B, L, 0);
+    copy_params(&ev, &tr);
+    EXPECT(hg_graph_find(tr.g, "encoder.embed_tokens.weight") >= 0 &&
+           hg_graph_find(tr.g, "decoder.embed_tokens.weight") >= 0 &&
+           hg_graph_find(tr.g, "decoder.output_projection.weight") >= 0 &&
+           hg_graph_find(tr.g, "encoder.layers.1.fc2.bias") >= 0 &&
+           hg_graph_find(tr.g, "decoder.layers.1.encoder_attn.k_proj.weight") >= 0 &&
+           hg_graph_find(tr.g, "decoder.layers.1.encoder_attn_layer_norm.weight") >= 0 &&
+           hg_graph_find(tr.g, "encoder.layers.2.fc1.weight") < 0 &&
+           hg_graph_find(tr.g, "encoder.layer_norm.weight") < 0, "fairseq parameter names");
+    int64_t nparam = hg_graph_param_count(tr.g);
+
+    /* shapes, sample size = target tokens, the loss against fairseq's formula */
+    struct hg_batch *b0 = &bb[0].b;
+    int64_t ntgt = 0, S0 = 0, T0 = 0;
+    for (int64_t i = 0; i < b0->size; i++) {
+        ntgt += b0->lengths[1][i];
+        S0 = b0->lengths[0][i] > S0 ? b0->lengths[0][i] : S0;
+        T0 = b0->lengths[1][i] > T0 ? b0->lengths[1][i] : T0;
+    }
+    double n;
+    double l0 = run_batch(&ev, b0, 1, 0.f, &n, NULL);
+    const struct hg_shape *lsh = &hg_graph_tensor(ev.g, ev.m.metric_src)->shape;
+    EXPECT(lsh->ndim == 3 && lsh->dim[0] == b0->size && lsh->dim[1] == T0 &&
+           lsh->dim[2] == 614, "logp shape [%lld,%lld,%lld], want [%lld,%lld,614]",
+           (long long)lsh->dim[0], (long long)lsh->dim[1], (long long)lsh->dim[2],
+           (long long)b0->size, (long long)T0);
+    EXPECT(hg_graph_tensor(ev.g, hg_graph_find(ev.g, "src_tokens"))->shape.dim[1] == S0,
+           "source trimmed to %lld", (long long)S0);
+    EXPECT(n == (double)ntgt && ntgt > b0->size, "sample size %g, target tokens %lld", n,
+           (long long)ntgt);
+    double rl, rn;
+    tr_reference(&ev, 0.1, &rl, &rn);
+    double nl0 = tr_nll_of(&ev);
+    EXPECT(fabs(l0 - rl) < 1e-5 * rl && fabs(nl0 - rn) < 1e-5 * rn && ev.m.nll >= 0,
+           "label-smoothed loss %.9g vs fairseq's %.9g, nll %.9g vs %.9g", l0, rl, nl0, rn);
+    /* about log V per token at the start */
+    EXPECT(rn / (double)ntgt > 0.5 * log(614.0) && rn / (double)ntgt < 2 * log(614.0),
+           "initial nll per token %g (log V %g)", rn / (double)ntgt, log(614.0));
+    printf("ok  translation: B %lld, source %lld, target %lld, %lld target tokens; loss "
+           "%.6f nll %.6f per token == fairseq's formula\n", (long long)b0->size,
+           (long long)S0, (long long)T0, (long long)ntgt, l0 / n, nl0 / n);
+
+    /* the symbolic plan == a plan built for exactly this batch, bitwise;
+     * also for a batch of 5 */
+    int64_t sizes[2] = {b0->size, 5};
+    for (int k = 0; k < 2; k++) {
+        struct hg_batch bk = *b0;
+        bk.size = sizes[k];
+        for (int f = 0; f < t->nfields; f++)
+            bk.field[f].shape.dim[0] = sizes[k];
+        struct hg_task_fill f;
+        REQUIRE(t->fill(state, &bk, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == 0,
+                "%s", err);
+        double ns;
+        float ls1 = (float)run_batch(&ev, &bk, 1, 0.f, &ns, NULL), ln1 = tr_nll_of(&ev);
+        struct run exact;
+        int64_t ml = f.sym_value[1] > f.sym_value[2] ? f.sym_value[1] : f.sym_value[2];
+        run_open(&exact, t, state, f.sym_value[0], ml, 0);
+        copy_params(&exact, &tr);
+        float le = (float)run_batch(&exact, &bk, 1, 0.f, &ns, NULL), lne = tr_nll_of(&exact);
+        EXPECT(memcmp(&ls1, &le, sizeof(float)) == 0 && memcmp(&ln1, &lne, sizeof(float)) == 0,
+               "B %lld S %lld T %lld: symbolic plan loss %.9g nll %.9g, exact %.9g %.9g",
+               (long long)f.sym_value[0], (long long)f.sym_value[1],
+               (long long)f.sym_value[2], ls1, ln1, le, lne);
+        run_close(&exact);
+        printf("ok  translation: B %lld S %lld T %lld: loss %.9g in both plans\n",
+               (long long)f.sym_value[0], (long long)f.sym_value[1],
+               (long long)f.sym_value[2], ls1);
+    }
+
+    /* a dummy batch */
+    struct hg_batch dummy = {.size = 0};
+    double ld = run_batch(&ev, &dummy, 1, 0.f, &n, NULL);
+    EXPECT(n == 0 && ld == 0, "dummy: size %g loss %g", n, ld);
+
+    /* Adam on the train plan (dropout 0.1) lowers the held-in loss */
+    double before = 0, after = 0, size = 0;
+    for (int i = 0; i < 4; i++) {
+        before += run_batch(&ev, &bb[i].b, 1, 0.f, &n, NULL);
+        size += n;
+    }
+    before /= size;
+    for (int u = 0; u < TR_UPDATES; u++)
+        run_batch(&tr, &bb[u % TR_NB].b, (uint64_t)u + 1, 3e-3f, &n, NULL);
+    copy_params(&ev, &tr);
+    size = 0;
+    for (int i = 0; i < 4; i++) {
+        after += run_batch(&ev, &bb[i].b, 1, 0.f, &n, NULL);
+        size += n;
+    }
+    after /= size;
+    EXPECT(isfinite(after) && after < before - 0.5, "loss per token %.4f -> %.4f", before,
+           after);
+
+    /* bad ids are named with field, sample, position and value */
+    struct own_batch bad;
+    own_copy(&bad, b0, t->nfields);
+    struct hg_task_fill f;
+    int64_t Lt = b0->field[1].shape.dim[1], Ls = b0->field[0].shape.dim[1];
+    ((int32_t *)bad.buf[1])[3 * Lt + 1] = 100000;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "sample 3: tgt id 100000 at position 1 not in [0,614) (dict.es.txt)"),
+           "tgt 100000: %s", err);
+    ((int32_t *)bad.buf[1])[3 * Lt + 1] = 4;
+    ((int32_t *)bad.buf[0])[2 * Ls] = -7;
+    EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "sample 2: src id -7 at position 0 not in [0,560) (dict.en.txt)"),
+           "src -7: %s", err);
+    own_free(&bad, 1);
+    /* a plan too short for the batch refuses it before writing */
+    struct run shortp;
+    run_open(&shortp, t, state, TR_B, 3, 0);
+    EXPECT(t->fill(state, b0, shortp.g, shortp.ex, &shortp.m, &f, err, sizeof(err)) == -1 &&
+           strstr(err, "the plan holds 16, 3, 3"), "short plan: %s", err);
+    run_close(&shortp);
+    run_close(&ev);
+    run_close(&tr);
+    t->teardown(state);
+
+    /* tied output projection: one parameter fewer, V*d scalars fewer */
+    vals[o_sd] = "1";
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup tied: %s", err);
+    struct run tied;
+    run_open(&tied, t, state, TR_B, L, 1);
+    EXPECT(hg_graph_find(tied.g, "decoder.output_projection.weight") < 0 &&
+           hg_graph_param_count(tied.g) == nparam - 614 * 64,
+           "tied: %lld parameters, untied %lld", (long long)hg_graph_param_count(tied.g),
+           (long long)nparam);
+    run_close(&tied);
+    t->teardown(state);
+    vals[o_sd] = NULL;
+
+    /* pre-norm on both sides: final layer norms, the loss still matches */
+    vals[o_enb] = vals[o_dnb] = "1";
+    vals[o_el] = "1";
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup pre-norm: %s", err);
+    struct run pn;
+    run_open(&pn, t, state, TR_B, L, 0);
+    EXPECT(hg_graph_find(pn.g, "encoder.layer_norm.weight") >= 0 &&
+           hg_graph_find(pn.g, "decoder.layer_norm.bias") >= 0 &&
+           hg_graph_find(pn.g, "encoder.layers.1.fc1.weight") < 0 &&
+           hg_graph_find(pn.g, "decoder.layers.1.fc1.weight") >= 0, "pre-norm names");
+    double lp = run_batch(&pn, b0, 1, 0.f, &n, NULL);
+    tr_reference(&pn, 0.1, &rl, &rn);
+    EXPECT(isfinite(lp) && fabs(lp - rl) < 1e-5 * rl, "pre-norm loss %g vs %g", lp, rl);
+    run_close(&pn);
+    t->teardown(state);
+    vals[o_enb] = vals[o_dnb] = vals[o_el] = NULL;
+
+    /* shared embeddings over a joined dictionary: one table for all three */
+    char jdir[600];
+    snprintf(jdir, sizeof(jdir), "%s/mtj", tmpdir);
+    snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s/dict.es.txt' '%s/dict.en.txt' && "
+             "cp '%s/dict.es.txt' '%s/dict.es.txt'", jdir, dir, jdir, dir, jdir);
+    REQUIRE(system(cmd) == 0, "%s", cmd);
+    vals[o_sa] = "1";
+    vals[o_ls] = "0";
+    REQUIRE(t->setup(&state, jdir, &a, err, sizeof(err)) == 0, "setup shared: %s", err);
+    struct run sh;
+    run_open(&sh, t, state, TR_B, L, 1);
+    int we = hg_graph_find(sh.g, "encoder.embed_tokens.weight");
+    EXPECT(we >= 0 && hg_graph_find(sh.g, "decoder.embed_tokens.weight") < 0 &&
+           hg_graph_find(sh.g, "decoder.output_projection.weight") < 0 &&
+           hg_graph_param_count(sh.g) == nparam - 560 * 64 - 2 * 614 * 64 + 614 * 64,
+           "shared: %lld parameters", (long long)hg_graph_param_count(sh.g));
+    EXPECT(sh.m.nll < 0, "label smoothing 0: the loss is the nll");
+    /* its gradient has rows from the source and the target side */
+    double ls0 = run_batch(&sh, b0, 1, 0.f, &n, NULL);
+    tr_reference(&sh, 0.0, &rl, &rn);
+    EXPECT(fabs(ls0 - rn) < 1e-5 * rn, "eps 0: loss %g, nll %g", ls0, rn);
+    run_close(&sh);
+    t->teardown(state);
+    vals[o_sa] = vals[o_ls] = NULL;
+
+    /* through the controller with dropout 0: one batch of 16 == two
+     * micro-batches of 8, loss and nll summed */
+    vals[o_do] = "0";
+    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+    struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
+                             .max_batch = 16, .max_len = L, .seed = 5};
+    struct hg_ctl *c[2];
+    struct hg_ctl_stats st[2];
+    memset(st, 0, sizeof(st));
+    for (int i = 0; i < 2; i++)
+        REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
+    feed(c[0], ds, 16, 1, 0, &st[0]);
+    feed(c[1], ds, 8, 2, 1, &st[1]);
+    size_t n0, n1;
+    const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
+    const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
+    double md2 = 0;
+    for (size_t i = 0; i < n0 && n0 == n1; i++)
+        md2 = fmax(md2, fabs((double)p0[i] - p1[i]));
+    EXPECT(n0 == n1 && md2 < 1e-5, "batch 16 vs 2 x 8: params differ by %g", md2);
+    EXPECT(st[0].sample_size == st[1].sample_size &&
+           fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum) &&
+           fabs(st[0].nll_sum - st[1].nll_sum) < 1e-5 * fabs(st[0].nll_sum) &&
+           st[0].nll_sum > st[0].loss_sum * 0.9 && st[0].nll_sum != st[0].loss_sum,
+           "loss %g nll %g / %g vs %g %g / %g", st[0].loss_sum, st[0].nll_sum,
+           st[0].sample_size, st[1].loss_sum, st[1].nll_sum, st[1].sample_size);
+    for (int i = 0; i < 2; i++)
+        hg_ctl_free(c[i]);
+    hg_dataset_close(ds);
+    t->teardown(state);
+    own_free(bb, TR_NB);
+    printf("ok  translation: loss/token %.4f -> %.4f after %d Adam updates; tied and "
+           "shared embeddings; pre-norm; bad ids named; 16 == 2 x 8 (max diff %.2g)\n",
+           before, after, TR_UPDATES, md2);
+}
+
 /* ------------------------------------------------------------ main */
 
 static void rm_tree(const char *dir)
@@ -836,13 +1185,20 @@ int main(void)
     snprintf(tmpdir, sizeof(tmpdir), "%s/hg_tasks.XXXXXX", base ? base : "/tmp");
     REQUIRE(mkdtemp(tmpdir), "mkdtemp %s", tmpdir);
 
-    test_registry();
-    test_plugin_errors();
-    test_xor(load_xor());
-    test_update_freq(load_xor());
-    test_hgtrain_plugin();
-    test_mnist();
-    test_bert();
+    /* HG_TASKS_ONLY=translation (or bert, ...): one task's test only */
+    const char *only = getenv("HG_TASKS_ONLY");
+    if (!only) {
+        test_registry();
+        test_plugin_errors();
+        test_xor(load_xor());
+        test_update_freq(load_xor());
+        test_hgtrain_plugin();
+        test_mnist();
+    }
+    if (!only || strcmp(only, "bert") == 0)
+        test_bert();
+    if (!only || strcmp(only, "translation") == 0)
+        test_translation();
 
     rm_tree(tmpdir);
     if (failures) {

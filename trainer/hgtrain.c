@@ -257,13 +257,15 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
         return -1;
     double ss = st.sample_size > 0 ? st.sample_size : 1;
     double loss = st.loss_sum / ss / log(2.0);
+    double nll = st.nll_sum / ss / log(2.0); /* fairseq: ppl = 2^nll_loss */
     *metric = loss;
     char line[1024];
     int k = snprintf(line, sizeof(line),
                      r->json ? "{\"epoch\": %lld, \"valid_subset\": \"%s\", \"valid_loss\": %.4f, "
-                               "\"valid_ppl\": %.2f"
-                             : "| epoch %03lld | valid on '%s' subset | loss %.4f | ppl %.2f",
-                     (long long)r->epoch, r->o.valid_subset, loss, pow(2.0, loss));
+                               "\"valid_nll_loss\": %.4f, \"valid_ppl\": %.2f"
+                             : "| epoch %03lld | valid on '%s' subset | loss %.4f | nll_loss %.4f | "
+                               "ppl %.2f",
+                     (long long)r->epoch, r->o.valid_subset, loss, nll, pow(2.0, nll));
     for (int i = 0; i < HG_TASK_MAX_METRICS && r->task->metric_names[i]; i++) {
         double v = st.metrics[i] / ss;
         if (strcmp(r->task->metric_names[i], r->o.best_checkpoint_metric) == 0)
@@ -280,12 +282,13 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
 }
 
 struct meters {
-    double loss, ss, bsz, gnorm, clip, n, t0;
+    double loss, nll, ss, bsz, gnorm, clip, n, t0;
 };
 
-/* fairseq's meters. nll_loss equals loss: every task so far optimises the
- * plain NLL (the ABI has one loss); a label-smoothed task will report its
- * NLL separately when it arrives (translation). */
+/* fairseq's meters, in base 2: loss and nll_loss per unit of sample size
+ * (nll_loss equals loss for a task whose model has no separate nll, such
+ * as mnist and bert; translation's loss is label-smoothed), ppl =
+ * 2^nll_loss. */
 static void log_train(struct run *r, struct meters *m, int64_t step, int64_t steps,
                       double lr)
 {
@@ -295,6 +298,7 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
         fputs("\r\033[K", stderr); /* clear the progress line */
     double dt = now() - m->t0;
     double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
+    double nll = m->nll / (m->ss > 0 ? m->ss : 1) / log(2.0);
     char line[1024];
     snprintf(line, sizeof(line),
              r->json ? "{\"epoch\": %lld, \"update\": %llu, \"step\": %lld, \"steps\": %lld, "
@@ -305,7 +309,7 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
                        "wps %.0f | ups %.2f | wpb %.1f | bsz %.1f | lr %.6g | gnorm %.3f | "
                        "clip %.0f%% | train_wall %.0f | wall %.0f\n",
              (long long)r->epoch, (unsigned long long)r->num_updates, (long long)step,
-             (long long)steps, loss, loss, pow(2.0, loss), m->ss / dt, m->n / dt, m->ss / m->n,
+             (long long)steps, loss, nll, pow(2.0, nll), m->ss / dt, m->n / dt, m->ss / m->n,
              m->bsz / m->n, lr, m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall,
              now() - r->t_start);
     logf_line(r, line);
@@ -378,6 +382,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 m.bsz += st.nsentences;
                 r->num_updates++;
                 m.loss += st.loss_sum;
+                m.nll += st.nll_sum;
                 m.ss += st.sample_size;
                 m.gnorm += st.gnorm;
                 m.clip += st.clipped;
@@ -514,7 +519,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     struct hg_opts *o = &r->o;
     if (!o->data)
         return hg_kerr(err, errlen, "--data is required");
-    struct hg_task_args ta = {.values = (const char *const *)o->task_vals_};
+    struct hg_task_args ta = {.values = (const char *const *)o->task_vals_,
+                              .arch = o->arch};
     if (r->task->setup && r->task->setup(&r->ts, o->data, &ta, err, errlen) != 0)
         return -1;
     if (split_open(&r->train, r->task, r->ts, o->data, "train", err, errlen) != 0)

@@ -458,7 +458,10 @@ static int tokenize(int argc, char **argv, const struct hg_task_option *task_opt
         }
         if (!t.spec && t.task < 0 && !lenient)
             return fail(err, errlen, "unknown option '%s' (see --help)", shown);
-        if (t.spec && t.spec->type == HG_OPT_FLAG) {
+        if (!t.spec && t.task >= 0 && task_opts[t.task].flag) {
+            /* a task's switch: --name alone is "1"; --name=V gives V */
+            t.value = eq ? eq + 1 : "1";
+        } else if (t.spec && t.spec->type == HG_OPT_FLAG) {
             if (eq) {
                 if (lenient)
                     continue;
@@ -867,7 +870,8 @@ void hg_opts_help(FILE *f, const struct hg_task_option *task_opts, const char *t
             fprintf(f, "  (none)\n");
         for (int i = 0; task_opts[i].name; i++) {
             char left[160];
-            snprintf(left, sizeof(left), "--%s VALUE", task_opts[i].name);
+            snprintf(left, sizeof(left), task_opts[i].flag ? "--%s" : "--%s VALUE",
+                     task_opts[i].name);
             help_line(f, left, task_opts[i].help, NULL, task_opts[i].def);
         }
     }
@@ -957,6 +961,17 @@ char *hg_opts_to_string(const struct hg_opts *o)
         const char *v = o->task_vals_[i] ? o->task_vals_[i] : o->task_opts_[i].def;
         if (!v)
             continue;
+        if (o->task_opts_[i].flag) { /* a switch: named when on */
+            if (strcmp(v, "1") == 0) {
+                fprintf(f, "%s--%s", sep, o->task_opts_[i].name);
+                sep = " ";
+            } else if (strcmp(v, "0") != 0) {
+                fprintf(f, "%s--%s=", sep, o->task_opts_[i].name);
+                put_quoted(f, v);
+                sep = " ";
+            }
+            continue;
+        }
         fprintf(f, "%s--%s ", sep, o->task_opts_[i].name);
         put_quoted(f, v);
         sep = " ";

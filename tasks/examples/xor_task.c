@@ -23,7 +23,7 @@ enum { OPT_HIDDEN };
 /* 1. Options: added to hgtrain's command line (--xor-hidden 16). */
 static const struct hg_task_option xor_options[] = {
     [OPT_HIDDEN] = {"xor-hidden", "16", "width of the hidden layer"},
-    {NULL, NULL, NULL}};
+    {NULL, NULL, NULL, 0}};
 
 /* 2. The fields every sample has; hgtrain checks them in every shard. */
 static const struct hg_field xor_fields[NFIELDS] = {
@@ -85,6 +85,7 @@ static int xor_build(void *state, struct hg_graph *g, int64_t max_batch,
     hg_graph_keep(g, logits); /* metrics() reads it after the forward */
     memset(m, 0, sizeof(*m));
     m->loss = hg_cross_entropy(g, logits, y, -100, 0.f); /* [1], summed */
+    m->nll = -1;              /* the loss is the NLL (ABI 2) */
     m->metric_src = logits;
     m->sym[0] = B;
     m->nsym = 1;

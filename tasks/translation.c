@@ -1,0 +1,625 @@
+/* translation.c - the "translation" task: fairseq's `transformer`
+ * encoder-decoder over shards written by `hgpreprocess translation`
+ * (SEQ fields src and tgt, i32 ids of DATA/dict.SRC.txt and
+ * DATA/dict.TGT.txt, each sentence ending in </s> = 2).
+ *
+ * Model (fairseq's TransformerModel, names as its state dict):
+ *   encoder.embed_tokens.weight [Vs,d] ~ N(0, d^-1/2), times sqrt(d), plus
+ *   fairseq's sinusoidal positions (position of token j is j + 2 = j +
+ *   padding_idx + 1), dropout, encoder.layers.N (post- or pre-norm, the
+ *   latter with a final encoder.layer_norm); the decoder the same over
+ *   prev_output_tokens (the target shifted right, </s> first: teacher
+ *   forcing) with causal self-attention and attention over the encoder
+ *   output (source pads masked), then decoder.output_projection.weight
+ *   [Vt,d] or, tied, decoder.embed_tokens.weight. --share-all-embeddings
+ *   uses one table (encoder.embed_tokens.weight) for both sides and the
+ *   output; it needs the same dictionary on both sides.
+ *
+ * Loss: fairseq 0.12's label_smoothed_cross_entropy, summed over the
+ * non-pad target tokens: with eps = --label-smoothing, V = |dict.TGT|,
+ *   loss = (1 - eps - eps/(V-1)) * nll + eps/(V-1) * smooth,
+ *   nll = -logp[target], smooth = sum_j -logp[j]
+ * (computed by the nll op with smoothing s = eps*V/(V-1), whose
+ * (1-s)*nll + s/V*smooth is the same quantity), and the plain nll beside
+ * it (struct hg_task_model.nll) for the log. Sample size: target tokens
+ * (</s> included, as fairseq's ntokens).
+ *
+ * Every sample costs max(source, target length) for batching (fairseq's
+ * num_tokens); fill() trims each batch to its longest source and target. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/dict.h"
+#include "tasks/hg_task.h"
+
+#define TR_PAD HG_DICT_PAD
+#define TR_EOS HG_DICT_EOS
+/* Dropout stream: masks are a function of (seed, step, element). */
+#define TR_DROPOUT_SEED 1
+
+enum { F_SRC, F_TGT, NFIELDS };
+enum {
+    OPT_SRC_LANG, OPT_TGT_LANG,
+    OPT_ENC_LAYERS, OPT_ENC_DIM, OPT_ENC_FFN, OPT_ENC_HEADS, OPT_ENC_NB,
+    OPT_DEC_LAYERS, OPT_DEC_DIM, OPT_DEC_FFN, OPT_DEC_HEADS, OPT_DEC_NB,
+    OPT_DROPOUT, OPT_ATT_DROPOUT, OPT_ACT_DROPOUT,
+    OPT_SHARE_ALL, OPT_SHARE_DEC,
+    OPT_LS, OPT_MAX_SRC, OPT_MAX_TGT,
+    NOPTS
+};
+
+static const struct hg_task_option tr_options[] = {
+    [OPT_SRC_LANG] = {"source-lang", NULL,
+                      "source language: reads DATA/dict.LANG.txt (default: the other "
+                      "of two dict.*.txt when --target-lang is given)"},
+    [OPT_TGT_LANG] = {"target-lang", NULL, "target language (as --source-lang)"},
+    [OPT_ENC_LAYERS] = {"encoder-layers", NULL, "encoder layers (default: the --arch preset)"},
+    [OPT_ENC_DIM] = {"encoder-embed-dim", NULL, "encoder width d (default: preset)"},
+    [OPT_ENC_FFN] = {"encoder-ffn-embed-dim", NULL, "encoder FFN width (default: preset)"},
+    [OPT_ENC_HEADS] = {"encoder-attention-heads", NULL,
+                       "encoder attention heads (default: preset)"},
+    [OPT_ENC_NB] = {"encoder-normalize-before", "0",
+                    "pre-norm encoder layers (plus a final encoder.layer_norm)", 1},
+    [OPT_DEC_LAYERS] = {"decoder-layers", NULL, "decoder layers (default: preset)"},
+    [OPT_DEC_DIM] = {"decoder-embed-dim", NULL, "decoder width d (default: preset)"},
+    [OPT_DEC_FFN] = {"decoder-ffn-embed-dim", NULL, "decoder FFN width (default: preset)"},
+    [OPT_DEC_HEADS] = {"decoder-attention-heads", NULL,
+                       "decoder attention heads (default: preset)"},
+    [OPT_DEC_NB] = {"decoder-normalize-before", "0",
+                    "pre-norm decoder layers (plus a final decoder.layer_norm)", 1},
+    [OPT_DROPOUT] = {"dropout", "0.1", "dropout on embeddings and residuals"},
+    [OPT_ATT_DROPOUT] = {"attention-dropout", "0", "dropout on attention weights"},
+    [OPT_ACT_DROPOUT] = {"activation-dropout", "0", "dropout after the FFN's ReLU"},
+    [OPT_SHARE_ALL] = {"share-all-embeddings", "0",
+                       "one embedding table for source, target and output "
+                       "(needs dict.SRC.txt == dict.TGT.txt)", 1},
+    [OPT_SHARE_DEC] = {"share-decoder-input-output-embed", "0",
+                       "tie the output projection to the decoder's embedding", 1},
+    [OPT_LS] = {"label-smoothing", "0.1",
+                "epsilon of the label-smoothed cross entropy (fairseq 0.12's)"},
+    [OPT_MAX_SRC] = {"max-source-positions", "1024", "longest source (positions)"},
+    [OPT_MAX_TGT] = {"max-target-positions", "1024", "longest target (positions)"},
+    {NULL, NULL, NULL, 0}};
+
+/* vocab 0: ids are checked by fill() against the dictionaries (named). */
+static const struct hg_field tr_fields[NFIELDS] = {
+    [F_SRC] = {.name = "src", .kind = HG_FIELD_SEQ, .dtype = HG_I32, .rank = 1},
+    [F_TGT] = {.name = "tgt", .kind = HG_FIELD_SEQ, .dtype = HG_I32, .rank = 1},
+};
+
+/* --arch presets: layers, d, ffn, heads (per side). */
+struct tr_arch {
+    const char *name;
+    int64_t layers, d, ffn, heads;
+};
+static const struct tr_arch tr_archs[] = {
+    {"transformer_tiny", 2, 64, 128, 4},     /* tests */
+    {"transformer_small", 3, 256, 1024, 4},  /* a 2-core machine in an hour */
+    {"transformer_base", 6, 512, 2048, 8},   /* Vaswani et al.'s base model */
+    {"transformer", 6, 512, 2048, 8},        /* fairseq's name for base */
+    {NULL, 0, 0, 0, 0}};
+#define TR_DEFAULT_ARCH "transformer_base"
+
+struct tr_side {
+    int64_t layers, d, ffn, heads;
+    int normalize_before;
+};
+
+struct tr_state {
+    int64_t vsrc, vtgt;
+    struct tr_side enc, dec;
+    float dropout, att_dropout, act_dropout;
+    float eps;
+    int share_all, share_dec;
+    int64_t max_src, max_tgt;
+    char src_lang[64], tgt_lang[64];
+};
+
+static int opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
+                   int64_t *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        snprintf(err, errlen, "--%s: expected an integer in [%lld,%lld], got '%s'",
+                 name, (long long)lo, (long long)hi, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int opt_prob(const char *name, const char *v, float *out, char *err,
+                    size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double p = strtod(v, &end);
+    if (errno || end == v || *end || !(p >= 0 && p < 1)) {
+        snprintf(err, errlen, "--%s: expected a number in [0,1), got '%s'", name, v);
+        return -1;
+    }
+    *out = (float)p;
+    return 0;
+}
+
+static int opt_bool(const char *name, const char *v, int *out, char *err, size_t errlen)
+{
+    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0) {
+        *out = 1;
+        return 0;
+    }
+    if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0) {
+        *out = 0;
+        return 0;
+    }
+    snprintf(err, errlen, "--%s: expected 0 or 1, got '%s'", name, v);
+    return -1;
+}
+
+/* The languages of DATA's dict.LANG.txt files, up to 3 (to tell two). */
+static int dict_langs(const char *data, char langs[3][64])
+{
+    DIR *d = opendir(data);
+    int n = 0;
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len > 9 && strncmp(e->d_name, "dict.", 5) == 0 &&
+            strcmp(e->d_name + len - 4, ".txt") == 0 && len - 9 < 64) {
+            if (n < 3) {
+                memcpy(langs[n], e->d_name + 5, len - 9);
+                langs[n][len - 9] = 0;
+            }
+            n++;
+        }
+    }
+    closedir(d);
+    /* a fixed order whatever readdir gives */
+    if (n >= 2 && strcmp(langs[0], langs[1]) > 0) {
+        char t[64];
+        memcpy(t, langs[0], 64);
+        memcpy(langs[0], langs[1], 64);
+        memcpy(langs[1], t, 64);
+    }
+    return n;
+}
+
+static int pick_langs(struct tr_state *s, const char *data, const char *sl,
+                      const char *tl, char *err, size_t errlen)
+{
+    if (sl && tl) {
+        snprintf(s->src_lang, sizeof(s->src_lang), "%s", sl);
+        snprintf(s->tgt_lang, sizeof(s->tgt_lang), "%s", tl);
+        return 0;
+    }
+    char langs[3][64];
+    int n = dict_langs(data, langs);
+    if (n == 2 && (sl || tl)) {
+        const char *given = sl ? sl : tl;
+        const char *other = strcmp(langs[0], given) == 0   ? langs[1]
+                            : strcmp(langs[1], given) == 0 ? langs[0] : NULL;
+        if (other) {
+            snprintf(s->src_lang, sizeof(s->src_lang), "%s", sl ? sl : other);
+            snprintf(s->tgt_lang, sizeof(s->tgt_lang), "%s", tl ? tl : other);
+            return 0;
+        }
+    }
+    if (n == 2)
+        snprintf(err, errlen, "translation: %s has dict.%s.txt and dict.%s.txt: say which "
+                 "is the source with --source-lang and --target-lang", data, langs[0],
+                 langs[1]);
+    else
+        snprintf(err, errlen, "translation: cannot tell the languages from %s (%d "
+                 "dict.LANG.txt files): give --source-lang and --target-lang", data,
+                 n < 0 ? 0 : n);
+    return -1;
+}
+
+/* Loads DATA/dict.LANG.txt; *d stays loaded (caller frees). */
+static int load_dict(const char *data, const char *lang, struct hg_dict **d,
+                     char *err, size_t errlen)
+{
+    char path[4096];
+    if (snprintf(path, sizeof(path), "%s/dict.%s.txt", data, lang) >= (int)sizeof(path)) {
+        snprintf(err, errlen, "translation: data directory name too long");
+        return -1;
+    }
+    return hg_dict_load(d, path, NULL, 0, err, errlen);
+}
+
+static int same_dict(const struct hg_dict *a, const struct hg_dict *b)
+{
+    if (hg_dict_size(a) != hg_dict_size(b))
+        return 0;
+    for (int32_t i = 0; i < hg_dict_size(a); i++)
+        if (strcmp(hg_dict_symbol(a, i), hg_dict_symbol(b, i)) != 0)
+            return 0;
+    return 1;
+}
+
+static int tr_setup(void **state, const char *data, const struct hg_task_args *args,
+                    char *err, size_t errlen)
+{
+    const char *v[NOPTS];
+    for (int i = 0; i < NOPTS; i++)
+        v[i] = args && args->values && args->values[i] ? args->values[i]
+                                                       : tr_options[i].def;
+    struct tr_state s;
+    memset(&s, 0, sizeof(s));
+    const char *arch = args && args->arch ? args->arch : TR_DEFAULT_ARCH;
+    const struct tr_arch *a = NULL;
+    for (int i = 0; tr_archs[i].name; i++)
+        if (strcmp(tr_archs[i].name, arch) == 0)
+            a = &tr_archs[i];
+    if (!a) {
+        snprintf(err, errlen, "translation: --arch %s: unknown (transformer_tiny, "
+                 "transformer_small, transformer_base, transformer)", arch);
+        return -1;
+    }
+    s.enc = (struct tr_side){a->layers, a->d, a->ffn, a->heads, 0};
+    s.dec = s.enc;
+    static const int side_opts[2][4] = {
+        {OPT_ENC_LAYERS, OPT_ENC_DIM, OPT_ENC_FFN, OPT_ENC_HEADS},
+        {OPT_DEC_LAYERS, OPT_DEC_DIM, OPT_DEC_FFN, OPT_DEC_HEADS}};
+    static const int64_t hi[4] = {1024, 1 << 16, 1 << 20, 1024};
+    for (int side = 0; side < 2; side++) {
+        struct tr_side *sd = side ? &s.dec : &s.enc;
+        int64_t *dst[4] = {&sd->layers, &sd->d, &sd->ffn, &sd->heads};
+        for (int k = 0; k < 4; k++) {
+            int o = side_opts[side][k];
+            if (v[o] && opt_int(tr_options[o].name, v[o], 1, hi[k], dst[k], err, errlen))
+                return -1;
+        }
+        if (sd->d % sd->heads != 0) {
+            snprintf(err, errlen, "--%s %lld does not divide --%s %lld",
+                     tr_options[side_opts[side][3]].name, (long long)sd->heads,
+                     tr_options[side_opts[side][1]].name, (long long)sd->d);
+            return -1;
+        }
+    }
+    if (opt_bool("encoder-normalize-before", v[OPT_ENC_NB], &s.enc.normalize_before,
+                 err, errlen) ||
+        opt_bool("decoder-normalize-before", v[OPT_DEC_NB], &s.dec.normalize_before,
+                 err, errlen) ||
+        opt_bool("share-all-embeddings", v[OPT_SHARE_ALL], &s.share_all, err, errlen) ||
+        opt_bool("share-decoder-input-output-embed", v[OPT_SHARE_DEC], &s.share_dec, err,
+                 errlen) ||
+        opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) ||
+        opt_prob("attention-dropout", v[OPT_ATT_DROPOUT], &s.att_dropout, err, errlen) ||
+        opt_prob("activation-dropout", v[OPT_ACT_DROPOUT], &s.act_dropout, err, errlen) ||
+        opt_prob("label-smoothing", v[OPT_LS], &s.eps, err, errlen) ||
+        opt_int("max-source-positions", v[OPT_MAX_SRC], 1, 1 << 20, &s.max_src, err,
+                errlen) ||
+        opt_int("max-target-positions", v[OPT_MAX_TGT], 1, 1 << 20, &s.max_tgt, err,
+                errlen))
+        return -1;
+    /* the decoder attends to the encoder's output: one width (fairseq
+     * allows kdim != d; this model does not) */
+    if (s.enc.d != s.dec.d) {
+        snprintf(err, errlen, "translation: --encoder-embed-dim %lld != "
+                 "--decoder-embed-dim %lld (not supported)", (long long)s.enc.d,
+                 (long long)s.dec.d);
+        return -1;
+    }
+    if (s.share_all)
+        s.share_dec = 1; /* as fairseq */
+    if (!data) {
+        snprintf(err, errlen, "translation: no data directory");
+        return -1;
+    }
+    if (pick_langs(&s, data, v[OPT_SRC_LANG], v[OPT_TGT_LANG], err, errlen) != 0)
+        return -1;
+    struct hg_dict *ds = NULL, *dt = NULL;
+    if (load_dict(data, s.src_lang, &ds, err, errlen) != 0)
+        return -1;
+    if (load_dict(data, s.tgt_lang, &dt, err, errlen) != 0) {
+        hg_dict_free(ds);
+        return -1;
+    }
+    s.vsrc = hg_dict_size(ds);
+    s.vtgt = hg_dict_size(dt);
+    int same = same_dict(ds, dt);
+    hg_dict_free(ds);
+    hg_dict_free(dt);
+    if (s.share_all && !same) {
+        snprintf(err, errlen, "--share-all-embeddings requires a joined dictionary: "
+                 "%s/dict.%s.txt (%lld symbols) and dict.%s.txt (%lld) differ",
+                 data, s.src_lang, (long long)s.vsrc, s.tgt_lang, (long long)s.vtgt);
+        return -1;
+    }
+    if (s.vtgt < 2) {
+        snprintf(err, errlen, "translation: target dictionary of %lld symbols",
+                 (long long)s.vtgt);
+        return -1;
+    }
+    struct tr_state *ps = malloc(sizeof(*ps));
+    if (!ps) {
+        snprintf(err, errlen, "translation: out of memory");
+        return -1;
+    }
+    *ps = s;
+    *state = ps;
+    return 0;
+}
+
+static void tr_teardown(void *state)
+{
+    free(state);
+}
+
+/* fairseq's num_tokens: max(source, target) */
+static void tr_cost(void *state, const struct hg_dataset *ds, int32_t *out)
+{
+    (void)state;
+    const int32_t *ls = hg_dataset_lengths(ds, F_SRC), *lt = hg_dataset_lengths(ds, F_TGT);
+    for (int64_t i = 0, n = hg_dataset_size(ds); i < n; i++) {
+        int32_t c = ls[i] > lt[i] ? ls[i] : lt[i];
+        out[i] = c > 0 ? c : 1;
+    }
+}
+
+/* ids -> table rows times sqrt(d), plus positions, dropout */
+static int embed(struct hg_graph *g, int w, int ids, int pos, int64_t d, float p)
+{
+    int in[2] = {w, ids};
+    int x = hg_graph_op(g, HG_OP_EMBEDDING, in, 2, NULL);
+    x = hg_add(g, hg_scale(g, x, sqrtf((float)d)), pos);
+    return hg_dropout(g, x, p, TR_DROPOUT_SEED);
+}
+
+static int tr_build(void *state, struct hg_graph *g, int64_t max_batch, int64_t max_len,
+                    int train, struct hg_task_model *m, char *err, size_t errlen)
+{
+    const struct tr_state *s = state;
+    if (max_batch < 1 || max_len < 1) {
+        snprintf(err, errlen, "translation: max batch %lld, max length %lld: both must "
+                 "be >= 1", (long long)max_batch, (long long)max_len);
+        return -1;
+    }
+    if (max_len > s->max_src || max_len > s->max_tgt) {
+        snprintf(err, errlen, "translation: sequences of %lld tokens, "
+                 "--max-source-positions %lld, --max-target-positions %lld",
+                 (long long)max_len, (long long)s->max_src, (long long)s->max_tgt);
+        return -1;
+    }
+    const int64_t d = s->enc.d;
+    struct hg_tlayer_cfg ec = {.d = d, .ffn = s->enc.ffn, .heads = (int)s->enc.heads,
+                               .dropout = train ? s->dropout : 0.f,
+                               .attention_dropout = train ? s->att_dropout : 0.f,
+                               .activation_dropout = train ? s->act_dropout : 0.f,
+                               .normalize_before = s->enc.normalize_before,
+                               .fairseq_init = 1, .seed = TR_DROPOUT_SEED};
+    struct hg_tlayer_cfg dc = ec;
+    dc.ffn = s->dec.ffn;
+    dc.heads = (int)s->dec.heads;
+    dc.normalize_before = s->dec.normalize_before;
+
+    int64_t B = hg_graph_sym(g, "batch", max_batch);
+    int64_t S = hg_graph_sym(g, "src_len", max_len);
+    int64_t T = hg_graph_sym(g, "tgt_len", max_len);
+    int64_t bs[2] = {B, S}, bt[2] = {B, T}, sd[2] = {S, d}, td[2] = {T, d};
+    int src = hg_graph_input(g, "src_tokens", HG_I32, 2, bs, 0);       /* [B,S] */
+    int keep = hg_graph_input(g, "src_keep", HG_I32, 2, bs, 0);        /* [B,S] 1 = token */
+    int prev = hg_graph_input(g, "prev_output_tokens", HG_I32, 2, bt, 0); /* [B,T] */
+    int tgt = hg_graph_input(g, "target", HG_I32, 2, bt, 0);           /* [B,T] id or pad */
+    int spos = hg_graph_input(g, "src_positions", HG_F32, 2, sd, -1);  /* [S,d] sinusoids */
+    int tpos = hg_graph_input(g, "tgt_positions", HG_F32, 2, td, -1);  /* [T,d] */
+
+    float std = 1.f / sqrtf((float)d); /* fairseq: N(0, d^-1/2) */
+    int64_t es[2] = {s->vsrc, d}, et[2] = {s->vtgt, d};
+    int wsrc = hg_graph_param(g, "encoder.embed_tokens.weight", 2, es, HG_INIT_NORMAL, std);
+    int x = embed(g, wsrc, src, spos, d, ec.dropout);
+    char name[64];
+    for (int64_t l = 0; l < s->enc.layers; l++) {
+        snprintf(name, sizeof(name), "encoder.layers.%lld", (long long)l);
+        x = hg_layer_transformer_encoder_cfg(g, name, x, keep, &ec);
+    }
+    if (s->enc.normalize_before)
+        x = hg_layer_layernorm(g, "encoder.layer_norm", x, d, 1e-5f);
+
+    int wtgt = s->share_all ? wsrc
+                            : hg_graph_param(g, "decoder.embed_tokens.weight", 2, et,
+                                             HG_INIT_NORMAL, std);
+    int y = embed(g, wtgt, prev, tpos, d, dc.dropout);
+    for (int64_t l = 0; l < s->dec.layers; l++) {
+        snprintf(name, sizeof(name), "decoder.layers.%lld", (long long)l);
+        y = hg_layer_transformer_decoder_cfg(g, name, y, -1, x, keep, &dc);
+    }
+    if (s->dec.normalize_before)
+        y = hg_layer_layernorm(g, "decoder.layer_norm", y, d, 1e-5f);
+    int wout = s->share_dec ? wtgt
+                            : hg_graph_param(g, "decoder.output_projection.weight", 2, et,
+                                             HG_INIT_NORMAL, std);
+    int logp = hg_log_softmax(g, hg_matmul(g, y, wout, 0, 1)); /* [B,T,Vt] */
+    hg_graph_keep(g, logp);
+    memset(m, 0, sizeof(*m));
+    /* fairseq's (1-eps-eps_i)*nll + eps_i*smooth with eps_i = eps/(V-1) is
+     * the op's (1-s)*nll + s/V*smooth at s = eps*V/(V-1) */
+    float sm = (float)((double)s->eps * (double)s->vtgt / (double)(s->vtgt - 1));
+    m->loss = hg_nll(g, logp, tgt, TR_PAD, sm);
+    m->nll = s->eps > 0 ? hg_nll(g, logp, tgt, TR_PAD, 0.f) : -1;
+    m->metric_src = logp;
+    m->sym[0] = B;
+    m->sym[1] = S;
+    m->sym[2] = T;
+    m->nsym = 3;
+    return 0;
+}
+
+/* The graph's inputs, by the names tr_build gives. */
+enum { IN_SRC, IN_KEEP, IN_PREV, IN_TGT, IN_SPOS, IN_TPOS, NIN };
+static const char *const tr_inputs[NIN] = {
+    [IN_SRC] = "src_tokens", [IN_KEEP] = "src_keep", [IN_PREV] = "prev_output_tokens",
+    [IN_TGT] = "target", [IN_SPOS] = "src_positions", [IN_TPOS] = "tgt_positions"};
+
+/* fairseq's SinusoidalPositionalEmbedding rows for positions
+ * first..first+n-1 into out[n,d]: sin of pos * exp(-k log(10000)/(h-1)) in
+ * the first h = d/2 columns, cos in the next h, a zero last column if d is
+ * odd. */
+static void sinusoids(float *out, int64_t n, int64_t d, int64_t first)
+{
+    int64_t h = d / 2;
+    float step = h > 1 ? (float)(log(10000.0) / (double)(h - 1)) : 0.f;
+    for (int64_t j = 0; j < n; j++) {
+        float p = (float)(first + j);
+        float *r = out + j * d;
+        for (int64_t k = 0; k < h; k++) {
+            float a = p * expf((float)k * -step);
+            r[k] = (float)sin((double)a);
+            r[h + k] = (float)cos((double)a);
+        }
+        if (d % 2)
+            r[d - 1] = 0.f;
+    }
+}
+
+static int check_field(const struct hg_batch *b, int f, char *err, size_t errlen)
+{
+    const struct hg_tview *v = &b->field[f];
+    if (v->dtype == HG_I32 && v->shape.ndim == 2 && v->shape.dim[0] == b->size &&
+        b->lengths[f])
+        return 0;
+    char sh[64];
+    snprintf(err, errlen, "translation: batch step %lld: %s is %s %s, want i32 [%lld,L] "
+             "with lengths", (long long)b->step, tr_fields[f].name,
+             hg_dtype_name(v->dtype), hg_shape_str(&v->shape, sh, sizeof(sh)),
+             (long long)b->size);
+    return -1;
+}
+
+/* A dummy batch (b->size 0) is one source </s>, one prev </s> and a pad
+ * target: loss 0, sample size 0. */
+static int tr_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
+                   struct hg_exec *ex, const struct hg_task_model *m,
+                   struct hg_task_fill *f, char *err, size_t errlen)
+{
+    const struct tr_state *s = state;
+    int t[NIN];
+    for (int i = 0; i < NIN; i++)
+        if ((t[i] = hg_graph_find(g, tr_inputs[i])) < 0) {
+            snprintf(err, errlen, "translation: graph has no '%s' input (not built by "
+                     "this task?)", tr_inputs[i]);
+            return -1;
+        }
+    memset(f, 0, sizeof(*f));
+    if (m->nsym != 3) {
+        snprintf(err, errlen, "translation: model has %d symbols, want 3", m->nsym);
+        return -1;
+    }
+    int32_t *src = hg_exec_data(ex, t[IN_SRC]);   /* [B,S] */
+    int32_t *keep = hg_exec_data(ex, t[IN_KEEP]); /* [B,S] */
+    int32_t *prev = hg_exec_data(ex, t[IN_PREV]); /* [B,T] */
+    int32_t *tgt = hg_exec_data(ex, t[IN_TGT]);   /* [B,T] */
+    float *spos = hg_exec_data(ex, t[IN_SPOS]);   /* [S,d] */
+    float *tpos = hg_exec_data(ex, t[IN_TPOS]);   /* [T,d] */
+    const int64_t d = s->enc.d;
+    if (b->size == 0) {
+        src[0] = prev[0] = TR_EOS;
+        keep[0] = 1;
+        tgt[0] = TR_PAD;
+        sinusoids(spos, 1, d, TR_PAD + 1);
+        sinusoids(tpos, 1, d, TR_PAD + 1);
+        f->sym_value[0] = f->sym_value[1] = f->sym_value[2] = 1;
+        return 0;
+    }
+    const int64_t B = b->size;
+    if (check_field(b, F_SRC, err, errlen) < 0 || check_field(b, F_TGT, err, errlen) < 0)
+        return -1;
+    const int64_t Ls = b->field[F_SRC].shape.dim[1], Lt = b->field[F_TGT].shape.dim[1];
+    const int32_t *in_src = b->field[F_SRC].data, *in_tgt = b->field[F_TGT].data;
+    const int32_t *len_s = b->lengths[F_SRC], *len_t = b->lengths[F_TGT];
+    int64_t S = 1, T = 1;
+    for (int64_t i = 0; i < B; i++) {
+        if (len_s[i] < 0 || len_s[i] > Ls || len_t[i] < 0 || len_t[i] > Lt) {
+            snprintf(err, errlen, "translation: batch step %lld, sample %lld: lengths "
+                     "%d/%d outside the batch's %lld/%lld", (long long)b->step,
+                     (long long)i, (int)len_s[i], (int)len_t[i], (long long)Ls,
+                     (long long)Lt);
+            return -1;
+        }
+        if (len_s[i] > S)
+            S = len_s[i];
+        if (len_t[i] > T)
+            T = len_t[i];
+    }
+    /* the inputs are planned for the maxima: refuse before writing */
+    int64_t maxB = hg_graph_sym_max(g, HG_SYM_INDEX(m->sym[0]));
+    int64_t maxS = hg_graph_sym_max(g, HG_SYM_INDEX(m->sym[1]));
+    int64_t maxT = hg_graph_sym_max(g, HG_SYM_INDEX(m->sym[2]));
+    if (B > maxB || S > maxS || T > maxT) {
+        snprintf(err, errlen, "translation: batch step %lld: %lld samples, source %lld, "
+                 "target %lld tokens; the plan holds %lld, %lld, %lld", (long long)b->step,
+                 (long long)B, (long long)S, (long long)T, (long long)maxB,
+                 (long long)maxS, (long long)maxT);
+        return -1;
+    }
+    int64_t ntok = 0;
+    for (int64_t i = 0; i < B; i++) {
+        for (int64_t j = 0; j < S; j++) {
+            int real = j < len_s[i];
+            int32_t id = real ? in_src[i * Ls + j] : TR_PAD;
+            if (id < 0 || id >= s->vsrc) {
+                snprintf(err, errlen, "translation: batch step %lld, sample %lld: src "
+                         "id %d at position %lld not in [0,%lld) (dict.%s.txt)",
+                         (long long)b->step, (long long)i, (int)id, (long long)j,
+                         (long long)s->vsrc, s->src_lang);
+                return -1;
+            }
+            src[i * S + j] = id;
+            keep[i * S + j] = real;
+        }
+        /* teacher forcing: prev = </s> t0 .. t(n-2), as fairseq's
+         * prev_output_tokens (the target's final </s> moved to the front) */
+        for (int64_t j = 0; j < T; j++) {
+            int real = j < len_t[i];
+            int32_t id = real ? in_tgt[i * Lt + j] : TR_PAD;
+            if (id < 0 || id >= s->vtgt) {
+                snprintf(err, errlen, "translation: batch step %lld, sample %lld: tgt "
+                         "id %d at position %lld not in [0,%lld) (dict.%s.txt)",
+                         (long long)b->step, (long long)i, (int)id, (long long)j,
+                         (long long)s->vtgt, s->tgt_lang);
+                return -1;
+            }
+            tgt[i * T + j] = id;
+            prev[i * T + j] = !real ? TR_PAD : j == 0 ? TR_EOS : in_tgt[i * Lt + j - 1];
+        }
+        ntok += len_t[i];
+    }
+    /* real tokens sit at positions pad+1, pad+2, ... (fairseq's
+     * make_positions); pads get the rows after them instead of fairseq's
+     * zero row, which only pad outputs see (masked keys, ignored targets) */
+    sinusoids(spos, S, d, TR_PAD + 1);
+    sinusoids(tpos, T, d, TR_PAD + 1);
+    f->sym_value[0] = B;
+    f->sym_value[1] = S;
+    f->sym_value[2] = T;
+    f->sample_size = (double)ntok;
+    return 0;
+}
+
+const struct hg_task hg_task_translation = {
+    .abi_version = HG_TASK_ABI_VERSION,
+    .name = "translation",
+    .help = "Transformer encoder-decoder, label-smoothed CE (shards from "
+            "`hgpreprocess translation`)",
+    .sample_unit = "tokens",
+    .options = tr_options,
+    .fields = tr_fields,
+    .nfields = NFIELDS,
+    .metric_names = {NULL},
+    .maximize_metric0 = 0,
+    .setup = tr_setup,
+    .teardown = tr_teardown,
+    .cost = tr_cost,
+    .build = tr_build,
+    .fill = tr_fill,
+    .metrics = NULL,
+};
