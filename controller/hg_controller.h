@@ -84,6 +84,11 @@ struct hg_ctl_cfg {
     union hg_attr hyper;     /* optimizer hyper-parameters */
     double clip_norm;        /* 0: no clipping */
     int64_t max_batch, max_len;
+    int64_t max_tokens;      /* > 0: batches hold at most this many tokens
+                                (samples x their cost): plans are sized for
+                                batch x length <= max_tokens, not max_batch x
+                                max_len (the symbols named "batch" and those
+                                declared with max_len) */
     uint64_t seed;           /* parameter init and dropout */
     int max_bad_updates;     /* consecutive NaN/Inf updates before failing */
 };

@@ -54,6 +54,18 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
                            "a [1] f32 output of an op (-1: none)", task->name,
                            p->m.nll);
     }
+    int kb = hg_graph_sym_find(p->g, "batch");
+    if (cfg->max_tokens > 0 && kb >= 0) {
+        int lens[HG_MAX_SYMS], nl = 0;
+        for (int k = 0; k < hg_graph_n_syms(p->g); k++)
+            if (k != kb && hg_graph_sym_max(p->g, k) == cfg->max_len)
+                lens[nl++] = k;
+        /* a sample's graph length may exceed its batching cost by a token
+         * or two (a shifted </s>): 2 per sample of slack */
+        int64_t cap = cfg->max_tokens + 2 * cfg->max_batch;
+        if (nl > 0 && cap < cfg->max_batch * cfg->max_len)
+            hg_graph_token_cap(p->g, kb, lens, nl, cap);
+    }
     if (train) {
         hg_graph_backward(p->g, p->m.loss);
         hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);

@@ -19,6 +19,7 @@ struct hg_exec {
     struct hg_mem_stats st;
     size_t grad_base, state_base, ws_base;
     int64_t sym[HG_MAX_SYMS]; /* symbol values of the resolved shapes */
+    size_t *bytes;        /* [nt] planned bytes of each tensor */
     int resolved;
     double *prof;         /* [n] seconds per position, NULL when off */
 };
@@ -47,7 +48,7 @@ int hg_exec_order_at(const struct hg_exec *ex, int i)
     return ex->order[i];
 }
 
-static size_t tensor_bytes(const struct hg_graph *g, int t)
+static size_t shape_bytes(const struct hg_graph *g, int t)
 {
     const struct hg_tensor_info *ti = &g->t[t].info;
     return (size_t)hg_shape_numel(&ti->shape) * hg_dtype_size(ti->dtype);
@@ -79,9 +80,6 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
 {
     if (hg_kernels_init(err, errlen) != 0)
         return NULL;
-    /* Plan at the maximum symbol values: every later batch fits. */
-    if (hg_graph_resolve(g, NULL, err, errlen) != 0)
-        return NULL;
     struct hg_exec *ex = calloc(1, sizeof(*ex));
     if (!ex) {
         hg_kerr(err, errlen, "out of memory");
@@ -91,15 +89,40 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
     ex->n = n;
     ex->order = malloc((size_t)(n ? n : 1) * sizeof(int));
     ex->off = malloc((size_t)g->nt * sizeof(size_t));
-    if (!ex->order || !ex->off) {
+    ex->bytes = calloc((size_t)(g->nt ? g->nt : 1), sizeof(size_t));
+    if (!ex->order || !ex->off || !ex->bytes) {
         hg_exec_free(ex);
         hg_kerr(err, errlen, "out of memory");
         return NULL;
     }
     memcpy(ex->order, order, (size_t)n * sizeof(int));
 
+    /* Plan for the largest size each tensor takes at any admissible
+     * symbol values: the maxima, or the corners of the token cap. */
+    int64_t corner[HG_MAX_SYMS + 1][HG_MAX_SYMS];
+    int nc = hg_graph_token_corners(g, corner, HG_MAX_SYMS + 1);
+    size_t ws = 0;
+    /* the corners round lengths up, a hair outside the cap: resolve them
+     * without its check */
+    int cap_batch = g->cap_batch;
+    g->cap_batch = -1;
+    for (int c = nc - 1; c >= 0; c--) { /* ends resolved at corner 0 */
+        if (hg_graph_resolve(g, corner[c], err, errlen) != 0) {
+            g->cap_batch = cap_batch;
+            hg_exec_free(ex);
+            return NULL;
+        }
+        for (int t = 0; t < g->nt; t++) {
+            size_t b = shape_bytes(g, t);
+            ex->bytes[t] = b > ex->bytes[t] ? b : ex->bytes[t];
+        }
+        size_t w = max_workspace(g, order, n);
+        ws = w > ws ? w : ws;
+    }
+    g->cap_batch = cap_batch;
+#define tensor_bytes(g, t) (ex->bytes[t])
     size_t act_arena;
-    hg__memplan(g, order, n, ex->off, &act_arena, &ex->st.act_naive);
+    hg__memplan(g, order, n, ex->bytes, ex->off, &act_arena, &ex->st.act_naive);
 
     /* Params, grads and state are packed without padding so that each
      * block is one flat float array (what allreduce and checkpoints want);
@@ -148,7 +171,8 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
     ex->st.act_bytes = act_arena;
     pos = hg__align(pos + act_arena);
     ex->ws_base = pos;
-    ex->st.ws_bytes = max_workspace(g, order, n);
+    ex->st.ws_bytes = ws;
+#undef tensor_bytes
     pos += hg__align(ex->st.ws_bytes);
     ex->st.total = pos;
 
@@ -167,7 +191,7 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
                 p[i] = g->t[t].const_value;
         }
     for (int k = 0; k < g->nsym; k++)
-        ex->sym[k] = g->sym[k].max;
+        ex->sym[k] = corner[0][k];
     ex->resolved = 1;
     return ex;
 }
@@ -179,6 +203,7 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->prof);
     free(ex->mem);
     free(ex->off);
+    free(ex->bytes);
     free(ex->order);
     free(ex);
 }
@@ -221,7 +246,7 @@ int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
     struct hg_graph *g = ex->g;
     int same = ex->resolved;
     for (int k = 0; k < g->nsym && same; k++)
-        same = (st && st->sym ? st->sym[k] : g->sym[k].max) == ex->sym[k];
+        same = (st && st->sym ? st->sym[k] : g->sym[k].def) == ex->sym[k];
     if (same)
         return 0;
     ex->resolved = 0;

@@ -4,7 +4,6 @@
 
 #include "graph/hg_graph.h"
 
-#define HG_MAX_SYMS 16
 
 struct hg_trec {
     struct hg_tensor_info info;
@@ -24,8 +23,12 @@ struct hg_graph {
     struct {
         char name[32];
         int64_t max, cur;
+        int64_t def;   /* the values a NULL symbol array means */
+        int capped;    /* a length under the token cap */
     } sym[HG_MAX_SYMS];
     int nsym;
+    int cap_batch;     /* -1: no token cap */
+    int64_t cap;       /* batch x each capped length <= cap */
     int *params; /* [np] tensor ids in declaration order */
     int np, cp;
     enum hg_phase phase; /* phase of appended nodes */
@@ -61,7 +64,8 @@ static inline int hg__op3(struct hg_graph *g, enum hg_op op, int a, int b,
 /* Liveness plan of the HG_T_ACT tensors for a node order at the current
  * (maximum) shapes: off[t] for every ACT tensor used by the order, the arena
  * size with reuse, and the size without reuse. Other tensors get SIZE_MAX. */
-void hg__memplan(const struct hg_graph *g, const int *order, int n,
+/* bytes: [nt] planned size of each tensor, or NULL (the current shapes). */
+void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t *bytes,
                  size_t *off, size_t *arena, size_t *naive);
 
 #define HG_ALIGN 64

@@ -16,6 +16,8 @@ static void *xrealloc(void *p, size_t n)
 struct hg_graph *hg_graph_new(void)
 {
     struct hg_graph *g = calloc(1, sizeof(*g));
+    if (g)
+        g->cap_batch = -1;
     HG_CHECK(g != NULL);
     g->phase = HG_PH_FORWARD;
     return g;
@@ -39,8 +41,69 @@ int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max)
     HG_CHECK(hg_graph_sym_find(g, name) < 0);
     int k = g->nsym++;
     snprintf(g->sym[k].name, sizeof(g->sym[k].name), "%s", name);
-    g->sym[k].max = g->sym[k].cur = max;
+    g->sym[k].max = g->sym[k].cur = g->sym[k].def = max;
+    g->sym[k].capped = 0;
     return HG_SYM(k);
+}
+
+int hg_graph_token_cap(struct hg_graph *g, int batch_k, const int *len_k, int nlen,
+                       int64_t cap)
+{
+    HG_CHECK(batch_k >= 0 && batch_k < g->nsym && cap > 0 && nlen >= 0);
+    g->cap_batch = batch_k;
+    g->cap = cap;
+    for (int i = 0; i < nlen; i++) {
+        HG_CHECK(len_k[i] >= 0 && len_k[i] < g->nsym && len_k[i] != batch_k);
+        g->sym[len_k[i]].capped = 1;
+    }
+    /* the default point: the largest batch, lengths as long as the cap
+     * lets them be */
+    int64_t b = g->sym[batch_k].max;
+    for (int k = 0; k < g->nsym; k++)
+        if (g->sym[k].capped) {
+            int64_t l = (cap + b - 1) / b;
+            g->sym[k].def = l < g->sym[k].max ? l : g->sym[k].max;
+        }
+    return 0;
+}
+
+int hg_graph_token_corners(const struct hg_graph *g, int64_t (*corner)[HG_MAX_SYMS],
+                           int max_corners)
+{
+    int n = 0;
+    int64_t cand[HG_MAX_SYMS + 1];
+    int nc = 0;
+    if (g->cap_batch < 0) {
+        for (int k = 0; k < g->nsym; k++)
+            corner[0][k] = g->sym[k].max;
+        return 1;
+    }
+    int64_t bmax = g->sym[g->cap_batch].max;
+    cand[nc++] = bmax;
+    for (int k = 0; k < g->nsym; k++)
+        if (g->sym[k].capped) {
+            int64_t b = (g->cap + g->sym[k].max - 1) / g->sym[k].max;
+            cand[nc++] = b < 1 ? 1 : b > bmax ? bmax : b;
+        }
+    for (int c = 0; c < nc && n < max_corners; c++) {
+        int dup = 0;
+        for (int j = 0; j < c; j++)
+            dup |= cand[j] == cand[c];
+        if (dup)
+            continue;
+        for (int k = 0; k < g->nsym; k++) {
+            int64_t v = g->sym[k].max;
+            if (k == g->cap_batch)
+                v = cand[c];
+            else if (g->sym[k].capped) {
+                int64_t l = (g->cap + cand[c] - 1) / cand[c];
+                v = l < v ? l : v;
+            }
+            corner[n][k] = v;
+        }
+        n++;
+    }
+    return n;
 }
 
 int hg_graph_n_syms(const struct hg_graph *g) { return g->nsym; }
@@ -320,14 +383,26 @@ int hg_graph_resolve(struct hg_graph *g, const int64_t *sym, char *err,
                      size_t errlen)
 {
     for (int k = 0; k < g->nsym; k++) {
-        int64_t v = sym ? sym[k] : g->sym[k].max;
+        int64_t v = sym ? sym[k] : g->sym[k].def;
         if (v < 1 || v > g->sym[k].max)
             return hg_kerr(err, errlen,
                            "symbol %s = %lld outside [1, %lld] (the plan's maximum)",
                            g->sym[k].name, (long long)v,
                            (long long)g->sym[k].max);
-        g->sym[k].cur = v;
     }
+    if (g->cap_batch >= 0 && sym) {
+        /* the plan holds every point with batch x length <= cap */
+        int64_t b = sym[g->cap_batch];
+        for (int k = 0; k < g->nsym; k++)
+            if (g->sym[k].capped && b * sym[k] > g->cap)
+                return hg_kerr(err, errlen,
+                               "%s %lld x %s %lld = %lld is more than the plan's "
+                               "token cap %lld", g->sym[g->cap_batch].name,
+                               (long long)b, g->sym[k].name, (long long)sym[k],
+                               (long long)(b * sym[k]), (long long)g->cap);
+    }
+    for (int k = 0; k < g->nsym; k++)
+        g->sym[k].cur = sym ? sym[k] : g->sym[k].def;
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].info.producer < 0)
             resolve_decl(g, &g->t[i].info.decl, &g->t[i].info.shape);

@@ -15,6 +15,7 @@ struct hg_exec;
 
 /* A symbolic dimension is stored as a negative number in a declared shape. */
 #define HG_SYM(k) (-1 - (int64_t)(k))
+#define HG_MAX_SYMS 16 /* symbols per graph */
 #define HG_IS_SYM(d) ((d) < 0)
 #define HG_SYM_INDEX(d) ((int)(-1 - (d)))
 
@@ -59,6 +60,19 @@ int64_t hg_graph_sym(struct hg_graph *g, const char *name, int64_t max);
 int hg_graph_sym_find(const struct hg_graph *g, const char *name);
 /* The maximum symbol k was declared with (what plans hold); 0 if none. */
 int64_t hg_graph_sym_max(const struct hg_graph *g, int k);
+/* Token cap: plans hold batch x length <= cap for each listed length
+ * symbol instead of max batch x max length (what --max-tokens promises:
+ * long sequences come in small batches).  Plans then size every tensor
+ * for the worst "corner" of that region (the largest of a posynomial in
+ * the symbols is at one of them), resolving a point outside it is an
+ * error naming it, and a NULL symbol array means the first corner
+ * (largest batch) rather than every maximum. */
+int hg_graph_token_cap(struct hg_graph *g, int batch_k, const int *len_k, int nlen,
+                       int64_t cap);
+/* The corner points (symbol values) a plan is sized for: [n][HG_MAX_SYMS];
+ * returns n (1 without a cap: the maxima). */
+int hg_graph_token_corners(const struct hg_graph *g, int64_t (*corner)[HG_MAX_SYMS],
+                           int max_corners);
 int hg_graph_n_syms(const struct hg_graph *g);
 const char *hg_graph_sym_name(const struct hg_graph *g, int k); /* NULL if none */
 int hg_graph_input(struct hg_graph *g, const char *name, enum hg_dtype dt,

@@ -32,7 +32,7 @@ static int by_off(const void *a, const void *b)
     return (*x)->off < (*y)->off ? -1 : (*x)->off > (*y)->off;
 }
 
-void hg__memplan(const struct hg_graph *g, const int *order, int n,
+void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t *bytes,
                  size_t *off, size_t *arena, size_t *naive)
 {
     int nt = g->nt;
@@ -71,8 +71,9 @@ void hg__memplan(const struct hg_graph *g, const int *order, int n,
         lv[nl].first = first[t];
         /* kept and unread tensors are results: live to the end */
         lv[nl].last = (g->t[t].keep || unread) ? n : last[t];
-        lv[nl].size = hg__align((size_t)hg_shape_numel(&ti->shape) *
-                                hg_dtype_size(ti->dtype));
+        lv[nl].size = hg__align(bytes ? bytes[t]
+                                      : (size_t)hg_shape_numel(&ti->shape) *
+                                            hg_dtype_size(ti->dtype));
         *naive += lv[nl].size;
         nl++;
     }

@@ -422,6 +422,87 @@ static void test_transformer_plan(void)
     hg_graph_free(g);
 }
 
+/* A token cap plans batch x length <= cap: far less memory than max batch
+ * x max length, the same numbers at every admissible point (corners and
+ * inside) as the uncapped plan, and a clear error outside. */
+static struct hg_graph *cap_graph(int capped, int *src, int *keep, int *tgt, int *loss)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 32), T = hg_graph_sym(g, "src_len", 32);
+    int64_t U = hg_graph_sym(g, "tgt_len", 32);
+    int64_t sd[3] = {B, T, 16}, kd[2] = {B, T}, td[3] = {B, U, 16};
+    *src = hg_graph_input(g, "src", HG_F32, 3, sd, 0);
+    *keep = hg_graph_input(g, "src_keep", HG_I32, 2, kd, 0);
+    *tgt = hg_graph_input(g, "tgt", HG_F32, 3, td, 0);
+    int enc = hg_layer_transformer_encoder(g, "enc", *src, *keep, 16, 4, 32, 0.f, 1);
+    int dec = hg_layer_transformer_decoder(g, "dec", *tgt, enc, *keep, 16, 4, 32, 0.f, 1);
+    *loss = hg_sum(g, dec, HG_AXIS_ALL);
+    hg_graph_backward(g, *loss);
+    if (capped) {
+        int lens[2] = {1, 2};
+        hg_graph_token_cap(g, 0, lens, 2, 64);
+    }
+    return g;
+}
+
+static void test_token_cap(void)
+{
+    int src[2], keep[2], tgt[2], loss[2], *order[2], n[2];
+    struct hg_graph *g[2];
+    struct hg_exec *ex[2];
+    struct hg_mem_stats st[2];
+    for (int c = 0; c < 2; c++) {
+        g[c] = cap_graph(c, &src[c], &keep[c], &tgt[c], &loss[c]);
+        ex[c] = plan(g[c], HG_PH_ALL, &order[c], &n[c]);
+        REQUIRE(ex[c] != NULL, "plan %d", c);
+        hg_graph_init_params(g[c], ex[c], 9);
+        hg_exec_mem(ex[c], &st[c]);
+    }
+    EXPECT(st[1].act_bytes * 4 < st[0].act_bytes, "capped arena %zu vs %zu",
+           st[1].act_bytes, st[0].act_bytes);
+    static const int64_t pts[][3] = {{32, 2, 2}, {2, 32, 32}, {32, 2, 1}, {8, 8, 8},
+                                     {4, 16, 10}, {3, 21, 17}, {1, 32, 32}};
+    char err[256];
+    for (size_t p = 0; p < sizeof pts / sizeof pts[0]; p++) {
+        float l[2];
+        size_t ng;
+        double gsum[2] = {0, 0};
+        for (int c = 0; c < 2; c++) {
+            struct hg_step s = {.sym = pts[p], .step = 1, .grad_scale = 1.f};
+            REQUIRE(hg_exec_prepare(ex[c], &s, err, sizeof(err)) == 0, "%s", err);
+            int64_t b = pts[p][0], t = pts[p][1], u = pts[p][2];
+            float *sv = hg_exec_data(ex[c], src[c]), *tv = hg_exec_data(ex[c], tgt[c]);
+            int32_t *kv = hg_exec_data(ex[c], keep[c]);
+            for (int64_t i = 0; i < b * t * 16; i++)
+                sv[i] = (float)((i * 37) % 101) / 101.f - 0.5f;
+            for (int64_t i = 0; i < b * u * 16; i++)
+                tv[i] = (float)((i * 53) % 97) / 97.f - 0.5f;
+            for (int64_t i = 0; i < b * t; i++)
+                kv[i] = (i % t) < t - (i / t) % 2;
+            REQUIRE(hg_exec_run(ex[c], &s, 0, n[c], err, sizeof(err)) == 0, "%s", err);
+            l[c] = *(float *)hg_exec_data(ex[c], loss[c]);
+            const float *gb = hg_exec_grad_block(ex[c], &ng);
+            for (size_t i = 0; i < ng; i++)
+                gsum[c] += fabs(gb[i]);
+        }
+        EXPECT(l[0] == l[1] && gsum[0] == gsum[1],
+               "point %lld,%lld,%lld: capped loss %g grads %g vs %g %g",
+               (long long)pts[p][0], (long long)pts[p][1], (long long)pts[p][2],
+               l[1], gsum[1], l[0], gsum[0]);
+    }
+    int64_t over[3] = {32, 3, 2};
+    struct hg_step s = {.sym = over, .step = 1, .grad_scale = 1.f};
+    EXPECT(hg_exec_prepare(ex[1], &s, err, sizeof(err)) == -1 && strstr(err, "token cap 64") &&
+               strstr(err, "src_len 3"), "over the cap: '%s'", err);
+    printf("ok  token cap: arena %.1f KiB capped vs %.1f KiB at max batch x max length\n",
+           st[1].act_bytes / 1024.0, st[0].act_bytes / 1024.0);
+    for (int c = 0; c < 2; c++) {
+        free(order[c]);
+        hg_exec_free(ex[c]);
+        hg_graph_free(g[c]);
+    }
+}
+
 int main(void)
 {
     test_memory_plan();
@@ -434,6 +515,7 @@ int main(void)
     test_training(HG_OPTIM_ADADELTA, 1.0f);
     test_runtime_error();
     test_transformer_plan();
+    test_token_cap();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

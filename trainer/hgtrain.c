@@ -576,7 +576,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             min_len = r->valid.min_len;
     }
     struct hg_ctl_cfg cc = {.clip_norm = o->clip_norm, .seed = (uint64_t)o->seed,
-                            .max_len = max_len};
+                            .max_len = max_len, .max_tokens = r->max_tok};
     /* every rank plans for the largest rank's batch (a slower rank only
      * leaves part of its buffers unused) */
     cc.max_batch = r->max_sent > 0 ? r->max_sent : r->max_tok / min_len;
