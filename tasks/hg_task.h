@@ -75,7 +75,10 @@ struct hg_task {
      * max(src, tgt)); NULL: the first field's lengths. */
     void (*cost)(void *state, const struct hg_dataset *ds, int32_t *out);
     /* Builds forward + loss for batches up to max_batch samples and
-     * max_len positions (train: dropout on). */
+     * max_len positions (train: dropout on).  Name the batch symbol
+     * "batch" and declare sequence-length symbols with max_len: with
+     * --max-tokens the controller then plans for batch x length <=
+     * max-tokens instead of max_batch x max_len. */
     int (*build)(void *state, struct hg_graph *g, int64_t max_batch,
                  int64_t max_len, int train, struct hg_task_model *m,
                  char *err, size_t errlen);
