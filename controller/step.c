@@ -60,9 +60,11 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
         for (int k = 0; k < hg_graph_n_syms(p->g); k++)
             if (k != kb && hg_graph_sym_max(p->g, k) == cfg->max_len)
                 lens[nl++] = k;
-        /* a sample's graph length may exceed its batching cost by a token
-         * or two (a shifted </s>): 2 per sample of slack */
-        int64_t cap = cfg->max_tokens + 2 * cfg->max_batch;
+        /* the epoch plan keeps samples x their longest cost within
+         * max_tokens, and a task's length symbols are at most that cost
+         * (hg_task.h); a task that breaks this gets the error that names
+         * the batch */
+        int64_t cap = cfg->max_tokens;
         if (nl > 0 && cap < cfg->max_batch * cfg->max_len)
             hg_graph_token_cap(p->g, kb, lens, nl, cap);
     }

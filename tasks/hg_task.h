@@ -78,7 +78,8 @@ struct hg_task {
      * max_len positions (train: dropout on).  Name the batch symbol
      * "batch" and declare sequence-length symbols with max_len: with
      * --max-tokens the controller then plans for batch x length <=
-     * max-tokens instead of max_batch x max_len. */
+     * max-tokens instead of max_batch x max_len (so a length symbol must
+     * not exceed the sample's batching cost from cost()). */
     int (*build)(void *state, struct hg_graph *g, int64_t max_batch,
                  int64_t max_len, int train, struct hg_task_model *m,
                  char *err, size_t errlen);
