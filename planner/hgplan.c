@@ -340,6 +340,34 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         for (int b = 0; b < HG_BASE_COUNT; b++)
             hg_strategy_free(bs[b]);
     }
+    if (a->search && strcmp(a->search, "mcmc") == 0) {
+        /* the simulator's speed: full simulations vs delta simulations of
+         * random one-group changes (applied and reverted) */
+        struct hg_strategy *t = hg_strategy_copy(best);
+        struct hg_sim_result x;
+        int nf = 20, ndl = 200;
+        double t0 = wall();
+        for (int i = 0; i < nf; i++)
+            hg_sim_full(sim, t, &x);
+        double tf = (wall() - t0) / nf;
+        uint64_t rng = 12345;
+        t0 = wall();
+        for (int i = 0; i < ndl; i++) {
+            int k;
+            struct hg_gcfg nc, old;
+            hg_propose_random(NULL, pg, t, &rng, &k, &nc);
+            old = t->cfg[k];
+            t->cfg[k] = nc;
+            hg_sim_delta(sim, t, k, &x);
+            t->cfg[k] = old;
+            hg_sim_delta(sim, t, k, &x);
+        }
+        double td = (wall() - t0) / (2 * ndl);
+        fprintf(o, "simulator: %ld tasks; full %.3f ms (%.3g tasks/s), delta %.3f ms: "
+                "delta speedup %.2fx\n", x.ntasks, tf * 1e3, (double)x.ntasks / tf, td * 1e3,
+                tf / td);
+        hg_strategy_free(t);
+    }
     hg_sim_full(sim, best, &br);
     fprintf(o, "  tasks: %ld\n", br.ntasks);
     if (a->out) {
