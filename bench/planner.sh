@@ -25,7 +25,7 @@ run() { # cluster model batch8 batch12
         awk -v tb="$tb" -v m="$2" -v b="$b" '
             /^  (EV-PS|EV-AR|CP-PS|CP-AR|MP|hgplan) / { t[$1] = $2; if ($0 ~ /OOM/) t[$1] = "OOM" }
             /^mcmc from/ { for (i = 1; i <= NF; i++) if ($i == "in") s = $(i + 1) }
-            /^simulator:/ { n = $2; f = $6; tp = $8; sub(/\(/, "", tp); d = $11; x = $14 }
+            /^simulator:/ { n = $2; f = $5; tp = $7; sub(/\(/, "", tp); d = $10; x = $14 }
             END {
                 sp = ""
                 split("EV-PS EV-AR CP-PS CP-AR", k, " ")
