@@ -186,4 +186,188 @@ void hg_graph_cost_phase(const struct hg_graph *g, int phase_mask,
 int hg_graph_export_json(const struct hg_graph *g, const char *model,
                          int64_t batch, FILE *f);
 
+/* ------------------------------------------------------------ planner graph
+ * (planner/strategy.c) The training graph as the simulator sees it: one
+ * entry per graph node ("op", ids equal node ids, id order topological),
+ * with its roofline time on each device as time = a + b * share (share: the
+ * fraction of the batch a device computes; ops without a batch axis have
+ * b = 0 and run whole on every device that holds them). */
+#define HG_PLAN_MAXDEV 64
+
+struct hg_pin {
+    int op;               /* producer op, -1: an input/param/state/const */
+    int tensor;
+    int batch;            /* the tensor has a batch axis */
+    int64_t bytes;        /* whole tensor */
+};
+
+struct hg_pop {
+    enum hg_op kind;
+    int phase;
+    int batch;            /* time scales with the share */
+    int nin;
+    struct hg_pin in[HG_MAX_INPUTS];
+    int out;              /* output tensor, -1 (update ops) */
+    int out_batch, out_grad; /* output has a batch axis / is a param's gradient */
+    int64_t out_bytes;
+    int *cons, ncons;     /* distinct consumer ops */
+    int *params, nparams; /* param tensors it needs resident (reads or updates) */
+    double *a, *b;        /* [ndev] seconds */
+};
+
+struct hg_pgraph {
+    char model[64];
+    int64_t batch;
+    const struct hg_cluster *c;
+    int nops, ndev, ntensors;
+    struct hg_pop *ops;
+    int64_t *pstatic;     /* [ntensors]: param + grad + optimizer state bytes
+                           * for a param tensor, else 0 */
+    int64_t input_bytes;  /* all INPUT tensors (split like the batch) */
+};
+
+int hg_pgraph_build(struct hg_pgraph **pg, const struct hg_graph *g,
+                    const struct hg_cluster *c, const char *model, int64_t batch,
+                    char *err, size_t errlen);
+void hg_pgraph_free(struct hg_pgraph *pg);
+
+/* ------------------------------------------------------------ strategies */
+
+enum hg_gmode { HG_MODE_MP, HG_MODE_DP };
+enum hg_agg { HG_AGG_AR, HG_AGG_PS };
+
+/* One group's configuration.  MP: every op on `device`.  DP: rep[d]
+ * replicas on device d (>= 0, at least one > 0); a device's batch share is
+ * rep[d] / sum(rep); gradients produced in the group are aggregated by
+ * AllReduce (ring or hierarchical: the simulator takes the cheaper) or a
+ * parameter server on `ps`. */
+struct hg_gcfg {
+    enum hg_gmode mode;
+    int device;
+    enum hg_agg agg;
+    int ps;
+    int rep[HG_PLAN_MAXDEV];
+};
+
+struct hg_strategy {
+    int nops, ndev, ngroups;
+    int *group;           /* [nops] group of each op */
+    struct hg_gcfg *cfg;  /* [ngroups] */
+    int *order;           /* [nops] execution order: a topological order of
+                           * the ops; every device runs its tasks in it */
+};
+
+struct hg_strategy *hg_strategy_new(int nops, int ndev, int ngroups);
+struct hg_strategy *hg_strategy_copy(const struct hg_strategy *s);
+void hg_strategy_free(struct hg_strategy *s);
+/* HeteroG's grouping: the n most expensive ops (time on device 0) are
+ * centres, every other op joins the nearest centre by hops (undirected; ties:
+ * the earlier centre).  Fills s->group, sets s->ngroups (<= n); order = ids. */
+void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg, int n);
+/* DP configurations: even (one replica per device), proportional to
+ * capacity (k replicas on the fastest, at least 1 each), PS device chosen
+ * to minimise hg_cost_ps. */
+void hg_gcfg_even(struct hg_gcfg *g, const struct hg_cluster *c, enum hg_agg agg);
+void hg_gcfg_prop(struct hg_gcfg *g, const struct hg_cluster *c, int k, enum hg_agg agg);
+void hg_gcfg_mp(struct hg_gcfg *g, int device);
+int hg_gcfg_choose_ps(const struct hg_cluster *c, const int *rep);
+/* Checks the strategy against the graph and the cluster (every op in a
+ * group, devices exist, replica counts, order is a topological permutation).
+ * -1 with err naming the group, op or device. */
+int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg,
+                      char *err, size_t errlen);
+
+struct hg_sim_result;
+/* The versioned strategy file (docs/planner.md, "Strategy file"). */
+int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
+                     const char *cluster_file, const struct hg_sim_result *pred,
+                     FILE *f);
+int hg_strategy_load(struct hg_strategy **s, const char *path,
+                     const struct hg_pgraph *pg, char *err, size_t errlen);
+int hg_strategy_parse(struct hg_strategy **s, const char *text, const char *name,
+                      const struct hg_pgraph *pg, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ simulator
+ * (planner/sim.c) FlexFlow's task graph and simulation; docs/planner.md. */
+struct hg_sim_result {
+    double iter_s;                 /* per-iteration time */
+    int64_t peak[HG_PLAN_MAXDEV];  /* per-device peak memory, bytes */
+    int oom;                       /* devices over their memory */
+    double overflow;               /* sum of (peak - memory) / memory over them */
+    long ntasks;
+};
+struct hg_sim;
+struct hg_sim *hg_sim_new(const struct hg_pgraph *pg);
+void hg_sim_free(struct hg_sim *s);
+/* Builds every task and simulates from scratch. */
+void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_result *r);
+/* st differs from the strategy of the previous simulation (full or delta)
+ * in group g's configuration only: rebuilds the tasks that group touches and
+ * re-simulates from the earliest of them.  Identical to hg_sim_full. */
+void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
+                  struct hg_sim_result *r);
+/* The last simulation as a Chrome trace (traceEvents, ph "X", pid = device
+ * or channel, ts/dur in microseconds). */
+int hg_sim_trace(const struct hg_sim *s, FILE *f);
+/* Per op of the last simulation: the longest compute task, aggregation and
+ * longest transfer out (the scheduler's weights). */
+void hg_sim_op_times(const struct hg_sim *s, int op, double *comp, double *comm);
+/* The AllReduce flavour the simulator chose for group g's cfg ("ring" or
+ * "hierarchical"); tasks counted in the last simulation. */
+const char *hg_sim_allreduce_kind(const struct hg_pgraph *pg, const struct hg_gcfg *g);
+
+/* ------------------------------------------------------------ scheduler
+ * (planner/sched.c) */
+enum hg_sched_policy { HG_SCHED_RANK, HG_SCHED_FIFO };
+/* Writes an execution order into st->order by list scheduling with the task
+ * times of the last simulation of st (HeteroG: rank = own time + max over
+ * successors of comm + rank; ready ops go by highest rank; FIFO: by the time
+ * they became ready). */
+void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
+                    struct hg_strategy *st, enum hg_sched_policy pol);
+/* Both policies; keeps the faster (rank on ties), leaves it simulated in r. */
+void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg,
+                   struct hg_strategy *st, struct hg_sim_result *r,
+                   enum hg_sched_policy *chosen);
+
+/* ------------------------------------------------------------ search
+ * (planner/search.c) */
+enum hg_baseline { HG_BASE_EV_PS, HG_BASE_EV_AR, HG_BASE_CP_PS, HG_BASE_CP_AR,
+                   HG_BASE_MP, HG_BASE_COUNT };
+const char *hg_baseline_name(enum hg_baseline b);
+/* Fills every group's cfg of s (grouping already done). */
+void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
+                       enum hg_baseline b);
+/* The search objective: the time if it fits, else a penalty above any
+ * feasible time. */
+double hg_search_cost(const struct hg_sim_result *r);
+
+/* The seam for a learned policy: proposes a new cfg for one group. */
+typedef void (*hg_propose_fn)(void *ctx, const struct hg_pgraph *pg,
+                              const struct hg_strategy *st, uint64_t *rng,
+                              int *group, struct hg_gcfg *cfg);
+void hg_propose_random(void *ctx, const struct hg_pgraph *pg,
+                       const struct hg_strategy *st, uint64_t *rng, int *group,
+                       struct hg_gcfg *cfg);
+uint64_t hg_rand(uint64_t *state);
+
+struct hg_search_opts {
+    double budget_s;      /* wall-clock budget (0: none) */
+    long max_iters;       /* 0: none */
+    long stagnation;      /* stop after this many proposals without a new best (0: none) */
+    uint64_t seed;
+    double beta;          /* accept exp(-beta * (new - old)); 0: 100 / seed cost */
+    hg_propose_fn propose;  /* NULL: hg_propose_random */
+    void *propose_ctx;
+};
+struct hg_search_stats {
+    long iters, accepted, improved;
+    double seconds, seed_cost, best_cost;
+};
+/* Metropolis-Hastings from st (the seed) on delta simulation; st becomes
+ * the best strategy found. */
+void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
+                    struct hg_strategy *st, const struct hg_search_opts *o,
+                    struct hg_search_stats *stats);
+
 #endif

@@ -1,8 +1,8 @@
 /* hgplan.c - the planner's program.  This step: list and build HeteroG's
  * models or a task's training graph, export the graph as JSON, read and
  * summarise a cluster file, price the graph on each device kind with the
- * roofline model.  --search, --budget, --out and --trace are reserved for
- * the simulator and search (docs/planner.md).
+ * roofline model; with --search: simulate the baselines, search with MCMC,
+ * write the strategy and the trace (docs/planner.md).
  *
  * Exit status: 0 done, 1 runtime error (a file, a build), 2 usage error. */
 #define _POSIX_C_SOURCE 200809L
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "planner/hg_planner.h"
 #include "tasks/hg_task.h"
@@ -39,15 +40,25 @@ static void usage(FILE *f)
         "  --cluster FILE       read and validate a cluster file, print a summary and,\n"
         "                       with a graph, its roofline compute time per device\n"
         "  --export-graph FILE  write the graph as JSON ('-': standard output)\n"
-        "  --search S, --budget SECONDS, --out FILE, --trace FILE, --seed N\n"
-        "                       strategy search: not built yet\n");
+        "  --search S           with --cluster: simulate the baselines (EV-PS, EV-AR,\n"
+        "                       CP-PS, CP-AR, MP) and, with S = mcmc, search from the\n"
+        "                       best of them (S: baselines | mcmc)\n"
+        "  --budget SECONDS     MCMC time budget (default 30)\n"
+        "  --iters N            MCMC proposals at most (deterministic stop)\n"
+        "  --seed N             MCMC seed (default 1)\n"
+        "  --groups N           HeteroG op groups (default 64)\n"
+        "  --strategy FILE      simulate this strategy file instead of searching\n"
+        "  --out FILE           write the best strategy (docs/planner.md)\n"
+        "  --trace FILE         write its simulated timeline (Chrome trace JSON)\n");
 }
 
 struct args {
     const char *model, *task, *data, *cluster, *export_graph, *optimizer;
     int64_t batch, seq;
     int list_models, forward_only, help;
-    const char *reserved; /* the first --search/--budget/--out/--trace given */
+    const char *search, *out, *trace, *strategy;
+    double budget;
+    int64_t seed, groups, iters;
     const char **task_vals;
 };
 
@@ -67,8 +78,6 @@ static int parse_i64(const char *opt, const char *v, int64_t lo, int64_t *out, c
 static int parse_args(struct args *a, int argc, char **argv, const struct hg_task *task,
                       char *err, size_t errlen)
 {
-    static const char *const reserved[] = {"--search", "--budget", "--out", "--trace",
-                                           "--seed", NULL};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (strcmp(o, "--list-models") == 0) {
@@ -88,16 +97,32 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
         if (i + 1 >= argc)
             return hg_kerr(err, errlen, "%s needs a value", o);
         const char *v = argv[++i];
-        int r = 0;
-        for (int k = 0; reserved[k]; k++)
-            if (strcmp(o, reserved[k]) == 0) {
-                r = 1;
-                if (!a->reserved)
-                    a->reserved = reserved[k];
-            }
-        if (r)
-            continue;
-        if (strcmp(o, "--model") == 0)
+        if (strcmp(o, "--search") == 0) {
+            if (strcmp(v, "baselines") != 0 && strcmp(v, "mcmc") != 0)
+                return hg_kerr(err, errlen, "--search %s: expected baselines or mcmc%s", v,
+                               strcmp(v, "gnn") == 0 ? " (gnn: not built yet)" : "");
+            a->search = v;
+        } else if (strcmp(o, "--out") == 0)
+            a->out = v;
+        else if (strcmp(o, "--trace") == 0)
+            a->trace = v;
+        else if (strcmp(o, "--strategy") == 0)
+            a->strategy = v;
+        else if (strcmp(o, "--budget") == 0) {
+            char *end;
+            a->budget = strtod(v, &end);
+            if (end == v || *end || !(a->budget > 0))
+                return hg_kerr(err, errlen, "--budget: expected seconds > 0, got '%s'", v);
+        } else if (strcmp(o, "--seed") == 0) {
+            if (parse_i64(o, v, 0, &a->seed, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--groups") == 0) {
+            if (parse_i64(o, v, 1, &a->groups, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--iters") == 0) {
+            if (parse_i64(o, v, 1, &a->iters, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--model") == 0)
             a->model = v;
         else if (strcmp(o, "--task") == 0)
             a->task = v;
@@ -227,6 +252,149 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
     }
 }
 
+static void print_result(FILE *o, const char *name, const struct hg_sim_result *r,
+                         const struct hg_cluster *c, double ref)
+{
+    fprintf(o, "  %-8s %9.4f s", name, r->iter_s);
+    if (ref > 0 && !r->oom)
+        fprintf(o, "  speedup of the found strategy %+6.1f%%", (r->iter_s - ref) / ref * 100);
+    fprintf(o, "%s\n    peak GB:", r->oom ? "  OOM" : "");
+    for (int d = 0; d < c->ndev; d++)
+        fprintf(o, " %s=%.2f%s", c->devices[d].name, (double)r->peak[d] / 1e9,
+                r->peak[d] > c->devices[d].memory ? "(OOM)" : "");
+    fprintf(o, "\n");
+}
+
+static double wall(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Baselines, search, strategy file and trace. */
+static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
+                const char *what, const struct args *a)
+{
+    char err[ERRLEN] = "";
+    struct hg_pgraph *pg = NULL;
+    if (hg_pgraph_build(&pg, g, c, what, a->batch, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: %s\n", err);
+        return 1;
+    }
+    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_strategy *best = NULL;
+    struct hg_sim_result br;
+    int rc = 0;
+    if (a->strategy) {
+        if (hg_strategy_load(&best, a->strategy, pg, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: %s\n", err);
+            rc = 1;
+            goto done;
+        }
+        hg_sim_full(sim, best, &br);
+        fprintf(o, "strategy %s (%d groups):\n", a->strategy, best->ngroups);
+        print_result(o, "file", &br, c, 0);
+    } else {
+        int ng = a->groups ? (int)a->groups : 64;
+        struct hg_sim_result res[HG_BASE_COUNT];
+        struct hg_strategy *bs[HG_BASE_COUNT];
+        fprintf(o, "baselines (%d op groups, list-scheduled):\n", ng);
+        int bi = -1;
+        for (int b = 0; b < HG_BASE_COUNT; b++) {
+            bs[b] = hg_strategy_new(pg->nops, pg->ndev, 1);
+            hg_strategy_group(bs[b], pg, ng);
+            hg_baseline_apply(bs[b], pg, (enum hg_baseline)b);
+            hg_sched_best(sim, pg, bs[b], &res[b], NULL);
+            if (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi]))
+                bi = b;
+        }
+        best = hg_strategy_copy(bs[bi]);
+        br = res[bi];
+        double st0 = wall();
+        if (strcmp(a->search, "mcmc") == 0) {
+            struct hg_search_opts so = {.budget_s = a->budget > 0 ? a->budget : 30,
+                                        .max_iters = a->iters,
+                                        .stagnation = 20000,
+                                        .seed = (uint64_t)a->seed};
+            struct hg_search_stats ss;
+            hg_search_mcmc(sim, pg, best, &so, &ss);
+            enum hg_sched_policy pol;
+            hg_sched_best(sim, pg, best, &br, &pol);
+            /* never worse than the seed */
+            if (hg_search_cost(&br) > hg_search_cost(&res[bi])) {
+                hg_strategy_free(best);
+                best = hg_strategy_copy(bs[bi]);
+                hg_sim_full(sim, best, &br);
+            }
+            fprintf(o, "mcmc from %s: %ld proposals (%ld accepted, %ld improvements) in "
+                    "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
+                    ss.iters, ss.accepted, ss.improved, wall() - st0, (long long)a->seed,
+                    pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
+        }
+        fprintf(o, "simulated per-iteration time:\n");
+        for (int b = 0; b < HG_BASE_COUNT; b++)
+            print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
+                         br.oom ? 0 : br.iter_s);
+        print_result(o, strcmp(a->search, "mcmc") == 0 ? "hgplan" : "best", &br, c, 0);
+        for (int b = 0; b < HG_BASE_COUNT; b++)
+            hg_strategy_free(bs[b]);
+    }
+    if (a->search && strcmp(a->search, "mcmc") == 0) {
+        /* the simulator's speed: full simulations vs delta simulations of
+         * random one-group changes (applied and reverted) */
+        struct hg_strategy *t = hg_strategy_copy(best);
+        struct hg_sim_result x;
+        int nf = 20, ndl = 200;
+        double t0 = wall();
+        for (int i = 0; i < nf; i++)
+            hg_sim_full(sim, t, &x);
+        double tf = (wall() - t0) / nf;
+        uint64_t rng = 12345;
+        t0 = wall();
+        for (int i = 0; i < ndl; i++) {
+            int k;
+            struct hg_gcfg nc, old;
+            hg_propose_random(NULL, pg, t, &rng, &k, &nc);
+            old = t->cfg[k];
+            t->cfg[k] = nc;
+            hg_sim_delta(sim, t, k, &x);
+            t->cfg[k] = old;
+            hg_sim_delta(sim, t, k, &x);
+        }
+        double td = (wall() - t0) / (2 * ndl);
+        fprintf(o, "simulator: %ld tasks; full %.3f ms (%.3g tasks/s), delta %.3f ms: "
+                "delta speedup %.2fx\n", x.ntasks, tf * 1e3, (double)x.ntasks / tf, td * 1e3,
+                tf / td);
+        hg_strategy_free(t);
+    }
+    hg_sim_full(sim, best, &br);
+    fprintf(o, "  tasks: %ld\n", br.ntasks);
+    if (a->out) {
+        FILE *f = fopen(a->out, "w");
+        if (!f || hg_strategy_save(best, pg, c->file, &br, f) != 0 || fclose(f) != 0) {
+            fprintf(stderr, "hgplan: --out %s: write failed\n", a->out);
+            rc = 1;
+        } else {
+            fprintf(o, "wrote %s\n", a->out);
+        }
+    }
+    if (a->trace) {
+        FILE *f = fopen(a->trace, "w");
+        if (!f || hg_sim_trace(sim, f) != 0 || fclose(f) != 0) {
+            fprintf(stderr, "hgplan: --trace %s: write failed\n", a->trace);
+            rc = 1;
+        } else {
+            fprintf(o, "wrote %s\n", a->trace);
+        }
+    }
+done:
+    hg_strategy_free(best);
+    hg_sim_free(sim);
+    hg_pgraph_free(pg);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
@@ -262,9 +430,14 @@ int main(int argc, char **argv)
         rc = a.help ? 0 : 2;
         goto out;
     }
-    if (a.reserved) {
-        fprintf(stderr, "hgplan: %s: not built yet (the simulator and the strategy "
-                "search come next; see docs/planner.md)\n", a.reserved);
+    if ((a.search || a.strategy || a.out || a.trace) && (!a.cluster || (!a.model && !a.task))) {
+        fprintf(stderr, "hgplan: --search, --strategy, --out and --trace need a graph "
+                "(--model or --task) and --cluster\n");
+        rc = 2;
+        goto out;
+    }
+    if ((a.out || a.trace) && !a.search && !a.strategy) {
+        fprintf(stderr, "hgplan: --out and --trace need --search or --strategy\n");
         rc = 2;
         goto out;
     }
@@ -345,6 +518,8 @@ int main(int argc, char **argv)
         summary(info, g, what, a.batch);
         if (c)
             roofline(info, g, c);
+        if (c && (a.search || a.strategy))
+            rc = plan(info, g, c, what, &a);
     }
     if (rc == 0 && a.export_graph) {
         int std = strcmp(a.export_graph, "-") == 0;

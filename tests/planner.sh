@@ -2,8 +2,9 @@
 # Integration test of the planner's programs:
 #  1. hgplan: --list-models, a model's summary, --export-graph (JSON checked
 #     with python3 -m json.tool when python3 is there), --task mnist export,
-#     --cluster summaries of every shipped example with a roofline, reserved
-#     options ("not built yet", exit 2), usage and file errors (exit 2 / 1);
+#     --cluster summaries of every shipped example with a roofline, the
+#     search (baselines, mcmc, --out read back with --strategy, --trace),
+#     usage and file errors (exit 2 / 1);
 #  2. hgtrain --cluster-file: a world that does not match the file (exit 2,
 #     both counts named), then (with Fashion-MNIST) 2 updates on --devices
 #     cpu:2 with local.cfg and with a 2:1 speed file, capacities in the log.
@@ -65,8 +66,25 @@ expect() { # code pattern args...
     [ "$rc" = "$code" ] || bad "hgplan $*: exit $rc, expected $code"
     grep -q -- "$pat" "$tmp/e.out" || { cat "$tmp/e.out"; bad "hgplan $*: no '$pat'"; }
 }
-expect 2 'not built yet' --model vgg19 --search mcmc
-expect 2 'not built yet' --model vgg19 --budget 30
+expect 2 'need a graph' --model vgg19 --search mcmc
+expect 2 'expected baselines or mcmc' --model vgg19 --search foo
+expect 2 'need --search or --strategy' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
+# the search: baselines and MCMC on the 8-GPU testbed, strategy file, trace
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 2 \
+    --seed 1 --groups 16 --out "$tmp/plan.cfg" --trace "$tmp/trace.json" >"$tmp/out" 2>&1 ||
+    { cat "$tmp/out"; bad "hgplan --search mcmc"; }
+for w in EV-PS EV-AR CP-PS CP-AR MP hgplan 'peak GB' 'wrote'; do
+    grep -q "$w" "$tmp/out" || { cat "$tmp/out"; bad "--search mcmc output lacks $w"; }
+done
+json_check "$tmp/trace.json" || bad "the trace does not parse"
+grep -q '"ph": "X"' "$tmp/trace.json" || bad "no X events in the trace"
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/plan.cfg" \
+    >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; bad "hgplan --strategy"; }
+t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out")
+t2=$(sed -n 's/^  file *\([0-9.]*\) s.*/\1/p' "$tmp/out2")
+[ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "the strategy file simulates to $t2 s, the search said $t1 s"
+sed 's/n_ops = [0-9]*/n_ops = 3/' "$tmp/plan.cfg" >"$tmp/bad.cfg"
+expect 1 'n_ops = 3' --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/bad.cfg"
 expect 2 'unknown model' --model alexnet
 expect 2 'unknown option' --model vgg19 --bogus 1
 expect 2 'unknown task' --task nope

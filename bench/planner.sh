@@ -1,0 +1,50 @@
+#!/bin/sh
+# bench/planner.sh - HeteroG's Tables 1 and 4 in simulation: for each model
+# at HeteroG's batch sizes on the 8- and 12-GPU testbeds, the simulated
+# per-iteration time of EV-PS, EV-AR, CP-PS, CP-AR, MP and hgplan's MCMC
+# strategy, the speedups (HeteroG's definition: (baseline - ours) / ours),
+# the search time, the delta vs full simulation speedup and the simulator's
+# throughput.  Usage: bench/planner.sh [BUDGET_SECONDS] (default 8) from a
+# build directory (HGPLAN, HG_SRCDIR override).  Output: a markdown table.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-$(dirname "$0")/..}
+HGPLAN=${HGPLAN:-$B/hgplan}
+BUDGET=${1:-8}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+echo "| testbed | model (batch) | EV-PS | EV-AR | CP-PS | CP-AR | MP | hgplan | speedup vs EV-PS / EV-AR / CP-PS / CP-AR | search s | tasks | full ms | delta ms | delta speedup | tasks/s |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+run() { # cluster model batch8 batch12
+    for tb in 8 12; do
+        b=$3
+        [ "$tb" = 12 ] && b=$4
+        out=$tmp/$2.$tb
+        "$HGPLAN" --model "$2" --batch "$b" --cluster "$S/examples/clusters/heterog-${tb}gpu.cfg" \
+            --search mcmc --budget "$BUDGET" --seed 1 >"$out" 2>&1 || { echo "| ${tb} GPUs | $2 ($b) | failed |"; continue; }
+        awk -v tb="$tb" -v m="$2" -v b="$b" '
+            /^  (EV-PS|EV-AR|CP-PS|CP-AR|MP|hgplan) / { t[$1] = $2; if ($0 ~ /OOM/) t[$1] = "OOM" }
+            /^mcmc from/ { for (i = 1; i <= NF; i++) if ($i == "in") s = $(i + 1) }
+            /^simulator:/ { n = $2; f = $5; tp = $7; sub(/\(/, "", tp); d = $10; x = $14 }
+            END {
+                sp = ""
+                split("EV-PS EV-AR CP-PS CP-AR", k, " ")
+                for (i = 1; i <= 4; i++) {
+                    v = (t[k[i]] == "OOM" || t["hgplan"] == "OOM") ? "-" : sprintf("%.0f%%", (t[k[i]] - t["hgplan"]) / t["hgplan"] * 100)
+                    sp = sp (i > 1 ? " / " : "") v
+                }
+                printf "| %s GPUs | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                    tb, m, b, t["EV-PS"], t["EV-AR"], t["CP-PS"], t["CP-AR"], t["MP"], t["hgplan"], sp, s, n, f, d, x, tp
+            }' "$out"
+    done
+}
+run c vgg19 192 288
+run c resnet200 192 288
+run c inception_v3 192 288
+run c mobilenet_v2 192 288
+run c transformer 720 1080
+run c bert_large 48 72
+run c resnet200 384 576
+run c transformer24 120 180
+run c bert_large 96 144
+run c bert_large48 24 36

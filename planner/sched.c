@@ -1,0 +1,150 @@
+/* sched.c - HeteroG's list scheduling and the FIFO baseline: the execution
+ * order of a strategy, from the task times of its last simulation.
+ *
+ * rank(v) = w(v) + max over consumers c of (comm(v) + rank(c)), w the op's
+ * longest compute task plus its gradient aggregation, comm its longest
+ * transfer out.  List scheduling: ops become ready when their producers are
+ * scheduled (at their finish + comm); repeatedly take the ready op with the
+ * highest rank (FIFO: the earliest ready, ties by id), start it when its
+ * devices are free.  The sequence taken is a topological order: every
+ * device runs its tasks in it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+
+struct heap {
+    double *k;
+    int *v, n;
+};
+
+static int less(const struct heap *h, int i, int j)
+{
+    return h->k[i] < h->k[j] || (h->k[i] == h->k[j] && h->v[i] < h->v[j]);
+}
+
+static void swap(struct heap *h, int i, int j)
+{
+    double k = h->k[i];
+    int v = h->v[i];
+    h->k[i] = h->k[j];
+    h->v[i] = h->v[j];
+    h->k[j] = k;
+    h->v[j] = v;
+}
+
+static void push(struct heap *h, double k, int v)
+{
+    int i = h->n++;
+    h->k[i] = k;
+    h->v[i] = v;
+    while (i > 0 && less(h, i, (i - 1) / 2)) {
+        swap(h, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+}
+
+static int pop(struct heap *h)
+{
+    int top = h->v[0];
+    h->n--;
+    h->k[0] = h->k[h->n];
+    h->v[0] = h->v[h->n];
+    int i = 0;
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < h->n && less(h, l, m))
+            m = l;
+        if (r < h->n && less(h, r, m))
+            m = r;
+        if (m == i)
+            break;
+        swap(h, i, m);
+        i = m;
+    }
+    return top;
+}
+
+void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
+                    struct hg_strategy *st, enum hg_sched_policy pol)
+{
+    int N = pg->nops, nd = pg->ndev;
+    double *w = malloc((size_t)N * sizeof(double)), *cm = malloc((size_t)N * sizeof(double));
+    double *rank = malloc((size_t)N * sizeof(double)), *ready = calloc((size_t)N, sizeof(double));
+    int *indeg = calloc((size_t)N, sizeof(int));
+    struct heap h = {malloc((size_t)N * sizeof(double)), malloc((size_t)N * sizeof(int)), 0};
+    HG_CHECK(w && cm && rank && ready && indeg && h.k && h.v);
+    for (int v = 0; v < N; v++)
+        hg_sim_op_times(sim, v, &w[v], &cm[v]);
+    for (int v = N - 1; v >= 0; v--) { /* id order is topological */
+        double m = 0;
+        for (int k = 0; k < pg->ops[v].ncons; k++) {
+            double x = cm[v] + rank[pg->ops[v].cons[k]];
+            m = x > m ? x : m;
+        }
+        rank[v] = w[v] + m;
+    }
+    for (int v = 0; v < N; v++)
+        for (int k = 0; k < pg->ops[v].ncons; k++)
+            indeg[pg->ops[v].cons[k]]++;
+    for (int v = 0; v < N; v++)
+        if (indeg[v] == 0)
+            push(&h, pol == HG_SCHED_RANK ? -rank[v] : 0, v);
+    double avail[HG_PLAN_MAXDEV] = {0};
+    int p = 0;
+    while (h.n > 0) {
+        int v = pop(&h);
+        st->order[p++] = v;
+        const struct hg_gcfg *g = &st->cfg[st->group[v]];
+        double s = ready[v];
+        for (int d = 0; d < nd; d++) {
+            int on = g->mode == HG_MODE_MP ? d == g->device : g->rep[d] > 0;
+            if (on && avail[d] > s)
+                s = avail[d];
+        }
+        double f = s + w[v];
+        for (int d = 0; d < nd; d++) {
+            int on = g->mode == HG_MODE_MP ? d == g->device : g->rep[d] > 0;
+            if (on)
+                avail[d] = f;
+        }
+        for (int k = 0; k < pg->ops[v].ncons; k++) {
+            int c = pg->ops[v].cons[k];
+            if (f + cm[v] > ready[c])
+                ready[c] = f + cm[v];
+            if (--indeg[c] == 0)
+                push(&h, pol == HG_SCHED_RANK ? -rank[c] : ready[c], c);
+        }
+    }
+    HG_CHECK(p == N);
+    free(w);
+    free(cm);
+    free(rank);
+    free(ready);
+    free(indeg);
+    free(h.k);
+    free(h.v);
+}
+
+void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
+                   struct hg_sim_result *r, enum hg_sched_policy *chosen)
+{
+    struct hg_sim_result rr, rf;
+    hg_sim_full(sim, st, &rr); /* task times for the ranks */
+    struct hg_strategy *fifo = hg_strategy_copy(st);
+    hg_sched_order(sim, pg, st, HG_SCHED_RANK);
+    hg_sched_order(sim, pg, fifo, HG_SCHED_FIFO);
+    hg_sim_full(sim, fifo, &rf);
+    hg_sim_full(sim, st, &rr);
+    double cr = hg_search_cost(&rr), cf = hg_search_cost(&rf);
+    if (cf < cr) {
+        memcpy(st->order, fifo->order, (size_t)st->nops * sizeof(int));
+        hg_sim_full(sim, st, &rr);
+        if (chosen)
+            *chosen = HG_SCHED_FIFO;
+    } else if (chosen) {
+        *chosen = HG_SCHED_RANK;
+    }
+    *r = rr;
+    hg_strategy_free(fifo);
+}

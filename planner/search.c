@@ -1,0 +1,227 @@
+/* search.c - the baselines (EV-PS, EV-AR, CP-PS, CP-AR: data parallelism
+ * with even or capacity-proportional replicas and PS or AllReduce; pure
+ * model parallelism placed greedily by memory) and the MCMC search
+ * (Metropolis-Hastings on delta simulation, FlexFlow's proposal: a new
+ * configuration for one group).  Proposals go through a function pointer,
+ * the seam for a learned (GNN) policy. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "planner/hg_planner.h"
+
+static const char *const base_names[HG_BASE_COUNT] = {"EV-PS", "EV-AR", "CP-PS", "CP-AR",
+                                                      "MP"};
+
+const char *hg_baseline_name(enum hg_baseline b)
+{
+    return (unsigned)b < HG_BASE_COUNT ? base_names[b] : "?";
+}
+
+/* Capacity-proportional replicas: round(4 * capacity), at least 1. */
+#define CP_SCALE 4
+
+void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg, enum hg_baseline b)
+{
+    const struct hg_cluster *c = pg->c;
+    if (b == HG_BASE_MP) {
+        int64_t *need = calloc((size_t)s->ngroups, sizeof(int64_t));
+        int *first = malloc((size_t)s->ngroups * sizeof(int));
+        HG_CHECK(need && first);
+        for (int k = 0; k < s->ngroups; k++)
+            first[k] = -1;
+        for (int v = 0; v < s->nops; v++) {
+            const struct hg_pop *o = &pg->ops[v];
+            int k = s->group[v];
+            if (first[k] < 0)
+                first[k] = v;
+            for (int i = 0; i < o->nparams; i++)
+                need[k] += pg->pstatic[o->params[i]];
+            if (!o->out_grad)
+                need[k] += o->out_bytes;
+        }
+        double used[HG_PLAN_MAXDEV] = {0};
+        /* groups in the order of their first op; each on the device whose
+         * memory would be least full after it */
+        int *ord = malloc((size_t)s->ngroups * sizeof(int));
+        HG_CHECK(ord != NULL);
+        for (int k = 0; k < s->ngroups; k++)
+            ord[k] = k;
+        for (int i = 1; i < s->ngroups; i++)
+            for (int j = i; j > 0 && first[ord[j]] < first[ord[j - 1]]; j--) {
+                int x = ord[j];
+                ord[j] = ord[j - 1];
+                ord[j - 1] = x;
+            }
+        for (int i = 0; i < s->ngroups; i++) {
+            int k = ord[i], best = 0;
+            double bf = INFINITY;
+            for (int d = 0; d < c->ndev; d++) {
+                double f = (used[d] + (double)need[k]) / (double)c->devices[d].memory;
+                if (f < bf) {
+                    bf = f;
+                    best = d;
+                }
+            }
+            used[best] += (double)need[k];
+            hg_gcfg_mp(&s->cfg[k], best);
+        }
+        free(ord);
+        free(need);
+        free(first);
+        return;
+    }
+    struct hg_gcfg g;
+    enum hg_agg agg = b == HG_BASE_EV_PS || b == HG_BASE_CP_PS ? HG_AGG_PS : HG_AGG_AR;
+    if (b == HG_BASE_EV_PS || b == HG_BASE_EV_AR)
+        hg_gcfg_even(&g, c, agg);
+    else
+        hg_gcfg_prop(&g, c, CP_SCALE, agg);
+    for (int k = 0; k < s->ngroups; k++)
+        s->cfg[k] = g;
+}
+
+double hg_search_cost(const struct hg_sim_result *r)
+{
+    return r->oom ? 1e3 * (1 + r->overflow) + r->iter_s : r->iter_s;
+}
+
+uint64_t hg_rand(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double urand(uint64_t *x)
+{
+    return (double)(hg_rand(x) >> 11) * 0x1.0p-53;
+}
+
+void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_strategy *st,
+                       uint64_t *rng, int *group, struct hg_gcfg *cfg)
+{
+    (void)ctx;
+    const struct hg_cluster *c = pg->c;
+    int nd = st->ndev;
+    int k = (int)(hg_rand(rng) % (uint64_t)st->ngroups);
+    *group = k;
+    *cfg = st->cfg[k];
+    enum hg_agg agg = hg_rand(rng) & 1 ? HG_AGG_PS : HG_AGG_AR;
+    switch (hg_rand(rng) % 6) {
+    case 0:
+        hg_gcfg_mp(cfg, (int)(hg_rand(rng) % (uint64_t)nd));
+        break;
+    case 1:
+        hg_gcfg_even(cfg, c, agg);
+        break;
+    case 2:
+        hg_gcfg_prop(cfg, c, CP_SCALE, agg);
+        break;
+    case 3:
+        if (cfg->mode == HG_MODE_DP) {
+            cfg->agg = cfg->agg == HG_AGG_AR ? HG_AGG_PS : HG_AGG_AR;
+            cfg->ps = hg_gcfg_choose_ps(c, cfg->rep);
+        } else {
+            hg_gcfg_prop(cfg, c, CP_SCALE, agg);
+        }
+        break;
+    case 4:
+        if (cfg->mode == HG_MODE_DP) {
+            int d = (int)(hg_rand(rng) % (uint64_t)nd), tot = 0;
+            int up = (int)(hg_rand(rng) & 1);
+            for (int e = 0; e < nd; e++)
+                tot += cfg->rep[e];
+            if (up && cfg->rep[d] < 16)
+                cfg->rep[d]++;
+            else if (!up && cfg->rep[d] > 0 && tot > 1)
+                cfg->rep[d]--;
+            if (cfg->agg == HG_AGG_PS)
+                cfg->ps = hg_gcfg_choose_ps(c, cfg->rep);
+        } else {
+            hg_gcfg_even(cfg, c, agg);
+        }
+        break;
+    default: { /* DP over a random subset of the devices */
+        struct hg_gcfg p;
+        hg_gcfg_prop(&p, c, CP_SCALE, agg);
+        int prop = (int)(hg_rand(rng) & 1), any = 0;
+        memset(cfg, 0, sizeof(*cfg));
+        cfg->mode = HG_MODE_DP;
+        cfg->agg = agg;
+        for (int d = 0; d < nd; d++)
+            if (hg_rand(rng) & 1) {
+                cfg->rep[d] = prop ? p.rep[d] : 1;
+                any = 1;
+            }
+        if (!any)
+            cfg->rep[hg_rand(rng) % (uint64_t)nd] = 1;
+        cfg->ps = hg_gcfg_choose_ps(c, cfg->rep);
+        break;
+    }
+    }
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
+                    const struct hg_search_opts *o, struct hg_search_stats *stats)
+{
+    double t0 = now();
+    memset(stats, 0, sizeof(*stats));
+    hg_propose_fn propose = o->propose ? o->propose : hg_propose_random;
+    uint64_t rng = o->seed * 0x2545f4914f6cdd1dULL + 1;
+    struct hg_sim_result r;
+    hg_sim_full(sim, st, &r);
+    double cur = hg_search_cost(&r), best = cur;
+    stats->seed_cost = cur;
+    double beta = o->beta > 0 ? o->beta : 100.0 / (cur > 0 ? cur : 1);
+    struct hg_gcfg *bestcfg = malloc((size_t)st->ngroups * sizeof(struct hg_gcfg));
+    HG_CHECK(bestcfg != NULL);
+    memcpy(bestcfg, st->cfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+    long since = 0;
+    for (;;) {
+        if (o->max_iters > 0 && stats->iters >= o->max_iters)
+            break;
+        if (o->stagnation > 0 && since >= o->stagnation)
+            break;
+        if (o->budget_s > 0 && now() - t0 >= o->budget_s)
+            break;
+        stats->iters++;
+        since++;
+        int g;
+        struct hg_gcfg nc, old;
+        propose(o->propose_ctx, pg, st, &rng, &g, &nc);
+        HG_CHECK(g >= 0 && g < st->ngroups);
+        old = st->cfg[g];
+        st->cfg[g] = nc;
+        hg_sim_delta(sim, st, g, &r);
+        double c = hg_search_cost(&r);
+        if (c <= cur || urand(&rng) < exp(-beta * (c - cur))) {
+            cur = c;
+            stats->accepted++;
+            if (c < best) {
+                best = c;
+                memcpy(bestcfg, st->cfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+                stats->improved++;
+                since = 0;
+            }
+        } else {
+            st->cfg[g] = old;
+            hg_sim_delta(sim, st, g, &r);
+        }
+    }
+    memcpy(st->cfg, bestcfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+    free(bestcfg);
+    hg_sim_full(sim, st, &r);
+    stats->best_cost = hg_search_cost(&r);
+    stats->seconds = now() - t0;
+}

@@ -1,0 +1,769 @@
+/* strategy.c - the planner graph (ops with their per-device roofline
+ * times), strategies in memory (HeteroG's op groups, per-group MP or DP
+ * configurations, the execution order), their checks and the versioned
+ * strategy file (libconfig, docs/planner.md "Strategy file"). */
+#define _POSIX_C_SOURCE 200809L
+#include <libconfig.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+
+/* ------------------------------------------------------------ planner graph */
+
+static int64_t tbytes(const struct hg_tensor_info *t)
+{
+    return hg_shape_numel(&t->shape) * (int64_t)hg_dtype_size(t->dtype);
+}
+
+int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
+                    const struct hg_cluster *c, const char *model, int64_t batch,
+                    char *err, size_t errlen)
+{
+    *out = NULL;
+    if (c->ndev > HG_PLAN_MAXDEV)
+        return hg_kerr(err, errlen, "cluster %s: %d devices, the planner handles %d", c->name,
+                       c->ndev, HG_PLAN_MAXDEV);
+    for (int d = 0; d < c->ndev; d++)
+        if (!(c->devices[d].peak_flops > 0))
+            return hg_kerr(err, errlen, "device %s: no peak_flops (the simulator prices ops "
+                           "with the roofline)", c->devices[d].name);
+    struct hg_pgraph *pg = calloc(1, sizeof(*pg));
+    HG_CHECK(pg != NULL);
+    snprintf(pg->model, sizeof(pg->model), "%s", model ? model : "graph");
+    pg->batch = batch;
+    pg->c = c;
+    pg->nops = hg_graph_n_nodes(g);
+    pg->ndev = c->ndev;
+    pg->ntensors = hg_graph_n_tensors(g);
+    pg->ops = calloc((size_t)pg->nops, sizeof(struct hg_pop));
+    pg->pstatic = calloc((size_t)pg->ntensors, sizeof(int64_t));
+    int *ncons = calloc((size_t)pg->nops, sizeof(int));
+    HG_CHECK(pg->ops && pg->pstatic && ncons);
+    for (int t = 0; t < pg->ntensors; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind == HG_T_PARAM)
+            pg->pstatic[t] += tbytes(ti);
+        else if (ti->kind == HG_T_GRAD && ti->grad_of >= 0)
+            pg->pstatic[ti->grad_of] += tbytes(ti);
+        else if (ti->kind == HG_T_INPUT)
+            pg->input_bytes += tbytes(ti);
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        const struct hg_node_info *nd = hg_graph_node(g, n);
+        struct hg_pop *o = &pg->ops[n];
+        o->kind = nd->op;
+        o->phase = nd->phase;
+        o->nin = nd->n_in;
+        o->out = nd->out;
+        o->params = calloc((size_t)nd->n_in + 1, sizeof(int));
+        HG_CHECK(o->params != NULL);
+        struct hg_shape in[HG_MAX_INPUTS], outs = {0};
+        int upd = nd->out < 0;
+        for (int k = 0; k < nd->n_in; k++) {
+            const struct hg_tensor_info *ti = hg_graph_tensor(g, nd->in[k]);
+            in[k] = ti->shape;
+            o->in[k].tensor = nd->in[k];
+            o->in[k].op = ti->producer;
+            o->in[k].bytes = tbytes(ti);
+            o->in[k].batch = ti->batch_axis >= 0 &&
+                             (ti->kind == HG_T_ACT || ti->kind == HG_T_INPUT);
+            o->batch |= o->in[k].batch;
+            if (ti->kind == HG_T_PARAM)
+                o->params[o->nparams++] = nd->in[k];
+            else if (ti->kind == HG_T_STATE && upd && k > 0) {
+                /* optimizer state belongs to the updated param (input 0) */
+                const struct hg_tensor_info *p0 = hg_graph_tensor(g, nd->in[0]);
+                if (p0->kind == HG_T_PARAM) {
+                    /* counted once: states are inputs of exactly one update op */
+                    pg->pstatic[nd->in[0]] += tbytes(ti);
+                }
+            }
+            if (ti->producer >= 0) {
+                int dup = 0;
+                for (int j = 0; j < k; j++)
+                    dup |= o->in[j].op == ti->producer;
+                if (!dup)
+                    ncons[ti->producer]++;
+            }
+        }
+        if (nd->out >= 0) {
+            const struct hg_tensor_info *to = hg_graph_tensor(g, nd->out);
+            outs = to->shape;
+            o->out_bytes = tbytes(to);
+            o->out_batch = to->batch_axis >= 0 && to->kind == HG_T_ACT;
+            o->out_grad = to->kind == HG_T_GRAD;
+            o->batch |= o->out_batch;
+        }
+        struct hg_cost cost = {0, 0};
+        hg_op_table[nd->op].cost(in, nd->n_in, &outs, &nd->attr, &cost);
+        o->a = malloc((size_t)c->ndev * sizeof(double));
+        o->b = malloc((size_t)c->ndev * sizeof(double));
+        HG_CHECK(o->a && o->b);
+        for (int d = 0; d < c->ndev; d++) {
+            const struct hg_pdevice *dv = &c->devices[d];
+            double t = hg_cost_op_time(dv, nd->op, &cost);
+            double launch = dv->kind == HG_DEV_GPU ? HG_LAUNCH_OVERHEAD_GPU
+                                                   : HG_LAUNCH_OVERHEAD_CPU;
+            if (o->batch) {
+                o->a[d] = launch;
+                o->b[d] = t - launch;
+            } else {
+                o->a[d] = t;
+                o->b[d] = 0;
+            }
+        }
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        pg->ops[n].cons = malloc((size_t)(ncons[n] + 1) * sizeof(int));
+        HG_CHECK(pg->ops[n].cons != NULL);
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        struct hg_pop *o = &pg->ops[n];
+        for (int k = 0; k < o->nin; k++) {
+            int p = o->in[k].op;
+            if (p < 0)
+                continue;
+            int dup = 0;
+            for (int j = 0; j < k; j++)
+                dup |= o->in[j].op == p;
+            if (!dup)
+                pg->ops[p].cons[pg->ops[p].ncons++] = n;
+        }
+    }
+    free(ncons);
+    *out = pg;
+    return 0;
+}
+
+void hg_pgraph_free(struct hg_pgraph *pg)
+{
+    if (!pg)
+        return;
+    for (int n = 0; n < pg->nops; n++) {
+        free(pg->ops[n].cons);
+        free(pg->ops[n].params);
+        free(pg->ops[n].a);
+        free(pg->ops[n].b);
+    }
+    free(pg->ops);
+    free(pg->pstatic);
+    free(pg);
+}
+
+/* ------------------------------------------------------------ strategies */
+
+struct hg_strategy *hg_strategy_new(int nops, int ndev, int ngroups)
+{
+    HG_CHECK(ndev > 0 && ndev <= HG_PLAN_MAXDEV && ngroups > 0);
+    struct hg_strategy *s = calloc(1, sizeof(*s));
+    HG_CHECK(s != NULL);
+    s->nops = nops;
+    s->ndev = ndev;
+    s->ngroups = ngroups;
+    s->group = calloc((size_t)nops + 1, sizeof(int));
+    s->order = malloc(((size_t)nops + 1) * sizeof(int));
+    s->cfg = calloc((size_t)ngroups, sizeof(struct hg_gcfg));
+    HG_CHECK(s->group && s->order && s->cfg);
+    for (int i = 0; i < nops; i++)
+        s->order[i] = i;
+    for (int k = 0; k < ngroups; k++)
+        hg_gcfg_mp(&s->cfg[k], 0);
+    return s;
+}
+
+struct hg_strategy *hg_strategy_copy(const struct hg_strategy *s)
+{
+    struct hg_strategy *t = hg_strategy_new(s->nops, s->ndev, s->ngroups);
+    memcpy(t->group, s->group, (size_t)s->nops * sizeof(int));
+    memcpy(t->order, s->order, (size_t)s->nops * sizeof(int));
+    memcpy(t->cfg, s->cfg, (size_t)s->ngroups * sizeof(struct hg_gcfg));
+    return t;
+}
+
+void hg_strategy_free(struct hg_strategy *s)
+{
+    if (!s)
+        return;
+    free(s->group);
+    free(s->order);
+    free(s->cfg);
+    free(s);
+}
+
+void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg, int n)
+{
+    int N = pg->nops;
+    if (n > N)
+        n = N;
+    if (n < 1)
+        n = 1;
+    /* centres: the n ops with the largest time on device 0 (ties: lower id) */
+    int *idx = malloc((size_t)N * sizeof(int)), *q = malloc((size_t)N * sizeof(int));
+    int *dist = malloc((size_t)N * sizeof(int)), *deg = calloc((size_t)N, sizeof(int));
+    HG_CHECK(idx && q && dist && deg);
+    for (int i = 0; i < N; i++)
+        idx[i] = i;
+    /* selection by a simple sort on (time desc, id asc) */
+    for (int i = 1; i < N; i++) { /* insertion sort is O(N^2) worst: use qsort-free merge */
+        (void)0;
+    }
+    {
+        /* heap-free: partial selection with qsort via a static comparator context */
+        double *t = malloc((size_t)N * sizeof(double));
+        HG_CHECK(t != NULL);
+        for (int i = 0; i < N; i++)
+            t[i] = pg->ops[i].a[0] + pg->ops[i].b[0];
+        /* merge sort idx by t desc, id asc */
+        int *tmp = malloc((size_t)N * sizeof(int));
+        HG_CHECK(tmp != NULL);
+        for (int w = 1; w < N; w *= 2)
+            for (int lo = 0; lo < N; lo += 2 * w) {
+                int mid = lo + w < N ? lo + w : N, hi = lo + 2 * w < N ? lo + 2 * w : N;
+                int i = lo, j = mid, k = lo;
+                while (i < mid && j < hi) {
+                    int a = idx[i], b = idx[j];
+                    int takea = t[a] > t[b] || (t[a] == t[b] && a < b);
+                    tmp[k++] = takea ? idx[i++] : idx[j++];
+                }
+                while (i < mid)
+                    tmp[k++] = idx[i++];
+                while (j < hi)
+                    tmp[k++] = idx[j++];
+                memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof(int));
+            }
+        free(tmp);
+        free(t);
+    }
+    for (int i = 0; i < N; i++) {
+        dist[i] = -1;
+        s->group[i] = -1;
+    }
+    /* centres in id order get group numbers 0..n-1 */
+    int *cen = malloc((size_t)n * sizeof(int));
+    HG_CHECK(cen != NULL);
+    for (int k = 0; k < n; k++)
+        cen[k] = idx[k];
+    for (int i = 1; i < n; i++) /* sort cen ascending (n small enough) */
+        for (int j = i; j > 0 && cen[j] < cen[j - 1]; j--) {
+            int x = cen[j];
+            cen[j] = cen[j - 1];
+            cen[j - 1] = x;
+        }
+    int qh = 0, qt = 0;
+    for (int k = 0; k < n; k++) {
+        s->group[cen[k]] = k;
+        dist[cen[k]] = 0;
+        q[qt++] = cen[k];
+    }
+    /* multi-source BFS over producer and consumer edges */
+    while (qh < qt) {
+        int v = q[qh++];
+        const struct hg_pop *o = &pg->ops[v];
+        for (int k = 0; k < o->nin; k++) {
+            int u = o->in[k].op;
+            if (u >= 0 && dist[u] < 0) {
+                dist[u] = dist[v] + 1;
+                s->group[u] = s->group[v];
+                q[qt++] = u;
+            }
+        }
+        for (int k = 0; k < o->ncons; k++) {
+            int u = o->cons[k];
+            if (dist[u] < 0) {
+                dist[u] = dist[v] + 1;
+                s->group[u] = s->group[v];
+                q[qt++] = u;
+            }
+        }
+    }
+    for (int i = 0; i < N; i++)
+        if (s->group[i] < 0)
+            s->group[i] = 0; /* not connected to any centre */
+    s->ngroups = n;
+    free(s->cfg);
+    s->cfg = calloc((size_t)n, sizeof(struct hg_gcfg));
+    HG_CHECK(s->cfg != NULL);
+    for (int k = 0; k < n; k++)
+        hg_gcfg_mp(&s->cfg[k], 0);
+    for (int i = 0; i < N; i++)
+        s->order[i] = i;
+    free(cen);
+    free(idx);
+    free(q);
+    free(dist);
+    free(deg);
+}
+
+void hg_gcfg_mp(struct hg_gcfg *g, int device)
+{
+    memset(g, 0, sizeof(*g));
+    g->mode = HG_MODE_MP;
+    g->device = device;
+    g->agg = HG_AGG_AR;
+    g->ps = device;
+    g->rep[device] = 1;
+}
+
+int hg_gcfg_choose_ps(const struct hg_cluster *c, const int *rep)
+{
+    int devs[HG_PLAN_MAXDEV], n = 0, best = -1;
+    for (int d = 0; d < c->ndev; d++)
+        if (rep[d] > 0)
+            devs[n++] = d;
+    double bt = INFINITY;
+    for (int p = 0; p < c->ndev; p++) {
+        double t = hg_cost_ps(c, devs, n, p, 1e8);
+        if (t < bt) {
+            bt = t;
+            best = p;
+        }
+    }
+    return best;
+}
+
+void hg_gcfg_even(struct hg_gcfg *g, const struct hg_cluster *c, enum hg_agg agg)
+{
+    memset(g, 0, sizeof(*g));
+    g->mode = HG_MODE_DP;
+    g->agg = agg;
+    for (int d = 0; d < c->ndev; d++)
+        g->rep[d] = 1;
+    g->ps = hg_gcfg_choose_ps(c, g->rep);
+}
+
+void hg_gcfg_prop(struct hg_gcfg *g, const struct hg_cluster *c, int k, enum hg_agg agg)
+{
+    double cap[HG_PLAN_MAXDEV];
+    memset(g, 0, sizeof(*g));
+    g->mode = HG_MODE_DP;
+    g->agg = agg;
+    if (hg_cluster_rank_capacities(c, cap, NULL, 0) != 0)
+        for (int d = 0; d < c->ndev; d++)
+            cap[d] = 1;
+    for (int d = 0; d < c->ndev; d++) {
+        int r = (int)lround(cap[d] * k);
+        g->rep[d] = r < 1 ? 1 : r;
+    }
+    g->ps = hg_gcfg_choose_ps(c, g->rep);
+}
+
+int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg, char *err,
+                      size_t errlen)
+{
+    if (s->nops != pg->nops)
+        return hg_kerr(err, errlen, "the strategy has %d ops, graph %s has %d", s->nops,
+                       pg->model, pg->nops);
+    if (s->ndev != pg->ndev)
+        return hg_kerr(err, errlen, "the strategy has %d devices, cluster %s has %d", s->ndev,
+                       pg->c->name, pg->ndev);
+    for (int i = 0; i < s->nops; i++)
+        if (s->group[i] < 0 || s->group[i] >= s->ngroups)
+            return hg_kerr(err, errlen, "op %d is in no group", i);
+    for (int k = 0; k < s->ngroups; k++) {
+        const struct hg_gcfg *g = &s->cfg[k];
+        if (g->mode == HG_MODE_MP) {
+            if (g->device < 0 || g->device >= s->ndev)
+                return hg_kerr(err, errlen, "group %d: device %d does not exist", k,
+                               g->device);
+            continue;
+        }
+        int tot = 0;
+        for (int d = 0; d < s->ndev; d++) {
+            if (g->rep[d] < 0)
+                return hg_kerr(err, errlen, "group %d: %d replicas on %s", k, g->rep[d],
+                               pg->c->devices[d].name);
+            tot += g->rep[d];
+        }
+        for (int d = s->ndev; d < HG_PLAN_MAXDEV; d++)
+            if (g->rep[d] != 0)
+                return hg_kerr(err, errlen, "group %d: replicas on a device that does not "
+                               "exist", k);
+        if (tot <= 0)
+            return hg_kerr(err, errlen, "group %d: data parallel without any replica", k);
+        if (g->agg == HG_AGG_PS && (g->ps < 0 || g->ps >= s->ndev))
+            return hg_kerr(err, errlen, "group %d: the parameter server is not a device", k);
+    }
+    /* the order: a permutation that puts every producer before its consumers */
+    int *pos = malloc((size_t)s->nops * sizeof(int));
+    HG_CHECK(pos != NULL);
+    for (int i = 0; i < s->nops; i++)
+        pos[i] = -1;
+    int rc = 0;
+    for (int p = 0; p < s->nops && rc == 0; p++) {
+        int v = s->order[p];
+        if (v < 0 || v >= s->nops)
+            rc = hg_kerr(err, errlen, "order: op %d does not exist", v);
+        else if (pos[v] >= 0)
+            rc = hg_kerr(err, errlen, "order: op %d appears twice", v);
+        else
+            pos[v] = p;
+    }
+    for (int v = 0; v < s->nops && rc == 0; v++)
+        for (int k = 0; k < pg->ops[v].nin && rc == 0; k++) {
+            int u = pg->ops[v].in[k].op;
+            if (u >= 0 && pos[u] > pos[v])
+                rc = hg_kerr(err, errlen, "order: op %d runs before its input's producer %d",
+                             v, u);
+        }
+    free(pos);
+    return rc;
+}
+
+/* ------------------------------------------------------------ file */
+
+static void write_ops(FILE *f, const struct hg_strategy *s, int k)
+{
+    int first = 1;
+    for (int i = 0; i < s->nops; i++) {
+        if (s->group[i] != k)
+            continue;
+        int j = i;
+        while (j + 1 < s->nops && s->group[j + 1] == k)
+            j++;
+        if (j == i)
+            fprintf(f, "%s%d", first ? "" : ", ", i);
+        else
+            fprintf(f, "%s\"%d-%d\"", first ? "" : ", ", i, j);
+        first = 0;
+        i = j;
+    }
+}
+
+int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
+                     const char *cluster_file, const struct hg_sim_result *pred, FILE *f)
+{
+    const struct hg_cluster *c = pg->c;
+    fprintf(f, "# hgplan strategy (docs/planner.md, \"Strategy file\")\n");
+    fprintf(f, "version = 1;\n");
+    fprintf(f, "graph = { model = \"%s\"; batch = %lld; n_ops = %d; };\n", pg->model,
+            (long long)pg->batch, pg->nops);
+    fprintf(f, "cluster = { name = \"%s\"; file = \"%s\"; devices = [", c->name,
+            cluster_file ? cluster_file : "");
+    for (int d = 0; d < c->ndev; d++)
+        fprintf(f, "%s\"%s\"", d ? ", " : "", c->devices[d].name);
+    fprintf(f, "]; };\ngroups = (\n");
+    for (int k = 0; k < s->ngroups; k++) {
+        const struct hg_gcfg *g = &s->cfg[k];
+        fprintf(f, "    { id = %d; ops = (", k);
+        write_ops(f, s, k);
+        fprintf(f, ");\n      ");
+        if (g->mode == HG_MODE_MP) {
+            fprintf(f, "mode = \"mp\"; device = \"%s\"; }", c->devices[g->device].name);
+        } else {
+            fprintf(f, "mode = \"dp\"; replicas = (");
+            int first = 1;
+            for (int d = 0; d < c->ndev; d++)
+                if (g->rep[d] > 0) {
+                    fprintf(f, "%s(\"%s\", %d)", first ? "" : ", ", c->devices[d].name,
+                            g->rep[d]);
+                    first = 0;
+                }
+            fprintf(f, ");\n      ");
+            if (g->agg == HG_AGG_AR)
+                fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\"; }",
+                        hg_sim_allreduce_kind(pg, g));
+            else
+                fprintf(f, "aggregate = \"ps\"; ps = \"%s\"; }", c->devices[g->ps].name);
+        }
+        fprintf(f, "%s\n", k + 1 < s->ngroups ? "," : "");
+    }
+    fprintf(f, ");\n# every device runs its tasks in this order of their ops\norder = [");
+    for (int p = 0; p < s->nops; p++)
+        fprintf(f, "%s%s%d", p ? "," : "", p % 20 == 0 ? "\n    " : " ", s->order[p]);
+    fprintf(f, "\n];\n");
+    if (pred) {
+        fprintf(f, "predicted = { iteration_s = %.6g; oom = %d; peak_memory = (", pred->iter_s,
+                pred->oom);
+        for (int d = 0; d < c->ndev; d++)
+            fprintf(f, "%s(\"%s\", %.6g)", d ? ", " : "", c->devices[d].name,
+                    (double)pred->peak[d]);
+        fprintf(f, "); };\n");
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+struct lctx {
+    const char *file;
+    char *err;
+    size_t errlen;
+};
+
+static int lerr(struct lctx *p, const config_setting_t *s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int lerr(struct lctx *p, const config_setting_t *s, const char *fmt, ...)
+{
+    if (!p->err || !p->errlen)
+        return -1;
+    int k = snprintf(p->err, p->errlen, "%s:%d: ", p->file,
+                     s ? config_setting_source_line(s) : 0);
+    if (k < 0 || (size_t)k >= p->errlen)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err + k, p->errlen - (size_t)k, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int check_keys(struct lctx *p, const config_setting_t *s, const char *what,
+                      const char *const *allowed)
+{
+    for (int i = 0; i < config_setting_length(s); i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        const char *n = config_setting_name(e);
+        int ok = 0;
+        for (int k = 0; n && allowed[k]; k++)
+            ok |= strcmp(n, allowed[k]) == 0;
+        if (!ok)
+            return lerr(p, e, "%s: unknown key '%s'", what, n ? n : "?");
+    }
+    return 0;
+}
+
+static int find_device(struct lctx *p, const config_setting_t *s, const struct hg_cluster *c,
+                       const char *name, const char *what)
+{
+    for (int d = 0; d < c->ndev; d++)
+        if (strcmp(c->devices[d].name, name) == 0)
+            return d;
+    return lerr(p, s, "%s: device '%s' is not in cluster %s", what, name, c->name) - 1;
+}
+
+static int parse_root(struct lctx *p, const config_setting_t *root, const struct hg_pgraph *pg,
+                      struct hg_strategy **out)
+{
+    static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
+                                      "predicted", NULL};
+    static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
+                                        "aggregate", "allreduce", "ps", NULL};
+    const struct hg_cluster *c = pg->c;
+    if (check_keys(p, root, "strategy", top) != 0)
+        return -1;
+    int ver = 0;
+    if (!config_setting_lookup_int(root, "version", &ver))
+        return lerr(p, root, "missing 'version' (an integer)");
+    if (ver != 1)
+        return lerr(p, config_setting_get_member(root, "version"),
+                    "version %d: this hgplan reads version 1", ver);
+    const config_setting_t *gr = config_setting_get_member(root, "graph");
+    int nops = -1;
+    if (!gr || !config_setting_lookup_int(gr, "n_ops", &nops))
+        return lerr(p, gr ? gr : root, "missing graph.n_ops");
+    if (nops != pg->nops)
+        return lerr(p, gr, "graph.n_ops = %d, graph %s has %d ops", nops, pg->model, pg->nops);
+    const config_setting_t *groups = config_setting_get_member(root, "groups");
+    if (!groups || !config_setting_is_list(groups) || config_setting_length(groups) < 1)
+        return lerr(p, groups ? groups : root, "'groups' must be a non-empty list");
+    int ng = config_setting_length(groups);
+    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, ng);
+    for (int i = 0; i < s->nops; i++)
+        s->group[i] = -1;
+    int rc = 0;
+    char what[64];
+    for (int k = 0; k < ng && rc == 0; k++) {
+        const config_setting_t *g = config_setting_get_elem(groups, (unsigned)k);
+        snprintf(what, sizeof(what), "group %d", k);
+        if (!config_setting_is_group(g)) {
+            rc = lerr(p, g, "%s: not a group", what);
+            break;
+        }
+        if ((rc = check_keys(p, g, what, gkeys)) != 0)
+            break;
+        int id = k;
+        if (config_setting_lookup_int(g, "id", &id) && id != k) {
+            rc = lerr(p, g, "%s: id = %d (ids count from 0 in file order)", what, id);
+            break;
+        }
+        const config_setting_t *ops = config_setting_get_member(g, "ops");
+        if (!ops || !(config_setting_is_array(ops) || config_setting_is_list(ops))) {
+            rc = lerr(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
+            break;
+        }
+        for (int i = 0; i < config_setting_length(ops) && rc == 0; i++) {
+            const config_setting_t *e = config_setting_get_elem(ops, (unsigned)i);
+            int lo, hi;
+            if (config_setting_type(e) == CONFIG_TYPE_INT) {
+                lo = hi = config_setting_get_int(e);
+            } else if (config_setting_type(e) == CONFIG_TYPE_STRING &&
+                       sscanf(config_setting_get_string(e), "%d-%d", &lo, &hi) == 2) {
+            } else {
+                rc = lerr(p, e, "%s: ops: expected an op id or \"a-b\"", what);
+                break;
+            }
+            for (int v = lo; v <= hi && rc == 0; v++) {
+                if (v < 0 || v >= s->nops)
+                    rc = lerr(p, e, "%s: op %d does not exist (graph %s has %d ops)", what, v,
+                              pg->model, s->nops);
+                else if (s->group[v] >= 0)
+                    rc = lerr(p, e, "%s: op %d is already in group %d", what, v, s->group[v]);
+                else
+                    s->group[v] = k;
+            }
+        }
+        if (rc)
+            break;
+        const char *mode = NULL;
+        if (!config_setting_lookup_string(g, "mode", &mode)) {
+            rc = lerr(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
+            break;
+        }
+        struct hg_gcfg *cf = &s->cfg[k];
+        memset(cf, 0, sizeof(*cf));
+        const char *sv;
+        if (strcmp(mode, "mp") == 0) {
+            if (!config_setting_lookup_string(g, "device", &sv)) {
+                rc = lerr(p, g, "%s: mode \"mp\" needs 'device'", what);
+                break;
+            }
+            int d = find_device(p, g, c, sv, what);
+            if (d < 0) {
+                rc = -1;
+                break;
+            }
+            hg_gcfg_mp(cf, d);
+            continue;
+        }
+        if (strcmp(mode, "dp") != 0) {
+            rc = lerr(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
+            break;
+        }
+        const char *agg = "allreduce";
+        config_setting_lookup_string(g, "aggregate", &agg);
+        enum hg_agg ak;
+        if (strcmp(agg, "allreduce") == 0)
+            ak = HG_AGG_AR;
+        else if (strcmp(agg, "ps") == 0)
+            ak = HG_AGG_PS;
+        else {
+            rc = lerr(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
+            break;
+        }
+        const config_setting_t *reps = config_setting_get_member(g, "replicas");
+        if (config_setting_lookup_string(g, "split", &sv)) {
+            if (reps) {
+                rc = lerr(p, g, "%s: give 'replicas' or 'split', not both", what);
+                break;
+            }
+            if (strcmp(sv, "even") == 0)
+                hg_gcfg_even(cf, c, ak);
+            else if (strcmp(sv, "proportional") == 0)
+                hg_gcfg_prop(cf, c, 4, ak);
+            else {
+                rc = lerr(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
+                          what, sv);
+                break;
+            }
+        } else {
+            if (!reps || !config_setting_is_list(reps)) {
+                rc = lerr(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
+                          "'split'", what);
+                break;
+            }
+            cf->mode = HG_MODE_DP;
+            cf->agg = ak;
+            for (int i = 0; i < config_setting_length(reps) && rc == 0; i++) {
+                const config_setting_t *e = config_setting_get_elem(reps, (unsigned)i);
+                const config_setting_t *e0 = config_setting_get_elem(e, 0);
+                const config_setting_t *e1 = config_setting_get_elem(e, 1);
+                if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 ||
+                    !e1 || config_setting_type(e0) != CONFIG_TYPE_STRING ||
+                    config_setting_type(e1) != CONFIG_TYPE_INT) {
+                    rc = lerr(p, e, "%s: replicas: expected (\"device\", count)", what);
+                    break;
+                }
+                int d = find_device(p, e, c, config_setting_get_string(e0), what);
+                if (d < 0) {
+                    rc = -1;
+                    break;
+                }
+                int n = config_setting_get_int(e1);
+                if (n < 0)
+                    rc = lerr(p, e, "%s: %d replicas on %s", what, n, c->devices[d].name);
+                cf->rep[d] = n;
+            }
+            if (rc)
+                break;
+            cf->ps = hg_gcfg_choose_ps(c, cf->rep);
+        }
+        if (config_setting_lookup_string(g, "ps", &sv)) {
+            int d = find_device(p, g, c, sv, what);
+            if (d < 0) {
+                rc = -1;
+                break;
+            }
+            cf->ps = d;
+        }
+        if (config_setting_lookup_string(g, "allreduce", &sv) && strcmp(sv, "ring") != 0 &&
+            strcmp(sv, "hierarchical") != 0) {
+            rc = lerr(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"", what,
+                      sv);
+            break;
+        }
+        int tot = 0;
+        for (int d = 0; d < c->ndev; d++)
+            tot += cf->rep[d];
+        if (tot <= 0)
+            rc = lerr(p, g, "%s: data parallel without any replica", what);
+    }
+    for (int v = 0; v < s->nops && rc == 0; v++)
+        if (s->group[v] < 0)
+            rc = lerr(p, groups, "op %d is in no group", v);
+    const config_setting_t *ord = config_setting_get_member(root, "order");
+    if (rc == 0 && ord) {
+        if (!config_setting_is_array(ord) || config_setting_length(ord) != s->nops)
+            rc = lerr(p, ord, "order: expected an array of all %d op ids", s->nops);
+        for (int i = 0; i < s->nops && rc == 0; i++)
+            s->order[i] = config_setting_get_int_elem(ord, i);
+    }
+    if (rc == 0) {
+        char e2[512];
+        if (hg_strategy_check(s, pg, e2, sizeof(e2)) != 0)
+            rc = lerr(p, ord ? ord : root, "%s", e2);
+    }
+    if (rc) {
+        hg_strategy_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+static int finish(struct hg_strategy **s, config_t *cfg, int ok, const char *name,
+                  const struct hg_pgraph *pg, char *err, size_t errlen)
+{
+    struct lctx p = {name, err, errlen};
+    int rc;
+    if (!ok) {
+        if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
+            rc = hg_kerr(err, errlen, "%s: cannot read the file", name);
+        else
+            rc = hg_kerr(err, errlen, "%s:%d: %s", name, config_error_line(cfg),
+                         config_error_text(cfg));
+    } else {
+        rc = parse_root(&p, config_root_setting(cfg), pg, s);
+    }
+    config_destroy(cfg);
+    return rc;
+}
+
+int hg_strategy_load(struct hg_strategy **s, const char *path, const struct hg_pgraph *pg,
+                     char *err, size_t errlen)
+{
+    config_t cfg;
+    config_init(&cfg);
+    *s = NULL;
+    return finish(s, &cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path, pg, err, errlen);
+}
+
+int hg_strategy_parse(struct hg_strategy **s, const char *text, const char *name,
+                      const struct hg_pgraph *pg, char *err, size_t errlen)
+{
+    config_t cfg;
+    config_init(&cfg);
+    *s = NULL;
+    return finish(s, &cfg, config_read_string(&cfg, text) == CONFIG_TRUE, name, pg, err,
+                  errlen);
+}

@@ -1,0 +1,379 @@
+/* test_sim.c - the planner's simulator, scheduler, strategy file and
+ * search: hand-checkable graphs (a chain on one device, data parallelism
+ * on two), OOM, list scheduling vs FIFO on a fork-join graph, delta ==
+ * full simulation on random one-group changes, MCMC determinism, the
+ * strategy file's round trip and its errors. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+#include "tests/hg_test.h"
+
+static char srcdir[4096] = ".";
+
+static const char *two_gpu =
+    "nodes = ({ name = \"n\"; devices = ({ kind = \"gpu\"; count = 2; memory = \"%s\";"
+    " peak_flops = \"10TFLOP/s\"; memory_bandwidth = \"500GB/s\"; });"
+    " intra = { kind = \"nvlink\"; bandwidth = \"25GB/s\"; latency = \"2us\"; }; });";
+
+static struct hg_cluster *cluster2(const char *mem)
+{
+    char txt[1024], err[512] = "";
+    snprintf(txt, sizeof(txt), two_gpu, mem);
+    struct hg_cluster *c = NULL;
+    REQUIRE(hg_cluster_parse(&c, txt, "two", err, sizeof(err)) == 0, "%s", err);
+    return c;
+}
+
+static struct hg_cluster *example(const char *name)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof(path), "%s/examples/clusters/%s", srcdir, name);
+    struct hg_cluster *c = NULL;
+    REQUIRE(hg_cluster_load(&c, path, err, sizeof(err)) == 0, "%s", err);
+    return c;
+}
+
+static struct hg_pgraph *pgraph(struct hg_graph *g, struct hg_cluster *c, int64_t b)
+{
+    char err[512] = "";
+    REQUIRE(hg_graph_resolve(g, NULL, err, sizeof(err)) == 0, "%s", err);
+    struct hg_pgraph *pg = NULL;
+    REQUIRE(hg_pgraph_build(&pg, g, c, "test", b, err, sizeof(err)) == 0, "%s", err);
+    return pg;
+}
+
+/* one group per op, MP on dev[v] */
+static struct hg_strategy *per_op(const struct hg_pgraph *pg, const int *dev)
+{
+    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, pg->nops);
+    for (int v = 0; v < pg->nops; v++) {
+        s->group[v] = v;
+        hg_gcfg_mp(&s->cfg[v], dev ? dev[v] : 0);
+    }
+    return s;
+}
+
+static void test_chain(void)
+{
+    struct hg_cluster *c = cluster2("16GiB");
+    struct hg_graph *g = hg_graph_new();
+    int64_t d[2] = {64, 4096};
+    int x = hg_graph_input(g, "x", HG_F32, 2, d, 0);
+    hg_relu(g, hg_relu(g, hg_relu(g, x)));
+    struct hg_pgraph *pg = pgraph(g, c, 64);
+    EXPECT(pg->nops == 3, "%d ops", pg->nops);
+    struct hg_strategy *s = per_op(pg, NULL);
+    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim_result r;
+    hg_sim_full(sim, s, &r);
+    double want = 0;
+    for (int v = 0; v < 3; v++) {
+        struct hg_cost cost = {0, 0};
+        struct hg_shape in = hg_graph_tensor(g, hg_graph_node(g, v)->in[0])->shape;
+        struct hg_shape out = hg_graph_tensor(g, hg_graph_node(g, v)->out)->shape;
+        hg_op_table[HG_OP_RELU].cost(&in, 1, &out, &hg_graph_node(g, v)->attr, &cost);
+        want += hg_cost_op_time(&c->devices[0], HG_OP_RELU, &cost);
+    }
+    EXPECT(fabs(r.iter_s - want) <= 1e-12 * want, "chain: %.9g s, want %.9g", r.iter_s, want);
+    EXPECT(r.oom == 0 && r.ntasks == 3, "chain: oom %d, %ld tasks", r.oom, r.ntasks);
+    /* input 1 MiB static, two live activations at most */
+    int64_t mb = 64 * 4096 * 4;
+    EXPECT(r.peak[0] == 3 * mb && r.peak[1] == 0, "chain peak %lld %lld", (long long)r.peak[0],
+           (long long)r.peak[1]);
+    hg_strategy_free(s);
+    hg_sim_free(sim);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+static struct hg_graph *linear_train(int64_t B)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t xd[2] = {B, 512};
+    int x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    int y = hg_graph_input(g, "y", HG_I32, 1, &B, 0);
+    int64_t wd[2] = {512, 1000};
+    int w = hg_graph_param(g, "w", 2, wd, HG_INIT_UNIFORM, 0.1f);
+    int loss = hg_cross_entropy(g, hg_matmul(g, x, w, 0, 0), y, -100, 0.f);
+    hg_graph_backward(g, loss);
+    union hg_attr h = {0};
+    h.sgd.momentum = 0.9f;
+    hg_graph_optimizer(g, HG_OPTIM_SGD, &h);
+    return g;
+}
+
+static void test_dp2(void)
+{
+    struct hg_cluster *c = cluster2("16GiB");
+    struct hg_graph *g = linear_train(256);
+    struct hg_pgraph *pg = pgraph(g, c, 256);
+    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_gcfg_even(&s->cfg[0], c, HG_AGG_AR);
+    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim_result r, r1;
+    hg_sim_full(sim, s, &r);
+    /* every op depends on the one before: the sum of half the batch ops,
+     * whole non-batch ops, and one AllReduce of the weight's gradient */
+    double want = 0, full = 0;
+    int chain = 1;
+    for (int v = 0; v < pg->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        want += o->batch ? o->a[0] + o->b[0] / 2 : o->a[0];
+        full += o->a[0] + o->b[0];
+        if (v > 0) {
+            int dep = 0;
+            for (int k = 0; k < o->nin; k++)
+                dep |= o->in[k].op == v - 1;
+            chain &= dep;
+        }
+        if (o->out_grad) {
+            int devs[2] = {0, 1};
+            double ring = hg_cost_allreduce_ring(c, devs, 2, (double)o->out_bytes);
+            double hier = hg_cost_allreduce_hier(c, devs, 2, (double)o->out_bytes);
+            want += ring < hier ? ring : hier;
+            EXPECT(ring > 0, "allreduce cost");
+        }
+    }
+    (void)chain; /* the loss seed branch joins later; the times still add up */
+    EXPECT(fabs(r.iter_s - want) <= 1e-9 * want, "dp2: %.9g s, want %.9g", r.iter_s, want);
+    /* one device: the sum of the whole ops, no aggregation */
+    hg_gcfg_mp(&s->cfg[0], 1);
+    hg_sim_full(sim, s, &r1);
+    EXPECT(fabs(r1.iter_s - full) <= 1e-9 * full, "mp: %.9g s, want %.9g", r1.iter_s, full);
+    EXPECT(r1.peak[0] == 0 && r1.peak[1] > 0, "mp memory on device 1 only");
+    /* OOM: the same on 1 MB devices */
+    struct hg_cluster *tiny = cluster2("1MB");
+    struct hg_pgraph *pt = pgraph(g, tiny, 256);
+    struct hg_sim *st = hg_sim_new(pt);
+    hg_sim_full(st, s, &r1);
+    EXPECT(r1.oom == 1 && r1.overflow > 0, "tiny: oom %d", r1.oom);
+    EXPECT(hg_search_cost(&r1) > 1e3, "an OOM strategy costs more than any feasible one");
+    hg_gcfg_even(&s->cfg[0], c, HG_AGG_PS);
+    hg_sim_full(st, s, &r1);
+    EXPECT(r1.oom == 2, "tiny dp: oom %d", r1.oom);
+    hg_sim_free(st);
+    hg_pgraph_free(pt);
+    hg_cluster_free(tiny);
+    hg_strategy_free(s);
+    hg_sim_free(sim);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+static void test_forkjoin(void)
+{
+    struct hg_cluster *c = cluster2("16GiB");
+    struct hg_graph *g = hg_graph_new();
+    int64_t xd[2] = {512, 2048}, wd[2] = {2048, 2048};
+    int x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    int w1 = hg_graph_param(g, "w1", 2, wd, HG_INIT_UNIFORM, 1);
+    int w2 = hg_graph_param(g, "w2", 2, wd, HG_INIT_UNIFORM, 1);
+    int w3 = hg_graph_param(g, "w3", 2, wd, HG_INIT_UNIFORM, 1);
+    int r = hg_relu(g, x);                    /* 0 dev0 */
+    int s1 = hg_matmul(g, r, w3, 0, 0);       /* 1 dev0: short branch, lower id */
+    int l1 = hg_matmul(g, r, w1, 0, 0);       /* 2 dev0 */
+    int l2 = hg_matmul(g, l1, w2, 0, 0);      /* 3 dev1 */
+    hg_add(g, l2, s1);                        /* 4 dev0 */
+    struct hg_pgraph *pg = pgraph(g, c, 512);
+    int dev[5] = {0, 0, 0, 1, 0};
+    struct hg_strategy *s = per_op(pg, dev);
+    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim_result rr, rf, rb;
+    hg_sim_full(sim, s, &rr);
+    hg_sched_order(sim, pg, s, HG_SCHED_FIFO);
+    hg_sim_full(sim, s, &rf);
+    hg_sched_order(sim, pg, s, HG_SCHED_RANK);
+    hg_sim_full(sim, s, &rr);
+    EXPECT(rr.iter_s < rf.iter_s, "fork-join: rank %.6g s, FIFO %.6g s", rr.iter_s, rf.iter_s);
+    EXPECT(s->order[1] == 2, "rank runs the long branch first (order[1] = %d)", s->order[1]);
+    enum hg_sched_policy pol;
+    hg_sched_best(sim, pg, s, &rb, &pol);
+    EXPECT(rb.iter_s <= rf.iter_s && rb.iter_s <= rr.iter_s && pol == HG_SCHED_RANK,
+           "best %.6g", rb.iter_s);
+    char err[256];
+    EXPECT(hg_strategy_check(s, pg, err, sizeof(err)) == 0, "%s", err);
+    hg_strategy_free(s);
+    hg_sim_free(sim);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+static struct hg_graph *model(const char *name, int64_t batch)
+{
+    struct hg_graph *g = hg_graph_new();
+    char err[512];
+    struct hg_model_opts mo = {.batch = batch, .train = 1, .optim = HG_OPTIM_SGD};
+    REQUIRE(hg_model_build(g, name, &mo, err, sizeof(err)) >= 0, "%s", err);
+    return g;
+}
+
+static int same(const struct hg_sim_result *a, const struct hg_sim_result *b, int ndev)
+{
+    if (memcmp(&a->iter_s, &b->iter_s, sizeof(double)) != 0 || a->oom != b->oom ||
+        a->ntasks != b->ntasks)
+        return 0;
+    for (int d = 0; d < ndev; d++)
+        if (a->peak[d] != b->peak[d])
+            return 0;
+    return 1;
+}
+
+static void test_delta(const char *name, const char *cl, int64_t batch, int ngroups)
+{
+    struct hg_cluster *c = example(cl);
+    struct hg_graph *g = model(name, batch);
+    struct hg_pgraph *pg = pgraph(g, c, batch);
+    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_strategy_group(s, pg, ngroups);
+    EXPECT(s->ngroups == ngroups, "%s: %d groups", name, s->ngroups);
+    hg_baseline_apply(s, pg, HG_BASE_CP_AR);
+    struct hg_sim *sd = hg_sim_new(pg), *sf = hg_sim_new(pg);
+    struct hg_sim_result rd, rf;
+    hg_sched_best(sd, pg, s, &rd, NULL);
+    uint64_t rng = 42;
+    int bad = 0;
+    for (int i = 0; i < 150; i++) {
+        int k;
+        struct hg_gcfg nc;
+        hg_propose_random(NULL, pg, s, &rng, &k, &nc);
+        s->cfg[k] = nc;
+        hg_sim_delta(sd, s, k, &rd);
+        hg_sim_full(sf, s, &rf);
+        if (!same(&rd, &rf, pg->ndev) && bad++ < 3)
+            EXPECT(0, "%s change %d (group %d): delta %.17g s, full %.17g s", name, i, k,
+                   rd.iter_s, rf.iter_s);
+    }
+    EXPECT(bad == 0, "%s: %d of 150 delta simulations differ", name, bad);
+    hg_strategy_free(s);
+    hg_sim_free(sd);
+    hg_sim_free(sf);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+static void test_mcmc(void)
+{
+    struct hg_cluster *c = example("heterog-8gpu.cfg");
+    struct hg_graph *g = model("vgg19", 64);
+    struct hg_pgraph *pg = pgraph(g, c, 64);
+    struct hg_strategy *seed = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_strategy_group(seed, pg, 24);
+    hg_baseline_apply(seed, pg, HG_BASE_EV_PS);
+    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim_result r0;
+    hg_sched_best(sim, pg, seed, &r0, NULL);
+    struct hg_search_opts o = {.max_iters = 400, .seed = 7};
+    struct hg_search_stats st1, st2;
+    struct hg_strategy *a = hg_strategy_copy(seed), *b = hg_strategy_copy(seed);
+    hg_search_mcmc(sim, pg, a, &o, &st1);
+    hg_search_mcmc(sim, pg, b, &o, &st2);
+    EXPECT(st1.iters == 400 && st1.best_cost == st2.best_cost &&
+           memcmp(a->cfg, b->cfg, (size_t)a->ngroups * sizeof(struct hg_gcfg)) == 0,
+           "mcmc is not deterministic: %.9g vs %.9g", st1.best_cost, st2.best_cost);
+    EXPECT(st1.best_cost <= hg_search_cost(&r0), "mcmc %.6g worse than its seed %.6g",
+           st1.best_cost, hg_search_cost(&r0));
+    printf("mcmc vgg19/64 on 8 GPUs: EV-PS %.4f s -> %.4f s (%ld proposals, %ld improvements)\n",
+           r0.iter_s, st1.best_cost, st1.iters, st1.improved);
+    /* round trip through the file */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    REQUIRE(f != NULL, "open_memstream");
+    struct hg_sim_result ra;
+    hg_sim_full(sim, a, &ra);
+    EXPECT(hg_strategy_save(a, pg, "heterog-8gpu.cfg", &ra, f) == 0, "save");
+    fclose(f);
+    struct hg_strategy *l = NULL;
+    char err[1024] = "";
+    EXPECT(hg_strategy_parse(&l, buf, "plan.cfg", pg, err, sizeof(err)) == 0, "%s", err);
+    if (l) {
+        struct hg_sim_result rl;
+        hg_sim_full(sim, l, &rl);
+        EXPECT(same(&ra, &rl, pg->ndev), "round trip: %.9g vs %.9g s", ra.iter_s, rl.iter_s);
+        EXPECT(memcmp(l->order, a->order, (size_t)a->nops * sizeof(int)) == 0 &&
+               memcmp(l->group, a->group, (size_t)a->nops * sizeof(int)) == 0,
+               "round trip: order or groups differ");
+        hg_strategy_free(l);
+    }
+    /* errors */
+    static const struct {
+        const char *from, *to, *want;
+    } bad[] = {
+        {"n_ops = ", "n_ops = 1", "n_ops = 1"},
+        {"version = 1", "version = 2", "version 2"},
+        {"mode = \"dp\"", "mode = \"xx\"", "mode \"xx\""},
+        {"id = 0; ops = (", "id = 0; ops = (100000, ", "op 100000 does not exist"},
+        {"aggregate =", "bogus = 1; aggregate =", "unknown key 'bogus'"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *at = strstr(buf, bad[i].from);
+        REQUIRE(at != NULL, "%s not in the file", bad[i].from);
+        size_t n = strlen(buf) + strlen(bad[i].to) + 1;
+        char *t = malloc(n);
+        REQUIRE(t != NULL, "malloc");
+        snprintf(t, n, "%.*s%s%s", (int)(at - buf), buf, bad[i].to, at + strlen(bad[i].from));
+        err[0] = 0;
+        EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) != 0 &&
+               strstr(err, bad[i].want) && strstr(err, "plan.cfg:"),
+               "error %zu: '%s' lacks '%s'", i, err, bad[i].want);
+        free(t);
+    }
+    {
+        char t[512];
+        snprintf(t, sizeof(t), "version = 1; graph = { n_ops = %d; };\ngroups = ( { ops = "
+                 "(\"0-%d\"); mode = \"mp\"; device = \"nope:3\"; } );", pg->nops, pg->nops - 1);
+        EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) != 0 &&
+               strstr(err, "nope:3") && strstr(err, "plan.cfg:2"), "missing device: '%s'", err);
+        snprintf(t, sizeof(t), "version = 1; graph = { n_ops = %d; };\ngroups = ( { ops = "
+                 "(\"1-%d\"); split = \"even\"; mode = \"dp\"; } );", pg->nops, pg->nops - 1);
+        EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) != 0 &&
+               strstr(err, "op 0 is in no group"), "missing op: '%s'", err);
+        snprintf(t, sizeof(t), "version = 1; graph = { n_ops = %d; };\ngroups = ( { ops = "
+                 "(\"0-%d\"); split = \"even\"; mode = \"dp\"; } );", pg->nops, pg->nops - 1);
+        EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) == 0, "%s", err);
+        hg_strategy_free(l);
+    }
+    /* infeasible: a DP group without replicas, an order that breaks a dependency */
+    struct hg_strategy *z = hg_strategy_copy(a);
+    z->cfg[0].mode = HG_MODE_DP;
+    memset(z->cfg[0].rep, 0, sizeof(z->cfg[0].rep));
+    EXPECT(hg_strategy_check(z, pg, err, sizeof(err)) != 0 && strstr(err, "group 0"), "%s", err);
+    hg_strategy_free(z);
+    z = hg_strategy_copy(a);
+    int t0 = z->order[0];
+    z->order[0] = z->order[1];
+    z->order[1] = t0;
+    EXPECT(hg_strategy_check(z, pg, err, sizeof(err)) != 0 && strstr(err, "order"), "%s", err);
+    hg_strategy_free(z);
+    free(buf);
+    hg_strategy_free(a);
+    hg_strategy_free(b);
+    hg_strategy_free(seed);
+    hg_sim_free(sim);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+int main(void)
+{
+    const char *s = getenv("HG_SRCDIR");
+    if (s)
+        snprintf(srcdir, sizeof(srcdir), "%s", s);
+    test_chain();
+    test_dp2();
+    test_forkjoin();
+    test_delta("resnet50", "heterog-8gpu.cfg", 32, 40);
+    test_delta("vgg19", "heterog-12gpu.cfg", 48, 30);
+    test_mcmc();
+    printf("%s: %d failure%s\n", __FILE__, failures, failures == 1 ? "" : "s");
+    return failures ? 1 : 0;
+}
