@@ -534,7 +534,7 @@ static void test_round_trip(void)
     for (int i = 0; i < 2; i++) {
         struct hg_opts a, b;
         char err[512];
-        const char *tva[3], *tvb[3];
+        const char *tva[4], *tvb[4]; /* one per topts entry */
         int rc = parse_str(&a, cmds[i], topts, tva, err, sizeof(err));
         EXPECT(rc == 0, "%s", err);
         char *s = hg_opts_to_string(&a);
