@@ -650,6 +650,9 @@ struct hg_tr_gen {
     int32_t *hist;
     float *lp;       /* [max_rows, V] (recompute: the last position's rows) */
     int64_t step_ok; /* the step the caches are ready for */
+    int32_t *enc_rows; /* [max_rows] the sentence of each row of the step
+                          graph's encoder inputs (-1: stale) */
+    int64_t enc_n;
 };
 
 void hg_tr_gen_free(struct hg_tr_gen *m)
@@ -667,6 +670,7 @@ void hg_tr_gen_free(struct hg_tr_gen *m)
     free(m->hist);
     free(m->lp);
     free(m->keep);
+    free(m->enc_rows);
     free(m->e_k);
     free(m->e_v);
     free(m->d_sk);
@@ -856,7 +860,8 @@ int hg_tr_gen_new(struct hg_tr_gen **out, const char *data,
             goto oom;
     m->keep = malloc((size_t)(cfg->max_sentences * cfg->max_src) * sizeof(int32_t));
     m->lp = malloc((size_t)(cfg->max_rows * s->vtgt) * sizeof(float));
-    if (!m->keep || !m->lp)
+    m->enc_rows = malloc((size_t)cfg->max_rows * sizeof(int32_t));
+    if (!m->keep || !m->lp || !m->enc_rows)
         goto oom;
     const size_t rows = (size_t)cfg->max_rows;
     if (cfg->incremental) {
@@ -951,6 +956,7 @@ int hg_tr_gen_encode(struct hg_tr_gen *m, const int32_t *const *src, const int32
     m->B = B;
     m->S = S;
     m->step_ok = 0;
+    m->enc_n = 0; /* the step graph's encoder inputs are stale */
     return 0;
 }
 
@@ -1000,6 +1006,11 @@ int hg_tr_gen_step(struct hg_tr_gen *m, int64_t step, int64_t N, const int32_t *
             memcpy(ek + r * S, m->keep + (int64_t)row_sent[r] * S, (size_t)S * sizeof(int32_t));
         }
         sinusoids(hg_exec_data(m->de, m->d_pos), 1, d, step + TR_PAD + 1);
+        /* the rows' encoder keys/values change only with the batch and
+         * when sentences finish (beams of one sentence share them) */
+        int same = m->enc_n == N;
+        for (int64_t r = 0; same && r < N; r++)
+            same = m->enc_rows[r] == row_sent[r];
         const size_t stride = (size_t)(m->cfg.max_steps + 1) * (size_t)d;
         const size_t crow = (size_t)L * (size_t)d;
         for (int64_t l = 0; l < m->nl; l++) {
@@ -1014,11 +1025,15 @@ int hg_tr_gen_step(struct hg_tr_gen *m, int64_t step, int64_t N, const int32_t *
                                crow * sizeof(float));
                 }
             }
+            if (same)
+                continue;
             gather_rows(hg_exec_data(m->de, m->d_ek[l]),
                         hg_exec_data(m->ee, m->e_k[l]), row_sent, N, sd);
             gather_rows(hg_exec_data(m->de, m->d_ev[l]),
                         hg_exec_data(m->ee, m->e_v[l]), row_sent, N, sd);
         }
+        memcpy(m->enc_rows, row_sent, (size_t)N * sizeof(int32_t));
+        m->enc_n = N;
         if (hg_exec_run(m->de, &st, 0, hg_exec_n(m->de), err, errlen) != 0)
             return -1;
         /* the caches for the next step: these rows, then the new one */
