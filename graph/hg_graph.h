@@ -203,6 +203,28 @@ int hg_layer_transformer_decoder_cfg(struct hg_graph *g, const char *prefix,
                                      int x, int self_keep, int enc, int enc_keep,
                                      const struct hg_tlayer_cfg *cfg);
 
+/* Incremental (one position per step) decoding with the parameter names of
+ * hg_layer_transformer_decoder_cfg, so a trained model's checkpoint loads:
+ * hg_layer_mha_project_kv declares prefix.{k,v}_proj and gives K, V
+ * [B,Tk,D] (the encoder side's keys/values, computed once per batch);
+ * hg_layer_mha_attend declares prefix.{q,out}_proj and attends q [B,Tq,D]
+ * over such projected K, V (key_keep [B,Tk] or -1; no causal mask, no
+ * dropout).  hg_layer_transformer_decoder_step is one decoder layer for one
+ * new position x [N,1,D]: self_k/self_v [N,L,D] are the cached projected
+ * keys/values of the earlier positions, self_keep [N,L+1] masks them (and
+ * the new one, last); k_new, v_new [N,1,D] are the new position's row
+ * (kept), which the caller appends to its caches. enc_k/enc_v [N,S,D]
+ * from hg_layer_mha_project_kv over the encoder output, enc_keep [N,S]. */
+void hg_layer_mha_project_kv(struct hg_graph *g, const char *prefix, int kv, int64_t d,
+                             int fairseq_init, int *K, int *V);
+int hg_layer_mha_attend(struct hg_graph *g, const char *prefix, int q, int K, int V,
+                        int key_keep, int64_t d, int heads, int fairseq_init);
+int hg_layer_transformer_decoder_step(struct hg_graph *g, const char *prefix, int x,
+                                      int self_k, int self_v, int self_keep, int enc_k,
+                                      int enc_v, int enc_keep,
+                                      const struct hg_tlayer_cfg *cfg, int *k_new,
+                                      int *v_new);
+
 /* Execution: a memory plan for a node order, computed once at the maximum
  * symbol values; runs never allocate. */
 struct hg_mem_stats {

@@ -344,3 +344,69 @@ int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
     struct hg_tlayer_cfg c = plain_cfg(d, heads, ffn, dropout, seed);
     return hg_layer_transformer_decoder_cfg(g, prefix, x, -1, enc, enc_keep, &c);
 }
+
+/* ---------------------------------------------- incremental decoding */
+
+void hg_layer_mha_project_kv(struct hg_graph *g, const char *prefix, int kv, int64_t d,
+                             int fairseq_init, int *K, int *V)
+{
+    float wk = fairseq_init ? xavier(d, d, 1.f / sqrtf(2.f)) : 0.f;
+    char name[200];
+    snprintf(name, sizeof(name), "%s.k_proj", prefix);
+    *K = linear_init(g, name, kv, d, d, wk, 0);
+    snprintf(name, sizeof(name), "%s.v_proj", prefix);
+    *V = linear_init(g, name, kv, d, d, wk, 0);
+}
+
+int hg_layer_mha_attend(struct hg_graph *g, const char *prefix, int q, int K, int V,
+                        int key_keep, int64_t d, int heads, int fairseq_init)
+{
+    HG_CHECK(heads > 0 && d % heads == 0);
+    int64_t dh = d / heads;
+    float wq = fairseq_init ? xavier(d, d, 1.f / sqrtf(2.f)) : 0.f;
+    float wo = fairseq_init ? xavier(d, d, 1.f) : 0.f;
+    char name[200];
+    snprintf(name, sizeof(name), "%s.q_proj", prefix);
+    int Q = split_heads(g, linear_init(g, name, q, d, d, wq, 0), heads, dh);
+    K = split_heads(g, K, heads, dh);
+    V = split_heads(g, V, heads, dh);
+    union hg_attr at = {.mm = {.trans_b = 1, .alpha = 1.f / sqrtf((float)dh)}};
+    int S = hg__op2(g, HG_OP_MATMUL, Q, K, &at); /* [B,H,Tq,Tk] */
+    if (key_keep >= 0)
+        S = hg_masked_fill(g, S, key_keep, 0);
+    int O = hg_matmul(g, hg_softmax(g, S), V, 0, 0); /* [B,H,Tq,Dh] */
+    int perm[4] = {0, 2, 1, 3};
+    int64_t d3[3] = {0, 0, d};
+    O = hg_reshape(g, hg_permute(g, O, 4, perm), 3, d3);
+    snprintf(name, sizeof(name), "%s.out_proj", prefix);
+    return linear_init(g, name, O, d, d, wo, fairseq_init);
+}
+
+int hg_layer_transformer_decoder_step(struct hg_graph *g, const char *prefix, int x,
+                                      int self_k, int self_v, int self_keep, int enc_k,
+                                      int enc_v, int enc_keep,
+                                      const struct hg_tlayer_cfg *c, int *k_new,
+                                      int *v_new)
+{
+    char name[200];
+    struct hg_tlayer_cfg nc = *c; /* inference: no dropout */
+    nc.dropout = nc.attention_dropout = nc.activation_dropout = 0.f;
+    snprintf(name, sizeof(name), "%s.self_attn", prefix);
+    int h = pre(g, prefix, "self_attn_layer_norm", x, &nc);
+    hg_layer_mha_project_kv(g, name, h, nc.d, nc.fairseq_init, k_new, v_new);
+    hg_graph_keep(g, *k_new);
+    hg_graph_keep(g, *v_new);
+    int ks[2] = {self_k, *k_new}, vs[2] = {self_v, *v_new};
+    int K = hg_concat(g, ks, 2, 1), V = hg_concat(g, vs, 2, 1); /* [N,L+1,d] */
+    int a = hg_layer_mha_attend(g, name, h, K, V, self_keep, nc.d, nc.heads,
+                                nc.fairseq_init);
+    x = post(g, prefix, "self_attn_layer_norm", x, a, &nc);
+    snprintf(name, sizeof(name), "%s.encoder_attn", prefix);
+    h = pre(g, prefix, "encoder_attn_layer_norm", x, &nc);
+    a = hg_layer_mha_attend(g, name, h, enc_k, enc_v, enc_keep, nc.d, nc.heads,
+                            nc.fairseq_init);
+    x = post(g, prefix, "encoder_attn_layer_norm", x, a, &nc);
+    h = pre(g, prefix, "final_layer_norm", x, &nc);
+    int f = ffn_cfg(g, prefix, h, &nc);
+    return post(g, prefix, "final_layer_norm", x, f, &nc);
+}

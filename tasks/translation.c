@@ -34,7 +34,9 @@
 #include <string.h>
 
 #include "data/dict.h"
+#include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
+#include "tasks/translation.h"
 
 #define TR_PAD HG_DICT_PAD
 #define TR_EOS HG_DICT_EOS
@@ -623,3 +625,463 @@ const struct hg_task hg_task_translation = {
     .fill = tr_fill,
     .metrics = NULL,
 };
+
+/* ------------------------------------------------------------ generation */
+
+struct hg_tr_gen {
+    struct tr_state s;
+    struct hg_tr_gen_cfg cfg;
+    int64_t nl; /* decoder layers */
+    /* encoder graph */
+    struct hg_graph *eg;
+    struct hg_exec *ee;
+    int e_src, e_keep, e_pos, e_out;
+    int *e_k, *e_v;  /* [nl] */
+    int64_t B, S;    /* current batch */
+    int32_t *keep;   /* [max_sentences, max_src] this batch's source mask, [B,S] */
+    /* decoder step graph */
+    struct hg_graph *dg;
+    struct hg_exec *de;
+    int d_tok, d_pos, d_skeep, d_ekeep, d_enc, d_logp;
+    int *d_sk, *d_sv, *d_ek, *d_ev, *d_kn, *d_vn; /* [nl] (incremental) */
+    /* host caches: per layer K and V [max_rows, max_steps + 1, d]
+     * (incremental), or the tokens of each row [max_rows, max_steps] */
+    float **cache;   /* [2 * nl] */
+    int32_t *hist;
+    float *lp;       /* [max_rows, V] (recompute: the last position's rows) */
+    int64_t step_ok; /* the step the caches are ready for */
+    int32_t *enc_rows; /* [max_rows] the sentence of each row of the step
+                          graph's encoder inputs (-1: stale) */
+    int64_t enc_n;
+};
+
+void hg_tr_gen_free(struct hg_tr_gen *m)
+{
+    if (!m)
+        return;
+    hg_exec_free(m->ee);
+    hg_graph_free(m->eg);
+    hg_exec_free(m->de);
+    hg_graph_free(m->dg);
+    if (m->cache)
+        for (int64_t i = 0; i < 2 * m->nl; i++)
+            free(m->cache[i]);
+    free(m->cache);
+    free(m->hist);
+    free(m->lp);
+    free(m->keep);
+    free(m->enc_rows);
+    free(m->e_k);
+    free(m->e_v);
+    free(m->d_sk);
+    free(m->d_sv);
+    free(m->d_ek);
+    free(m->d_ev);
+    free(m->d_kn);
+    free(m->d_vn);
+    free(m);
+}
+
+static struct hg_exec *plan_forward(struct hg_graph *g, char *err, size_t errlen)
+{
+    int *order = malloc((size_t)hg_graph_n_nodes(g) * sizeof(int) + 1);
+    if (!order) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    int n = hg_graph_order(g, HG_PH_FORWARD, order);
+    struct hg_exec *ex = hg_exec_new(g, order, n, err, errlen);
+    free(order);
+    return ex;
+}
+
+static struct hg_tlayer_cfg gen_cfg(const struct tr_state *s, const struct tr_side *sd)
+{
+    struct hg_tlayer_cfg c = {.d = s->enc.d, .ffn = sd->ffn, .heads = (int)sd->heads,
+                              .normalize_before = sd->normalize_before,
+                              .fairseq_init = 1, .seed = TR_DROPOUT_SEED};
+    return c;
+}
+
+static void build_encoder(struct hg_tr_gen *m)
+{
+    const struct tr_state *s = &m->s;
+    struct hg_graph *g = m->eg;
+    const int64_t d = s->enc.d;
+    int64_t B = hg_graph_sym(g, "batch", m->cfg.max_sentences);
+    int64_t S = hg_graph_sym(g, "src_len", m->cfg.max_src);
+    int64_t bs[2] = {B, S}, sd[2] = {S, d}, es[2] = {s->vsrc, d};
+    m->e_src = hg_graph_input(g, "src_tokens", HG_I32, 2, bs, 0);
+    m->e_keep = hg_graph_input(g, "src_keep", HG_I32, 2, bs, 0);
+    m->e_pos = hg_graph_input(g, "src_positions", HG_F32, 2, sd, -1);
+    float std = 1.f / sqrtf((float)d);
+    int w = hg_graph_param(g, "encoder.embed_tokens.weight", 2, es, HG_INIT_NORMAL, std);
+    int x = embed(g, w, m->e_src, m->e_pos, d, 0.f);
+    struct hg_tlayer_cfg ec = gen_cfg(s, &s->enc);
+    char name[96];
+    for (int64_t l = 0; l < s->enc.layers; l++) {
+        snprintf(name, sizeof(name), "encoder.layers.%lld", (long long)l);
+        x = hg_layer_transformer_encoder_cfg(g, name, x, m->e_keep, &ec);
+    }
+    if (s->enc.normalize_before)
+        x = hg_layer_layernorm(g, "encoder.layer_norm", x, d, 1e-5f);
+    m->e_out = x;
+    hg_graph_keep(g, x);
+    for (int64_t l = 0; l < m->nl; l++) {
+        snprintf(name, sizeof(name), "decoder.layers.%lld.encoder_attn", (long long)l);
+        hg_layer_mha_project_kv(g, name, x, d, 1, &m->e_k[l], &m->e_v[l]);
+        hg_graph_keep(g, m->e_k[l]);
+        hg_graph_keep(g, m->e_v[l]);
+    }
+}
+
+/* the target embedding table and the output projection */
+static void tgt_tables(struct hg_graph *g, const struct tr_state *s, int *wt, int *wo)
+{
+    const int64_t d = s->enc.d;
+    float std = 1.f / sqrtf((float)d);
+    int64_t et[2] = {s->vtgt, d};
+    *wt = hg_graph_param(g, s->share_all ? "encoder.embed_tokens.weight"
+                                         : "decoder.embed_tokens.weight",
+                         2, et, HG_INIT_NORMAL, std);
+    *wo = s->share_dec ? *wt
+                       : hg_graph_param(g, "decoder.output_projection.weight", 2, et,
+                                        HG_INIT_NORMAL, std);
+}
+
+static void build_step(struct hg_tr_gen *m)
+{
+    const struct tr_state *s = &m->s;
+    struct hg_graph *g = m->dg;
+    const int64_t d = s->enc.d;
+    int64_t N = hg_graph_sym(g, "rows", m->cfg.max_rows);
+    int64_t L = hg_graph_sym(g, "cache_len", m->cfg.max_steps);
+    int64_t K = hg_graph_sym(g, "keys", m->cfg.max_steps + 1); /* L + 1 */
+    int64_t S = hg_graph_sym(g, "src_len", m->cfg.max_src);
+    int64_t n1[2] = {N, 1}, pd[2] = {1, d}, nk[2] = {N, K}, ns[2] = {N, S};
+    int64_t nld[3] = {N, L, d}, nsd[3] = {N, S, d};
+    m->d_tok = hg_graph_input(g, "prev_token", HG_I32, 2, n1, 0);
+    m->d_pos = hg_graph_input(g, "position", HG_F32, 2, pd, -1);
+    m->d_skeep = hg_graph_input(g, "self_keep", HG_I32, 2, nk, 0);
+    m->d_ekeep = hg_graph_input(g, "src_keep", HG_I32, 2, ns, 0);
+    int wt, wo;
+    tgt_tables(g, s, &wt, &wo);
+    int y = embed(g, wt, m->d_tok, m->d_pos, d, 0.f); /* [N,1,d] */
+    struct hg_tlayer_cfg dc = gen_cfg(s, &s->dec);
+    char name[96];
+    for (int64_t l = 0; l < m->nl; l++) {
+        snprintf(name, sizeof(name), "decoder.layers.%lld.self_attn.k_cache", (long long)l);
+        m->d_sk[l] = hg_graph_input(g, name, HG_F32, 3, nld, 0);
+        snprintf(name, sizeof(name), "decoder.layers.%lld.self_attn.v_cache", (long long)l);
+        m->d_sv[l] = hg_graph_input(g, name, HG_F32, 3, nld, 0);
+        snprintf(name, sizeof(name), "decoder.layers.%lld.encoder_attn.k", (long long)l);
+        m->d_ek[l] = hg_graph_input(g, name, HG_F32, 3, nsd, 0);
+        snprintf(name, sizeof(name), "decoder.layers.%lld.encoder_attn.v", (long long)l);
+        m->d_ev[l] = hg_graph_input(g, name, HG_F32, 3, nsd, 0);
+        snprintf(name, sizeof(name), "decoder.layers.%lld", (long long)l);
+        y = hg_layer_transformer_decoder_step(g, name, y, m->d_sk[l], m->d_sv[l],
+                                              m->d_skeep, m->d_ek[l], m->d_ev[l],
+                                              m->d_ekeep, &dc, &m->d_kn[l], &m->d_vn[l]);
+    }
+    if (s->dec.normalize_before)
+        y = hg_layer_layernorm(g, "decoder.layer_norm", y, d, 1e-5f);
+    m->d_logp = hg_log_softmax(g, hg_matmul(g, y, wo, 0, 1)); /* [N,1,V] */
+    hg_graph_keep(g, m->d_logp);
+}
+
+/* the reference: the whole decoder over the prefix [N,T] */
+static void build_full(struct hg_tr_gen *m)
+{
+    const struct tr_state *s = &m->s;
+    struct hg_graph *g = m->dg;
+    const int64_t d = s->enc.d;
+    int64_t N = hg_graph_sym(g, "rows", m->cfg.max_rows);
+    int64_t T = hg_graph_sym(g, "tgt_len", m->cfg.max_steps);
+    int64_t S = hg_graph_sym(g, "src_len", m->cfg.max_src);
+    int64_t nt[2] = {N, T}, td[2] = {T, d}, ns[2] = {N, S}, nsd[3] = {N, S, d};
+    m->d_tok = hg_graph_input(g, "prev_output_tokens", HG_I32, 2, nt, 0);
+    m->d_pos = hg_graph_input(g, "tgt_positions", HG_F32, 2, td, -1);
+    m->d_ekeep = hg_graph_input(g, "src_keep", HG_I32, 2, ns, 0);
+    m->d_enc = hg_graph_input(g, "encoder_out", HG_F32, 3, nsd, 0);
+    int wt, wo;
+    tgt_tables(g, s, &wt, &wo);
+    int y = embed(g, wt, m->d_tok, m->d_pos, d, 0.f);
+    struct hg_tlayer_cfg dc = gen_cfg(s, &s->dec);
+    char name[96];
+    for (int64_t l = 0; l < m->nl; l++) {
+        snprintf(name, sizeof(name), "decoder.layers.%lld", (long long)l);
+        y = hg_layer_transformer_decoder_cfg(g, name, y, -1, m->d_enc, m->d_ekeep, &dc);
+    }
+    if (s->dec.normalize_before)
+        y = hg_layer_layernorm(g, "decoder.layer_norm", y, d, 1e-5f);
+    m->d_logp = hg_log_softmax(g, hg_matmul(g, y, wo, 0, 1)); /* [N,T,V] */
+    hg_graph_keep(g, m->d_logp);
+}
+
+int hg_tr_gen_new(struct hg_tr_gen **out, const char *data,
+                  const struct hg_task_args *args, const struct hg_tr_gen_cfg *cfg,
+                  char *err, size_t errlen)
+{
+    *out = NULL;
+    if (cfg->max_sentences < 1 || cfg->max_rows < 1 || cfg->max_src < 1 ||
+        cfg->max_steps < 1) {
+        snprintf(err, errlen, "translation: generation plan of %lld sentences, %lld "
+                 "rows, source %lld, %lld steps: all must be >= 1",
+                 (long long)cfg->max_sentences, (long long)cfg->max_rows,
+                 (long long)cfg->max_src, (long long)cfg->max_steps);
+        return -1;
+    }
+    void *st = NULL;
+    if (tr_setup(&st, data, args, err, errlen) != 0)
+        return -1;
+    struct hg_tr_gen *m = calloc(1, sizeof(*m));
+    if (!m) {
+        free(st);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    m->s = *(struct tr_state *)st;
+    free(st);
+    m->cfg = *cfg;
+    const struct tr_state *s = &m->s;
+    if (cfg->max_src > s->max_src) {
+        snprintf(err, errlen, "translation: a source of %lld tokens, "
+                 "--max-source-positions %lld", (long long)cfg->max_src,
+                 (long long)s->max_src);
+        hg_tr_gen_free(m);
+        return -1;
+    }
+    m->nl = s->dec.layers;
+    size_t nl = (size_t)m->nl;
+    int **arrs[] = {&m->e_k, &m->e_v, &m->d_sk, &m->d_sv, &m->d_ek, &m->d_ev, &m->d_kn,
+                    &m->d_vn};
+    for (size_t i = 0; i < sizeof(arrs) / sizeof(arrs[0]); i++)
+        if (!(*arrs[i] = calloc(nl, sizeof(int))))
+            goto oom;
+    m->keep = malloc((size_t)(cfg->max_sentences * cfg->max_src) * sizeof(int32_t));
+    m->lp = malloc((size_t)(cfg->max_rows * s->vtgt) * sizeof(float));
+    m->enc_rows = malloc((size_t)cfg->max_rows * sizeof(int32_t));
+    if (!m->keep || !m->lp || !m->enc_rows)
+        goto oom;
+    const size_t rows = (size_t)cfg->max_rows;
+    if (cfg->incremental) {
+        if (!(m->cache = calloc(2 * nl, sizeof(float *))))
+            goto oom;
+        for (size_t i = 0; i < 2 * nl; i++)
+            if (!(m->cache[i] = malloc(rows * (size_t)(cfg->max_steps + 1) *
+                                       (size_t)s->enc.d * sizeof(float))))
+                goto oom;
+    } else if (!(m->hist = malloc(rows * (size_t)cfg->max_steps * sizeof(int32_t)))) {
+        goto oom;
+    }
+    m->eg = hg_graph_new();
+    m->dg = hg_graph_new();
+    if (!m->eg || !m->dg)
+        goto oom;
+    build_encoder(m);
+    if (cfg->incremental)
+        build_step(m);
+    else
+        build_full(m);
+    if (!(m->ee = plan_forward(m->eg, err, errlen)) ||
+        !(m->de = plan_forward(m->dg, err, errlen))) {
+        hg_tr_gen_free(m);
+        return -1;
+    }
+    m->step_ok = -1;
+    *out = m;
+    return 0;
+oom:
+    hg_tr_gen_free(m);
+    snprintf(err, errlen, "translation: out of memory for a generation plan of %lld rows "
+             "x %lld steps", (long long)cfg->max_rows, (long long)cfg->max_steps);
+    return -1;
+}
+
+int hg_tr_gen_load(struct hg_tr_gen *m, const char *path, char *err, size_t errlen)
+{
+    struct hg_ckpt_meta meta;
+    int rc = hg_ckpt_load(path, m->eg, m->ee, 1, &meta, err, errlen);
+    hg_ckpt_meta_free(&meta);
+    if (rc == 0)
+        rc = hg_ckpt_load(path, m->dg, m->de, 1, &meta, err, errlen);
+    hg_ckpt_meta_free(&meta);
+    return rc;
+}
+
+int64_t hg_tr_gen_vocab(const struct hg_tr_gen *m) { return m->s.vtgt; }
+int64_t hg_tr_gen_max_positions(const struct hg_tr_gen *m) { return m->s.max_tgt; }
+const char *hg_tr_gen_lang(const struct hg_tr_gen *m, int target)
+{
+    return target ? m->s.tgt_lang : m->s.src_lang;
+}
+int64_t hg_tr_gen_params(const struct hg_tr_gen *m)
+{
+    return hg_graph_param_count(m->eg) + hg_graph_param_count(m->dg);
+}
+
+int hg_tr_gen_encode(struct hg_tr_gen *m, const int32_t *const *src, const int32_t *len,
+                     int64_t B, char *err, size_t errlen)
+{
+    int64_t S = 1;
+    for (int64_t i = 0; i < B; i++)
+        S = len[i] > S ? len[i] : S;
+    if (B < 1 || B > m->cfg.max_sentences || S > m->cfg.max_src) {
+        snprintf(err, errlen, "translation: %lld sentences of up to %lld tokens; the "
+                 "plan holds %lld of %lld", (long long)B, (long long)S,
+                 (long long)m->cfg.max_sentences, (long long)m->cfg.max_src);
+        return -1;
+    }
+    int64_t sym[2] = {B, S};
+    struct hg_step st = {.sym = sym, .step = 1, .grad_scale = 1.f};
+    if (hg_exec_prepare(m->ee, &st, err, errlen) != 0)
+        return -1;
+    int32_t *ids = hg_exec_data(m->ee, m->e_src), *keep = hg_exec_data(m->ee, m->e_keep);
+    for (int64_t i = 0; i < B; i++)
+        for (int64_t j = 0; j < S; j++) {
+            int real = j < len[i];
+            int32_t id = real ? src[i][j] : TR_PAD;
+            if (id < 0 || id >= m->s.vsrc) {
+                snprintf(err, errlen, "translation: source %lld: id %d not in [0,%lld) "
+                         "(dict.%s.txt)", (long long)i, (int)id, (long long)m->s.vsrc,
+                         m->s.src_lang);
+                return -1;
+            }
+            ids[i * S + j] = id;
+            keep[i * S + j] = m->keep[i * S + j] = real;
+        }
+    sinusoids(hg_exec_data(m->ee, m->e_pos), S, m->s.enc.d, TR_PAD + 1);
+    if (hg_exec_run(m->ee, &st, 0, hg_exec_n(m->ee), err, errlen) != 0)
+        return -1;
+    m->B = B;
+    m->S = S;
+    m->step_ok = 0;
+    m->enc_n = 0; /* the step graph's encoder inputs are stale */
+    return 0;
+}
+
+/* dst rows r = src rows sent[r] of [*, S, d] */
+static void gather_rows(float *dst, const float *src, const int32_t *sent, int64_t N,
+                        size_t row)
+{
+    for (int64_t r = 0; r < N; r++)
+        memcpy(dst + (size_t)r * row, src + (size_t)sent[r] * row, row * sizeof(float));
+}
+
+int hg_tr_gen_step(struct hg_tr_gen *m, int64_t step, int64_t N, const int32_t *row_sent,
+                   const int32_t *row_from, const int32_t *tok, const float **logp,
+                   char *err, size_t errlen)
+{
+    const int64_t d = m->s.enc.d, V = m->s.vtgt, S = m->S;
+    if (step != m->step_ok || N < 1 || N > m->cfg.max_rows || step >= m->cfg.max_steps) {
+        snprintf(err, errlen, "translation: decoder step %lld of %lld rows (expected step "
+                 "%lld, the plan holds %lld rows and %lld steps)", (long long)step,
+                 (long long)N, (long long)m->step_ok, (long long)m->cfg.max_rows,
+                 (long long)m->cfg.max_steps);
+        return -1;
+    }
+    for (int64_t r = 0; r < N; r++)
+        if (row_sent[r] < 0 || row_sent[r] >= m->B || tok[r] < 0 || tok[r] >= V ||
+            (step > 0 && (row_from[r] < 0 || row_from[r] >= m->cfg.max_rows))) {
+            snprintf(err, errlen, "translation: decoder step %lld, row %lld: sentence %d, "
+                     "from %d, token %d out of range", (long long)step, (long long)r,
+                     (int)row_sent[r], step > 0 ? (int)row_from[r] : -1, (int)tok[r]);
+            return -1;
+        }
+    const size_t sd = (size_t)(S * d);
+    struct hg_step st = {.step = 1, .grad_scale = 1.f};
+    if (m->cache) {
+        const int64_t L = step + 1; /* dummy row + step earlier positions */
+        int64_t sym[4] = {N, L, L + 1, S};
+        st.sym = sym;
+        if (hg_exec_prepare(m->de, &st, err, errlen) != 0)
+            return -1;
+        int32_t *tk = hg_exec_data(m->de, m->d_tok);
+        int32_t *sk = hg_exec_data(m->de, m->d_skeep);
+        int32_t *ek = hg_exec_data(m->de, m->d_ekeep);
+        for (int64_t r = 0; r < N; r++) {
+            tk[r] = tok[r];
+            for (int64_t j = 0; j <= L; j++)
+                sk[r * (L + 1) + j] = j > 0;
+            memcpy(ek + r * S, m->keep + (int64_t)row_sent[r] * S, (size_t)S * sizeof(int32_t));
+        }
+        sinusoids(hg_exec_data(m->de, m->d_pos), 1, d, step + TR_PAD + 1);
+        /* the rows' encoder keys/values change only with the batch and
+         * when sentences finish (beams of one sentence share them) */
+        int same = m->enc_n == N;
+        for (int64_t r = 0; same && r < N; r++)
+            same = m->enc_rows[r] == row_sent[r];
+        const size_t stride = (size_t)(m->cfg.max_steps + 1) * (size_t)d;
+        const size_t crow = (size_t)L * (size_t)d;
+        for (int64_t l = 0; l < m->nl; l++) {
+            float *in[2] = {hg_exec_data(m->de, m->d_sk[l]), hg_exec_data(m->de, m->d_sv[l])};
+            for (int kv = 0; kv < 2; kv++) {
+                const float *c = m->cache[2 * l + kv];
+                for (int64_t r = 0; r < N; r++) {
+                    if (step == 0)
+                        memset(in[kv] + (size_t)r * crow, 0, crow * sizeof(float));
+                    else
+                        memcpy(in[kv] + (size_t)r * crow, c + (size_t)row_from[r] * stride,
+                               crow * sizeof(float));
+                }
+            }
+            if (same)
+                continue;
+            gather_rows(hg_exec_data(m->de, m->d_ek[l]),
+                        hg_exec_data(m->ee, m->e_k[l]), row_sent, N, sd);
+            gather_rows(hg_exec_data(m->de, m->d_ev[l]),
+                        hg_exec_data(m->ee, m->e_v[l]), row_sent, N, sd);
+        }
+        memcpy(m->enc_rows, row_sent, (size_t)N * sizeof(int32_t));
+        m->enc_n = N;
+        if (hg_exec_run(m->de, &st, 0, hg_exec_n(m->de), err, errlen) != 0)
+            return -1;
+        /* the caches for the next step: these rows, then the new one */
+        for (int64_t l = 0; l < m->nl; l++) {
+            const float *in[2] = {hg_exec_data(m->de, m->d_sk[l]),
+                                  hg_exec_data(m->de, m->d_sv[l])};
+            const float *nw[2] = {hg_exec_data(m->de, m->d_kn[l]),
+                                  hg_exec_data(m->de, m->d_vn[l])};
+            for (int kv = 0; kv < 2; kv++) {
+                float *c = m->cache[2 * l + kv];
+                for (int64_t r = 0; r < N; r++) {
+                    memcpy(c + (size_t)r * stride, in[kv] + (size_t)r * crow,
+                           crow * sizeof(float));
+                    memcpy(c + (size_t)r * stride + crow, nw[kv] + (size_t)r * (size_t)d,
+                           (size_t)d * sizeof(float));
+                }
+            }
+        }
+        *logp = hg_exec_data(m->de, m->d_logp);
+    } else {
+        const int64_t T = step + 1;
+        int64_t sym[3] = {N, T, S};
+        st.sym = sym;
+        if (hg_exec_prepare(m->de, &st, err, errlen) != 0)
+            return -1;
+        int32_t *prev = hg_exec_data(m->de, m->d_tok);
+        int32_t *ek = hg_exec_data(m->de, m->d_ekeep);
+        const size_t hs = (size_t)m->cfg.max_steps;
+        for (int64_t r = 0; r < N; r++) {
+            if (step > 0)
+                memcpy(prev + r * T, m->hist + (size_t)row_from[r] * hs,
+                       (size_t)step * sizeof(int32_t));
+            prev[r * T + step] = tok[r];
+            memcpy(ek + r * S, m->keep + (int64_t)row_sent[r] * S, (size_t)S * sizeof(int32_t));
+        }
+        for (int64_t r = 0; r < N; r++)
+            memcpy(m->hist + (size_t)r * hs, prev + r * T, (size_t)T * sizeof(int32_t));
+        sinusoids(hg_exec_data(m->de, m->d_pos), T, d, TR_PAD + 1);
+        gather_rows(hg_exec_data(m->de, m->d_enc), hg_exec_data(m->ee, m->e_out), row_sent,
+                    N, sd);
+        if (hg_exec_run(m->de, &st, 0, hg_exec_n(m->de), err, errlen) != 0)
+            return -1;
+        const float *lp = hg_exec_data(m->de, m->d_logp);
+        for (int64_t r = 0; r < N; r++)
+            memcpy(m->lp + r * V, lp + ((size_t)r * (size_t)T + (size_t)step) * (size_t)V,
+                   (size_t)V * sizeof(float));
+        *logp = m->lp;
+    }
+    m->step_ok = step + 1;
+    return 0;
+}

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "controller/hg_controller.h"
+#include "trainer/generate.h"
 #include "trainer/launch.h"
 #include "trainer/options.h"
 #include "planner/hg_planner.h"
@@ -687,6 +688,8 @@ static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t er
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
+    if (argc > 1 && strcmp(argv[1], "generate") == 0)
+        return hg_generate_main(argc - 1, argv + 1);
     if (argc == 1) { /* the built-in default job */
         argv = (char **)default_job;
         for (argc = 0; default_job[argc]; argc++)
