@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "planner/hg_planner.h"
+#include "planner/planner-impl.h"
 
 static const char *const dev_kind_names[HG_DEV_KIND_COUNT] = {"gpu", "cpu"};
 static const char *const link_kind_names[HG_LINK_KIND_COUNT] = {"nvlink", "pcie",
@@ -63,15 +64,7 @@ static const char *qty_word(enum qty q)
 
 /* ---------------------------------------------------------------- parser */
 
-struct pctx {
-    const char *file;
-    char *err;
-    size_t errlen;
-};
-
-static int perr(struct pctx *p, const config_setting_t *s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int perr(struct pctx *p, const config_setting_t *s, const char *fmt, ...)
+int hg__cfg_err(struct hg_cfgctx *p, const config_setting_t *s, const char *fmt, ...)
 {
     if (!p->err || !p->errlen)
         return -1;
@@ -86,8 +79,7 @@ static int perr(struct pctx *p, const config_setting_t *s, const char *fmt, ...)
     return -1;
 }
 
-/* Every child of group s is named in allowed (NULL-terminated). */
-static int check_keys(struct pctx *p, const config_setting_t *s, const char *what,
+int hg__cfg_check_keys(struct hg_cfgctx *p, const config_setting_t *s, const char *what,
                       const char *const *allowed)
 {
     int n = config_setting_length(s);
@@ -103,7 +95,7 @@ static int check_keys(struct pctx *p, const config_setting_t *s, const char *wha
             for (int j = 0; allowed[j] && len < sizeof(list); j++)
                 len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
                                         j ? ", " : "", allowed[j]);
-            return perr(p, c, "%s: unknown key '%s' (known: %s)", what, k ? k : "?", list);
+            return hg__cfg_err(p, c, "%s: unknown key '%s' (known: %s)", what, k ? k : "?", list);
         }
     }
     return 0;
@@ -111,7 +103,7 @@ static int check_keys(struct pctx *p, const config_setting_t *s, const char *wha
 
 /* A quantity: a number in base units or a string "<number><unit>".
  * *v is left alone when the key is absent (returns 1). */
-static int get_qty(struct pctx *p, const config_setting_t *grp, const char *key,
+static int get_qty(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
                    const char *what, enum qty q, double *v)
 {
     const config_setting_t *s = config_setting_get_member(grp, key);
@@ -127,13 +119,13 @@ static int get_qty(struct pctx *p, const config_setting_t *grp, const char *key,
         break;
     case CONFIG_TYPE_STRING: {
         if (q == Q_NUMBER)
-            return perr(p, s, "%s: key '%s': expected a number", what, key);
+            return hg__cfg_err(p, s, "%s: key '%s': expected a number", what, key);
         const char *t = config_setting_get_string(s);
         char *end;
         errno = 0;
         double x = strtod(t, &end);
         if (end == t || errno)
-            return perr(p, s, "%s: key '%s': '%s' is not %s", what, key, t, qty_word(q));
+            return hg__cfg_err(p, s, "%s: key '%s': '%s' is not %s", what, key, t, qty_word(q));
         while (*end == ' ')
             end++;
         const struct unit *u = q == Q_BYTES ? u_bytes : q == Q_BW ? u_bw
@@ -143,21 +135,21 @@ static int get_qty(struct pctx *p, const config_setting_t *grp, const char *key,
             if (strcmp(end, u->name) == 0)
                 mul = u->mul;
         if (mul == 0)
-            return perr(p, s, "%s: key '%s': unknown unit '%s' in '%s' (%s)", what, key,
+            return hg__cfg_err(p, s, "%s: key '%s': unknown unit '%s' in '%s' (%s)", what, key,
                         end, t, qty_word(q));
         *v = x * mul;
         break;
     }
     default:
-        return perr(p, s, "%s: key '%s': expected %s", what, key, qty_word(q));
+        return hg__cfg_err(p, s, "%s: key '%s': expected %s", what, key, qty_word(q));
     }
     if (!isfinite(*v))
-        return perr(p, s, "%s: key '%s': not a finite number", what, key);
+        return hg__cfg_err(p, s, "%s: key '%s': not a finite number", what, key);
     return 0;
 }
 
 /* A quantity that must be > 0 when present; required: absent is an error. */
-static int get_pos(struct pctx *p, const config_setting_t *grp, const char *key,
+static int get_pos(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
                    const char *what, enum qty q, int required, double *v)
 {
     int rc = get_qty(p, grp, key, what, q, v);
@@ -165,44 +157,44 @@ static int get_pos(struct pctx *p, const config_setting_t *grp, const char *key,
         return -1;
     if (rc == 1) {
         if (required)
-            return perr(p, grp, "%s: no '%s' (%s, required)", what, key, qty_word(q));
+            return hg__cfg_err(p, grp, "%s: no '%s' (%s, required)", what, key, qty_word(q));
         return 0;
     }
     if (!(*v > 0))
-        return perr(p, config_setting_get_member(grp, key),
+        return hg__cfg_err(p, config_setting_get_member(grp, key),
                     "%s: key '%s' must be > 0 (got %g)", what, key, *v);
     return 0;
 }
 
-static int get_lat(struct pctx *p, const config_setting_t *grp, const char *what,
+static int get_lat(struct hg_cfgctx *p, const config_setting_t *grp, const char *what,
                    double *v)
 {
     int rc = get_qty(p, grp, "latency", what, Q_TIME, v);
     if (rc < 0)
         return -1;
     if (rc == 0 && !(*v >= 0))
-        return perr(p, config_setting_get_member(grp, "latency"),
+        return hg__cfg_err(p, config_setting_get_member(grp, "latency"),
                     "%s: key 'latency' must be >= 0 (got %g)", what, *v);
     return 0;
 }
 
-static int get_str(struct pctx *p, const config_setting_t *grp, const char *key,
+static int get_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
                    const char *what, char *dst, size_t n)
 {
     const config_setting_t *s = config_setting_get_member(grp, key);
     if (!s)
         return 1;
     if (config_setting_type(s) != CONFIG_TYPE_STRING)
-        return perr(p, s, "%s: key '%s': expected a string", what, key);
+        return hg__cfg_err(p, s, "%s: key '%s': expected a string", what, key);
     const char *v = config_setting_get_string(s);
     if (!*v || strlen(v) >= n)
-        return perr(p, s, "%s: key '%s': empty or longer than %zu characters", what, key,
+        return hg__cfg_err(p, s, "%s: key '%s': empty or longer than %zu characters", what, key,
                     n - 1);
     snprintf(dst, n, "%s", v);
     return 0;
 }
 
-static int get_link_kind(struct pctx *p, const config_setting_t *grp, const char *what,
+static int get_link_kind(struct hg_cfgctx *p, const config_setting_t *grp, const char *what,
                          enum hg_link_kind *k)
 {
     char v[32];
@@ -210,28 +202,28 @@ static int get_link_kind(struct pctx *p, const config_setting_t *grp, const char
     if (rc < 0)
         return -1;
     if (rc == 1)
-        return perr(p, grp, "%s: no 'kind' (nvlink, pcie or shm)", what);
+        return hg__cfg_err(p, grp, "%s: no 'kind' (nvlink, pcie or shm)", what);
     for (int i = 0; i < HG_LINK_NET; i++)
         if (strcmp(v, link_kind_names[i]) == 0) {
             *k = (enum hg_link_kind)i;
             return 0;
         }
-    return perr(p, config_setting_get_member(grp, "kind"),
+    return hg__cfg_err(p, config_setting_get_member(grp, "kind"),
                 "%s: kind '%s': expected nvlink, pcie or shm", what, v);
 }
 
-static const config_setting_t *get_list(struct pctx *p, const config_setting_t *grp,
+static const config_setting_t *get_list(struct hg_cfgctx *p, const config_setting_t *grp,
                                         const char *key, const char *what, int required)
 {
     const config_setting_t *s = config_setting_get_member(grp, key);
     if (!s) {
         if (required)
-            perr(p, grp, "%s: no '%s' list", what, key);
+            hg__cfg_err(p, grp, "%s: no '%s' list", what, key);
         return NULL;
     }
     int t = config_setting_type(s);
     if (t != CONFIG_TYPE_LIST && t != CONFIG_TYPE_GROUP) {
-        perr(p, s, "%s: key '%s': expected a list of groups ( {...}, {...} )", what, key);
+        hg__cfg_err(p, s, "%s: key '%s': expected a list of groups ( {...}, {...} )", what, key);
         return NULL;
     }
     if (t == CONFIG_TYPE_GROUP) /* one group given without the list */
@@ -239,7 +231,7 @@ static const config_setting_t *get_list(struct pctx *p, const config_setting_t *
     for (int i = 0; i < config_setting_length(s); i++)
         if (config_setting_type(config_setting_get_elem(s, (unsigned)i)) !=
             CONFIG_TYPE_GROUP) {
-            perr(p, config_setting_get_elem(s, (unsigned)i),
+            hg__cfg_err(p, config_setting_get_elem(s, (unsigned)i),
                  "%s: '%s' element %d is not a group { ... }", what, key, i);
             return NULL;
         }
@@ -268,7 +260,7 @@ static void *grow(void *v, int n, int *cap, size_t elt)
 }
 
 /* "node:index" -> device id. */
-static int find_dev(struct pctx *p, const struct hg_cluster *c, const config_setting_t *l,
+static int find_dev(struct hg_cfgctx *p, const struct hg_cluster *c, const config_setting_t *l,
                     const char *key, const char *what, int *dev)
 {
     char ref[160];
@@ -276,27 +268,27 @@ static int find_dev(struct pctx *p, const struct hg_cluster *c, const config_set
     if (rc < 0)
         return -1;
     if (rc == 1)
-        return perr(p, l, "%s: no '%s' (\"node:index\")", what, key);
+        return hg__cfg_err(p, l, "%s: no '%s' (\"node:index\")", what, key);
     const config_setting_t *s = config_setting_get_member(l, key);
     char *colon = strrchr(ref, ':');
     if (!colon)
-        return perr(p, s, "%s: %s '%s': expected \"node:index\"", what, key, ref);
+        return hg__cfg_err(p, s, "%s: %s '%s': expected \"node:index\"", what, key, ref);
     *colon = 0;
     char *end;
     errno = 0;
     long idx = strtol(colon + 1, &end, 10);
     if (end == colon + 1 || *end || errno || idx < 0)
-        return perr(p, s, "%s: %s '%s:%s': the device index is not a number >= 0", what,
+        return hg__cfg_err(p, s, "%s: %s '%s:%s': the device index is not a number >= 0", what,
                     key, ref, colon + 1);
     for (int n = 0; n < c->nnodes; n++)
         if (strcmp(c->nodes[n].name, ref) == 0) {
             if (idx >= c->nodes[n].ndev)
-                return perr(p, s, "%s: %s '%s:%ld': node '%s' has no device %ld (it has "
+                return hg__cfg_err(p, s, "%s: %s '%s:%ld': node '%s' has no device %ld (it has "
                             "%d)", what, key, ref, idx, ref, idx, c->nodes[n].ndev);
             *dev = c->nodes[n].first_dev + (int)idx;
             return 0;
         }
-    return perr(p, s, "%s: %s '%s:%ld': no node named '%s'", what, key, ref, idx, ref);
+    return hg__cfg_err(p, s, "%s: %s '%s:%ld': no node named '%s'", what, key, ref, idx, ref);
 }
 
 static const char *const top_keys[] = {"name", "network", "nodes", "links", NULL};
@@ -315,10 +307,10 @@ struct intra {
     double bw, lat;
 };
 
-static int parse_device(struct pctx *p, struct hg_cluster *c, int *cdev,
+static int parse_device(struct hg_cfgctx *p, struct hg_cluster *c, int *cdev,
                         const config_setting_t *d, int node, const char *what)
 {
-    if (check_keys(p, d, what, dev_keys) != 0)
+    if (hg__cfg_check_keys(p, d, what, dev_keys) != 0)
         return -1;
     struct hg_pdevice t = {.node = node};
     char kind[16];
@@ -326,13 +318,13 @@ static int parse_device(struct pctx *p, struct hg_cluster *c, int *cdev,
     if (rc < 0)
         return -1;
     if (rc == 1)
-        return perr(p, d, "%s: no 'kind' (gpu or cpu)", what);
+        return hg__cfg_err(p, d, "%s: no 'kind' (gpu or cpu)", what);
     if (strcmp(kind, "gpu") == 0)
         t.kind = HG_DEV_GPU;
     else if (strcmp(kind, "cpu") == 0)
         t.kind = HG_DEV_CPU;
     else
-        return perr(p, config_setting_get_member(d, "kind"),
+        return hg__cfg_err(p, config_setting_get_member(d, "kind"),
                     "%s: kind '%s': expected gpu or cpu", what, kind);
     if (get_str(p, d, "model", what, t.model, sizeof(t.model)) < 0)
         return -1;
@@ -340,7 +332,7 @@ static int parse_device(struct pctx *p, struct hg_cluster *c, int *cdev,
     if (get_qty(p, d, "count", what, Q_NUMBER, &count) < 0)
         return -1;
     if (!(count >= 1 && count <= 4096 && count == floor(count)))
-        return perr(p, config_setting_get_member(d, "count"),
+        return hg__cfg_err(p, config_setting_get_member(d, "count"),
                     "%s: key 'count' must be a whole number in [1, 4096] (got %g)", what,
                     count);
     if (get_pos(p, d, "memory", what, Q_BYTES, 1, &mem) != 0 ||
@@ -349,7 +341,7 @@ static int parse_device(struct pctx *p, struct hg_cluster *c, int *cdev,
         get_pos(p, d, "speed", what, Q_NUMBER, 0, &t.speed) != 0)
         return -1;
     if (t.peak_flops == 0 && t.speed == 0)
-        return perr(p, d, "%s: give 'peak_flops' (with 'memory_bandwidth') or a measured "
+        return hg__cfg_err(p, d, "%s: give 'peak_flops' (with 'memory_bandwidth') or a measured "
                     "'speed'", what);
     t.memory = (int64_t)mem;
     for (int k = 0; k < (int)count; k++) {
@@ -363,25 +355,25 @@ static int parse_device(struct pctx *p, struct hg_cluster *c, int *cdev,
     return 0;
 }
 
-static int parse_node(struct pctx *p, struct hg_cluster *c, int *cdev,
+static int parse_node(struct hg_cfgctx *p, struct hg_cluster *c, int *cdev,
                       const config_setting_t *ns, int node, struct intra *in)
 {
     char what[160];
     snprintf(what, sizeof(what), "node %d", node);
-    if (check_keys(p, ns, what, node_keys) != 0)
+    if (hg__cfg_check_keys(p, ns, what, node_keys) != 0)
         return -1;
     struct hg_pnode *n = &c->nodes[node];
     int rc = get_str(p, ns, "name", what, n->name, sizeof(n->name));
     if (rc < 0)
         return -1;
     if (rc == 1)
-        return perr(p, ns, "%s: no 'name'", what);
+        return hg__cfg_err(p, ns, "%s: no 'name'", what);
     if (strchr(n->name, ':'))
-        return perr(p, config_setting_get_member(ns, "name"),
+        return hg__cfg_err(p, config_setting_get_member(ns, "name"),
                     "%s: name '%s' may not contain ':'", what, n->name);
     for (int k = 0; k < node; k++)
         if (strcmp(c->nodes[k].name, n->name) == 0)
-            return perr(p, config_setting_get_member(ns, "name"),
+            return hg__cfg_err(p, config_setting_get_member(ns, "name"),
                         "%s: name '%s' is used twice", what, n->name);
     snprintf(what, sizeof(what), "node '%s'", n->name);
     if (get_pos(p, ns, "nic_bandwidth", what, Q_BW, 0, &n->nic_bw) != 0)
@@ -391,9 +383,9 @@ static int parse_node(struct pctx *p, struct hg_cluster *c, int *cdev,
         char w2[200];
         snprintf(w2, sizeof(w2), "%s: intra", what);
         if (config_setting_type(is) != CONFIG_TYPE_GROUP)
-            return perr(p, is, "%s: expected a group { kind; bandwidth; latency; }", w2);
+            return hg__cfg_err(p, is, "%s: expected a group { kind; bandwidth; latency; }", w2);
         in->given = 1;
-        if (check_keys(p, is, w2, intra_keys) != 0 || get_link_kind(p, is, w2, &in->kind) != 0 ||
+        if (hg__cfg_check_keys(p, is, w2, intra_keys) != 0 || get_link_kind(p, is, w2, &in->kind) != 0 ||
             get_pos(p, is, "bandwidth", w2, Q_BW, 1, &in->bw) != 0 ||
             get_lat(p, is, w2, &in->lat) != 0)
             return -1;
@@ -403,7 +395,7 @@ static int parse_node(struct pctx *p, struct hg_cluster *c, int *cdev,
         return -1;
     n->first_dev = c->ndev;
     if (n_groups(dl) == 0)
-        return perr(p, dl, "%s: 'devices' is empty", what);
+        return hg__cfg_err(p, dl, "%s: 'devices' is empty", what);
     for (int i = 0; i < n_groups(dl); i++) {
         char w2[200];
         snprintf(w2, sizeof(w2), "%s: device %d", what, i);
@@ -415,9 +407,9 @@ static int parse_node(struct pctx *p, struct hg_cluster *c, int *cdev,
     return 0;
 }
 
-static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting_t *root)
+static int parse_root(struct hg_cfgctx *p, struct hg_cluster *c, const config_setting_t *root)
 {
-    if (check_keys(p, root, "cluster", top_keys) != 0)
+    if (hg__cfg_check_keys(p, root, "cluster", top_keys) != 0)
         return -1;
     if (get_str(p, root, "name", "cluster", c->name, sizeof(c->name)) < 0)
         return -1;
@@ -426,7 +418,7 @@ static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting
         return -1;
     c->nnodes = n_groups(nl);
     if (c->nnodes == 0)
-        return perr(p, nl, "cluster: 'nodes' is empty");
+        return hg__cfg_err(p, nl, "cluster: 'nodes' is empty");
     c->nodes = calloc((size_t)c->nnodes, sizeof(*c->nodes));
     struct intra *in = calloc((size_t)c->nnodes, sizeof(*in));
     HG_CHECK(c->nodes && in);
@@ -437,20 +429,20 @@ static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting
     const config_setting_t *net = config_setting_get_member(root, "network");
     if (rc == 0 && net) {
         if (config_setting_type(net) != CONFIG_TYPE_GROUP)
-            rc = perr(p, net, "cluster: 'network' must be a group { switch_bandwidth; "
+            rc = hg__cfg_err(p, net, "cluster: 'network' must be a group { switch_bandwidth; "
                       "latency; }");
-        else if (check_keys(p, net, "network", net_keys) != 0 ||
+        else if (hg__cfg_check_keys(p, net, "network", net_keys) != 0 ||
                  get_pos(p, net, "switch_bandwidth", "network", Q_BW, 1, &c->switch_bw) != 0 ||
                  get_lat(p, net, "network", &c->net_lat) != 0)
             rc = -1;
     }
     if (rc == 0 && c->nnodes > 1) {
         if (!net)
-            rc = perr(p, root, "cluster: %d nodes need a 'network' group "
+            rc = hg__cfg_err(p, root, "cluster: %d nodes need a 'network' group "
                       "{ switch_bandwidth; latency; }", c->nnodes);
         for (int i = 0; i < c->nnodes && rc == 0; i++)
             if (c->nodes[i].nic_bw == 0)
-                rc = perr(p, group_at(nl, i), "node '%s': no 'nic_bandwidth' (required "
+                rc = hg__cfg_err(p, group_at(nl, i), "node '%s': no 'nic_bandwidth' (required "
                           "when the cluster has several nodes)", c->nodes[i].name);
     }
 
@@ -464,7 +456,7 @@ static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting
         char what[64];
         snprintf(what, sizeof(what), "link %d", i);
         struct hg_plink t = {0};
-        if (check_keys(p, l, what, link_keys) != 0 ||
+        if (hg__cfg_check_keys(p, l, what, link_keys) != 0 ||
             find_dev(p, c, l, "from", what, &t.a) != 0 ||
             find_dev(p, c, l, "to", what, &t.b) != 0 ||
             get_link_kind(p, l, what, &t.kind) != 0 ||
@@ -474,11 +466,11 @@ static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting
             break;
         }
         if (t.a == t.b) {
-            rc = perr(p, l, "%s: joins %s to itself", what, c->devices[t.a].name);
+            rc = hg__cfg_err(p, l, "%s: joins %s to itself", what, c->devices[t.a].name);
             break;
         }
         if (c->devices[t.a].node != c->devices[t.b].node) {
-            rc = perr(p, l, "%s: %s and %s are on different nodes (nodes talk through "
+            rc = hg__cfg_err(p, l, "%s: %s and %s are on different nodes (nodes talk through "
                       "their NICs and the switch: 'nic_bandwidth', 'network')", what,
                       c->devices[t.a].name, c->devices[t.b].name);
             break;
@@ -489,7 +481,7 @@ static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting
             t.b = x;
         }
         if (hg_cluster_link(c, t.a, t.b) >= 0) {
-            rc = perr(p, l, "%s: %s - %s is given twice", what, c->devices[t.a].name,
+            rc = hg__cfg_err(p, l, "%s: %s - %s is given twice", what, c->devices[t.a].name,
                       c->devices[t.b].name);
             break;
         }
@@ -503,7 +495,7 @@ static int parse_root(struct pctx *p, struct hg_cluster *c, const config_setting
                 if (hg_cluster_link(c, a, b) >= 0)
                     continue;
                 if (!in[n].given) {
-                    rc = perr(p, group_at(nl, n), "node '%s': no link between %s and %s "
+                    rc = hg__cfg_err(p, group_at(nl, n), "node '%s': no link between %s and %s "
                               "(give the node an 'intra' group or a 'links' entry)",
                               nd->name, c->devices[a].name, c->devices[b].name);
                     break;
@@ -533,7 +525,7 @@ static int finish(struct hg_cluster **out, config_t *cfg, int read_ok, const cha
     struct hg_cluster *c = calloc(1, sizeof(*c));
     HG_CHECK(c != NULL);
     snprintf(c->file, sizeof(c->file), "%s", name);
-    struct pctx p = {.file = name, .err = err, .errlen = errlen};
+    struct hg_cfgctx p = {.file = name, .err = err, .errlen = errlen};
     int rc = parse_root(&p, c, config_root_setting(cfg));
     config_destroy(cfg);
     if (rc != 0) {

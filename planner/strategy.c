@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "planner/hg_planner.h"
+#include "planner/planner-impl.h"
 
 /* ------------------------------------------------------------ planner graph */
 
@@ -485,54 +486,16 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
     return ferror(f) ? -1 : 0;
 }
 
-struct lctx {
-    const char *file;
-    char *err;
-    size_t errlen;
-};
-
-static int lerr(struct lctx *p, const config_setting_t *s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int lerr(struct lctx *p, const config_setting_t *s, const char *fmt, ...)
-{
-    if (!p->err || !p->errlen)
-        return -1;
-    int k = snprintf(p->err, p->errlen, "%s:%d: ", p->file,
-                     s ? config_setting_source_line(s) : 0);
-    if (k < 0 || (size_t)k >= p->errlen)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->err + k, p->errlen - (size_t)k, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int check_keys(struct lctx *p, const config_setting_t *s, const char *what,
-                      const char *const *allowed)
-{
-    for (int i = 0; i < config_setting_length(s); i++) {
-        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-        const char *n = config_setting_name(e);
-        int ok = 0;
-        for (int k = 0; n && allowed[k]; k++)
-            ok |= strcmp(n, allowed[k]) == 0;
-        if (!ok)
-            return lerr(p, e, "%s: unknown key '%s'", what, n ? n : "?");
-    }
-    return 0;
-}
-
-static int find_device(struct lctx *p, const config_setting_t *s, const struct hg_cluster *c,
+static int find_device(struct hg_cfgctx *p, const config_setting_t *s, const struct hg_cluster *c,
                        const char *name, const char *what)
 {
     for (int d = 0; d < c->ndev; d++)
         if (strcmp(c->devices[d].name, name) == 0)
             return d;
-    return lerr(p, s, "%s: device '%s' is not in cluster %s", what, name, c->name) - 1;
+    return hg__cfg_err(p, s, "%s: device '%s' is not in cluster %s", what, name, c->name) - 1;
 }
 
-static int parse_root(struct lctx *p, const config_setting_t *root, const struct hg_pgraph *pg,
+static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const struct hg_pgraph *pg,
                       struct hg_strategy **out)
 {
     static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
@@ -540,23 +503,23 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
     static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
                                         "aggregate", "allreduce", "ps", NULL};
     const struct hg_cluster *c = pg->c;
-    if (check_keys(p, root, "strategy", top) != 0)
+    if (hg__cfg_check_keys(p, root, "strategy", top) != 0)
         return -1;
     int ver = 0;
     if (!config_setting_lookup_int(root, "version", &ver))
-        return lerr(p, root, "missing 'version' (an integer)");
+        return hg__cfg_err(p, root, "missing 'version' (an integer)");
     if (ver != 1)
-        return lerr(p, config_setting_get_member(root, "version"),
+        return hg__cfg_err(p, config_setting_get_member(root, "version"),
                     "version %d: this hgplan reads version 1", ver);
     const config_setting_t *gr = config_setting_get_member(root, "graph");
     int nops = -1;
     if (!gr || !config_setting_lookup_int(gr, "n_ops", &nops))
-        return lerr(p, gr ? gr : root, "missing graph.n_ops");
+        return hg__cfg_err(p, gr ? gr : root, "missing graph.n_ops");
     if (nops != pg->nops)
-        return lerr(p, gr, "graph.n_ops = %d, graph %s has %d ops", nops, pg->model, pg->nops);
+        return hg__cfg_err(p, gr, "graph.n_ops = %d, graph %s has %d ops", nops, pg->model, pg->nops);
     const config_setting_t *groups = config_setting_get_member(root, "groups");
     if (!groups || !config_setting_is_list(groups) || config_setting_length(groups) < 1)
-        return lerr(p, groups ? groups : root, "'groups' must be a non-empty list");
+        return hg__cfg_err(p, groups ? groups : root, "'groups' must be a non-empty list");
     int ng = config_setting_length(groups);
     struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, ng);
     for (int i = 0; i < s->nops; i++)
@@ -567,19 +530,19 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
         const config_setting_t *g = config_setting_get_elem(groups, (unsigned)k);
         snprintf(what, sizeof(what), "group %d", k);
         if (!config_setting_is_group(g)) {
-            rc = lerr(p, g, "%s: not a group", what);
+            rc = hg__cfg_err(p, g, "%s: not a group", what);
             break;
         }
-        if ((rc = check_keys(p, g, what, gkeys)) != 0)
+        if ((rc = hg__cfg_check_keys(p, g, what, gkeys)) != 0)
             break;
         int id = k;
         if (config_setting_lookup_int(g, "id", &id) && id != k) {
-            rc = lerr(p, g, "%s: id = %d (ids count from 0 in file order)", what, id);
+            rc = hg__cfg_err(p, g, "%s: id = %d (ids count from 0 in file order)", what, id);
             break;
         }
         const config_setting_t *ops = config_setting_get_member(g, "ops");
         if (!ops || !(config_setting_is_array(ops) || config_setting_is_list(ops))) {
-            rc = lerr(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
+            rc = hg__cfg_err(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
             break;
         }
         for (int i = 0; i < config_setting_length(ops) && rc == 0; i++) {
@@ -590,15 +553,15 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
             } else if (config_setting_type(e) == CONFIG_TYPE_STRING &&
                        sscanf(config_setting_get_string(e), "%d-%d", &lo, &hi) == 2) {
             } else {
-                rc = lerr(p, e, "%s: ops: expected an op id or \"a-b\"", what);
+                rc = hg__cfg_err(p, e, "%s: ops: expected an op id or \"a-b\"", what);
                 break;
             }
             for (int v = lo; v <= hi && rc == 0; v++) {
                 if (v < 0 || v >= s->nops)
-                    rc = lerr(p, e, "%s: op %d does not exist (graph %s has %d ops)", what, v,
+                    rc = hg__cfg_err(p, e, "%s: op %d does not exist (graph %s has %d ops)", what, v,
                               pg->model, s->nops);
                 else if (s->group[v] >= 0)
-                    rc = lerr(p, e, "%s: op %d is already in group %d", what, v, s->group[v]);
+                    rc = hg__cfg_err(p, e, "%s: op %d is already in group %d", what, v, s->group[v]);
                 else
                     s->group[v] = k;
             }
@@ -607,7 +570,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
             break;
         const char *mode = NULL;
         if (!config_setting_lookup_string(g, "mode", &mode)) {
-            rc = lerr(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
+            rc = hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
             break;
         }
         struct hg_gcfg *cf = &s->cfg[k];
@@ -615,7 +578,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
         const char *sv;
         if (strcmp(mode, "mp") == 0) {
             if (!config_setting_lookup_string(g, "device", &sv)) {
-                rc = lerr(p, g, "%s: mode \"mp\" needs 'device'", what);
+                rc = hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
                 break;
             }
             int d = find_device(p, g, c, sv, what);
@@ -627,7 +590,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
             continue;
         }
         if (strcmp(mode, "dp") != 0) {
-            rc = lerr(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
+            rc = hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
             break;
         }
         const char *agg = "allreduce";
@@ -638,13 +601,13 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
         else if (strcmp(agg, "ps") == 0)
             ak = HG_AGG_PS;
         else {
-            rc = lerr(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
+            rc = hg__cfg_err(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
             break;
         }
         const config_setting_t *reps = config_setting_get_member(g, "replicas");
         if (config_setting_lookup_string(g, "split", &sv)) {
             if (reps) {
-                rc = lerr(p, g, "%s: give 'replicas' or 'split', not both", what);
+                rc = hg__cfg_err(p, g, "%s: give 'replicas' or 'split', not both", what);
                 break;
             }
             if (strcmp(sv, "even") == 0)
@@ -652,13 +615,13 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
             else if (strcmp(sv, "proportional") == 0)
                 hg_gcfg_prop(cf, c, 4, ak);
             else {
-                rc = lerr(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
+                rc = hg__cfg_err(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
                           what, sv);
                 break;
             }
         } else {
             if (!reps || !config_setting_is_list(reps)) {
-                rc = lerr(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
+                rc = hg__cfg_err(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
                           "'split'", what);
                 break;
             }
@@ -671,7 +634,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
                 if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 ||
                     !e1 || config_setting_type(e0) != CONFIG_TYPE_STRING ||
                     config_setting_type(e1) != CONFIG_TYPE_INT) {
-                    rc = lerr(p, e, "%s: replicas: expected (\"device\", count)", what);
+                    rc = hg__cfg_err(p, e, "%s: replicas: expected (\"device\", count)", what);
                     break;
                 }
                 int d = find_device(p, e, c, config_setting_get_string(e0), what);
@@ -681,7 +644,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
                 }
                 int n = config_setting_get_int(e1);
                 if (n < 0)
-                    rc = lerr(p, e, "%s: %d replicas on %s", what, n, c->devices[d].name);
+                    rc = hg__cfg_err(p, e, "%s: %d replicas on %s", what, n, c->devices[d].name);
                 cf->rep[d] = n;
             }
             if (rc)
@@ -698,7 +661,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
         }
         if (config_setting_lookup_string(g, "allreduce", &sv) && strcmp(sv, "ring") != 0 &&
             strcmp(sv, "hierarchical") != 0) {
-            rc = lerr(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"", what,
+            rc = hg__cfg_err(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"", what,
                       sv);
             break;
         }
@@ -706,22 +669,22 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
         for (int d = 0; d < c->ndev; d++)
             tot += cf->rep[d];
         if (tot <= 0)
-            rc = lerr(p, g, "%s: data parallel without any replica", what);
+            rc = hg__cfg_err(p, g, "%s: data parallel without any replica", what);
     }
     for (int v = 0; v < s->nops && rc == 0; v++)
         if (s->group[v] < 0)
-            rc = lerr(p, groups, "op %d is in no group", v);
+            rc = hg__cfg_err(p, groups, "op %d is in no group", v);
     const config_setting_t *ord = config_setting_get_member(root, "order");
     if (rc == 0 && ord) {
         if (!config_setting_is_array(ord) || config_setting_length(ord) != s->nops)
-            rc = lerr(p, ord, "order: expected an array of all %d op ids", s->nops);
+            rc = hg__cfg_err(p, ord, "order: expected an array of all %d op ids", s->nops);
         for (int i = 0; i < s->nops && rc == 0; i++)
             s->order[i] = config_setting_get_int_elem(ord, i);
     }
     if (rc == 0) {
         char e2[512];
         if (hg_strategy_check(s, pg, e2, sizeof(e2)) != 0)
-            rc = lerr(p, ord ? ord : root, "%s", e2);
+            rc = hg__cfg_err(p, ord ? ord : root, "%s", e2);
     }
     if (rc) {
         hg_strategy_free(s);
@@ -734,7 +697,7 @@ static int parse_root(struct lctx *p, const config_setting_t *root, const struct
 static int finish(struct hg_strategy **s, config_t *cfg, int ok, const char *name,
                   const struct hg_pgraph *pg, char *err, size_t errlen)
 {
-    struct lctx p = {name, err, errlen};
+    struct hg_cfgctx p = {name, err, errlen};
     int rc;
     if (!ok) {
         if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
