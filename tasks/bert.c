@@ -8,13 +8,13 @@
  * (unit "tokens"); the metric is masked-token accuracy. Every sample costs
  * L (the shards' padded length) for batching; fill() trims each batch to
  * its longest real sequence. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/dict.h"
 #include "tasks/hg_task.h"
+#include "tasks/task-impl.h"
 
 /* What the MLM targets hold where nothing is predicted (torch's default). */
 #define BERT_IGNORE (-100)
@@ -62,21 +62,6 @@ struct bert_state {
     int64_t max_pos;  /* 0: the build's max_len */
 };
 
-static int opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
-                   int64_t *out, char *err, size_t errlen)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        snprintf(err, errlen, "--%s: expected an integer in [%lld,%lld], got '%s'",
-                 name, (long long)lo, (long long)hi, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 static int bert_setup(void **state, const char *data,
                       const struct hg_task_args *args, char *err, size_t errlen)
 {
@@ -85,28 +70,21 @@ static int bert_setup(void **state, const char *data,
         v[i] = args && args->values && args->values[i] ? args->values[i]
                                                        : bert_options[i].def;
     struct bert_state s = {0};
-    if (opt_int("bert-layers", v[OPT_LAYERS], 1, 1024, &s.layers, err, errlen) ||
-        opt_int("bert-embed-dim", v[OPT_EMBED], 1, 1 << 16, &s.d, err, errlen) ||
-        opt_int("bert-heads", v[OPT_HEADS], 1, 1024, &s.heads, err, errlen) ||
-        opt_int("bert-ffn-dim", v[OPT_FFN], 1, 1 << 20, &s.ffn, err, errlen))
+    if (hg__task_opt_int("bert-layers", v[OPT_LAYERS], 1, 1024, &s.layers, err, errlen) ||
+        hg__task_opt_int("bert-embed-dim", v[OPT_EMBED], 1, 1 << 16, &s.d, err, errlen) ||
+        hg__task_opt_int("bert-heads", v[OPT_HEADS], 1, 1024, &s.heads, err, errlen) ||
+        hg__task_opt_int("bert-ffn-dim", v[OPT_FFN], 1, 1 << 20, &s.ffn, err, errlen))
         return -1;
     if (v[OPT_MAXPOS] &&
-        opt_int("bert-max-positions", v[OPT_MAXPOS], 1, 1 << 20, &s.max_pos, err, errlen))
+        hg__task_opt_int("bert-max-positions", v[OPT_MAXPOS], 1, 1 << 20, &s.max_pos, err, errlen))
         return -1;
     if (s.d % s.heads != 0) {
         snprintf(err, errlen, "--bert-heads %lld does not divide --bert-embed-dim %lld",
                  (long long)s.heads, (long long)s.d);
         return -1;
     }
-    char *end;
-    errno = 0;
-    double p = strtod(v[OPT_DROPOUT], &end);
-    if (errno || end == v[OPT_DROPOUT] || *end || !(p >= 0 && p < 1)) {
-        snprintf(err, errlen, "--dropout: expected a number in [0,1), got '%s'",
-                 v[OPT_DROPOUT]);
+    if (hg__task_opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) != 0)
         return -1;
-    }
-    s.dropout = (float)p;
 
     char path[4096];
     if (!data || snprintf(path, sizeof(path), "%s/dict.txt", data) >= (int)sizeof(path)) {

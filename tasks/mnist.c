@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "tasks/hg_task.h"
+#include "tasks/task-impl.h"
 #include "tasks/models.h"
 
 /* The PyTorch example's normalisation: (x / 255 - mean) / std. */
@@ -58,16 +59,9 @@ static int mnist_setup(void **state, const char *data,
         }
     }
     const char *dv = args && args->values ? args->values[OPT_DROPOUT] : NULL;
-    float dropout = -1.f;
-    if (dv) {
-        char *end;
-        double p = strtod(dv, &end);
-        if (end == dv || *end || !(p >= 0 && p < 1)) {
-            snprintf(err, errlen, "--dropout: expected a probability in [0, 1), got '%s'", dv);
-            return -1;
-        }
-        dropout = (float)p;
-    }
+    float dropout = -1.f; /* the example's */
+    if (dv && hg__task_opt_prob("dropout", dv, &dropout, err, errlen) != 0)
+        return -1;
     struct mnist_state *s = malloc(sizeof(*s));
     if (!s) {
         snprintf(err, errlen, "mnist: out of memory");

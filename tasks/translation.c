@@ -27,7 +27,6 @@
  * Every sample costs max(source, target length) for batching (fairseq's
  * num_tokens); fill() trims each batch to its longest source and target. */
 #include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +35,7 @@
 #include "data/dict.h"
 #include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
+#include "tasks/task-impl.h"
 #include "tasks/translation.h"
 
 #define TR_PAD HG_DICT_PAD
@@ -120,49 +120,6 @@ struct tr_state {
     int64_t max_src, max_tgt;
     char src_lang[64], tgt_lang[64];
 };
-
-static int opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
-                   int64_t *out, char *err, size_t errlen)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi) {
-        snprintf(err, errlen, "--%s: expected an integer in [%lld,%lld], got '%s'",
-                 name, (long long)lo, (long long)hi, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-static int opt_prob(const char *name, const char *v, float *out, char *err,
-                    size_t errlen)
-{
-    char *end;
-    errno = 0;
-    double p = strtod(v, &end);
-    if (errno || end == v || *end || !(p >= 0 && p < 1)) {
-        snprintf(err, errlen, "--%s: expected a number in [0,1), got '%s'", name, v);
-        return -1;
-    }
-    *out = (float)p;
-    return 0;
-}
-
-static int opt_bool(const char *name, const char *v, int *out, char *err, size_t errlen)
-{
-    if (strcmp(v, "1") == 0 || strcmp(v, "true") == 0) {
-        *out = 1;
-        return 0;
-    }
-    if (strcmp(v, "0") == 0 || strcmp(v, "false") == 0) {
-        *out = 0;
-        return 0;
-    }
-    snprintf(err, errlen, "--%s: expected 0 or 1, got '%s'", name, v);
-    return -1;
-}
 
 /* The languages of DATA's dict.LANG.txt files, up to 3 (to tell two). */
 static int dict_langs(const char *data, char langs[3][64])
@@ -277,7 +234,7 @@ static int tr_setup(void **state, const char *data, const struct hg_task_args *a
         int64_t *dst[4] = {&sd->layers, &sd->d, &sd->ffn, &sd->heads};
         for (int k = 0; k < 4; k++) {
             int o = side_opts[side][k];
-            if (v[o] && opt_int(tr_options[o].name, v[o], 1, hi[k], dst[k], err, errlen))
+            if (v[o] && hg__task_opt_int(tr_options[o].name, v[o], 1, hi[k], dst[k], err, errlen))
                 return -1;
         }
         if (sd->d % sd->heads != 0) {
@@ -287,20 +244,20 @@ static int tr_setup(void **state, const char *data, const struct hg_task_args *a
             return -1;
         }
     }
-    if (opt_bool("encoder-normalize-before", v[OPT_ENC_NB], &s.enc.normalize_before,
+    if (hg__task_opt_bool("encoder-normalize-before", v[OPT_ENC_NB], &s.enc.normalize_before,
                  err, errlen) ||
-        opt_bool("decoder-normalize-before", v[OPT_DEC_NB], &s.dec.normalize_before,
+        hg__task_opt_bool("decoder-normalize-before", v[OPT_DEC_NB], &s.dec.normalize_before,
                  err, errlen) ||
-        opt_bool("share-all-embeddings", v[OPT_SHARE_ALL], &s.share_all, err, errlen) ||
-        opt_bool("share-decoder-input-output-embed", v[OPT_SHARE_DEC], &s.share_dec, err,
+        hg__task_opt_bool("share-all-embeddings", v[OPT_SHARE_ALL], &s.share_all, err, errlen) ||
+        hg__task_opt_bool("share-decoder-input-output-embed", v[OPT_SHARE_DEC], &s.share_dec, err,
                  errlen) ||
-        opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) ||
-        opt_prob("attention-dropout", v[OPT_ATT_DROPOUT], &s.att_dropout, err, errlen) ||
-        opt_prob("activation-dropout", v[OPT_ACT_DROPOUT], &s.act_dropout, err, errlen) ||
-        opt_prob("label-smoothing", v[OPT_LS], &s.eps, err, errlen) ||
-        opt_int("max-source-positions", v[OPT_MAX_SRC], 1, 1 << 20, &s.max_src, err,
+        hg__task_opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) ||
+        hg__task_opt_prob("attention-dropout", v[OPT_ATT_DROPOUT], &s.att_dropout, err, errlen) ||
+        hg__task_opt_prob("activation-dropout", v[OPT_ACT_DROPOUT], &s.act_dropout, err, errlen) ||
+        hg__task_opt_prob("label-smoothing", v[OPT_LS], &s.eps, err, errlen) ||
+        hg__task_opt_int("max-source-positions", v[OPT_MAX_SRC], 1, 1 << 20, &s.max_src, err,
                 errlen) ||
-        opt_int("max-target-positions", v[OPT_MAX_TGT], 1, 1 << 20, &s.max_tgt, err,
+        hg__task_opt_int("max-target-positions", v[OPT_MAX_TGT], 1, 1 << 20, &s.max_tgt, err,
                 errlen))
         return -1;
     /* the decoder attends to the encoder's output: one width (fairseq

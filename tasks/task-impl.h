@@ -1,0 +1,19 @@
+/* task-impl.h - private to tasks/: parsing the string values of a task's
+ * options (struct hg_task_args) with errors that name the option. */
+#ifndef HG_TASK_IMPL_H
+#define HG_TASK_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* An integer in [lo, hi]. */
+int hg__task_opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
+                     int64_t *out, char *err, size_t errlen);
+/* A probability in [0, 1). */
+int hg__task_opt_prob(const char *name, const char *v, float *out, char *err,
+                      size_t errlen);
+/* 0/1 (also false/true). */
+int hg__task_opt_bool(const char *name, const char *v, int *out, char *err,
+                      size_t errlen);
+
+#endif
