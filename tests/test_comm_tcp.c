@@ -14,6 +14,7 @@
 #include "comm/hg_comm.h"
 #include "comm/store-impl.h"
 #include "tests/hg_test.h"
+#include "tests/comm_test.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -31,32 +32,6 @@
 
 static const size_t sizes[] = {1, 7, 1000, 3u << 20};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
-
-/* Rank-dependent values over several magnitudes, so that the order of the
- * sum shows in the low bits (as in test_comm.c). */
-static double value(int rank, size_t i)
-{
-    uint64_t x = (uint64_t)i * 0x9e3779b97f4a7c15ull + (uint64_t)rank * 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 31;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 29;
-    double u = (double)(x >> 11) / 9007199254740992.0 - 0.5;
-    static const double scale[] = {1.0, 1e3, 1e-3, 37.0};
-    return u * scale[rank % 4];
-}
 
 struct job {
     int world;

@@ -13,6 +13,7 @@
 #include "comm/hg_comm.h"
 #include "comm/store-impl.h"
 #include "tests/hg_test.h"
+#include "tests/comm_test.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -29,19 +30,6 @@
 #define WRONG "0123456789abcdef0123456789abcdee"
 #define CHILD_LIMIT_S 60
 #define MAXW 8
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 typedef int client_fn(struct hg_store *st, int rank, int world);
 /* Runs in the parent while the clients run (the server is up). */
