@@ -12,6 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Functions both backends compile (the CPU's C and nvcc's device code):
+ * elementwise arithmetic is written once, in kernels/ew-math.h. */
+#ifdef __CUDACC__
+#define HG_HD __host__ __device__
+#else
+#define HG_HD
+#endif
+
 #define HG_MAX_DIMS 6
 #define HG_MAX_INPUTS 8
 
@@ -21,7 +29,12 @@
         if (!(cond))                                                          \
             hg_check_failed(__FILE__, __LINE__, #cond);                     \
     } while (0)
+#ifdef __cplusplus
+extern "C" {
+[[noreturn]] void hg_check_failed(const char *file, int line, const char *expr);
+#else
 _Noreturn void hg_check_failed(const char *file, int line, const char *expr);
+#endif
 
 /* Formats a runtime error into err (may be NULL) and returns -1. */
 int hg_kerr(char *err, size_t errlen, const char *fmt, ...)
@@ -141,6 +154,9 @@ enum hg_op {
 /* What a kernel needs besides its tensors: set by the executor per step. */
 struct hg_kctx {
     int nthreads;
+    void *dev;          /* CUDA kernels: struct hg_cuda_ctx * (stream, handles,
+                         * error word); NULL on the CPU */
+    int pos;            /* the node's position in the run (error reports) */
     uint64_t step;      /* optimizer step, 1-based; also dropout's stream */
     float lr;
     float grad_scale;   /* grads are sums; updates multiply by this (1/sample_size) */
@@ -191,6 +207,10 @@ struct hg_op_info {
     hg_cost_fn cost;
     hg_ws_fn workspace; /* NULL: none */
     hg_kernel_fn cpu;
+    hg_kernel_fn cuda;  /* NULL: built without CUDA.  Tensors are device
+                         * pointers; ctx->ws is device memory of at least
+                         * max(workspace, cuda_workspace) bytes */
+    hg_ws_fn cuda_workspace; /* NULL: none beyond workspace */
 };
 
 extern const struct hg_op_info hg_op_table[HG_OP_COUNT];
@@ -213,22 +233,26 @@ void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
  * kernels hoist the key out of their loops. Formula in kernels/common.c. */
 float hg_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index);
 
-static inline uint64_t hg_mix64(uint64_t z) /* splitmix64's finaliser */
+HG_HD static inline uint64_t hg_mix64(uint64_t z) /* splitmix64's finaliser */
 {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
 
-static inline uint64_t hg_rand_key(uint64_t seed, uint64_t stream)
+HG_HD static inline uint64_t hg_rand_key(uint64_t seed, uint64_t stream)
 {
     return hg_mix64(seed ^ hg_mix64(stream + 0x9E3779B97F4A7C15ULL));
 }
 
-static inline float hg_rand_u(uint64_t key, uint64_t index)
+HG_HD static inline float hg_rand_u(uint64_t key, uint64_t index)
 {
     uint64_t h = hg_mix64(key + (index + 1) * 0x9E3779B97F4A7C15ULL);
     return (float)(h >> 40) * (1.0f / 16777216.0f);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

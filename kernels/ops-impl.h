@@ -58,6 +58,10 @@
 
 #include "kernels/hg_kernels.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Inner loops of memory-bound kernels are compiled for AVX-512, AVX2 and
  * the baseline, picked at load time (GCC ifunc), so a portable build still
  * runs the CPU's widest vectors. -std=c11 keeps FP contraction off, so all
@@ -102,6 +106,7 @@ int hg_kerr(char *err, size_t errlen, const char *fmt, ...)
                         const struct hg_shape *out, const union hg_attr *attr, \
                         int nthreads)
 #define HG_CPU_FN(name) int hg_cpu_##name(const struct hg_kargs *a)
+#define HG_CUDA_FN(name) int hg_cuda_##name(const struct hg_kargs *a)
 
 /* Shape rules (kernels/shapes.c) */
 HG_SHAPE_FN(matmul); HG_SHAPE_FN(matmul_reduce);
@@ -144,5 +149,35 @@ HG_CPU_FN(sum); HG_CPU_FN(mean); HG_CPU_FN(expand_like);
 HG_CPU_FN(cross_entropy); HG_CPU_FN(cross_entropy_bwd); HG_CPU_FN(nll);
 HG_CPU_FN(nll_bwd);
 HG_CPU_FN(sgd_step); HG_CPU_FN(adamw_step); HG_CPU_FN(adadelta_step);
+
+/* CUDA kernels (the files in kernels/cuda/), the same list: every op has
+ * both.  Built only with HG_HAVE_CUDA; the table points to NULL otherwise. */
+#ifdef HG_HAVE_CUDA
+HG_CUDA_FN(matmul); HG_CUDA_FN(matmul_reduce);
+HG_CUDA_FN(conv2d); HG_CUDA_FN(conv2d_bwd_data); HG_CUDA_FN(conv2d_bwd_filter);
+HG_CUDA_FN(maxpool2d); HG_CUDA_FN(maxpool2d_bwd);
+HG_CUDA_FN(add); HG_CUDA_FN(sub); HG_CUDA_FN(mul); HG_CUDA_FN(scale);
+HG_CUDA_FN(sum_to);
+HG_CUDA_FN(relu); HG_CUDA_FN(relu_bwd); HG_CUDA_FN(gelu); HG_CUDA_FN(gelu_bwd);
+HG_CUDA_FN(tanh); HG_CUDA_FN(tanh_bwd);
+HG_CUDA_FN(softmax); HG_CUDA_FN(softmax_bwd); HG_CUDA_FN(log_softmax);
+HG_CUDA_FN(log_softmax_bwd);
+HG_CUDA_FN(layernorm); HG_CUDA_FN(layernorm_bwd_x); HG_CUDA_FN(layernorm_bwd_g);
+HG_CUDA_FN(dropout);
+HG_CUDA_FN(embedding); HG_CUDA_FN(embedding_bwd);
+HG_CUDA_FN(copy); /* RESHAPE, RESHAPE_LIKE */
+HG_CUDA_FN(permute); HG_CUDA_FN(concat); HG_CUDA_FN(slice); HG_CUDA_FN(slice_bwd);
+HG_CUDA_FN(masked_fill);
+HG_CUDA_FN(sum); HG_CUDA_FN(mean); HG_CUDA_FN(expand_like);
+HG_CUDA_FN(cross_entropy); HG_CUDA_FN(cross_entropy_bwd); HG_CUDA_FN(nll);
+HG_CUDA_FN(nll_bwd);
+HG_CUDA_FN(sgd_step); HG_CUDA_FN(adamw_step); HG_CUDA_FN(adadelta_step);
+
+HG_WS_FN(cuda_conv2d); HG_WS_FN(cuda_conv2d_bwd_data); HG_WS_FN(cuda_conv2d_bwd_filter);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -3,16 +3,30 @@
 
 #include "kernels/ops-impl.h"
 
+#ifdef HG_HAVE_CUDA
+#define CUDA_FN(fn) hg_cuda_##fn
+#define CUDA_WS(fn) hg_ws_cuda_##fn
+#else
+#define CUDA_FN(fn) NULL
+#define CUDA_WS(fn) NULL
+#endif
+
 #define ROW(op, nm, nin, fl, sh, co, ws_, fn)                                  \
     [op] = {.name = nm, .n_in = nin, .flags = fl, .shape = hg_shape_##sh,       \
-            .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn}
+            .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
+            .cuda = CUDA_FN(fn)}
+/* ops whose CUDA kernel needs a workspace of its own (cuDNN's) */
+#define ROW_CWS(op, nm, nin, fl, sh, co, ws_, fn)                              \
+    [op] = {.name = nm, .n_in = nin, .flags = fl, .shape = hg_shape_##sh,       \
+            .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
+            .cuda = CUDA_FN(fn), .cuda_workspace = CUDA_WS(fn)}
 
 const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_MATMUL, "matmul", 2, 0, matmul, matmul, NULL, matmul),
     ROW(HG_OP_MATMUL_REDUCE, "matmul_reduce", 2, 0, matmul_reduce, matmul_reduce, NULL, matmul_reduce),
-    ROW(HG_OP_CONV2D, "conv2d", 2, 0, conv2d, conv2d, hg_ws_conv2d, conv2d),
-    ROW(HG_OP_CONV2D_BWD_DATA, "conv2d_bwd_data", 3, 0, conv2d_bwd_data, conv2d_bwd_data, hg_ws_conv2d_bwd_data, conv2d_bwd_data),
-    ROW(HG_OP_CONV2D_BWD_FILTER, "conv2d_bwd_filter", 2, 0, conv2d_bwd_filter, conv2d_bwd_filter, hg_ws_conv2d_bwd_filter, conv2d_bwd_filter),
+    ROW_CWS(HG_OP_CONV2D, "conv2d", 2, 0, conv2d, conv2d, hg_ws_conv2d, conv2d),
+    ROW_CWS(HG_OP_CONV2D_BWD_DATA, "conv2d_bwd_data", 3, 0, conv2d_bwd_data, conv2d_bwd_data, hg_ws_conv2d_bwd_data, conv2d_bwd_data),
+    ROW_CWS(HG_OP_CONV2D_BWD_FILTER, "conv2d_bwd_filter", 2, 0, conv2d_bwd_filter, conv2d_bwd_filter, hg_ws_conv2d_bwd_filter, conv2d_bwd_filter),
     ROW(HG_OP_MAXPOOL2D, "maxpool2d", 1, 0, maxpool2d, pool, NULL, maxpool2d),
     ROW(HG_OP_MAXPOOL2D_BWD, "maxpool2d_bwd", 2, 0, like_first, pool, NULL, maxpool2d_bwd),
     ROW(HG_OP_ADD, "add", 2, 0, broadcast, elementwise, NULL, add),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu-impl.h"
+#include "kernels/ew-math.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
 #define CHUNK 4096    /* inner-loop tile: rows are split so one row parallelises */
@@ -367,17 +368,12 @@ HG_CPU_FN(sum_to)
         return 0;                                                              \
     }
 
-#define INV_SQRT2 0.70710678118654752440f
-#define INV_SQRT2PI 0.39894228040143267794f
-
-UNARY_KERNEL(relu, x > 0.0f ? x : 0.0f)
-BINARY_KERNEL(relu_bwd, u > 0.0f ? dy : 0.0f)
-UNARY_KERNEL(gelu, 0.5f * x * (1.0f + erff(x * INV_SQRT2)))
-BINARY_KERNEL(gelu_bwd,
-              dy * (0.5f * (1.0f + erff(u * INV_SQRT2)) +
-                    u * INV_SQRT2PI * expf(-0.5f * u * u)))
-UNARY_KERNEL(tanh, tanhf(x))
-BINARY_KERNEL(tanh_bwd, dy * (1.0f - u * u))
+UNARY_KERNEL(relu, hg_ew_relu(x))
+BINARY_KERNEL(relu_bwd, hg_ew_relu_bwd(u, dy))
+UNARY_KERNEL(gelu, hg_ew_gelu(x))
+BINARY_KERNEL(gelu_bwd, hg_ew_gelu_bwd(u, dy))
+UNARY_KERNEL(tanh, hg_ew_tanh(x))
+BINARY_KERNEL(tanh_bwd, hg_ew_tanh_bwd(u, dy))
 
 /* y[lo,hi) = mask(i) * x[i] * s; the mask depends on the index only */
 HG_SIMD_CLONES static void dropout_run(const float *restrict x,
@@ -386,7 +382,7 @@ HG_SIMD_CLONES static void dropout_run(const float *restrict x,
                                        float s)
 {
     for (int64_t i = lo; i < hi; i++)
-        y[i] = hg_rand_u(key, (uint64_t)i) >= p ? x[i] * s : 0.0f;
+        y[i] = hg_ew_dropout(x[i], key, (uint64_t)i, p, s);
 }
 
 HG_CPU_FN(dropout)

@@ -2,6 +2,7 @@
  * ADADELTA_STEP (torch.optim semantics), in place. */
 #include <math.h>
 
+#include "kernels/ew-math.h"
 #include "kernels/ops-impl.h"
 
 /* (param, grad, momentum_buf), all f32 of one shape; see ops-impl.h. */
@@ -18,15 +19,8 @@ HG_CPU_FN(sgd_step)
     const float mom = a->attr->sgd.momentum, wd = a->attr->sgd.weight_decay;
     const int nesterov = a->attr->sgd.nesterov;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        float g = grad[i] * gs + wd * p[i];
-        if (mom != 0.0f) {
-            float b = mom * buf[i] + g;
-            buf[i] = b;
-            g = nesterov ? g + mom * b : b;
-        }
-        p[i] -= lr * g;
-    }
+    for (int64_t i = 0; i < n; i++)
+        hg_ew_sgd(&p[i], grad[i], &buf[i], lr, gs, mom, wd, nesterov);
     return 0;
 }
 
@@ -54,16 +48,9 @@ HG_CPU_FN(adamw_step)
     const int l2 = a->attr->adam.l2 != 0;
     const float decay = l2 ? 1.0f : 1.0f - lr * wd;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        float g = grad[i] * gs;
-        if (l2)
-            g += wd * p[i];
-        float mi = b1 * m[i] + (1.0f - b1) * g;
-        float vi = b2 * v[i] + (1.0f - b2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        p[i] = p[i] * decay - step_size * (mi / (sqrtf(vi) / bc2_sqrt + eps));
-    }
+    for (int64_t i = 0; i < n; i++)
+        hg_ew_adamw(&p[i], grad[i], &m[i], &v[i], gs, b1, b2, eps, wd, l2,
+                    step_size, bc2_sqrt, decay);
     return 0;
 }
 
@@ -82,15 +69,7 @@ HG_CPU_FN(adadelta_step)
     const float rho = a->attr->adadelta.rho, eps = a->attr->adadelta.eps;
     const float wd = a->attr->adadelta.weight_decay;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        float g = grad[i] * gs;
-        if (wd != 0.0f)
-            g += wd * p[i];
-        float si = rho * sq[i] + (1.0f - rho) * (g * g);
-        float d = sqrtf(acc[i] + eps) / sqrtf(si + eps) * g;
-        sq[i] = si;
-        acc[i] = rho * acc[i] + (1.0f - rho) * (d * d);
-        p[i] -= lr * d;
-    }
+    for (int64_t i = 0; i < n; i++)
+        hg_ew_adadelta(&p[i], grad[i], &sq[i], &acc[i], lr, gs, rho, eps, wd);
     return 0;
 }

@@ -1,5 +1,6 @@
-/* device.cu - CUDA backend probe: device count and a self-test that checks
- * a hand-written kernel and cuBLAS against CPU values. */
+/* device.cu - CUDA backend probe (device count, a self-test that checks a
+ * hand-written kernel and cuBLAS against CPU values), the per-device
+ * context, memory and copies (hg_cuda.h). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -8,7 +9,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/hg_cuda.h"
+#include "kernels/cuda/cuda-impl.h"
 
 static int cerr(char *err, size_t errlen, const char *fmt, ...)
 {
@@ -160,4 +161,184 @@ out:
     free(hb);
     free(hc);
     return rc;
+}
+
+/* ---- context, memory, copies ------------------------------------------- */
+
+#define CUDA_OR(call, ret)                                                     \
+    do {                                                                       \
+        cudaError_t e_ = (call);                                               \
+        if (e_ != cudaSuccess) {                                               \
+            cerr(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));        \
+            return ret;                                                        \
+        }                                                                      \
+    } while (0)
+
+extern "C" int hg_cuda_device_name(int device, char *buf, size_t len)
+{
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(buf, len, "CUDA device %d (unreadable)", device);
+        return -1;
+    }
+    snprintf(buf, len, "%s, sm_%d%d, %d SMs, %.1f GiB", p.name, p.major, p.minor,
+             p.multiProcessorCount, (double)p.totalGlobalMem / (1 << 30));
+    return 0;
+}
+
+extern "C" struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t errlen)
+{
+    int n = hg_cuda_device_count(err, errlen);
+    if (n <= 0)
+        return NULL;
+    if (device < 0 || device >= n) {
+        cerr(err, errlen, "cuda:%d: no such device (%d present)", device, n);
+        return NULL;
+    }
+    struct hg_cuda_ctx *c = (struct hg_cuda_ctx *)calloc(1, sizeof(*c));
+    if (!c) {
+        cerr(err, errlen, "out of host memory");
+        return NULL;
+    }
+    c->device = device;
+    c->err_pos = -1;
+    cudaError_t e;
+    if ((e = cudaSetDevice(device)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&c->sm_count, cudaDevAttrMultiProcessorCount,
+                                    device)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess ||
+        (e = cudaMalloc((void **)&c->derr, sizeof(struct hg_cuda_err))) != cudaSuccess ||
+        (e = cudaMemset(c->derr, 0, sizeof(struct hg_cuda_err))) != cudaSuccess) {
+        cerr(err, errlen, "cuda:%d: set-up: %s", device, cudaGetErrorString(e));
+        hg_cuda_ctx_free(c);
+        return NULL;
+    }
+    cublasStatus_t bs;
+    if ((bs = cublasCreate(&c->blas)) != CUBLAS_STATUS_SUCCESS ||
+        (bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
+        (bs = cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH)) != CUBLAS_STATUS_SUCCESS) {
+        cerr(err, errlen, "cuda:%d: cuBLAS: %s", device, cublasGetStatusString(bs));
+        hg_cuda_ctx_free(c);
+        return NULL;
+    }
+#ifdef HG_HAVE_CUDNN
+    cudnnStatus_t ds;
+    if ((ds = cudnnCreate(&c->dnn)) != CUDNN_STATUS_SUCCESS ||
+        (ds = cudnnSetStream(c->dnn, c->stream)) != CUDNN_STATUS_SUCCESS) {
+        cerr(err, errlen, "cuda:%d: cuDNN: %s", device, cudnnGetErrorString(ds));
+        hg_cuda_ctx_free(c);
+        return NULL;
+    }
+#endif
+    return c;
+}
+
+extern "C" void hg_cuda_ctx_free(struct hg_cuda_ctx *c)
+{
+    if (!c)
+        return;
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+#ifdef HG_HAVE_CUDNN
+    if (c->dnn)
+        cudnnDestroy(c->dnn);
+#endif
+    if (c->blas)
+        cublasDestroy(c->blas);
+    cudaFree(c->derr);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+extern "C" void *hg_cuda_ctx_stream(struct hg_cuda_ctx *c) { return c->stream; }
+
+extern "C" int hg_cuda_sync(struct hg_cuda_ctx *c, char *err, size_t errlen)
+{
+    struct hg_cuda_err h;
+    CUDA_OR(cudaStreamSynchronize(c->stream), -1);
+    CUDA_OR(cudaMemcpy(&h, c->derr, sizeof h, cudaMemcpyDeviceToHost), -1);
+    c->err_pos = -1;
+    if (!h.flag)
+        return 0;
+    CUDA_OR(cudaMemset(c->derr, 0, sizeof h), -1);
+    c->err_pos = h.pos;
+    const char *op = h.op >= 0 && h.op < HG_OP_COUNT ? hg_op_table[h.op].name : "?";
+    if (h.kind == HG_CUERR_ID)
+        return cerr(err, errlen, "%s: id %lld at position %lld outside [0,%lld)", op,
+                    h.value, h.index, h.bound);
+    if (h.kind == HG_CUERR_TARGET)
+        return cerr(err, errlen, "%s: target %lld at row %lld outside [0,%lld)", op,
+                    h.value, h.index, h.bound);
+    return cerr(err, errlen, "%s: device error %d", op, h.kind);
+}
+
+extern "C" int hg_cuda_error_pos(const struct hg_cuda_ctx *c)
+{
+    return c->err_pos;
+}
+
+extern "C" void *hg_cuda_malloc(struct hg_cuda_ctx *c, size_t bytes, char *err,
+                                size_t errlen)
+{
+    void *p = NULL;
+    CUDA_OR(cudaSetDevice(c->device), NULL);
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        size_t fr = 0, tot = 0;
+        (void)cudaGetLastError();
+        cudaMemGetInfo(&fr, &tot);
+        cerr(err, errlen, "cuda:%d: cannot allocate %zu bytes (%zu of %zu free): %s",
+             c->device, bytes, fr, tot, cudaGetErrorString(e));
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void hg_cuda_free(void *p) { cudaFree(p); }
+
+extern "C" void *hg_cuda_host_alloc(size_t bytes, char *err, size_t errlen)
+{
+    void *p = NULL;
+    CUDA_OR(cudaMallocHost(&p, bytes ? bytes : 1), NULL);
+    return p;
+}
+
+extern "C" void hg_cuda_host_free(void *p) { cudaFreeHost(p); }
+
+static int copy(struct hg_cuda_ctx *c, void *dst, const void *src, size_t n,
+                cudaMemcpyKind kind, char *err, size_t errlen)
+{
+    if (n == 0)
+        return 0;
+    CUDA_OR(cudaMemcpyAsync(dst, src, n, kind, c->stream), -1);
+    return 0;
+}
+
+extern "C" int hg_cuda_h2d(struct hg_cuda_ctx *c, void *dst, const void *src,
+                           size_t n, char *err, size_t errlen)
+{
+    return copy(c, dst, src, n, cudaMemcpyHostToDevice, err, errlen);
+}
+
+extern "C" int hg_cuda_d2h(struct hg_cuda_ctx *c, void *dst, const void *src,
+                           size_t n, char *err, size_t errlen)
+{
+    return copy(c, dst, src, n, cudaMemcpyDeviceToHost, err, errlen);
+}
+
+extern "C" int hg_cuda_d2d(struct hg_cuda_ctx *c, void *dst, const void *src,
+                           size_t n, char *err, size_t errlen)
+{
+    return copy(c, dst, src, n, cudaMemcpyDeviceToDevice, err, errlen);
+}
+
+extern "C" int hg_cuda_memset(struct hg_cuda_ctx *c, void *dst, int value, size_t n,
+                              char *err, size_t errlen)
+{
+    if (n == 0)
+        return 0;
+    CUDA_OR(cudaMemsetAsync(dst, value, n, c->stream), -1);
+    return 0;
 }
