@@ -158,6 +158,9 @@ int hg_ckpt_save(const char *path, const struct hg_graph *g,
     char tmp[4096];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
         return hg_kerr(err, errlen, "%s: path too long", path);
+    /* a GPU plan: the host mirror must hold the device's values */
+    if (hg_exec_download(ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0)
+        return -1;
     /* create it 0600 first: H5Fcreate would use 0666 & umask */
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0)
@@ -304,6 +307,8 @@ int hg_ckpt_load(const char *path, const struct hg_graph *g,
     if (rc == 0)
         meta->options = read_str(f, "options");
     H5Fclose(f);
+    if (rc == 0) /* a GPU plan computes with the device's copy */
+        rc = hg_exec_upload(ex, HG_R_PARAMS | HG_R_STATE, err, errlen);
     return rc;
 }
 

@@ -91,6 +91,8 @@ struct hg_ctl_cfg {
                                 declared with max_len) */
     uint64_t seed;           /* parameter init and dropout */
     int max_bad_updates;     /* consecutive NaN/Inf updates before failing */
+    int cuda;                /* 1: plans run on GPU cuda_device */
+    int cuda_device;
 };
 
 struct hg_ctl_stats {

@@ -80,7 +80,8 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
     p->n_fb = 0;
     while (p->n_fb < p->n && hg_graph_node(p->g, order[p->n_fb])->phase != HG_PH_UPDATE)
         p->n_fb++;
-    p->ex = hg_exec_new(p->g, order, p->n, err, errlen);
+    p->ex = hg_exec_new_dev(p->g, order, p->n, cfg->cuda ? cfg->cuda_device : -1, err,
+                            errlen);
     free(order);
     return p->ex ? 0 : -1;
 }
@@ -117,6 +118,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
         return hg_kerr(err, errlen, "out of memory");
     }
     hg_graph_init_params(c->train.g, c->train.ex, cfg->seed);
+    if (hg_exec_upload(c->train.ex, HG_R_PARAMS, err, errlen) != 0) {
+        hg_ctl_free(c);
+        return -1;
+    }
     c->valid_stale = 1;
     *out = c;
     return 0;
@@ -184,8 +189,11 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
+    /* on a GPU the grads come to the host mirror for the norm, the
+     * micro-batch sum and host collectives (one copy per micro-batch) */
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
-        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
+        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0 ||
+        hg_exec_download(c->train.ex, HG_R_GRADS, err, errlen) != 0)
         return -1;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
     st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
@@ -230,8 +238,10 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
     size_t np, ns;
     float *p = hg_exec_param_block(c->train.ex, &np); /* [np] */
     float *s = hg_exec_state_block(c->train.ex, &ns); /* [ns] */
-    if (hg_comm_broadcast(c->comm, p, np * sizeof(float), 0, err, errlen) != 0 ||
-        (ns && hg_comm_broadcast(c->comm, s, ns * sizeof(float), 0, err, errlen) != 0))
+    if (hg_exec_download(c->train.ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0 ||
+        hg_comm_broadcast(c->comm, p, np * sizeof(float), 0, err, errlen) != 0 ||
+        (ns && hg_comm_broadcast(c->comm, s, ns * sizeof(float), 0, err, errlen) != 0) ||
+        hg_exec_upload(c->train.ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0)
         return -1;
     c->valid_stale = 1;
     return 0;
@@ -309,6 +319,10 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     }
     struct hg_step hs = {.step = num_updates + 1, .lr = (float)lr,
                          .grad_scale = (float)scale};
+    /* the host changed the grads (sum of micro-batches, allreduce) */
+    if ((c->comm || n_acc > 1) &&
+        hg_exec_upload(c->train.ex, HG_R_GRADS, err, errlen) != 0)
+        return -1;
     if (hg_exec_run(c->train.ex, &hs, c->train.n_fb, c->train.n, err, errlen) != 0)
         return -1;
     c->valid_stale = 1;
@@ -324,7 +338,11 @@ int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
         size_t n, nv;
         const float *p = hg_exec_param_block(c->train.ex, &n);
         float *pv = hg_exec_param_block(c->valid.ex, &nv); /* same order */
+        if (hg_exec_download(c->train.ex, HG_R_PARAMS, err, errlen) != 0)
+            return -1;
         memcpy(pv, p, n * sizeof(float));
+        if (hg_exec_upload(c->valid.ex, HG_R_PARAMS, err, errlen) != 0)
+            return -1;
         c->valid_stale = 0;
     }
     int64_t sym[HG_MAX_SYMS_TASK];

@@ -1,5 +1,6 @@
-/* exec.c - runs an ordered list of nodes on one device (the CPU) with the
- * memory plan: one allocation at creation, none per step. */
+/* exec.c - runs an ordered list of nodes on one device (the CPU, or one
+ * GPU through the op table's .cuda column) with the memory plan: one
+ * allocation at creation, none per step. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -9,6 +10,9 @@
 #include <time.h>
 
 #include "graph/graph-impl.h"
+#ifdef HG_HAVE_CUDA
+#include "kernels/cuda/hg_cuda.h"
+#endif
 
 struct hg_exec {
     struct hg_graph *g;
@@ -22,6 +26,12 @@ struct hg_exec {
     size_t *bytes;        /* [nt] planned bytes of each tensor */
     int resolved;
     double *prof;         /* [n] seconds per position, NULL when off */
+    /* on a GPU: mem is the pinned host mirror, dmem the plan on the device */
+    int device;           /* -1: CPU */
+    char *dmem;
+    struct hg_cuda_ctx *cu;
+    size_t in_base, in_end; /* inputs and consts: uploaded by runs */
+    unsigned char *result;  /* [nt] kept or read by no node: downloaded */
 };
 
 static double now_s(void)
@@ -55,22 +65,29 @@ static size_t shape_bytes(const struct hg_graph *g, int t)
 }
 
 /* Largest workspace any node of the order asks for, at the current shapes. */
-static size_t max_workspace(const struct hg_graph *g, const int *order, int n)
+static size_t max_workspace(const struct hg_graph *g, const int *order, int n,
+                            int cuda)
 {
     size_t ws = 0;
     int nthreads = hg_kernels_get_threads();
     for (int i = 0; i < n; i++) {
         const struct hg_node_info *nd = &g->n[order[i]];
         const struct hg_op_info *oi = &hg_op_table[nd->op];
-        if (!oi->workspace)
+        if (!oi->workspace && !(cuda && oi->cuda_workspace))
             continue;
         struct hg_shape ins[HG_MAX_INPUTS];
         for (int k = 0; k < nd->n_in; k++)
             ins[k] = g->t[nd->in[k]].info.shape;
-        size_t w = oi->workspace(ins, nd->n_in, &g->t[nd->out].info.shape,
-                                 &nd->attr, nthreads);
+        size_t w = oi->workspace ? oi->workspace(ins, nd->n_in, &g->t[nd->out].info.shape,
+                                                 &nd->attr, nthreads) : 0;
         if (w > ws)
             ws = w;
+        if (cuda && oi->cuda_workspace) {
+            w = oi->cuda_workspace(ins, nd->n_in, &g->t[nd->out].info.shape,
+                                   &nd->attr, nthreads);
+            if (w > ws)
+                ws = w;
+        }
     }
     return ws;
 }
@@ -78,13 +95,37 @@ static size_t max_workspace(const struct hg_graph *g, const int *order, int n)
 struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
                             char *err, size_t errlen)
 {
+    return hg_exec_new_dev(g, order, n, -1, err, errlen);
+}
+
+struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
+                                int device, char *err, size_t errlen)
+{
     if (hg_kernels_init(err, errlen) != 0)
         return NULL;
+#ifndef HG_HAVE_CUDA
+    if (device >= 0) {
+        hg_kerr(err, errlen, "cuda:%d: this build has no CUDA backend "
+                "(configure --with-cuda)", device);
+        return NULL;
+    }
+#endif
     struct hg_exec *ex = calloc(1, sizeof(*ex));
     if (!ex) {
         hg_kerr(err, errlen, "out of memory");
         return NULL;
     }
+    ex->device = -1;
+#ifdef HG_HAVE_CUDA
+    if (device >= 0) {
+        ex->cu = hg_cuda_ctx_new(device, err, errlen);
+        if (!ex->cu) {
+            free(ex);
+            return NULL;
+        }
+        ex->device = device;
+    }
+#endif
     ex->g = g;
     ex->n = n;
     ex->order = malloc((size_t)(n ? n : 1) * sizeof(int));
@@ -96,6 +137,24 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
         return NULL;
     }
     memcpy(ex->order, order, (size_t)n * sizeof(int));
+    if (ex->device >= 0) {
+        ex->result = calloc((size_t)(g->nt ? g->nt : 1), 1);
+        if (!ex->result) {
+            hg_exec_free(ex);
+            hg_kerr(err, errlen, "out of memory");
+            return NULL;
+        }
+        for (int t = 0; t < g->nt; t++)
+            ex->result[t] = 1;
+        for (int i = 0; i < n; i++) {
+            const struct hg_node_info *nd = &g->n[order[i]];
+            for (int k = 0; k < nd->n_in; k++)
+                ex->result[nd->in[k]] = 0;
+        }
+        for (int t = 0; t < g->nt; t++)
+            if (g->t[t].keep)
+                ex->result[t] = 1;
+    }
 
     /* Plan for the largest size each tensor takes at any admissible
      * symbol values: the maxima, or the corners of the token cap. */
@@ -116,7 +175,7 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
             size_t b = shape_bytes(g, t);
             ex->bytes[t] = b > ex->bytes[t] ? b : ex->bytes[t];
         }
-        size_t w = max_workspace(g, order, n);
+        size_t w = max_workspace(g, order, n, ex->device >= 0);
         ws = w > ws ? w : ws;
     }
     g->cap_batch = cap_batch;
@@ -164,6 +223,8 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
             pos = hg__align(pos + tensor_bytes(g, t));
         }
     ex->st.const_bytes = pos - const_base;
+    ex->in_base = in_base;
+    ex->in_end = pos;
     size_t act_base = pos;
     for (int t = 0; t < g->nt; t++)
         if (g->t[t].info.kind == HG_T_ACT && ex->off[t] != SIZE_MAX)
@@ -176,7 +237,17 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
     pos += hg__align(ex->st.ws_bytes);
     ex->st.total = pos;
 
-    ex->mem = aligned_alloc(HG_ALIGN, pos ? pos : HG_ALIGN);
+#ifdef HG_HAVE_CUDA
+    if (ex->device >= 0) {
+        ex->mem = hg_cuda_host_alloc(pos, err, errlen);
+        ex->dmem = ex->mem ? hg_cuda_malloc(ex->cu, pos, err, errlen) : NULL;
+        if (!ex->dmem) {
+            hg_exec_free(ex);
+            return NULL;
+        }
+    } else
+#endif
+        ex->mem = aligned_alloc(HG_ALIGN, pos ? pos : HG_ALIGN);
     if (!ex->mem) {
         hg_kerr(err, errlen, "cannot allocate %zu bytes for the plan", pos);
         hg_exec_free(ex);
@@ -193,7 +264,69 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
     for (int k = 0; k < g->nsym; k++)
         ex->sym[k] = corner[0][k];
     ex->resolved = 1;
+    /* the device starts as a copy of the host: zeros and the constants */
+    if (hg_exec_upload(ex, HG_R_ALL, err, errlen) != 0) {
+        hg_exec_free(ex);
+        return NULL;
+    }
     return ex;
+}
+
+int hg_exec_device(const struct hg_exec *ex) { return ex->device; }
+
+#ifdef HG_HAVE_CUDA
+/* [lo, hi) byte ranges of the regions, in the order of the plan */
+static int region_range(const struct hg_exec *ex, unsigned r, size_t *lo, size_t *hi)
+{
+    switch (r) {
+    case HG_R_PARAMS: *lo = 0; *hi = ex->st.param_bytes; return 1;
+    case HG_R_GRADS: *lo = ex->grad_base; *hi = ex->grad_base + ex->st.grad_bytes; return 1;
+    case HG_R_STATE: *lo = ex->state_base; *hi = ex->state_base + ex->st.state_bytes; return 1;
+    case HG_R_INPUTS: *lo = ex->in_base; *hi = ex->in_end; return 1; /* and consts */
+    default: return 0;
+    }
+}
+#endif
+
+int hg_exec_upload(struct hg_exec *ex, unsigned regions, char *err, size_t errlen)
+{
+    if (ex->device < 0)
+        return 0;
+#ifdef HG_HAVE_CUDA
+    for (unsigned r = 1; r <= HG_R_INPUTS; r <<= 1) {
+        size_t lo, hi;
+        if ((regions & r) && region_range(ex, r, &lo, &hi) &&
+            hg_cuda_h2d(ex->cu, ex->dmem + lo, ex->mem + lo, hi - lo, err, errlen) != 0)
+            return -1;
+    }
+#else
+    (void)regions, (void)err, (void)errlen;
+#endif
+    return 0;
+}
+
+int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t errlen)
+{
+    if (ex->device < 0)
+        return 0;
+#ifdef HG_HAVE_CUDA
+    for (unsigned r = 1; r <= HG_R_INPUTS; r <<= 1) {
+        size_t lo, hi;
+        if ((regions & r) && region_range(ex, r, &lo, &hi) &&
+            hg_cuda_d2h(ex->cu, ex->mem + lo, ex->dmem + lo, hi - lo, err, errlen) != 0)
+            return -1;
+    }
+    return hg_cuda_sync(ex->cu, err, errlen);
+#else
+    (void)regions, (void)err, (void)errlen;
+    return 0;
+#endif
+}
+
+float *hg_exec_grad_block_dev(struct hg_exec *ex, size_t *n)
+{
+    *n = ex->st.grad_bytes / sizeof(float);
+    return ex->dmem ? (float *)(ex->dmem + ex->grad_base) : NULL;
 }
 
 void hg_exec_free(struct hg_exec *ex)
@@ -201,8 +334,16 @@ void hg_exec_free(struct hg_exec *ex)
     if (!ex)
         return;
     free(ex->prof);
-    free(ex->mem);
+#ifdef HG_HAVE_CUDA
+    if (ex->device >= 0) {
+        hg_cuda_free(ex->dmem);
+        hg_cuda_host_free(ex->mem);
+        hg_cuda_ctx_free(ex->cu);
+    } else
+#endif
+        free(ex->mem);
     free(ex->off);
+    free(ex->result);
     free(ex->bytes);
     free(ex->order);
     free(ex);
@@ -258,6 +399,38 @@ int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
     return 0;
 }
 
+#ifdef HG_HAVE_CUDA
+/* After a GPU run of [begin, end): download the outputs it produced that
+ * someone reads after the run (kept or unread activations), then wait and
+ * report a device-side error with the node that recorded it. */
+static int finish_gpu_run(struct hg_exec *ex, int begin, int end, char *err,
+                          size_t errlen)
+{
+    struct hg_graph *g = ex->g;
+    for (int i = begin; i < end; i++) {
+        int t = g->n[ex->order[i]].out;
+        if (t < 0 || g->t[t].info.kind != HG_T_ACT || !ex->result[t])
+            continue;
+        size_t b = shape_bytes(g, t);
+        if (hg_cuda_d2h(ex->cu, ex->mem + ex->off[t], ex->dmem + ex->off[t], b, err,
+                        errlen) != 0)
+            return -1;
+    }
+    char kerr[384];
+    if (hg_cuda_sync(ex->cu, kerr, sizeof kerr) != 0) {
+        int pos = hg_cuda_error_pos(ex->cu);
+        if (pos >= 0 && pos < ex->n) {
+            const struct hg_node_info *nd = &g->n[ex->order[pos]];
+            return hg_kerr(err, errlen, "node %d (%s -> %s) on cuda: %s", ex->order[pos],
+                           hg_op_table[nd->op].name,
+                           nd->out >= 0 ? g->t[nd->out].name : "-", kerr);
+        }
+        return hg_kerr(err, errlen, "cuda:%d: %s", ex->device, kerr);
+    }
+    return 0;
+}
+#endif
+
 int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
                 int end, char *err, size_t errlen)
 {
@@ -268,12 +441,20 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
     if (st && st->nthreads > 0 && st->nthreads != hg_kernels_get_threads())
         hg_kernels_set_threads(st->nthreads);
     char kerr[512];
+    const int gpu = ex->device >= 0;
+    char *base = gpu ? ex->dmem : ex->mem; /* where the kernels' tensors live */
+#ifdef HG_HAVE_CUDA
+    if (gpu && begin == 0 &&
+        hg_exec_upload(ex, HG_R_INPUTS, err, errlen) != 0)
+        return -1;
+#endif
     struct hg_kctx ctx = {
+        .dev = ex->cu,
         .nthreads = hg_kernels_get_threads(),
         .step = st ? st->step : 1,
         .lr = st ? st->lr : 0.f,
         .grad_scale = st ? st->grad_scale : 1.f,
-        .ws = ex->mem + ex->ws_base,
+        .ws = base + ex->ws_base,
         .ws_bytes = ex->st.ws_bytes,
         .err = kerr,
         .errlen = sizeof(kerr),
@@ -283,7 +464,7 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         const struct hg_node_info *nd = &g->n[ex->order[i]];
         for (int k = 0; k < nd->n_in; k++) {
             const struct hg_tensor_info *ti = &g->t[nd->in[k]].info;
-            in[k].data = ex->mem + ex->off[nd->in[k]];
+            in[k].data = base + ex->off[nd->in[k]];
             in[k].dtype = ti->dtype;
             in[k].shape = ti->shape;
         }
@@ -291,21 +472,31 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
                              .ctx = &ctx};
         if (nd->out >= 0) {
             const struct hg_tensor_info *ti = &g->t[nd->out].info;
-            out.data = ex->mem + ex->off[nd->out];
+            out.data = base + ex->off[nd->out];
             out.dtype = ti->dtype;
             out.shape = ti->shape;
             a.out = &out;
         }
         kerr[0] = 0;
+        ctx.pos = i;
         double t0 = ex->prof ? now_s() : 0;
-        int rc = hg_op_table[nd->op].cpu(&a);
+        int rc = gpu ? hg_op_table[nd->op].cuda(&a) : hg_op_table[nd->op].cpu(&a);
+#ifdef HG_HAVE_CUDA
+        if (ex->prof && gpu && rc == 0) /* per-op times need the device idle */
+            rc = hg_cuda_sync(ex->cu, kerr, sizeof kerr);
+#endif
         if (ex->prof)
             ex->prof[i] += now_s() - t0;
         if (rc != 0)
-            return hg_kerr(err, errlen, "node %d (%s -> %s): %s",
+            return hg_kerr(err, errlen, "node %d (%s -> %s)%s: %s",
                            ex->order[i], hg_op_table[nd->op].name,
-                           nd->out >= 0 ? g->t[nd->out].name : "-", kerr);
+                           nd->out >= 0 ? g->t[nd->out].name : "-",
+                           gpu ? " on cuda" : "", kerr);
     }
+#ifdef HG_HAVE_CUDA
+    if (gpu)
+        return finish_gpu_run(ex, begin, end, err, errlen);
+#endif
     return 0;
 }
 

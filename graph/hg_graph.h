@@ -237,6 +237,28 @@ struct hg_mem_stats {
 
 struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
                             char *err, size_t errlen);
+/* The same plan on a device: -1 is the CPU (hg_exec_new), d >= 0 is
+ * cuda:d (an error naming it when built without CUDA or without such a
+ * GPU).  On a GPU the plan is one device allocation with the CPU plan's
+ * layout, mirrored by one pinned host block: hg_exec_data and the block
+ * functions below return the host mirror, and the host is the truth until
+ * it is uploaded.  A run uploads the inputs (when it starts at position 0)
+ * and, when it ends, downloads the outputs it produced (kept or unread
+ * tensors: losses, metric sources) and reports device-side errors.
+ * Params, grads and state move only when asked (hg_exec_upload/_download). */
+struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
+                                int device, char *err, size_t errlen);
+int hg_exec_device(const struct hg_exec *ex); /* -1: CPU */
+enum hg_region {
+    HG_R_PARAMS = 1, HG_R_GRADS = 2, HG_R_STATE = 4, HG_R_INPUTS = 8,
+    HG_R_ALL = 15
+};
+/* Host mirror -> device / device -> host for the regions; no-ops on the
+ * CPU.  Download waits for the copies. */
+int hg_exec_upload(struct hg_exec *ex, unsigned regions, char *err, size_t errlen);
+int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t errlen);
+/* Device address of the grad block (NCCL allreduce); NULL on the CPU. */
+float *hg_exec_grad_block_dev(struct hg_exec *ex, size_t *n);
 void hg_exec_free(struct hg_exec *ex);
 void hg_exec_mem(const struct hg_exec *ex, struct hg_mem_stats *st);
 /* Storage of a tensor (params, inputs, grads, acts while live). */

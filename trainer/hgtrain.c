@@ -118,6 +118,7 @@ struct run {
     struct hg_opts o;
     int rank, world;      /* this process in the job */
     struct hg_comm *comm; /* NULL: one rank */
+    int cuda_device;      /* this worker's GPU, -1: the CPU */
     int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
@@ -577,7 +578,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             min_len = r->valid.min_len;
     }
     struct hg_ctl_cfg cc = {.clip_norm = o->clip_norm, .seed = (uint64_t)o->seed,
-                            .max_len = max_len, .max_tokens = r->max_tok};
+                            .max_len = max_len, .max_tokens = r->max_tok,
+                            .cuda = r->cuda_device >= 0, .cuda_device = r->cuda_device};
     /* every rank plans for the largest rank's batch (a slower rank only
      * leaves part of its buffers unused) */
     cc.max_batch = r->max_sent > 0 ? r->max_sent : r->max_tok / min_len;
@@ -756,6 +758,7 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 1;
     }
+    r.cuda_device = L.cuda ? L.dev[local] : -1;
     r.rank = r.comm ? hg_comm_rank(r.comm) : 0;
     r.world = r.comm ? hg_comm_world(r.comm) : 1;
     r.json = strcmp(r.o.log_format, "json") == 0;

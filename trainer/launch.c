@@ -126,14 +126,22 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
         return -1;
     if (L->cuda) {
 #ifdef HG_HAVE_CUDA
+        /* Counting GPUs starts the CUDA driver, which a forked child could
+         * then not use: with several local workers each checks its own
+         * device after the fork (hg_exec_new_dev names it). */
+        if (L->nlocal > 1)
+            goto counted;
         char why[256] = "";
         int n = hg_cuda_device_count(why, sizeof(why));
         if (n <= 0)
             return hg_kerr(err, errlen, "--devices %s: no usable GPU (%s)",
                            o->devices ? o->devices : "cuda", why);
-        return hg_kerr(err, errlen, "--devices %s: training on GPUs needs the CUDA "
-                       "backend of the executor, which is not built yet",
-                       o->devices ? o->devices : "cuda");
+        for (int i = 0; i < L->nlocal; i++)
+            if (L->dev[i] >= n)
+                return hg_kerr(err, errlen, "--devices %s: cuda:%d does not exist (%d "
+                               "GPU%s)", o->devices ? o->devices : "cuda", L->dev[i], n,
+                               n == 1 ? "" : "s");
+    counted:;
 #else
         return hg_kerr(err, errlen, "--devices %s: this hgtrain was built without "
                        "CUDA (configure --with-cuda)", o->devices ? o->devices : "cuda");
@@ -198,7 +206,7 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
         return 0;
     }
     if (strcmp(bk, "auto") == 0)
-        L->backend = L->cuda ? HG_BK_NCCL : one_node ? HG_BK_SHM : HG_BK_TCP;
+        L->backend = one_node ? HG_BK_SHM : HG_BK_TCP; /* GPUs too, for now: below */
     else if (strcmp(bk, "shm") == 0)
         L->backend = HG_BK_SHM;
     else if (strcmp(bk, "tcp") == 0)
@@ -211,6 +219,13 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
                        "use tcp)", L->world, L->nlocal);
     if (L->backend == HG_BK_NCCL && !hg_comm_have_nccl())
         return hg_kerr(err, errlen, "--distributed-backend nccl: built without NCCL");
+    /* The training loop sums gradients in the host mirror of each GPU plan
+     * (graph/exec.c); the device-resident, overlapped NCCL allreduce is not
+     * wired in yet: GPU workers meet over shm or tcp meanwhile. */
+    if (L->backend == HG_BK_NCCL)
+        return hg_kerr(err, errlen, "--distributed-backend nccl: training over NCCL is "
+                       "not wired into the training loop yet; use "
+                       "--distributed-backend shm (one node) or tcp with GPU workers");
     if (L->backend == HG_BK_SHM)
         return 0;
 

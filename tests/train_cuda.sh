@@ -1,0 +1,82 @@
+#!/bin/sh
+# Integration test of the CUDA executor: the same training on cuda:0 and on
+# the CPU, compared through their checkpoints (tests/ckpt_cmp):
+#  1. MNIST CNN (conv, pool, linear, dropout 0.2, cross entropy, SGD with
+#     momentum) on real Fashion-MNIST: 3 updates;
+#  2. Transformer (translation, transformer_tiny: embeddings, attention,
+#     layer norm, dropout 0.1, label smoothing, Adam) on tests/data: 3 updates;
+#  3. resume on the GPU from a checkpoint == straight run (bitwise);
+#  4. a GPU that does not exist is named.
+# Dropout masks come from the same counter-based RNG on both devices.
+# SKIP (77) when hgtrain has no CUDA backend or no GPU is usable.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-.}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
+TESTCUDA=${TEST_CUDA:-$B/tests/test_cuda}
+"$TESTCUDA" >/dev/null 2>&1
+rc=$?
+[ $rc -eq 77 ] && { echo "SKIP: no CUDA backend or no GPU (tests/test_cuda)"; exit 77; }
+[ $rc -ne 0 ] && { "$TESTCUDA"; echo "FAIL: tests/test_cuda"; exit 1; }
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+loss_of() { sed -n 's/.*"update": 3,.*"loss": \([0-9.]*\),.*/\1/p' "$1"; }
+
+# 1. MNIST
+SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ -f "$SRC/t10k-images-idx3-ubyte.gz" ]; then
+    "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
+        { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+    for dev in cpu cuda:0; do
+        "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0.2 \
+            --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --max-sentences 64 \
+            --log-format json --log-interval 1 --validate-interval 0 --max-update 3 \
+            --devices $dev --save-dir "$tmp/mn-$dev" >"$tmp/mn-$dev.log" 2>&1 ||
+            { cat "$tmp/mn-$dev.log"; bad "mnist on $dev"; }
+    done
+    l1=$(loss_of "$tmp/mn-cpu.log") l2=$(loss_of "$tmp/mn-cuda:0.log")
+    echo "mnist update 3 loss: cpu $l1, cuda $l2"
+    "$CMP" "$tmp/mn-cuda:0/checkpoint_last.h5" "$tmp/mn-cpu/checkpoint_last.h5" 1e-4 ||
+        bad "mnist: cuda and cpu parameters differ"
+else
+    echo "note: no Fashion-MNIST at $SRC: MNIST part skipped"
+fi
+
+# 2. Transformer
+head -n 200 "$S/tests/data/corpus.en" >"$tmp/valid.en"
+head -n 200 "$S/tests/data/corpus.es" >"$tmp/valid.es"
+"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
+    --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/pre.log" 2>&1 ||
+    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess translation"; exit 1; }
+mt() { # dev save-dir args...
+    dev=$1 d=$2
+    shift 2
+    "$HGTRAIN" --task translation --data "$tmp/mt" --source-lang en --target-lang es \
+        --arch transformer_tiny --optimizer adam --adam-betas '(0.9, 0.98)' --lr 0.001 \
+        --lr-scheduler inverse_sqrt --warmup-updates 50 --max-tokens 1024 --seed 3 \
+        --log-format json --log-interval 1 --validate-interval 0 --devices "$dev" \
+        --save-dir "$tmp/$d" "$@" >"$tmp/$d.log" 2>&1 || { cat "$tmp/$d.log"; bad "translation on $dev ($d)"; }
+}
+mt cpu mt-cpu --max-update 3
+mt cuda:0 mt-cuda --max-update 3
+echo "transformer update 3 loss: cpu $(loss_of "$tmp/mt-cpu.log"), cuda $(loss_of "$tmp/mt-cuda.log")"
+"$CMP" "$tmp/mt-cuda/checkpoint_last.h5" "$tmp/mt-cpu/checkpoint_last.h5" 1e-4 ||
+    bad "transformer: cuda and cpu parameters differ"
+
+# 3. resume on the GPU: 2 updates, then 1 more == 3 straight (bitwise)
+mt cuda:0 mt-res --max-update 2
+mt cuda:0 mt-res --max-update 3
+"$CMP" "$tmp/mt-res/checkpoint_last.h5" "$tmp/mt-cuda/checkpoint_last.h5" 0 ||
+    bad "resumed GPU run differs from the straight one"
+
+# 4. a missing GPU is named
+"$HGTRAIN" --task translation --data "$tmp/mt" --devices cuda:99 --max-update 1 \
+    >"$tmp/bad.log" 2>&1 && bad "cuda:99 accepted"
+grep -q "cuda:99" "$tmp/bad.log" || { cat "$tmp/bad.log"; bad "cuda:99 not named"; }
+
+[ $fail -eq 0 ] && echo PASS
+exit $fail
