@@ -24,7 +24,6 @@ struct hg_ctl {
     void *ts;                /* the task's state */
     struct hg_ctl_cfg cfg;
     struct plan train, valid;
-    float *accum;            /* [ngrad] gradient sums over micro-batches */
     size_t ngrad;
     int n_acc;               /* micro-batches with data in this step */
     int bad_in_a_row;
@@ -112,11 +111,6 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
                        "(%zu vs %zu parameters)", task->name, np, npv);
     }
     hg_exec_grad_block(c->train.ex, &c->ngrad);
-    c->accum = malloc((c->ngrad ? c->ngrad : 1) * sizeof(float));
-    if (!c->accum) {
-        hg_ctl_free(c);
-        return hg_kerr(err, errlen, "out of memory");
-    }
     hg_graph_init_params(c->train.g, c->train.ex, cfg->seed);
     if (hg_exec_upload(c->train.ex, HG_R_PARAMS, err, errlen) != 0) {
         hg_ctl_free(c);
@@ -136,7 +130,6 @@ void hg_ctl_free(struct hg_ctl *c)
         hg_exec_free(ps[i]->ex);
         hg_graph_free(ps[i]->g);
     }
-    free(c->accum);
     free(c);
 }
 
@@ -180,50 +173,26 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
         return 0; /* a dummy batch: weight zero, nothing to add */
     int64_t sym[HG_MAX_SYMS_TASK];
     double ss;
-    size_t n;
-    const float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
     /* The first micro-batch's gradient stays in the grad block (the common
-     * --update-freq 1 case copies nothing); a second one moves it aside. */
-    if (c->n_acc == 1)
-        memcpy(c->accum, g, n * sizeof(float));
+     * --update-freq 1 case copies nothing); a second one moves it aside
+     * (where the grads live: on a GPU they stay there). */
+    if (c->n_acc == 1 && hg_exec_grad_op(c->train.ex, HG_GRAD_SAVE, err, errlen) != 0)
+        return -1;
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
-    /* on a GPU the grads come to the host mirror for the norm, the
-     * micro-batch sum and host collectives (one copy per micro-batch) */
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
-        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0 ||
-        hg_exec_download(c->train.ex, HG_R_GRADS, err, errlen) != 0)
+        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
     st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
                                                 ? c->train.m.nll : c->train.m.loss);
     st->sample_size += ss;
     st->nsentences += (double)b->size;
-    if (c->n_acc >= 1)
-        for (size_t i = 0; i < n; i++)
-            c->accum[i] += g[i];
+    if (c->n_acc >= 1 && hg_exec_grad_op(c->train.ex, HG_GRAD_ADD, err, errlen) != 0)
+        return -1;
     c->n_acc++;
     return 0;
-}
-
-/* sum of x[i]^2 in 16 float lanes per block of 4096, blocks added in
- * double: vectorisable, fixed order */
-static double sum_squares(const float *x, size_t n)
-{
-    double s = 0;
-    for (size_t b = 0; b < n; b += 4096) {
-        size_t e = b + 4096 < n ? b + 4096 : n, i = b;
-        float lane[16] = {0};
-        for (; i + 16 <= e; i += 16)
-            for (int l = 0; l < 16; l++)
-                lane[l] += x[i + l] * x[i + l];
-        for (int l = 0; l < 16; l++)
-            s += lane[l];
-        for (; i < e; i++)
-            s += (double)x[i] * x[i];
-    }
-    return s;
 }
 
 void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm)
@@ -280,26 +249,32 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
 {
     int n_acc = c->n_acc;
     c->n_acc = 0;
-    size_t n;
-    float *g = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] */
+    struct hg_exec *ex = c->train.ex;
+    /* the update's gradient sum into the grad block (it stays on a GPU) */
+    if (n_acc > 1 && hg_exec_grad_op(ex, HG_GRAD_RESTORE, err, errlen) != 0)
+        return -1;
     if (c->comm) {
         /* every rank takes part, with or without data: the sums decide */
-        if (n_acc == 0)
-            memset(g, 0, n * sizeof(float));
-        else if (n_acc > 1)
-            memcpy(g, c->accum, n * sizeof(float));
+        if (n_acc == 0 && hg_exec_grad_op(ex, HG_GRAD_ZERO, err, errlen) != 0)
+            return -1;
         n_acc = 1;
+        size_t n;
+        float *g = hg_exec_grad_block(ex, &n); /* [ngrad] host mirror */
+        /* host collectives (shm, tcp, mpi) sum the host mirror */
         if (reduce_stats(c, st, err, errlen) != 0 ||
-            hg_comm_allreduce_f32(c->comm, g, n, err, errlen) != 0)
+            hg_exec_download(ex, HG_R_GRADS, err, errlen) != 0 ||
+            hg_comm_allreduce_f32(c->comm, g, n, err, errlen) != 0 ||
+            hg_exec_upload(ex, HG_R_GRADS, err, errlen) != 0)
             return -1;
     }
     if (n_acc == 0 || st->sample_size <= 0) {
         st->skipped = 1; /* nothing seen: no update */
         return 0;
     }
-    if (n_acc > 1)
-        memcpy(g, c->accum, n * sizeof(float));
-    st->gnorm = sqrt(sum_squares(g, n)) / st->sample_size;
+    double sumsq;
+    if (hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
+        return -1;
+    st->gnorm = sqrt(sumsq) / st->sample_size;
     if (!isfinite(st->loss_sum) || !isfinite(st->gnorm)) {
         st->skipped = 1;
         if (++c->bad_in_a_row >= c->cfg.max_bad_updates)
@@ -319,10 +294,6 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     }
     struct hg_step hs = {.step = num_updates + 1, .lr = (float)lr,
                          .grad_scale = (float)scale};
-    /* the host changed the grads (sum of micro-batches, allreduce) */
-    if ((c->comm || n_acc > 1) &&
-        hg_exec_upload(c->train.ex, HG_R_GRADS, err, errlen) != 0)
-        return -1;
     if (hg_exec_run(c->train.ex, &hs, c->train.n_fb, c->train.n, err, errlen) != 0)
         return -1;
     c->valid_stale = 1;

@@ -32,6 +32,7 @@ struct hg_exec {
     struct hg_cuda_ctx *cu;
     size_t in_base, in_end; /* inputs and consts: uploaded by runs */
     unsigned char *result;  /* [nt] kept or read by no node: downloaded */
+    float *stash;           /* [grad floats] hg_exec_grad_op's, where grads live */
 };
 
 static double now_s(void)
@@ -323,6 +324,76 @@ int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t err
 #endif
 }
 
+/* sum of x[i]^2 in 16 float lanes per block of 4096, blocks added in
+ * double: vectorisable, fixed order */
+static double sum_squares(const float *x, size_t n)
+{
+    double s = 0;
+    for (size_t b = 0; b < n; b += 4096) {
+        size_t e = b + 4096 < n ? b + 4096 : n, i = b;
+        float lane[16] = {0};
+        for (; i + 16 <= e; i += 16)
+            for (int l = 0; l < 16; l++)
+                lane[l] += x[i + l] * x[i + l];
+        for (int l = 0; l < 16; l++)
+            s += lane[l];
+        for (; i < e; i++)
+            s += (double)x[i] * x[i];
+    }
+    return s;
+}
+
+int hg_exec_grad_sumsq(struct hg_exec *ex, double *out, char *err, size_t errlen)
+{
+    size_t n = ex->st.grad_bytes / sizeof(float);
+#ifdef HG_HAVE_CUDA
+    if (ex->device >= 0)
+        return hg_cuda_sumsq(ex->cu, (const float *)(ex->dmem + ex->grad_base), n, out,
+                             err, errlen);
+#endif
+    (void)err, (void)errlen;
+    *out = sum_squares((const float *)(ex->mem + ex->grad_base), n);
+    return 0;
+}
+
+int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t errlen)
+{
+    size_t n = ex->st.grad_bytes / sizeof(float), b = ex->st.grad_bytes;
+    const int gpu = ex->device >= 0;
+    float *g = (float *)((gpu ? ex->dmem : ex->mem) + ex->grad_base); /* [n] */
+    if (!ex->stash && op != HG_GRAD_ZERO) {
+        HG_CHECK(op == HG_GRAD_SAVE); /* ADD/RESTORE need a SAVE first */
+#ifdef HG_HAVE_CUDA
+        if (gpu)
+            ex->stash = hg_cuda_malloc(ex->cu, b, err, errlen);
+        else
+#endif
+            ex->stash = malloc(b ? b : 1);
+        if (!ex->stash)
+            return hg_kerr(err, errlen, "cannot allocate %zu bytes for the gradient sum", b);
+    }
+#ifdef HG_HAVE_CUDA
+    if (gpu) {
+        switch (op) {
+        case HG_GRAD_SAVE: return hg_cuda_d2d(ex->cu, ex->stash, g, b, err, errlen);
+        case HG_GRAD_ADD: return hg_cuda_accumulate(ex->cu, ex->stash, g, n, err, errlen);
+        case HG_GRAD_RESTORE: return hg_cuda_d2d(ex->cu, g, ex->stash, b, err, errlen);
+        case HG_GRAD_ZERO: return hg_cuda_memset(ex->cu, g, 0, b, err, errlen);
+        }
+    }
+#endif
+    switch (op) {
+    case HG_GRAD_SAVE: memcpy(ex->stash, g, b); break;
+    case HG_GRAD_ADD:
+        for (size_t i = 0; i < n; i++)
+            ex->stash[i] += g[i];
+        break;
+    case HG_GRAD_RESTORE: memcpy(g, ex->stash, b); break;
+    case HG_GRAD_ZERO: memset(g, 0, b); break;
+    }
+    return 0;
+}
+
 float *hg_exec_grad_block_dev(struct hg_exec *ex, size_t *n)
 {
     *n = ex->st.grad_bytes / sizeof(float);
@@ -336,12 +407,16 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->prof);
 #ifdef HG_HAVE_CUDA
     if (ex->device >= 0) {
+        hg_cuda_free(ex->stash);
         hg_cuda_free(ex->dmem);
         hg_cuda_host_free(ex->mem);
         hg_cuda_ctx_free(ex->cu);
     } else
 #endif
+    {
         free(ex->mem);
+        free(ex->stash);
+    }
     free(ex->off);
     free(ex->result);
     free(ex->bytes);

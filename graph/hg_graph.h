@@ -257,6 +257,14 @@ enum hg_region {
  * CPU.  Download waits for the copies. */
 int hg_exec_upload(struct hg_exec *ex, unsigned regions, char *err, size_t errlen);
 int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t errlen);
+/* The grad block where it lives (host or device), so a GPU plan's
+ * gradients stay on the GPU: SAVE copies it to a stash (allocated on first
+ * use), ADD adds it into the stash, RESTORE copies the stash back, ZERO
+ * clears it.  hg_exec_grad_sumsq: sum of squares in double in a fixed order
+ * (the CPU's: 16 float lanes per 4096, blocks added in double). */
+enum hg_grad_op { HG_GRAD_SAVE, HG_GRAD_ADD, HG_GRAD_RESTORE, HG_GRAD_ZERO };
+int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t errlen);
+int hg_exec_grad_sumsq(struct hg_exec *ex, double *out, char *err, size_t errlen);
 /* Device address of the grad block (NCCL allreduce); NULL on the CPU. */
 float *hg_exec_grad_block_dev(struct hg_exec *ex, size_t *n);
 void hg_exec_free(struct hg_exec *ex);

@@ -67,6 +67,14 @@ int hg_cuda_d2d(struct hg_cuda_ctx *c, void *dst, const void *src, size_t n,
 int hg_cuda_memset(struct hg_cuda_ctx *c, void *dst, int value, size_t n,
                    char *err, size_t errlen);
 
+/* Flat blocks on the device (kernels/cuda/blocks.cu): the sum of squares
+ * in double, in an order that does not change from run to run (waits for
+ * the stream); y[n] += x[n] (queued). */
+int hg_cuda_sumsq(struct hg_cuda_ctx *c, const float *x, size_t n, double *out,
+                  char *err, size_t errlen);
+int hg_cuda_accumulate(struct hg_cuda_ctx *c, float *y, const float *x, size_t n,
+                char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
