@@ -6,7 +6,9 @@ embeddings and output projection, dropout 0.1, label-smoothed cross
 entropy 0.1 summed over target tokens, Adam (0.9, 0.98)), forward +
 backward + update on fixed batches of B sentences x S source / T target
 tokens (no padding). Prints: torch tokens_per_s X ms_per_step Y
-Run with Debian's /usr/bin/python3 (python3-torch)."""
+Run with Debian's /usr/bin/python3 (python3-torch) on the CPU; with
+--device cuda on a GPU (fp32 without TF32, as hgtrain's pedantic cuBLAS).
+--layers/--dim/--heads/--ffn give transformer_base (6, 512, 8, 2048)."""
 import argparse, math, time
 
 import torch
@@ -36,9 +38,10 @@ class Model(nn.Module):
 
     def forward(self, src, prev):
         S, T = src.shape[1], prev.shape[1]
-        x = self.drop(self.es(src) * math.sqrt(self.d) + sinusoids(S, self.d))
-        y = self.drop(self.et(prev) * math.sqrt(self.d) + sinusoids(T, self.d))
-        mask = torch.triu(torch.full((T, T), float("-inf")), 1)
+        dev = src.device
+        x = self.drop(self.es(src) * math.sqrt(self.d) + sinusoids(S, self.d).to(dev))
+        y = self.drop(self.et(prev) * math.sqrt(self.d) + sinusoids(T, self.d).to(dev))
+        mask = torch.triu(torch.full((T, T), float("-inf"), device=dev), 1)
         h = self.dec(y, self.enc(x), tgt_mask=mask)
         return F.log_softmax(self.out(h), dim=-1)
 
@@ -56,14 +59,20 @@ def main():
     ap.add_argument("--ffn", type=int, default=1024)
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--device", default="cpu")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
-    m = Model(a.vsrc, a.vtgt, a.dim, a.heads, a.ffn, a.layers, 0.1)
+    dev = torch.device(a.device)
+    if dev.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    m = Model(a.vsrc, a.vtgt, a.dim, a.heads, a.ffn, a.layers, 0.1).to(dev)
     opt = torch.optim.Adam(m.parameters(), lr=5e-4, betas=(0.9, 0.98))
-    src = torch.randint(4, a.vsrc, (a.batch, a.src_len))
-    tgt = torch.randint(4, a.vtgt, (a.batch, a.tgt_len))
-    prev = torch.cat([torch.full((a.batch, 1), 2), tgt[:, :-1]], dim=1)
+    src = torch.randint(4, a.vsrc, (a.batch, a.src_len), device=dev)
+    tgt = torch.randint(4, a.vtgt, (a.batch, a.tgt_len), device=dev)
+    prev = torch.cat([torch.full((a.batch, 1), 2, device=dev), tgt[:, :-1]], dim=1)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     eps = 0.1
 
     def step():
@@ -78,11 +87,15 @@ def main():
 
     for _ in range(3):
         step()
+    sync()
     t0 = time.perf_counter()
     for _ in range(a.steps):
         step()
+    sync()
     dt = (time.perf_counter() - t0) / a.steps
-    print(f"torch tokens_per_s {a.batch * a.tgt_len / dt:.0f} ms_per_step {1000 * dt:.1f}")
+    nparam = sum(p.numel() for p in m.parameters())
+    print(f"torch tokens_per_s {a.batch * a.tgt_len / dt:.0f} ms_per_step {1000 * dt:.1f} "
+          f"params {nparam}")
 
 
 if __name__ == "__main__":
