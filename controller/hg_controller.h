@@ -93,6 +93,11 @@ struct hg_ctl_cfg {
     int max_bad_updates;     /* consecutive NaN/Inf updates before failing */
     int cuda;                /* 1: plans run on GPU cuda_device */
     int cuda_device;
+    int lowp;                /* enum hg_lowp: --bf16, --fp16 (GPU only) */
+    /* fp16's dynamic loss scale: start, halved on overflow (the update is
+     * skipped), doubled after scale_window good updates, never below min */
+    double loss_scale_init, loss_scale_min;
+    int loss_scale_window;
 };
 
 struct hg_ctl_stats {
@@ -106,6 +111,8 @@ struct hg_ctl_stats {
     double gnorm;            /* of the mean gradient, before clipping */
     int clipped;
     int skipped;             /* NaN/Inf: no update was made */
+    int overflow;            /* fp16: the scaled grads overflowed (skipped) */
+    double loss_scale;       /* fp16: the scale of this update */
     double metrics[HG_TASK_MAX_METRICS];
 };
 

@@ -27,6 +27,8 @@ struct hg_ctl {
     size_t ngrad;
     int n_acc;               /* micro-batches with data in this step */
     int bad_in_a_row;
+    double loss_scale;       /* fp16: current dynamic loss scale; else 1 */
+    int good_in_a_row;       /* fp16: updates since the last overflow */
     int valid_stale;         /* valid params older than train params */
     struct hg_comm *comm;    /* NULL: one process */
 };
@@ -111,6 +113,20 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
                        "(%zu vs %zu parameters)", task->name, np, npv);
     }
     hg_exec_grad_block(c->train.ex, &c->ngrad);
+    c->loss_scale = 1;
+    if (cfg->lowp != HG_LOWP_NONE) {
+        if (!cfg->cuda) {
+            hg_ctl_free(c);
+            return hg_kerr(err, errlen, "--bf16/--fp16: mixed precision is a GPU "
+                           "feature (--devices cuda:N); the CPU computes in fp32");
+        }
+        hg_exec_set_lowp(c->train.ex, cfg->lowp);
+        hg_exec_set_lowp(c->valid.ex, cfg->lowp);
+        if (cfg->lowp == HG_LOWP_FP16) {
+            c->loss_scale = cfg->loss_scale_init > 0 ? cfg->loss_scale_init : 128;
+            hg_exec_set_loss_scale(c->train.ex, (float)c->loss_scale);
+        }
+    }
     hg_graph_init_params(c->train.g, c->train.ex, cfg->seed);
     if (hg_exec_upload(c->train.ex, HG_R_PARAMS, err, errlen) != 0) {
         hg_ctl_free(c);
@@ -274,7 +290,24 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     double sumsq;
     if (hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
         return -1;
-    st->gnorm = sqrt(sumsq) / st->sample_size;
+    /* fp16: the grads are scaled by the loss scale */
+    st->loss_scale = c->loss_scale;
+    st->gnorm = sqrt(sumsq) / st->sample_size / c->loss_scale;
+    if (c->cfg.lowp == HG_LOWP_FP16 && isfinite(st->loss_sum) && !isfinite(st->gnorm)) {
+        /* an overflow of the scaled fp16 grads: skip, halve the scale */
+        st->skipped = st->overflow = 1;
+        c->good_in_a_row = 0;
+        double min = c->cfg.loss_scale_min > 0 ? c->cfg.loss_scale_min : 1e-4;
+        if (c->loss_scale / 2 < min)
+            return hg_kerr(err, errlen, "update %llu: fp16 gradients overflow at the "
+                           "minimum loss scale %g; stopping (use --bf16, lower --lr "
+                           "or set --clip-norm)", (unsigned long long)num_updates + 1, min);
+        c->loss_scale /= 2;
+        hg_exec_set_loss_scale(c->train.ex, (float)c->loss_scale);
+        fprintf(stderr, "| NOTE: update %llu: fp16 gradient overflow, update skipped, "
+                "loss scale now %g\n", (unsigned long long)num_updates + 1, c->loss_scale);
+        return 0;
+    }
     if (!isfinite(st->loss_sum) || !isfinite(st->gnorm)) {
         st->skipped = 1;
         if (++c->bad_in_a_row >= c->cfg.max_bad_updates)
@@ -287,7 +320,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         return 0;
     }
     c->bad_in_a_row = 0;
-    double scale = 1.0 / st->sample_size;
+    double scale = 1.0 / st->sample_size / c->loss_scale;
     if (c->cfg.clip_norm > 0 && st->gnorm > c->cfg.clip_norm) {
         scale *= c->cfg.clip_norm / st->gnorm;
         st->clipped = 1;
@@ -297,6 +330,12 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     if (hg_exec_run(c->train.ex, &hs, c->train.n_fb, c->train.n, err, errlen) != 0)
         return -1;
     c->valid_stale = 1;
+    if (c->cfg.lowp == HG_LOWP_FP16 &&
+        ++c->good_in_a_row >= (c->cfg.loss_scale_window > 0 ? c->cfg.loss_scale_window : 2000)) {
+        c->good_in_a_row = 0;
+        c->loss_scale *= 2;
+        hg_exec_set_loss_scale(c->train.ex, (float)c->loss_scale);
+    }
     return 0;
 }
 

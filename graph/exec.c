@@ -33,6 +33,7 @@ struct hg_exec {
     size_t in_base, in_end; /* inputs and consts: uploaded by runs */
     unsigned char *result;  /* [nt] kept or read by no node: downloaded */
     float *stash;           /* [grad floats] hg_exec_grad_op's, where grads live */
+    int lowp;               /* enum hg_lowp */
 };
 
 static double now_s(void)
@@ -394,6 +395,17 @@ int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t er
     return 0;
 }
 
+void hg_exec_set_lowp(struct hg_exec *ex, int lowp) { ex->lowp = lowp; }
+
+void hg_exec_set_loss_scale(struct hg_exec *ex, float scale)
+{
+    /* the seed is a constant in the inputs region: the next run that
+     * starts at position 0 uploads it */
+    int t = hg_graph_find(ex->g, "loss.grad");
+    HG_CHECK(t >= 0 && ex->g->t[t].info.kind == HG_T_CONST);
+    *(float *)(ex->mem + ex->off[t]) = scale;
+}
+
 float *hg_exec_grad_block_dev(struct hg_exec *ex, size_t *n)
 {
     *n = ex->st.grad_bytes / sizeof(float);
@@ -525,6 +537,7 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
 #endif
     struct hg_kctx ctx = {
         .dev = ex->cu,
+        .lowp = ex->lowp,
         .nthreads = hg_kernels_get_threads(),
         .step = st ? st->step : 1,
         .lr = st ? st->lr : 0.f,

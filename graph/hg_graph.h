@@ -265,6 +265,11 @@ int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t err
 enum hg_grad_op { HG_GRAD_SAVE, HG_GRAD_ADD, HG_GRAD_RESTORE, HG_GRAD_ZERO };
 int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t errlen);
 int hg_exec_grad_sumsq(struct hg_exec *ex, double *out, char *err, size_t errlen);
+/* Mixed precision of a GPU plan's GEMMs (enum hg_lowp; the CPU ignores
+ * it).  The loss scale multiplies the backward's seed dL/dL (fp16's
+ * dynamic loss scaling: the grads come out scaled by it). */
+void hg_exec_set_lowp(struct hg_exec *ex, int lowp);
+void hg_exec_set_loss_scale(struct hg_exec *ex, float scale);
 /* Device address of the grad block (NCCL allreduce); NULL on the CPU. */
 float *hg_exec_grad_block_dev(struct hg_exec *ex, size_t *n);
 void hg_exec_free(struct hg_exec *ex);

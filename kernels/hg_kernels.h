@@ -151,12 +151,18 @@ enum hg_op {
     HG_OP_COUNT
 };
 
+/* Mixed precision (--bf16, --fp16): the precision of GEMM operands. */
+enum hg_lowp { HG_LOWP_NONE, HG_LOWP_BF16, HG_LOWP_FP16 };
+
 /* What a kernel needs besides its tensors: set by the executor per step. */
 struct hg_kctx {
     int nthreads;
     void *dev;          /* CUDA kernels: struct hg_cuda_ctx * (stream, handles,
                          * error word); NULL on the CPU */
     int pos;            /* the node's position in the run (error reports) */
+    int lowp;           /* enum hg_lowp: CUDA GEMMs read bf16/fp16 copies of
+                         * their operands (tensor cores), accumulate and
+                         * write fp32; the CPU computes fp32 regardless */
     uint64_t step;      /* optimizer step, 1-based; also dropout's stream */
     float lr;
     float grad_scale;   /* grads are sums; updates multiply by this (1/sample_size) */

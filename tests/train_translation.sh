@@ -91,6 +91,9 @@ run ck4 --max-update 1 --encoder-attention-heads 5 --no-save >"$tmp/e" 2>&1
 run ck4 --max-update 1 --share-all-embeddings --no-save >"$tmp/e" 2>&1
 [ $? -ne 0 ] && grep -q -- '--share-all-embeddings requires a joined dictionary' "$tmp/e" ||
     { cat "$tmp/e"; bad "--share-all-embeddings without a joined dictionary accepted"; }
+run ck4 --max-update 1 --bf16 --no-save >"$tmp/e" 2>&1
+[ $? -ne 0 ] && grep -q -- '--bf16/--fp16: mixed precision is a GPU feature' "$tmp/e" ||
+    { cat "$tmp/e"; bad "--bf16 on the CPU accepted"; }
 
 # 5. a joined dictionary: one embedding table for source, target and output
 "$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \

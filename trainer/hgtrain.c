@@ -285,6 +285,7 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
 
 struct meters {
     double loss, nll, ss, bsz, gnorm, clip, n, t0;
+    double loss_scale;   /* --fp16: the last update's */
 };
 
 /* fairseq's meters, in base 2: loss and nll_loss per unit of sample size
@@ -314,6 +315,10 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
              (long long)steps, loss, nll, pow(2.0, nll), m->ss / dt, m->n / dt, m->ss / m->n,
              m->bsz / m->n, lr, m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall,
              now() - r->t_start);
+    size_t len = strlen(line);
+    if (r->o.fp16 && len >= 2) /* the scale joins the end of the line */
+        snprintf(line + len - (r->json ? 2 : 1), sizeof(line) - len + 2,
+                 r->json ? ", \"loss_scale\": %g}\n" : " | loss_scale %g\n", m->loss_scale);
     logf_line(r, line);
     memset(m, 0, sizeof(*m));
     m->t0 = now();
@@ -388,6 +393,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 m.ss += st.sample_size;
                 m.gnorm += st.gnorm;
                 m.clip += st.clipped;
+                m.loss_scale = st.loss_scale;
                 m.n++;
             }
             memset(&st, 0, sizeof(st));
@@ -579,7 +585,17 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     }
     struct hg_ctl_cfg cc = {.clip_norm = o->clip_norm, .seed = (uint64_t)o->seed,
                             .max_len = max_len, .max_tokens = r->max_tok,
-                            .cuda = r->cuda_device >= 0, .cuda_device = r->cuda_device};
+                            .cuda = r->cuda_device >= 0, .cuda_device = r->cuda_device,
+                            .lowp = o->fp16 ? HG_LOWP_FP16 : o->bf16 ? HG_LOWP_BF16
+                                                                     : HG_LOWP_NONE,
+                            .loss_scale_init = o->fp16_init_scale,
+                            .loss_scale_min = o->min_loss_scale};
+    if (o->bf16 && o->fp16)
+        return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
+    cc.loss_scale_window = o->fp16_scale_window > 0
+                               ? (int)o->fp16_scale_window
+                               : (int)(16384 / (r->world * o->update_freq) > 0
+                                           ? 16384 / (r->world * o->update_freq) : 1);
     /* every rank plans for the largest rank's batch (a slower rank only
      * leaves part of its buffers unused) */
     cc.max_batch = r->max_sent > 0 ? r->max_sent : r->max_tok / min_len;

@@ -99,6 +99,21 @@ const struct hg_opt_spec hg_opt_specs[] = {
      .offset = OFF(momentum), .def = "0", .max = 1, .help = "SGD momentum"},
     {.name = "nesterov", .type = HG_OPT_FLAG, .group = G_OPT,
      .offset = OFF(nesterov), .help = "SGD with Nesterov momentum"},
+    {.name = "bf16", .type = HG_OPT_FLAG, .group = G_OPT, .offset = OFF(bf16),
+     .help = "GPU: GEMMs on bf16 copies of their operands (tensor cores), fp32 "
+             "accumulation, fp32 master weights and everything else"},
+    {.name = "fp16", .type = HG_OPT_FLAG, .group = G_OPT, .offset = OFF(fp16),
+     .help = "GPU: as --bf16 with fp16 operands and dynamic loss scaling (an "
+             "overflow skips the update and halves the scale)"},
+    {.name = "fp16-init-scale", .type = HG_OPT_REAL, .group = G_OPT,
+     .offset = OFF(fp16_init_scale), .def = "128", .help = "--fp16: first loss scale"},
+    {.name = "fp16-scale-window", .type = HG_OPT_INT, .group = G_OPT,
+     .offset = OFF(fp16_scale_window), .def = "0",
+     .help = "--fp16: double the scale after N updates without overflow "
+             "(0: 2^14 / (world size x update-freq))"},
+    {.name = "min-loss-scale", .type = HG_OPT_REAL, .group = G_OPT,
+     .offset = OFF(min_loss_scale), .def = "0.0001",
+     .help = "--fp16: stop when the scale would go below this"},
     {.name = "clip-norm", .type = HG_OPT_REAL, .group = G_OPT,
      .offset = OFF(clip_norm), .def = "0",
      .help = "clip the gradient to this global L2 norm (0: off)"},

@@ -57,6 +57,9 @@ struct hg_opts {
     double weight_decay;          /* default 0 */
     double momentum;              /* sgd, default 0 */
     int nesterov;                 /* sgd */
+    int bf16, fp16;               /* mixed precision (GPU) */
+    double fp16_init_scale, min_loss_scale;
+    int64_t fp16_scale_window;    /* 0: 2^14 / (world x update-freq), fairseq's */
     double clip_norm;             /* default 0: off */
     int64_t update_freq;          /* gradient accumulation, default 1 */
     char *lr_scheduler;           /* fixed|inverse_sqrt|polynomial_decay|cosine */
