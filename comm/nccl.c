@@ -3,9 +3,11 @@
  * (HG_HAVE_NCCL); otherwise hg_comm_have_nccl() is 0 and hg_comm_nccl_new
  * fails with a message.
  *
- * Every buffer is device memory on the device that was current when the
+ * Buffers are device memory on the device that was current when the
  * handle was made (the caller selects it, cudaSetDevice, before
- * hg_comm_nccl_new); host pointers are an error NCCL reports.
+ * hg_comm_nccl_new).  Host buffers (the training loop's scalars, a
+ * parameter broadcast through a host mirror) are staged through a device
+ * copy: correct, and slow only for big ones.
  *
  * Start: rank 0 calls ncclGetUniqueId and publishes it in the rendezvous
  * store under "nccl/id" (so one nccl handle per store), the others read it
@@ -308,6 +310,55 @@ static void nccl_free(struct hg_comm *base)
 
 /* ---------------------------------------------------------------- collectives */
 
+/* 1 when p is host memory NCCL cannot use (pageable or pinned). */
+static int is_host(const void *p)
+{
+    struct cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError(); /* older drivers: unregistered host memory */
+        return 1;
+    }
+    return a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged;
+}
+
+/* A device copy of host buffer h (bytes), or h itself when it is device
+ * memory; *staged says which.  Freed by unstage, which copies back. */
+static void *stage(struct nccl_comm *c, void *h, size_t bytes, int *staged,
+                   char *err, size_t errlen)
+{
+    void *d = h;
+    *staged = is_host(h);
+    if (!*staged)
+        return d;
+    cudaError_t e = cudaMalloc(&d, bytes);
+    if (e != cudaSuccess) {
+        cuda_fail(c, e, "cudaMalloc (staging a host buffer)", err, errlen);
+        return NULL;
+    }
+    e = cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, c->stream);
+    if (e != cudaSuccess) {
+        cudaFree(d);
+        cuda_fail(c, e, "cudaMemcpyAsync (staging)", err, errlen);
+        return NULL;
+    }
+    return d;
+}
+
+/* After the collective's sync: copy a staged result back, free it. */
+static int unstage(struct nccl_comm *c, void *h, void *d, size_t bytes, int staged,
+                   int rc, char *err, size_t errlen)
+{
+    if (!staged)
+        return rc;
+    if (rc == 0) {
+        cudaError_t e = cudaMemcpy(h, d, bytes, cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess)
+            rc = cuda_fail(c, e, "cudaMemcpy (staged result)", err, errlen);
+    }
+    cudaFree(d);
+    return rc;
+}
+
 static int nccl_allreduce(struct hg_comm *base, void *buf, size_t n,
                           enum hg_comm_dtype dt, char *err, size_t errlen)
 {
@@ -316,13 +367,21 @@ static int nccl_allreduce(struct hg_comm *base, void *buf, size_t n,
         return -1;
     if (n == 0)
         return 0;
-    NCCL_CHECK(c, ncclAllReduce(buf, buf, n,
-                                dt == HG_COMM_F32 ? ncclFloat32 : ncclFloat64,
-                                ncclSum, c->comm, c->stream), err, errlen);
+    size_t bytes = n * (dt == HG_COMM_F32 ? 4 : 8);
+    int staged;
+    void *d = stage(c, buf, bytes, &staged, err, errlen);
+    if (!d)
+        return -1;
+    ncclResult_t r = ncclAllReduce(d, d, n, dt == HG_COMM_F32 ? ncclFloat32 : ncclFloat64,
+                                   ncclSum, c->comm, c->stream);
+    if (r != ncclSuccess) {
+        unstage(c, buf, d, bytes, staged, -1, err, errlen);
+        return nccl_fail(c, r, "ncclAllReduce", err, errlen);
+    }
     char what[64];
     snprintf(what, sizeof what, "allreduce of %zu %s", n,
              dt == HG_COMM_F32 ? "floats" : "doubles");
-    return sync_stream(c, what, err, errlen);
+    return unstage(c, buf, d, bytes, staged, sync_stream(c, what, err, errlen), err, errlen);
 }
 
 static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
@@ -333,12 +392,19 @@ static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
         return -1;
     if (bytes == 0)
         return 0;
-    NCCL_CHECK(c, ncclBroadcast(buf, buf, bytes, ncclUint8, root, c->comm,
-                                c->stream), err, errlen);
+    int staged;
+    void *d = stage(c, buf, bytes, &staged, err, errlen);
+    if (!d)
+        return -1;
+    ncclResult_t r = ncclBroadcast(d, d, bytes, ncclUint8, root, c->comm, c->stream);
+    if (r != ncclSuccess) {
+        unstage(c, buf, d, bytes, staged, -1, err, errlen);
+        return nccl_fail(c, r, "ncclBroadcast", err, errlen);
+    }
     char what[96];
     snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
              root);
-    return sync_stream(c, what, err, errlen);
+    return unstage(c, buf, d, bytes, staged, sync_stream(c, what, err, errlen), err, errlen);
 }
 
 /* In place when send == recv + rank*bytes, as NCCL allows. */

@@ -276,12 +276,18 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         n_acc = 1;
         size_t n;
         float *g = hg_exec_grad_block(ex, &n); /* [ngrad] host mirror */
-        /* host collectives (shm, tcp, mpi) sum the host mirror */
-        if (reduce_stats(c, st, err, errlen) != 0 ||
-            hg_exec_download(ex, HG_R_GRADS, err, errlen) != 0 ||
-            hg_comm_allreduce_f32(c->comm, g, n, err, errlen) != 0 ||
-            hg_exec_upload(ex, HG_R_GRADS, err, errlen) != 0)
+        float *dg = hg_exec_grad_block_dev(ex, &n); /* [ngrad] device, or NULL */
+        if (reduce_stats(c, st, err, errlen) != 0)
             return -1;
+        if (dg && strcmp(hg_comm_backend(c->comm), "nccl") == 0) {
+            /* NCCL sums the device's grads where they are */
+            if (hg_comm_allreduce_f32(c->comm, dg, n, err, errlen) != 0)
+                return -1;
+        } else if (hg_exec_download(ex, HG_R_GRADS, err, errlen) != 0 ||
+                   hg_comm_allreduce_f32(c->comm, g, n, err, errlen) != 0 ||
+                   hg_exec_upload(ex, HG_R_GRADS, err, errlen) != 0) {
+            return -1; /* host collectives (shm, tcp, mpi) sum the host mirror */
+        }
     }
     if (n_acc == 0 || st->sample_size <= 0) {
         st->skipped = 1; /* nothing seen: no update */
@@ -374,10 +380,15 @@ void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
 {
     struct hg_mem_stats ms;
     hg_exec_mem(c->train.ex, &ms);
-    snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB "
+    char dev[64] = "";
+    if (hg_exec_device(c->train.ex) >= 0)
+        snprintf(dev, sizeof dev, " on cuda:%d%s", hg_exec_device(c->train.ex),
+                 c->cfg.lowp == HG_LOWP_BF16 ? " (bf16 GEMMs)"
+                 : c->cfg.lowp == HG_LOWP_FP16 ? " (fp16 GEMMs, loss scaling)" : "");
+    snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s "
              "(activations %.1f MiB, %.1f without reuse), BLAS %s, %d threads",
              (long long)hg_graph_param_count(c->train.g), c->train.n,
-             ms.total / 1048576.0, ms.act_bytes / 1048576.0,
+             ms.total / 1048576.0, dev, ms.act_bytes / 1048576.0,
              ms.act_naive / 1048576.0, hg_kernels_blas_name(),
              hg_kernels_get_threads());
 }

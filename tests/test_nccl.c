@@ -3,7 +3,7 @@
  * allreduce f32/f64 (integer values: exact in any order), broadcast,
  * allgather (aliased and not), barrier, send/recv in a ring, a size
  * mismatch naming both ranks and the sender told of it.  Buffers are device
- * memory.  SKIP (77) when built without NCCL or when there is no GPU.
+ * memory, and one host buffer (staged by the backend).  SKIP (77) when built without NCCL or when there is no GPU.
  *
  * The parent never touches CUDA (a CUDA context does not survive fork):
  * a probe child counts the devices. */
@@ -132,6 +132,21 @@ static int worker(int me, int world, int port, const char *token)
             bad += h[i] != want;
         }
         EXPECT(bad == 0, "rank %d: f64 allreduce of %zu: %zu wrong", me, n, bad);
+
+        /* a host buffer is staged through the device (the training loop's
+         * scalars) */
+        for (size_t i = 0; i < n; i++)
+            h[i] = (double)((i * 5 + (size_t)me) % 77);
+        REQUIRE(hg_comm_allreduce_f64(c, h, n, err, sizeof err) == 0,
+                "rank %d allreduce_f64 of a host buffer %zu: %s", me, n, err);
+        bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            double want = 0;
+            for (int r = 0; r < world; r++)
+                want += (double)((i * 5 + (size_t)r) % 77);
+            bad += h[i] != want;
+        }
+        EXPECT(bad == 0, "rank %d: host-buffer allreduce of %zu: %zu wrong", me, n, bad);
 
         int root = world - 1;
         for (size_t i = 0; i < n; i++)

@@ -6,7 +6,9 @@
 #  2. Transformer (translation, transformer_tiny: embeddings, attention,
 #     layer norm, dropout 0.1, label smoothing, Adam) on tests/data: 3 updates;
 #  3. resume on the GPU from a checkpoint == straight run (bitwise);
-#  4. a GPU that does not exist is named.
+#  4. a GPU that does not exist is named;
+#  5. with two GPUs or more: MNIST on cuda:0,cuda:1 over NCCL with uneven
+#     per-rank batches (64,32) == one GPU with the union (96).
 # Dropout masks come from the same counter-based RNG on both devices.
 # SKIP (77) when hgtrain has no CUDA backend or no GPU is usable.
 set -u
@@ -16,6 +18,7 @@ HGTRAIN=${HGTRAIN:-$B/hgtrain}
 HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
 CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
 TESTCUDA=${TEST_CUDA:-$B/tests/test_cuda}
+ngpu=$("$TESTCUDA" 2>/dev/null | sed -n 's/^\([0-9]*\) CUDA device.*/\1/p')
 "$TESTCUDA" >/dev/null 2>&1
 rc=$?
 [ $rc -eq 77 ] && { echo "SKIP: no CUDA backend or no GPU (tests/test_cuda)"; exit 77; }
@@ -42,6 +45,24 @@ if [ -f "$SRC/t10k-images-idx3-ubyte.gz" ]; then
     echo "mnist update 3 loss: cpu $l1, cuda $l2"
     "$CMP" "$tmp/mn-cuda:0/checkpoint_last.h5" "$tmp/mn-cpu/checkpoint_last.h5" 1e-4 ||
         bad "mnist: cuda and cpu parameters differ"
+    # 5. two GPUs over NCCL, uneven batches, == one GPU with the union
+    if [ "${ngpu:-1}" -ge 2 ]; then
+        mn2() { # save-dir args...
+            d=$1
+            shift
+            "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+                --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
+                --log-interval 1 --validate-interval 0 --max-update 4 --save-dir "$tmp/$d" \
+                "$@" >"$tmp/$d.log" 2>&1 || { cat "$tmp/$d.log"; bad "mnist $d"; }
+        }
+        mn2 g1 --devices cuda:0 --max-sentences 96
+        mn2 g2 --devices cuda:0,cuda:1 --max-sentences-per-rank 64,32
+        grep -q "backend nccl" "$tmp/g2.log" || bad "two GPUs did not use nccl"
+        "$CMP" "$tmp/g2/checkpoint_last.h5" "$tmp/g1/checkpoint_last.h5" 1e-5 ||
+            bad "two GPUs over NCCL differ from one GPU"
+    else
+        echo "note: one GPU: the two-GPU NCCL part is skipped"
+    fi
 else
     echo "note: no Fashion-MNIST at $SRC: MNIST part skipped"
 fi

@@ -206,7 +206,9 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
         return 0;
     }
     if (strcmp(bk, "auto") == 0)
-        L->backend = one_node ? HG_BK_SHM : HG_BK_TCP; /* GPUs too, for now: below */
+        L->backend = L->cuda && hg_comm_have_nccl() ? HG_BK_NCCL
+                     : one_node                     ? HG_BK_SHM
+                                                    : HG_BK_TCP;
     else if (strcmp(bk, "shm") == 0)
         L->backend = HG_BK_SHM;
     else if (strcmp(bk, "tcp") == 0)
@@ -219,13 +221,10 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
                        "use tcp)", L->world, L->nlocal);
     if (L->backend == HG_BK_NCCL && !hg_comm_have_nccl())
         return hg_kerr(err, errlen, "--distributed-backend nccl: built without NCCL");
-    /* The training loop sums gradients in the host mirror of each GPU plan
-     * (graph/exec.c); the device-resident, overlapped NCCL allreduce is not
-     * wired in yet: GPU workers meet over shm or tcp meanwhile. */
-    if (L->backend == HG_BK_NCCL)
-        return hg_kerr(err, errlen, "--distributed-backend nccl: training over NCCL is "
-                       "not wired into the training loop yet; use "
-                       "--distributed-backend shm (one node) or tcp with GPU workers");
+    /* NCCL sums device buffers: the workers must have GPUs */
+    if (L->backend == HG_BK_NCCL && !L->cuda)
+        return hg_kerr(err, errlen, "--distributed-backend nccl: the workers are CPU "
+                       "workers (--devices cpu...): use shm, tcp or mpi");
     if (L->backend == HG_BK_SHM)
         return 0;
 
@@ -538,6 +537,11 @@ int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm, cha
         return -1;
     if (L->backend == HG_BK_TCP)
         return hg_comm_tcp_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+#ifdef HG_HAVE_CUDA
+    /* NCCL binds the communicator to the current device: this worker's */
+    if (L->cuda && hg_cuda_set_device(L->dev[local], err, errlen) != 0)
+        return -1;
+#endif
     return hg_comm_nccl_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
 }
 

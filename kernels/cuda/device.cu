@@ -174,6 +174,12 @@ out:
         }                                                                      \
     } while (0)
 
+extern "C" int hg_cuda_set_device(int device, char *err, size_t errlen)
+{
+    CUDA_OR(cudaSetDevice(device), -1);
+    return 0;
+}
+
 extern "C" int hg_cuda_device_name(int device, char *buf, size_t len)
 {
     cudaDeviceProp p;

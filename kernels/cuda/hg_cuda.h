@@ -27,6 +27,10 @@ int hg_cuda_device_count(char *err, size_t errlen);
  * both with CPU values.  0 if they agree, -1 with a message in err. */
 int hg_cuda_selftest(char *err, size_t errlen);
 
+/* Makes device d current for the calling thread (before NCCL or a context
+ * is made for it). */
+int hg_cuda_set_device(int device, char *err, size_t errlen);
+
 /* "NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.1 GiB" into buf. */
 int hg_cuda_device_name(int device, char *buf, size_t len);
 
