@@ -44,8 +44,6 @@ MISSING(adadelta_step)
 
 
 /* group B: matmul, conv, pool, softmax, norm, embedding, losses */
-MISSING(matmul)
-MISSING(matmul_reduce)
 MISSING(conv2d)
 MISSING(conv2d_bwd_data)
 MISSING(conv2d_bwd_filter)
