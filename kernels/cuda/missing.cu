@@ -44,11 +44,6 @@ MISSING(adadelta_step)
 
 
 /* group B: matmul, conv, pool, softmax, norm, embedding, losses */
-MISSING(conv2d)
-MISSING(conv2d_bwd_data)
-MISSING(conv2d_bwd_filter)
-MISSING(maxpool2d)
-MISSING(maxpool2d_bwd)
 MISSING(softmax)
 MISSING(softmax_bwd)
 MISSING(log_softmax)
@@ -62,6 +57,3 @@ MISSING(cross_entropy)
 MISSING(cross_entropy_bwd)
 MISSING(nll)
 MISSING(nll_bwd)
-MISSING_WS(cuda_conv2d)
-MISSING_WS(cuda_conv2d_bwd_data)
-MISSING_WS(cuda_conv2d_bwd_filter)
