@@ -15,7 +15,8 @@
     [op] = {.name = nm, .n_in = nin, .flags = fl, .shape = hg_shape_##sh,       \
             .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
             .cuda = CUDA_FN(fn)}
-/* ops whose CUDA kernel needs a workspace of its own (cuDNN's) */
+/* ops whose CUDA kernel needs a workspace of its own (cuDNN's, or the
+ * partial sums of a fixed-order reduction) */
 #define ROW_CWS(op, nm, nin, fl, sh, co, ws_, fn)                              \
     [op] = {.name = nm, .n_in = nin, .flags = fl, .shape = hg_shape_##sh,       \
             .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
@@ -60,9 +61,9 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_SUM, "sum", 1, 0, reduce, reduce, NULL, sum),
     ROW(HG_OP_MEAN, "mean", 1, 0, reduce, reduce, NULL, mean),
     ROW(HG_OP_EXPAND_LIKE, "expand_like", 2, 0, like_second, copy, NULL, expand_like),
-    ROW(HG_OP_CROSS_ENTROPY, "cross_entropy", 2, 0, loss, loss, NULL, cross_entropy),
+    ROW_CWS(HG_OP_CROSS_ENTROPY, "cross_entropy", 2, 0, loss, loss, NULL, cross_entropy),
     ROW(HG_OP_CROSS_ENTROPY_BWD, "cross_entropy_bwd", 3, 0, loss_bwd, loss, NULL, cross_entropy_bwd),
-    ROW(HG_OP_NLL, "nll", 2, 0, loss, loss, NULL, nll),
+    ROW_CWS(HG_OP_NLL, "nll", 2, 0, loss, loss, NULL, nll),
     ROW(HG_OP_NLL_BWD, "nll_bwd", 3, 0, loss_bwd, loss, NULL, nll_bwd),
     ROW(HG_OP_SGD_STEP, "sgd_step", 3, HG_OPF_NO_OUTPUT, update, sgd, NULL, sgd_step),
     ROW(HG_OP_ADAMW_STEP, "adamw_step", 4, HG_OPF_NO_OUTPUT, update, adamw, NULL, adamw_step),

@@ -44,16 +44,8 @@ MISSING(adadelta_step)
 
 
 /* group B: matmul, conv, pool, softmax, norm, embedding, losses */
-MISSING(softmax)
-MISSING(softmax_bwd)
-MISSING(log_softmax)
-MISSING(log_softmax_bwd)
 MISSING(layernorm)
 MISSING(layernorm_bwd_x)
 MISSING(layernorm_bwd_g)
 MISSING(embedding)
 MISSING(embedding_bwd)
-MISSING(cross_entropy)
-MISSING(cross_entropy_bwd)
-MISSING(nll)
-MISSING(nll_bwd)
