@@ -47,7 +47,7 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_LOG_SOFTMAX_BWD, "log_softmax_bwd", 2, 0, like_first, rowwise, NULL, log_softmax_bwd),
     ROW(HG_OP_LAYERNORM, "layernorm", 3, 0, like_first, layernorm, NULL, layernorm),
     ROW(HG_OP_LAYERNORM_BWD_X, "layernorm_bwd_x", 3, 0, like_first, layernorm, NULL, layernorm_bwd_x),
-    ROW(HG_OP_LAYERNORM_BWD_G, "layernorm_bwd_g", 2, 0, layernorm_g, layernorm, NULL, layernorm_bwd_g),
+    ROW_CWS(HG_OP_LAYERNORM_BWD_G, "layernorm_bwd_g", 2, 0, layernorm_g, layernorm, NULL, layernorm_bwd_g),
     ROW(HG_OP_DROPOUT, "dropout", 1, 0, like_first, elementwise, NULL, dropout),
     ROW(HG_OP_EMBEDDING, "embedding", 2, 0, embedding, embedding, NULL, embedding),
     ROW(HG_OP_EMBEDDING_BWD, "embedding_bwd", 3, 0, like_third, embedding, NULL, embedding_bwd),

@@ -44,8 +44,5 @@ MISSING(adadelta_step)
 
 
 /* group B: matmul, conv, pool, softmax, norm, embedding, losses */
-MISSING(layernorm)
-MISSING(layernorm_bwd_x)
-MISSING(layernorm_bwd_g)
 MISSING(embedding)
 MISSING(embedding_bwd)
