@@ -44,5 +44,3 @@ MISSING(adadelta_step)
 
 
 /* group B: matmul, conv, pool, softmax, norm, embedding, losses */
-MISSING(embedding)
-MISSING(embedding_bwd)
