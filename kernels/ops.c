@@ -15,7 +15,8 @@
     [op] = {.name = nm, .n_in = nin, .flags = fl, .shape = hg_shape_##sh,       \
             .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
             .cuda = CUDA_FN(fn)}
-/* ops whose CUDA kernel needs a workspace of its own (cuDNN's) */
+/* ops whose CUDA kernel needs a workspace of its own (cuDNN's, or the
+ * partial sums of a fixed-order reduction) */
 #define ROW_CWS(op, nm, nin, fl, sh, co, ws_, fn)                              \
     [op] = {.name = nm, .n_in = nin, .flags = fl, .shape = hg_shape_##sh,       \
             .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
@@ -46,7 +47,7 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_LOG_SOFTMAX_BWD, "log_softmax_bwd", 2, 0, like_first, rowwise, NULL, log_softmax_bwd),
     ROW(HG_OP_LAYERNORM, "layernorm", 3, 0, like_first, layernorm, NULL, layernorm),
     ROW(HG_OP_LAYERNORM_BWD_X, "layernorm_bwd_x", 3, 0, like_first, layernorm, NULL, layernorm_bwd_x),
-    ROW(HG_OP_LAYERNORM_BWD_G, "layernorm_bwd_g", 2, 0, layernorm_g, layernorm, NULL, layernorm_bwd_g),
+    ROW_CWS(HG_OP_LAYERNORM_BWD_G, "layernorm_bwd_g", 2, 0, layernorm_g, layernorm, NULL, layernorm_bwd_g),
     ROW(HG_OP_DROPOUT, "dropout", 1, 0, like_first, elementwise, NULL, dropout),
     ROW(HG_OP_EMBEDDING, "embedding", 2, 0, embedding, embedding, NULL, embedding),
     ROW(HG_OP_EMBEDDING_BWD, "embedding_bwd", 3, 0, like_third, embedding, NULL, embedding_bwd),
@@ -60,9 +61,9 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_SUM, "sum", 1, 0, reduce, reduce, NULL, sum),
     ROW(HG_OP_MEAN, "mean", 1, 0, reduce, reduce, NULL, mean),
     ROW(HG_OP_EXPAND_LIKE, "expand_like", 2, 0, like_second, copy, NULL, expand_like),
-    ROW(HG_OP_CROSS_ENTROPY, "cross_entropy", 2, 0, loss, loss, NULL, cross_entropy),
+    ROW_CWS(HG_OP_CROSS_ENTROPY, "cross_entropy", 2, 0, loss, loss, NULL, cross_entropy),
     ROW(HG_OP_CROSS_ENTROPY_BWD, "cross_entropy_bwd", 3, 0, loss_bwd, loss, NULL, cross_entropy_bwd),
-    ROW(HG_OP_NLL, "nll", 2, 0, loss, loss, NULL, nll),
+    ROW_CWS(HG_OP_NLL, "nll", 2, 0, loss, loss, NULL, nll),
     ROW(HG_OP_NLL_BWD, "nll_bwd", 3, 0, loss_bwd, loss, NULL, nll_bwd),
     ROW(HG_OP_SGD_STEP, "sgd_step", 3, HG_OPF_NO_OUTPUT, update, sgd, NULL, sgd_step),
     ROW(HG_OP_ADAMW_STEP, "adamw_step", 4, HG_OPF_NO_OUTPUT, update, adamw, NULL, adamw_step),
