@@ -176,6 +176,7 @@ HG_CUDA_FN(sgd_step); HG_CUDA_FN(adamw_step); HG_CUDA_FN(adadelta_step);
 HG_WS_FN(cuda_conv2d); HG_WS_FN(cuda_conv2d_bwd_data); HG_WS_FN(cuda_conv2d_bwd_filter);
 /* per-row losses and LAYERNORM_BWD_G's partial sums (fixed-order reductions) */
 HG_WS_FN(cuda_cross_entropy); HG_WS_FN(cuda_nll); HG_WS_FN(cuda_layernorm_bwd_g);
+HG_WS_FN(cuda_matmul); HG_WS_FN(cuda_matmul_reduce); /* --bf16/--fp16 operand copies */
 #endif
 
 #ifdef __cplusplus

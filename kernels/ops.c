@@ -23,8 +23,8 @@
             .cuda = CUDA_FN(fn), .cuda_workspace = CUDA_WS(fn)}
 
 const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
-    ROW(HG_OP_MATMUL, "matmul", 2, 0, matmul, matmul, NULL, matmul),
-    ROW(HG_OP_MATMUL_REDUCE, "matmul_reduce", 2, 0, matmul_reduce, matmul_reduce, NULL, matmul_reduce),
+    ROW_CWS(HG_OP_MATMUL, "matmul", 2, 0, matmul, matmul, NULL, matmul),
+    ROW_CWS(HG_OP_MATMUL_REDUCE, "matmul_reduce", 2, 0, matmul_reduce, matmul_reduce, NULL, matmul_reduce),
     ROW_CWS(HG_OP_CONV2D, "conv2d", 2, 0, conv2d, conv2d, hg_ws_conv2d, conv2d),
     ROW_CWS(HG_OP_CONV2D_BWD_DATA, "conv2d_bwd_data", 3, 0, conv2d_bwd_data, conv2d_bwd_data, hg_ws_conv2d_bwd_data, conv2d_bwd_data),
     ROW_CWS(HG_OP_CONV2D_BWD_FILTER, "conv2d_bwd_filter", 2, 0, conv2d_bwd_filter, conv2d_bwd_filter, hg_ws_conv2d_bwd_filter, conv2d_bwd_filter),

@@ -1,6 +1,11 @@
 /* matmul.cu - MATMUL and MATMUL_REDUCE through cuBLAS (the context's handle:
  * pedantic fp32, no TF32, on the context's stream).
  *
+ * Mixed precision (ctx->lowp, --bf16/--fp16): both operands are first
+ * rounded to bf16/fp16 copies in the workspace (hg_ws_cuda_matmul*), then
+ * cublasGemm(StridedBatched)Ex multiplies them on the tensor cores with
+ * fp32 accumulation and fp32 output; every tensor of the graph stays fp32.
+ *
  * cuBLAS is column-major: a row-major [R,C] buffer is the column-major
  * [C,R] matrix, its transpose.  So row-major Y = op(A) op(B) is computed
  * as column-major Y^T = op(B)^T op(A)^T: the operands swap, each keeps its
@@ -8,7 +13,103 @@
  */
 #include <limits.h>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "kernels/cuda/cuda-impl.h"
+
+/* bytes of one low-precision copy of n floats, rounded up for alignment */
+static size_t lowp_bytes(int64_t n) { return ((size_t)n * 2 + 255) & ~(size_t)255; }
+
+extern "C" HG_WS_FN(cuda_matmul)
+{
+    (void)n_in, (void)out, (void)attr, (void)nthreads;
+    return lowp_bytes(hg_shape_numel(&in[0])) + lowp_bytes(hg_shape_numel(&in[1]));
+}
+
+extern "C" HG_WS_FN(cuda_matmul_reduce)
+{
+    (void)n_in, (void)out, (void)attr, (void)nthreads;
+    return lowp_bytes(hg_shape_numel(&in[0])) + lowp_bytes(hg_shape_numel(&in[1]));
+}
+
+template <typename T> __device__ static T to_lowp(float x);
+template <> __device__ __nv_bfloat16 to_lowp<__nv_bfloat16>(float x)
+{
+    return __float2bfloat16_rn(x);
+}
+template <> __device__ __half to_lowp<__half>(float x) { return __float2half_rn(x); }
+
+template <typename T>
+__global__ static void round_kernel(const float *x, T *y, long long n)
+{
+    HG_CU_FOR(i, n)
+    y[i] = to_lowp<T>(x[i]);
+}
+
+/* Low-precision copies of A[na] and B[nb] in the workspace: *la, *lb. */
+static int lowp_operands(const struct hg_kargs *a, const float *A, int64_t na,
+                         const float *B, int64_t nb, void **la, void **lb)
+{
+    struct hg_cuda_ctx *cu = hg_cu(a);
+    HG_CHECK(a->ctx->ws_bytes >= lowp_bytes(na) + lowp_bytes(nb));
+    *la = a->ctx->ws;
+    *lb = (char *)a->ctx->ws + lowp_bytes(na);
+    if (a->ctx->lowp == HG_LOWP_BF16) {
+        round_kernel<<<hg_cu_blocks(a, na), HG_CU_THREADS, 0, cu->stream>>>(
+            A, (__nv_bfloat16 *)*la, (long long)na);
+        HG_CU_LAUNCHED(a);
+        round_kernel<<<hg_cu_blocks(a, nb), HG_CU_THREADS, 0, cu->stream>>>(
+            B, (__nv_bfloat16 *)*lb, (long long)nb);
+    } else {
+        round_kernel<<<hg_cu_blocks(a, na), HG_CU_THREADS, 0, cu->stream>>>(
+            A, (__half *)*la, (long long)na);
+        HG_CU_LAUNCHED(a);
+        round_kernel<<<hg_cu_blocks(a, nb), HG_CU_THREADS, 0, cu->stream>>>(
+            B, (__half *)*lb, (long long)nb);
+    }
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
+
+/* One (strided-batched) GEMM in cuBLAS's column-major terms, fp32 through
+ * cublasSgemm*, or on low-precision copies of X (first operand, nx floats)
+ * and W (second, nw floats) with fp32 accumulation: Y = alpha op(X) op(W). */
+static int gemm(const struct hg_kargs *a, cublasOperation_t ox, cublasOperation_t ow,
+                int m, int n, int k, float alpha, const float *X, int ldx, long long sx,
+                int64_t nx, const float *W, int ldw, long long sw, int64_t nw, float *Y,
+                int ldy, long long sy, int batch)
+{
+    struct hg_cuda_ctx *cu = hg_cu(a);
+    const float zero = 0.0f;
+    if (a->ctx->lowp == HG_LOWP_NONE) {
+        if (batch == 1)
+            HG_CU_BLAS(a, cublasSgemm(cu->blas, ox, ow, m, n, k, &alpha, X, ldx, W, ldw,
+                                      &zero, Y, ldy));
+        else
+            HG_CU_BLAS(a, cublasSgemmStridedBatched(cu->blas, ox, ow, m, n, k, &alpha, X,
+                                                    ldx, sx, W, ldw, sw, &zero, Y, ldy,
+                                                    sy, batch));
+        return 0;
+    }
+    void *lx, *lw;
+    if (lowp_operands(a, X, nx, W, nw, &lx, &lw) != 0)
+        return -1;
+    const cudaDataType_t t = a->ctx->lowp == HG_LOWP_BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    /* the handle is pedantic for fp32; tensor cores need the default mode */
+    HG_CU_BLAS(a, cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH));
+    cublasStatus_t s =
+        batch == 1 ? cublasGemmEx(cu->blas, ox, ow, m, n, k, &alpha, lx, t, ldx, lw, t, ldw,
+                                  &zero, Y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT)
+                   : cublasGemmStridedBatchedEx(cu->blas, ox, ow, m, n, k, &alpha, lx, t,
+                                                ldx, sx, lw, t, ldw, sw, &zero, Y,
+                                                CUDA_R_32F, ldy, sy, batch,
+                                                CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    HG_CU_BLAS(a, cublasSetMathMode(cu->blas, CUBLAS_PEDANTIC_MATH));
+    HG_CU_BLAS(a, s);
+    return 0;
+}
 
 /* cuBLAS's (32-bit) dimensions, leading dimensions and batch counts */
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
@@ -26,7 +127,6 @@ extern "C" HG_CUDA_FN(matmul)
     struct hg_tview *ty = a->out;
     const int tra = a->attr->mm.trans_a, trb = a->attr->mm.trans_b;
     const float alpha = a->attr->mm.alpha == 0.0f ? 1.0f : a->attr->mm.alpha;
-    const float zero = 0.0f;
     HG_CHECK(a->n_in == 2 && ta->dtype == HG_F32 && tb->dtype == HG_F32);
     HG_CHECK(ty->dtype == HG_F32 && ta->shape.ndim >= 2 && tb->shape.ndim >= 2);
     const struct hg_shape *sa = &ta->shape, *sb = &tb->shape;
@@ -52,25 +152,20 @@ extern "C" HG_CUDA_FN(matmul)
     HG_CHECK(fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb));
     if (sb_step == 0 && !tra) { /* fold the batch into M: one GEMM */
         HG_CHECK(fits_int(batch * m));
-        HG_CU_BLAS(a, cublasSgemm(cu->blas, op_of(trb), CUBLAS_OP_N, (int)n,
-                                  (int)(batch * m), (int)k, &alpha, B, (int)ldb,
-                                  A, (int)lda, &zero, Y, (int)n));
-        return 0;
+        return gemm(a, op_of(trb), CUBLAS_OP_N, (int)n, (int)(batch * m), (int)k, alpha,
+                    B, (int)ldb, 0, hg_shape_numel(sb), A, (int)lda, 0, hg_shape_numel(sa),
+                    Y, (int)n, 0, 1);
     }
     HG_CHECK(fits_int(m) && fits_int(batch));
     if (batch == 1) {
-        HG_CU_BLAS(a, cublasSgemm(cu->blas, op_of(trb), op_of(tra), (int)n, (int)m,
-                                  (int)k, &alpha, B, (int)ldb, A, (int)lda, &zero,
-                                  Y, (int)n));
-        return 0;
+        return gemm(a, op_of(trb), op_of(tra), (int)n, (int)m, (int)k, alpha, B, (int)ldb,
+                    0, hg_shape_numel(sb), A, (int)lda, 0, hg_shape_numel(sa), Y, (int)n, 0,
+                    1);
     }
     /* a 2-D B under a transposed batched A: stride 0 repeats it */
-    HG_CU_BLAS(a, cublasSgemmStridedBatched(
-                      cu->blas, op_of(trb), op_of(tra), (int)n, (int)m, (int)k,
-                      &alpha, B, (int)ldb, (long long)sb_step, A, (int)lda,
-                      (long long)sa_step, &zero, Y, (int)n, (long long)sy_step,
-                      (int)batch));
-    return 0;
+    return gemm(a, op_of(trb), op_of(tra), (int)n, (int)m, (int)k, alpha, B, (int)ldb,
+                (long long)sb_step, hg_shape_numel(sb), A, (int)lda, (long long)sa_step,
+                hg_shape_numel(sa), Y, (int)n, (long long)sy_step, (int)batch);
 }
 
 /* X[rows,K], D[rows,N] (any leading dims) -> Y[K,N] = X^T D: one GEMM over
@@ -79,7 +174,7 @@ extern "C" HG_CUDA_FN(matmul_reduce)
 {
     const struct hg_tview *tx = &a->in[0], *td = &a->in[1];
     struct hg_tview *ty = a->out;
-    const float one = 1.0f, zero = 0.0f;
+    const float one = 1.0f;
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && td->dtype == HG_F32);
     HG_CHECK(ty->dtype == HG_F32 && ty->shape.ndim == 2);
     const int64_t k = ty->shape.dim[0], n = ty->shape.dim[1];
@@ -97,8 +192,6 @@ extern "C" HG_CUDA_FN(matmul_reduce)
         return 0;
     }
     HG_CHECK(fits_int(k) && fits_int(n) && fits_int(rows));
-    HG_CU_BLAS(a, cublasSgemm(cu->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)n, (int)k,
-                              (int)rows, &one, D, (int)n, X, (int)k, &zero, Y,
-                              (int)n));
-    return 0;
+    return gemm(a, CUBLAS_OP_N, CUBLAS_OP_T, (int)n, (int)k, (int)rows, one, D, (int)n, 0,
+                rows * n, X, (int)k, 0, rows * k, Y, (int)n, 0, 1);
 }
