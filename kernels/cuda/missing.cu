@@ -16,18 +16,6 @@
     }
 
 /* group A: elementwise, layout, reductions, optimizers */
-MISSING(add)
-MISSING(sub)
-MISSING(mul)
-MISSING(scale)
-MISSING(sum_to)
-MISSING(relu)
-MISSING(relu_bwd)
-MISSING(gelu)
-MISSING(gelu_bwd)
-MISSING(tanh)
-MISSING(tanh_bwd)
-MISSING(dropout)
 MISSING(copy)
 MISSING(permute)
 MISSING(concat)
