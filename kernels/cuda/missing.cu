@@ -16,12 +16,6 @@
     }
 
 /* group A: elementwise, layout, reductions, optimizers */
-MISSING(copy)
-MISSING(permute)
-MISSING(concat)
-MISSING(slice)
-MISSING(slice_bwd)
-MISSING(masked_fill)
 MISSING(sgd_step)
 MISSING(adamw_step)
 MISSING(adadelta_step)
