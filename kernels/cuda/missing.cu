@@ -16,9 +16,6 @@
     }
 
 /* group A: elementwise, layout, reductions, optimizers */
-MISSING(sgd_step)
-MISSING(adamw_step)
-MISSING(adadelta_step)
 
 
 
