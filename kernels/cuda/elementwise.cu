@@ -211,45 +211,6 @@ static void rplan_make(struct rplan *p, const struct hg_shape *x,
     }
 }
 
-/* SUM_TO with the inner group kept: output [P, K], column c of output row
- * pr sums x[base + off_r] over the reduced groups' odometer (last fastest). */
-struct cplan {
-    int nk, nr;
-    long long K, nrun;
-    long long kd[HG_MAX_DIMS], ks[HG_MAX_DIMS]; /* kept groups */
-    long long rd[HG_MAX_DIMS], rs[HG_MAX_DIMS]; /* reduced groups */
-};
-
-/* One thread per output element, float, in the CPU's order (its inner-kept
- * loop: yr[i] = 0; yr[i] += xr[i] run after run); neighbouring threads read
- * neighbouring columns. */
-__global__ static void sum_to_cols_kernel(const float *x, float *y, long long ny,
-                                          struct cplan p)
-{
-    HG_CU_FOR(m, ny) {
-        long long pp = m / p.K, base = m % p.K;
-        for (int k = p.nk - 2; k >= 0; k--) {
-            base += (pp % p.kd[k]) * p.ks[k];
-            pp /= p.kd[k];
-        }
-        long long idx[HG_MAX_DIMS] = {0}, off = 0;
-        float s = 0.0f;
-        for (long long r = 0; r < p.nrun; r++) {
-            s += x[base + off];
-            /* odometer over the reduced groups, as the CPU's odo_next */
-            for (int k = p.nr - 1; k >= 0; k--) {
-                idx[k]++;
-                off += p.rs[k];
-                if (idx[k] < p.rd[k])
-                    break;
-                off -= idx[k] * p.rs[k];
-                idx[k] = 0;
-            }
-        }
-        y[m] = s;
-    }
-}
-
 extern "C" HG_CUDA_FN(sum_to)
 {
     const float *x = (const float *)a->in[0].data; /* [..] */
@@ -313,26 +274,26 @@ extern "C" HG_CUDA_FN(sum_to)
         return hg_cu_sum_runs(a, x, y, ny, &runs, 0);
     }
 
-    /* Inner group kept ([R,K], bias [D] from [..,D]) */
-    struct cplan c;
+    /* Inner group kept ([R,K], bias [D] from [..,D]): output rows of K
+     * columns, each column a float sum over the reduced groups' odometer */
+    struct hg_cu_cols c;
     memset(&c, 0, sizeof c);
-    c.nk = nk;
-    c.nr = nr;
     c.K = kd[nk - 1];
+    c.P = ny / c.K;
     c.nrun = 1;
-    for (int k = 0; k < nk; k++) {
+    c.nk = nk - 1;
+    for (int k = 0; k < nk - 1; k++) {
         c.kd[k] = kd[k];
         c.ks[k] = ks[k];
     }
+    c.nr = nr;
     for (int k = 0; k < nr; k++) {
         c.rd[k] = rd[k];
         c.rs[k] = rs[k];
         c.nrun *= rd[k];
     }
-    sum_to_cols_kernel<<<hg_cu_blocks(a, ny), HG_CU_THREADS, 0, hg_cu(a)->stream>>>(
-        x, y, ny, c);
-    HG_CU_LAUNCHED(a);
-    return 0;
+    c.scale = 1.0f;
+    return hg_cu_sum_cols(a, x, y, &c);
 }
 
 /* ---- activations --------------------------------------------------------- */

@@ -9,9 +9,16 @@
  * CUDA reductions do the CPU's additions, in the CPU's order and
  * precision, and give its bits whatever the length.
  *
- * A "sum of runs" is what hg_cpu_sum_all and SUM_TO's inner-reduced case
- * both compute: output m is the double sum, in run order, of nrun runs of
- * contiguous floats, each summed as hg_cpu_sum_run does.
+ * Two shapes of work, both defined in reduce.cu:
+ * - a "sum of runs" (hg_cpu_sum_all, SUM_TO with the inner axes reduced):
+ *   output m is the double sum, in run order, of nrun runs of contiguous
+ *   floats, each summed as hg_cpu_sum_run does;
+ * - "column sums" (SUM/MEAN over an axis with inner > 1, SUM_TO with the
+ *   inner axes kept): output [P, K], column c of row p is the float sum,
+ *   in row order, of x[base(p) + off(r) + c] over nrun rows r.
+ * A float sum in order is a chain of dependent adds per output; long
+ * chains go through shared-memory tiles so the loads of many rows are in
+ * flight while one warp adds.
  */
 #ifndef HG_CUDA_REDUCE_IMPL_H
 #define HG_CUDA_REDUCE_IMPL_H
@@ -35,6 +42,22 @@ struct hg_cu_runs {
     long long rd[HG_MAX_DIMS], rs[HG_MAX_DIMS];
     long long nrun, len;
 };
+
+/* Column sums: y[p*K + c] = (float sum over r in order) * scale (the
+ * multiply only when scale != 1, as the CPU's sum_axis). */
+struct hg_cu_cols {
+    long long P, K, nrun;
+    /* base(p) = sum_k idx_k(p) * ks[k], p read over kd[0..nk) (last
+     * fastest); off(r) likewise over rd, rs.  At most HG_MAX_DIMS/2
+     * reduced groups can alternate with kept ones. */
+    int nk, nr;
+    long long kd[HG_MAX_DIMS], ks[HG_MAX_DIMS];
+    long long rd[HG_MAX_DIMS], rs[HG_MAX_DIMS];
+    float scale;
+};
+
+int hg_cu_sum_cols(const struct hg_kargs *a, const float *x, float *y,
+                   const struct hg_cu_cols *cols);
 
 /* y[m], m in [0, ny): (float) of the double sum of output m's runs, or with
  * mean (chunks only) (float)(n ? sum / n : NAN), as kernels/cpu/reduce.c.

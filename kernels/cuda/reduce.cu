@@ -2,10 +2,9 @@
  * backward), and the CPU-order sum of runs SUM_TO shares (CUDA kernels,
  * f32; semantics in kernels/ops-impl.h, reference kernels/cpu/reduce.c).
  *
- * Deterministic and the CPU's bits: every output is summed by one thread
- * (or, for the 16-lane runs, one fixed set of threads) in the order and
- * precision of kernels/cpu/reduce.c and util.c; see reduce-impl.h for why.
- * No atomics.
+ * Deterministic and the CPU's bits: every output is summed in the order and
+ * precision of kernels/cpu/reduce.c and util.c, by one thread or one fixed
+ * set of threads; see reduce-impl.h for why.  No atomics.
  */
 #include <math.h>
 #include <string.h>
@@ -103,37 +102,135 @@ int hg_cu_sum_runs(const struct hg_kargs *a, const float *x, float *y,
     return 0;
 }
 
-/* ---- SUM, MEAN ---------------------------------------------------------- */
+/* ---- column sums (sum_axis with inner > 1, SUM_TO with the inner kept) ---- */
 
-/* x[outer, A] -> y[outer]: (float)(double sum in order * scale), the CPU's
- * inner == 1 case; one thread per output. */
-__global__ static void sum_rows_kernel(const float *x, float *y, long long outer,
-                                       long long A, float scale)
+#define COL_SHORT 64 /* columns this short: each output's thread reads them */
+#define TCOLS 16     /* tiled: columns per block (64-byte row segments) */
+#define TROWS 256    /* tiled: rows per shared-memory tile */
+#define TLOAD 256    /* tiled: threads that load; one more warp adds */
+
+/* sum_k idx_k(i) * s[k], i read over d[0..n) (last fastest) */
+__device__ static inline long long group_off(long long i, int n, const long long *d,
+                                             const long long *s)
 {
-    HG_CU_FOR(o, outer) {
-        const float *xr = x + o * A;
-        double s = 0;
-        for (long long i = 0; i < A; i++)
-            s += xr[i];
-        y[o] = (float)(s * scale);
+    long long o = 0;
+    for (int k = n - 1; k > 0; k--) {
+        o += (i % d[k]) * s[k];
+        i /= d[k];
+    }
+    return n > 0 ? o + i * s[0] : 0; /* i < d[0] */
+}
+
+/* Short columns: one thread per output reads its column itself; neighbours
+ * read neighbouring columns. */
+__global__ static void cols_short_kernel(const float *x, float *y,
+                                         struct hg_cu_cols c)
+{
+    HG_CU_FOR(m, c.P * c.K) {
+        const float *xc = x + group_off(m / c.K, c.nk, c.kd, c.ks) + m % c.K;
+        float s = 0.0f;
+        for (long long r = 0; r < c.nrun; r++)
+            s += xc[group_off(r, c.nr, c.rd, c.rs)];
+        if (c.scale != 1.0f)
+            s *= c.scale;
+        y[m] = s;
     }
 }
 
-/* x[outer, A, inner] -> y[outer, inner]: float column sums in order, then
- * times scale unless 1, the CPU's inner > 1 case; one thread per output,
- * neighbours read neighbouring columns. */
-__global__ static void sum_cols_kernel(const float *x, float *y, long long outer,
-                                       long long A, long long inner, float scale)
+/* Long columns: a block per TCOLS columns of an output row.  Warps 1..8
+ * load tiles of TROWS rows into shared memory, double-buffered, while warp
+ * 0 (one lane per column) adds the previous tile's rows in order. */
+__global__ static void cols_tiled_kernel(const float *x, float *y,
+                                         struct hg_cu_cols c)
 {
-    HG_CU_FOR(t, outer * inner) {
-        const long long o = t / inner, j = t % inner;
-        const float *xc = x + o * A * inner + j;
-        float s = 0.0f;
-        for (long long i = 0; i < A; i++)
-            s += xc[i * inner];
-        if (scale != 1.0f)
-            s *= scale;
-        y[t] = s;
+    __shared__ float buf[2][TROWS * TCOLS]; /* [2][TROWS, TCOLS] */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int lt = (int)threadIdx.x - 32; /* loader index, warps 1.. */
+    const int lcol = lt % TCOLS, lrow = lt / TCOLS; /* rows lrow + k * (TLOAD / TCOLS) */
+    const long long ngrp = (c.K + TCOLS - 1) / TCOLS;
+    const long long ntile = (c.nrun + TROWS - 1) / TROWS;
+
+    for (long long g = blockIdx.x; g < c.P * ngrp; g += gridDim.x) {
+        const long long p = g / ngrp, c0 = (g % ngrp) * TCOLS;
+        const int ncols = (int)(c.K - c0 < TCOLS ? c.K - c0 : TCOLS);
+        const float *xb = x + group_off(p, c.nk, c.kd, c.ks) + c0;
+        float s = 0.0f; /* warp 0's */
+        for (long long t = -1; t < ntile; t++) {
+            if (warp > 0 && t + 1 < ntile) { /* tile t+1 into buf[(t+1)&1] */
+                float v[TROWS * TCOLS / TLOAD];
+                const long long r0 = (t + 1) * TROWS + lrow;
+#pragma unroll
+                for (int k = 0; k < TROWS * TCOLS / TLOAD; k++) {
+                    const long long r = r0 + k * (TLOAD / TCOLS);
+                    v[k] = r < c.nrun && lcol < ncols
+                               ? xb[group_off(r, c.nr, c.rd, c.rs) + lcol]
+                               : 0.0f;
+                }
+                float *b = buf[(t + 1) & 1];
+#pragma unroll
+                for (int k = 0; k < TROWS * TCOLS / TLOAD; k++)
+                    b[(lrow + k * (TLOAD / TCOLS)) * TCOLS + lcol] = v[k];
+            } else if (warp == 0 && t >= 0 && lane < ncols) { /* add tile t */
+                const float *b = buf[t & 1];
+                const long long left = c.nrun - t * TROWS;
+                const int rows = (int)(left < TROWS ? left : TROWS);
+#pragma unroll 16
+                for (int r = 0; r < rows; r++)
+                    s += b[r * TCOLS + lane];
+            }
+            __syncthreads(); /* tile t+1 loaded, tile t's buffer free */
+        }
+        if (warp == 0 && lane < ncols) {
+            if (c.scale != 1.0f)
+                s *= c.scale;
+            y[p * c.K + c0 + lane] = s;
+        }
+    }
+}
+
+int hg_cu_sum_cols(const struct hg_kargs *a, const float *x, float *y,
+                   const struct hg_cu_cols *c)
+{
+    const long long n = c->P * c->K;
+    cudaStream_t st = hg_cu(a)->stream;
+
+    HG_CHECK(c->nk >= 0 && c->nr >= 0 && c->nr <= HG_MAX_DIMS);
+    if (n == 0)
+        return 0;
+    if (c->nrun <= COL_SHORT) {
+        cols_short_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0, st>>>(x, y, *c);
+    } else {
+        const long long g = c->P * ((c->K + TCOLS - 1) / TCOLS);
+        cols_tiled_kernel<<<(unsigned)(g < 65535 ? g : 65535), 32 + TLOAD, 0, st>>>(
+            x, y, *c);
+    }
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
+
+/* ---- SUM, MEAN ---------------------------------------------------------- */
+
+/* x[outer, A] -> y[outer]: (float)(double sum in order * scale), the CPU's
+ * inner == 1 case.  A warp per row: the lanes load 32 neighbours at a time,
+ * and every lane adds all 32 in order (shuffled to it), so the warp reads
+ * coalesced and keeps the CPU's order. */
+__global__ static void sum_rows_kernel(const float *x, float *y, long long outer,
+                                       long long A, float scale)
+{
+    const int lane = threadIdx.x % 32;
+    const long long nw = (long long)gridDim.x * blockDim.x / 32;
+    for (long long o = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+         o < outer; o += nw) {
+        const float *xr = x + o * A;
+        double s = 0;
+        for (long long i = 0; i < A; i += 32) {
+            const float v = i + lane < A ? xr[i + lane] : 0.0f;
+            const int m = (int)(A - i < 32 ? A - i : 32);
+            for (int j = 0; j < m; j++)
+                s += __shfl_sync(0xffffffffu, v, j);
+        }
+        if (lane == 0)
+            y[o] = (float)(s * scale);
     }
 }
 
@@ -166,13 +263,23 @@ static int reduce(const struct hg_kargs *a, int mean)
     if (outer * inner == 0)
         return 0;
     const float scale = mean ? 1.0f / (float)A : 1.0f; /* as the CPU's */
-    cudaStream_t st = hg_cu(a)->stream;
-    if (inner == 1)
-        sum_rows_kernel<<<hg_cu_blocks(a, outer), HG_CU_THREADS, 0, st>>>(
-            x, y, outer, A, scale);
-    else
-        sum_cols_kernel<<<hg_cu_blocks(a, outer * inner), HG_CU_THREADS, 0, st>>>(
-            x, y, outer, A, inner, scale);
+    if (inner > 1) { /* x[outer, A, inner]: column sums */
+        struct hg_cu_cols c;
+        memset(&c, 0, sizeof c);
+        c.P = outer;
+        c.K = inner;
+        c.nrun = A;
+        c.nk = 1;
+        c.kd[0] = outer;
+        c.ks[0] = A * inner;
+        c.nr = 1;
+        c.rd[0] = A;
+        c.rs[0] = inner;
+        c.scale = scale;
+        return hg_cu_sum_cols(a, x, y, &c);
+    }
+    sum_rows_kernel<<<hg_cu_blocks(a, outer * 32), HG_CU_THREADS, 0,
+                      hg_cu(a)->stream>>>(x, y, outer, A, scale);
     HG_CU_LAUNCHED(a);
     return 0;
 }
