@@ -1,0 +1,399 @@
+/* elementwise.cu - broadcasting arithmetic, SUM_TO, activations and dropout
+ * (CUDA kernels, f32; semantics in kernels/ops-impl.h, reference
+ * kernels/cpu/elementwise.c).
+ *
+ * Broadcasting uses the CPU's plan: both operands aligned right against the
+ * output, axes of size 1 dropped, neighbouring axes merged where they are
+ * contiguous for the output and both operands, stride 0 = broadcast.  The
+ * number of merged axes is a template argument, so the common cases cost
+ * no more index arithmetic than they need: same shape and a scalar operand
+ * are one axis (no division), bias [D] + [N,T,D] is two, [O,1,1] +
+ * [N,O,H,W] three.
+ *
+ * Every result is the CPU's bits: +,-,* and the shared ew-math.h formulas
+ * (kernels/cuda is built with --fmad=false), SUM_TO in the CPU's order and
+ * precision (reduce-impl.h); the activations' erff/expf/tanhf are CUDA's,
+ * within 2 ulp of glibc's.
+ */
+#include <string.h>
+
+#include "kernels/cuda/reduce-impl.h"
+
+enum bop { BOP_ADD, BOP_SUB, BOP_MUL };
+
+/* A broadcast binary op after merging axes: out is contiguous [dim...]. */
+struct bplan {
+    int nd;
+    long long dim[HG_MAX_DIMS];
+    long long sa[HG_MAX_DIMS], sb[HG_MAX_DIMS]; /* element strides, 0 = broadcast */
+};
+
+/* Strides of s aligned right against o (ndim(s) <= ndim(o)); 0 where s has
+ * size 1 or lacks the axis. */
+static void aligned_strides(const struct hg_shape *s, const struct hg_shape *o,
+                            long long *st)
+{
+    const int off = o->ndim - s->ndim;
+    long long acc = 1;
+    HG_CHECK(off >= 0);
+    for (int i = o->ndim - 1; i >= 0; i--) {
+        const int j = i - off;
+        if (j < 0 || s->dim[j] == 1) {
+            st[i] = 0;
+        } else {
+            HG_CHECK(s->dim[j] == o->dim[i]);
+            st[i] = acc;
+        }
+        if (j >= 0)
+            acc *= s->dim[j];
+    }
+}
+
+static void plan_make(struct bplan *p, const struct hg_shape *a,
+                      const struct hg_shape *b, const struct hg_shape *o)
+{
+    long long sa[HG_MAX_DIMS], sb[HG_MAX_DIMS];
+
+    aligned_strides(a, o, sa);
+    aligned_strides(b, o, sb);
+    p->nd = 0;
+    for (int i = 0; i < o->ndim; i++) {
+        const long long d = o->dim[i];
+        if (d == 1)
+            continue;
+        if (p->nd > 0) {
+            const int k = p->nd - 1;
+            if (p->sa[k] == sa[i] * d && p->sb[k] == sb[i] * d) {
+                p->dim[k] *= d;
+                p->sa[k] = sa[i];
+                p->sb[k] = sb[i];
+                continue;
+            }
+        }
+        p->dim[p->nd] = d;
+        p->sa[p->nd] = sa[i];
+        p->sb[p->nd] = sb[i];
+        p->nd++;
+    }
+    if (p->nd == 0) { /* every dim 1: a single element */
+        p->nd = 1;
+        p->dim[0] = 1;
+        p->sa[0] = p->sb[0] = 0;
+    }
+}
+
+template <enum bop OP>
+__device__ static inline float bop_apply(float x, float y)
+{
+    switch (OP) {
+    case BOP_ADD: return x + y;
+    case BOP_SUB: return x - y;
+    default: return x * y;
+    }
+}
+
+/* o[i] = a[offset_a(i)] op b[offset_b(i)] over ND merged axes.  o may be a
+ * or b (each element is read before it is written, by its own thread). */
+template <int ND, enum bop OP>
+__global__ static void binary_kernel(const float *pa, const float *pb, float *po,
+                                     long long n, struct bplan p)
+{
+    HG_CU_FOR(i, n) {
+        long long oa = 0, ob = 0, r = i;
+#pragma unroll
+        for (int k = ND - 1; k > 0; k--) {
+            const long long ik = r % p.dim[k];
+            r /= p.dim[k];
+            oa += ik * p.sa[k];
+            ob += ik * p.sb[k];
+        }
+        oa += r * p.sa[0]; /* r < dim[0] */
+        ob += r * p.sb[0];
+        po[i] = bop_apply<OP>(pa[oa], pb[ob]);
+    }
+}
+
+template <enum bop OP>
+static int binary(const struct hg_kargs *a)
+{
+    const struct hg_tview *va = &a->in[0], *vb = &a->in[1];
+    const float *pa = (const float *)va->data; /* broadcastable to out */
+    const float *pb = (const float *)vb->data; /* broadcastable to out */
+    float *po = (float *)a->out->data;         /* out: broadcast shape */
+    const long long n = hg_shape_numel(&a->out->shape);
+    struct bplan p;
+
+    HG_CHECK(va->dtype == HG_F32 && vb->dtype == HG_F32);
+    if (n == 0)
+        return 0;
+    plan_make(&p, &va->shape, &vb->shape, &a->out->shape);
+    const unsigned nb = hg_cu_blocks(a, n);
+    cudaStream_t st = hg_cu(a)->stream;
+    static_assert(HG_MAX_DIMS == 6, "one case per rank below");
+    switch (p.nd) {
+    case 1: binary_kernel<1, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
+    case 2: binary_kernel<2, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
+    case 3: binary_kernel<3, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
+    case 4: binary_kernel<4, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
+    case 5: binary_kernel<5, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
+    default: binary_kernel<6, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
+    }
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
+
+extern "C" HG_CUDA_FN(add) { return binary<BOP_ADD>(a); }
+extern "C" HG_CUDA_FN(sub) { return binary<BOP_SUB>(a); }
+extern "C" HG_CUDA_FN(mul) { return binary<BOP_MUL>(a); }
+
+__global__ static void scale_kernel(const float *x, float *y, long long n,
+                                    float alpha)
+{
+    HG_CU_FOR(i, n)
+        y[i] = alpha * x[i];
+}
+
+extern "C" HG_CUDA_FN(scale)
+{
+    const float *x = (const float *)a->in[0].data; /* [n] */
+    float *y = (float *)a->out->data;              /* [n] */
+    const long long n = hg_shape_numel(&a->out->shape);
+
+    HG_CHECK(a->in[0].dtype == HG_F32);
+    HG_CHECK(hg_shape_numel(&a->in[0].shape) == n);
+    if (n == 0)
+        return 0;
+    scale_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0, hg_cu(a)->stream>>>(
+        x, y, n, a->attr->scale.alpha);
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
+
+/* ---- SUM_TO ------------------------------------------------------------ */
+
+/* x's axes merged into alternating groups, each kept (present in ref) or
+ * reduced (ref has size 1 there); x strides in elements.  As the CPU's. */
+struct rplan {
+    int ng;
+    long long dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
+    int red[HG_MAX_DIMS];
+};
+
+static void rplan_make(struct rplan *p, const struct hg_shape *x,
+                       const struct hg_shape *ref)
+{
+    const int off = x->ndim - ref->ndim;
+    long long dim[HG_MAX_DIMS];
+    int red[HG_MAX_DIMS], n = 0;
+
+    HG_CHECK(off >= 0);
+    for (int i = 0; i < x->ndim; i++) {
+        const long long d = x->dim[i], rd = i - off >= 0 ? ref->dim[i - off] : 1;
+        if (d == 1)
+            continue;
+        HG_CHECK(rd == d || rd == 1);
+        const int r = rd == 1;
+        if (n > 0 && red[n - 1] == r) {
+            dim[n - 1] *= d;
+        } else {
+            dim[n] = d;
+            red[n] = r;
+            n++;
+        }
+    }
+    p->ng = n;
+    long long acc = 1;
+    for (int g = n - 1; g >= 0; g--) {
+        p->dim[g] = dim[g];
+        p->red[g] = red[g];
+        p->st[g] = acc;
+        acc *= dim[g];
+    }
+}
+
+extern "C" HG_CUDA_FN(sum_to)
+{
+    const float *x = (const float *)a->in[0].data; /* [..] */
+    float *y = (float *)a->out->data;              /* ref's shape */
+    const long long nx = hg_shape_numel(&a->in[0].shape);
+    const long long ny = hg_shape_numel(&a->out->shape);
+    struct rplan p;
+
+    HG_CHECK(a->in[0].dtype == HG_F32);
+    if (ny == 0)
+        return 0;
+    if (nx == ny) {
+        if (y != x)
+            HG_CU_TRY(a, cudaMemcpyAsync(y, x, (size_t)nx * sizeof(float),
+                                         cudaMemcpyDeviceToDevice,
+                                         hg_cu(a)->stream));
+        return 0;
+    }
+    rplan_make(&p, &a->in[0].shape, &a->out->shape);
+
+    /* kept groups (k*) and reduced groups (r*), in order */
+    int nk = 0, nr = 0;
+    long long kd[HG_MAX_DIMS], ks[HG_MAX_DIMS], rd[HG_MAX_DIMS], rs[HG_MAX_DIMS];
+    long long kept = 1;
+    for (int g = 0; g < p.ng; g++) {
+        if (p.red[g]) {
+            rd[nr] = p.dim[g];
+            rs[nr++] = p.st[g];
+        } else {
+            kd[nk] = p.dim[g];
+            ks[nk++] = p.st[g];
+            kept *= p.dim[g];
+        }
+    }
+    HG_CHECK(kept == ny); /* ref's non-1 dims are x's kept ones */
+
+    struct hg_cu_runs runs;
+    memset(&runs, 0, sizeof runs);
+    if (nk == 0) { /* everything reduced: hg_cpu_sum_all */
+        runs.chunks = 1;
+        runs.n = nx;
+        return hg_cu_sum_runs(a, x, y, 1, &runs, 0);
+    }
+    if (p.red[p.ng - 1]) {
+        /* Inner group reduced ([R,K,R] e.g. [N,O,H,W] -> [O,1,1]): each
+         * output sums contiguous runs of I over the other reduced groups,
+         * each run as hg_cpu_sum_run. */
+        runs.nk = nk;
+        runs.nr = nr - 1;
+        runs.nrun = 1;
+        for (int k = 0; k < nk; k++) {
+            runs.kd[k] = kd[k];
+            runs.ks[k] = ks[k];
+        }
+        for (int k = 0; k < nr - 1; k++) {
+            runs.rd[k] = rd[k];
+            runs.rs[k] = rs[k];
+            runs.nrun *= rd[k];
+        }
+        runs.len = rd[nr - 1];
+        return hg_cu_sum_runs(a, x, y, ny, &runs, 0);
+    }
+
+    /* Inner group kept ([R,K], bias [D] from [..,D]): output rows of K
+     * columns, each column a float sum over the reduced groups' odometer */
+    struct hg_cu_cols c;
+    memset(&c, 0, sizeof c);
+    c.K = kd[nk - 1];
+    c.P = ny / c.K;
+    c.nrun = 1;
+    c.nk = nk - 1;
+    for (int k = 0; k < nk - 1; k++) {
+        c.kd[k] = kd[k];
+        c.ks[k] = ks[k];
+    }
+    c.nr = nr;
+    for (int k = 0; k < nr; k++) {
+        c.rd[k] = rd[k];
+        c.rs[k] = rs[k];
+        c.nrun *= rd[k];
+    }
+    c.scale = 1.0f;
+    return hg_cu_sum_cols(a, x, y, &c);
+}
+
+/* ---- activations --------------------------------------------------------- */
+
+/* y = f(x); y may be x */
+#define UNARY_KERNEL(name, EXPR)                                               \
+    __global__ static void name##_kernel(const float *xp, float *yp,          \
+                                         long long n)                         \
+    {                                                                          \
+        HG_CU_FOR(i, n) {                                                      \
+            const float x = xp[i];                                             \
+            yp[i] = (EXPR);                                                    \
+        }                                                                      \
+    }                                                                          \
+    extern "C" HG_CUDA_FN(name)                                                \
+    {                                                                          \
+        const float *xp = (const float *)a->in[0].data; /* [n] */              \
+        float *yp = (float *)a->out->data;              /* [n] */              \
+        const long long n = hg_shape_numel(&a->out->shape);                    \
+        HG_CHECK(a->in[0].dtype == HG_F32);                                    \
+        HG_CHECK(hg_shape_numel(&a->in[0].shape) == n);                        \
+        if (n == 0)                                                            \
+            return 0;                                                          \
+        name##_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0,                  \
+                        hg_cu(a)->stream>>>(xp, yp, n);                        \
+        HG_CU_LAUNCHED(a);                                                     \
+        return 0;                                                              \
+    }
+
+/* (u, dy) -> dx, same shapes; dx may be u or dy */
+#define BINARY_KERNEL(name, EXPR)                                              \
+    __global__ static void name##_kernel(const float *up, const float *dyp,   \
+                                         float *dxp, long long n)             \
+    {                                                                          \
+        HG_CU_FOR(i, n) {                                                      \
+            const float u = up[i], dy = dyp[i];                                \
+            dxp[i] = (EXPR);                                                   \
+        }                                                                      \
+    }                                                                          \
+    extern "C" HG_CUDA_FN(name)                                                \
+    {                                                                          \
+        const float *up = (const float *)a->in[0].data;  /* [n] */             \
+        const float *dyp = (const float *)a->in[1].data; /* [n] */             \
+        float *dxp = (float *)a->out->data;              /* [n] */             \
+        const long long n = hg_shape_numel(&a->out->shape);                    \
+        HG_CHECK(a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_F32);        \
+        HG_CHECK(hg_shape_numel(&a->in[0].shape) == n);                        \
+        HG_CHECK(hg_shape_numel(&a->in[1].shape) == n);                        \
+        if (n == 0)                                                            \
+            return 0;                                                          \
+        name##_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0,                  \
+                        hg_cu(a)->stream>>>(up, dyp, dxp, n);                  \
+        HG_CU_LAUNCHED(a);                                                     \
+        return 0;                                                              \
+    }
+
+UNARY_KERNEL(relu, hg_ew_relu(x))
+BINARY_KERNEL(relu_bwd, hg_ew_relu_bwd(u, dy))
+UNARY_KERNEL(gelu, hg_ew_gelu(x))
+BINARY_KERNEL(gelu_bwd, hg_ew_gelu_bwd(u, dy))
+UNARY_KERNEL(tanh, hg_ew_tanh(x))
+BINARY_KERNEL(tanh_bwd, hg_ew_tanh_bwd(u, dy))
+
+/* ---- DROPOUT --------------------------------------------------------------- */
+
+/* y[i] = mask(i) * x[i] * s; the mask depends on the index only, so it is
+ * the CPU's mask (and the backward's, same seed and step) */
+__global__ static void dropout_kernel(const float *x, float *y, long long n,
+                                      uint64_t key, float p, float s)
+{
+    HG_CU_FOR(i, n)
+        y[i] = hg_ew_dropout(x[i], key, (uint64_t)i, p, s);
+}
+
+extern "C" HG_CUDA_FN(dropout)
+{
+    const float *x = (const float *)a->in[0].data; /* [n] */
+    float *y = (float *)a->out->data;              /* [n] */
+    const long long n = hg_shape_numel(&a->out->shape);
+    const float p = a->attr->dropout.p;
+    const uint64_t seed = a->attr->dropout.seed, stream = a->ctx->step;
+    cudaStream_t st = hg_cu(a)->stream;
+
+    HG_CHECK(a->in[0].dtype == HG_F32);
+    HG_CHECK(hg_shape_numel(&a->in[0].shape) == n);
+    if (n == 0)
+        return 0;
+    if (p <= 0.0f) {
+        if (y != x)
+            HG_CU_TRY(a, cudaMemcpyAsync(y, x, (size_t)n * sizeof(float),
+                                         cudaMemcpyDeviceToDevice, st));
+        return 0;
+    }
+    if (p >= 1.0f) {
+        HG_CU_TRY(a, cudaMemsetAsync(y, 0, (size_t)n * sizeof(float), st));
+        return 0;
+    }
+    const float s = 1.0f / (1.0f - p); /* on the host, as the CPU's */
+    const uint64_t key = hg_rand_key(seed, stream);
+    dropout_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0, st>>>(x, y, n, key, p, s);
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
