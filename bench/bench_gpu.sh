@@ -64,7 +64,7 @@ for arch in transformer_small transformer_base; do
     torch=$(echo "$line" | sed 's/.*tokens_per_s \([0-9.]*\).*/\1/')
     awk -v m=$arch -v a="$wps" -v b="$torch" -v n="${np:-0}" -v p="$peak" 'BEGIN {
         tf = 6 * n * a / 1e12;
-        printf "%-18s %12.0f %12.0f %9.2f %7.2f %6.1f%% %12d\n", m, a, b, a / b, tf,
-               p > 0 ? 100 * tf / p : 0, n }'
+        mfu = p > 0 ? 100 * tf / p : 0;
+        printf "%-18s %12.0f %12.0f %9.2f %7.2f %6.1f%% %12d\n", m, a, b, a / b, tf, mfu, n }'
     echo "  ($arch: batches of $bsz sentences, $wpb target tokens; torch on $B x $T)"
 done

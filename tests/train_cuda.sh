@@ -7,6 +7,9 @@
 #     layer norm, dropout 0.1, label smoothing, Adam) on tests/data: 3 updates;
 #  3. resume on the GPU from a checkpoint == straight run (bitwise);
 #  4. a GPU that does not exist is named;
+#  6. --bf16: 3 updates close to fp32 (GEMM operands rounded to bf16);
+#     --fp16 from a loss scale of 1e9: the overflows are skipped and halve
+#     the scale (NOTE lines), then training goes on with finite losses;
 #  5. with two GPUs or more: MNIST on cuda:0,cuda:1 over NCCL with uneven
 #     per-rank batches (64,32) == one GPU with the union (96).
 # Dropout masks come from the same counter-based RNG on both devices.
@@ -95,9 +98,23 @@ mt cuda:0 mt-res --max-update 3
     bad "resumed GPU run differs from the straight one"
 
 # 4. a missing GPU is named
-"$HGTRAIN" --task translation --data "$tmp/mt" --devices cuda:99 --max-update 1 \
+"$HGTRAIN" --task translation --data "$tmp/mt" --devices cuda:99 --max-update 1 --max-tokens 1024 \
     >"$tmp/bad.log" 2>&1 && bad "cuda:99 accepted"
 grep -q "cuda:99" "$tmp/bad.log" || { cat "$tmp/bad.log"; bad "cuda:99 not named"; }
+
+# 6. mixed precision
+mt cuda:0 mt-bf16 --max-update 3 --bf16
+"$CMP" "$tmp/mt-bf16/checkpoint_last.h5" "$tmp/mt-cuda/checkpoint_last.h5" 1e-2 params ||
+    bad "--bf16 far from fp32"
+grep -q "bf16 GEMMs" "$tmp/mt-bf16.log" || bad "--bf16 not in the plan line"
+mt cuda:0 mt-fp16 --max-update 3 --fp16 --fp16-init-scale 1e9
+n=$(grep -c "fp16 gradient overflow" "$tmp/mt-fp16.log")
+echo "fp16 from scale 1e9: $n overflows skipped; update 3 loss $(loss_of "$tmp/mt-fp16.log")"
+[ "$n" -ge 5 ] || bad "--fp16 at scale 1e9 did not overflow and back off"
+s=$(sed -n 's/.*"update": 3,.*"loss_scale": \([0-9.e+]*\)}.*/\1/p' "$tmp/mt-fp16.log")
+awk -v s="$s" 'BEGIN { exit !(s > 0 && s < 65536) }' || bad "fp16 loss scale '$s' not backed off"
+"$CMP" "$tmp/mt-fp16/checkpoint_last.h5" "$tmp/mt-cuda/checkpoint_last.h5" 1e-2 params ||
+    bad "--fp16 far from fp32 once the scale fits"
 
 [ $fail -eq 0 ] && echo PASS
 exit $fail
