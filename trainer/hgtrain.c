@@ -343,6 +343,41 @@ static int better(const struct run *r, double v)
 }
 
 /* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
+/* --profile-ops: seconds per op kind over the whole run, the top ones */
+static void print_profile(struct run *r)
+{
+    struct hg_exec *ex = hg_ctl_exec(r->ctl);
+    const struct hg_graph *g = hg_ctl_graph(r->ctl);
+    const double *t = hg_exec_profile_times(ex); /* [n] per position */
+    double per[HG_OP_COUNT] = {0}, total = 0;
+    int count[HG_OP_COUNT] = {0};
+    if (!t)
+        return;
+    for (int i = 0; i < hg_exec_n(ex); i++) {
+        enum hg_op op = hg_graph_node(g, hg_exec_order_at(ex, i))->op;
+        per[op] += t[i];
+        count[op]++;
+        total += t[i];
+    }
+    char line[256];
+    snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates\n",
+             total, (unsigned long long)r->num_updates);
+    logf_line(r, line);
+    for (int k = 0; k < 15; k++) {
+        int best = -1;
+        for (int op = 0; op < HG_OP_COUNT; op++)
+            if (count[op] && (best < 0 || per[op] > per[best]))
+                best = op;
+        if (best < 0 || per[best] <= 0)
+            break;
+        snprintf(line, sizeof line, "|   %-20s %6.1f%%  %9.3f s  %4d nodes\n",
+                 hg_op_table[best].name, 100 * per[best] / (total > 0 ? total : 1),
+                 per[best], count[best]);
+        logf_line(r, line);
+        count[best] = 0;
+    }
+}
+
 static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -825,7 +860,11 @@ int main(int argc, char **argv)
         }
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
+        if (r.o.profile_ops)
+            hg_exec_profile(hg_ctl_exec(r.ctl), 1);
         rc = train(&r, first_step, err, sizeof(err));
+        if (rc == 0 && r.o.profile_ops && r.rank == 0)
+            print_profile(&r);
     }
     if (rc < 0) {
         if (r.world > 1)

@@ -174,6 +174,9 @@ const struct hg_opt_spec hg_opt_specs[] = {
     {.name = "keep-interval-updates", .type = HG_OPT_INT, .group = G_CKPT,
      .offset = OFF(keep_interval_updates), .def = "-1", .min = -1,
      .help = "keep only the last N update checkpoints (-1: all)"},
+    {.name = "profile-ops", .type = HG_OPT_FLAG, .group = G_GEN, .offset = OFF(profile_ops),
+     .help = "time every op of the training plan (a GPU waits after each) and "
+             "print the op kinds that took the most time at the end"},
     {.name = "no-save", .type = HG_OPT_FLAG, .group = G_CKPT,
      .offset = OFF(no_save), .help = "write no checkpoints"},
     {.name = "no-epoch-checkpoints", .type = HG_OPT_FLAG, .group = G_CKPT,

@@ -83,6 +83,7 @@ struct hg_opts {
     int64_t keep_last_epochs;     /* -1: keep all */
     int64_t keep_interval_updates; /* -1: keep all */
     int no_save;
+    int profile_ops;              /* time every op; print the top kinds */
     int no_epoch_checkpoints;
     char *best_checkpoint_metric; /* default "loss" */
     int maximize_best_checkpoint_metric;
