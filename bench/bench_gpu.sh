@@ -12,8 +12,11 @@
 # usage: bench/bench_gpu.sh [BUILD_DIR]     (on a machine with a GPU)
 #   env: HGTRAIN, HGPREPROCESS (default BUILD_DIR's), TORCH_PYTHON (python3),
 #        HG_BENCH_UPDATES (40), HG_BENCH_MAX_TOKENS (8192),
-#        HG_GPU_PEAK_TFLOPS (fp32 peak; default from the device name:
-#        H100 SXM 67, H200 67, A100 19.5, V100 15.7)
+#        HG_GPU_PEAK_TFLOPS (peak; default from the device name: fp32
+#        H100 SXM 67, H200 67, A100 19.5, V100 15.7; bf16/fp16 dense tensor
+#        cores H100/H200 989, A100 312, V100 125),
+#        HG_BENCH_PRECISION (fp32 | bf16 | fp16: ours --bf16/--fp16, PyTorch
+#        under torch.autocast with the same dtype)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-.}
@@ -25,16 +28,22 @@ maxtok=${HG_BENCH_MAX_TOKENS:-8192}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
+prec=${HG_BENCH_PRECISION:-fp32}
 peak=${HG_GPU_PEAK_TFLOPS:-}
 if [ -z "$peak" ]; then
-    case "$gpu" in
-    *H100*|*H200*) peak=67 ;;
-    *A100*) peak=19.5 ;;
-    *V100*) peak=15.7 ;;
+    case "$prec:$gpu" in
+    fp32:*H100*|fp32:*H200*) peak=67 ;;
+    fp32:*A100*) peak=19.5 ;;
+    fp32:*V100*) peak=15.7 ;;
+    *:*H100*|*:*H200*) peak=989 ;;
+    *:*A100*) peak=312 ;;
+    *:*V100*) peak=125 ;;
     *) peak=0 ;;
     esac
 fi
-echo "date: $(date -u '+%F %T') UTC; GPU: ${gpu:-unknown}; fp32 peak ${peak} TFLOP/s"
+ours_flag= torch_flag=
+[ "$prec" != fp32 ] && ours_flag=--$prec torch_flag="--autocast $prec"
+echo "date: $(date -u '+%F %T') UTC; GPU: ${gpu:-unknown}; $prec; peak ${peak} TFLOP/s"
 "$HGPRE" translation --source-lang en --target-lang es \
     --trainpref "$src/tests/data/corpus" --validpref "$src/tests/data/corpus" \
     --destdir "$work/mt" --bpe-merges 2000 >/dev/null
@@ -49,7 +58,7 @@ for arch in transformer_small transformer_base; do
     "$HGTRAIN" --task translation --data "$work/mt" --source-lang en --target-lang es \
         --arch $arch --optimizer adam --adam-betas '(0.9, 0.98)' --lr 0.0005 \
         --max-tokens "$maxtok" --max-update "$updates" --log-interval $((updates / 2)) \
-        --devices cuda:0 --validate-interval 0 --no-save --log-format json \
+        --devices cuda:0 --validate-interval 0 --no-save --log-format json $ours_flag \
         >"$work/$arch.log" 2>&1 || { cat "$work/$arch.log"; exit 1; }
     last=$(grep '"update"' "$work/$arch.log" | tail -n 1)
     wps=$(echo "$last" | sed 's/.*"wps": \([0-9.]*\).*/\1/')
@@ -60,7 +69,7 @@ for arch in transformer_small transformer_base; do
     T=$(awk -v w="$wpb" -v b="$bsz" 'BEGIN { printf "%d", w / b + 0.5 }')
     line=$("$py" "$src/bench/torch_translation.py" --device cuda --batch "$B" \
         --src-len "$T" --tgt-len "$T" --vsrc $((vs + 4)) --vtgt $((vt + 4)) \
-        --layers $L --dim $D --heads $H --ffn $F --steps 30)
+        --layers $L --dim $D --heads $H --ffn $F --steps 30 $torch_flag)
     torch=$(echo "$line" | sed 's/.*tokens_per_s \([0-9.]*\).*/\1/')
     awk -v m=$arch -v a="$wps" -v b="$torch" -v n="${np:-0}" -v p="$peak" 'BEGIN {
         tf = 6 * n * a / 1e12;

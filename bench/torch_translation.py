@@ -60,6 +60,7 @@ def main():
     ap.add_argument("--layers", type=int, default=3)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--autocast", default="", help="bf16 or fp16: torch.autocast on the GPU")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(1)
@@ -75,8 +76,26 @@ def main():
     sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     eps = 0.1
 
+    ac_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.autocast)
+    scaler = torch.amp.GradScaler("cuda") if a.autocast == "fp16" else None
+
     def step():
         opt.zero_grad()
+        if ac_dtype is not None:
+            with torch.autocast("cuda", dtype=ac_dtype):
+                lp = m(src, prev).float()
+            nll = -lp.gather(-1, tgt[..., None]).squeeze(-1)
+            smooth = -lp.sum(-1)
+            ei = eps / (a.vtgt - 1)
+            loss = ((1 - eps - ei) * nll + ei * smooth).sum()
+            if scaler is not None:
+                scaler.scale(loss).backward()
+                scaler.step(opt)
+                scaler.update()
+            else:
+                loss.backward()
+                opt.step()
+            return
         lp = m(src, prev)
         nll = -lp.gather(-1, tgt[..., None]).squeeze(-1)
         smooth = -lp.sum(-1)
