@@ -480,6 +480,15 @@ int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
     ex->resolved = 0;
     if (hg_graph_resolve(g, st ? st->sym : NULL, err, errlen) != 0)
         return -1;
+    /* The plan sized every tensor for the worst admissible point; a
+     * resolved shape beyond it would run into its neighbours (and their
+     * consts, such as the loss seed): refuse it instead. */
+    for (int t = 0; t < g->nt; t++)
+        if (ex->off[t] != SIZE_MAX && shape_bytes(g, t) > ex->bytes[t])
+            return hg_kerr(err, errlen, "tensor %d (%s) needs %zu bytes at these symbol "
+                           "values, the plan holds %zu (a planning bug)", t,
+                           g->t[t].info.name ? g->t[t].info.name : "unnamed",
+                           shape_bytes(g, t), ex->bytes[t]);
     for (int k = 0; k < g->nsym; k++)
         ex->sym[k] = g->sym[k].cur;
     ex->resolved = 1;

@@ -96,8 +96,17 @@ int hg_graph_token_corners(const struct hg_graph *g, int64_t (*corner)[HG_MAX_SY
             if (k == g->cap_batch)
                 v = cand[c];
             else if (g->sym[k].capped) {
-                int64_t l = (g->cap + cand[c] - 1) / cand[c];
-                v = l < v ? l : v;
+                /* A length reaches its maximum with up to cap / max
+                 * samples, so a batch no larger than that, rounded up,
+                 * gets the full length: rounding the batch up and then the
+                 * length from it (cap / ceil(cap / max)) falls short of
+                 * the maximum when max does not divide cap, and a batch
+                 * of that maximum length would outgrow its buffers. */
+                int64_t bk = (g->cap + v - 1) / v;
+                if (cand[c] > bk) {
+                    int64_t l = (g->cap + cand[c] - 1) / cand[c];
+                    v = l < v ? l : v;
+                }
             }
             corner[n][k] = v;
         }

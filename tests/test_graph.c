@@ -503,6 +503,99 @@ static void test_token_cap(void)
     }
 }
 
+/* A cap that the maximum length does not divide (72 = 2 x 32 + 8): the
+ * plan must still hold a batch of maximum-length sequences (here 2 x 32)
+ * for every tensor, those without a batch axis too (the translation
+ * task's positions [T,d]). The corners used to be batch ceil(72/32) = 3
+ * with length ceil(72/3) = 24, so [T,16] got 24 rows and a 2 x 32 batch
+ * wrote past them, into the next buffers (the loss seed among them:
+ * training then followed a sign-flipped, scaled gradient). */
+static struct hg_graph *cap_pos_graph(int capped, int *in, int *loss)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 32), T = hg_graph_sym(g, "src_len", 32);
+    int64_t U = hg_graph_sym(g, "tgt_len", 32);
+    int64_t sd[3] = {B, T, 16}, kd[2] = {B, T}, td[3] = {B, U, 16}, pd[2] = {U, 16};
+    in[0] = hg_graph_input(g, "src", HG_F32, 3, sd, 0);
+    in[1] = hg_graph_input(g, "src_keep", HG_I32, 2, kd, 0);
+    in[2] = hg_graph_input(g, "tgt", HG_F32, 3, td, 0);
+    in[3] = hg_graph_input(g, "tgt_positions", HG_F32, 2, pd, -1);
+    int enc = hg_layer_transformer_encoder(g, "enc", in[0], in[1], 16, 4, 32, 0.f, 1);
+    int y = hg_add(g, in[2], in[3]);
+    int dec = hg_layer_transformer_decoder(g, "dec", y, enc, in[1], 16, 4, 32, 0.f, 1);
+    *loss = hg_sum(g, dec, HG_AXIS_ALL);
+    hg_graph_backward(g, *loss);
+    if (capped) {
+        int lens[2] = {1, 2};
+        hg_graph_token_cap(g, 0, lens, 2, 72);
+    }
+    return g;
+}
+
+static void test_token_cap_uneven(void)
+{
+    int in[2][4], loss[2], *order[2], n[2];
+    struct hg_graph *g[2];
+    struct hg_exec *ex[2];
+    for (int c = 0; c < 2; c++) {
+        g[c] = cap_pos_graph(c, in[c], &loss[c]);
+        ex[c] = plan(g[c], HG_PH_ALL, &order[c], &n[c]);
+        REQUIRE(ex[c] != NULL, "plan %d", c);
+        hg_graph_init_params(g[c], ex[c], 5);
+    }
+    /* every length reaches its maximum at some corner */
+    int64_t corner[HG_MAX_SYMS + 1][HG_MAX_SYMS];
+    int nc = hg_graph_token_corners(g[1], corner, HG_MAX_SYMS + 1);
+    for (int k = 1; k <= 2; k++) {
+        int64_t lmax = 0;
+        for (int i = 0; i < nc; i++)
+            lmax = corner[i][k] > lmax ? corner[i][k] : lmax;
+        EXPECT(lmax == 32, "cap 72: %s is at most %lld at the corners, not 32",
+               hg_graph_sym_name(g[1], k), (long long)lmax);
+    }
+    static const int64_t pts[][3] = {{2, 32, 32}, {1, 32, 32}, {2, 32, 7}, {2, 5, 32},
+                                     {3, 24, 24}, {9, 8, 8},   {32, 2, 2}};
+    char err[256];
+    for (size_t p = 0; p < sizeof pts / sizeof pts[0]; p++) {
+        float l[2] = {0, 0};
+        double gsum[2] = {0, 0};
+        for (int c = 0; c < 2; c++) {
+            struct hg_step s = {.sym = pts[p], .step = 1, .grad_scale = 1.f};
+            /* before running: the plan must hold every tensor at this point */
+            REQUIRE(hg_exec_prepare(ex[c], &s, err, sizeof(err)) == 0, "point %lld,%lld,%lld: %s",
+                    (long long)pts[p][0], (long long)pts[p][1], (long long)pts[p][2], err);
+            int64_t b = pts[p][0], t = pts[p][1], u = pts[p][2];
+            float *sv = hg_exec_data(ex[c], in[c][0]), *tv = hg_exec_data(ex[c], in[c][2]);
+            float *pv = hg_exec_data(ex[c], in[c][3]);
+            int32_t *kv = hg_exec_data(ex[c], in[c][1]);
+            for (int64_t i = 0; i < b * t * 16; i++)
+                sv[i] = (float)((i * 37) % 101) / 101.f - 0.5f;
+            for (int64_t i = 0; i < b * u * 16; i++)
+                tv[i] = (float)((i * 53) % 97) / 97.f - 0.5f;
+            for (int64_t i = 0; i < u * 16; i++)
+                pv[i] = (float)((i * 29) % 89) / 89.f - 0.5f;
+            for (int64_t i = 0; i < b * t; i++)
+                kv[i] = (i % t) < t - (i / t) % 2;
+            REQUIRE(hg_exec_run(ex[c], &s, 0, n[c], err, sizeof(err)) == 0, "%s", err);
+            l[c] = *(float *)hg_exec_data(ex[c], loss[c]);
+            size_t ng;
+            const float *gb = hg_exec_grad_block(ex[c], &ng);
+            for (size_t i = 0; i < ng; i++)
+                gsum[c] += gb[i]; /* signed: a flipped gradient shows */
+        }
+        EXPECT(l[0] == l[1] && gsum[0] == gsum[1],
+               "cap 72, point %lld,%lld,%lld: capped loss %g grads %g, uncapped %g %g",
+               (long long)pts[p][0], (long long)pts[p][1], (long long)pts[p][2], l[1],
+               gsum[1], l[0], gsum[0]);
+    }
+    printf("ok  token cap 72 with lengths up to 32: full-length batches fit, same numbers\n");
+    for (int c = 0; c < 2; c++) {
+        free(order[c]);
+        hg_exec_free(ex[c]);
+        hg_graph_free(g[c]);
+    }
+}
+
 int main(void)
 {
     test_memory_plan();
@@ -516,6 +609,7 @@ int main(void)
     test_runtime_error();
     test_transformer_plan();
     test_token_cap();
+    test_token_cap_uneven();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }
