@@ -292,7 +292,7 @@ static int region_range(const struct hg_exec *ex, unsigned r, size_t *lo, size_t
 
 int hg_exec_upload(struct hg_exec *ex, unsigned regions, char *err, size_t errlen)
 {
-    if (ex->device < 0)
+    if (!ex || ex->device < 0) /* no plan (a checkpoint read into a bare graph) or a CPU one */
         return 0;
 #ifdef HG_HAVE_CUDA
     for (unsigned r = 1; r <= HG_R_INPUTS; r <<= 1) {
@@ -309,7 +309,7 @@ int hg_exec_upload(struct hg_exec *ex, unsigned regions, char *err, size_t errle
 
 int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t errlen)
 {
-    if (ex->device < 0)
+    if (!ex || ex->device < 0)
         return 0;
 #ifdef HG_HAVE_CUDA
     for (unsigned r = 1; r <= HG_R_INPUTS; r <<= 1) {

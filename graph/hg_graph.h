@@ -245,7 +245,8 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
  * it is uploaded.  A run uploads the inputs (when it starts at position 0)
  * and, when it ends, downloads the outputs it produced (kept or unread
  * tensors: losses, metric sources) and reports device-side errors.
- * Params, grads and state move only when asked (hg_exec_upload/_download). */
+ * Params, grads and state move only when asked (hg_exec_upload/_download;
+ * both accept NULL, a graph read without a plan, and do nothing). */
 struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
                                 int device, char *err, size_t errlen);
 int hg_exec_device(const struct hg_exec *ex); /* -1: CPU */
