@@ -1,8 +1,9 @@
 /* hg_planner.h - the planner room (HeteroG with FlexFlow's simulator):
- * cluster descriptions, the roofline and communication cost model, graph
- * builders for HeteroG's evaluation models (shapes only) and the JSON
- * export of a training graph.  The simulator, scheduler and strategy search
- * build on these (docs/planner.md).
+ * cluster descriptions, the roofline and communication cost model,
+ * profiles (measured op and link times that replace the roofline for the
+ * devices that are present), graph builders for HeteroG's evaluation models
+ * (shapes only) and the JSON export of a training graph.  The simulator,
+ * scheduler and strategy search build on these (docs/planner.md).
  *
  * Depends on graph/ and kernels/ only (and libconfig for cluster files).
  * Runtime errors return -1 with a message in err that names the file:line
@@ -334,9 +335,10 @@ int hg_graph_export_json(const struct hg_graph *g, const char *model,
 /* ------------------------------------------------------------ planner graph
  * (planner/strategy.c) The training graph as the simulator sees it: one
  * entry per graph node ("op", ids equal node ids, id order topological),
- * with its roofline time on each device as time = a + b * share (share: the
- * fraction of the batch a device computes; ops without a batch axis have
- * b = 0 and run whole on every device that holds them). */
+ * with its time on each device (hg_cost_node: the bound profile's fit, else
+ * the roofline) as time = a + b * share (share: the fraction of the batch a
+ * device computes; ops without a batch axis have b = 0 and run whole on
+ * every device that holds them). */
 #define HG_PLAN_MAXDEV 64
 
 struct hg_pin {

@@ -698,11 +698,12 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
             w32[k] = (int)worlds[k];
         struct hg_prof_link_opts lo = {.worlds = w32, .nworlds = nw, .sizes = sizes,
                                        .nsizes = ns, .reps = 4 * reps, .warmup = 2 * warm + 1,
-                                       .timeout_s = 60, .log = o};
+                                       .busy_us = 2000, .timeout_s = 60, .log = o};
         fprintf(o, "profiling the shm links (worlds");
         for (int k = 0; k < nw; k++)
             fprintf(o, "%s%d", k ? "," : " ", w32[k]);
-        fprintf(o, "; %d sizes, median of %d):\n", ns, lo.reps);
+        fprintf(o, "; %d sizes, mean of %d calls after %.0f ms of arithmetic each):\n", ns,
+                lo.reps, lo.busy_us / 1e3);
         if (hg_prof_measure_links(p, &lo, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: --profile-out: %s\n", err);
             return 1;

@@ -34,10 +34,42 @@ static int cmp_dbl(const void *a, const void *b)
 /* What the workers write back through a shared anonymous mapping. */
 struct shared {
     int W, ns, reps;
-    double *ar;   /* [W][ns][reps] seconds per AllReduce, per rank */
-    double *p2p;  /* [ns][reps] half a round trip (W = 2) */
-    char *msg;    /* [W][MSGLEN] a failed rank's error */
+    double *in, *out; /* [W][ns][reps] CLOCK_MONOTONIC (one clock for every
+                       * process) at entering and leaving each AllReduce */
+    double *p2p;      /* [ns][reps] half a round trip (W = 2) */
+    char *msg;        /* [W][MSGLEN] a failed rank's error */
 };
+
+/* A fixed amount of arithmetic (so that ranks sharing a core take longer,
+ * as training's compute does); the result keeps the compiler from
+ * dropping it. */
+static volatile float sink;
+static double iters_per_us = 300; /* calibrated before the fork */
+static void spin(long n)
+{
+    float x = 1.f;
+    for (long i = 0; i < n; i++)
+        x = x * 0.9999999f + 1e-7f;
+    sink = x;
+}
+
+static void busy(double us)
+{
+    spin((long)(us * iters_per_us));
+}
+
+/* iterations of spin() per microsecond on this core, alone */
+static void calibrate(void)
+{
+    double best = 0;
+    for (int k = 0; k < 3; k++) {
+        double t0 = now_s();
+        spin(1000000);
+        double r = 1e6 / ((now_s() - t0) * 1e6);
+        best = r > best ? r : best;
+    }
+    iters_per_us = best;
+}
 
 /* One worker: AllReduce of every size, then (W = 2) the ping-pong. */
 static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_link_opts *o,
@@ -58,11 +90,16 @@ static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_
     for (int s = 0; s < o->nsizes && rc == 0; s++) {
         size_t n = (size_t)o->sizes[s] / 4;
         for (int r = -o->warmup; r < o->reps && rc == 0; r++) {
-            rc = hg_comm_barrier(c, err, errlen);
+            /* every rank computes first, as in training: the call meets the
+             * cores busy and (with more ranks than cores) time-shared */
+            busy(o->busy_us);
             double t0 = now_s();
-            rc = rc ? rc : hg_comm_allreduce_f32(c, buf, n, err, errlen);
-            if (r >= 0)
-                sh->ar[((size_t)rank * o->nsizes + s) * o->reps + r] = now_s() - t0;
+            rc = hg_comm_allreduce_f32(c, buf, n, err, errlen);
+            if (r >= 0) {
+                size_t k = ((size_t)rank * o->nsizes + s) * o->reps + r;
+                sh->in[k] = t0;
+                sh->out[k] = now_s();
+            }
         }
     }
     for (int s = 0; s < o->nsizes && rc == 0 && sh->W == 2; s++) {
@@ -140,34 +177,42 @@ int hg_prof_measure_links(struct hg_profile *p, const struct hg_prof_link_opts *
         if (o->sizes[s] < 4 || o->sizes[s] % 4)
             return hg_kerr(err, errlen, "links: size %lld: a multiple of 4 bytes, >= 4",
                            (long long)o->sizes[s]);
+    calibrate();
     int rc = 0;
     for (int w = 0; w < o->nworlds && rc == 0; w++) {
         int W = o->worlds[w];
         if (W < 2 || W > 64)
             return hg_kerr(err, errlen, "links: world %d: 2 to 64 workers", W);
         size_t nar = (size_t)W * o->nsizes * o->reps, np = (size_t)o->nsizes * o->reps;
-        size_t bytes = (nar + np) * sizeof(double) + (size_t)W * MSGLEN;
+        size_t bytes = (2 * nar + np) * sizeof(double) + (size_t)W * MSGLEN;
         void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED)
             return hg_kerr(err, errlen, "links: mmap: %s", strerror(errno));
         memset(m, 0, bytes);
-        struct shared sh = {.W = W, .ns = o->nsizes, .reps = o->reps, .ar = m,
-                            .p2p = (double *)m + nar, .msg = (char *)((double *)m + nar + np)};
+        struct shared sh = {.W = W, .ns = o->nsizes, .reps = o->reps, .in = m,
+                            .out = (double *)m + nar, .p2p = (double *)m + 2 * nar,
+                            .msg = (char *)((double *)m + 2 * nar + np)};
         rc = run_world(W, o, &sh, err, errlen);
         double x[HG_PROF_MAXPTS], t[HG_PROF_MAXPTS], col[4096];
         int R = o->reps < 4096 ? o->reps : 4096;
         for (int s = 0; s < o->nsizes && rc == 0; s++) {
             x[s] = (double)o->sizes[s];
-            /* a call lasts until its slowest rank is done */
+            /* a call: from the last rank's arrival (the others waited for
+             * their compute, not for the link) until the last rank leaves,
+             * as the simulator's aggregation task starts when every
+             * replica's compute is done; the mean: the stalls of ranks
+             * that share a core are part of the cost */
+            double sum = 0;
             for (int r = 0; r < R; r++) {
-                col[r] = 0;
+                double a = 0, e = 0;
                 for (int k = 0; k < W; k++) {
-                    double v = sh.ar[((size_t)k * o->nsizes + s) * o->reps + r];
-                    col[r] = v > col[r] ? v : col[r];
+                    size_t i = ((size_t)k * o->nsizes + s) * o->reps + r;
+                    a = sh.in[i] > a ? sh.in[i] : a;
+                    e = sh.out[i] > e ? sh.out[i] : e;
                 }
+                sum += e - a;
             }
-            qsort(col, (size_t)R, sizeof(double), cmp_dbl);
-            t[s] = col[R / 2] > 1e-9 ? col[R / 2] : 1e-9;
+            t[s] = sum / R > 1e-9 ? sum / R : 1e-9;
         }
         if (rc == 0)
             rc = hg_prof_set_link(p, HG_LINK_SHM, HG_PROF_ALLREDUCE, W, o->nsizes, x, t, err,
