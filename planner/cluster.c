@@ -297,7 +297,8 @@ static const char *const node_keys[] = {"name", "nic_bandwidth", "intra", "devic
                                         NULL};
 static const char *const intra_keys[] = {"kind", "bandwidth", "latency", NULL};
 static const char *const dev_keys[] = {"kind", "model", "count", "memory", "peak_flops",
-                                       "memory_bandwidth", "speed", NULL};
+                                       "memory_bandwidth", "speed", "profile", "time_share",
+                                       NULL};
 static const char *const link_keys[] = {"from", "to", "kind", "bandwidth", "latency",
                                         NULL};
 
@@ -312,7 +313,7 @@ static int parse_device(struct hg_cfgctx *p, struct hg_cluster *c, int *cdev,
 {
     if (hg__cfg_check_keys(p, d, what, dev_keys) != 0)
         return -1;
-    struct hg_pdevice t = {.node = node};
+    struct hg_pdevice t = {.node = node, .time_share = 1, .prof_dev = -1};
     char kind[16];
     int rc = get_str(p, d, "kind", what, kind, sizeof(kind));
     if (rc < 0)
@@ -340,9 +341,15 @@ static int parse_device(struct hg_cfgctx *p, struct hg_cluster *c, int *cdev,
         get_pos(p, d, "memory_bandwidth", what, Q_BW, 0, &t.mem_bw) != 0 ||
         get_pos(p, d, "speed", what, Q_NUMBER, 0, &t.speed) != 0)
         return -1;
-    if (t.peak_flops == 0 && t.speed == 0)
-        return hg__cfg_err(p, d, "%s: give 'peak_flops' (with 'memory_bandwidth') or a measured "
-                    "'speed'", what);
+    if (get_str(p, d, "profile", what, t.profile, sizeof(t.profile)) < 0 ||
+        get_pos(p, d, "time_share", what, Q_NUMBER, 0, &t.time_share) != 0)
+        return -1;
+    if (t.time_share > 1)
+        return hg__cfg_err(p, config_setting_get_member(d, "time_share"),
+                           "%s: key 'time_share' must be in (0, 1] (got %g)", what, t.time_share);
+    if (t.peak_flops == 0 && t.speed == 0 && !t.profile[0])
+        return hg__cfg_err(p, d, "%s: give 'peak_flops' (with 'memory_bandwidth'), a measured "
+                    "'speed' or a 'profile'", what);
     t.memory = (int64_t)mem;
     for (int k = 0; k < (int)count; k++) {
         c->devices = grow(c->devices, c->ndev, cdev, sizeof(*c->devices));
@@ -586,6 +593,23 @@ int hg_cluster_link(const struct hg_cluster *c, int a, int b)
     return -1;
 }
 
+/* Link l's bandwidth and latency: the point-to-point fit of the bound
+ * profile when both ends are profiled devices and it measured the link's
+ * kind, else the file's. */
+static void link_bw_lat(const struct hg_cluster *c, int l, double *bw, double *lat)
+{
+    const struct hg_plink *k = &c->links[l];
+    *bw = k->bw;
+    *lat = k->lat;
+    if (!c->prof || c->devices[k->a].prof_dev < 0 || c->devices[k->b].prof_dev < 0)
+        return;
+    const struct hg_prof_link *m = hg_prof_find_link(c->prof, k->kind, HG_PROF_SENDRECV, 2);
+    if (m && m->fit.b > 0) {
+        *bw = 1 / m->fit.b;
+        *lat = m->fit.a;
+    }
+}
+
 int hg_cluster_n_channels(const struct hg_cluster *c)
 {
     return 2 * c->nlinks + 2 * c->nnodes + 1;
@@ -594,8 +618,11 @@ int hg_cluster_n_channels(const struct hg_cluster *c)
 double hg_cluster_channel_bw(const struct hg_cluster *c, int chan)
 {
     HG_CHECK(chan >= 0 && chan < hg_cluster_n_channels(c));
-    if (chan < 2 * c->nlinks)
-        return c->links[chan / 2].bw;
+    if (chan < 2 * c->nlinks) {
+        double bw, lat;
+        link_bw_lat(c, chan / 2, &bw, &lat);
+        return bw;
+    }
     chan -= 2 * c->nlinks;
     if (chan < 2 * c->nnodes)
         return c->nodes[chan / 2].nic_bw;
@@ -610,8 +637,7 @@ void hg_cluster_path(const struct hg_cluster *c, int from, int to, struct hg_pat
     if (a->node == b->node) {
         int l = hg_cluster_link(c, from, to);
         HG_CHECK(l >= 0); /* validation gives every pair a link */
-        p->bw = c->links[l].bw;
-        p->lat = c->links[l].lat;
+        link_bw_lat(c, l, &p->bw, &p->lat);
         p->kind = c->links[l].kind;
         p->nchan = 1;
         p->chan[0] = 2 * l + (from > to);
@@ -637,7 +663,9 @@ int hg_cluster_rank_capacities(const struct hg_cluster *c, double *cap, char *er
     double mx = 0;
     for (int i = 0; i < c->ndev; i++) {
         const struct hg_pdevice *d = &c->devices[i];
-        cap[i] = all_speed ? d->speed : d->peak_flops;
+        /* a rank that gets a share of its device is that much slower */
+        cap[i] = (all_speed ? d->speed : d->peak_flops) *
+                 (d->time_share > 0 ? d->time_share : 1);
         if (!(cap[i] > 0))
             return hg_kerr(err, errlen, "%s: device %s has no 'peak_flops' and not every "
                            "device has a 'speed': capacities need one or the other on "
@@ -678,16 +706,24 @@ void hg_cluster_print(const struct hg_cluster *c, FILE *f)
                 fprintf(f, ", %.4g GB/s", d->mem_bw / 1e9);
             if (d->speed > 0)
                 fprintf(f, ", speed %g", d->speed);
+            if (d->profile[0])
+                fprintf(f, ", profile %s%s", d->profile,
+                        !c->prof ? "" : d->prof_dev >= 0 ? " (bound)" : " (not bound)");
+            if (d->time_share > 0 && d->time_share < 1)
+                fprintf(f, ", time share %.3g", d->time_share);
             fputc('\n', f);
         }
         for (int l = 0; l < c->nlinks; l++) {
             const struct hg_plink *k = &c->links[l];
             if (c->devices[k->a].node != n)
                 continue;
-            fmt_bw(b2, sizeof(b2), k->bw);
-            fprintf(f, "    link %s - %s: %s, %s, %.3g us%s\n", c->devices[k->a].name,
-                    c->devices[k->b].name, hg_link_kind_name(k->kind), b2, k->lat * 1e6,
-                    k->implicit ? "" : " (explicit)");
+            double bw, lat;
+            link_bw_lat(c, l, &bw, &lat);
+            fmt_bw(b2, sizeof(b2), bw);
+            fprintf(f, "    link %s - %s: %s, %s, %.3g us%s%s\n", c->devices[k->a].name,
+                    c->devices[k->b].name, hg_link_kind_name(k->kind), b2, lat * 1e6,
+                    k->implicit ? "" : " (explicit)",
+                    bw != k->bw || lat != k->lat ? " (profiled)" : "");
         }
     }
     if (c->nnodes > 1) {

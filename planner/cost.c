@@ -1,7 +1,9 @@
 /* cost.c - the roofline cost model for devices that are not present, and
  * the communication model (point to point, ring and hierarchical
- * AllReduce, parameter server).  The profiler's measurements (next step)
- * replace the compute half where a device is present.
+ * AllReduce, parameter server).  A profile bound to the cluster
+ * (hg_cluster_set_profile) replaces the roofline op by op where a device
+ * is present (hg_cost_node), and the ring formula by the measured
+ * AllReduce among profiled devices of one node.
  *
  * Compute: time(op, d) = max(F / (peak_d * e_f[op]), B / (bw_d * e_b[op]))
  *          + launch overhead,
@@ -94,6 +96,39 @@ double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
     return t + (d->kind == HG_DEV_GPU ? HG_LAUNCH_OVERHEAD_GPU : HG_LAUNCH_OVERHEAD_CPU);
 }
 
+int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, int n,
+                 int64_t batch, double *a, double *b)
+{
+    const struct hg_pdevice *dv = &c->devices[d];
+    const struct hg_node_info *nd = hg_graph_node(g, n);
+    double share = dv->time_share > 0 ? dv->time_share : 1;
+    if (c->prof && dv->prof_dev >= 0) {
+        char sig[256];
+        const struct hg_prof_op *e =
+            hg_prof_op_sig(g, n, batch, sig, sizeof(sig)) == 0
+                ? hg_prof_find_op(c->prof, dv->prof_dev, nd->op, sig) : NULL;
+        if (e) {
+            *a = e->fit.a / share;
+            *b = e->fit.b * (double)batch / share;
+            return 1;
+        }
+    }
+    struct hg_shape in[HG_MAX_INPUTS], out = {0};
+    for (int k = 0; k < nd->n_in; k++)
+        in[k] = hg_graph_tensor(g, nd->in[k])->shape;
+    if (nd->out >= 0)
+        out = hg_graph_tensor(g, nd->out)->shape;
+    struct hg_cost cost = {0, 0};
+    hg_op_table[nd->op].cost(in, nd->n_in, &out, &nd->attr, &cost);
+    double t = hg_cost_op_time(dv, nd->op, &cost);
+    if (t < 0)
+        return -1;
+    double launch = dv->kind == HG_DEV_GPU ? HG_LAUNCH_OVERHEAD_GPU : HG_LAUNCH_OVERHEAD_CPU;
+    *a = launch / share;
+    *b = (t - launch) / share;
+    return 0;
+}
+
 double hg_cost_transfer(const struct hg_path *p, double bytes)
 {
     return bytes > 0 ? p->lat + bytes / p->bw : 0;
@@ -135,11 +170,41 @@ static void ring_hop(const struct hg_cluster *c, const int *devs, int n, double 
     free(use);
 }
 
+/* The bound profile's AllReduce of this world size, when every device of
+ * devs is profiled, all are on one node and the ring's links are of one
+ * kind the profile measured: what the backend does, time-sharing of the
+ * cores included, rather than the ring formula.  1 with *t, else 0. */
+static int prof_allreduce(const struct hg_cluster *c, const int *devs, int n, double bytes,
+                          double *t)
+{
+    if (!c->prof)
+        return 0;
+    int node = c->devices[devs[0]].node, kind = -1;
+    for (int i = 0; i < n; i++) {
+        const struct hg_pdevice *d = &c->devices[devs[i]];
+        if (d->prof_dev < 0 || d->node != node)
+            return 0;
+        int l = hg_cluster_link(c, devs[i], devs[(i + 1) % n]);
+        if (l < 0 || (kind >= 0 && (int)c->links[l].kind != kind))
+            return 0;
+        kind = (int)c->links[l].kind;
+    }
+    const struct hg_prof_link *m =
+        hg_prof_find_link(c->prof, (enum hg_link_kind)kind, HG_PROF_ALLREDUCE, n);
+    if (!m)
+        return 0;
+    *t = m->fit.a + m->fit.b * bytes;
+    return 1;
+}
+
 double hg_cost_allreduce_ring(const struct hg_cluster *c, const int *devs, int n,
                               double bytes)
 {
-    if (n <= 1)
+    if (n <= 1 || !(bytes > 0))
         return 0;
+    double t;
+    if (prof_allreduce(c, devs, n, bytes, &t))
+        return t;
     double bw, lat;
     ring_hop(c, devs, n, &bw, &lat);
     return hg_cost_ring_allreduce(n, bytes, bw, lat);

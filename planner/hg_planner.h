@@ -1,8 +1,9 @@
 /* hg_planner.h - the planner room (HeteroG with FlexFlow's simulator):
- * cluster descriptions, the roofline and communication cost model, graph
- * builders for HeteroG's evaluation models (shapes only) and the JSON
- * export of a training graph.  The simulator, scheduler and strategy search
- * build on these (docs/planner.md).
+ * cluster descriptions, the roofline and communication cost model,
+ * profiles (measured op and link times that replace the roofline for the
+ * devices that are present), graph builders for HeteroG's evaluation models
+ * (shapes only) and the JSON export of a training graph.  The simulator,
+ * scheduler and strategy search build on these (docs/planner.md).
  *
  * Depends on graph/ and kernels/ only (and libconfig for cluster files).
  * Runtime errors return -1 with a message in err that names the file:line
@@ -36,6 +37,12 @@ struct hg_pdevice {
     double peak_flops;    /* fp32 peak, FLOP/s (0: not given) */
     double mem_bw;        /* memory bandwidth, bytes/s (0: not given) */
     double speed;         /* measured relative speed (0: not given) */
+    char profile[64];     /* the profiled device that prices it ("": none) */
+    double time_share;    /* fraction of that device this rank gets (ranks
+                           * time-sharing cores: 2 cores / 3 workers = 0.667);
+                           * every compute time is divided by it (default 1) */
+    int prof_dev;         /* index into the bound profile's devices, -1: none
+                           * (hg_cluster_set_profile) */
 };
 
 /* An intra-node link between two devices of one node, full duplex:
@@ -65,6 +72,7 @@ struct hg_cluster {
     int nlinks;
     double switch_bw;     /* bytes/s through the switch (0: one node) */
     double net_lat;       /* seconds, NIC to NIC through the switch */
+    const struct hg_profile *prof; /* bound by hg_cluster_set_profile (not owned) */
 };
 
 /* Reads and validates a libconfig cluster file (format: docs/planner.md).
@@ -125,6 +133,15 @@ extern const struct hg_op_eff hg_op_eff_table[HG_OP_COUNT];
  * measured profile must price it instead). */
 double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
                        const struct hg_cost *cost);
+/* Node n of g (current shapes; the graph's batch symbol is `batch`) on
+ * device d of c as time = a + b, b the part that scales with the batch
+ * (the whole time for an op without a batch axis is a + b as well): from
+ * the bound profile when d names a profiled device that has the op
+ * (a, b*batch of the fit), else the roofline (a = the launch overhead).
+ * Both are divided by d's time_share.  Returns 1 (profile), 0 (roofline),
+ * -1 (neither: no profile entry and no peak_flops). */
+int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, int n,
+                 int64_t batch, double *a, double *b);
 /* latency + bytes / bandwidth over a path. */
 double hg_cost_transfer(const struct hg_path *p, double bytes);
 /* Ring AllReduce of bytes over n devices with the given slowest hop:
@@ -145,6 +162,135 @@ double hg_cost_allreduce_hier(const struct hg_cluster *c, const int *devs,
  * channel bounds each phase (push, then pull). */
 double hg_cost_ps(const struct hg_cluster *c, const int *devs, int n,
                   int ps, double bytes);
+
+/* ------------------------------------------------------------ profiles
+ * (planner/profile.c) What the profiler measured on the devices that are
+ * present: per (profiled device, op kind, shape signature) a fit
+ * time = a + b * batch, and per (link kind, collective, world) a fit
+ * time = a + b * bytes.  A cluster bound to a profile prices its devices
+ * that name a profiled device with it, op by op, and with the roofline
+ * where the profile lacks the op or the device (docs/planner.md,
+ * "Profiler").  The file is libconfig, versioned, checked key by key. */
+#define HG_PROF_VERSION 1
+#define HG_PROF_MAXPTS 16   /* points (batch sizes, message sizes) per fit */
+
+/* time = a + b * x.  rmax: the largest |fit - t| / t over the points. */
+struct hg_prof_fit {
+    double a, b, rmax;
+};
+/* Least squares of t = a + b*x weighted by 1/t^2 (relative errors count
+ * alike, so a latency is not lost beside large messages); a negative a or
+ * b is set to 0 and the other refitted (times never shrink with x and are
+ * never below 0).  -1 when n < 1, a point is not finite or a t <= 0. */
+int hg_prof_fit_line(const double *x, const double *t, int n, struct hg_prof_fit *f);
+
+struct hg_prof_device {
+    char name[64];        /* "cpu-t1": what a cluster device's `profile` names */
+    enum hg_dev_kind kind;
+    char model[128];      /* the hardware (informative) */
+    int threads;          /* compute threads the ops ran with */
+    int processes;        /* processes measuring at once (each core busy, as
+                           * hgtrain's workers keep them) */
+};
+
+struct hg_prof_op {
+    int dev;              /* index into devices */
+    enum hg_op op;
+    char sig[256];        /* hg_prof_op_sig */
+    int nodes;            /* graph nodes that shared (op, sig) (informative) */
+    int npts;
+    double x[HG_PROF_MAXPTS], t[HG_PROF_MAXPTS]; /* batch, seconds per node */
+    struct hg_prof_fit fit;                      /* seconds = a + b * batch */
+};
+
+enum hg_prof_coll { HG_PROF_SENDRECV, HG_PROF_ALLREDUCE, HG_PROF_COLL_COUNT };
+const char *hg_prof_coll_name(enum hg_prof_coll k);
+
+struct hg_prof_link {
+    enum hg_link_kind kind;   /* the backend's link: shm */
+    enum hg_prof_coll coll;   /* sendrecv: one way between 2 ranks; allreduce:
+                               * f32 sum over `world` ranks, start to last finish */
+    int world;
+    int npts;
+    double x[HG_PROF_MAXPTS], t[HG_PROF_MAXPTS]; /* bytes, seconds */
+    struct hg_prof_fit fit;   /* seconds = a (latency) + b (1 / bandwidth) * bytes */
+};
+
+struct hg_profile {
+    char file[1024];      /* where it was read from ("" if built in code) */
+    char host[128], date[64], source[512]; /* informative */
+    struct hg_prof_device *devs;
+    int ndevs, cdevs;
+    struct hg_prof_op *ops;   /* sorted by (dev, op, sig) */
+    int nops, cops;
+    struct hg_prof_link *links;
+    int nlinks, clinks;
+};
+
+struct hg_profile *hg_prof_new(void);
+void hg_prof_free(struct hg_profile *p);
+/* The device named name, added if new (kind, model, threads, processes
+ * updated).  Returns its index. */
+int hg_prof_device(struct hg_profile *p, const char *name, enum hg_dev_kind kind,
+                   const char *model, int threads, int processes);
+int hg_prof_find_device(const struct hg_profile *p, const char *name); /* -1 if none */
+/* Adds or replaces the entry of (dev, op, sig) / (kind, coll, world) and
+ * fits it.  -1 with err when the fit refuses the points. */
+int hg_prof_set_op(struct hg_profile *p, int dev, enum hg_op op, const char *sig, int nodes,
+                   int npts, const double *x, const double *t, char *err, size_t errlen);
+int hg_prof_set_link(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
+                     int world, int npts, const double *x, const double *t, char *err,
+                     size_t errlen);
+const struct hg_prof_op *hg_prof_find_op(const struct hg_profile *p, int dev, enum hg_op op,
+                                         const char *sig);
+const struct hg_prof_link *hg_prof_find_link(const struct hg_profile *p,
+                                             enum hg_link_kind kind,
+                                             enum hg_prof_coll coll, int world);
+/* The shape signature of node n of g at its current shapes, for a graph
+ * whose batch symbol is `batch`: input shapes > output shape (dtype and
+ * dims; the batch axis as "B" or "B*k" when it is k * batch, so one
+ * signature covers every batch), plus the attributes shapes do not show
+ * (matmul transposes, kernel/stride/padding).  Returns 0, -1 if it does not
+ * fit in n bytes. */
+int hg_prof_op_sig(const struct hg_graph *g, int node, int64_t batch, char *buf, size_t n);
+
+/* The versioned profile file (docs/planner.md, "Profile file"). */
+int hg_prof_save(const struct hg_profile *p, FILE *f);
+int hg_prof_load(struct hg_profile **p, const char *path, char *err, size_t errlen);
+int hg_prof_parse(struct hg_profile **p, const char *text, const char *name, char *err,
+                  size_t errlen);
+
+/* Measures every op of g (a training graph with a "batch" symbol; the
+ * other symbols at their maxima) with the executor on this machine's CPU
+ * at each batch of o->batches (at most the symbol's maximum and
+ * HG_PROF_MAXPTS of them) with device dev's thread count: o->warmup runs
+ * then o->reps runs per batch, batches interleaved so that a disturbance
+ * spreads over all of them; per node the median of the runs; nodes of one
+ * (op, sig) averaged; fitted over the batches.  log (may be NULL) gets a
+ * line per batch: the summed medians against the summed fits.  hold (may
+ * be NULL): after the timed runs, untimed runs go on while it returns 1
+ * (several processes measuring at once: one that finishes first keeps its
+ * core as busy as the others' until they are done). */
+struct hg_prof_opts {
+    const int64_t *batches;
+    int nbatches;
+    int reps, warmup;
+    FILE *log;
+    int (*hold)(void *ctx);
+    void *hold_ctx;
+};
+int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
+                          const struct hg_prof_opts *o, char *err, size_t errlen);
+
+/* Binds p to c (NULL unbinds; p must outlive the binding): each device
+ * whose `profile` names a device of p is priced by it (an unknown name is
+ * an error naming the device and both files); a link between two profiled
+ * devices whose kind p measured point to point has the measured latency
+ * and bandwidth (hg_cluster_path, hg_cluster_channel_bw), and AllReduce
+ * over profiled devices of one node the measured fit of that world size
+ * (hg_cost_allreduce_ring). */
+int hg_cluster_set_profile(struct hg_cluster *c, const struct hg_profile *p, char *err,
+                           size_t errlen);
 
 /* ------------------------------------------------------------ models */
 
@@ -189,9 +335,10 @@ int hg_graph_export_json(const struct hg_graph *g, const char *model,
 /* ------------------------------------------------------------ planner graph
  * (planner/strategy.c) The training graph as the simulator sees it: one
  * entry per graph node ("op", ids equal node ids, id order topological),
- * with its roofline time on each device as time = a + b * share (share: the
- * fraction of the batch a device computes; ops without a batch axis have
- * b = 0 and run whole on every device that holds them). */
+ * with its time on each device (hg_cost_node: the bound profile's fit, else
+ * the roofline) as time = a + b * share (share: the fraction of the batch a
+ * device computes; ops without a batch axis have b = 0 and run whole on
+ * every device that holds them). */
 #define HG_PLAN_MAXDEV 64
 
 struct hg_pin {

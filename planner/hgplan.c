@@ -1,18 +1,27 @@
-/* hgplan.c - the planner's program.  This step: list and build HeteroG's
- * models or a task's training graph, export the graph as JSON, read and
- * summarise a cluster file, price the graph on each device kind with the
- * roofline model; with --search: simulate the baselines, search with MCMC,
- * write the strategy and the trace (docs/planner.md).
+/* hgplan.c - the planner's program: list and build HeteroG's models or a
+ * task's training graph, export the graph as JSON, read and summarise a
+ * cluster file, price the graph on each device kind (profile or roofline);
+ * with --profile-out: measure the task's ops and the shm links on this
+ * machine and write a profile; with --search: simulate the baselines,
+ * search with MCMC; --dp: simulate hgtrain's data parallelism; write the
+ * strategy and the trace (docs/planner.md).
  *
  * Exit status: 0 done, 1 runtime error (a file, a build), 2 usage error. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "planner/hg_planner.h"
+#include "planner/prof-links.h"
 #include "tasks/hg_task.h"
 
 #define ERRLEN 1024
@@ -48,14 +57,36 @@ static void usage(FILE *f)
         "  --seed N             MCMC seed (default 1)\n"
         "  --groups N           HeteroG op groups (default 64)\n"
         "  --strategy FILE      simulate this strategy file instead of searching\n"
+        "  --dp                 with --cluster: simulate hgtrain's data parallelism\n"
+        "                       (every op on every device, even split, AllReduce)\n"
         "  --out FILE           write the best strategy (docs/planner.md)\n"
-        "  --trace FILE         write its simulated timeline (Chrome trace JSON)\n");
+        "  --trace FILE         write its simulated timeline (Chrome trace JSON)\n"
+        "  --profile FILE       price the devices of --cluster that name a profiled\n"
+        "                       device with FILE's measurements (roofline elsewhere)\n"
+        "  --profile-out FILE   with --task: measure every op on this CPU at several\n"
+        "                       batch sizes and the shm links, write FILE (merged into\n"
+        "                       --profile FILE's entries when both are given)\n"
+        "  --profile-batches L  batch sizes to measure (default B/4,B/2,3B/4,B)\n"
+        "  --profile-threads L  thread counts, one profiled device each (cpu-tN;\n"
+        "                       default 1 and this machine's cores)\n"
+        "  --profile-repeats N  timed runs per batch, median taken (default 7)\n"
+        "  --profile-warmup N   untimed runs first (default 2)\n"
+        "  --profile-worlds L   shm worlds whose AllReduce to time (default 2,3,4;\n"
+        "                       'none': no link measurement)\n"
+        "  --profile-sizes L    message bytes (default 4096,65536,1048576,4194304,\n"
+        "                       16777216)\n");
 }
+
+#define MAXLIST 16
 
 struct args {
     const char *model, *task, *data, *cluster, *export_graph, *optimizer;
     int64_t batch, seq;
-    int list_models, forward_only, help;
+    int list_models, forward_only, help, dp;
+    const char *profile, *profile_out;
+    int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
+    int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
+    int64_t preps, pwarmup;
     const char *search, *out, *trace, *strategy;
     double budget;
     int64_t seed, groups, iters;
@@ -72,6 +103,27 @@ static int parse_i64(const char *opt, const char *v, int64_t lo, int64_t *out, c
         return hg_kerr(err, errlen, "%s: expected an integer >= %lld, got '%s'", opt,
                        (long long)lo, v);
     *out = x;
+    return 0;
+}
+
+/* "8,16,32": at most MAXLIST integers >= lo. */
+static int parse_list(const char *opt, const char *v, int64_t lo, int64_t *out, int *n,
+                      char *err, size_t errlen)
+{
+    *n = 0;
+    const char *s = v;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long long x = strtoll(s, &end, 10);
+        if (errno || end == s || x < lo || (*end && *end != ',') || *n == MAXLIST)
+            return hg_kerr(err, errlen, "%s: expected up to %d integers >= %lld separated by "
+                           "commas, got '%s'", opt, MAXLIST, (long long)lo, v);
+        out[(*n)++] = x;
+        s = *end ? end + 1 : end;
+    }
+    if (*n == 0)
+        return hg_kerr(err, errlen, "%s: empty list", opt);
     return 0;
 }
 
@@ -92,6 +144,10 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
             a->help = 1;
             continue;
         }
+        if (strcmp(o, "--dp") == 0) {
+            a->dp = 1;
+            continue;
+        }
         if (strncmp(o, "--", 2) != 0)
             return hg_kerr(err, errlen, "unexpected argument '%s'", o);
         if (i + 1 >= argc)
@@ -106,6 +162,31 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
             a->out = v;
         else if (strcmp(o, "--trace") == 0)
             a->trace = v;
+        else if (strcmp(o, "--profile") == 0)
+            a->profile = v;
+        else if (strcmp(o, "--profile-out") == 0)
+            a->profile_out = v;
+        else if (strcmp(o, "--profile-batches") == 0) {
+            if (parse_list(o, v, 1, a->pbatch, &a->npbatch, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--profile-threads") == 0) {
+            if (parse_list(o, v, 1, a->pthreads, &a->npthreads, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--profile-worlds") == 0) {
+            if (strcmp(v, "none") == 0)
+                a->npworlds = 0;
+            else if (parse_list(o, v, 2, a->pworlds, &a->npworlds, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--profile-sizes") == 0) {
+            if (parse_list(o, v, 4, a->psizes, &a->npsizes, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--profile-repeats") == 0) {
+            if (parse_i64(o, v, 1, &a->preps, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--profile-warmup") == 0) {
+            if (parse_i64(o, v, 0, &a->pwarmup, err, errlen) != 0)
+                return -1;
+        }
         else if (strcmp(o, "--strategy") == 0)
             a->strategy = v;
         else if (strcmp(o, "--budget") == 0) {
@@ -221,34 +302,44 @@ static void summary(FILE *o, const struct hg_graph *g, const char *what, int64_t
            "reuse) %.2f GB\n", f.bytes / 1e9, b.bytes / 1e9, u.bytes / 1e9, act / 1e9);
 }
 
-/* Whole-graph compute time on one device of each distinct model. */
-static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster *c)
+/* Whole-graph compute time on one device of each distinct kind: the
+ * profile's fits where the device is profiled and has the op, else the
+ * roofline. */
+static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
+                     int64_t batch)
 {
-    fprintf(o, "roofline compute time of one iteration on a single device:\n");
+    fprintf(o, "compute time of one iteration on a single device (%s):\n",
+            c->prof ? "profile where measured, else roofline" : "roofline");
     for (int i = 0; i < c->ndev; i++) {
         const struct hg_pdevice *d = &c->devices[i];
         int seen = 0;
         for (int j = 0; j < i; j++)
             seen |= strcmp(c->devices[j].model, d->model) == 0 &&
-                    c->devices[j].peak_flops == d->peak_flops;
+                    c->devices[j].peak_flops == d->peak_flops &&
+                    c->devices[j].prof_dev == d->prof_dev &&
+                    c->devices[j].time_share == d->time_share;
         if (seen)
             continue;
-        if (!(d->peak_flops > 0)) {
-            fprintf(o, "  %-24s no peak_flops: needs a measured profile\n", d->model);
+        double t = 0;
+        int nprof = 0, n = hg_graph_n_nodes(g), missing = 0;
+        for (int k = 0; k < n; k++) {
+            double a, b;
+            int r = hg_cost_node(c, i, g, k, batch, &a, &b);
+            missing |= r < 0;
+            nprof += r == 1;
+            t += a + b;
+        }
+        if (missing) {
+            fprintf(o, "  %-24s no peak_flops and ops the profile lacks: needs a measured "
+                    "profile of this graph\n", d->model[0] ? d->model : d->name);
             continue;
         }
-        double t = 0;
-        struct hg_shape in[HG_MAX_INPUTS], out;
-        for (int n = 0; n < hg_graph_n_nodes(g); n++) {
-            const struct hg_node_info *nd = hg_graph_node(g, n);
-            for (int k = 0; k < nd->n_in; k++)
-                in[k] = hg_graph_tensor(g, nd->in[k])->shape;
-            out = nd->out >= 0 ? hg_graph_tensor(g, nd->out)->shape : (struct hg_shape){0};
-            struct hg_cost cost = {0, 0};
-            hg_op_table[nd->op].cost(in, nd->n_in, &out, &nd->attr, &cost);
-            t += hg_cost_op_time(d, nd->op, &cost);
-        }
-        fprintf(o, "  %-24s %9.4f s (from %s)\n", d->model[0] ? d->model : d->name, t, d->name);
+        fprintf(o, "  %-24s %9.4f s (from %s", d->model[0] ? d->model : d->name, t, d->name);
+        if (c->prof && d->prof_dev >= 0)
+            fprintf(o, "; %d of %d ops profiled on %s", nprof, n, d->profile);
+        if (d->time_share > 0 && d->time_share < 1)
+            fprintf(o, "; time share %.3g", d->time_share);
+        fprintf(o, ")\n");
     }
 }
 
@@ -286,7 +377,18 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
     struct hg_strategy *best = NULL;
     struct hg_sim_result br;
     int rc = 0;
-    if (a->strategy) {
+    if (a->dp) {
+        /* what hgtrain runs: one group of every op, one replica per device,
+         * AllReduce, the executor's order (forward, backward, update) */
+        best = hg_strategy_new(pg->nops, pg->ndev, 1);
+        hg_gcfg_even(&best->cfg[0], c, HG_AGG_AR);
+        int n = hg_graph_order(g, HG_PH_ALL, best->order);
+        HG_CHECK(n == pg->nops);
+        hg_sim_full(sim, best, &br);
+        fprintf(o, "data parallel as hgtrain runs it (%d device%s, even split, AllReduce):\n",
+                pg->ndev, pg->ndev == 1 ? "" : "s");
+        print_result(o, "dp", &br, c, 0);
+    } else if (a->strategy) {
         if (hg_strategy_load(&best, a->strategy, pg, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: %s\n", err);
             rc = 1;
@@ -395,11 +497,279 @@ done:
     return rc;
 }
 
+/* The CPU's model name (/proc/cpuinfo), or "cpu". */
+static void cpu_model(char *buf, size_t n)
+{
+    snprintf(buf, n, "cpu");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || !colon)
+            continue;
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+            colon++;
+        colon[strcspn(colon, "\n")] = 0;
+        snprintf(buf, n, "%s", colon);
+        break;
+    }
+    fclose(f);
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The processes measuring one device at once count themselves done here
+ * (a shared anonymous mapping). */
+struct hold {
+    atomic_int *done;
+    int procs, counted;
+};
+
+static int hold_busy(void *ctx)
+{
+    struct hold *h = ctx;
+    if (!h->counted) {
+        atomic_fetch_add(h->done, 1);
+        h->counted = 1;
+    }
+    return atomic_load(h->done) < h->procs;
+}
+
+/* Measures g's ops as profiled device `name` (threads each) in `procs`
+ * forked processes at once, so that every core is as busy as under
+ * hgtrain's workers; each writes its profile to a temporary file, the
+ * parent averages their times per point and refits into p.  Forking keeps
+ * OpenMP and BLAS threads out of hgplan itself. */
+static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, const char *name,
+                          const char *model, int threads, int procs,
+                          const struct hg_prof_opts *po)
+{
+    char err[ERRLEN] = "", path[64][64];
+    atomic_int *done = mmap(NULL, sizeof(atomic_int), PROT_READ | PROT_WRITE,
+                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (done == MAP_FAILED) {
+        fprintf(stderr, "hgplan: --profile-out: mmap: %s\n", strerror(errno));
+        return 1;
+    }
+    atomic_store(done, 0);
+    pid_t pid[64];
+    int started = 0, rc = 0;
+    for (int i = 0; i < procs && rc == 0; i++) {
+        snprintf(path[i], sizeof(path[i]), "/tmp/hgplan-prof-XXXXXX");
+        int fd = mkstemp(path[i]);
+        if (fd < 0) {
+            fprintf(stderr, "hgplan: --profile-out: mkstemp: %s\n", strerror(errno));
+            rc = 1;
+            break;
+        }
+        close(fd);
+        fflush(NULL);
+        pid[i] = fork();
+        if (pid[i] < 0) {
+            fprintf(stderr, "hgplan: --profile-out: fork: %s\n", strerror(errno));
+            unlink(path[i]);
+            rc = 1;
+            break;
+        }
+        if (pid[i] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive hgplan */
+            struct hg_profile *cp = hg_prof_new();
+            int dev = hg_prof_device(cp, name, HG_DEV_CPU, model, threads, procs);
+            struct hold h = {.done = done, .procs = procs};
+            struct hg_prof_opts co = *po;
+            co.log = po->log;
+            if (procs > 1) /* each process's sums, under its own name */
+                snprintf(cp->devs[dev].name, sizeof(cp->devs[dev].name), "%s#%d", name, i);
+            co.hold = hold_busy;
+            co.hold_ctx = &h;
+            int x = hg_prof_measure_graph(cp, dev, g, &co, err, sizeof(err));
+            if (x != 0) {
+                hold_busy(&h); /* the others need not wait for us */
+                fprintf(stderr, "hgplan: --profile-out: %s: %s\n", name, err);
+            }
+            FILE *f = x == 0 ? fopen(path[i], "w") : NULL;
+            if (x == 0 && (!f || hg_prof_save(cp, f) != 0 || fclose(f) != 0)) {
+                fprintf(stderr, "hgplan: --profile-out: %s: write failed\n", path[i]);
+                x = 1;
+            }
+            hg_prof_free(cp);
+            fflush(NULL);
+            _exit(x ? 1 : 0);
+        }
+        started++;
+    }
+    for (int i = 0; i < started; i++) {
+        int st = 0;
+        if (rc != 0)
+            kill(pid[i], SIGKILL);
+        while (waitpid(pid[i], &st, 0) < 0 && errno == EINTR)
+            ;
+        if (rc == 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+            fprintf(stderr, "hgplan: --profile-out: %s: measuring process %d %s\n", name, i,
+                    WIFSIGNALED(st) ? "was killed" : "failed");
+            rc = 1;
+        }
+    }
+    /* the mean over the processes of each point, refitted */
+    struct hg_profile *part[64] = {0};
+    for (int i = 0; i < started && rc == 0; i++)
+        if (hg_prof_load(&part[i], path[i], err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: --profile-out: %s\n", err);
+            rc = 1;
+        }
+    int dev = rc == 0 ? hg_prof_device(p, name, HG_DEV_CPU, model, threads, procs) : -1;
+    for (int k = 0; rc == 0 && k < part[0]->nops; k++) {
+        const struct hg_prof_op *e = &part[0]->ops[k];
+        double t[HG_PROF_MAXPTS] = {0};
+        for (int i = 0; i < started && rc == 0; i++) {
+            const struct hg_prof_op *f = hg_prof_find_op(part[i], 0, e->op, e->sig);
+            if (!f || f->npts != e->npts) {
+                fprintf(stderr, "hgplan: --profile-out: %s: process %d lacks %s %s\n", name, i,
+                        hg_op_table[e->op].name, e->sig);
+                rc = 1;
+                break;
+            }
+            for (int j = 0; j < e->npts; j++)
+                t[j] += f->t[j] / started;
+        }
+        if (rc == 0 && hg_prof_set_op(p, dev, e->op, e->sig, e->nodes, e->npts, e->x, t, err,
+                                      sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: --profile-out: %s\n", err);
+            rc = 1;
+        }
+    }
+    for (int i = 0; i < started; i++) {
+        hg_prof_free(part[i]);
+        unlink(path[i]);
+    }
+    munmap(done, sizeof(atomic_int));
+    if (rc == 0 && procs > 1)
+        fprintf(o, "  %s: times averaged over the %d processes that measured at once\n", name,
+                procs);
+    return rc;
+}
+
+/* --profile-out: the shm links first (they fork: no thread may exist yet),
+ * then every op of the task's graph at each batch, once per thread count;
+ * the profile is written to a.profile_out. */
+static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
+                   const struct args *a, enum hg_optim optim, int argc, char **argv)
+{
+    char err[ERRLEN] = "";
+    int64_t batches[MAXLIST], threads[MAXLIST], worlds[MAXLIST], sizes[MAXLIST];
+    int nb = a->npbatch, nt = a->npthreads, nw = a->npworlds, ns = a->npsizes;
+    memcpy(batches, a->pbatch, sizeof(batches));
+    memcpy(threads, a->pthreads, sizeof(threads));
+    memcpy(worlds, a->pworlds, sizeof(worlds));
+    memcpy(sizes, a->psizes, sizeof(sizes));
+    if (!nb) { /* a quarter, a half, three quarters and all of --batch */
+        for (int k = 1; k <= 4; k++)
+            if (a->batch * k / 4 >= 1 && (nb == 0 || batches[nb - 1] != a->batch * k / 4))
+                batches[nb++] = a->batch * k / 4;
+    }
+    qsort(batches, (size_t)nb, sizeof(int64_t), cmp_i64);
+    if (!nt) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads[nt++] = 1;
+        if (cores > 1)
+            threads[nt++] = cores;
+    }
+    if (nw < 0) {
+        nw = 0;
+        for (int w = 2; w <= 4; w++)
+            worlds[nw++] = w;
+    }
+    if (!ns) {
+        static const int64_t def[] = {4096, 65536, 1048576, 4194304, 16777216};
+        for (size_t k = 0; k < sizeof(def) / sizeof(def[0]); k++)
+            sizes[ns++] = def[k];
+    }
+    int reps = a->preps ? (int)a->preps : 7, warm = a->pwarmup ? (int)a->pwarmup : 2;
+    if (nw > 0) {
+        int w32[MAXLIST];
+        for (int k = 0; k < nw; k++)
+            w32[k] = (int)worlds[k];
+        struct hg_prof_link_opts lo = {.worlds = w32, .nworlds = nw, .sizes = sizes,
+                                       .nsizes = ns, .reps = 4 * reps, .warmup = 2 * warm + 1,
+                                       .busy_us = 2000, .timeout_s = 60, .log = o};
+        fprintf(o, "profiling the shm links (worlds");
+        for (int k = 0; k < nw; k++)
+            fprintf(o, "%s%d", k ? "," : " ", w32[k]);
+        fprintf(o, "; %d sizes, mean of %d calls after %.0f ms of arithmetic each):\n", ns,
+                lo.reps, lo.busy_us / 1e3);
+        if (hg_prof_measure_links(p, &lo, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: --profile-out: %s\n", err);
+            return 1;
+        }
+    }
+    /* the graph as the main one, planned for the largest profiled batch */
+    struct args pa = *a;
+    pa.batch = batches[nb - 1];
+    struct hg_graph *g = hg_graph_new();
+    if (build_task(g, task, &pa, optim, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --task %s: %s\n", a->task, err);
+        hg_graph_free(g);
+        return 1;
+    }
+    char model[96], full[128];
+    cpu_model(model, sizeof(model));
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int rc = 0;
+    for (int k = 0; k < nt && rc == 0; k++) {
+        char name[32];
+        /* as many processes as hgtrain would run workers of this many
+         * threads: every core busy */
+        int procs = cores / threads[k] > 1 ? (int)(cores / threads[k]) : 1;
+        procs = procs > 64 ? 64 : procs;
+        snprintf(name, sizeof(name), "cpu-t%lld", (long long)threads[k]);
+        snprintf(full, sizeof(full), "%s, %lld thread%s", model, (long long)threads[k],
+                 threads[k] == 1 ? "" : "s");
+        fprintf(o, "profiling %s: %d ops of %s at batch", name, hg_graph_n_nodes(g), a->task);
+        for (int i = 0; i < nb; i++)
+            fprintf(o, "%s%lld", i ? "," : " ", (long long)batches[i]);
+        fprintf(o, ", median of %d runs after %d, %d process%s at once:\n", reps, warm, procs,
+                procs == 1 ? "" : "es");
+        struct hg_prof_opts po = {.batches = batches, .nbatches = nb, .reps = reps,
+                                  .warmup = warm, .log = o};
+        rc = measure_device(o, p, g, name, full, (int)threads[k], procs, &po);
+    }
+    hg_graph_free(g);
+    if (rc != 0)
+        return rc;
+    if (gethostname(p->host, sizeof(p->host)) != 0)
+        p->host[0] = 0;
+    p->host[sizeof(p->host) - 1] = 0;
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(p->date, sizeof(p->date), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    size_t len = 0;
+    for (int i = 0; i < argc && len < sizeof(p->source); i++)
+        len += (size_t)snprintf(p->source + len, sizeof(p->source) - len, "%s%s", i ? " " : "",
+                                argv[i]);
+    FILE *f = fopen(a->profile_out, "w");
+    if (!f || hg_prof_save(p, f) != 0 || fclose(f) != 0) {
+        fprintf(stderr, "hgplan: --profile-out %s: write failed: %s\n", a->profile_out,
+                strerror(errno));
+        return 1;
+    }
+    fprintf(o, "wrote %s (%d devices, %d op entries, %d link entries)\n", a->profile_out,
+            p->ndevs, p->nops, p->nlinks);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
     struct args a;
     memset(&a, 0, sizeof(a));
+    a.npworlds = -1;
     /* find --task first: its options are valid on the command line */
     const struct hg_task *task = NULL;
     for (int i = 1; i + 1 < argc; i++)
@@ -430,14 +800,33 @@ int main(int argc, char **argv)
         rc = a.help ? 0 : 2;
         goto out;
     }
-    if ((a.search || a.strategy || a.out || a.trace) && (!a.cluster || (!a.model && !a.task))) {
-        fprintf(stderr, "hgplan: --search, --strategy, --out and --trace need a graph "
+    if ((a.search || a.strategy || a.out || a.trace || a.dp) &&
+        (!a.cluster || (!a.model && !a.task))) {
+        fprintf(stderr, "hgplan: --search, --strategy, --dp, --out and --trace need a graph "
                 "(--model or --task) and --cluster\n");
         rc = 2;
         goto out;
     }
-    if ((a.out || a.trace) && !a.search && !a.strategy) {
-        fprintf(stderr, "hgplan: --out and --trace need --search or --strategy\n");
+    if ((a.out || a.trace) && !a.search && !a.strategy && !a.dp) {
+        fprintf(stderr, "hgplan: --out and --trace need --search, --strategy or --dp\n");
+        rc = 2;
+        goto out;
+    }
+    if (!!a.search + !!a.strategy + a.dp > 1) {
+        fprintf(stderr, "hgplan: give one of --search, --strategy and --dp\n");
+        rc = 2;
+        goto out;
+    }
+    if (a.profile_out && !a.task) {
+        fprintf(stderr, "hgplan: --profile-out needs --task (a graph the executor can run; "
+                "--model graphs hold shapes only)\n");
+        rc = 2;
+        goto out;
+    }
+    if (!a.profile_out && (a.npbatch || a.npthreads || a.npworlds >= 0 || a.npsizes ||
+                           a.preps || a.pwarmup)) {
+        fprintf(stderr, "hgplan: --profile-batches/-threads/-worlds/-sizes/-repeats/-warmup "
+                "need --profile-out\n");
         rc = 2;
         goto out;
     }
@@ -458,14 +847,27 @@ int main(int argc, char **argv)
     /* with the graph on standard output, the report goes to standard error */
     FILE *info = a.export_graph && strcmp(a.export_graph, "-") == 0 ? stderr : stdout;
     struct hg_cluster *c = NULL;
+    struct hg_profile *prof = NULL;
+    if (a.profile && hg_prof_load(&prof, a.profile, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --profile %s\n", err);
+        rc = 1;
+        goto out;
+    }
     if (a.cluster) {
-        if (hg_cluster_load(&c, a.cluster, err, sizeof(err)) != 0) {
+        if (hg_cluster_load(&c, a.cluster, err, sizeof(err)) != 0 ||
+            (prof && hg_cluster_set_profile(c, prof, err, sizeof(err)) != 0)) {
             fprintf(stderr, "hgplan: %s\n", err);
+            hg_cluster_free(c);
+            hg_prof_free(prof);
             rc = 1;
             goto out;
         }
         hg_cluster_print(c, info);
     }
+    if (prof && !a.profile_out)
+        fprintf(info, "profile %s: %d device%s, %d op entries, %d link entries%s%s\n",
+                a.profile, prof->ndevs, prof->ndevs == 1 ? "" : "s", prof->nops, prof->nlinks,
+                prof->date[0] ? ", measured " : "", prof->date);
     if (!a.model && !a.task) {
         if (!c) {
             fprintf(stderr, "hgplan: give --model, --task, --cluster or --list-models "
@@ -476,6 +878,7 @@ int main(int argc, char **argv)
             rc = 2;
         }
         hg_cluster_free(c);
+        hg_prof_free(prof);
         goto out;
     }
     const struct hg_model_spec *spec = a.model ? hg_model_spec_find(a.model) : NULL;
@@ -484,6 +887,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "hgplan: --optimizer %s: expected sgd, adam, adamw or adadelta\n",
                 a.optimizer);
         hg_cluster_free(c);
+        hg_prof_free(prof);
         rc = 2;
         goto out;
     }
@@ -514,11 +918,20 @@ int main(int argc, char **argv)
             rc = 1;
         }
     }
+    if (rc == 0 && a.profile_out) {
+        if (!prof)
+            prof = hg_prof_new();
+        rc = profile(info, prof, task, &a, optim, argc, argv);
+        if (rc == 0 && c && hg_cluster_set_profile(c, prof, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: %s\n", err);
+            rc = 1;
+        }
+    }
     if (rc == 0) {
         summary(info, g, what, a.batch);
         if (c)
-            roofline(info, g, c);
-        if (c && (a.search || a.strategy))
+            roofline(info, g, c, a.batch);
+        if (c && (a.search || a.strategy || a.dp))
             rc = plan(info, g, c, what, &a);
     }
     if (rc == 0 && a.export_graph) {
@@ -540,6 +953,7 @@ int main(int argc, char **argv)
     }
     hg_graph_free(g);
     hg_cluster_free(c);
+    hg_prof_free(prof);
 out:
     free(a.task_vals);
     return rc;

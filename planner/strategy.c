@@ -27,10 +27,6 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
     if (c->ndev > HG_PLAN_MAXDEV)
         return hg_kerr(err, errlen, "cluster %s: %d devices, the planner handles %d", c->name,
                        c->ndev, HG_PLAN_MAXDEV);
-    for (int d = 0; d < c->ndev; d++)
-        if (!(c->devices[d].peak_flops > 0))
-            return hg_kerr(err, errlen, "device %s: no peak_flops (the simulator prices ops "
-                           "with the roofline)", c->devices[d].name);
     struct hg_pgraph *pg = calloc(1, sizeof(*pg));
     HG_CHECK(pg != NULL);
     snprintf(pg->model, sizeof(pg->model), "%s", model ? model : "graph");
@@ -43,6 +39,7 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
     pg->pstatic = calloc((size_t)pg->ntensors, sizeof(int64_t));
     int *ncons = calloc((size_t)pg->nops, sizeof(int));
     HG_CHECK(pg->ops && pg->pstatic && ncons);
+    int rc = 0;
     for (int t = 0; t < pg->ntensors; t++) {
         const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
         if (ti->kind == HG_T_PARAM)
@@ -52,7 +49,7 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         else if (ti->kind == HG_T_INPUT)
             pg->input_bytes += tbytes(ti);
     }
-    for (int n = 0; n < pg->nops; n++) {
+    for (int n = 0; n < pg->nops && rc == 0; n++) {
         const struct hg_node_info *nd = hg_graph_node(g, n);
         struct hg_pop *o = &pg->ops[n];
         o->kind = nd->op;
@@ -61,11 +58,9 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         o->out = nd->out;
         o->params = calloc((size_t)nd->n_in + 1, sizeof(int));
         HG_CHECK(o->params != NULL);
-        struct hg_shape in[HG_MAX_INPUTS], outs = {0};
         int upd = nd->out < 0;
         for (int k = 0; k < nd->n_in; k++) {
             const struct hg_tensor_info *ti = hg_graph_tensor(g, nd->in[k]);
-            in[k] = ti->shape;
             o->in[k].tensor = nd->in[k];
             o->in[k].op = ti->producer;
             o->in[k].bytes = tbytes(ti);
@@ -92,30 +87,30 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         }
         if (nd->out >= 0) {
             const struct hg_tensor_info *to = hg_graph_tensor(g, nd->out);
-            outs = to->shape;
             o->out_bytes = tbytes(to);
             o->out_batch = to->batch_axis >= 0 && to->kind == HG_T_ACT;
             o->out_grad = to->kind == HG_T_GRAD;
             o->batch |= o->out_batch;
         }
-        struct hg_cost cost = {0, 0};
-        hg_op_table[nd->op].cost(in, nd->n_in, &outs, &nd->attr, &cost);
         o->a = malloc((size_t)c->ndev * sizeof(double));
         o->b = malloc((size_t)c->ndev * sizeof(double));
         HG_CHECK(o->a && o->b);
-        for (int d = 0; d < c->ndev; d++) {
-            const struct hg_pdevice *dv = &c->devices[d];
-            double t = hg_cost_op_time(dv, nd->op, &cost);
-            double launch = dv->kind == HG_DEV_GPU ? HG_LAUNCH_OVERHEAD_GPU
-                                                   : HG_LAUNCH_OVERHEAD_CPU;
-            if (o->batch) {
-                o->a[d] = launch;
-                o->b[d] = t - launch;
-            } else {
-                o->a[d] = t;
+        for (int d = 0; d < c->ndev && rc == 0; d++) {
+            /* the profile where it has the op, else the roofline */
+            if (hg_cost_node(c, d, g, n, batch, &o->a[d], &o->b[d]) < 0)
+                rc = hg_kerr(err, errlen, "device %s: no 'peak_flops' for the roofline and "
+                             "no profiled time for node %d (%s)", c->devices[d].name, n,
+                             hg_op_table[nd->op].name);
+            else if (!o->batch) { /* runs whole on every device that holds it */
+                o->a[d] += o->b[d];
                 o->b[d] = 0;
             }
         }
+    }
+    if (rc != 0) {
+        free(ncons);
+        hg_pgraph_free(pg);
+        return -1;
     }
     for (int n = 0; n < pg->nops; n++) {
         pg->ops[n].cons = malloc((size_t)(ncons[n] + 1) * sizeof(int));

@@ -5,7 +5,11 @@
 #     --cluster summaries of every shipped example with a roofline, the
 #     search (baselines, mcmc, --out read back with --strategy, --trace),
 #     usage and file errors (exit 2 / 1);
-#  2. hgtrain --cluster-file: a world that does not match the file (exit 2,
+#  2. the profiler: a quick profile of the mnist task (batches 2 and 4, one
+#     thread, the shm links of world 2), its file, local.cfg simulated with
+#     it (--dp: every op profiled, the link measured), bad profiles and
+#     options (exit 1 naming file:line and key / exit 2);
+#  3. hgtrain --cluster-file: a world that does not match the file (exit 2,
 #     both counts named), then (with Fashion-MNIST) 2 updates on --devices
 #     cpu:2 with local.cfg and with a 2:1 speed file, capacities in the log.
 set -u
@@ -68,7 +72,7 @@ expect() { # code pattern args...
 }
 expect 2 'need a graph' --model vgg19 --search mcmc
 expect 2 'expected baselines or mcmc' --model vgg19 --search foo
-expect 2 'need --search or --strategy' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
+expect 2 'need --search, --strategy or --dp' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
 # the search: baselines and MCMC on the 8-GPU testbed, strategy file, trace
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 2 \
     --seed 1 --groups 16 --out "$tmp/plan.cfg" --trace "$tmp/trace.json" >"$tmp/out" 2>&1 ||
@@ -94,7 +98,43 @@ printf 'nodes = ( { name = "n"; devices = ( { kind = "gpu"; peak_flops = 1e12; }
     >"$tmp/nomem.cfg"
 expect 1 "nomem.cfg:1: node 'n': device 0: no 'memory'" --cluster "$tmp/nomem.cfg"
 
-# 2. hgtrain --cluster-file
+# 2. the profiler
+"$HGPLAN" --task mnist --optimizer sgd --batch 4 --profile-out "$tmp/prof.cfg" \
+    --profile-batches 2,4 --profile-threads 1 --profile-repeats 2 --profile-warmup 1 \
+    --profile-worlds 2 --profile-sizes 4096,65536 >"$tmp/p.out" 2>&1 ||
+    { cat "$tmp/p.out"; bad "hgplan --profile-out"; }
+grep -q "wrote $tmp/prof.cfg (1 devices, [0-9]* op entries, 2 link entries)" "$tmp/p.out" ||
+    { cat "$tmp/p.out"; bad "--profile-out report"; }
+for w in 'version = 1;' 'name = "cpu-t1"' 'op = "conv2d"' 'op = "sgd_step"' \
+    'kind = "shm"; op = "allreduce"; world = 2;' 'op = "sendrecv"' 'batch = \[2, 4\]'; do
+    grep -q "$w" "$tmp/prof.cfg" || { cat "$tmp/prof.cfg"; bad "the profile lacks $w"; }
+done
+"$HGPLAN" --task mnist --optimizer sgd --batch 8 --cluster "$EX/local.cfg" \
+    --profile "$tmp/prof.cfg" --dp >"$tmp/p2.out" 2>&1 || { cat "$tmp/p2.out"; bad "--profile --dp"; }
+for w in 'profile cpu-t1 (bound)' '49 of 49 ops profiled on cpu-t1' 'shm, .* (profiled)' \
+    '^  dp  *[0-9.]* s'; do
+    grep -q "$w" "$tmp/p2.out" || { cat "$tmp/p2.out"; bad "--profile --dp output lacks $w"; }
+done
+"$HGPLAN" --task mnist --optimizer sgd --batch 8 --cluster "$EX/local.cfg" --dp \
+    >"$tmp/p3.out" 2>&1 || bad "--dp without a profile"
+grep -q 'profiled' "$tmp/p3.out" && bad "profiled without --profile"
+[ "$(grep '^  dp ' "$tmp/p2.out")" != "$(grep '^  dp ' "$tmp/p3.out")" ] ||
+    bad "the profile does not change the simulated time"
+sed 's/^version = 1;/version = 7;/' "$tmp/prof.cfg" >"$tmp/badprof.cfg"
+expect 1 "badprof.cfg:3: profile: key 'version'" --task mnist --cluster "$EX/local.cfg" \
+    --profile "$tmp/badprof.cfg"
+sed 's/ a = \([0-9]\)/ a = -\1/' "$tmp/prof.cfg" >"$tmp/badprof.cfg"
+expect 1 "badprof.cfg:[0-9]*: op 0: key 'a' must be >= 0" --task mnist --cluster "$EX/local.cfg" \
+    --profile "$tmp/badprof.cfg"
+sed 's/profile = "cpu-t1"/profile = "cpu-t9"/' "$EX/local.cfg" >"$tmp/l9.cfg"
+expect 1 "profile 'cpu-t9' is not a device of .*prof.cfg" --cluster "$tmp/l9.cfg" \
+    --profile "$tmp/prof.cfg"
+expect 1 'cannot read the profile' --cluster "$EX/local.cfg" --profile "$tmp/none.cfg"
+expect 2 'need --profile-out' --task mnist --profile-batches 2
+expect 2 'needs --task' --model vgg19 --profile-out "$tmp/x.cfg"
+expect 2 'expected up to 16 integers' --task mnist --profile-out "$tmp/x.cfg" --profile-batches 2,x
+
+# 3. hgtrain --cluster-file
 "$HGTRAIN" --task mnist --data "$tmp" --batch-size 8 --devices cpu:2 \
     --cluster-file "$EX/heterog-8gpu.cfg" >"$tmp/t.out" 2>&1
 rc=$?
