@@ -100,14 +100,17 @@ struct hg_ctl_cfg {
     int loss_scale_window;
 };
 
+enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */
+
 struct hg_ctl_stats {
     double loss_sum;         /* summed over the micro-batches of the step */
     double nll_sum;          /* the task's NLL sum (its model's nll tensor;
                                 the loss when it has none) */
     double sample_size;
     double nsentences;       /* samples (batch rows) */
-    int stop;                /* in: this rank wants to stop (a signal);
-                                out of hg_ctl_update: some rank does */
+    int stop;                /* in: HG_STOP_* bits, why this rank wants to
+                                stop; out of hg_ctl_update: the bits of
+                                every rank, OR-ed */
     double gnorm;            /* of the mean gradient, before clipping */
     int clipped;
     int skipped;             /* NaN/Inf: no update was made */

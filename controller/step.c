@@ -233,13 +233,16 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
 }
 
 /* The scalars of a step, summed over ranks in one f64 allreduce. */
-enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP, R_METRIC, R_N = R_METRIC + HG_TASK_MAX_METRICS };
+enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_METRIC,
+       R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
 static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
                         size_t errlen)
 {
     double v[R_N] = {[R_LOSS] = st->loss_sum, [R_NLL] = st->nll_sum, [R_SS] = st->sample_size,
-                     [R_SENT] = st->nsentences, [R_STOP] = st->stop != 0};
+                     [R_SENT] = st->nsentences,
+                     [R_STOP_SIGNAL] = (st->stop & HG_STOP_SIGNAL) != 0,
+                     [R_STOP_TIME] = (st->stop & HG_STOP_TIME) != 0};
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
         v[R_METRIC + i] = st->metrics[i];
     if (hg_comm_allreduce_f64(c->comm, v, R_N, err, errlen) != 0)
@@ -248,7 +251,8 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
     st->nll_sum = v[R_NLL];
     st->sample_size = v[R_SS];
     st->nsentences = v[R_SENT];
-    st->stop = v[R_STOP] > 0;
+    st->stop = (v[R_STOP_SIGNAL] > 0 ? HG_STOP_SIGNAL : 0) |
+               (v[R_STOP_TIME] > 0 ? HG_STOP_TIME : 0);
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
         st->metrics[i] = v[R_METRIC + i];
     return 0;

@@ -107,6 +107,18 @@ sp=$(sed -n 's/^| \([0-9]*\) parameters.*/\1/p' "$tmp/sh.log")
 up=$(sed -n 's/^| \([0-9]*\) parameters.*/\1/p' "$tmp/out")
 [ -n "$sp" ] && [ -n "$up" ] && [ "$sp" -lt "$up" ] || bad "shared: $sp parameters, separate $up"
 
+# 6. --stop-time-hours: two workers agree to stop at the clock (no update
+# cap), the last validation is kept as checkpoint_best
+"$HGTRAIN" --task translation --data "$tmp/mt" --source-lang en --target-lang es \
+    --arch transformer_tiny --lr 0.001 --max-tokens 1024 --devices cpu:2 --threads 1 \
+    --stop-time-hours 0.0008 --validate-interval-updates 10 --no-epoch-checkpoints \
+    --log-format simple --save-dir "$tmp/ckt" >"$tmp/st.log" 2>&1 ||
+    { cat "$tmp/st.log"; bad "--stop-time-hours run"; }
+grep -q '^| --stop-time-hours 0.0008 reached after update' "$tmp/st.log" ||
+    bad "--stop-time-hours: no stop line"
+[ -f "$tmp/ckt/checkpoint_best.h5" ] && [ -f "$tmp/ckt/checkpoint_last.h5" ] ||
+    bad "--stop-time-hours: checkpoint_best/_last missing: $(ls "$tmp/ckt")"
+
 [ $fail = 0 ] && echo "ok  translation: loss $first -> $last, nll_loss $nfirst -> $nlast," \
     "resume exact, 2 workers nll_loss $w2"
 exit $fail

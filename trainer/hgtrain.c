@@ -342,7 +342,16 @@ static int better(const struct run *r, double v)
     return r->o.maximize_best_checkpoint_metric ? v > r->best : v < r->best;
 }
 
-/* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
+/* After a validation inside an epoch: checkpoint_best.h5 when the metric
+ * is the best so far (as fairseq saves it at every validation). */
+static int keep_best(struct run *r, double metric, int64_t step, char *err, size_t errlen)
+{
+    if (r->o.no_save || !better(r, metric))
+        return 0;
+    r->best = metric;
+    return save(r, "checkpoint_best.h5", step, err, errlen);
+}
+
 /* --profile-ops: seconds per op kind over the whole run, the top ones */
 static void print_profile(struct run *r)
 {
@@ -378,6 +387,7 @@ static void print_profile(struct run *r)
     }
 }
 
+/* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
 static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -413,13 +423,17 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 continue;
             in_step = 0;
             lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
-            st.stop = stop_signal != 0; /* the ranks agree on it in the update */
+            /* the ranks agree on both in the update: every rank stops */
+            st.stop = (stop_signal ? HG_STOP_SIGNAL : 0) |
+                      (o->stop_time_hours > 0 && now() - r->t_start >= o->stop_time_hours * 3600
+                           ? HG_STOP_TIME
+                           : 0);
             if (hg_ctl_update(r->ctl, r->num_updates, lr, &st, err, errlen) != 0) {
                 rc = -1;
                 break;
             }
             r->train_wall += now() - t0;
-            int stop_req = st.stop;
+            int stop_req = (st.stop & HG_STOP_SIGNAL) != 0, stop_time = (st.stop & HG_STOP_TIME) != 0;
             if (!st.skipped) {
                 m.bsz += st.nsentences;
                 r->num_updates++;
@@ -439,13 +453,20 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             if (o->validate_interval_updates > 0 && r->valid.ds &&
                 r->num_updates % (uint64_t)o->validate_interval_updates == 0) {
                 double metric;
-                if (validate(r, &metric, err, errlen) != 0) {
+                if (validate(r, &metric, err, errlen) != 0 ||
+                    keep_best(r, metric, step, err, errlen) != 0) {
                     rc = -1;
                     break;
                 }
             }
-            int stop_now = stop_req ||
+            int stop_now = stop_req || stop_time ||
                            (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
+            if (stop_time && r->rank == 0) {
+                char line[160];
+                snprintf(line, sizeof(line), "| --stop-time-hours %g reached after update %llu\n",
+                         o->stop_time_hours, (unsigned long long)r->num_updates);
+                logf_line(r, line);
+            }
             if (!o->no_save && (stop_now || (o->save_interval_updates > 0 &&
                                              r->num_updates % (uint64_t)o->save_interval_updates == 0))) {
                 char name[128];
@@ -481,6 +502,10 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         int have_valid = r->valid.ds && o->validate_interval > 0 &&
                          (r->epoch % o->validate_interval == 0 || rc == 3);
         if (have_valid && validate(r, &metric, err, errlen) != 0)
+            return -1;
+        /* stopped inside the epoch (--max-update, --stop-time-hours): the
+         * last validation may still be the best */
+        if (rc == 3 && have_valid && keep_best(r, metric, step, err, errlen) != 0)
             return -1;
         if (!o->no_save && rc != 3 && r->epoch % o->save_interval == 0) {
             if (have_valid && better(r, metric)) {

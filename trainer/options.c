@@ -144,6 +144,9 @@ const struct hg_opt_spec hg_opt_specs[] = {
     {.name = "max-update", .type = HG_OPT_INT, .group = G_OPT,
      .offset = OFF(max_update), .def = "0",
      .help = "stop after N updates (0: no limit)"},
+    {.name = "stop-time-hours", .type = HG_OPT_REAL, .group = G_OPT,
+     .offset = OFF(stop_time_hours), .def = "0", .metavar = "H",
+     .help = "stop after H hours of wall-clock time, resumes included (0: no limit)"},
     /* --------------------------------------------------------- checkpoint */
     {.name = "save-dir", .type = HG_OPT_STRING, .group = G_CKPT,
      .offset = OFF(save_dir), .def = "checkpoints", .metavar = "DIR",

@@ -71,6 +71,8 @@ struct hg_opts {
     int64_t total_num_update;     /* polynomial_decay, cosine; 0: unset */
     int64_t max_epoch;            /* 0: unlimited */
     int64_t max_update;           /* 0: unlimited */
+    double stop_time_hours;       /* wall-clock hours of the run, resumes
+                                     included; 0: unlimited */
     /* checkpoint */
     char *save_dir;               /* default "checkpoints" */
     char *restore_file;           /* default "checkpoint_last.h5" (in save_dir) */
