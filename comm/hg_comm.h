@@ -160,6 +160,17 @@ int hg_comm_tcp_new(struct hg_comm **c, struct hg_store *st, int rank,
 int hg_comm_have_nccl(void);
 int hg_comm_nccl_new(struct hg_comm **c, struct hg_store *st, int rank,
                      int world, double timeout_s, char *err, size_t errlen);
+/* nccl: queues an in-place f32 AllReduce of device memory dbuf[n] on the
+ * communicator's stream, to start once the work queued so far on `after`
+ * (a cudaStream_t: the compute stream that produced dbuf) is done, and
+ * returns without waiting: gradient buckets overlap the rest of the
+ * backward.  Every rank queues the same calls in the same order.
+ * hg_comm_wait waits (timeout_s, a dead peer named) for all of them; any
+ * other nccl call waits for them too.  Host backends (shm, tcp, mpi): the
+ * blocking hg_comm_allreduce_f32 of host memory, and a no-op wait. */
+int hg_comm_allreduce_f32_async(struct hg_comm *c, float *dbuf, size_t n, void *after,
+                                char *err, size_t errlen);
+int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen);
 /* mpi: MPI_Init (if not yet) and MPI_COMM_WORLD; rank and world come from
  * MPI.  -1 with a message when built without MPI.  Every wait gives up
  * after HG_COMM_TIMEOUT_S seconds (environment, read here; default 300);

@@ -47,6 +47,19 @@ int hg_comm_nccl_new(struct hg_comm **c, struct hg_store *st, int rank,
                    "CUDA toolkit with nccl.h and libnccl)");
 }
 
+int hg_comm_allreduce_f32_async(struct hg_comm *c, float *dbuf, size_t n, void *after,
+                                char *err, size_t errlen)
+{
+    (void)after; /* host backends: at once */
+    return hg_comm_allreduce_f32(c, dbuf, n, err, errlen);
+}
+
+int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen)
+{
+    (void)c, (void)err, (void)errlen;
+    return 0;
+}
+
 #else
 
 #include <cuda_runtime_api.h>
@@ -71,6 +84,9 @@ struct nccl_comm {
     int ready; /* made: a failure is told to the peers through the store */
     int told;
     void *scratch; /* device: the barrier's float, the size of a message */
+    cudaEvent_t after_ev; /* async allreduce: marks the caller's stream
+                           * (created on first use) */
+    int have_ev;
 };
 
 static const struct hg_comm_ops nccl_ops;
@@ -304,6 +320,8 @@ static void nccl_free(struct hg_comm *base)
             ncclCommAbort(c->comm);
     }
     cudaFree(c->scratch);
+    if (c->have_ev)
+        cudaEventDestroy(c->after_ev);
     cudaStreamDestroy(c->stream);
     free(c);
 }
@@ -382,6 +400,43 @@ static int nccl_allreduce(struct hg_comm *base, void *buf, size_t n,
     snprintf(what, sizeof what, "allreduce of %zu %s", n,
              dt == HG_COMM_F32 ? "floats" : "doubles");
     return unstage(c, buf, d, bytes, staged, sync_stream(c, what, err, errlen), err, errlen);
+}
+
+int hg_comm_allreduce_f32_async(struct hg_comm *base, float *dbuf, size_t n, void *after,
+                                char *err, size_t errlen)
+{
+    if (base->ops != &nccl_ops) /* host backends: at once */
+        return hg_comm_allreduce_f32(base, dbuf, n, err, errlen);
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    cudaError_t e;
+    if (!c->have_ev) {
+        e = cudaEventCreateWithFlags(&c->after_ev, cudaEventDisableTiming);
+        if (e != cudaSuccess)
+            return cuda_fail(c, e, "cudaEventCreateWithFlags", err, errlen);
+        c->have_ev = 1;
+    }
+    /* one event serves every call: a wait takes the record made before it */
+    if ((e = cudaEventRecord(c->after_ev, (cudaStream_t)after)) != cudaSuccess)
+        return cuda_fail(c, e, "cudaEventRecord", err, errlen);
+    if ((e = cudaStreamWaitEvent(c->stream, c->after_ev, 0)) != cudaSuccess)
+        return cuda_fail(c, e, "cudaStreamWaitEvent", err, errlen);
+    NCCL_CHECK(c, ncclAllReduce(dbuf, dbuf, n, ncclFloat32, ncclSum, c->comm, c->stream), err,
+               errlen);
+    return 0;
+}
+
+int hg_comm_wait(struct hg_comm *base, char *err, size_t errlen)
+{
+    if (base->ops != &nccl_ops)
+        return 0;
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    return sync_stream(c, "asynchronous allreduce", err, errlen);
 }
 
 static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,

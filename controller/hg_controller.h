@@ -98,6 +98,15 @@ struct hg_ctl_cfg {
      * skipped), doubled after scale_window good updates, never below min */
     double loss_scale_init, loss_scale_min;
     int loss_scale_window;
+    /* Gradients are all-reduced in buckets of about this many MiB, each
+     * started as soon as the backward has written its last gradient
+     * (PyTorch DDP's bucket_cap_mb): on a GPU with nccl on the
+     * communicator's stream while the backward goes on; on the CPU at
+     * once, from the backward (the same sums); 0: one AllReduce after the
+     * backward, as always when an update has several micro-batches
+     * (update_freq > 1) or a GPU plan uses a host backend. */
+    double bucket_cap_mb;
+    int update_freq;
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */
@@ -149,6 +158,8 @@ int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
  * applies the same update; a rank without data this step contributes
  * zeros (a dummy batch).  The comm is not owned. */
 void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm);
+/* Gradient buckets planned for an overlapped nccl AllReduce (0: none). */
+int hg_ctl_buckets(const struct hg_ctl *c);
 /* Copies rank 0's parameters and optimizer state to every rank (after
  * initialisation or after rank 0 loaded a checkpoint). */
 int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);

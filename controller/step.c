@@ -31,6 +31,19 @@ struct hg_ctl {
     int good_in_a_row;       /* fp16: updates since the last overflow */
     int valid_stale;         /* valid params older than train params */
     struct hg_comm *comm;    /* NULL: one process */
+    /* nccl gradient buckets (cfg.bucket_cap_mb): float ranges of the grad
+     * block, in the order every rank queues them; queued by bucket_hook
+     * during the backward of an update's only micro-batch, the rest (all,
+     * on a rank without data) by hg_ctl_update before any other
+     * collective, so every rank issues the same sequence */
+    struct bucket {
+        size_t lo, n;        /* floats [lo, lo + n) of the grad block */
+        int ready;           /* the position after which no op of the
+                                backward writes or reads them */
+    } *bk;
+    int nbk;
+    int bk_queued;           /* buckets queued in this update */
+    int bk_live;             /* this run of the train plan may queue */
 };
 
 static int build(struct plan *p, const struct hg_task *task, void *ts,
@@ -146,6 +159,7 @@ void hg_ctl_free(struct hg_ctl *c)
         hg_exec_free(ps[i]->ex);
         hg_graph_free(ps[i]->g);
     }
+    free(c->bk);
     free(c);
 }
 
@@ -194,12 +208,19 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
      * (where the grads live: on a GPU they stay there). */
     if (c->n_acc == 1 && hg_exec_grad_op(c->train.ex, HG_GRAD_SAVE, err, errlen) != 0)
         return -1;
+    /* buckets may start during the backward only when it gives the
+     * update's gradient (one micro-batch per update: cfg.update_freq 1) */
+    HG_CHECK(c->bk_queued == 0);
+    c->bk_live = c->nbk > 0 && c->n_acc == 0;
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
-        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
+        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0) {
+        c->bk_live = 0;
         return -1;
+    }
+    c->bk_live = 0;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
     st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
                                                 ? c->train.m.nll : c->train.m.loss);
@@ -211,10 +232,119 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     return 0;
 }
 
+/* bucket_hook: queue every bucket whose gradients are final at pos */
+static int queue_buckets(struct hg_ctl *c, int upto, char *err, size_t errlen)
+{
+    size_t n;
+    float *dg = hg_exec_grad_block_dev(c->train.ex, &n); /* [ngrad] device */
+    if (!dg)
+        dg = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] a CPU plan's */
+    void *stream = hg_exec_stream(c->train.ex);
+    for (; c->bk_queued < c->nbk && c->bk[c->bk_queued].ready <= upto; c->bk_queued++) {
+        const struct bucket *b = &c->bk[c->bk_queued];
+        if (hg_comm_allreduce_f32_async(c->comm, dg + b->lo, b->n, stream, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int bucket_hook(void *arg, int pos, char *err, size_t errlen)
+{
+    struct hg_ctl *c = arg;
+    return c->bk_live ? queue_buckets(c, pos, err, errlen) : 0;
+}
+
+struct gspan {
+    size_t lo, n;
+    int ready;
+};
+
+static int by_lo_desc(const void *a, const void *b)
+{
+    const struct gspan *x = a, *y = b;
+    return x->lo < y->lo ? 1 : x->lo > y->lo ? -1 : 0;
+}
+
+static int by_ready(const void *a, const void *b)
+{
+    const struct bucket *x = a, *y = b;
+    if (x->ready != y->ready)
+        return x->ready < y->ready ? -1 : 1;
+    return x->lo < y->lo ? 1 : x->lo > y->lo ? -1 : 0;
+}
+
+/* Buckets of about cap bytes over the grad block: gradients taken from
+ * the end of the block (the last layers', which the backward finishes
+ * first), each bucket one contiguous range; ordered by the position at
+ * which their last gradient is final.  No buckets (the whole block after
+ * the backward) when anything fails. */
+static void plan_buckets(struct hg_ctl *c, double cap_bytes)
+{
+    struct hg_graph *g = c->train.g;
+    struct hg_exec *ex = c->train.ex;
+    int nt = hg_graph_n_tensors(g);
+    size_t ng;
+    const float *g0 = hg_exec_grad_block(ex, &ng); /* [ngrad] host mirror */
+    int *last = malloc((size_t)nt * sizeof *last);  /* [nt] last position using it */
+    struct gspan *sp = malloc((size_t)nt * sizeof *sp); /* [<= nt] */
+    struct bucket *bk = malloc((size_t)nt * sizeof *bk); /* [<= nt] */
+    int ns = 0, nb = 0;
+    if (!last || !sp || !bk)
+        goto out;
+    for (int t = 0; t < nt; t++)
+        last[t] = -1;
+    for (int i = 0; i < c->train.n_fb; i++) {
+        const struct hg_node_info *nd = hg_graph_node(g, hg_exec_order_at(ex, i));
+        for (int k = 0; k < nd->n_in; k++)
+            last[nd->in[k]] = i;
+        if (nd->out >= 0)
+            last[nd->out] = i;
+    }
+    for (int t = 0; t < nt; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind != HG_T_GRAD)
+            continue;
+        sp[ns++] = (struct gspan){.lo = (size_t)((const float *)hg_exec_data(ex, t) - g0),
+                                  .n = (size_t)hg_shape_numel(&ti->shape),
+                                  .ready = last[t] < 0 ? 0 : last[t]};
+    }
+    qsort(sp, (size_t)ns, sizeof *sp, by_lo_desc);
+    for (int i = 0; i < ns;) {
+        size_t hi = sp[i].lo + sp[i].n, lo = sp[i].lo;
+        int ready = sp[i].ready;
+        /* a bucket takes the next gradient while it stays within cap (one
+         * larger than cap is a bucket of its own) */
+        for (i++; i < ns && (double)(hi - sp[i].lo) * sizeof(float) <= cap_bytes; i++) {
+            lo = sp[i].lo;
+            ready = sp[i].ready > ready ? sp[i].ready : ready;
+        }
+        bk[nb++] = (struct bucket){.lo = lo, .n = hi - lo, .ready = ready};
+    }
+    qsort(bk, (size_t)nb, sizeof *bk, by_ready);
+    c->bk = bk;
+    c->nbk = nb;
+    bk = NULL;
+    hg_exec_set_hook(ex, bucket_hook, c);
+out:
+    free(last);
+    free(sp);
+    free(bk);
+}
+
 void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm)
 {
     c->comm = comm && hg_comm_world(comm) > 1 ? comm : NULL;
+    size_t n;
+    /* a GPU plan with nccl (overlapped) or a CPU plan with any backend
+     * (the same sums, each bucket at once); a GPU plan with a host backend
+     * sums its host mirror after the backward */
+    int gpu = hg_exec_grad_block_dev(c->train.ex, &n) != NULL;
+    if (c->comm && !c->bk && c->cfg.bucket_cap_mb > 0 && c->cfg.update_freq <= 1 &&
+        (!gpu || strcmp(hg_comm_backend(c->comm), "nccl") == 0))
+        plan_buckets(c, c->cfg.bucket_cap_mb * 1024 * 1024);
 }
+
+int hg_ctl_buckets(const struct hg_ctl *c) { return c->nbk; }
 
 int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
 {
@@ -281,9 +411,18 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         size_t n;
         float *g = hg_exec_grad_block(ex, &n); /* [ngrad] host mirror */
         float *dg = hg_exec_grad_block_dev(ex, &n); /* [ngrad] device, or NULL */
+        /* buckets the backward has not queued (all, without data) go first:
+         * every rank's collectives in the same order */
+        int bucketed = c->nbk > 0;
+        if (bucketed && queue_buckets(c, INT32_MAX, err, errlen) != 0)
+            return -1;
+        c->bk_queued = 0;
         if (reduce_stats(c, st, err, errlen) != 0)
             return -1;
-        if (dg && strcmp(hg_comm_backend(c->comm), "nccl") == 0) {
+        if (bucketed) {
+            if (hg_comm_wait(c->comm, err, errlen) != 0)
+                return -1;
+        } else if (dg && strcmp(hg_comm_backend(c->comm), "nccl") == 0) {
             /* NCCL sums the device's grads where they are */
             if (hg_comm_allreduce_f32(c->comm, dg, n, err, errlen) != 0)
                 return -1;

@@ -26,6 +26,8 @@ struct hg_exec {
     size_t *bytes;        /* [nt] planned bytes of each tensor */
     int resolved;
     double *prof;         /* [n] seconds per position, NULL when off */
+    hg_exec_hook hook;    /* called after each position, or NULL */
+    void *hook_arg;
     /* on a GPU: mem is the pinned host mirror, dmem the plan on the device */
     int device;           /* -1: CPU */
     char *dmem;
@@ -41,6 +43,22 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+void hg_exec_set_hook(struct hg_exec *ex, hg_exec_hook hook, void *arg)
+{
+    ex->hook = hook;
+    ex->hook_arg = arg;
+}
+
+void *hg_exec_stream(struct hg_exec *ex)
+{
+#ifdef HG_HAVE_CUDA
+    if (ex->device >= 0)
+        return hg_cuda_ctx_stream(ex->cu);
+#endif
+    (void)ex;
+    return NULL;
 }
 
 void hg_exec_profile(struct hg_exec *ex, int on)
@@ -589,6 +607,8 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
                            ex->order[i], hg_op_table[nd->op].name,
                            nd->out >= 0 ? g->t[nd->out].name : "-",
                            gpu ? " on cuda" : "", kerr);
+        if (ex->hook && ex->hook(ex->hook_arg, i, err, errlen) != 0)
+            return -1;
     }
 #ifdef HG_HAVE_CUDA
     if (gpu)

@@ -295,6 +295,13 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
 int hg_exec_n(const struct hg_exec *ex);
 int hg_exec_order_at(const struct hg_exec *ex, int i); /* node id at position i */
 /* Per-node wall time, accumulated over runs (the profiler's raw data). */
+/* Called by hg_exec_run after the op at each position has been issued
+ * (on a GPU: queued, not finished); non-zero fails the run with err.
+ * The controller starts gradient buckets' AllReduce from it. */
+typedef int (*hg_exec_hook)(void *arg, int pos, char *err, size_t errlen);
+void hg_exec_set_hook(struct hg_exec *ex, hg_exec_hook hook, void *arg);
+/* The compute stream (a cudaStream_t) of a GPU plan; NULL on the CPU. */
+void *hg_exec_stream(struct hg_exec *ex);
 void hg_exec_profile(struct hg_exec *ex, int on);
 const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
 /* Sets up shapes for st->sym without running anything (for filling inputs). */

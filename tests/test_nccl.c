@@ -200,6 +200,39 @@ static int worker(int me, int world, int port, const char *token)
             EXPECT(bad == 0, "rank %d: ring recv of %zu: %zu wrong", me, n, bad);
         }
     }
+    /* asynchronous buckets: the data is written by copies queued on a
+     * "compute" stream; each bucket's AllReduce must wait for them (the
+     * event), not for the host; one wait at the end */
+    {
+        size_t n = (1u << 20) + 3, nb = 5; /* floats; buckets of n / nb */
+        float *hf = (float *)h;
+        cudaStream_t cs;
+        CU(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+        for (size_t i = 0; i < n; i++)
+            hf[i] = (float)((i * 11 + (size_t)me) % 89);
+        CU(cudaMemsetAsync(d, 0, n * sizeof(float), cs));
+        size_t per = n / nb;
+        for (size_t k = 0; k < nb; k++) {
+            size_t lo = k * per, cnt = k + 1 == nb ? n - lo : per;
+            /* pageable source: the copy is staged, the stream still orders it */
+            CU(cudaMemcpyAsync((float *)d + lo, hf + lo, cnt * sizeof(float),
+                               cudaMemcpyHostToDevice, cs));
+            REQUIRE(hg_comm_allreduce_f32_async(c, (float *)d + lo, cnt, cs, err, sizeof err) == 0,
+                    "rank %d async allreduce %zu: %s", me, k, err);
+        }
+        REQUIRE(hg_comm_wait(c, err, sizeof err) == 0, "rank %d wait: %s", me, err);
+        CU(cudaStreamSynchronize(cs));
+        CU(cudaMemcpy(hf, d, n * sizeof(float), cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t i = 0; i < n; i++) {
+            float want = 0;
+            for (int r = 0; r < world; r++)
+                want += (float)((i * 11 + (size_t)r) % 89);
+            bad += hf[i] != want;
+        }
+        EXPECT(bad == 0, "rank %d: %zu async buckets of %zu floats: %zu wrong", me, nb, n, bad);
+        CU(cudaStreamDestroy(cs));
+    }
     for (int i = 0; i < 20; i++)
         REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
                 me, err);

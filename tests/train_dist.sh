@@ -121,6 +121,21 @@ run w3z --devices cpu:3 --max-sentences-per-rank 40,32,24 --max-update "$K" >"$t
 "$CMP" "$tmp/w3z/checkpoint_last.h5" "$tmp/w4-__max_sentences_per_rank_40_32_24_0-uf1/checkpoint_last.h5" \
     0 >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "a rank with no samples changed the result"; }
 
+# gradient buckets (--bucket-cap-mb, all-reduced from the backward; a rank
+# without samples queues them all in the update): the same sums as one
+# AllReduce after the backward, bitwise, whatever the bucket size
+for cap in 0 0.2; do
+    run bk$cap --devices cpu:4 --max-sentences-per-rank 40,32,24,0 --max-update "$K" \
+        --bucket-cap-mb $cap >"$tmp/bk$cap.log" 2>&1 || { cat "$tmp/bk$cap.log"; bad "--bucket-cap-mb $cap"; }
+    "$CMP" "$tmp/bk$cap/checkpoint_last.h5" \
+        "$tmp/w4-__max_sentences_per_rank_40_32_24_0-uf1/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "--bucket-cap-mb $cap changed the result"; }
+done
+grep -q '^| gradients in [0-9]* buckets of at most 0.2 MiB' "$tmp/bk0.2.log" || bad "no bucket line"
+nb=$(sed -n 's/^| gradients in \([0-9]*\) buckets.*/\1/p' "$tmp/bk0.2.log")
+[ "${nb:-0}" -ge 3 ] || bad "0.2 MiB buckets of the CNN's 8 gradients: $nb"
+grep -q 'buckets' "$tmp/bk0.log" && bad "--bucket-cap-mb 0 still made buckets"
+
 # ---------------------------------------------------------------- 2. resume
 run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 10 >"$tmp/r3a.log" 2>&1 ||
     bad "3 ranks to 10"

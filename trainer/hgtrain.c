@@ -649,7 +649,9 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .lowp = o->fp16 ? HG_LOWP_FP16 : o->bf16 ? HG_LOWP_BF16
                                                                      : HG_LOWP_NONE,
                             .loss_scale_init = o->fp16_init_scale,
-                            .loss_scale_min = o->min_loss_scale};
+                            .loss_scale_min = o->min_loss_scale,
+                            .bucket_cap_mb = o->bucket_cap_mb,
+                            .update_freq = (int)o->update_freq};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
     cc.loss_scale_window = o->fp16_scale_window > 0
@@ -667,6 +669,14 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0)
         return -1;
     hg_ctl_set_comm(r->ctl, r->comm);
+    if (hg_ctl_buckets(r->ctl) > 0 && r->rank == 0) {
+        char line[160];
+        snprintf(line, sizeof(line),
+                 "| gradients in %d bucket%s of at most %g MiB (or one tensor), all-reduced "
+                 "from the backward\n",
+                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb);
+        logf_line(r, line);
+    }
 
     /* resume */
     *first_step = 0;

@@ -211,6 +211,10 @@ const struct hg_opt_spec hg_opt_specs[] = {
      .help = "where the ranks meet: tcp://HOST:PORT (rank 0's host serves "
              "the store there) or file:///shared/path (rank 0 writes its "
              "address there)"},
+    {.name = "bucket-cap-mb", .type = HG_OPT_REAL, .group = G_DIST,
+     .offset = OFF(bucket_cap_mb), .def = "25", .metavar = "MB",
+     .help = "all-reduce gradients in buckets of MB MiB from the backward (nccl: "
+             "overlapped with it; 0: all at once after it)"},
     {.name = "distributed-backend", .type = HG_OPT_STRING, .group = G_DIST,
      .offset = OFF(distributed_backend), .def = "auto", .transient = 1,
      .choices = "auto|shm|tcp|nccl|mpi",

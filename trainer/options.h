@@ -71,6 +71,7 @@ struct hg_opts {
     int64_t total_num_update;     /* polynomial_decay, cosine; 0: unset */
     int64_t max_epoch;            /* 0: unlimited */
     int64_t max_update;           /* 0: unlimited */
+    double bucket_cap_mb;         /* nccl gradient buckets, 0: one */
     double stop_time_hours;       /* wall-clock hours of the run, resumes
                                      included; 0: unlimited */
     /* checkpoint */
