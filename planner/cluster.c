@@ -178,8 +178,8 @@ static int get_lat(struct hg_cfgctx *p, const config_setting_t *grp, const char 
     return 0;
 }
 
-static int get_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
-                   const char *what, char *dst, size_t n)
+int hg__cfg_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                const char *what, int allow_empty, char *dst, size_t n)
 {
     const config_setting_t *s = config_setting_get_member(grp, key);
     if (!s)
@@ -187,11 +187,28 @@ static int get_str(struct hg_cfgctx *p, const config_setting_t *grp, const char 
     if (config_setting_type(s) != CONFIG_TYPE_STRING)
         return hg__cfg_err(p, s, "%s: key '%s': expected a string", what, key);
     const char *v = config_setting_get_string(s);
-    if (!*v || strlen(v) >= n)
+    if ((!allow_empty && !*v) || strlen(v) >= n)
         return hg__cfg_err(p, s, "%s: key '%s': empty or longer than %zu characters", what, key,
                     n - 1);
     snprintf(dst, n, "%s", v);
     return 0;
+}
+
+static int get_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                   const char *what, char *dst, size_t n)
+{
+    return hg__cfg_str(p, grp, key, what, 0, dst, n);
+}
+
+int hg__cfg_read_err(struct hg_cfgctx *p, config_t *cfg, const char *what)
+{
+    if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
+        hg_kerr(p->err, p->errlen, "%s: cannot read the %s", p->file, what);
+    else
+        hg_kerr(p->err, p->errlen, "%s:%d: %s", p->file, config_error_line(cfg),
+                config_error_text(cfg));
+    config_destroy(cfg);
+    return -1;
 }
 
 static int get_link_kind(struct hg_cfgctx *p, const config_setting_t *grp, const char *what,
@@ -520,19 +537,12 @@ static int finish(struct hg_cluster **out, config_t *cfg, int read_ok, const cha
                   char *err, size_t errlen)
 {
     *out = NULL;
-    if (!read_ok) {
-        if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-            hg_kerr(err, errlen, "%s: cannot read the cluster file", name);
-        else
-            hg_kerr(err, errlen, "%s:%d: %s", name, config_error_line(cfg),
-                    config_error_text(cfg));
-        config_destroy(cfg);
-        return -1;
-    }
+    struct hg_cfgctx p = {.file = name, .err = err, .errlen = errlen};
+    if (!read_ok)
+        return hg__cfg_read_err(&p, cfg, "cluster file");
     struct hg_cluster *c = calloc(1, sizeof(*c));
     HG_CHECK(c != NULL);
     snprintf(c->file, sizeof(c->file), "%s", name);
-    struct hg_cfgctx p = {.file = name, .err = err, .errlen = errlen};
     int rc = parse_root(&p, c, config_root_setting(cfg));
     config_destroy(cfg);
     if (rc != 0) {

@@ -1,5 +1,5 @@
 /* planner-impl.h - private to planner/: the libconfig reading helpers the
- * cluster and strategy parsers share (defined in cluster.c). */
+ * cluster, strategy and profile parsers share (defined in cluster.c). */
 #ifndef HG_PLANNER_IMPL_H
 #define HG_PLANNER_IMPL_H
 
@@ -20,5 +20,12 @@ int hg__cfg_err(struct hg_cfgctx *p, const config_setting_t *s, const char *fmt,
  * naming the key, its line and the known keys. */
 int hg__cfg_check_keys(struct hg_cfgctx *p, const config_setting_t *s, const char *what,
                        const char *const *allowed);
+/* A string member into dst[n]: 1 if absent, 0, -1 naming the key (not a
+ * string, too long, or empty unless allow_empty). */
+int hg__cfg_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                const char *what, int allow_empty, char *dst, size_t n);
+/* After config_read_file/_string failed: "NAME: cannot read the WHAT" or
+ * "NAME:LINE: libconfig's message" into p->err; destroys cfg; returns -1. */
+int hg__cfg_read_err(struct hg_cfgctx *p, config_t *cfg, const char *what);
 
 #endif

@@ -441,17 +441,10 @@ static const char *const link_keys[] = {"kind", "op", "world", "latency", "bandw
 static int str_key(struct hg_cfgctx *c, const config_setting_t *g, const char *key,
                    const char *what, int required, char *dst, size_t n)
 {
-    const config_setting_t *s = config_setting_get_member(g, key);
-    if (!s)
-        return required ? hg__cfg_err(c, g, "%s: no '%s' (a string, required)", what, key) : 1;
-    if (config_setting_type(s) != CONFIG_TYPE_STRING)
-        return hg__cfg_err(c, s, "%s: key '%s': expected a string", what, key);
-    const char *v = config_setting_get_string(s);
-    if (strlen(v) >= n || (required && !*v))
-        return hg__cfg_err(c, s, "%s: key '%s': empty or longer than %zu characters", what, key,
-                           n - 1);
-    snprintf(dst, n, "%s", v);
-    return 0;
+    int rc = hg__cfg_str(c, g, key, what, !required, dst, n);
+    if (rc == 1 && required)
+        return hg__cfg_err(c, g, "%s: no '%s' (a string, required)", what, key);
+    return rc;
 }
 
 static int num_of(const config_setting_t *s, double *v)
@@ -698,18 +691,11 @@ static int finish(struct hg_profile **out, config_t *cfg, int read_ok, const cha
                   char *err, size_t errlen)
 {
     *out = NULL;
-    if (!read_ok) {
-        if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-            hg_kerr(err, errlen, "%s: cannot read the profile", name);
-        else
-            hg_kerr(err, errlen, "%s:%d: %s", name, config_error_line(cfg),
-                    config_error_text(cfg));
-        config_destroy(cfg);
-        return -1;
-    }
+    struct hg_cfgctx c = {.file = name, .err = err, .errlen = errlen};
+    if (!read_ok)
+        return hg__cfg_read_err(&c, cfg, "profile");
     struct hg_profile *p = hg_prof_new();
     snprintf(p->file, sizeof(p->file), "%s", name);
-    struct hg_cfgctx c = {.file = name, .err = err, .errlen = errlen};
     int rc = parse_root(&c, p, config_root_setting(cfg));
     config_destroy(cfg);
     if (rc != 0) {

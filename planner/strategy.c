@@ -693,16 +693,9 @@ static int finish(struct hg_strategy **s, config_t *cfg, int ok, const char *nam
                   const struct hg_pgraph *pg, char *err, size_t errlen)
 {
     struct hg_cfgctx p = {name, err, errlen};
-    int rc;
-    if (!ok) {
-        if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-            rc = hg_kerr(err, errlen, "%s: cannot read the file", name);
-        else
-            rc = hg_kerr(err, errlen, "%s:%d: %s", name, config_error_line(cfg),
-                         config_error_text(cfg));
-    } else {
-        rc = parse_root(&p, config_root_setting(cfg), pg, s);
-    }
+    if (!ok)
+        return hg__cfg_read_err(&p, cfg, "file");
+    int rc = parse_root(&p, config_root_setting(cfg), pg, s);
     config_destroy(cfg);
     return rc;
 }

@@ -7,35 +7,10 @@
 #include <omp.h>
 
 #include "kernels/ops-impl.h"
-
-struct geom {
-    int64_t n, c, h, w;   /* x */
-    int64_t o, kh, kw;    /* w */
-    int64_t oh, ow;       /* y */
-    int64_t sh, sw, ph, pw;
-    int64_t p, ckk;       /* OH*OW, C*KH*KW */
-};
-
-static struct geom make_geom(const struct hg_shape *x, const struct hg_shape *y,
-                             const union hg_attr *attr)
-{
-    struct geom g;
-    HG_CHECK(x->ndim == 4 && y->ndim == 4 && x->dim[0] == y->dim[0]);
-    g.n = x->dim[0]; g.c = x->dim[1]; g.h = x->dim[2]; g.w = x->dim[3];
-    g.o = y->dim[1]; g.oh = y->dim[2]; g.ow = y->dim[3];
-    g.kh = attr->conv.kh; g.kw = attr->conv.kw;
-    g.sh = attr->conv.stride_h; g.sw = attr->conv.stride_w;
-    g.ph = attr->conv.pad_h; g.pw = attr->conv.pad_w;
-    g.p = g.oh * g.ow;
-    g.ckk = g.c * g.kh * g.kw;
-    HG_CHECK(g.sh > 0 && g.sw > 0);
-    HG_CHECK(g.oh == (g.h + 2 * g.ph - g.kh) / g.sh + 1);
-    HG_CHECK(g.ow == (g.w + 2 * g.pw - g.kw) / g.sw + 1);
-    return g;
-}
+#include "kernels/shape-plan.h"
 
 /* Valid ow range [*lo, *hi) for kernel column kw: 0 <= ow*sw - pw + kw < W. */
-static void ow_range(const struct geom *g, int64_t kw, int64_t *lo, int64_t *hi)
+static void ow_range(const struct hg_conv_geom *g, int64_t kw, int64_t *lo, int64_t *hi)
 {
     int64_t a = g->pw - kw; /* need ow*sw >= a */
     int64_t b = g->w + g->pw - kw; /* need ow*sw < b */
@@ -48,7 +23,7 @@ static void ow_range(const struct geom *g, int64_t kw, int64_t *lo, int64_t *hi)
 }
 
 /* x[cur,C,H,W] -> cols[CKK, cur*P] */
-static void im2col(const struct geom *g, const float *x, int64_t cur,
+static void im2col(const struct hg_conv_geom *g, const float *x, int64_t cur,
                    float *cols)
 {
     int64_t ld = cur * g->p;
@@ -87,7 +62,7 @@ static void im2col(const struct geom *g, const float *x, int64_t cur,
 
 /* cols[CKK, cur*P] -> dx[cur,C,H,W] (overwritten): each (image, channel)
  * plane is summed by one thread in a fixed order. */
-static void col2im(const struct geom *g, const float *cols, int64_t cur,
+static void col2im(const struct hg_conv_geom *g, const float *cols, int64_t cur,
                    float *dx)
 {
     int64_t ld = cur * g->p;
@@ -124,7 +99,7 @@ static void col2im(const struct geom *g, const float *cols, int64_t cur,
  * added in group order, so the result does not depend on the thread count.
  * With fewer images than threads, images run one after the other and the
  * BLAS threads each GEMM instead. */
-static int conv_threads(const struct geom *g, const struct hg_kctx *ctx,
+static int conv_threads(const struct hg_conv_geom *g, const struct hg_kctx *ctx,
                         size_t reserved)
 {
     size_t slot = (size_t)g->ckk * (size_t)g->p * sizeof(float);
@@ -139,7 +114,7 @@ static int conv_threads(const struct geom *g, const struct hg_kctx *ctx,
 }
 
 /* A 1x1 convolution without stride or padding reads x as its own im2col. */
-static int conv_is_pointwise(const struct geom *g)
+static int conv_is_pointwise(const struct hg_conv_geom *g)
 {
     return g->kh == 1 && g->kw == 1 && g->sh == 1 && g->sw == 1 &&
            g->ph == 0 && g->pw == 0;
@@ -150,7 +125,7 @@ HG_CPU_FN(conv2d)
 {
     const struct hg_tview *tx = &a->in[0], *tw = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tw->dtype == HG_F32);
-    const struct geom g = make_geom(&tx->shape, &a->out->shape, a->attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&tx->shape, &a->out->shape, a->attr);
     HG_CHECK(tw->shape.dim[0] == g.o && tw->shape.dim[1] == g.c);
     const float *x = tx->data, *w = tw->data;
     float *y = a->out->data;
@@ -171,7 +146,7 @@ HG_CPU_FN(conv2d)
 }
 
 /* Images per group of the filter gradient: fixed by the shapes only. */
-static int64_t conv_groups(const struct geom *g)
+static int64_t conv_groups(const struct hg_conv_geom *g)
 {
     int64_t ng = g->n < 16 ? g->n : 16;
     size_t part = (size_t)g->o * (size_t)g->ckk * sizeof(float);
@@ -185,7 +160,7 @@ HG_CPU_FN(conv2d_bwd_filter)
 {
     const struct hg_tview *tx = &a->in[0], *tdy = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tdy->dtype == HG_F32);
-    const struct geom g = make_geom(&tx->shape, &tdy->shape, a->attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&tx->shape, &tdy->shape, a->attr);
     HG_CHECK(hg_shape_numel(&a->out->shape) == g.o * g.ckk);
     const float *x = tx->data, *dy = tdy->data;
     float *dw = a->out->data; /* [O, CKK] */
@@ -229,7 +204,7 @@ HG_CPU_FN(conv2d_bwd_data)
 {
     const struct hg_tview *tdy = &a->in[0], *tw = &a->in[1];
     HG_CHECK(a->n_in == 3 && tdy->dtype == HG_F32 && tw->dtype == HG_F32);
-    const struct geom g = make_geom(&a->out->shape, &tdy->shape, a->attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&a->out->shape, &tdy->shape, a->attr);
     HG_CHECK(tw->shape.dim[0] == g.o && tw->shape.dim[1] == g.c);
     const float *w = tw->data, *dy = tdy->data;
     float *dx = a->out->data;

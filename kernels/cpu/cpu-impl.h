@@ -1,20 +1,13 @@
 /* cpu-impl.h - private to kernels/cpu/: helpers several kernel families
- * share (row views, deterministic reductions, column blocking). */
+ * share (deterministic reductions, column blocking; the shape views are
+ * kernels/shape-plan.h's, shared with the CUDA kernels). */
 #ifndef HG_CPU_IMPL_H
 #define HG_CPU_IMPL_H
 
 #include "kernels/ops-impl.h"
+#include "kernels/shape-plan.h"
 
 #define HG_NCHUNK 64 /* full reductions: fixed chunks, combined in order */
-
-/* [.., C] viewed as [rows, C] */
-static inline void hg_rows_cols(const struct hg_shape *s, int64_t *rows,
-                                int64_t *cols)
-{
-    HG_CHECK(s->ndim >= 1);
-    *cols = s->dim[s->ndim - 1];
-    *rows = *cols ? hg_shape_numel(s) / *cols : 0;
-}
 
 /* Sum of a contiguous run: 16 float lanes (vectorisable, fixed order, so
  * deterministic for a given n), combined in double. */

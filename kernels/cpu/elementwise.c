@@ -6,81 +6,20 @@
  * output and both operands are merged.  What remains is a short list of
  * (dim, stride_a, stride_b) with stride 0 meaning "broadcast".  The last
  * merged axis is the inner loop (contiguous, or one operand a scalar), the
- * rest is per-row offset arithmetic.  So bias [D] + [N,T,D] becomes
- * [N*T (sa D, sb 0), D (1, 1)] and [O,1,1] + [N,O,H,W] becomes
- * [N (sb 0), O (sb 1), H*W (sb 0)]: no per-element index math.
+ * rest is per-row offset arithmetic: no per-element index math.  The plan
+ * (hg_bplan) is kernels/shape-plan.h's, shared with the CUDA kernels.
  */
 #include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/cpu-impl.h"
 #include "kernels/ew-math.h"
+#include "kernels/shape-plan.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
 #define CHUNK 4096    /* inner-loop tile: rows are split so one row parallelises */
 
 enum bop { BOP_ADD, BOP_SUB, BOP_MUL };
-
-/* A broadcast binary op after merging axes: out is contiguous [dim...]. */
-struct bplan {
-    int nd;
-    int64_t dim[HG_MAX_DIMS];
-    int64_t sa[HG_MAX_DIMS], sb[HG_MAX_DIMS]; /* element strides, 0 = broadcast */
-};
-
-/* Strides of s aligned right against o (ndim(s) <= ndim(o)); 0 where s has
- * size 1 or lacks the axis. */
-static void aligned_strides(const struct hg_shape *s, const struct hg_shape *o,
-                            int64_t *st)
-{
-    int off = o->ndim - s->ndim;
-    int64_t acc = 1;
-    HG_CHECK(off >= 0);
-    for (int i = o->ndim - 1; i >= 0; i--) {
-        int j = i - off;
-        if (j < 0 || s->dim[j] == 1) {
-            st[i] = 0;
-        } else {
-            HG_CHECK(s->dim[j] == o->dim[i]);
-            st[i] = acc;
-        }
-        if (j >= 0)
-            acc *= s->dim[j];
-    }
-}
-
-static void plan_make(struct bplan *p, const struct hg_shape *a,
-                      const struct hg_shape *b, const struct hg_shape *o)
-{
-    int64_t sa[HG_MAX_DIMS], sb[HG_MAX_DIMS];
-
-    aligned_strides(a, o, sa);
-    aligned_strides(b, o, sb);
-    p->nd = 0;
-    for (int i = 0; i < o->ndim; i++) {
-        int64_t d = o->dim[i];
-        if (d == 1)
-            continue;
-        if (p->nd > 0) {
-            int k = p->nd - 1;
-            if (p->sa[k] == sa[i] * d && p->sb[k] == sb[i] * d) {
-                p->dim[k] *= d;
-                p->sa[k] = sa[i];
-                p->sb[k] = sb[i];
-                continue;
-            }
-        }
-        p->dim[p->nd] = d;
-        p->sa[p->nd] = sa[i];
-        p->sb[p->nd] = sb[i];
-        p->nd++;
-    }
-    if (p->nd == 0) { /* every dim 1: a single element */
-        p->nd = 1;
-        p->dim[0] = 1;
-        p->sa[0] = p->sb[0] = 0;
-    }
-}
 
 #define BIN_LOOPS(EXPR)                                                        \
     do {                                                                       \
@@ -130,12 +69,12 @@ static int binary(const struct hg_kargs *a, enum bop op)
     const float *pa = va->data, *pb = vb->data; /* broadcastable to out */
     float *po = a->out->data;                   /* out: broadcast shape */
     int64_t n = hg_shape_numel(&a->out->shape);
-    struct bplan p;
+    struct hg_bplan p;
 
     HG_CHECK(va->dtype == HG_F32 && vb->dtype == HG_F32);
     if (n == 0)
         return 0;
-    plan_make(&p, &va->shape, &vb->shape, &a->out->shape);
+    hg_bplan_make(&p, &va->shape, &vb->shape, &a->out->shape);
     const int last = p.nd - 1;
     const int64_t inner = p.dim[last], ia = p.sa[last], ib = p.sb[last];
     const int64_t nch = (inner + CHUNK - 1) / CHUNK;
@@ -177,46 +116,6 @@ HG_CPU_FN(scale)
 
 /* ---- SUM_TO ------------------------------------------------------------ */
 
-/* x's axes merged into alternating groups, each kept (present in ref) or
- * reduced (ref has size 1 there); x strides in elements. */
-struct rplan {
-    int ng;
-    int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
-    int red[HG_MAX_DIMS];
-};
-
-static void rplan_make(struct rplan *p, const struct hg_shape *x,
-                       const struct hg_shape *ref)
-{
-    int off = x->ndim - ref->ndim;
-    int64_t dim[HG_MAX_DIMS];
-    int red[HG_MAX_DIMS], n = 0;
-
-    HG_CHECK(off >= 0);
-    for (int i = 0; i < x->ndim; i++) {
-        int64_t d = x->dim[i], rd = i - off >= 0 ? ref->dim[i - off] : 1;
-        if (d == 1)
-            continue;
-        HG_CHECK(rd == d || rd == 1);
-        int r = rd == 1;
-        if (n > 0 && red[n - 1] == r) {
-            dim[n - 1] *= d;
-        } else {
-            dim[n] = d;
-            red[n] = r;
-            n++;
-        }
-    }
-    p->ng = n;
-    int64_t acc = 1;
-    for (int g = n - 1; g >= 0; g--) {
-        p->dim[g] = dim[g];
-        p->red[g] = red[g];
-        p->st[g] = acc;
-        acc *= dim[g];
-    }
-}
-
 /* Odometer over a subset of groups: idx/off advance by one step. */
 static inline void odo_next(int n, const int64_t *dim, const int64_t *st,
                             int64_t *idx, int64_t *off)
@@ -237,7 +136,7 @@ HG_CPU_FN(sum_to)
     float *y = a->out->data;        /* ref's shape */
     const int64_t nx = hg_shape_numel(&a->in[0].shape);
     const int64_t ny = hg_shape_numel(&a->out->shape);
-    struct rplan p;
+    struct hg_rplan p;
 
     HG_CHECK(a->in[0].dtype == HG_F32);
     if (ny == 0)
@@ -247,7 +146,7 @@ HG_CPU_FN(sum_to)
             memcpy(y, x, (size_t)nx * sizeof(float));
         return 0;
     }
-    rplan_make(&p, &a->in[0].shape, &a->out->shape);
+    hg_rplan_make(&p, &a->in[0].shape, &a->out->shape);
 
     /* kept groups (k*) and reduced groups (r*), in order */
     int nk = 0, nr = 0;

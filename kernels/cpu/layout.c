@@ -5,17 +5,10 @@
 #include <string.h>
 
 #include "kernels/ops-impl.h"
+#include "kernels/shape-plan.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
 #define ROWBLK 64     /* PERMUTE: rows per work item */
-
-static int norm_axis(int axis, int ndim)
-{
-    if (axis < 0)
-        axis += ndim;
-    HG_CHECK(axis >= 0 && axis < ndim);
-    return axis;
-}
 
 /* RESHAPE, RESHAPE_LIKE: same bytes, new shape. */
 HG_CPU_FN(copy)
@@ -162,29 +155,17 @@ HG_CPU_FN(permute)
 
 /* ---- CONCAT, SLICE ------------------------------------------------------------ */
 
-/* [outer, dim[axis], inner] view: outer and the bytes of one dim[axis]*inner run */
-static void outer_inner(const struct hg_shape *s, int axis, int64_t *outer,
-                        int64_t *inner)
-{
-    *outer = 1;
-    *inner = 1;
-    for (int i = 0; i < axis; i++)
-        *outer *= s->dim[i];
-    for (int i = axis + 1; i < s->ndim; i++)
-        *inner *= s->dim[i];
-}
-
 /* (x0..xn) -> out, every input equal except on axis */
 HG_CPU_FN(concat)
 {
     char *dst = a->out->data; /* out: sum of the inputs' axis dims */
     const struct hg_shape *os = &a->out->shape;
     const size_t esz = hg_dtype_size(a->out->dtype);
-    const int axis = norm_axis(a->attr->concat.axis, os->ndim);
+    const int axis = hg_norm_axis(a->attr->concat.axis, os->ndim);
     const int64_t n = hg_shape_numel(os);
     int64_t outer, inner;
 
-    outer_inner(os, axis, &outer, &inner);
+    hg_outer_inner(os, axis, &outer, &inner);
     const size_t obytes = (size_t)os->dim[axis] * (size_t)inner * esz;
     if (n == 0)
         return 0;
@@ -208,13 +189,13 @@ HG_CPU_FN(slice)
     const char *src = x->data; /* in's shape */
     char *dst = a->out->data;  /* in's shape with len on axis */
     const size_t esz = hg_dtype_size(x->dtype);
-    const int axis = norm_axis(a->attr->slice.axis, x->shape.ndim);
+    const int axis = hg_norm_axis(a->attr->slice.axis, x->shape.ndim);
     const int64_t len = a->out->shape.dim[axis], start = a->attr->slice.start;
     const int64_t n = hg_shape_numel(&a->out->shape);
     int64_t outer, inner;
 
     HG_CHECK(start >= 0 && start + len <= x->shape.dim[axis]);
-    outer_inner(&x->shape, axis, &outer, &inner);
+    hg_outer_inner(&x->shape, axis, &outer, &inner);
     const size_t ib = (size_t)x->shape.dim[axis] * (size_t)inner * esz;
     const size_t ob = (size_t)len * (size_t)inner * esz;
     const size_t sb = (size_t)start * (size_t)inner * esz;
@@ -234,14 +215,14 @@ HG_CPU_FN(slice_bwd)
     char *dst = a->out->data;   /* x's shape */
     const struct hg_shape *os = &a->out->shape;
     const size_t esz = hg_dtype_size(a->out->dtype);
-    const int axis = norm_axis(a->attr->slice.axis, os->ndim);
+    const int axis = hg_norm_axis(a->attr->slice.axis, os->ndim);
     const int64_t len = dy->shape.dim[axis], start = a->attr->slice.start;
     const int64_t n = hg_shape_numel(os);
     int64_t outer, inner;
 
     HG_CHECK(dy->shape.ndim == os->ndim);
     HG_CHECK(start >= 0 && start + len <= os->dim[axis]);
-    outer_inner(os, axis, &outer, &inner);
+    hg_outer_inner(os, axis, &outer, &inner);
     const size_t ob = (size_t)os->dim[axis] * (size_t)inner * esz;
     const size_t ib = (size_t)len * (size_t)inner * esz;
     const size_t sb = (size_t)start * (size_t)inner * esz;

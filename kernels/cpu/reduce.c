@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/cpu/cpu-impl.h"
+#include "kernels/shape-plan.h"
 
 #define PAR_MIN 32768 /* below this many elements, stay on one thread */
 
@@ -64,14 +65,9 @@ static int reduce(const struct hg_kargs *a, int mean)
         y[0] = (float)(mean ? (n ? t / (double)n : NAN) : t);
         return 0;
     }
-    if (axis < 0)
-        axis += s->ndim;
-    HG_CHECK(axis >= 0 && axis < s->ndim);
-    int64_t outer = 1, inner = 1, A = s->dim[axis];
-    for (int i = 0; i < axis; i++)
-        outer *= s->dim[i];
-    for (int i = axis + 1; i < s->ndim; i++)
-        inner *= s->dim[i];
+    axis = hg_norm_axis(axis, s->ndim);
+    int64_t outer, inner, A = s->dim[axis];
+    hg_outer_inner(s, axis, &outer, &inner);
     HG_CHECK(hg_shape_numel(&a->out->shape) == outer * inner);
     if (outer * inner == 0)
         return 0;

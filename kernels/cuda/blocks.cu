@@ -3,21 +3,8 @@
  * plan's gradients never leave the device for them. */
 #include "kernels/cuda/cuda-impl.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 
 #define SUMSQ_BLOCKS 256 /* fixed: the summation order never depends on n */
-
-static int cerr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* part[SUMSQ_BLOCKS]: block b sums x[i]^2 over i = b*T + t + k*B*T in double
  * by a fixed tree, so the result is the same in every run. */
@@ -54,14 +41,14 @@ extern "C" int hg_cuda_sumsq(struct hg_cuda_ctx *c, const float *x, size_t n,
     if (n == 0)
         return 0;
     if ((e = cudaMallocAsync((void **)&part, sizeof h, c->stream)) != cudaSuccess)
-        return cerr(err, errlen, "sumsq: cudaMallocAsync: %s", cudaGetErrorString(e));
+        return hg_kerr(err, errlen, "sumsq: cudaMallocAsync: %s", cudaGetErrorString(e));
     sumsq_kernel<<<SUMSQ_BLOCKS, HG_CU_THREADS, 0, c->stream>>>(x, (long long)n, part);
     if ((e = cudaGetLastError()) != cudaSuccess ||
         (e = cudaMemcpyAsync(h, part, sizeof h, cudaMemcpyDeviceToHost, c->stream)) !=
             cudaSuccess ||
         (e = cudaFreeAsync(part, c->stream)) != cudaSuccess ||
         (e = cudaStreamSynchronize(c->stream)) != cudaSuccess)
-        return cerr(err, errlen, "sumsq: %s", cudaGetErrorString(e));
+        return hg_kerr(err, errlen, "sumsq: %s", cudaGetErrorString(e));
     double s = 0;
     for (int b = 0; b < SUMSQ_BLOCKS; b++)
         s += h[b];
@@ -78,5 +65,5 @@ extern "C" int hg_cuda_accumulate(struct hg_cuda_ctx *c, float *y, const float *
     unsigned blocks = (unsigned)(want < c->sm_count * 16 ? want : c->sm_count * 16);
     add_kernel<<<blocks, HG_CU_THREADS, 0, c->stream>>>(y, x, (long long)n);
     cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? 0 : cerr(err, errlen, "add: %s", cudaGetErrorString(e));
+    return e == cudaSuccess ? 0 : hg_kerr(err, errlen, "add: %s", cudaGetErrorString(e));
 }

@@ -22,30 +22,7 @@
 #include <string.h>
 
 #include "kernels/cuda/cuda-impl.h"
-
-struct geom {
-    long long n, c, h, w; /* x */
-    long long o, kh, kw;  /* w */
-    long long oh, ow;     /* y */
-    int sh, sw, ph, pw;
-};
-
-/* x[N,C,H,W], y[N,O,OH,OW] and the attributes (as make_geom in cpu/conv.c) */
-static struct geom make_geom(const struct hg_shape *x, const struct hg_shape *y,
-                             const union hg_attr *attr)
-{
-    struct geom g;
-    HG_CHECK(x->ndim == 4 && y->ndim == 4 && x->dim[0] == y->dim[0]);
-    g.n = x->dim[0]; g.c = x->dim[1]; g.h = x->dim[2]; g.w = x->dim[3];
-    g.o = y->dim[1]; g.oh = y->dim[2]; g.ow = y->dim[3];
-    g.kh = attr->conv.kh; g.kw = attr->conv.kw;
-    g.sh = attr->conv.stride_h; g.sw = attr->conv.stride_w;
-    g.ph = attr->conv.pad_h; g.pw = attr->conv.pad_w;
-    HG_CHECK(g.sh > 0 && g.sw > 0);
-    HG_CHECK(g.oh == (g.h + 2 * g.ph - g.kh) / g.sh + 1);
-    HG_CHECK(g.ow == (g.w + 2 * g.pw - g.kw) / g.sw + 1);
-    return g;
-}
+#include "kernels/shape-plan.h"
 
 enum dir { FWD, BWD_DATA, BWD_FILTER };
 
@@ -72,7 +49,7 @@ struct plan {
 static int fits_int(long long v) { return v >= 0 && v <= 0x7fffffffLL; }
 
 /* The descriptors of g; plan_free frees whatever was created. */
-static cudnnStatus_t plan_descs(struct plan *p, const struct geom *g,
+static cudnnStatus_t plan_descs(struct plan *p, const struct hg_conv_geom *g,
                                 const char **what)
 {
     cudnnStatus_t s;
@@ -89,8 +66,9 @@ static cudnnStatus_t plan_descs(struct plan *p, const struct geom *g,
                                    (int)g->n, (int)g->o, (int)g->oh, (int)g->ow));
     DNN(cudnnSetFilter4dDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
                                    (int)g->o, (int)g->c, (int)g->kh, (int)g->kw));
-    DNN(cudnnSetConvolution2dDescriptor(p->cv, g->ph, g->pw, g->sh, g->sw, 1, 1,
-                                        CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN(cudnnSetConvolution2dDescriptor(p->cv, (int)g->ph, (int)g->pw, (int)g->sh,
+                                        (int)g->sw, 1, 1, CUDNN_CROSS_CORRELATION,
+                                        CUDNN_DATA_FLOAT));
     DNN(cudnnSetConvolutionMathType(p->cv, CUDNN_FMA_MATH)); /* no TF32 */
     return CUDNN_STATUS_SUCCESS;
 }
@@ -194,7 +172,7 @@ static cudnnStatus_t plan_algo(cudnnHandle_t h, struct plan *p, enum dir d,
 #define NCACHE 64
 struct choice {
     int used, device, dir;
-    struct geom g;
+    struct hg_conv_geom g;
     size_t limit;
     int algo;
     size_t ws;
@@ -203,7 +181,7 @@ static struct choice cache[NCACHE];
 static int cache_next; /* the entry replaced next */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int same_geom(const struct geom *a, const struct geom *b)
+static int same_geom(const struct hg_conv_geom *a, const struct hg_conv_geom *b)
 {
     return a->n == b->n && a->c == b->c && a->h == b->h && a->w == b->w &&
            a->o == b->o && a->kh == b->kh && a->kw == b->kw && a->oh == b->oh &&
@@ -211,7 +189,7 @@ static int same_geom(const struct geom *a, const struct geom *b)
            a->pw == b->pw;
 }
 
-static int cache_get(int device, enum dir d, const struct geom *g, size_t limit,
+static int cache_get(int device, enum dir d, const struct hg_conv_geom *g, size_t limit,
                      struct plan *p)
 {
     int hit = 0;
@@ -229,7 +207,7 @@ static int cache_get(int device, enum dir d, const struct geom *g, size_t limit,
     return hit;
 }
 
-static void cache_put(int device, enum dir d, const struct geom *g, size_t limit,
+static void cache_put(int device, enum dir d, const struct hg_conv_geom *g, size_t limit,
                       const struct plan *p)
 {
     pthread_mutex_lock(&cache_lock);
@@ -247,7 +225,7 @@ static void cache_put(int device, enum dir d, const struct geom *g, size_t limit
 
 /* plan_algo through the cache */
 static cudnnStatus_t plan_choose(cudnnHandle_t h, int device, struct plan *p,
-                                 enum dir d, const struct geom *g, size_t limit,
+                                 enum dir d, const struct hg_conv_geom *g, size_t limit,
                                  const char **what)
 {
     if (cache_get(device, d, g, limit, p))
@@ -261,7 +239,7 @@ static cudnnStatus_t plan_choose(cudnnHandle_t h, int device, struct plan *p,
 /* Workspace of the algorithm a kernel given unlimited workspace would pick
  * (0 when cuDNN cannot be asked: the kernel then needs an algorithm
  * without workspace, or reports why not). */
-static size_t ws_rule(enum dir d, const struct geom *g)
+static size_t ws_rule(enum dir d, const struct hg_conv_geom *g)
 {
     cudnnHandle_t h = NULL;
     struct plan p;
@@ -287,7 +265,7 @@ static size_t ws_rule(enum dir d, const struct geom *g)
 
 /* One convolution pass on the context's handle and stream.  FWD: (x, w) ->
  * y; BWD_DATA: (dy, w) -> dx; BWD_FILTER: (x, dy) -> dw. */
-static int conv_run(const struct hg_kargs *a, enum dir d, const struct geom *g,
+static int conv_run(const struct hg_kargs *a, enum dir d, const struct hg_conv_geom *g,
                     const void *in0, const void *in1, void *out)
 {
     struct hg_cuda_ctx *cu = hg_cu(a);
@@ -331,7 +309,7 @@ static int conv_run(const struct hg_kargs *a, enum dir d, const struct geom *g,
 
 /* y[N,O,OH,OW]: one thread per output, a sum over C, KH, KW */
 __global__ static void conv_fwd_k(const float *x, const float *w, float *y,
-                                  struct geom g)
+                                  struct hg_conv_geom g)
 {
     HG_CU_FOR(i, g.n * g.o * g.oh * g.ow) {
         long long ow = i % g.ow, oh = i / g.ow % g.oh, o = i / (g.ow * g.oh) % g.o,
@@ -358,7 +336,7 @@ __global__ static void conv_fwd_k(const float *x, const float *w, float *y,
 /* dx[N,C,H,W]: one thread per input, a sum over the (o, kh, kw) whose
  * window position lands on it */
 __global__ static void conv_bwd_data_k(const float *dy, const float *w, float *dx,
-                                       struct geom g)
+                                       struct hg_conv_geom g)
 {
     HG_CU_FOR(i, g.n * g.c * g.h * g.w) {
         long long iw = i % g.w, ih = i / g.w % g.h, c = i / (g.w * g.h) % g.c,
@@ -384,7 +362,7 @@ __global__ static void conv_bwd_data_k(const float *dy, const float *w, float *d
 
 /* dw[O,C,KH,KW]: one thread per weight, a sum over N, OH, OW */
 __global__ static void conv_bwd_filter_k(const float *x, const float *dy, float *dw,
-                                         struct geom g)
+                                         struct hg_conv_geom g)
 {
     HG_CU_FOR(i, g.o * g.c * g.kh * g.kw) {
         long long kw = i % g.kw, kh = i / g.kw % g.kh, c = i / (g.kw * g.kh) % g.c,
@@ -408,7 +386,7 @@ __global__ static void conv_bwd_filter_k(const float *x, const float *dy, float 
     }
 }
 
-static int conv_run(const struct hg_kargs *a, enum dir d, const struct geom *g,
+static int conv_run(const struct hg_kargs *a, enum dir d, const struct hg_conv_geom *g,
                     const void *in0, const void *in1, void *out)
 {
     cudaStream_t st = hg_cu(a)->stream;
@@ -428,7 +406,7 @@ static int conv_run(const struct hg_kargs *a, enum dir d, const struct geom *g,
     return 0;
 }
 
-static size_t ws_rule(enum dir d, const struct geom *g)
+static size_t ws_rule(enum dir d, const struct hg_conv_geom *g)
 {
     (void)d, (void)g;
     return 0;
@@ -441,7 +419,7 @@ extern "C" HG_CUDA_FN(conv2d)
 {
     const struct hg_tview *tx = &a->in[0], *tw = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tw->dtype == HG_F32);
-    const struct geom g = make_geom(&tx->shape, &a->out->shape, a->attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&tx->shape, &a->out->shape, a->attr);
     HG_CHECK(tw->shape.dim[0] == g.o && tw->shape.dim[1] == g.c);
     if (hg_shape_numel(&a->out->shape) == 0)
         return 0;
@@ -459,7 +437,7 @@ extern "C" HG_CUDA_FN(conv2d_bwd_data)
 {
     const struct hg_tview *tdy = &a->in[0], *tw = &a->in[1];
     HG_CHECK(a->n_in == 3 && tdy->dtype == HG_F32 && tw->dtype == HG_F32);
-    const struct geom g = make_geom(&a->out->shape, &tdy->shape, a->attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&a->out->shape, &tdy->shape, a->attr);
     HG_CHECK(tw->shape.dim[0] == g.o && tw->shape.dim[1] == g.c);
     if (hg_shape_numel(&a->out->shape) == 0)
         return 0;
@@ -477,7 +455,7 @@ extern "C" HG_CUDA_FN(conv2d_bwd_filter)
 {
     const struct hg_tview *tx = &a->in[0], *tdy = &a->in[1];
     HG_CHECK(a->n_in == 2 && tx->dtype == HG_F32 && tdy->dtype == HG_F32);
-    const struct geom g = make_geom(&tx->shape, &tdy->shape, a->attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&tx->shape, &tdy->shape, a->attr);
     HG_CHECK(hg_shape_numel(&a->out->shape) == g.o * g.c * g.kh * g.kw);
     if (hg_shape_numel(&a->out->shape) == 0)
         return 0;
@@ -494,21 +472,21 @@ extern "C" HG_CUDA_FN(conv2d_bwd_filter)
 extern "C" HG_WS_FN(cuda_conv2d)
 {
     (void)n_in, (void)nthreads;
-    const struct geom g = make_geom(&in[0], out, attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&in[0], out, attr);
     return hg_shape_numel(out) && g.c ? ws_rule(FWD, &g) : 0;
 }
 
 extern "C" HG_WS_FN(cuda_conv2d_bwd_data)
 {
     (void)n_in, (void)nthreads;
-    const struct geom g = make_geom(out, &in[0], attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(out, &in[0], attr);
     return hg_shape_numel(out) && g.o ? ws_rule(BWD_DATA, &g) : 0;
 }
 
 extern "C" HG_WS_FN(cuda_conv2d_bwd_filter)
 {
     (void)n_in, (void)nthreads;
-    const struct geom g = make_geom(&in[0], &in[1], attr);
+    const struct hg_conv_geom g = hg_conv_geom_make(&in[0], &in[1], attr);
     return hg_shape_numel(out) && g.n ? ws_rule(BWD_FILTER, &g) : 0;
 }
 

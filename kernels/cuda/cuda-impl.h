@@ -127,4 +127,20 @@ static inline unsigned hg_cu_blocks(const struct hg_kargs *a, long long n)
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;       \
          i < (long long)(n); i += (long long)gridDim.x * blockDim.x)
 
+/* Offset of contiguous element i of [dim[0..ND)] in a view with element
+ * strides st (i < the product of dim): the ND is a template argument so
+ * the loop unrolls. */
+template <int ND>
+__device__ static inline long long hg_cu_offset(long long i, const long long *dim,
+                                                const long long *st)
+{
+    long long o = 0;
+#pragma unroll
+    for (int k = ND - 1; k > 0; k--) {
+        o += (i % dim[k]) * st[k];
+        i /= dim[k];
+    }
+    return o + i * st[0]; /* i < dim[0] */
+}
+
 #endif

@@ -2,7 +2,6 @@
  * hand-written kernel and cuBLAS against CPU values), the per-device
  * context, memory and copies (hg_cuda.h). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,22 +10,11 @@
 
 #include "kernels/cuda/cuda-impl.h"
 
-static int cerr(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 #define CUDA_TRY(call)                                                         \
     do {                                                                       \
         cudaError_t e_ = (call);                                               \
         if (e_ != cudaSuccess) {                                               \
-            rc = cerr(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
+            rc = hg_kerr(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call, \
                       cudaGetErrorString(e_));                                 \
             goto out;                                                          \
         }                                                                      \
@@ -36,7 +24,7 @@ static int cerr(char *err, size_t errlen, const char *fmt, ...)
     do {                                                                       \
         cublasStatus_t s_ = (call);                                            \
         if (s_ != CUBLAS_STATUS_SUCCESS) {                                     \
-            rc = cerr(err, errlen, "%s:%d: %s: cuBLAS status %d", __FILE__,    \
+            rc = hg_kerr(err, errlen, "%s:%d: %s: cuBLAS status %d", __FILE__,    \
                       __LINE__, #call, (int)s_);                               \
             goto out;                                                          \
         }                                                                      \
@@ -48,7 +36,7 @@ extern "C" int hg_cuda_device_count(char *err, size_t errlen)
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e == cudaSuccess) {
         if (n == 0)
-            cerr(err, errlen, "no CUDA device");
+            hg_kerr(err, errlen, "no CUDA device");
         return n;
     }
     (void)cudaGetLastError(); /* not sticky: clear it */
@@ -57,11 +45,11 @@ extern "C" int hg_cuda_device_count(char *err, size_t errlen)
     case cudaErrorInsufficientDriver:
     case cudaErrorStubLibrary:
     case cudaErrorInitializationError:
-        cerr(err, errlen, "no usable CUDA device: %s (error %d)",
+        hg_kerr(err, errlen, "no usable CUDA device: %s (error %d)",
              cudaGetErrorString(e), (int)e);
         return 0;
     default:
-        return cerr(err, errlen, "cudaGetDeviceCount: %s (error %d)",
+        return hg_kerr(err, errlen, "cudaGetDeviceCount: %s (error %d)",
                     cudaGetErrorString(e), (int)e);
     }
 }
@@ -89,7 +77,7 @@ extern "C" int hg_cuda_selftest(char *err, size_t errlen)
     hb = (float *)malloc(K * P * sizeof(float));
     hc = (float *)malloc(M * P * sizeof(float));
     if (!hx || !hy || !ha || !hb || !hc) {
-        rc = cerr(err, errlen, "hg_cuda_selftest: out of host memory");
+        rc = hg_kerr(err, errlen, "hg_cuda_selftest: out of host memory");
         goto out;
     }
     for (int i = 0; i < N; i++)
@@ -113,7 +101,7 @@ extern "C" int hg_cuda_selftest(char *err, size_t errlen)
     CUDA_TRY(cudaMemcpy(hy, dy, N * sizeof(float), cudaMemcpyDeviceToHost));
     for (int i = 0; i < N; i++) {
         if (hy[i] != alpha * hx[i]) {
-            rc = cerr(err, errlen, "scale kernel: y[%d] = %g, expected %g", i,
+            rc = hg_kerr(err, errlen, "scale kernel: y[%d] = %g, expected %g", i,
                       (double)hy[i], (double)(alpha * hx[i]));
             goto out;
         }
@@ -140,7 +128,7 @@ extern "C" int hg_cuda_selftest(char *err, size_t errlen)
             }
             double got = hc[i * P + j];
             if (fabs(got - ref) > 1e-5 * mag + 1e-6) {
-                rc = cerr(err, errlen, "cublasSgemm: C[%d,%d] = %.8g, expected %.8g",
+                rc = hg_kerr(err, errlen, "cublasSgemm: C[%d,%d] = %.8g, expected %.8g",
                           i, j, got, ref);
                 goto out;
             }
@@ -169,7 +157,7 @@ out:
     do {                                                                       \
         cudaError_t e_ = (call);                                               \
         if (e_ != cudaSuccess) {                                               \
-            cerr(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));        \
+            hg_kerr(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));        \
             return ret;                                                        \
         }                                                                      \
     } while (0)
@@ -199,12 +187,12 @@ extern "C" struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t err
     if (n <= 0)
         return NULL;
     if (device < 0 || device >= n) {
-        cerr(err, errlen, "cuda:%d: no such device (%d present)", device, n);
+        hg_kerr(err, errlen, "cuda:%d: no such device (%d present)", device, n);
         return NULL;
     }
     struct hg_cuda_ctx *c = (struct hg_cuda_ctx *)calloc(1, sizeof(*c));
     if (!c) {
-        cerr(err, errlen, "out of host memory");
+        hg_kerr(err, errlen, "out of host memory");
         return NULL;
     }
     c->device = device;
@@ -216,7 +204,7 @@ extern "C" struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t err
         (e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking)) != cudaSuccess ||
         (e = cudaMalloc((void **)&c->derr, sizeof(struct hg_cuda_err))) != cudaSuccess ||
         (e = cudaMemset(c->derr, 0, sizeof(struct hg_cuda_err))) != cudaSuccess) {
-        cerr(err, errlen, "cuda:%d: set-up: %s", device, cudaGetErrorString(e));
+        hg_kerr(err, errlen, "cuda:%d: set-up: %s", device, cudaGetErrorString(e));
         hg_cuda_ctx_free(c);
         return NULL;
     }
@@ -224,7 +212,7 @@ extern "C" struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t err
     if ((bs = cublasCreate(&c->blas)) != CUBLAS_STATUS_SUCCESS ||
         (bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
         (bs = cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH)) != CUBLAS_STATUS_SUCCESS) {
-        cerr(err, errlen, "cuda:%d: cuBLAS: %s", device, cublasGetStatusString(bs));
+        hg_kerr(err, errlen, "cuda:%d: cuBLAS: %s", device, cublasGetStatusString(bs));
         hg_cuda_ctx_free(c);
         return NULL;
     }
@@ -232,7 +220,7 @@ extern "C" struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t err
     cudnnStatus_t ds;
     if ((ds = cudnnCreate(&c->dnn)) != CUDNN_STATUS_SUCCESS ||
         (ds = cudnnSetStream(c->dnn, c->stream)) != CUDNN_STATUS_SUCCESS) {
-        cerr(err, errlen, "cuda:%d: cuDNN: %s", device, cudnnGetErrorString(ds));
+        hg_kerr(err, errlen, "cuda:%d: cuDNN: %s", device, cudnnGetErrorString(ds));
         hg_cuda_ctx_free(c);
         return NULL;
     }
@@ -272,12 +260,12 @@ extern "C" int hg_cuda_sync(struct hg_cuda_ctx *c, char *err, size_t errlen)
     c->err_pos = h.pos;
     const char *op = h.op >= 0 && h.op < HG_OP_COUNT ? hg_op_table[h.op].name : "?";
     if (h.kind == HG_CUERR_ID)
-        return cerr(err, errlen, "%s: id %lld at position %lld outside [0,%lld)", op,
+        return hg_kerr(err, errlen, "%s: id %lld at position %lld outside [0,%lld)", op,
                     h.value, h.index, h.bound);
     if (h.kind == HG_CUERR_TARGET)
-        return cerr(err, errlen, "%s: target %lld at row %lld outside [0,%lld)", op,
+        return hg_kerr(err, errlen, "%s: target %lld at row %lld outside [0,%lld)", op,
                     h.value, h.index, h.bound);
-    return cerr(err, errlen, "%s: device error %d", op, h.kind);
+    return hg_kerr(err, errlen, "%s: device error %d", op, h.kind);
 }
 
 extern "C" int hg_cuda_error_pos(const struct hg_cuda_ctx *c)
@@ -295,7 +283,7 @@ extern "C" void *hg_cuda_malloc(struct hg_cuda_ctx *c, size_t bytes, char *err,
         size_t fr = 0, tot = 0;
         (void)cudaGetLastError();
         cudaMemGetInfo(&fr, &tot);
-        cerr(err, errlen, "cuda:%d: cannot allocate %zu bytes (%zu of %zu free): %s",
+        hg_kerr(err, errlen, "cuda:%d: cannot allocate %zu bytes (%zu of %zu free): %s",
              c->device, bytes, fr, tot, cudaGetErrorString(e));
         return NULL;
     }

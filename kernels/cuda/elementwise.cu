@@ -2,9 +2,7 @@
  * (CUDA kernels, f32; semantics in kernels/ops-impl.h, reference
  * kernels/cpu/elementwise.c).
  *
- * Broadcasting uses the CPU's plan: both operands aligned right against the
- * output, axes of size 1 dropped, neighbouring axes merged where they are
- * contiguous for the output and both operands, stride 0 = broadcast.  The
+ * Broadcasting uses the CPU's plan (kernels/shape-plan.h: hg_bplan).  The
  * number of merged axes is a template argument, so the common cases cost
  * no more index arithmetic than they need: same shape and a scalar operand
  * are one axis (no division), bias [D] + [N,T,D] is two, [O,1,1] +
@@ -18,69 +16,9 @@
 #include <string.h>
 
 #include "kernels/cuda/reduce-impl.h"
+#include "kernels/shape-plan.h"
 
 enum bop { BOP_ADD, BOP_SUB, BOP_MUL };
-
-/* A broadcast binary op after merging axes: out is contiguous [dim...]. */
-struct bplan {
-    int nd;
-    long long dim[HG_MAX_DIMS];
-    long long sa[HG_MAX_DIMS], sb[HG_MAX_DIMS]; /* element strides, 0 = broadcast */
-};
-
-/* Strides of s aligned right against o (ndim(s) <= ndim(o)); 0 where s has
- * size 1 or lacks the axis. */
-static void aligned_strides(const struct hg_shape *s, const struct hg_shape *o,
-                            long long *st)
-{
-    const int off = o->ndim - s->ndim;
-    long long acc = 1;
-    HG_CHECK(off >= 0);
-    for (int i = o->ndim - 1; i >= 0; i--) {
-        const int j = i - off;
-        if (j < 0 || s->dim[j] == 1) {
-            st[i] = 0;
-        } else {
-            HG_CHECK(s->dim[j] == o->dim[i]);
-            st[i] = acc;
-        }
-        if (j >= 0)
-            acc *= s->dim[j];
-    }
-}
-
-static void plan_make(struct bplan *p, const struct hg_shape *a,
-                      const struct hg_shape *b, const struct hg_shape *o)
-{
-    long long sa[HG_MAX_DIMS], sb[HG_MAX_DIMS];
-
-    aligned_strides(a, o, sa);
-    aligned_strides(b, o, sb);
-    p->nd = 0;
-    for (int i = 0; i < o->ndim; i++) {
-        const long long d = o->dim[i];
-        if (d == 1)
-            continue;
-        if (p->nd > 0) {
-            const int k = p->nd - 1;
-            if (p->sa[k] == sa[i] * d && p->sb[k] == sb[i] * d) {
-                p->dim[k] *= d;
-                p->sa[k] = sa[i];
-                p->sb[k] = sb[i];
-                continue;
-            }
-        }
-        p->dim[p->nd] = d;
-        p->sa[p->nd] = sa[i];
-        p->sb[p->nd] = sb[i];
-        p->nd++;
-    }
-    if (p->nd == 0) { /* every dim 1: a single element */
-        p->nd = 1;
-        p->dim[0] = 1;
-        p->sa[0] = p->sb[0] = 0;
-    }
-}
 
 template <enum bop OP>
 __device__ static inline float bop_apply(float x, float y)
@@ -96,7 +34,7 @@ __device__ static inline float bop_apply(float x, float y)
  * or b (each element is read before it is written, by its own thread). */
 template <int ND, enum bop OP>
 __global__ static void binary_kernel(const float *pa, const float *pb, float *po,
-                                     long long n, struct bplan p)
+                                     long long n, struct hg_bplan p)
 {
     HG_CU_FOR(i, n) {
         long long oa = 0, ob = 0, r = i;
@@ -121,12 +59,12 @@ static int binary(const struct hg_kargs *a)
     const float *pb = (const float *)vb->data; /* broadcastable to out */
     float *po = (float *)a->out->data;         /* out: broadcast shape */
     const long long n = hg_shape_numel(&a->out->shape);
-    struct bplan p;
+    struct hg_bplan p;
 
     HG_CHECK(va->dtype == HG_F32 && vb->dtype == HG_F32);
     if (n == 0)
         return 0;
-    plan_make(&p, &va->shape, &vb->shape, &a->out->shape);
+    hg_bplan_make(&p, &va->shape, &vb->shape, &a->out->shape);
     const unsigned nb = hg_cu_blocks(a, n);
     cudaStream_t st = hg_cu(a)->stream;
     static_assert(HG_MAX_DIMS == 6, "one case per rank below");
@@ -171,53 +109,13 @@ extern "C" HG_CUDA_FN(scale)
 
 /* ---- SUM_TO ------------------------------------------------------------ */
 
-/* x's axes merged into alternating groups, each kept (present in ref) or
- * reduced (ref has size 1 there); x strides in elements.  As the CPU's. */
-struct rplan {
-    int ng;
-    long long dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
-    int red[HG_MAX_DIMS];
-};
-
-static void rplan_make(struct rplan *p, const struct hg_shape *x,
-                       const struct hg_shape *ref)
-{
-    const int off = x->ndim - ref->ndim;
-    long long dim[HG_MAX_DIMS];
-    int red[HG_MAX_DIMS], n = 0;
-
-    HG_CHECK(off >= 0);
-    for (int i = 0; i < x->ndim; i++) {
-        const long long d = x->dim[i], rd = i - off >= 0 ? ref->dim[i - off] : 1;
-        if (d == 1)
-            continue;
-        HG_CHECK(rd == d || rd == 1);
-        const int r = rd == 1;
-        if (n > 0 && red[n - 1] == r) {
-            dim[n - 1] *= d;
-        } else {
-            dim[n] = d;
-            red[n] = r;
-            n++;
-        }
-    }
-    p->ng = n;
-    long long acc = 1;
-    for (int g = n - 1; g >= 0; g--) {
-        p->dim[g] = dim[g];
-        p->red[g] = red[g];
-        p->st[g] = acc;
-        acc *= dim[g];
-    }
-}
-
 extern "C" HG_CUDA_FN(sum_to)
 {
     const float *x = (const float *)a->in[0].data; /* [..] */
     float *y = (float *)a->out->data;              /* ref's shape */
     const long long nx = hg_shape_numel(&a->in[0].shape);
     const long long ny = hg_shape_numel(&a->out->shape);
-    struct rplan p;
+    struct hg_rplan p;
 
     HG_CHECK(a->in[0].dtype == HG_F32);
     if (ny == 0)
@@ -229,7 +127,7 @@ extern "C" HG_CUDA_FN(sum_to)
                                          hg_cu(a)->stream));
         return 0;
     }
-    rplan_make(&p, &a->in[0].shape, &a->out->shape);
+    hg_rplan_make(&p, &a->in[0].shape, &a->out->shape);
 
     /* kept groups (k*) and reduced groups (r*), in order */
     int nk = 0, nr = 0;

@@ -11,14 +11,7 @@
 #include <string.h>
 
 #include "kernels/cuda/cuda-impl.h"
-
-static int norm_axis(int axis, int ndim)
-{
-    if (axis < 0)
-        axis += ndim;
-    HG_CHECK(axis >= 0 && axis < ndim);
-    return axis;
-}
+#include "kernels/shape-plan.h"
 
 /* RESHAPE, RESHAPE_LIKE: same bytes, new shape; nothing to do in place. */
 extern "C" HG_CUDA_FN(copy)
@@ -49,16 +42,8 @@ template <typename T, int ND>
 __global__ static void permute_kernel(const T *src, T *dst, long long n,
                                       struct pplan p)
 {
-    HG_CU_FOR(i, n) {
-        long long o = 0, r = i;
-#pragma unroll
-        for (int k = ND - 1; k > 0; k--) {
-            o += (r % p.dim[k]) * p.st[k];
-            r /= p.dim[k];
-        }
-        o += r * p.st[0]; /* r < dim[0] */
-        dst[i] = src[o];
-    }
+    HG_CU_FOR(i, n)
+        dst[i] = src[hg_cu_offset<ND>(i, p.dim, p.st)];
 }
 
 template <typename T>
@@ -135,18 +120,6 @@ extern "C" HG_CUDA_FN(permute)
 
 /* ---- CONCAT, SLICE ------------------------------------------------------------ */
 
-/* [outer, dim[axis], inner] view */
-static void outer_inner(const struct hg_shape *s, int axis, long long *outer,
-                        long long *inner)
-{
-    *outer = 1;
-    *inner = 1;
-    for (int i = 0; i < axis; i++)
-        *outer *= s->dim[i];
-    for (int i = axis + 1; i < s->ndim; i++)
-        *inner *= s->dim[i];
-}
-
 /* height rows of width bytes, row o from src + o*spitch to dst + o*dpitch;
  * one row is a plain copy (no pitch limit then). */
 static cudaError_t rows_copy(void *dst, size_t dpitch, const void *src,
@@ -179,9 +152,10 @@ extern "C" HG_CUDA_FN(concat)
     char *dst = (char *)a->out->data; /* out: sum of the inputs' axis dims */
     const struct hg_shape *os = &a->out->shape;
     const size_t esz = hg_dtype_size(a->out->dtype);
-    const int axis = norm_axis(a->attr->concat.axis, os->ndim);
+    const int axis = hg_norm_axis(a->attr->concat.axis, os->ndim);
     const long long n = hg_shape_numel(os);
-    long long outer, inner, total = 0;
+    int64_t outer, inner;
+    long long total = 0;
     cudaStream_t st = hg_cu(a)->stream;
 
     for (int k = 0; k < a->n_in; k++) {
@@ -192,7 +166,7 @@ extern "C" HG_CUDA_FN(concat)
         total += v->shape.dim[axis];
     }
     HG_CHECK(total == os->dim[axis]);
-    outer_inner(os, axis, &outer, &inner);
+    hg_outer_inner(os, axis, &outer, &inner);
     const size_t obytes = (size_t)os->dim[axis] * (size_t)inner * esz;
     if (n == 0)
         return 0;
@@ -213,13 +187,13 @@ extern "C" HG_CUDA_FN(slice)
     const char *src = (const char *)x->data; /* in's shape */
     char *dst = (char *)a->out->data;        /* in's shape with len on axis */
     const size_t esz = hg_dtype_size(x->dtype);
-    const int axis = norm_axis(a->attr->slice.axis, x->shape.ndim);
+    const int axis = hg_norm_axis(a->attr->slice.axis, x->shape.ndim);
     const long long len = a->out->shape.dim[axis], start = a->attr->slice.start;
     const long long n = hg_shape_numel(&a->out->shape);
-    long long outer, inner;
+    int64_t outer, inner;
 
     HG_CHECK(start >= 0 && start + len <= x->shape.dim[axis]);
-    outer_inner(&x->shape, axis, &outer, &inner);
+    hg_outer_inner(&x->shape, axis, &outer, &inner);
     const size_t ib = (size_t)x->shape.dim[axis] * (size_t)inner * esz;
     const size_t ob = (size_t)len * (size_t)inner * esz;
     const size_t sb = (size_t)start * (size_t)inner * esz;
@@ -237,15 +211,15 @@ extern "C" HG_CUDA_FN(slice_bwd)
     char *dst = (char *)a->out->data;         /* x's shape */
     const struct hg_shape *os = &a->out->shape;
     const size_t esz = hg_dtype_size(a->out->dtype);
-    const int axis = norm_axis(a->attr->slice.axis, os->ndim);
+    const int axis = hg_norm_axis(a->attr->slice.axis, os->ndim);
     const long long len = dy->shape.dim[axis], start = a->attr->slice.start;
     const long long n = hg_shape_numel(os);
-    long long outer, inner;
+    int64_t outer, inner;
     cudaStream_t st = hg_cu(a)->stream;
 
     HG_CHECK(dy->shape.ndim == os->ndim);
     HG_CHECK(start >= 0 && start + len <= os->dim[axis]);
-    outer_inner(os, axis, &outer, &inner);
+    hg_outer_inner(os, axis, &outer, &inner);
     const size_t ob = (size_t)os->dim[axis] * (size_t)inner * esz;
     const size_t ib = (size_t)len * (size_t)inner * esz;
     const size_t sb = (size_t)start * (size_t)inner * esz;

@@ -11,18 +11,6 @@
 
 #include "kernels/cuda/rowwise.h"
 
-#define ROW_LAUNCH(a, D, rows, kern, ...)                                      \
-    do {                                                                       \
-        if ((D) <= HG_ROW_WARP_MAX)                                            \
-            kern<32><<<hg_row_blocks(a, rows, 32), HG_ROW_BLOCK, 0,            \
-                       hg_cu(a)->stream>>>(__VA_ARGS__);                       \
-        else                                                                   \
-            kern<HG_ROW_BLOCK><<<hg_row_blocks(a, rows, HG_ROW_BLOCK),         \
-                                 HG_ROW_BLOCK, 0, hg_cu(a)->stream>>>(         \
-                __VA_ARGS__);                                                  \
-        HG_CU_LAUNCHED(a);                                                     \
-    } while (0)
-
 /* LAYERNORM_BWD_G: rows are cut into at most GCHUNKS fixed chunks (fixed by
  * the shape alone, so the bits do not depend on the GPU) */
 #define GCHUNKS 256
@@ -145,13 +133,13 @@ extern "C" HG_CUDA_FN(layernorm)
     int64_t rows, D;
     HG_CHECK(a->n_in == 3 && a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_F32 &&
              a->in[2].dtype == HG_F32);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &D);
+    hg_rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == D);
     HG_CHECK(hg_shape_numel(&a->in[2].shape) == D);
     HG_CHECK(hg_shape_numel(&a->out->shape) == rows * D);
     if (rows == 0)
         return 0;
-    ROW_LAUNCH(a, D, rows, layernorm_k, (const float *)a->in[0].data,
+    HG_ROW_LAUNCH(a, D, rows, layernorm_k, (const float *)a->in[0].data,
                (const float *)a->in[1].data, (const float *)a->in[2].data,
                (float *)a->out->data, rows, D, a->attr->ln.eps);
     return 0;
@@ -163,13 +151,13 @@ extern "C" HG_CUDA_FN(layernorm_bwd_x)
     int64_t rows, D;
     HG_CHECK(a->n_in == 3 && a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_F32 &&
              a->in[2].dtype == HG_F32);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &D);
+    hg_rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == D);
     HG_CHECK(hg_shape_numel(&a->in[2].shape) == rows * D);
     HG_CHECK(hg_shape_numel(&a->out->shape) == rows * D);
     if (rows == 0)
         return 0;
-    ROW_LAUNCH(a, D, rows, layernorm_bwd_x_k, (const float *)a->in[0].data,
+    HG_ROW_LAUNCH(a, D, rows, layernorm_bwd_x_k, (const float *)a->in[0].data,
                (const float *)a->in[1].data, (const float *)a->in[2].data,
                (float *)a->out->data, rows, D, a->attr->ln.eps);
     return 0;
@@ -193,7 +181,7 @@ extern "C" HG_CUDA_FN(layernorm_bwd_g)
 {
     int64_t rows, D;
     HG_CHECK(a->n_in == 2 && a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_F32);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &D);
+    hg_rows_cols(&a->in[0].shape, &rows, &D);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows * D);
     HG_CHECK(hg_shape_numel(&a->out->shape) == D);
     if (D == 0)
@@ -210,7 +198,7 @@ extern "C" HG_CUDA_FN(layernorm_bwd_g)
     float *mean = (float *)(part + (size_t)chunks * (size_t)D); /* [rows] */
     float *rstd = mean + rows;                                  /* [rows] */
     const float *x = (const float *)a->in[0].data, *dy = (const float *)a->in[1].data;
-    ROW_LAUNCH(a, D, rows, ln_stats_k, x, mean, rstd, rows, D, a->attr->ln.eps);
+    HG_ROW_LAUNCH(a, D, rows, ln_stats_k, x, mean, rstd, rows, D, a->attr->ln.eps);
     const dim3 grid((unsigned)((D + GCOLS - 1) / GCOLS), (unsigned)chunks);
     HG_CHECK((D + GCOLS - 1) / GCOLS <= 0x7fffffffLL);
     ln_part_k<<<grid, GCOLS, 0, cu->stream>>>(x, dy, mean, rstd, part, rows, D, chunks);
@@ -224,6 +212,6 @@ extern "C" HG_WS_FN(cuda_layernorm_bwd_g) /* (x, dy) -> dg */
 {
     int64_t rows, D;
     (void)n_in, (void)out, (void)attr, (void)nthreads;
-    hg_cu_rows_cols(&in[0], &rows, &D);
+    hg_rows_cols(&in[0], &rows, &D);
     return ln_ws(rows, D);
 }

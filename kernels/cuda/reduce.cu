@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "kernels/cuda/reduce-impl.h"
+#include "kernels/shape-plan.h"
 
 #define RUN_THREADS 1024 /* sum_runs_kernel's largest block */
 
@@ -251,14 +252,9 @@ static int reduce(const struct hg_kargs *a, int mean)
         runs.n = n;
         return hg_cu_sum_runs(a, x, y, 1, &runs, mean);
     }
-    if (axis < 0)
-        axis += s->ndim;
-    HG_CHECK(axis >= 0 && axis < s->ndim);
-    int64_t outer = 1, inner = 1, A = s->dim[axis];
-    for (int i = 0; i < axis; i++)
-        outer *= s->dim[i];
-    for (int i = axis + 1; i < s->ndim; i++)
-        inner *= s->dim[i];
+    axis = hg_norm_axis(axis, s->ndim);
+    int64_t outer, inner, A = s->dim[axis];
+    hg_outer_inner(s, axis, &outer, &inner);
     HG_CHECK(hg_shape_numel(&a->out->shape) == outer * inner);
     if (outer * inner == 0)
         return 0;
@@ -301,16 +297,8 @@ template <int ND>
 __global__ static void expand_kernel(const float *dy, float *y, long long n,
                                      float alpha, struct eplan p)
 {
-    HG_CU_FOR(i, n) {
-        long long o = 0, r = i;
-#pragma unroll
-        for (int k = ND - 1; k > 0; k--) {
-            o += (r % p.dim[k]) * p.st[k];
-            r /= p.dim[k];
-        }
-        o += r * p.st[0]; /* r < dim[0] */
-        y[i] = alpha * dy[o];
-    }
+    HG_CU_FOR(i, n)
+        y[i] = alpha * dy[hg_cu_offset<ND>(i, p.dim, p.st)];
 }
 
 /* (dy, x_ref) -> out[x's shape] = alpha * dy broadcast (alpha 0 means 1;

@@ -12,6 +12,7 @@
 #define HG_CUDA_ROWWISE_H
 
 #include "kernels/cuda/cuda-impl.h"
+#include "kernels/shape-plan.h"
 
 #define HG_ROW_BLOCK 256     /* threads per block of every row kernel */
 #define HG_ROW_WARP_MAX 1024 /* rows up to this long: a warp each */
@@ -74,15 +75,6 @@ static inline unsigned hg_row_blocks(const struct hg_kargs *a, long long rows,
     return want < 1 ? 1u : (unsigned)want;
 }
 
-/* [.., C] viewed as [rows, C] (as hg_rows_cols on the CPU) */
-static inline void hg_cu_rows_cols(const struct hg_shape *s, int64_t *rows,
-                                   int64_t *cols)
-{
-    HG_CHECK(s->ndim >= 1);
-    *cols = s->dim[s->ndim - 1];
-    *rows = *cols ? hg_shape_numel(s) / *cols : 0;
-}
-
 /* Lowest i in [0, n) with v[i] outside [0, bound) and v[i] != skip, or n:
  * the first bad id / target, the one the CPU reports.  Called by all
  * HG_ROW_BLOCK threads of one block; sh: [HG_ROW_BLOCK / 32]. */
@@ -100,5 +92,19 @@ __device__ inline long long hg_first_bad(const int32_t *v, long long n,
     }
     return hg_row_reduce<HG_ROW_BLOCK>(first, sh, hg_op_min());
 }
+
+/* Launches kern<32> (a warp per row, C <= HG_ROW_WARP_MAX columns) or
+ * kern<HG_ROW_BLOCK> on a's stream, enough groups for rows */
+#define HG_ROW_LAUNCH(a, C, rows, kern, ...)                                   \
+    do {                                                                       \
+        if ((C) <= HG_ROW_WARP_MAX)                                            \
+            kern<32><<<hg_row_blocks(a, rows, 32), HG_ROW_BLOCK, 0,            \
+                       hg_cu(a)->stream>>>(__VA_ARGS__);                       \
+        else                                                                   \
+            kern<HG_ROW_BLOCK><<<hg_row_blocks(a, rows, HG_ROW_BLOCK),         \
+                                 HG_ROW_BLOCK, 0, hg_cu(a)->stream>>>(         \
+                __VA_ARGS__);                                                  \
+        HG_CU_LAUNCHED(a);                                                     \
+    } while (0)
 
 #endif

@@ -13,19 +13,6 @@
 
 #include "kernels/cuda/rowwise.h"
 
-/* Launches kern<32> (a warp per row) or kern<HG_ROW_BLOCK> on the stream */
-#define ROW_LAUNCH(a, C, rows, kern, ...)                                      \
-    do {                                                                       \
-        if ((C) <= HG_ROW_WARP_MAX)                                            \
-            kern<32><<<hg_row_blocks(a, rows, 32), HG_ROW_BLOCK, 0,            \
-                       hg_cu(a)->stream>>>(__VA_ARGS__);                       \
-        else                                                                   \
-            kern<HG_ROW_BLOCK><<<hg_row_blocks(a, rows, HG_ROW_BLOCK),         \
-                                 HG_ROW_BLOCK, 0, hg_cu(a)->stream>>>(         \
-                __VA_ARGS__);                                                  \
-        HG_CU_LAUNCHED(a);                                                     \
-    } while (0)
-
 /* Shared scratch of one reduction per warp (used when TPR is the block) */
 #define ROW_SHARED                                                             \
     __shared__ float shf[HG_ROW_BLOCK / 32];                                   \
@@ -111,11 +98,11 @@ static int softmax_run(const struct hg_kargs *a, int log_sm)
 {
     int64_t rows, C;
     HG_CHECK(a->n_in == 1 && a->in[0].dtype == HG_F32 && a->out->dtype == HG_F32);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
     HG_CHECK(hg_shape_numel(&a->out->shape) == rows * C);
     if (rows == 0)
         return 0;
-    ROW_LAUNCH(a, C, rows, softmax_k, (const float *)a->in[0].data,
+    HG_ROW_LAUNCH(a, C, rows, softmax_k, (const float *)a->in[0].data,
                (float *)a->out->data, rows, C, log_sm);
     return 0;
 }
@@ -124,12 +111,12 @@ static int softmax_bwd_run(const struct hg_kargs *a, int log_sm)
 {
     int64_t rows, C;
     HG_CHECK(a->n_in == 2 && a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_F32);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows * C);
     HG_CHECK(hg_shape_numel(&a->out->shape) == rows * C);
     if (rows == 0)
         return 0;
-    ROW_LAUNCH(a, C, rows, softmax_bwd_k, (const float *)a->in[0].data,
+    HG_ROW_LAUNCH(a, C, rows, softmax_bwd_k, (const float *)a->in[0].data,
                (const float *)a->in[1].data, (float *)a->out->data, rows, C, log_sm);
     return 0;
 }
@@ -249,12 +236,12 @@ static int loss_fwd(const struct hg_kargs *a, int ce, enum hg_op op)
     double *val = (double *)a->ctx->ws;               /* [rows] */
     int64_t rows, C;
     HG_CHECK(a->n_in == 2 && a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_I32);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows);
     HG_CHECK(a->out->dtype == HG_F32 && hg_shape_numel(&a->out->shape) == 1);
     HG_CHECK(a->ctx->ws_bytes >= (size_t)rows * sizeof(double));
     if (rows > 0)
-        ROW_LAUNCH(a, C, rows, loss_rows_k, x, t, val, rows, C,
+        HG_ROW_LAUNCH(a, C, rows, loss_rows_k, x, t, val, rows, C,
                    a->attr->ce.ignore_index, a->attr->ce.smoothing, ce);
     struct hg_cuda_ctx *cu = hg_cu(a);
     loss_finish_k<<<1, HG_ROW_BLOCK, 0, cu->stream>>>(
@@ -273,12 +260,12 @@ static int loss_bwd(const struct hg_kargs *a, int ce, enum hg_op op)
     int64_t rows, C;
     HG_CHECK(a->n_in == 3 && a->in[0].dtype == HG_F32 && a->in[1].dtype == HG_I32);
     HG_CHECK(a->in[2].dtype == HG_F32 && hg_shape_numel(&a->in[2].shape) == 1);
-    hg_cu_rows_cols(&a->in[0].shape, &rows, &C);
+    hg_rows_cols(&a->in[0].shape, &rows, &C);
     HG_CHECK(hg_shape_numel(&a->in[1].shape) == rows);
     HG_CHECK(hg_shape_numel(&a->out->shape) == rows * C);
     if (rows == 0)
         return 0;
-    ROW_LAUNCH(a, C, rows, loss_bwd_k, x, t, dloss, (float *)a->out->data, rows, C,
+    HG_ROW_LAUNCH(a, C, rows, loss_bwd_k, x, t, dloss, (float *)a->out->data, rows, C,
                a->attr->ce.ignore_index, a->attr->ce.smoothing, ce);
     struct hg_cuda_ctx *cu = hg_cu(a);
     loss_finish_k<<<1, HG_ROW_BLOCK, 0, cu->stream>>>(
@@ -300,7 +287,7 @@ extern "C" HG_CUDA_FN(nll_bwd) { return loss_bwd(a, 0, HG_OP_NLL_BWD); }
 static size_t loss_ws(const struct hg_shape *x)
 {
     int64_t rows, C;
-    hg_cu_rows_cols(x, &rows, &C);
+    hg_rows_cols(x, &rows, &C);
     return (size_t)rows * sizeof(double);
 }
 
