@@ -5,6 +5,7 @@
  * - hg_norm_axis, hg_outer_inner, hg_rows_cols: an axis (negative from the
  *   end), the [outer, dim[axis], inner] view around it, [rows, last dim];
  * - hg_bplan: a broadcast binary op (ADD/SUB/MUL) after merging axes;
+ * - hg_expand_plan: EXPAND_LIKE's merged axes;
  * - hg_rplan: SUM_TO's alternating kept/reduced axis groups;
  * - hg_conv_geom: CONV2D's sizes and attributes, checked.
  */
@@ -107,6 +108,31 @@ static inline void hg_bplan_make(struct hg_bplan *p, const struct hg_shape *a,
         p->dim[0] = 1;
         p->sa[0] = p->sb[0] = 0;
     }
+}
+
+/* EXPAND_LIKE: out's axes merged where src's strides (aligned right, 0
+ * where src broadcasts) allow, into dim/st; returns how many (>= 1 unless
+ * o has no axes of size > 1). */
+static inline int hg_expand_plan(const struct hg_shape *src, const struct hg_shape *o,
+                                 int64_t *dim, int64_t *st)
+{
+    int64_t ds[HG_MAX_DIMS];
+    int m = 0;
+    hg_aligned_strides(src, o, ds);
+    for (int i = 0; i < o->ndim; i++) {
+        const int64_t d = o->dim[i];
+        if (d == 1)
+            continue;
+        if (m > 0 && st[m - 1] == ds[i] * d) {
+            dim[m - 1] *= d;
+            st[m - 1] = ds[i];
+            continue;
+        }
+        dim[m] = d;
+        st[m] = ds[i];
+        m++;
+    }
+    return m;
 }
 
 /* ---- SUM_TO --------------------------------------------------------------

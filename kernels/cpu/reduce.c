@@ -96,7 +96,6 @@ HG_CPU_FN(expand_like)
         alpha = (float)((double)hg_shape_numel(&a->in[0].shape) /
                         (double)hg_shape_numel(&a->in[1].shape));
     int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
-    int m = 0;
 
     HG_CHECK(dv->dtype == HG_F32);
     if (n == 0)
@@ -108,30 +107,7 @@ HG_CPU_FN(expand_like)
             y[i] = v;
         return 0;
     }
-    /* dy strides aligned right against out, 0 where dy broadcasts; merged */
-    const int off = os->ndim - dv->shape.ndim;
-    int64_t acc = 1, ds[HG_MAX_DIMS];
-    HG_CHECK(off >= 0);
-    for (int i = os->ndim - 1; i >= 0; i--) {
-        const int j = i - off;
-        const int64_t d = j >= 0 ? dv->shape.dim[j] : 1;
-        HG_CHECK(d == 1 || d == os->dim[i]);
-        ds[i] = d == 1 ? 0 : acc;
-        acc *= d;
-    }
-    for (int i = 0; i < os->ndim; i++) {
-        const int64_t d = os->dim[i];
-        if (d == 1)
-            continue;
-        if (m > 0 && st[m - 1] == ds[i] * d) {
-            dim[m - 1] *= d;
-            st[m - 1] = ds[i];
-            continue;
-        }
-        dim[m] = d;
-        st[m] = ds[i];
-        m++;
-    }
+    const int m = hg_expand_plan(&dv->shape, os, dim, st); /* dy's strides, merged */
     HG_CHECK(m > 0);
     const int64_t inner = dim[m - 1], is = st[m - 1];
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)

@@ -131,8 +131,8 @@ static inline unsigned hg_cu_blocks(const struct hg_kargs *a, long long n)
  * strides st (i < the product of dim): the ND is a template argument so
  * the loop unrolls. */
 template <int ND>
-__device__ static inline long long hg_cu_offset(long long i, const long long *dim,
-                                                const long long *st)
+__device__ static inline long long hg_cu_offset(long long i, const int64_t *dim,
+                                                const int64_t *st)
 {
     long long o = 0;
 #pragma unroll

@@ -33,7 +33,7 @@ extern "C" HG_CUDA_FN(copy)
  * (as the CPU's plan); st: input element strides. */
 struct pplan {
     int nd;
-    long long dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
+    int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
 };
 
 /* dst[i] = src[input offset of output element i]: writes coalesced, reads

@@ -285,11 +285,11 @@ extern "C" HG_CUDA_FN(mean) { return reduce(a, 1); }
 
 /* ---- EXPAND_LIKE -------------------------------------------------------- */
 
-/* out's axes merged where dy's strides allow (as the CPU's); st 0 = dy
- * broadcasts along that axis */
+/* out's axes merged where dy's strides allow (hg_expand_plan, as the
+ * CPU's); st 0 = dy broadcasts along that axis */
 struct eplan {
     int nd;
-    long long dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
+    int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
 };
 
 /* y[i] = alpha * dy[offset of i] over the ND merged axes */
@@ -327,31 +327,7 @@ extern "C" HG_CUDA_FN(expand_like)
         p.dim[0] = n;
         p.st[0] = 0;
     } else {
-        /* dy strides aligned right against out, 0 where dy broadcasts */
-        const int off = os->ndim - dv->shape.ndim;
-        int64_t acc = 1, ds[HG_MAX_DIMS];
-        HG_CHECK(off >= 0);
-        for (int i = os->ndim - 1; i >= 0; i--) {
-            const int j = i - off;
-            const int64_t d = j >= 0 ? dv->shape.dim[j] : 1;
-            HG_CHECK(d == 1 || d == os->dim[i]);
-            ds[i] = d == 1 ? 0 : acc;
-            acc *= d;
-        }
-        p.nd = 0;
-        for (int i = 0; i < os->ndim; i++) {
-            const int64_t d = os->dim[i];
-            if (d == 1)
-                continue;
-            if (p.nd > 0 && p.st[p.nd - 1] == ds[i] * d) {
-                p.dim[p.nd - 1] *= d;
-                p.st[p.nd - 1] = ds[i];
-                continue;
-            }
-            p.dim[p.nd] = d;
-            p.st[p.nd] = ds[i];
-            p.nd++;
-        }
+        p.nd = hg_expand_plan(&dv->shape, os, p.dim, p.st);
         HG_CHECK(p.nd > 0);
     }
     const unsigned nb = hg_cu_blocks(a, n);
