@@ -394,6 +394,8 @@ struct hg_gcfg {
     enum hg_agg agg;
     int ps;
     int rep[HG_PLAN_MAXDEV];
+    int recompute;        /* drop the group's activations after the forward and
+                           * recompute them before its backward (sim.c) */
 };
 
 struct hg_strategy {
@@ -503,7 +505,7 @@ struct hg_search_opts {
     long max_iters;       /* 0: none */
     long stagnation;      /* stop after this many proposals without a new best (0: none) */
     uint64_t seed;
-    double beta;          /* accept exp(-beta * (new - old)); 0: 100 / seed cost */
+    double beta;          /* accept exp(-beta * (new - old)); 0: 1000 / seed cost */
     hg_propose_fn propose;  /* NULL: hg_propose_random */
     void *propose_ctx;
 };

@@ -53,6 +53,7 @@ static void usage(FILE *f)
         "                       CP-PS, CP-AR, MP) and, with S = mcmc, search from the\n"
         "                       best of them (S: baselines | mcmc)\n"
         "  --budget SECONDS     MCMC time budget (default 30)\n"
+        "  --beta B             MCMC acceptance exp(-B * increase / seed time) (default 1000)\n"
         "  --iters N            MCMC proposals at most (deterministic stop)\n"
         "  --seed N             MCMC seed (default 1)\n"
         "  --groups N           HeteroG op groups (default 64)\n"
@@ -89,6 +90,7 @@ struct args {
     int64_t preps, pwarmup;
     const char *search, *out, *trace, *strategy;
     double budget;
+    double beta;
     int64_t seed, groups, iters;
     const char **task_vals;
 };
@@ -189,7 +191,12 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
         }
         else if (strcmp(o, "--strategy") == 0)
             a->strategy = v;
-        else if (strcmp(o, "--budget") == 0) {
+        else if (strcmp(o, "--beta") == 0) {
+            char *end;
+            a->beta = strtod(v, &end);
+            if (end == v || *end || !(a->beta > 0))
+                return hg_kerr(err, errlen, "--beta: expected a number > 0, got '%s'", v);
+        } else if (strcmp(o, "--budget") == 0) {
             char *end;
             a->budget = strtod(v, &end);
             if (end == v || *end || !(a->budget > 0))
@@ -413,25 +420,57 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         }
         best = hg_strategy_copy(bs[bi]);
         br = res[bi];
+        struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
+        struct hg_sim_result sr = res[bi];
+        const char *seed_how = "";
+        if (res[bi].oom) {
+            /* every baseline is out of memory: seed with the best of them
+             * recomputing every group's activations */
+            for (int b = 0; b < HG_BASE_COUNT; b++) {
+                struct hg_strategy *t = hg_strategy_copy(bs[b]);
+                struct hg_sim_result tr;
+                for (int k = 0; k < t->ngroups; k++)
+                    t->cfg[k].recompute = 1;
+                hg_sched_best(sim, pg, t, &tr, NULL);
+                if (hg_search_cost(&tr) < hg_search_cost(&sr)) {
+                    hg_strategy_free(seed);
+                    seed = t;
+                    sr = tr;
+                    bi = b;
+                    seed_how = " with recomputation";
+                } else {
+                    hg_strategy_free(t);
+                }
+            }
+            fprintf(o, "every baseline is out of memory; %s with recomputation in every group: "
+                    "%.4f s%s\n", hg_baseline_name((enum hg_baseline)bi), sr.iter_s,
+                    sr.oom ? " (still OOM)" : "");
+            hg_strategy_free(best);
+            best = hg_strategy_copy(seed);
+            br = sr;
+        }
         double st0 = wall();
         if (strcmp(a->search, "mcmc") == 0) {
             struct hg_search_opts so = {.budget_s = a->budget > 0 ? a->budget : 30,
                                         .max_iters = a->iters,
                                         .stagnation = 20000,
-                                        .seed = (uint64_t)a->seed};
+                                        .seed = (uint64_t)a->seed,
+                                        .beta = (a->beta > 0 ? a->beta : 1000) /
+                                                hg_search_cost(&br)};
             struct hg_search_stats ss;
             hg_search_mcmc(sim, pg, best, &so, &ss);
             enum hg_sched_policy pol;
             hg_sched_best(sim, pg, best, &br, &pol);
             /* never worse than the seed */
-            if (hg_search_cost(&br) > hg_search_cost(&res[bi])) {
+            if (hg_search_cost(&br) > hg_search_cost(&sr)) {
                 hg_strategy_free(best);
-                best = hg_strategy_copy(bs[bi]);
+                best = hg_strategy_copy(seed);
                 hg_sim_full(sim, best, &br);
             }
-            fprintf(o, "mcmc from %s: %ld proposals (%ld accepted, %ld improvements) in "
+            fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
                     "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
-                    ss.iters, ss.accepted, ss.improved, wall() - st0, (long long)a->seed,
+                    seed_how, ss.iters, ss.accepted, ss.improved, wall() - st0,
+                    (long long)a->seed,
                     pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
         }
         fprintf(o, "simulated per-iteration time:\n");
@@ -439,8 +478,14 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
                          br.oom ? 0 : br.iter_s);
         print_result(o, strcmp(a->search, "mcmc") == 0 ? "hgplan" : "best", &br, c, 0);
+        int nrec = 0;
+        for (int k = 0; k < best->ngroups; k++)
+            nrec += best->cfg[k].recompute;
+        if (nrec)
+            fprintf(o, "    recomputation in %d of %d groups\n", nrec, best->ngroups);
         for (int b = 0; b < HG_BASE_COUNT; b++)
             hg_strategy_free(bs[b]);
+        hg_strategy_free(seed);
     }
     if (a->search && strcmp(a->search, "mcmc") == 0) {
         /* the simulator's speed: full simulations vs delta simulations of

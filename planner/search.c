@@ -111,7 +111,13 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
     *group = k;
     *cfg = st->cfg[k];
     enum hg_agg agg = hg_rand(rng) & 1 ? HG_AGG_PS : HG_AGG_AR;
-    switch (hg_rand(rng) % 6) {
+    /* one proposal in 7 toggles recomputation; the others keep it */
+    uint64_t move = hg_rand(rng) % 7;
+    if (move == 6) {
+        cfg->recompute = !cfg->recompute;
+        return;
+    }
+    switch (move) {
     case 0:
         hg_gcfg_mp(cfg, (int)(hg_rand(rng) % (uint64_t)nd));
         break;
@@ -163,6 +169,7 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
         break;
     }
     }
+    cfg->recompute = st->cfg[k].recompute;
 }
 
 static double now(void)
@@ -183,7 +190,7 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
     hg_sim_full(sim, st, &r);
     double cur = hg_search_cost(&r), best = cur;
     stats->seed_cost = cur;
-    double beta = o->beta > 0 ? o->beta : 100.0 / (cur > 0 ? cur : 1);
+    double beta = o->beta > 0 ? o->beta : 1000.0 / (cur > 0 ? cur : 1);
     struct hg_gcfg *bestcfg = malloc((size_t)st->ngroups * sizeof(struct hg_gcfg));
     HG_CHECK(bestcfg != NULL);
     memcpy(bestcfg, st->cfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));

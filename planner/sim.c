@@ -35,6 +35,20 @@
  * the inputs, and activations by reference count in execution order: an
  * output shard is allocated at its producer's segment and freed after the
  * last consumer on that device.  Peak over the order; OOM above `memory`.
+ *
+ * Recomputation (gradient checkpointing; a group's `recompute`).  An op is
+ * *droppable* when it is a forward op whose output is an activation with a
+ * batch axis that some backward op reads and every forward op reading it is
+ * in the same group (so the group's inputs from other groups stay: they are
+ * its checkpoints).  The group's *host* is the earliest of those backward
+ * readers in the order (droppable ops must come before it, else they are
+ * not droppable).  With recompute on, a droppable output is freed after its
+ * last forward reader; at the host, before the host's own tasks, the
+ * group's droppable ops run again in order (same compute tasks, same
+ * transfers to devices with backward readers) and their outputs live from
+ * the host to the last backward reader.  Backward ops read the recomputed
+ * arrival.  A changed group rebuilds the recompute segments of the hosts of
+ * every rebuilt op, so delta simulation stays identical to full.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -42,16 +56,17 @@
 
 #include "planner/hg_planner.h"
 
-enum { T_COMP, T_AGG, T_XFER };
+enum { T_COMP, T_AGG, T_XFER, T_RCOMP, T_RXFER };
 
 struct task {
     int kind, dev, src, dst, nres, res0; /* res: s->res pool of the segment */
+    int op;                              /* T_RCOMP, T_RXFER: the recomputed op */
     double dur, start, finish;
     double bytes;
 };
 
 struct memc {
-    int dev, lastpos;
+    int dev, allocpos, lastpos;
     int64_t bytes;
 };
 
@@ -62,6 +77,7 @@ struct seg {
     int nr, cr;
     struct memc *mem;
     int nm, cm;
+    uint64_t bneed; /* devices with a backward reader of the output */
 };
 
 struct hg_sim {
@@ -82,6 +98,13 @@ struct hg_sim {
     int stampv;
     int *mark;
     long ntasks;
+    /* recomputation: by op (set_strategy: depend on grouping and order only) */
+    struct seg *rseg;       /* [nops] recompute tasks run at this (host) op */
+    double *rarr;           /* [nops*ndev] arrival of a recomputed output */
+    int *droppable;         /* [nops] */
+    int *host;              /* [ngroups] host op or -1 */
+    int *hstart, *hgroups;  /* groups hosted by each op (CSR over op ids) */
+    int *dstart, *dops;     /* droppable ops of each group in order (CSR) */
 };
 
 static void *grow(void *v, int n, int *cap, size_t elt)
@@ -117,8 +140,11 @@ struct hg_sim *hg_sim_new(const struct hg_pgraph *pg)
     s->free_after = malloc((N * (size_t)s->ndev + 1) * sizeof(int64_t));
     s->stamp = calloc((size_t)pg->ntensors * (size_t)s->ndev + 1, sizeof(int));
     s->mark = calloc(N + 1, sizeof(int));
+    s->rseg = calloc(N + 1, sizeof(struct seg));
+    s->rarr = calloc(N * (size_t)s->ndev + 1, sizeof(double));
+    s->droppable = calloc(N + 1, sizeof(int));
     HG_CHECK(s->seg && s->pos && s->order && s->arr && s->snap && s->avail && s->alloc_at &&
-             s->free_after && s->stamp && s->mark);
+             s->free_after && s->stamp && s->mark && s->rseg && s->rarr && s->droppable);
     return s;
 }
 
@@ -130,8 +156,18 @@ void hg_sim_free(struct hg_sim *s)
         free(s->seg[v].t);
         free(s->seg[v].res);
         free(s->seg[v].mem);
+        free(s->rseg[v].t);
+        free(s->rseg[v].res);
     }
     free(s->seg);
+    free(s->rseg);
+    free(s->rarr);
+    free(s->droppable);
+    free(s->host);
+    free(s->hstart);
+    free(s->hgroups);
+    free(s->dstart);
+    free(s->dops);
     free(s->pos);
     free(s->order);
     free(s->arr);
@@ -190,12 +226,18 @@ static void add_res(struct seg *sg, struct task *t, int r)
     t->nres++;
 }
 
-static void add_mem(struct seg *sg, int dev, int64_t bytes, int lastpos)
+static void add_mem(struct seg *sg, int dev, int64_t bytes, int allocpos, int lastpos)
 {
     if (bytes <= 0)
         return;
     sg->mem = grow(sg->mem, sg->nm, &sg->cm, sizeof(struct memc));
-    sg->mem[sg->nm++] = (struct memc){dev, lastpos, bytes};
+    sg->mem[sg->nm++] = (struct memc){dev, allocpos, lastpos, bytes};
+}
+
+/* Is v's output recomputed under the simulated strategy? */
+static int dropped(const struct hg_sim *s, int v)
+{
+    return s->droppable[v] && s->st->cfg[s->st->group[v]].recompute;
 }
 
 static int allreduce_hier_cheaper(const struct hg_cluster *c, const int *devs, int n,
@@ -269,12 +311,14 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
         return;
     /* what the consumers need on each device: the hull of their intervals */
     double jlo[HG_PLAN_MAXDEV], jhi[HG_PLAN_MAXDEV];
-    int need[HG_PLAN_MAXDEV], last[HG_PLAN_MAXDEV];
+    int need[HG_PLAN_MAXDEV], last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV];
+    int drop = dropped(s, v);
+    sg->bneed = 0;
     for (int d = 0; d < nd; d++) {
         need[d] = 0;
         jlo[d] = 1;
         jhi[d] = 0;
-        last[d] = s->pos[v];
+        last[d] = lastf[d] = s->pos[v];
     }
     for (int k = 0; k < o->ncons; k++) {
         int w = o->cons[k], wrep[HG_PLAN_MAXDEV];
@@ -295,6 +339,12 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
             jhi[e] = b > jhi[e] ? b : jhi[e];
             if (s->pos[w] > last[e])
                 last[e] = s->pos[w];
+            if (ow->phase == HG_PH_FORWARD) {
+                if (s->pos[w] > lastf[e])
+                    lastf[e] = s->pos[w];
+            } else {
+                sg->bneed |= (uint64_t)1 << e;
+            }
         }
     }
     double B = (double)o->out_bytes;
@@ -336,8 +386,102 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
             }
         }
         if (!o->out_grad) {
-            double m = prod > nb ? prod : nb;
-            add_mem(sg, e, (int64_t)llround(m), last[e]);
+            int64_t m = (int64_t)llround(prod > nb ? prod : nb);
+            if (!drop) {
+                add_mem(sg, e, m, s->pos[v], last[e]);
+            } else {
+                /* forward life, then the recomputed copy from the host on */
+                add_mem(sg, e, m, s->pos[v], lastf[e]);
+                if (sg->bneed >> e & 1) {
+                    int hp = s->pos[s->host[s->st->group[v]]];
+                    add_mem(sg, e, m, hp, last[e] > hp ? last[e] : hp);
+                }
+            }
+        }
+    }
+}
+
+/* The recompute segment of host op w: for every group it hosts with
+ * recompute on, its droppable ops in order, each with a copy of its compute
+ * tasks and of its transfers to devices with a backward reader. */
+static void build_rseg(struct hg_sim *s, int w)
+{
+    struct seg *rs = &s->rseg[w];
+    rs->nt = rs->nr = 0;
+    for (int i = s->hstart[w]; i < s->hstart[w + 1]; i++) {
+        int k = s->hgroups[i];
+        if (!s->st->cfg[k].recompute)
+            continue;
+        for (int j = s->dstart[k]; j < s->dstart[k + 1]; j++) {
+            int u = s->dops[j];
+            const struct seg *sg = &s->seg[u];
+            for (int q = 0; q < sg->nt; q++) {
+                const struct task *f = &sg->t[q];
+                if (f->kind == T_AGG || (f->kind == T_XFER && !(sg->bneed >> f->dst & 1)))
+                    continue;
+                struct task *t = add_task(rs, f->kind == T_COMP ? T_RCOMP : T_RXFER);
+                int r0 = t->res0;
+                *t = *f;
+                t->kind = f->kind == T_COMP ? T_RCOMP : T_RXFER;
+                t->op = u;
+                t->res0 = r0;
+                t->nres = 0;
+                for (int x = 0; x < f->nres; x++)
+                    add_res(rs, t, sg->res[f->res0 + x]);
+            }
+        }
+    }
+}
+
+/* Runs the tasks of one segment: start = max(ready, every resource free). */
+static void run_task(struct hg_sim *s, const struct seg *sg, struct task *t, double ready)
+{
+    double st = ready;
+    for (int k = 0; k < t->nres; k++) {
+        double a = s->avail[sg->res[t->res0 + k]];
+        st = a > st ? a : st;
+    }
+    t->start = st;
+    t->finish = st + t->dur;
+    for (int k = 0; k < t->nres; k++)
+        s->avail[sg->res[t->res0 + k]] = t->finish;
+}
+
+/* When op u's inputs are there on device d (recomputed ones for `back`). */
+static double inputs_ready(const struct hg_sim *s, int u, int d, int back)
+{
+    const struct hg_pop *o = &s->pg->ops[u];
+    int nd = s->ndev;
+    double ready = 0;
+    for (int k = 0; k < o->nin; k++) {
+        int x = o->in[k].op;
+        if (x < 0)
+            continue;
+        const double *a = back && dropped(s, x) ? s->rarr : s->arr;
+        if (a[(size_t)x * nd + d] > ready)
+            ready = a[(size_t)x * nd + d];
+    }
+    return ready;
+}
+
+static void run_rseg(struct hg_sim *s, struct seg *rs)
+{
+    int nd = s->ndev, cur = -1;
+    for (int i = 0; i < rs->nt; i++) {
+        struct task *t = &rs->t[i];
+        double *ra = s->rarr + (size_t)t->op * nd;
+        if (t->op != cur) {
+            cur = t->op;
+            for (int e = 0; e < nd; e++)
+                ra[e] = 0;
+        }
+        if (t->kind == T_RCOMP) {
+            run_task(s, rs, t, inputs_ready(s, t->op, t->dev, 1));
+            ra[t->dev] = t->finish;
+        } else {
+            run_task(s, rs, t, ra[t->src]);
+            if (t->finish > ra[t->dst])
+                ra[t->dst] = t->finish;
         }
     }
 }
@@ -353,6 +497,9 @@ static double run_from(struct hg_sim *s, int p0)
         int v = s->order[p];
         const struct hg_pop *o = &s->pg->ops[v];
         struct seg *sg = &s->seg[v];
+        if (s->rseg[v].nt)
+            run_rseg(s, &s->rseg[v]);
+        int back = o->phase != HG_PH_FORWARD;
         double *arr = s->arr + (size_t)v * nd;
         double src[HG_PLAN_MAXDEV];
         for (int e = 0; e < nd; e++)
@@ -360,27 +507,14 @@ static double run_from(struct hg_sim *s, int p0)
         double cmax = 0;
         for (int i = 0; i < sg->nt; i++) {
             struct task *t = &sg->t[i];
-            double ready = 0;
-            if (t->kind == T_COMP) {
-                for (int k = 0; k < o->nin; k++) {
-                    int u = o->in[k].op;
-                    if (u >= 0 && s->arr[(size_t)u * nd + t->dev] > ready)
-                        ready = s->arr[(size_t)u * nd + t->dev];
-                }
-            } else if (t->kind == T_AGG) {
+            double ready;
+            if (t->kind == T_COMP)
+                ready = inputs_ready(s, v, t->dev, back);
+            else if (t->kind == T_AGG)
                 ready = cmax;
-            } else {
+            else
                 ready = src[t->src];
-            }
-            double st = ready;
-            for (int k = 0; k < t->nres; k++) {
-                double a = s->avail[sg->res[t->res0 + k]];
-                st = a > st ? a : st;
-            }
-            t->start = st;
-            t->finish = st + t->dur;
-            for (int k = 0; k < t->nres; k++)
-                s->avail[sg->res[t->res0 + k]] = t->finish;
+            run_task(s, sg, t, ready);
             if (t->kind == T_COMP) {
                 arr[t->dev] = t->finish;
                 cmax = t->finish > cmax ? t->finish : cmax;
@@ -415,10 +549,10 @@ static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim
     long nt = 0;
     for (int v = 0; v < N; v++) {
         const struct seg *sg = &s->seg[v];
-        nt += sg->nt;
+        nt += sg->nt + s->rseg[v].nt;
         for (int i = 0; i < sg->nm; i++) {
             const struct memc *m = &sg->mem[i];
-            s->alloc_at[(size_t)s->pos[v] * nd + m->dev] += m->bytes;
+            s->alloc_at[(size_t)m->allocpos * nd + m->dev] += m->bytes;
             s->free_after[(size_t)m->lastpos * nd + m->dev] += m->bytes;
         }
         const struct hg_pop *o = &pg->ops[v];
@@ -466,6 +600,87 @@ static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim
         r->peak[d] = 0;
 }
 
+/* Droppable ops, hosts and their CSR lists (see the head comment): they
+ * depend on the grouping and the order, not on the configurations. */
+static void recompute_plan(struct hg_sim *s, const struct hg_strategy *st)
+{
+    const struct hg_pgraph *pg = s->pg;
+    int N = s->nops, G = st->ngroups;
+    for (int v = 0; v < N; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        int ok = o->phase == HG_PH_FORWARD && o->out >= 0 && !o->out_grad && o->out_batch, back = 0;
+        for (int k = 0; k < o->ncons && ok; k++) {
+            const struct hg_pop *w = &pg->ops[o->cons[k]];
+            if (w->phase != HG_PH_FORWARD)
+                back = 1;
+            else if (st->group[o->cons[k]] != st->group[v])
+                ok = 0;
+        }
+        s->droppable[v] = ok && back;
+    }
+    free(s->host);
+    s->host = malloc(((size_t)G + 1) * sizeof(int));
+    HG_CHECK(s->host != NULL);
+    for (int changed = 1; changed;) {
+        for (int k = 0; k < G; k++)
+            s->host[k] = -1;
+        for (int v = 0; v < N; v++) {
+            if (!s->droppable[v])
+                continue;
+            const struct hg_pop *o = &pg->ops[v];
+            int *h = &s->host[st->group[v]];
+            for (int k = 0; k < o->ncons; k++) {
+                int w = o->cons[k];
+                if (pg->ops[w].phase != HG_PH_FORWARD && (*h < 0 || s->pos[w] < s->pos[*h]))
+                    *h = w;
+            }
+        }
+        /* a droppable op must run before its group's host */
+        changed = 0;
+        for (int v = 0; v < N; v++)
+            if (s->droppable[v] && s->pos[v] >= s->pos[s->host[st->group[v]]]) {
+                s->droppable[v] = 0;
+                changed = 1;
+            }
+    }
+    free(s->hstart);
+    free(s->hgroups);
+    free(s->dstart);
+    free(s->dops);
+    s->hstart = calloc((size_t)N + 2, sizeof(int));
+    s->hgroups = malloc(((size_t)G + 1) * sizeof(int));
+    s->dstart = calloc((size_t)G + 2, sizeof(int));
+    s->dops = malloc(((size_t)N + 1) * sizeof(int));
+    HG_CHECK(s->hstart && s->hgroups && s->dstart && s->dops);
+    for (int k = 0; k < G; k++)
+        if (s->host[k] >= 0)
+            s->hstart[s->host[k] + 1]++;
+    for (int v = 0; v < N; v++)
+        s->hstart[v + 1] += s->hstart[v];
+    int *cnt = calloc((size_t)N + 1, sizeof(int));
+    HG_CHECK(cnt != NULL);
+    for (int k = 0; k < G; k++)
+        if (s->host[k] >= 0) {
+            int w = s->host[k];
+            s->hgroups[s->hstart[w] + cnt[w]++] = k;
+        }
+    free(cnt);
+    for (int v = 0; v < N; v++)
+        if (s->droppable[v])
+            s->dstart[st->group[v] + 1]++;
+    for (int k = 0; k < G; k++)
+        s->dstart[k + 1] += s->dstart[k];
+    int *dfill = malloc(((size_t)G + 1) * sizeof(int));
+    HG_CHECK(dfill != NULL);
+    memcpy(dfill, s->dstart, ((size_t)G + 1) * sizeof(int));
+    for (int p = 0; p < N; p++) {
+        int v = st->order[p];
+        if (s->droppable[v])
+            s->dops[dfill[st->group[v]]++] = v;
+    }
+    free(dfill);
+}
+
 static void set_strategy(struct hg_sim *s, const struct hg_strategy *st)
 {
     HG_CHECK(st->nops == s->nops && st->ndev == s->ndev);
@@ -490,6 +705,7 @@ static void set_strategy(struct hg_sim *s, const struct hg_strategy *st)
     for (int v = 0; v < s->nops; v++)
         s->gops[fill[st->group[v]]++] = v;
     free(fill);
+    recompute_plan(s, st);
 }
 
 void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_result *r)
@@ -497,6 +713,8 @@ void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_r
     set_strategy(s, st);
     for (int v = 0; v < s->nops; v++)
         build_seg(s, st, v);
+    for (int v = 0; v < s->nops; v++)
+        build_rseg(s, v);
     for (int i = 0; i < s->nres; i++)
         s->snap[i] = 0;
     r->iter_s = run_from(s, 0);
@@ -525,6 +743,21 @@ void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
                 s->mark[u] = stampv;
                 build_seg(s, st, u);
                 p0 = s->pos[u] < p0 ? s->pos[u] : p0;
+            }
+        }
+    }
+    /* the recompute segments that copy tasks of a rebuilt op */
+    stampv++;
+    for (int i = s->gstart[g]; i < s->gstart[g + 1]; i++) {
+        int v = s->gops[i];
+        const struct hg_pop *o = &s->pg->ops[v];
+        for (int k = -1; k < o->nin; k++) {
+            int u = k < 0 ? v : o->in[k].op;
+            int h = u >= 0 ? s->host[st->group[u]] : -1;
+            if (h >= 0 && s->mark[h] != stampv) {
+                s->mark[h] = stampv;
+                build_rseg(s, h);
+                p0 = s->pos[h] < p0 ? s->pos[h] : p0;
             }
         }
     }

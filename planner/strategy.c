@@ -447,7 +447,8 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
         write_ops(f, s, k);
         fprintf(f, ");\n      ");
         if (g->mode == HG_MODE_MP) {
-            fprintf(f, "mode = \"mp\"; device = \"%s\"; }", c->devices[g->device].name);
+            fprintf(f, "mode = \"mp\"; device = \"%s\";%s }", c->devices[g->device].name,
+                    g->recompute ? " recompute = true;" : "");
         } else {
             fprintf(f, "mode = \"dp\"; replicas = (");
             int first = 1;
@@ -459,10 +460,11 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
                 }
             fprintf(f, ");\n      ");
             if (g->agg == HG_AGG_AR)
-                fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\"; }",
-                        hg_sim_allreduce_kind(pg, g));
+                fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\";%s }",
+                        hg_sim_allreduce_kind(pg, g), g->recompute ? " recompute = true;" : "");
             else
-                fprintf(f, "aggregate = \"ps\"; ps = \"%s\"; }", c->devices[g->ps].name);
+                fprintf(f, "aggregate = \"ps\"; ps = \"%s\";%s }", c->devices[g->ps].name,
+                        g->recompute ? " recompute = true;" : "");
         }
         fprintf(f, "%s\n", k + 1 < s->ngroups ? "," : "");
     }
@@ -496,7 +498,7 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
     static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
                                       "predicted", NULL};
     static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
-                                        "aggregate", "allreduce", "ps", NULL};
+                                        "aggregate", "allreduce", "ps", "recompute", NULL};
     const struct hg_cluster *c = pg->c;
     if (hg__cfg_check_keys(p, root, "strategy", top) != 0)
         return -1;
@@ -571,6 +573,15 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
         struct hg_gcfg *cf = &s->cfg[k];
         memset(cf, 0, sizeof(*cf));
         const char *sv;
+        int rec = 0;
+        const config_setting_t *rs = config_setting_get_member(g, "recompute");
+        if (rs) {
+            if (config_setting_type(rs) != CONFIG_TYPE_BOOL) {
+                rc = hg__cfg_err(p, rs, "%s: recompute: expected true or false", what);
+                break;
+            }
+            rec = config_setting_get_bool(rs);
+        }
         if (strcmp(mode, "mp") == 0) {
             if (!config_setting_lookup_string(g, "device", &sv)) {
                 rc = hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
@@ -582,6 +593,7 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
                 break;
             }
             hg_gcfg_mp(cf, d);
+            cf->recompute = rec;
             continue;
         }
         if (strcmp(mode, "dp") != 0) {
@@ -660,6 +672,7 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
                       sv);
             break;
         }
+        cf->recompute = rec;
         int tot = 0;
         for (int d = 0; d < c->ndev; d++)
             tot += cf->rep[d];

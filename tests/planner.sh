@@ -87,6 +87,20 @@ grep -q '"ph": "X"' "$tmp/trace.json" || bad "no X events in the trace"
 t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out")
 t2=$(sed -n 's/^  file *\([0-9.]*\) s.*/\1/p' "$tmp/out2")
 [ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "the strategy file simulates to $t2 s, the search said $t1 s"
+# ResNet-200 at batch 384 (HeteroG: every DP baseline OOM): fits with recomputation,
+# and the strategy file keeps it
+"$HGPLAN" --model resnet200 --batch 384 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 1 \
+    --out "$tmp/r200.cfg" >"$tmp/out3" 2>&1 || { cat "$tmp/out3"; bad "hgplan resnet200/384"; }
+grep -q 'every baseline is out of memory; .* with recomputation in every group: [0-9.]* s$' \
+    "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: no recomputation seed"; }
+grep -q '^  hgplan *[0-9.]* s$' "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: hgplan OOM"; }
+grep -q 'recompute = true;' "$tmp/r200.cfg" || bad "resnet200/384: no recompute in the strategy file"
+"$HGPLAN" --model resnet200 --batch 384 --cluster "$EX/heterog-8gpu.cfg" \
+    --strategy "$tmp/r200.cfg" >"$tmp/out4" 2>&1 || { cat "$tmp/out4"; bad "--strategy r200"; }
+t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out3")
+t2=$(sed -n 's/^  file *\([0-9.]*\) s$/\1/p' "$tmp/out4")
+[ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "resnet200/384: the file simulates to '$t2' s, the search said '$t1' s"
+expect 2 'expected a number > 0' --model vgg19 --beta 0
 sed 's/n_ops = [0-9]*/n_ops = 3/' "$tmp/plan.cfg" >"$tmp/bad.cfg"
 expect 1 'n_ops = 3' --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/bad.cfg"
 expect 2 'unknown model' --model alexnet

@@ -225,7 +225,8 @@ static int same(const struct hg_sim_result *a, const struct hg_sim_result *b, in
     return 1;
 }
 
-static void test_delta(const char *name, const char *cl, int64_t batch, int ngroups)
+/* rec: recomputation on in every other group of the seed */
+static void test_delta(const char *name, const char *cl, int64_t batch, int ngroups, int rec)
 {
     struct hg_cluster *c = example(cl);
     struct hg_graph *g = model(name, batch);
@@ -234,6 +235,8 @@ static void test_delta(const char *name, const char *cl, int64_t batch, int ngro
     hg_strategy_group(s, pg, ngroups);
     EXPECT(s->ngroups == ngroups, "%s: %d groups", name, s->ngroups);
     hg_baseline_apply(s, pg, HG_BASE_CP_AR);
+    for (int k = 0; k < s->ngroups && rec; k += 2)
+        s->cfg[k].recompute = 1;
     struct hg_sim *sd = hg_sim_new(pg), *sf = hg_sim_new(pg);
     struct hg_sim_result rd, rf;
     hg_sched_best(sd, pg, s, &rd, NULL);
@@ -256,6 +259,52 @@ static void test_delta(const char *name, const char *cl, int64_t batch, int ngro
     hg_sim_free(sf);
     hg_pgraph_free(pg);
     hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+/* Recomputation in every group: less memory on every device, more time
+ * (each droppable forward op runs twice), more tasks; ResNet-200 at batch 384
+ * on the 8-GPU testbed (HeteroG: every DP baseline OOM) fits. */
+static void test_recompute(void)
+{
+    struct hg_cluster *c = example("heterog-8gpu.cfg");
+    const struct {
+        const char *name;
+        int64_t batch;
+    } cases[] = {{"resnet50", 64}, {"resnet200", 384}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct hg_graph *g = model(cases[i].name, cases[i].batch);
+        struct hg_pgraph *pg = pgraph(g, c, cases[i].batch);
+        struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
+        hg_strategy_group(s, pg, 64);
+        hg_baseline_apply(s, pg, HG_BASE_CP_AR);
+        struct hg_sim *sim = hg_sim_new(pg);
+        struct hg_sim_result r0, r1;
+        hg_sim_full(sim, s, &r0);
+        for (int k = 0; k < s->ngroups; k++)
+            s->cfg[k].recompute = 1;
+        hg_sim_full(sim, s, &r1);
+        int64_t p0 = 0, p1 = 0;
+        for (int d = 0; d < pg->ndev; d++) {
+            p0 = r0.peak[d] > p0 ? r0.peak[d] : p0;
+            p1 = r1.peak[d] > p1 ? r1.peak[d] : p1;
+        }
+        EXPECT(p1 < p0 * 6 / 10, "%s/%lld: recomputation peak %.2f GB, without %.2f GB",
+               cases[i].name, (long long)cases[i].batch, p1 / 1e9, p0 / 1e9);
+        EXPECT(r1.iter_s > r0.iter_s && r1.iter_s < 1.5 * r0.iter_s && r1.ntasks > r0.ntasks,
+               "%s: recomputation %.4f s (%ld tasks), without %.4f s (%ld tasks)",
+               cases[i].name, r1.iter_s, r1.ntasks, r0.iter_s, r0.ntasks);
+        if (cases[i].batch == 384)
+            EXPECT(r0.oom > 0 && r1.oom == 0, "resnet200/384: OOM devices %d without, %d with "
+                   "recomputation", r0.oom, r1.oom);
+        printf("recompute %s/%lld CP-AR: %.4f s, peak %.2f GB -> %.4f s, peak %.2f GB%s\n",
+               cases[i].name, (long long)cases[i].batch, r0.iter_s, p0 / 1e9, r1.iter_s,
+               p1 / 1e9, r1.oom ? " (OOM)" : "");
+        hg_strategy_free(s);
+        hg_sim_free(sim);
+        hg_pgraph_free(pg);
+        hg_graph_free(g);
+    }
     hg_cluster_free(c);
 }
 
@@ -288,6 +337,7 @@ static void test_mcmc(void)
     FILE *f = open_memstream(&buf, &len);
     REQUIRE(f != NULL, "open_memstream");
     struct hg_sim_result ra;
+    a->cfg[0].recompute = a->cfg[a->ngroups - 1].recompute = 1;
     hg_sim_full(sim, a, &ra);
     EXPECT(hg_strategy_save(a, pg, "heterog-8gpu.cfg", &ra, f) == 0, "save");
     fclose(f);
@@ -301,6 +351,9 @@ static void test_mcmc(void)
         EXPECT(memcmp(l->order, a->order, (size_t)a->nops * sizeof(int)) == 0 &&
                memcmp(l->group, a->group, (size_t)a->nops * sizeof(int)) == 0,
                "round trip: order or groups differ");
+        for (int k = 0; k < a->ngroups; k++)
+            EXPECT(l->cfg[k].recompute == a->cfg[k].recompute, "round trip: group %d recompute",
+                   k);
         hg_strategy_free(l);
     }
     /* errors */
@@ -312,6 +365,7 @@ static void test_mcmc(void)
         {"mode = \"dp\"", "mode = \"xx\"", "mode \"xx\""},
         {"id = 0; ops = (", "id = 0; ops = (100000, ", "op 100000 does not exist"},
         {"aggregate =", "bogus = 1; aggregate =", "unknown key 'bogus'"},
+        {"recompute = true;", "recompute = 1;", "recompute: expected true or false"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *at = strstr(buf, bad[i].from);
@@ -371,8 +425,11 @@ int main(void)
     test_chain();
     test_dp2();
     test_forkjoin();
-    test_delta("resnet50", "heterog-8gpu.cfg", 32, 40);
-    test_delta("vgg19", "heterog-12gpu.cfg", 48, 30);
+    test_delta("resnet50", "heterog-8gpu.cfg", 32, 40, 0);
+    test_delta("vgg19", "heterog-12gpu.cfg", 48, 30, 0);
+    test_delta("resnet50", "heterog-8gpu.cfg", 32, 40, 1);
+    test_delta("transformer", "heterog-12gpu.cfg", 64, 30, 1);
+    test_recompute();
     test_mcmc();
     printf("%s: %d failure%s\n", __FILE__, failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
