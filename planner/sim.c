@@ -804,7 +804,7 @@ int hg_sim_trace(const struct hg_sim *s, FILE *f)
     const struct hg_cluster *c = s->c;
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
     int first = 1;
-    char nm[160];
+    char nm[320];
     for (int r = 0; r < s->nres; r++) {
         if (r < s->ndev)
             snprintf(nm, sizeof(nm), "%s", c->devices[r].name);
@@ -814,14 +814,21 @@ int hg_sim_trace(const struct hg_sim *s, FILE *f)
                 "\"args\": {\"name\": \"%s\"}}", first ? "" : ",\n", r, nm);
         first = 0;
     }
-    for (int p = 0; p < s->nops; p++) {
-        int v = s->order[p];
-        const struct seg *sg = &s->seg[v];
+    for (int q = 0; q < 2 * s->nops; q++) {
+        int v = s->order[q / 2];
+        /* a host's recompute segment, then its own */
+        const struct seg *sg = q % 2 ? &s->seg[v] : &s->rseg[v];
         for (int i = 0; i < sg->nt; i++) {
             const struct task *t = &sg->t[i];
-            const char *kn = hg_op_table[s->pg->ops[v].kind].name;
+            int u = t->kind == T_RCOMP || t->kind == T_RXFER ? t->op : v;
+            const char *kn = hg_op_table[s->pg->ops[u].kind].name;
             if (t->kind == T_COMP)
                 snprintf(nm, sizeof(nm), "%s #%d", kn, v);
+            else if (t->kind == T_RCOMP)
+                snprintf(nm, sizeof(nm), "recompute %s #%d", kn, u);
+            else if (t->kind == T_RXFER)
+                snprintf(nm, sizeof(nm), "xfer recomputed #%d %s->%s (%.3g MB)", u,
+                         c->devices[t->src].name, c->devices[t->dst].name, t->bytes / 1e6);
             else if (t->kind == T_AGG)
                 snprintf(nm, sizeof(nm), "aggregate #%d (%.3g MB)", v, t->bytes / 1e6);
             else

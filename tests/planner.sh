@@ -90,7 +90,9 @@ t2=$(sed -n 's/^  file *\([0-9.]*\) s.*/\1/p' "$tmp/out2")
 # ResNet-200 at batch 384 (HeteroG: every DP baseline OOM): fits with recomputation,
 # and the strategy file keeps it
 "$HGPLAN" --model resnet200 --batch 384 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 1 \
-    --out "$tmp/r200.cfg" >"$tmp/out3" 2>&1 || { cat "$tmp/out3"; bad "hgplan resnet200/384"; }
+    --out "$tmp/r200.cfg" --trace "$tmp/r200.json" >"$tmp/out3" 2>&1 ||
+    { cat "$tmp/out3"; bad "hgplan resnet200/384"; }
+grep -q '"name": "recompute ' "$tmp/r200.json" || bad "resnet200/384: no recompute tasks in the trace"
 grep -q 'every baseline is out of memory; .* with recomputation in every group: [0-9.]* s$' \
     "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: no recomputation seed"; }
 grep -q '^  hgplan *[0-9.]* s$' "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: hgplan OOM"; }
