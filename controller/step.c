@@ -333,7 +333,7 @@ out:
 
 void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm)
 {
-    c->comm = comm && hg_comm_world(comm) > 1 ? comm : NULL;
+    c->comm = comm; /* world 1 only when the backend was named (launch.c) */
     size_t n;
     /* a GPU plan with nccl (overlapped) or a CPU plan with any backend
      * (the same sums, each bucket at once); a GPU plan with a host backend

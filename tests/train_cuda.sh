@@ -10,6 +10,8 @@
 #  6. --bf16: 3 updates close to fp32 (GEMM operands rounded to bf16);
 #     --fp16 from a loss scale of 1e9: the overflows are skipped and halve
 #     the scale (NOTE lines), then training goes on with finite losses;
+#  7. one GPU with --distributed-backend nccl (world 1) and small gradient
+#     buckets == the plain GPU run (bitwise): the overlapped bucket path;
 #  5. with two GPUs or more: MNIST on cuda:0,cuda:1 over NCCL with uneven
 #     per-rank batches (64,32) == one GPU with the union (96).
 # Dropout masks come from the same counter-based RNG on both devices.
@@ -96,6 +98,17 @@ mt cuda:0 mt-res --max-update 2
 mt cuda:0 mt-res --max-update 3
 "$CMP" "$tmp/mt-res/checkpoint_last.h5" "$tmp/mt-cuda/checkpoint_last.h5" 0 ||
     bad "resumed GPU run differs from the straight one"
+
+# 7. one GPU with a named nccl backend (a world of 1): the gradients go in
+# 0.05 MiB buckets, each all-reduced on NCCL's stream behind an event of the
+# compute stream while the backward goes on == the plain GPU run (bitwise)
+mt cuda:0 mt-nccl1 --max-update 3 --distributed-backend nccl --bucket-cap-mb 0.05
+grep -q 'backend nccl' "$tmp/mt-nccl1.log" || { cat "$tmp/mt-nccl1.log"; bad "world 1: no nccl"; }
+nb=$(sed -n 's/^| gradients in \([0-9]*\) buckets.*/\1/p' "$tmp/mt-nccl1.log")
+[ "${nb:-0}" -ge 3 ] || { cat "$tmp/mt-nccl1.log"; bad "world 1 nccl: ${nb:-no} buckets"; }
+"$CMP" "$tmp/mt-nccl1/checkpoint_last.h5" "$tmp/mt-cuda/checkpoint_last.h5" 0 ||
+    bad "one GPU with nccl buckets differs from the plain GPU run"
+echo "ok: world-1 nccl with $nb buckets == plain GPU run"
 
 # 4. a missing GPU is named
 "$HGTRAIN" --task translation --data "$tmp/mt" --devices cuda:99 --max-update 1 --max-tokens 1024 \

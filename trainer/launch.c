@@ -201,7 +201,9 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
                        "(--distributed-rank, --distributed-world-size, --devices)",
                        L->rank0, L->rank0 + L->nlocal - 1, L->world);
     int one_node = L->world == L->nlocal;
-    if (L->world == 1) {
+    /* one rank needs no collectives, unless a backend is named: then they
+     * run anyway (a world of 1: the path of W ranks, tested on one device) */
+    if (L->world == 1 && strcmp(bk, "auto") == 0) {
         L->backend = HG_BK_NONE;
         return 0;
     }
@@ -275,7 +277,8 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
 void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len)
 {
     if (L->world == 1) {
-        snprintf(buf, len, "1 rank");
+        snprintf(buf, len, "1 rank%s%s", L->backend != HG_BK_NONE ? ", backend " : "",
+                 L->backend != HG_BK_NONE ? backend_name(L->backend) : "");
         return;
     }
     if (L->nlocal == 1)

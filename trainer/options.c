@@ -219,7 +219,8 @@ const struct hg_opt_spec hg_opt_specs[] = {
      .offset = OFF(distributed_backend), .def = "auto", .transient = 1,
      .choices = "auto|shm|tcp|nccl|mpi",
      .help = "collectives: shm (one node), tcp, nccl (GPUs), mpi (under "
-             "mpirun); auto: shm on one node, mpi under mpirun, else tcp"},
+             "mpirun); auto: shm on one node, mpi under mpirun, else tcp; "
+             "named with one rank, its collectives run anyway"},
     {.name = "distributed-port", .type = HG_OPT_INT, .group = G_DIST,
      .offset = OFF(distributed_port), .def = "0", .min = 0, .max = 65535,
      .transient = 1,
