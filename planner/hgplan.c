@@ -363,6 +363,15 @@ static void print_result(FILE *o, const char *name, const struct hg_sim_result *
     fprintf(o, "\n");
 }
 
+static void print_recompute(FILE *o, const struct hg_strategy *st)
+{
+    int n = 0;
+    for (int k = 0; k < st->ngroups; k++)
+        n += st->cfg[k].recompute != 0;
+    if (n)
+        fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
+}
+
 static double wall(void)
 {
     struct timespec ts;
@@ -404,6 +413,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         hg_sim_full(sim, best, &br);
         fprintf(o, "strategy %s (%d groups):\n", a->strategy, best->ngroups);
         print_result(o, "file", &br, c, 0);
+        print_recompute(o, best);
     } else {
         int ng = a->groups ? (int)a->groups : 64;
         struct hg_sim_result res[HG_BASE_COUNT];
@@ -478,11 +488,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
                          br.oom ? 0 : br.iter_s);
         print_result(o, strcmp(a->search, "mcmc") == 0 ? "hgplan" : "best", &br, c, 0);
-        int nrec = 0;
-        for (int k = 0; k < best->ngroups; k++)
-            nrec += best->cfg[k].recompute;
-        if (nrec)
-            fprintf(o, "    recomputation in %d of %d groups\n", nrec, best->ngroups);
+        print_recompute(o, best);
         for (int b = 0; b < HG_BASE_COUNT; b++)
             hg_strategy_free(bs[b]);
         hg_strategy_free(seed);

@@ -96,7 +96,8 @@ struct hg_sim {
     int64_t *alloc_at, *free_after;
     int *stamp;
     int stampv;
-    int *mark;
+    int *mark;              /* [nops] delta: rebuilt when == markv */
+    int markv;
     long ntasks;
     /* recomputation: by op (set_strategy: depend on grouping and order only) */
     struct seg *rseg;       /* [nops] recompute tasks run at this (host) op */
@@ -721,14 +722,22 @@ void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_r
     memory(s, st, r);
 }
 
+static int next_mark(struct hg_sim *s)
+{
+    if (++s->markv == 0x7fffffff) {
+        memset(s->mark, 0, ((size_t)s->nops + 1) * sizeof(int));
+        s->markv = 1;
+    }
+    return s->markv;
+}
+
 void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
                   struct hg_sim_result *r)
 {
     HG_CHECK(s->st && g >= 0 && g < s->ngroups && st->ngroups == s->ngroups);
     s->st->cfg[g] = st->cfg[g];
     int p0 = s->nops;
-    static int stampv;
-    stampv++;
+    int stampv = next_mark(s);
     for (int i = s->gstart[g]; i < s->gstart[g + 1]; i++) {
         int v = s->gops[i];
         if (s->mark[v] != stampv) {
@@ -747,7 +756,7 @@ void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
         }
     }
     /* the recompute segments that copy tasks of a rebuilt op */
-    stampv++;
+    stampv = next_mark(s);
     for (int i = s->gstart[g]; i < s->gstart[g + 1]; i++) {
         int v = s->gops[i];
         const struct hg_pop *o = &s->pg->ops[v];

@@ -99,6 +99,8 @@ grep -q '^  hgplan *[0-9.]* s$' "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200
 grep -q 'recompute = true;' "$tmp/r200.cfg" || bad "resnet200/384: no recompute in the strategy file"
 "$HGPLAN" --model resnet200 --batch 384 --cluster "$EX/heterog-8gpu.cfg" \
     --strategy "$tmp/r200.cfg" >"$tmp/out4" 2>&1 || { cat "$tmp/out4"; bad "--strategy r200"; }
+grep -q '^    recomputation in [0-9]* of 64 groups$' "$tmp/out4" ||
+    { cat "$tmp/out4"; bad "--strategy r200: recomputation not reported"; }
 t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out3")
 t2=$(sed -n 's/^  file *\([0-9.]*\) s$/\1/p' "$tmp/out4")
 [ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "resnet200/384: the file simulates to '$t2' s, the search said '$t1' s"
