@@ -49,6 +49,9 @@
  * the host to the last backward reader.  Backward ops read the recomputed
  * arrival.  A changed group rebuilds the recompute segments of the hosts of
  * every rebuilt op, so delta simulation stays identical to full.
+ * Simplification: the forward still sends a dropped output to a device whose
+ * only readers are backward ops (and frees it at once); a runtime would wait
+ * for the recomputation.
  */
 #include <math.h>
 #include <stdlib.h>
