@@ -7,6 +7,8 @@
  * - hg_bplan: a broadcast binary op (ADD/SUB/MUL) after merging axes;
  * - hg_expand_plan: EXPAND_LIKE's merged axes;
  * - hg_rplan: SUM_TO's alternating kept/reduced axis groups;
+ * - hg_slice_geom: SLICE's and SLICE_BWD's rows of bytes;
+ * - hg_mean_alpha: EXPAND_LIKE's scale (its bits must agree on both);
  * - hg_conv_geom: CONV2D's sizes and attributes, checked.
  */
 #ifndef HG_SHAPE_PLAN_H
@@ -42,6 +44,37 @@ static inline void hg_outer_inner(const struct hg_shape *s, int axis, int64_t *o
         *outer *= s->dim[i];
     for (int i = axis + 1; i < s->ndim; i++)
         *inner *= s->dim[i];
+}
+
+/* A slice [start, start+len) on `axis` of the full shape s, as `outer` rows:
+ * a full row has `fb` bytes, the slice's `pb`, starting `sb` into it. */
+struct hg_slice_geom {
+    int64_t outer;
+    size_t fb, pb, sb;
+};
+static inline struct hg_slice_geom hg_slice_geom(const struct hg_shape *s, int axis,
+                                                 int64_t start, int64_t len, size_t esz)
+{
+    struct hg_slice_geom g;
+    int64_t inner;
+    HG_CHECK(start >= 0 && start + len <= s->dim[axis]);
+    hg_outer_inner(s, axis, &g.outer, &inner);
+    g.fb = (size_t)s->dim[axis] * (size_t)inner * esz;
+    g.pb = (size_t)len * (size_t)inner * esz;
+    g.sb = (size_t)start * (size_t)inner * esz;
+    return g;
+}
+
+/* EXPAND_LIKE's scale: attr alpha (0: 1; < 0: 1/count with count =
+ * numel(x_ref) / numel(dy), MEAN's backward), computed in double then
+ * rounded once. */
+static inline float hg_mean_alpha(float attr_alpha, const struct hg_shape *dy,
+                                  const struct hg_shape *x_ref)
+{
+    float alpha = attr_alpha != 0.0f ? attr_alpha : 1.0f;
+    if (alpha < 0.0f)
+        alpha = (float)((double)hg_shape_numel(dy) / (double)hg_shape_numel(x_ref));
+    return alpha;
 }
 
 /* ---- broadcasting -------------------------------------------------------

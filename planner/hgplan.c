@@ -428,8 +428,6 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             if (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi]))
                 bi = b;
         }
-        best = hg_strategy_copy(bs[bi]);
-        br = res[bi];
         struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
         struct hg_sim_result sr = res[bi];
         const char *seed_how = "";
@@ -455,10 +453,9 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             fprintf(o, "every baseline is out of memory; %s with recomputation in every group: "
                     "%.4f s%s\n", hg_baseline_name((enum hg_baseline)bi), sr.iter_s,
                     sr.oom ? " (still OOM)" : "");
-            hg_strategy_free(best);
-            best = hg_strategy_copy(seed);
-            br = sr;
         }
+        best = hg_strategy_copy(seed);
+        br = sr;
         double st0 = wall();
         if (strcmp(a->search, "mcmc") == 0) {
             struct hg_search_opts so = {.budget_s = a->budget > 0 ? a->budget : 30,

@@ -604,6 +604,33 @@ static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim
         r->peak[d] = 0;
 }
 
+/* Lists by key (CSR): the items x of items[0..n) (NULL: 0..n-1), in that
+ * order, with key[x] >= 0 go in (*list)[(*start)[key[x]] ..
+ * (*start)[key[x] + 1]); keys are 0..nkeys-1. */
+static void csr(int nkeys, const int *key, const int *items, int n, int **start, int **list)
+{
+    free(*start);
+    free(*list);
+    *start = calloc((size_t)nkeys + 2, sizeof(int));
+    *list = malloc(((size_t)n + 1) * sizeof(int));
+    int *fill = malloc(((size_t)nkeys + 1) * sizeof(int)); /* [nkeys] next free slot */
+    HG_CHECK(*start && *list && fill);
+    for (int i = 0; i < n; i++) {
+        int x = items ? items[i] : i;
+        if (key[x] >= 0)
+            (*start)[key[x] + 1]++;
+    }
+    for (int k = 0; k < nkeys; k++)
+        (*start)[k + 1] += (*start)[k];
+    memcpy(fill, *start, (size_t)nkeys * sizeof(int));
+    for (int i = 0; i < n; i++) {
+        int x = items ? items[i] : i;
+        if (key[x] >= 0)
+            (*list)[fill[key[x]]++] = x;
+    }
+    free(fill);
+}
+
 /* Droppable ops, hosts and their CSR lists (see the head comment): they
  * depend on the grouping and the order, not on the configurations. */
 static void recompute_plan(struct hg_sim *s, const struct hg_strategy *st)
@@ -647,42 +674,13 @@ static void recompute_plan(struct hg_sim *s, const struct hg_strategy *st)
                 changed = 1;
             }
     }
-    free(s->hstart);
-    free(s->hgroups);
-    free(s->dstart);
-    free(s->dops);
-    s->hstart = calloc((size_t)N + 2, sizeof(int));
-    s->hgroups = malloc(((size_t)G + 1) * sizeof(int));
-    s->dstart = calloc((size_t)G + 2, sizeof(int));
-    s->dops = malloc(((size_t)N + 1) * sizeof(int));
-    HG_CHECK(s->hstart && s->hgroups && s->dstart && s->dops);
-    for (int k = 0; k < G; k++)
-        if (s->host[k] >= 0)
-            s->hstart[s->host[k] + 1]++;
+    csr(N, s->host, NULL, G, &s->hstart, &s->hgroups);
+    int *dkey = malloc(((size_t)N + 1) * sizeof(int)); /* [nops] group if droppable */
+    HG_CHECK(dkey != NULL);
     for (int v = 0; v < N; v++)
-        s->hstart[v + 1] += s->hstart[v];
-    int *cnt = calloc((size_t)N + 1, sizeof(int));
-    HG_CHECK(cnt != NULL);
-    for (int k = 0; k < G; k++)
-        if (s->host[k] >= 0) {
-            int w = s->host[k];
-            s->hgroups[s->hstart[w] + cnt[w]++] = k;
-        }
-    free(cnt);
-    for (int v = 0; v < N; v++)
-        if (s->droppable[v])
-            s->dstart[st->group[v] + 1]++;
-    for (int k = 0; k < G; k++)
-        s->dstart[k + 1] += s->dstart[k];
-    int *dfill = malloc(((size_t)G + 1) * sizeof(int));
-    HG_CHECK(dfill != NULL);
-    memcpy(dfill, s->dstart, ((size_t)G + 1) * sizeof(int));
-    for (int p = 0; p < N; p++) {
-        int v = st->order[p];
-        if (s->droppable[v])
-            s->dops[dfill[st->group[v]]++] = v;
-    }
-    free(dfill);
+        dkey[v] = s->droppable[v] ? st->group[v] : -1;
+    csr(G, dkey, st->order, N, &s->dstart, &s->dops);
+    free(dkey);
 }
 
 static void set_strategy(struct hg_sim *s, const struct hg_strategy *st)
@@ -693,22 +691,8 @@ static void set_strategy(struct hg_sim *s, const struct hg_strategy *st)
     memcpy(s->order, st->order, (size_t)s->nops * sizeof(int));
     for (int p = 0; p < s->nops; p++)
         s->pos[st->order[p]] = p;
-    free(s->gstart);
-    free(s->gops);
     s->ngroups = st->ngroups;
-    s->gstart = calloc((size_t)st->ngroups + 1, sizeof(int));
-    s->gops = malloc(((size_t)s->nops + 1) * sizeof(int));
-    HG_CHECK(s->gstart && s->gops);
-    for (int v = 0; v < s->nops; v++)
-        s->gstart[st->group[v] + 1]++;
-    for (int k = 0; k < st->ngroups; k++)
-        s->gstart[k + 1] += s->gstart[k];
-    int *fill = malloc(((size_t)st->ngroups + 1) * sizeof(int));
-    HG_CHECK(fill != NULL);
-    memcpy(fill, s->gstart, (size_t)st->ngroups * sizeof(int));
-    for (int v = 0; v < s->nops; v++)
-        s->gops[fill[st->group[v]]++] = v;
-    free(fill);
+    csr(st->ngroups, st->group, NULL, s->nops, &s->gstart, &s->gops);
     recompute_plan(s, st);
 }
 

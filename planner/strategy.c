@@ -447,8 +447,7 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
         write_ops(f, s, k);
         fprintf(f, ");\n      ");
         if (g->mode == HG_MODE_MP) {
-            fprintf(f, "mode = \"mp\"; device = \"%s\";%s }", c->devices[g->device].name,
-                    g->recompute ? " recompute = true;" : "");
+            fprintf(f, "mode = \"mp\"; device = \"%s\";", c->devices[g->device].name);
         } else {
             fprintf(f, "mode = \"dp\"; replicas = (");
             int first = 1;
@@ -460,13 +459,13 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
                 }
             fprintf(f, ");\n      ");
             if (g->agg == HG_AGG_AR)
-                fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\";%s }",
-                        hg_sim_allreduce_kind(pg, g), g->recompute ? " recompute = true;" : "");
+                fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\";",
+                        hg_sim_allreduce_kind(pg, g));
             else
-                fprintf(f, "aggregate = \"ps\"; ps = \"%s\";%s }", c->devices[g->ps].name,
-                        g->recompute ? " recompute = true;" : "");
+                fprintf(f, "aggregate = \"ps\"; ps = \"%s\";", c->devices[g->ps].name);
         }
-        fprintf(f, "%s\n", k + 1 < s->ngroups ? "," : "");
+        fprintf(f, "%s }%s\n", g->recompute ? " recompute = true;" : "",
+                k + 1 < s->ngroups ? "," : "");
     }
     fprintf(f, ");\n# every device runs its tasks in this order of their ops\norder = [");
     for (int p = 0; p < s->nops; p++)

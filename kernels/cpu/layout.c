@@ -190,20 +190,14 @@ HG_CPU_FN(slice)
     char *dst = a->out->data;  /* in's shape with len on axis */
     const size_t esz = hg_dtype_size(x->dtype);
     const int axis = hg_norm_axis(a->attr->slice.axis, x->shape.ndim);
-    const int64_t len = a->out->shape.dim[axis], start = a->attr->slice.start;
     const int64_t n = hg_shape_numel(&a->out->shape);
-    int64_t outer, inner;
-
-    HG_CHECK(start >= 0 && start + len <= x->shape.dim[axis]);
-    hg_outer_inner(&x->shape, axis, &outer, &inner);
-    const size_t ib = (size_t)x->shape.dim[axis] * (size_t)inner * esz;
-    const size_t ob = (size_t)len * (size_t)inner * esz;
-    const size_t sb = (size_t)start * (size_t)inner * esz;
+    const struct hg_slice_geom g = hg_slice_geom(&x->shape, axis, a->attr->slice.start,
+                                                 a->out->shape.dim[axis], esz);
     if (n == 0)
         return 0;
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)
-    for (int64_t o = 0; o < outer; o++)
-        memcpy(dst + (size_t)o * ob, src + (size_t)o * ib + sb, ob);
+    for (int64_t o = 0; o < g.outer; o++)
+        memcpy(dst + (size_t)o * g.pb, src + (size_t)o * g.fb + g.sb, g.pb);
     return 0;
 }
 
@@ -216,24 +210,19 @@ HG_CPU_FN(slice_bwd)
     const struct hg_shape *os = &a->out->shape;
     const size_t esz = hg_dtype_size(a->out->dtype);
     const int axis = hg_norm_axis(a->attr->slice.axis, os->ndim);
-    const int64_t len = dy->shape.dim[axis], start = a->attr->slice.start;
     const int64_t n = hg_shape_numel(os);
-    int64_t outer, inner;
 
     HG_CHECK(dy->shape.ndim == os->ndim);
-    HG_CHECK(start >= 0 && start + len <= os->dim[axis]);
-    hg_outer_inner(os, axis, &outer, &inner);
-    const size_t ob = (size_t)os->dim[axis] * (size_t)inner * esz;
-    const size_t ib = (size_t)len * (size_t)inner * esz;
-    const size_t sb = (size_t)start * (size_t)inner * esz;
+    const struct hg_slice_geom g = hg_slice_geom(os, axis, a->attr->slice.start,
+                                                 dy->shape.dim[axis], esz);
     if (n == 0)
         return 0;
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)
-    for (int64_t o = 0; o < outer; o++) {
-        char *row = dst + (size_t)o * ob;
-        memset(row, 0, sb);
-        memcpy(row + sb, src + (size_t)o * ib, ib);
-        memset(row + sb + ib, 0, ob - sb - ib);
+    for (int64_t o = 0; o < g.outer; o++) {
+        char *row = dst + (size_t)o * g.fb;
+        memset(row, 0, g.sb);
+        memcpy(row + g.sb, src + (size_t)o * g.pb, g.pb);
+        memset(row + g.sb + g.pb, 0, g.fb - g.sb - g.pb);
     }
     return 0;
 }

@@ -91,10 +91,7 @@ HG_CPU_FN(expand_like)
     float *y = a->out->data;              /* x_ref's shape */
     const struct hg_shape *os = &a->out->shape;
     const int64_t n = hg_shape_numel(os);
-    float alpha = a->attr->reduce.alpha != 0.0f ? a->attr->reduce.alpha : 1.0f;
-    if (alpha < 0.0f)
-        alpha = (float)((double)hg_shape_numel(&a->in[0].shape) /
-                        (double)hg_shape_numel(&a->in[1].shape));
+    const float alpha = hg_mean_alpha(a->attr->reduce.alpha, &dv->shape, &a->in[1].shape);
     int64_t dim[HG_MAX_DIMS], st[HG_MAX_DIMS];
 
     HG_CHECK(dv->dtype == HG_F32);

@@ -188,18 +188,12 @@ extern "C" HG_CUDA_FN(slice)
     char *dst = (char *)a->out->data;        /* in's shape with len on axis */
     const size_t esz = hg_dtype_size(x->dtype);
     const int axis = hg_norm_axis(a->attr->slice.axis, x->shape.ndim);
-    const long long len = a->out->shape.dim[axis], start = a->attr->slice.start;
     const long long n = hg_shape_numel(&a->out->shape);
-    int64_t outer, inner;
-
-    HG_CHECK(start >= 0 && start + len <= x->shape.dim[axis]);
-    hg_outer_inner(&x->shape, axis, &outer, &inner);
-    const size_t ib = (size_t)x->shape.dim[axis] * (size_t)inner * esz;
-    const size_t ob = (size_t)len * (size_t)inner * esz;
-    const size_t sb = (size_t)start * (size_t)inner * esz;
+    const struct hg_slice_geom g = hg_slice_geom(&x->shape, axis, a->attr->slice.start,
+                                                 a->out->shape.dim[axis], esz);
     if (n == 0)
         return 0;
-    HG_CU_TRY(a, rows_copy(dst, ob, src + sb, ib, ob, outer, hg_cu(a)->stream));
+    HG_CU_TRY(a, rows_copy(dst, g.pb, src + g.sb, g.fb, g.pb, g.outer, hg_cu(a)->stream));
     return 0;
 }
 
@@ -212,23 +206,18 @@ extern "C" HG_CUDA_FN(slice_bwd)
     const struct hg_shape *os = &a->out->shape;
     const size_t esz = hg_dtype_size(a->out->dtype);
     const int axis = hg_norm_axis(a->attr->slice.axis, os->ndim);
-    const long long len = dy->shape.dim[axis], start = a->attr->slice.start;
     const long long n = hg_shape_numel(os);
-    int64_t outer, inner;
     cudaStream_t st = hg_cu(a)->stream;
 
     HG_CHECK(dy->shape.ndim == os->ndim);
-    HG_CHECK(start >= 0 && start + len <= os->dim[axis]);
-    hg_outer_inner(os, axis, &outer, &inner);
-    const size_t ob = (size_t)os->dim[axis] * (size_t)inner * esz;
-    const size_t ib = (size_t)len * (size_t)inner * esz;
-    const size_t sb = (size_t)start * (size_t)inner * esz;
+    const struct hg_slice_geom g = hg_slice_geom(os, axis, a->attr->slice.start,
+                                                 dy->shape.dim[axis], esz);
     if (n == 0)
         return 0;
-    /* each output row: zeros [0, sb), dy's row [sb, sb+ib), zeros after */
-    HG_CU_TRY(a, rows_zero(dst, ob, sb, outer, st));
-    HG_CU_TRY(a, rows_copy(dst + sb, ob, src, ib, ib, outer, st));
-    HG_CU_TRY(a, rows_zero(dst + sb + ib, ob, ob - sb - ib, outer, st));
+    /* each output row: zeros [0, sb), dy's row [sb, sb+pb), zeros after */
+    HG_CU_TRY(a, rows_zero(dst, g.fb, g.sb, g.outer, st));
+    HG_CU_TRY(a, rows_copy(dst + g.sb, g.fb, src, g.pb, g.pb, g.outer, st));
+    HG_CU_TRY(a, rows_zero(dst + g.sb + g.pb, g.fb, g.fb - g.sb - g.pb, g.outer, st));
     return 0;
 }
 

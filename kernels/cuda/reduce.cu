@@ -312,11 +312,8 @@ extern "C" HG_CUDA_FN(expand_like)
     float *y = (float *)a->out->data;          /* x_ref's shape */
     const struct hg_shape *os = &a->out->shape;
     const int64_t n = hg_shape_numel(os);
-    /* host arithmetic exactly as the CPU's, so alpha has its bits */
-    float alpha = a->attr->reduce.alpha != 0.0f ? a->attr->reduce.alpha : 1.0f;
-    if (alpha < 0.0f)
-        alpha = (float)((double)hg_shape_numel(&a->in[0].shape) /
-                        (double)hg_shape_numel(&a->in[1].shape));
+    /* the CPU's host arithmetic, so alpha has its bits */
+    const float alpha = hg_mean_alpha(a->attr->reduce.alpha, &dv->shape, &a->in[1].shape);
     struct eplan p;
 
     HG_CHECK(dv->dtype == HG_F32);
