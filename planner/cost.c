@@ -97,8 +97,10 @@ double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
 }
 
 int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, int n,
-                 int64_t batch, double *a, double *b)
+                 int64_t batch, double *a, double *b, const struct hg_prof_op **pe)
 {
+    if (pe)
+        *pe = NULL;
     const struct hg_pdevice *dv = &c->devices[d];
     const struct hg_node_info *nd = hg_graph_node(g, n);
     double share = dv->time_share > 0 ? dv->time_share : 1;
@@ -108,6 +110,8 @@ int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, in
             hg_prof_op_sig(g, n, batch, sig, sizeof(sig)) == 0
                 ? hg_prof_find_op(c->prof, dv->prof_dev, nd->op, sig) : NULL;
         if (e) {
+            if (pe)
+                *pe = e;
             *a = e->fit.a / share;
             *b = e->fit.b * (double)batch / share;
             return 1;

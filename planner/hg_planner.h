@@ -138,10 +138,12 @@ double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
  * (the whole time for an op without a batch axis is a + b as well): from
  * the bound profile when d names a profiled device that has the op
  * (a, b*batch of the fit), else the roofline (a = the launch overhead).
- * Both are divided by d's time_share.  Returns 1 (profile), 0 (roofline),
+ * Both are divided by d's time_share.  *pe (when pe is not NULL): the
+ * profile's entry, NULL for the roofline.  Returns 1 (profile), 0 (roofline),
  * -1 (neither: no profile entry and no peak_flops). */
+struct hg_prof_op;
 int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, int n,
-                 int64_t batch, double *a, double *b);
+                 int64_t batch, double *a, double *b, const struct hg_prof_op **pe);
 /* latency + bytes / bandwidth over a path. */
 double hg_cost_transfer(const struct hg_path *p, double bytes);
 /* Ring AllReduce of bytes over n devices with the given slowest hop:
@@ -241,6 +243,11 @@ int hg_prof_set_op(struct hg_profile *p, int dev, enum hg_op op, const char *sig
 int hg_prof_set_link(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
                      int world, int npts, const double *x, const double *t, char *err,
                      size_t errlen);
+/* Seconds per node at batch x: between the smallest and the largest
+ * measured batch, the line through the two measured points around x (the
+ * measurements themselves, which the fit misses by a few per cent where
+ * the time is not linear in the batch); outside them, the fit. */
+double hg_prof_time(const struct hg_prof_op *e, double x);
 const struct hg_prof_op *hg_prof_find_op(const struct hg_profile *p, int dev, enum hg_op op,
                                          const char *sig);
 const struct hg_prof_link *hg_prof_find_link(const struct hg_profile *p,
@@ -278,6 +285,12 @@ struct hg_prof_opts {
     FILE *log;
     int (*hold)(void *ctx);
     void *hold_ctx;
+    /* called after every run (warm-up and timed; non-zero stops with its
+     * message in err): processes that measure at once wait for each other
+     * there, as the ranks of a data-parallel step do */
+    int (*sync)(void *ctx, char *err, size_t errlen);
+    void *sync_ctx;
+    double *totals; /* [nbatches][reps] or NULL: each timed run's op sum, s */
 };
 int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
                           const struct hg_prof_opts *o, char *err, size_t errlen);
@@ -360,6 +373,9 @@ struct hg_pop {
     int *cons, ncons;     /* distinct consumer ops */
     int *params, nparams; /* param tensors it needs resident (reads or updates) */
     double *a, *b;        /* [ndev] seconds */
+    /* [ndev] ops with a batch axis: the profile's entry (NULL: roofline);
+     * a replica's time is then hg_prof_time at its batch / time_share */
+    const struct hg_prof_op **pe;
 };
 
 struct hg_pgraph {

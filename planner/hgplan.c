@@ -70,6 +70,9 @@ static void usage(FILE *f)
         "  --profile-batches L  batch sizes to measure (default B/4,B/2,3B/4,B)\n"
         "  --profile-threads L  thread counts, one profiled device each (cpu-tN;\n"
         "                       default 1 and this machine's cores)\n"
+        "  --profile-workers L  also one-thread workers beyond the cores: for each N\n"
+        "                       of L, device cpu-t1-wN measured by N processes at\n"
+        "                       once sharing the cores (default none)\n"
         "  --profile-repeats N  timed runs per batch, median taken (default 7)\n"
         "  --profile-warmup N   untimed runs first (default 2)\n"
         "  --profile-worlds L   shm worlds whose AllReduce to time (default 2,3,4;\n"
@@ -86,7 +89,9 @@ struct args {
     int list_models, forward_only, help, dp;
     const char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
+    int64_t pworkers[MAXLIST];
     int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
+    int npworkers;
     int64_t preps, pwarmup;
     const char *search, *out, *trace, *strategy;
     double budget;
@@ -173,6 +178,9 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
                 return -1;
         } else if (strcmp(o, "--profile-threads") == 0) {
             if (parse_list(o, v, 1, a->pthreads, &a->npthreads, err, errlen) != 0)
+                return -1;
+        } else if (strcmp(o, "--profile-workers") == 0) {
+            if (parse_list(o, v, 2, a->pworkers, &a->npworkers, err, errlen) != 0)
                 return -1;
         } else if (strcmp(o, "--profile-worlds") == 0) {
             if (strcmp(v, "none") == 0)
@@ -331,7 +339,7 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
         int nprof = 0, n = hg_graph_n_nodes(g), missing = 0;
         for (int k = 0; k < n; k++) {
             double a, b;
-            int r = hg_cost_node(c, i, g, k, batch, &a, &b);
+            int r = hg_cost_node(c, i, g, k, batch, &a, &b, NULL);
             missing |= r < 0;
             nprof += r == 1;
             t += a + b;
@@ -573,10 +581,28 @@ static int cmp_i64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* The processes measuring one device at once count themselves done here
- * (a shared anonymous mapping). */
+static int cmp_dbl(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double median_of(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* What the processes measuring one device at once share (an anonymous
+ * mapping): how many are done, a barrier after every run, and each one's
+ * run totals. */
+struct shared {
+    atomic_int done, arrived, gen, failed;
+    double totals[]; /* [procs][nbatches][reps] */
+};
+
 struct hold {
-    atomic_int *done;
+    struct shared *sh;
     int procs, counted;
 };
 
@@ -584,10 +610,35 @@ static int hold_busy(void *ctx)
 {
     struct hold *h = ctx;
     if (!h->counted) {
-        atomic_fetch_add(h->done, 1);
+        atomic_fetch_add(&h->sh->done, 1);
         h->counted = 1;
     }
-    return atomic_load(h->done) < h->procs;
+    return atomic_load(&h->sh->done) < h->procs;
+}
+
+/* The barrier after every run: a data-parallel step's ranks wait for each
+ * other, so the measuring processes do too (who runs when on shared cores
+ * follows from it).  Sleeps rather than spins: the others need the cores. */
+static int sync_runs(void *ctx, char *err, size_t errlen)
+{
+    struct hold *h = ctx;
+    struct shared *sh = h->sh;
+    int g = atomic_load(&sh->gen);
+    if (atomic_fetch_add(&sh->arrived, 1) == h->procs - 1) {
+        atomic_store(&sh->arrived, 0);
+        atomic_store(&sh->gen, g + 1);
+        return 0;
+    }
+    for (long it = 0; atomic_load(&sh->gen) == g; it++) {
+        if (atomic_load(&sh->failed))
+            return hg_kerr(err, errlen, "another measuring process failed");
+        if (it > 600000) /* 100 us each: a minute */
+            return hg_kerr(err, errlen, "the other measuring processes did not arrive "
+                           "within 60 s");
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
 }
 
 /* Measures g's ops as profiled device `name` (threads each) in `procs`
@@ -600,13 +651,15 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
                           const struct hg_prof_opts *po)
 {
     char err[ERRLEN] = "", path[64][64];
-    atomic_int *done = mmap(NULL, sizeof(atomic_int), PROT_READ | PROT_WRITE,
-                            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (done == MAP_FAILED) {
+    int nb = po->nbatches, R = po->reps;
+    size_t shsize = sizeof(struct shared) + (size_t)procs * nb * R * sizeof(double);
+    struct shared *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE,
+                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) {
         fprintf(stderr, "hgplan: --profile-out: mmap: %s\n", strerror(errno));
         return 1;
     }
-    atomic_store(done, 0);
+    memset(sh, 0, shsize);
     pid_t pid[64];
     int started = 0, rc = 0;
     for (int i = 0; i < procs && rc == 0; i++) {
@@ -630,15 +683,20 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
             prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive hgplan */
             struct hg_profile *cp = hg_prof_new();
             int dev = hg_prof_device(cp, name, HG_DEV_CPU, model, threads, procs);
-            struct hold h = {.done = done, .procs = procs};
+            struct hold h = {.sh = sh, .procs = procs};
             struct hg_prof_opts co = *po;
             co.log = po->log;
-            if (procs > 1) /* each process's sums, under its own name */
+            if (procs > 1) { /* each process's sums, under its own name */
                 snprintf(cp->devs[dev].name, sizeof(cp->devs[dev].name), "%s#%d", name, i);
+                co.sync = sync_runs;
+                co.sync_ctx = &h;
+            }
+            co.totals = sh->totals + (size_t)i * nb * R;
             co.hold = hold_busy;
             co.hold_ctx = &h;
             int x = hg_prof_measure_graph(cp, dev, g, &co, err, sizeof(err));
             if (x != 0) {
+                atomic_store(&sh->failed, 1);
                 hold_busy(&h); /* the others need not wait for us */
                 fprintf(stderr, "hgplan: --profile-out: %s: %s\n", name, err);
             }
@@ -672,35 +730,76 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
             fprintf(stderr, "hgplan: --profile-out: %s\n", err);
             rc = 1;
         }
-    int dev = rc == 0 ? hg_prof_device(p, name, HG_DEV_CPU, model, threads, procs) : -1;
-    for (int k = 0; rc == 0 && k < part[0]->nops; k++) {
+    /* Per op and batch, the mean over the processes of their medians; then
+     * per batch one factor for all ops, so that the device's ops add up to
+     * the median over the runs of the slowest process's run: a step of
+     * synchronized ranks lasts as long as its slowest, and the ops' own
+     * medians drop the times an op was preempted (with more workers than
+     * cores, most of the sharing). */
+    int nops = rc == 0 ? part[0]->nops : 0;
+    double *tm = calloc((size_t)nops * HG_PROF_MAXPTS + 1, sizeof(double)); /* [nops][MAXPTS] */
+    double scale[HG_PROF_MAXPTS], sum[HG_PROF_MAXPTS] = {0};
+    HG_CHECK(tm != NULL);
+    for (int k = 0; rc == 0 && k < nops; k++) {
         const struct hg_prof_op *e = &part[0]->ops[k];
-        double t[HG_PROF_MAXPTS] = {0};
         for (int i = 0; i < started && rc == 0; i++) {
             const struct hg_prof_op *f = hg_prof_find_op(part[i], 0, e->op, e->sig);
-            if (!f || f->npts != e->npts) {
+            if (!f || f->npts != nb || e->npts != nb) {
                 fprintf(stderr, "hgplan: --profile-out: %s: process %d lacks %s %s\n", name, i,
                         hg_op_table[e->op].name, e->sig);
                 rc = 1;
                 break;
             }
-            for (int j = 0; j < e->npts; j++)
-                t[j] += f->t[j] / started;
+            for (int j = 0; j < nb; j++)
+                tm[(size_t)k * HG_PROF_MAXPTS + j] += f->t[j] / started;
         }
-        if (rc == 0 && hg_prof_set_op(p, dev, e->op, e->sig, e->nodes, e->npts, e->x, t, err,
-                                      sizeof(err)) != 0) {
+        for (int j = 0; j < nb; j++)
+            sum[j] += e->nodes * tm[(size_t)k * HG_PROF_MAXPTS + j];
+    }
+    double *slowest = malloc((size_t)R * sizeof(double)); /* [R] */
+    HG_CHECK(slowest != NULL);
+    for (int j = 0; j < nb; j++) {
+        for (int r = 0; r < R; r++) {
+            slowest[r] = 0;
+            for (int i = 0; i < started; i++) {
+                double t = sh->totals[((size_t)i * nb + j) * R + r];
+                slowest[r] = t > slowest[r] ? t : slowest[r];
+            }
+        }
+        double mx = median_of(slowest, R);
+        scale[j] = sum[j] > 0 && mx > 0 ? mx / sum[j] : 1;
+    }
+    free(slowest);
+    int dev = rc == 0 ? hg_prof_device(p, name, HG_DEV_CPU, model, threads, procs) : -1;
+    for (int k = 0; rc == 0 && k < nops; k++) {
+        const struct hg_prof_op *e = &part[0]->ops[k];
+        double t[HG_PROF_MAXPTS];
+        for (int j = 0; j < nb; j++)
+            t[j] = tm[(size_t)k * HG_PROF_MAXPTS + j] * scale[j];
+        if (hg_prof_set_op(p, dev, e->op, e->sig, e->nodes, nb, e->x, t, err,
+                           sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: --profile-out: %s\n", err);
             rc = 1;
         }
     }
+    free(tm);
     for (int i = 0; i < started; i++) {
         hg_prof_free(part[i]);
         unlink(path[i]);
     }
-    munmap(done, sizeof(atomic_int));
-    if (rc == 0 && procs > 1)
-        fprintf(o, "  %s: times averaged over the %d processes that measured at once\n", name,
-                procs);
+    if (rc == 0) {
+        fprintf(o, "  %s: ", name);
+        if (procs > 1)
+            fprintf(o, "the %d processes' mean medians, ", procs);
+        fprintf(o, "scaled to the median%s run by", procs > 1 ? " slowest process's" : "");
+        for (int j = 0; j < nb; j++)
+            fprintf(o, " %.3f", scale[j]);
+        fprintf(o, " at batch");
+        for (int j = 0; j < nb; j++)
+            fprintf(o, "%s%lld", j ? "," : " ", (long long)po->batches[j]);
+        fprintf(o, "\n");
+    }
+    munmap(sh, shsize);
     return rc;
 }
 
@@ -770,15 +869,22 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     cpu_model(model, sizeof(model));
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int rc = 0;
-    for (int k = 0; k < nt && rc == 0; k++) {
+    for (int k = 0; k < nt + a->npworkers && rc == 0; k++) {
         char name[32];
         /* as many processes as hgtrain would run workers of this many
-         * threads: every core busy */
-        int procs = cores / threads[k] > 1 ? (int)(cores / threads[k]) : 1;
+         * threads: every core busy; --profile-workers: more one-thread
+         * workers than cores */
+        int64_t th = k < nt ? threads[k] : 1;
+        int procs = cores / th > 1 ? (int)(cores / th) : 1;
+        if (k >= nt)
+            procs = (int)a->pworkers[k - nt];
         procs = procs > 64 ? 64 : procs;
-        snprintf(name, sizeof(name), "cpu-t%lld", (long long)threads[k]);
-        snprintf(full, sizeof(full), "%s, %lld thread%s", model, (long long)threads[k],
-                 threads[k] == 1 ? "" : "s");
+        if (k < nt)
+            snprintf(name, sizeof(name), "cpu-t%lld", (long long)th);
+        else
+            snprintf(name, sizeof(name), "cpu-t1-w%d", procs);
+        snprintf(full, sizeof(full), "%s, %lld thread%s%s", model, (long long)th,
+                 th == 1 ? "" : "s", k < nt ? "" : ", cores shared");
         fprintf(o, "profiling %s: %d ops of %s at batch", name, hg_graph_n_nodes(g), a->task);
         for (int i = 0; i < nb; i++)
             fprintf(o, "%s%lld", i ? "," : " ", (long long)batches[i]);
@@ -786,7 +892,7 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
                 procs == 1 ? "" : "es");
         struct hg_prof_opts po = {.batches = batches, .nbatches = nb, .reps = reps,
                                   .warmup = warm, .log = o};
-        rc = measure_device(o, p, g, name, full, (int)threads[k], procs, &po);
+        rc = measure_device(o, p, g, name, full, (int)th, procs, &po);
     }
     hg_graph_free(g);
     if (rc != 0)
@@ -872,8 +978,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!a.profile_out && (a.npbatch || a.npthreads || a.npworlds >= 0 || a.npsizes ||
-                           a.preps || a.pwarmup)) {
-        fprintf(stderr, "hgplan: --profile-batches/-threads/-worlds/-sizes/-repeats/-warmup "
+                           a.npworkers || a.preps || a.pwarmup)) {
+        fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-worlds/-sizes/-repeats/-warmup "
                 "need --profile-out\n");
         rc = 2;
         goto out;

@@ -155,6 +155,23 @@ const struct hg_prof_op *hg_prof_find_op(const struct hg_profile *p, int dev, en
     return found ? &p->ops[i] : NULL;
 }
 
+double hg_prof_time(const struct hg_prof_op *e, double x)
+{
+    int lo = -1, hi = -1; /* the nearest measured batch at or below x, above x */
+    for (int i = 0; i < e->npts; i++) {
+        if (e->x[i] <= x && (lo < 0 || e->x[i] > e->x[lo]))
+            lo = i;
+        if (e->x[i] > x && (hi < 0 || e->x[i] < e->x[hi]))
+            hi = i;
+    }
+    if (lo >= 0 && e->x[lo] == x)
+        return e->t[lo];
+    if (lo < 0 || hi < 0)
+        return e->fit.a + e->fit.b * x;
+    double w = (x - e->x[lo]) / (e->x[hi] - e->x[lo]);
+    return e->t[lo] + w * (e->t[hi] - e->t[lo]);
+}
+
 static int fit_points(int npts, const double *x, const double *t, struct hg_prof_fit *f,
                       const char *what, char *err, size_t errlen)
 {
@@ -826,9 +843,18 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
                                  .grad_scale = 1.f / (float)o->batches[i]};
             hg_exec_profile(ex, 1); /* zeroes the times */
             rc = hg_exec_run(ex, &st, 0, n, err, errlen);
-            if (rc == 0 && round >= o->warmup)
-                memcpy(raw + ((size_t)i * R + (round - o->warmup)) * n,
-                       hg_exec_profile_times(ex), (size_t)n * sizeof(double));
+            if (rc == 0 && round >= o->warmup) {
+                double *r = raw + ((size_t)i * R + (round - o->warmup)) * n;
+                memcpy(r, hg_exec_profile_times(ex), (size_t)n * sizeof(double));
+                if (o->totals) {
+                    double sum = 0;
+                    for (int k = 0; k < n; k++)
+                        sum += r[k];
+                    o->totals[(size_t)i * R + (round - o->warmup)] = sum;
+                }
+            }
+            if (rc == 0 && o->sync)
+                rc = o->sync(o->sync_ctx, err, errlen);
         }
     }
     for (int i = 0; rc == 0 && o->hold && o->hold(o->hold_ctx); i = (i + 1) % nb) {

@@ -280,9 +280,21 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
         devs[n++] = d;
         struct task *t = add_task(sg, T_COMP);
         t->dev = d;
-        t->dur = o->batch ? rep[d] * o->a[d] + o->b[d] * ((double)rep[d] / R) : o->a[d];
+        if (!o->batch) {
+            t->dur = o->a[d];
+        } else if (o->pe[d]) { /* the measured time at a replica's batch */
+            double share = c->devices[d].time_share > 0 ? c->devices[d].time_share : 1;
+            t->dur = rep[d] * hg_prof_time(o->pe[d], (double)s->pg->batch / R) / share;
+        } else {
+            t->dur = rep[d] * o->a[d] + o->b[d] * ((double)rep[d] / R);
+        }
         add_res(sg, t, d);
     }
+    /* CPU workers compute a collective themselves (the shm backend sums in
+     * the ranks): it occupies them as well as the channels */
+    int cpus = n > 1;
+    for (int i = 0; i < n; i++)
+        cpus &= c->devices[devs[i]].kind == HG_DEV_CPU;
     const struct hg_gcfg *g = &st->cfg[st->group[v]];
     if (o->out_grad && g->mode == HG_MODE_DP && n > 1) {
         struct task *t = add_task(sg, T_AGG);
@@ -310,6 +322,8 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
             }
         }
         t->dev = devs[0];
+        for (int i = 0; cpus && i < n; i++)
+            add_res(sg, t, devs[i]);
     }
     if (o->out < 0)
         return;

@@ -94,16 +94,18 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         }
         o->a = malloc((size_t)c->ndev * sizeof(double));
         o->b = malloc((size_t)c->ndev * sizeof(double));
-        HG_CHECK(o->a && o->b);
+        o->pe = malloc((size_t)c->ndev * sizeof(*o->pe));
+        HG_CHECK(o->a && o->b && o->pe);
         for (int d = 0; d < c->ndev && rc == 0; d++) {
             /* the profile where it has the op, else the roofline */
-            if (hg_cost_node(c, d, g, n, batch, &o->a[d], &o->b[d]) < 0)
+            if (hg_cost_node(c, d, g, n, batch, &o->a[d], &o->b[d], &o->pe[d]) < 0)
                 rc = hg_kerr(err, errlen, "device %s: no 'peak_flops' for the roofline and "
                              "no profiled time for node %d (%s)", c->devices[d].name, n,
                              hg_op_table[nd->op].name);
             else if (!o->batch) { /* runs whole on every device that holds it */
                 o->a[d] += o->b[d];
                 o->b[d] = 0;
+                o->pe[d] = NULL;
             }
         }
     }
@@ -143,6 +145,7 @@ void hg_pgraph_free(struct hg_pgraph *pg)
         free(pg->ops[n].params);
         free(pg->ops[n].a);
         free(pg->ops[n].b);
+        free(pg->ops[n].pe);
     }
     free(pg->ops);
     free(pg->pstatic);

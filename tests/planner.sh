@@ -138,6 +138,25 @@ done
 grep -q 'profiled' "$tmp/p3.out" && bad "profiled without --profile"
 [ "$(grep '^  dp ' "$tmp/p2.out")" != "$(grep '^  dp ' "$tmp/p3.out")" ] ||
     bad "the profile does not change the simulated time"
+# more one-thread workers than cores: measured sharing the cores, waiting
+# for each other after every run
+"$HGPLAN" --task mnist --optimizer sgd --batch 4 --profile-out "$tmp/profw.cfg" \
+    --profile-batches 2,4 --profile-threads 1 --profile-workers 3 --profile-repeats 3 \
+    --profile-warmup 1 --profile-worlds none >"$tmp/pw.out" 2>&1 ||
+    { cat "$tmp/pw.out"; bad "hgplan --profile-workers"; }
+for w in 'profiling cpu-t1-w3: .* 3 processes at once' \
+    "cpu-t1-w3: the 3 processes' mean medians, scaled to the median slowest process's run by [0-9.]* [0-9.]* at batch 2,4" \
+    "wrote $tmp/profw.cfg (2 devices,"; do
+    grep -q "$w" "$tmp/pw.out" || { cat "$tmp/pw.out"; bad "--profile-workers report lacks $w"; }
+done
+grep -q 'name = "cpu-t1-w3"; .* threads = 1; processes = 3;' "$tmp/profw.cfg" ||
+    { cat "$tmp/profw.cfg"; bad "no cpu-t1-w3 device in the profile"; }
+sed 's/profile = "cpu-t1"/profile = "cpu-t1-w3"/' "$EX/local.cfg" >"$tmp/lw3.cfg"
+"$HGPLAN" --task mnist --optimizer sgd --batch 8 --cluster "$tmp/lw3.cfg" \
+    --profile "$tmp/profw.cfg" --dp >"$tmp/pw2.out" 2>&1 || { cat "$tmp/pw2.out"; bad "cpu-t1-w3 --dp"; }
+grep -q '49 of 49 ops profiled on cpu-t1-w3' "$tmp/pw2.out" ||
+    { cat "$tmp/pw2.out"; bad "cpu-t1-w3 does not price the ops"; }
+expect 2 'expected up to 16 integers' --task mnist --profile-out "$tmp/x.cfg" --profile-workers 1
 sed 's/^version = 1;/version = 7;/' "$tmp/prof.cfg" >"$tmp/badprof.cfg"
 expect 1 "badprof.cfg:3: profile: key 'version'" --task mnist --cluster "$EX/local.cfg" \
     --profile "$tmp/badprof.cfg"

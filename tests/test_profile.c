@@ -103,6 +103,30 @@ static char *save_str(const struct hg_profile *p)
     return buf;
 }
 
+/* Between measured batches the measurements, outside them the fit. */
+static void test_interp(void)
+{
+    char err[256] = "";
+    struct hg_profile *p = hg_prof_new();
+    int dev = hg_prof_device(p, "cpu-t1", HG_DEV_CPU, "", 1, 1);
+    double x[3] = {32, 8, 16}, t[3] = {5e-4, 1e-4, 2e-4}; /* not linear, not sorted */
+    REQUIRE(hg_prof_set_op(p, dev, HG_OP_RELU, "s", 1, 3, x, t, err, sizeof(err)) == 0, "%s",
+            err);
+    const struct hg_prof_op *e = hg_prof_find_op(p, dev, HG_OP_RELU, "s");
+    REQUIRE(e != NULL, "entry");
+    EXPECT(hg_prof_time(e, 8) == 1e-4 && hg_prof_time(e, 16) == 2e-4 &&
+           hg_prof_time(e, 32) == 5e-4, "at the measured batches: %g %g %g",
+           hg_prof_time(e, 8), hg_prof_time(e, 16), hg_prof_time(e, 32));
+    EXPECT(close_to(hg_prof_time(e, 12), 1.5e-4, 1e-12) &&
+           close_to(hg_prof_time(e, 24), 3.5e-4, 1e-12), "between: %g %g",
+           hg_prof_time(e, 12), hg_prof_time(e, 24));
+    EXPECT(close_to(hg_prof_time(e, 64), e->fit.a + e->fit.b * 64, 1e-12) &&
+           close_to(hg_prof_time(e, 4), e->fit.a + e->fit.b * 4, 1e-12) &&
+           hg_prof_time(e, 64) != 5e-4 * 2, "outside: the fit (%g at 64)",
+           hg_prof_time(e, 64));
+    hg_prof_free(p);
+}
+
 static void test_roundtrip(void)
 {
     char err[512] = "";
@@ -348,14 +372,14 @@ static void test_cost_sim(void)
     struct hg_cluster *c = cluster("0.5");
     /* without the profile: the roofline everywhere */
     double a, b, ar, br;
-    EXPECT(hg_cost_node(c, 0, g, 1, batch, &a, &b) == 0, "unbound: not the roofline");
+    EXPECT(hg_cost_node(c, 0, g, 1, batch, &a, &b, NULL) == 0, "unbound: not the roofline");
     REQUIRE(hg_cluster_set_profile(c, p, err, sizeof(err)) == 0, "%s", err);
     EXPECT(c->devices[0].prof_dev == 0 && c->devices[1].prof_dev == 0 &&
            c->devices[2].prof_dev == -1, "binding %d %d %d", c->devices[0].prof_dev,
            c->devices[1].prof_dev, c->devices[2].prof_dev);
     double want_mp = 0;
     for (int k = 0; k < n; k++) {
-        int r = hg_cost_node(c, 0, g, k, batch, &a, &b);
+        int r = hg_cost_node(c, 0, g, k, batch, &a, &b, NULL);
         REQUIRE(hg_prof_op_sig(g, k, batch, sig, sizeof(sig)) == 0, "sig");
         const struct hg_prof_op *e = hg_prof_find_op(p, 0, hg_graph_node(g, k)->op, sig);
         if (e) {
@@ -367,7 +391,7 @@ static void test_cost_sim(void)
             EXPECT(k == 0 && r == 0, "node %d not profiled (r %d)", k, r);
         }
         /* device 2 names no profile: the roofline */
-        EXPECT(hg_cost_node(c, 2, g, k, batch, &ar, &br) == 0, "device 2 node %d", k);
+        EXPECT(hg_cost_node(c, 2, g, k, batch, &ar, &br, NULL) == 0, "device 2 node %d", k);
         want_mp += a + b;
     }
     /* the simulator: every op on device 0 (model parallel, one group) takes
@@ -411,9 +435,25 @@ static void test_cost_sim(void)
            "profiled link %g B/s %g s", path.bw, path.lat);
     hg_cluster_path(c, 0, 2, &path);
     EXPECT(path.bw == 12e9 && path.lat == 1e-6, "unprofiled link %g B/s", path.bw);
-    hg_gcfg_even(&st->cfg[0], c, HG_AGG_AR);
-    hg_sim_full(sim, st, &res);
-    EXPECT(res.iter_s > 0, "dp");
+    /* even data parallelism over the two profiled CPU workers: each
+     * replica's measured time at batch 8, and the AllReduces computed by
+     * the workers themselves, so nothing overlaps: the sum of both */
+    struct hg_strategy *dp = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_gcfg_even(&dp->cfg[0], c, HG_AGG_AR);
+    dp->cfg[0].rep[2] = 0; /* devices 0 and 1 */
+    hg_sim_full(sim, dp, &res);
+    double want_dp = 0;
+    for (int k = 0; k < pg->nops; k++) {
+        const struct hg_pop *o = &pg->ops[k];
+        want_dp += !o->batch ? o->a[0]
+                   : o->pe[0] ? hg_prof_time(o->pe[0], batch / 2.0) / 0.5
+                              : o->a[0] + o->b[0] / 2;
+        if (o->out_grad)
+            want_dp += hg_cost_allreduce_ring(c, devs, 2, (double)o->out_bytes);
+    }
+    EXPECT(close_to(res.iter_s, want_dp, 1e-9), "sim DP on CPU workers: %.9g s, want %.9g",
+           res.iter_s, want_dp);
+    hg_strategy_free(dp);
     hg_sim_free(sim);
     hg_strategy_free(st);
     hg_pgraph_free(pg);
@@ -478,6 +518,7 @@ static void test_measure(void)
 int main(void)
 {
     test_fit();
+    test_interp();
     test_roundtrip();
     test_bad_files();
     test_sig();
