@@ -243,6 +243,8 @@ int hg_prof_set_op(struct hg_profile *p, int dev, enum hg_op op, const char *sig
 int hg_prof_set_link(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
                      int world, int npts, const double *x, const double *t, char *err,
                      size_t errlen);
+/* The median of v[n] (sorts v; n >= 1). */
+double hg_prof_median(double *v, int n);
 /* Seconds per node at batch x: between the smallest and the largest
  * measured batch, the line through the two measured points around x (the
  * measurements themselves, which the fit misses by a few per cent where

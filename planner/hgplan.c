@@ -581,18 +581,6 @@ static int cmp_i64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-static int cmp_dbl(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
-static double median_of(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof(double), cmp_dbl);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* What the processes measuring one device at once share (an anonymous
  * mapping): how many are done, a barrier after every run, and each one's
  * run totals. */
@@ -766,7 +754,7 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
                 slowest[r] = t > slowest[r] ? t : slowest[r];
             }
         }
-        double mx = median_of(slowest, R);
+        double mx = hg_prof_median(slowest, R);
         scale[j] = sum[j] > 0 && mx > 0 ? mx / sum[j] : 1;
     }
     free(slowest);

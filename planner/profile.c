@@ -748,7 +748,7 @@ static int cmp_dbl(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+double hg_prof_median(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof(double), cmp_dbl);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -868,7 +868,7 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
         for (int k = 0; k < n; k++) {
             for (int r = 0; r < R; r++)
                 col[r] = raw[((size_t)i * R + r) * n + k];
-            double m = median(col, R);
+            double m = hg_prof_median(col, R);
             med[(size_t)i * n + k] = m > 1e-9 ? m : 1e-9;
         }
     /* signatures at every batch: a node whose signature changes with the
