@@ -210,59 +210,61 @@ drift() {
     echo "$_d"
 }
 STABLE=${HG_ACC_STABLE:-0.06}
-for t in $TASKS; do
-    for r in $(seq 1 "$ROUNDS"); do
-        case $t in mnist) G=$G_mnist ;; bert) G=$G_bert ;; esac
-        batches=$(for w in 4 3 2 1; do echo $((G / w)); done | sort -n | uniq | paste -sd, -)
-        try=1
-        while :; do
-        rm -f "$tmp/round"
-        # shellcheck disable=SC2046
-        quiet_run "$tmp/$t-prof-$r.log" "$HGPLAN" $(plan_args "$t") --profile-out "$tmp/$t-prof-$r.cfg" \
-            --profile-batches "$batches" --profile-repeats 15 \
-            ${shared:+--profile-workers "$shared"} ||
-            die "hgplan --profile-out (see $tmp/$t-prof-$r.log)"
-        fprof=$foreign
-        maxd=0
-        for w in $WORKERS; do
-            for m in measured fluid; do
-                cluster "$w" "$tmp/w$w-$m.cfg" "$([ $m = fluid ] && echo fluid)"
-                # shellcheck disable=SC2046
-                "$HGPLAN" $(plan_args "$t") --cluster "$tmp/w$w-$m.cfg" --profile "$tmp/$t-prof-$r.cfg" \
-                    --dp >"$tmp/$t-sim-$m-$w-$r.log" 2>&1 ||
-                    die "hgplan --dp (see $tmp/$t-sim-$m-$w-$r.log)"
-            done
-            sim=$(awk '$1 == "dp" { printf "%.3f", $2 * 1000 }' "$tmp/$t-sim-measured-$w-$r.log")
-            simf=$(awk '$1 == "dp" { printf "%.3f", $2 * 1000 }' "$tmp/$t-sim-fluid-$w-$r.log")
+gbatch() { case $1 in mnist) echo "$G_mnist" ;; bert) echo "$G_bert" ;; esac; }
+# One round of task $t, number $r: the profile, then per W the two
+# simulations, the run, and the machine's speed measured again.  Writes
+# $tmp/round; sets maxd (the largest speed change from the profile).
+one_round() {
+    rm -f "$tmp/round"
+    # shellcheck disable=SC2046
+    quiet_run "$tmp/$t-prof-$r.log" "$HGPLAN" $(plan_args "$t") --profile-out "$tmp/$t-prof-$r.cfg" \
+        --profile-batches "$batches" --profile-repeats 15 \
+        ${shared:+--profile-workers "$shared"} ||
+        die "hgplan --profile-out (see $tmp/$t-prof-$r.log)"
+    fprof=$foreign
+    maxd=0
+    for w in $WORKERS; do
+        for m in measured fluid; do
+            cluster "$w" "$tmp/w$w-$m.cfg" "$([ $m = fluid ] && echo fluid)"
             # shellcheck disable=SC2046
-            quiet_run "$tmp/$t-run-$w-$r.log" "$HGTRAIN" $(train_args "$t" "$w") --devices "cpu:$w" \
-                --max-update "$UPDATES" --log-format json --log-interval "$LOGI" \
-                --validate-interval 0 --no-save --save-dir "$tmp/save" ||
-                die "hgtrain (see $tmp/$t-run-$w-$r.log)"
-            # update counts are multiples of LOGI; other lines end an epoch
-            meas=$(sed -n 's/.*"update": \([0-9]*\),.*"ups": \([0-9.]*\),.*/\1 \2/p' \
-                "$tmp/$t-run-$w-$r.log" | awk -v l="$LOGI" '$1 % l == 0 && $1 > l { print 1000 / $2 }' |
-                median)
-            echo "$t $w $(threads_for "$w") $r $meas $sim $fprof $foreign $simf" >>"$tmp/round"
-            # did the machine change speed since the profile?
-            d=$(drift "$tmp/$t-prof-$r.cfg" "$G")
-            maxd=$(awk -v a="$d" -v b="$maxd" 'BEGIN { print (a > b ? a : b) }')
+            "$HGPLAN" $(plan_args "$t") --cluster "$tmp/w$w-$m.cfg" --profile "$tmp/$t-prof-$r.cfg" \
+                --dp >"$tmp/$t-sim-$m-$w-$r.log" 2>&1 ||
+                die "hgplan --dp (see $tmp/$t-sim-$m-$w-$r.log)"
         done
-        if awk -v d="$maxd" -v s="$STABLE" 'BEGIN { exit !(d > s) }' && [ "$try" -lt "$TRIES" ]; then
+        sim=$(awk '$1 == "dp" { printf "%.3f", $2 * 1000 }' "$tmp/$t-sim-measured-$w-$r.log")
+        simf=$(awk '$1 == "dp" { printf "%.3f", $2 * 1000 }' "$tmp/$t-sim-fluid-$w-$r.log")
+        # shellcheck disable=SC2046
+        quiet_run "$tmp/$t-run-$w-$r.log" "$HGTRAIN" $(train_args "$t" "$w") --devices "cpu:$w" \
+            --max-update "$UPDATES" --log-format json --log-interval "$LOGI" \
+            --validate-interval 0 --no-save --save-dir "$tmp/save" ||
+            die "hgtrain (see $tmp/$t-run-$w-$r.log)"
+        # update counts are multiples of LOGI; other lines end an epoch
+        meas=$(sed -n 's/.*"update": \([0-9]*\),.*"ups": \([0-9.]*\),.*/\1 \2/p' \
+            "$tmp/$t-run-$w-$r.log" | awk -v l="$LOGI" '$1 % l == 0 && $1 > l { print 1000 / $2 }' |
+            median)
+        echo "$t $w $(threads_for "$w") $r $meas $sim $fprof $foreign $simf" >>"$tmp/round"
+        d=$(drift "$tmp/$t-prof-$r.cfg" "$G")
+        maxd=$(awk -v a="$d" -v b="$maxd" 'BEGIN { print (a > b ? a : b) }')
+    done
+}
+for t in $TASKS; do
+    G=$(gbatch "$t")
+    batches=$(for w in 4 3 2 1; do echo $((G / w)); done | sort -n | uniq | paste -sd, -)
+    for r in $(seq 1 "$ROUNDS"); do
+        try=1
+        while one_round && awk -v d="$maxd" -v s="$STABLE" 'BEGIN { exit !(d > s) }' &&
+            [ "$try" -lt "$TRIES" ]; do
             echo "  ($t round $r: the machine's speed moved by up to $(awk -v d="$maxd" 'BEGIN { printf "%.0f", d * 100 }')% from the profile's: again)" >&2
             try=$((try + 1))
-            continue
-        fi
+        done
         cat "$tmp/round" >>"$tmp/rows"
         echo "$t $r $try $maxd" >>"$tmp/stability"
-        break
-        done
     done
 done
 echo "| task (global batch) | workers | threads/worker | measured ms | simulated ms | error % | fluid model: simulated ms, error % | rounds: measured / simulated ms (foreign load, cores: profile / run) |"
 echo "|---|---|---|---|---|---|---|---|"
 for t in $TASKS; do
-    case $t in mnist) G=$G_mnist ;; bert) G=$G_bert ;; esac
+    G=$(gbatch "$t")
     for w in $WORKERS; do
         awk -v t="$t" -v w="$w" '$1 == t && $2 == w' "$tmp/rows" >"$tmp/sel"
         m=$(cut -d' ' -f5 "$tmp/sel" | median)

@@ -675,7 +675,7 @@ int hg_cluster_rank_capacities(const struct hg_cluster *c, double *cap, char *er
         const struct hg_pdevice *d = &c->devices[i];
         /* a rank that gets a share of its device is that much slower */
         cap[i] = (all_speed ? d->speed : d->peak_flops) *
-                 (d->time_share > 0 ? d->time_share : 1);
+                 hg_pdevice_share(d);
         if (!(cap[i] > 0))
             return hg_kerr(err, errlen, "%s: device %s has no 'peak_flops' and not every "
                            "device has a 'speed': capacities need one or the other on "

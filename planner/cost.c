@@ -103,7 +103,7 @@ int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, in
         *pe = NULL;
     const struct hg_pdevice *dv = &c->devices[d];
     const struct hg_node_info *nd = hg_graph_node(g, n);
-    double share = dv->time_share > 0 ? dv->time_share : 1;
+    double share = hg_pdevice_share(dv);
     if (c->prof && dv->prof_dev >= 0) {
         char sig[256];
         const struct hg_prof_op *e =

@@ -45,6 +45,12 @@ struct hg_pdevice {
                            * (hg_cluster_set_profile) */
 };
 
+/* d's time_share, 1 where none was set (a device built in memory) */
+static inline double hg_pdevice_share(const struct hg_pdevice *d)
+{
+    return d->time_share > 0 ? d->time_share : 1;
+}
+
 /* An intra-node link between two devices of one node, full duplex:
  * bandwidth is per direction. */
 struct hg_plink {

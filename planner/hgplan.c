@@ -860,19 +860,18 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     for (int k = 0; k < nt + a->npworkers && rc == 0; k++) {
         char name[32];
         /* as many processes as hgtrain would run workers of this many
-         * threads: every core busy; --profile-workers: more one-thread
-         * workers than cores */
-        int64_t th = k < nt ? threads[k] : 1;
-        int procs = cores / th > 1 ? (int)(cores / th) : 1;
-        if (k >= nt)
-            procs = (int)a->pworkers[k - nt];
+         * threads: every core busy; --profile-workers: that many
+         * one-thread workers, more than the cores */
+        int shared = k >= nt;
+        int64_t th = shared ? 1 : threads[k];
+        int procs = shared ? (int)a->pworkers[k - nt] : cores / th > 1 ? (int)(cores / th) : 1;
         procs = procs > 64 ? 64 : procs;
-        if (k < nt)
-            snprintf(name, sizeof(name), "cpu-t%lld", (long long)th);
-        else
+        if (shared)
             snprintf(name, sizeof(name), "cpu-t1-w%d", procs);
+        else
+            snprintf(name, sizeof(name), "cpu-t%lld", (long long)th);
         snprintf(full, sizeof(full), "%s, %lld thread%s%s", model, (long long)th,
-                 th == 1 ? "" : "s", k < nt ? "" : ", cores shared");
+                 th == 1 ? "" : "s", shared ? ", cores shared" : "");
         fprintf(o, "profiling %s: %d ops of %s at batch", name, hg_graph_n_nodes(g), a->task);
         for (int i = 0; i < nb; i++)
             fprintf(o, "%s%lld", i ? "," : " ", (long long)batches[i]);

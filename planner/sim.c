@@ -283,18 +283,13 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
         if (!o->batch) {
             t->dur = o->a[d];
         } else if (o->pe[d]) { /* the measured time at a replica's batch */
-            double share = c->devices[d].time_share > 0 ? c->devices[d].time_share : 1;
-            t->dur = rep[d] * hg_prof_time(o->pe[d], (double)s->pg->batch / R) / share;
+            t->dur = rep[d] * hg_prof_time(o->pe[d], (double)s->pg->batch / R) /
+                     hg_pdevice_share(&c->devices[d]);
         } else {
             t->dur = rep[d] * o->a[d] + o->b[d] * ((double)rep[d] / R);
         }
         add_res(sg, t, d);
     }
-    /* CPU workers compute a collective themselves (the shm backend sums in
-     * the ranks): it occupies them as well as the channels */
-    int cpus = n > 1;
-    for (int i = 0; i < n; i++)
-        cpus &= c->devices[devs[i]].kind == HG_DEV_CPU;
     const struct hg_gcfg *g = &st->cfg[st->group[v]];
     if (o->out_grad && g->mode == HG_MODE_DP && n > 1) {
         struct task *t = add_task(sg, T_AGG);
@@ -322,6 +317,11 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
             }
         }
         t->dev = devs[0];
+        /* CPU workers compute a collective themselves (the shm backend
+         * sums in the ranks): it occupies them as well as the channels */
+        int cpus = 1;
+        for (int i = 0; i < n; i++)
+            cpus &= c->devices[devs[i]].kind == HG_DEV_CPU;
         for (int i = 0; cpus && i < n; i++)
             add_res(sg, t, devs[i]);
     }
