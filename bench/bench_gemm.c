@@ -1,6 +1,9 @@
 /* bench_gemm.c - GFLOP/s of our MATMUL op (through hg_op_table, the path the
  * executor takes) against cblas_sgemm called directly on the same OpenBLAS
- * instance, same shapes, same threads.  Prints one line per shape:
+ * instance, same shapes, same threads (OpenBLAS's own threading for the
+ * direct call; ours keeps OpenBLAS single-threaded and cuts C itself so
+ * that the result does not depend on the thread count).  Prints one line
+ * per shape:
  *   gemm <name> M K N ours_gflops <a> direct_gflops <b> ratio <a/b> maxdiff <d>
  * and at the end
  *   peak_gflops <p>   (the largest GFLOP/s seen, either path)
@@ -104,8 +107,14 @@ struct job {
     const struct hg_kargs *args;
 };
 
+/* openblas_set_num_threads of the loaded instance, or NULL */
+static void (*blas_threads)(int);
+static int threads_direct;
+
 static void call(const struct job *j, int ours)
 {
+    if (blas_threads) /* a few ns: OpenBLAS only stores the number */
+        blas_threads(ours ? 1 : threads_direct);
     if (ours) {
         if (hg_op_table[HG_OP_MATMUL].cpu(j->args) != 0) {
             fprintf(stderr, "bench_gemm: matmul: %s\n", j->args->ctx->err);
@@ -170,6 +179,8 @@ int main(int argc, char **argv)
                 dlerror());
         return 1;
     }
+    *(void **)&blas_threads = dlsym(h, "openblas_set_num_threads");
+    threads_direct = threads;
     *(void **)&direct = dlsym(h, "cblas_sgemm");
     if (!direct) {
         fprintf(stderr, "bench_gemm: %s has no cblas_sgemm\n", path);

@@ -529,9 +529,10 @@ void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
                  c->cfg.lowp == HG_LOWP_BF16 ? " (bf16 GEMMs)"
                  : c->cfg.lowp == HG_LOWP_FP16 ? " (fp16 GEMMs, loss scaling)" : "");
     snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s "
-             "(activations %.1f MiB, %.1f without reuse), BLAS %s, %d threads",
+             "(activations %.1f MiB, %.1f without reuse), BLAS %s, ISA %s, "
+             "%d threads",
              (long long)hg_graph_param_count(c->train.g), c->train.n,
              ms.total / 1048576.0, dev, ms.act_bytes / 1048576.0,
              ms.act_naive / 1048576.0, hg_kernels_blas_name(),
-             hg_kernels_get_threads());
+             hg_kernels_isa_name(), hg_kernels_get_threads());
 }

@@ -227,9 +227,14 @@ void hg_kernels_set_threads(int nthreads);
 int hg_kernels_get_threads(void);
 /* Short description of the BLAS in use ("OpenBLAS 0.3.21 SkylakeX (OpenMP)"). */
 const char *hg_kernels_blas_name(void);
+/* The instruction set our own CPU kernels use: "avx512", "avx2" or
+ * "baseline" (the CPU's widest, or lower where HG_ISA caps it; an HG_ISA
+ * the CPU lacks is refused by hg_kernels_init). */
+const char *hg_kernels_isa_name(void);
 
 /* Row-major single-precision GEMM through the chosen BLAS:
- * C[M,N] = alpha * op(A) op(B) + beta * C. */
+ * C[M,N] = alpha * op(A) op(B) + beta * C.  The result does not depend on
+ * the thread count (kernels/blas.c says how). */
 void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
               float alpha, const float *a, int64_t lda, const float *b,
               int64_t ldb, float beta, float *c, int64_t ldc);

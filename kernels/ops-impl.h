@@ -62,17 +62,31 @@
 extern "C" {
 #endif
 
-/* Inner loops of memory-bound kernels are compiled for AVX-512, AVX2 and
- * the baseline, picked at load time (GCC ifunc), so a portable build still
- * runs the CPU's widest vectors. -std=c11 keeps FP contraction off, so all
- * clones compute bit-identical results. */
+/* Inner loops of memory-bound kernels are compiled for AVX-512
+ * (x86-64-v4), AVX2 (x86-64-v3) and the baseline; HG_SIMD_PICK chooses one
+ * at run time by hg_cpu_isa() (the CPU's level, capped by HG_ISA), so a
+ * portable build runs the CPU's widest vectors and one machine can test
+ * every path.  -std=c11 keeps FP contraction off and nothing reassociates,
+ * so all variants compute bit-identical results (tests/isa.sh checks).
+ *   HG_SIMD_DEF(static void, f, (params), { body })  defines f_v4, f_v3, f_v1
+ *   HG_SIMD_PICK(f)                                 the variant to call */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && \
     __GNUC__ >= 12 && defined(__linux__)
-#define HG_SIMD_CLONES \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define HG_SIMD_DEF(ret, name, params, ...)                                    \
+    __attribute__((target("arch=x86-64-v4"))) ret name##_v4 params __VA_ARGS__ \
+    __attribute__((target("arch=x86-64-v3"))) ret name##_v3 params __VA_ARGS__ \
+    ret name##_v1 params __VA_ARGS__
+#define HG_SIMD_PICK(name)                                                     \
+    (hg_cpu_isa() >= 4 ? name##_v4 : hg_cpu_isa() >= 3 ? name##_v3 : name##_v1)
 #else
-#define HG_SIMD_CLONES
+#define HG_SIMD_DEF(ret, name, params, ...) ret name##_v1 params __VA_ARGS__
+#define HG_SIMD_PICK(name) name##_v1
 #endif
+
+/* The x86-64 level the SIMD variants use: 4 (AVX-512 F/BW/CD/DQ/VL), 3
+ * (AVX2, FMA, ...) or 1 (baseline): the CPU's, lowered by HG_ISA=avx512|
+ * avx2|baseline.  Read once (kernels/blas.c). */
+int hg_cpu_isa(void);
 
 /* Runs body(lo, hi) over [0, n) in nthreads contiguous chunks when n is at
  * least min_par, else in one chunk; deterministic chunk boundaries. */

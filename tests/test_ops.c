@@ -3,7 +3,7 @@
  *
  *   value    the CPU kernel against a naive reference written here (plain
  *            loops, double accumulation), plus bitwise re-run determinism and,
- *            where flagged, 1-thread vs 2-thread bitwise equality;
+ *            where flagged, 1, 2, 3 and 4 threads bitwise equal;
  *   grad     the graph's autodiff against central finite differences of
  *            loss = sum(op(...) * R) (or the op's own [1] output);
  *   error    runtime errors (bad ids/targets) return -1 with a message;
@@ -44,7 +44,7 @@
 enum {
     M_VALUE = 1 << 0,    /* kernel vs reference, + bitwise re-run */
     M_GRAD = 1 << 1,     /* autodiff vs finite differences */
-    M_THREADS = 1 << 2,  /* 1 vs 2 threads bitwise (with M_VALUE) */
+    M_THREADS = 1 << 2,  /* 1, 3, 4 vs 2 threads bitwise (with M_VALUE) */
     M_ERROR = 1 << 3,    /* kernel must return -1, message has .expect */
     M_SHAPE_ERR = 1 << 4,/* shape rule must return -1, message has .expect */
     M_DROPSTAT = 1 << 5, /* dropout statistics */
@@ -124,7 +124,26 @@ static const struct op_case cases[] = {
      .in = {S(3, 5), S(4, 7)}, .expect = "matmul"},
     {.op = HG_OP_MATMUL, .modes = M_SHAPE_ERR, .note = "batch mismatch", .n_in = 2,
      .in = {S(2, 3, 5), S(3, 5, 4)}, .expect = "matmul"},
+    /* hg_sgemm's thread partitions (kernels/blas.c): rows in 48-row units,
+     * odd row counts, column pieces (few rows, many columns), K beyond
+     * OpenBLAS's K block, every transpose; bert's and conv's shapes */
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "rows", .n_in = 2,
+     .in = {S(640, 128), S(128, 128)}},
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "rows, trans_b", .n_in = 2,
+     .in = {S(333, 77), S(555, 77)}, .attr = MM(0, 1, 0)},
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "K 700, trans_a trans_b", .n_in = 2,
+     .in = {S(700, 200), S(130, 700)}, .attr = MM(1, 1, 0)},
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "K 1000 (weight gradient), trans_a", .n_in = 2,
+     .in = {S(1000, 128), S(1000, 512)}, .attr = MM(1, 0, 0)},
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "column pieces", .n_in = 2,
+     .in = {S(64, 288), S(288, 4100)}},
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "column pieces, trans_b", .n_in = 2,
+     .in = {S(20, 300), S(1500, 300)}, .attr = MM(0, 1, 0)},
+    {.op = HG_OP_MATMUL, .modes = VT, .note = "batched 4-D trans_b (q k^T)", .n_in = 2,
+     .in = {S(4, 4, 64, 32), S(4, 4, 64, 32)}, .attr = MM(0, 1, 0.25f)},
     {.op = HG_OP_MATMUL_REDUCE, .modes = VT, .n_in = 2, .in = {S(6, 5), S(6, 4)}},
+    {.op = HG_OP_MATMUL_REDUCE, .modes = VT, .note = "K 1200", .n_in = 2,
+     .in = {S(1200, 96), S(1200, 130)}},
     {.op = HG_OP_MATMUL_REDUCE, .modes = M_VALUE, .n_in = 2, .in = {S(2, 3, 5), S(2, 3, 7)}},
     {.op = HG_OP_MATMUL_REDUCE, .modes = M_VALUE, .n_in = 2, .in = {S(300, 33), S(300, 17)}},
 
@@ -137,14 +156,14 @@ static const struct op_case cases[] = {
      .in = {S(1, 2, 6, 7), S(3, 2, 3, 2)}, .attr = CONV(3, 2, 2, 1, 1, 0)},
     {.op = HG_OP_CONV2D, .modes = M_VALUE, .note = "1x1", .n_in = 2,
      .in = {S(2, 4, 5, 5), S(3, 4, 1, 1)}, .attr = CONV(1, 1, 1, 1, 0, 0)},
-    {.op = HG_OP_CONV2D, .modes = M_VALUE, .note = "mnist conv2", .n_in = 2,
+    {.op = HG_OP_CONV2D, .modes = VT, .note = "mnist conv2", .n_in = 2,
      .in = {S(3, 8, 26, 26), S(16, 8, 3, 3)}, .attr = CONV(3, 3, 1, 1, 0, 0)},
-    {.op = HG_OP_CONV2D, .modes = M_VALUE, .note = "several workspace chunks", .n_in = 2,
+    {.op = HG_OP_CONV2D, .modes = VT, .note = "several workspace chunks", .n_in = 2,
      .in = {S(5, 16, 64, 64), S(8, 16, 3, 3)}, .attr = CONV(3, 3, 1, 1, 1, 1)},
-    {.op = HG_OP_CONV2D_BWD_DATA, .modes = M_VALUE, .note = "several workspace chunks",
+    {.op = HG_OP_CONV2D_BWD_DATA, .modes = VT, .note = "several workspace chunks",
      .n_in = 3, .in = {S(5, 8, 64, 64), S(8, 16, 3, 3), S(5, 16, 64, 64)},
      .attr = CONV(3, 3, 1, 1, 1, 1)},
-    {.op = HG_OP_CONV2D_BWD_FILTER, .modes = M_VALUE, .note = "several workspace chunks",
+    {.op = HG_OP_CONV2D_BWD_FILTER, .modes = VT, .note = "several workspace chunks",
      .n_in = 2, .in = {S(5, 16, 64, 64), S(5, 8, 64, 64)}, .attr = CONV(3, 3, 1, 1, 1, 1)},
     {.op = HG_OP_CONV2D_BWD_DATA, .modes = M_VALUE, .n_in = 3,
      .in = {S(2, 4, 5, 5), S(4, 3, 3, 3), S(2, 3, 7, 7)}, .attr = CONV(3, 3, 1, 1, 0, 0)},
@@ -1544,8 +1563,14 @@ static void mode_value(const struct op_case *c, const struct hg_tview *in)
     } else {
         report(1, c, "rerun", "bitwise identical");
     }
-    if (c->modes & M_THREADS) {
-        rc = run_once(c, in, &os, 1, 0x00, &r3, &n3, err, sizeof err);
+    /* 1, 3 and 4 threads against the 2 above; 3 and 4 also where the CPU
+     * has fewer cores (the partition is what must not change) */
+    static const int other_threads[] = {1, 3, 4};
+    for (int ti = 0; (c->modes & M_THREADS) && ti < 3; ti++) {
+        const int nt = other_threads[ti];
+        free(r3);
+        r3 = NULL;
+        rc = run_once(c, in, &os, nt, 0x00, &r3, &n3, err, sizeof err);
         if (rc != 0 || n3 != n1 || memcmp(r1, r3, n1) != 0) {
             int64_t at = -1;
             for (int64_t i = 0; rc == 0 && i < n; i++)
@@ -1553,12 +1578,13 @@ static void mode_value(const struct op_case *c, const struct hg_tview *in)
                     at = i;
                     break;
                 }
-            report(0, c, "threads", "1 vs 2 threads differ (rc %d) at %lld: %.9g vs %.9g",
-                   rc, (long long)at, at >= 0 ? (double)((float *)r3)[at] : 0.0,
+            report(0, c, "threads", "%d vs 2 threads differ (rc %d) at %lld: %.9g vs %.9g",
+                   nt, rc, (long long)at, at >= 0 ? (double)((float *)r3)[at] : 0.0,
                    at >= 0 ? (double)((float *)r1)[at] : 0.0);
-        } else {
-            report(1, c, "threads", "1 and 2 threads bitwise identical");
+            break;
         }
+        if (ti == 2)
+            report(1, c, "threads", "1, 2, 3 and 4 threads bitwise identical");
     }
     free(r1);
     free(r2);
@@ -1872,7 +1898,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "hg_kernels_init: %s\n", err);
         return 1;
     }
-    printf("BLAS: %s\n", hg_kernels_blas_name() ? hg_kernels_blas_name() : "?");
+    printf("BLAS: %s; ISA %s\n", hg_kernels_blas_name() ? hg_kernels_blas_name() : "?",
+           hg_kernels_isa_name());
     tally = mmap(NULL, sizeof *tally, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (tally == MAP_FAILED) {
         perror("mmap");

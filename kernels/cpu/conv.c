@@ -296,22 +296,19 @@ static void tile_row_max(const float *r, int64_t w, int64_t k, int64_t ow,
 }
 
 /* Any NaN among n floats (then the slow path keeps torch's NaN rule). */
-HG_SIMD_CLONES static int row_has_nan(const float *x, int64_t n)
-{
+HG_SIMD_DEF(static int, row_has_nan, (const float *x, int64_t n), {
     int nan = 0;
     for (int64_t i = 0; i < n; i++)
         nan |= x[i] != x[i];
     return nan;
-}
+})
 
 /* 2x2 windows of rows r0, r1 without NaN: dy goes to the first position
  * holding the maximum, zeros elsewhere; selects, no branches. */
-HG_SIMD_CLONES static void pool2_bwd_row(const float *restrict r0,
-                                         const float *restrict r1,
-                                         const float *restrict dy,
-                                         float *restrict d0,
-                                         float *restrict d1, int64_t ow)
-{
+HG_SIMD_DEF(static void, pool2_bwd_row,
+            (const float *restrict r0, const float *restrict r1,
+             const float *restrict dy, float *restrict d0, float *restrict d1,
+             int64_t ow), {
     for (int64_t j = 0; j < ow; j++) {
         float v0 = r0[2 * j], v1 = r0[2 * j + 1], v2 = r1[2 * j], v3 = r1[2 * j + 1];
         float m01 = v0 >= v1 ? v0 : v1, m23 = v2 >= v3 ? v2 : v3;
@@ -323,14 +320,14 @@ HG_SIMD_CLONES static void pool2_bwd_row(const float *restrict r0,
         d1[2 * j] = e2 ? g : 0.0f;
         d1[2 * j + 1] = e3 ? g : 0.0f;
     }
-}
+})
 
 /* dy row [ow] -> the argmax positions of the k rows starting at dr */
 static void tile_row_scatter(const float *r, int64_t w, int64_t k, int64_t ow,
                              const float *dy, float *dr)
 {
-    if (k == 2 && !row_has_nan(r, 2 * w)) {
-        pool2_bwd_row(r, r + w, dy, dr, dr + w, ow);
+    if (k == 2 && !HG_SIMD_PICK(row_has_nan)(r, 2 * w)) {
+        HG_SIMD_PICK(pool2_bwd_row)(r, r + w, dy, dr, dr + w, ow);
         return;
     }
     for (int64_t j = 0; j < ow; j++)

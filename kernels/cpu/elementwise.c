@@ -53,15 +53,15 @@ enum bop { BOP_ADD, BOP_SUB, BOP_MUL };
     } while (0)
 
 /* o[n] = a[i*ia] op b[i*ib].  o may equal a or b element for element. */
-HG_SIMD_CLONES static void bin_row(enum bop op, float *restrict o, const float *restrict a,
-                    const float *restrict b, int64_t ia, int64_t ib, int64_t n)
-{
+HG_SIMD_DEF(static void, bin_row,
+            (enum bop op, float *restrict o, const float *restrict a,
+             const float *restrict b, int64_t ia, int64_t ib, int64_t n), {
     switch (op) {
     case BOP_ADD: BIN_LOOPS(x + y); break;
     case BOP_SUB: BIN_LOOPS(x - y); break;
     case BOP_MUL: BIN_LOOPS(x * y); break;
     }
-}
+})
 
 static int binary(const struct hg_kargs *a, enum bop op)
 {
@@ -79,6 +79,9 @@ static int binary(const struct hg_kargs *a, enum bop op)
     const int64_t inner = p.dim[last], ia = p.sa[last], ib = p.sb[last];
     const int64_t nch = (inner + CHUNK - 1) / CHUNK;
     const int64_t tiles = (n / inner) * nch;
+    void (*const row)(enum bop, float *restrict, const float *restrict,
+                      const float *restrict, int64_t, int64_t, int64_t) =
+        HG_SIMD_PICK(bin_row);
 
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)
     for (int64_t t = 0; t < tiles; t++) {
@@ -91,7 +94,7 @@ static int binary(const struct hg_kargs *a, enum bop op)
             oa += ik * p.sa[k];
             ob += ik * p.sb[k];
         }
-        bin_row(op, po + r * inner + c0, pa + oa + c0 * ia, pb + ob + c0 * ib,
+        row(op, po + r * inner + c0, pa + oa + c0 * ia, pb + ob + c0 * ib,
                 ia, ib, len);
     }
     return 0;
@@ -227,34 +230,32 @@ HG_CPU_FN(sum_to)
 /* ---- activations --------------------------------------------------------- */
 
 #define UNARY_KERNEL(name, EXPR)                                               \
-    HG_SIMD_CLONES static void name##_run(const float *restrict xp,            \
-                                          float *restrict yp, int64_t n)      \
-    {                                                                          \
+    HG_SIMD_DEF(static void, name##_run,                                       \
+                (const float *restrict xp, float *restrict yp, int64_t n), {   \
         for (int64_t i = 0; i < n; i++) {                                      \
             float x = xp[i];                                                   \
             yp[i] = (EXPR);                                                    \
         }                                                                      \
-    }                                                                          \
+    })                                                                         \
     HG_CPU_FN(name)                                                            \
     {                                                                          \
         const float *xp = a->in[0].data; /* [n] */                             \
         float *yp = a->out->data;        /* [n] */                             \
         HG_PAR_CHUNKS(hg_shape_numel(&a->out->shape), PAR_MIN, lo, hi,         \
-                      name##_run(xp + lo, yp + lo, hi - lo));                  \
+                      HG_SIMD_PICK(name##_run)(xp + lo, yp + lo, hi - lo));    \
         return 0;                                                              \
     }
 
 /* (u, dy) -> dx, same shapes */
 #define BINARY_KERNEL(name, EXPR)                                              \
-    HG_SIMD_CLONES static void name##_run(const float *restrict up,            \
-                                          const float *restrict dyp,           \
-                                          float *restrict dxp, int64_t n)      \
-    {                                                                          \
+    HG_SIMD_DEF(static void, name##_run,                                       \
+                (const float *restrict up, const float *restrict dyp,          \
+                 float *restrict dxp, int64_t n), {                            \
         for (int64_t i = 0; i < n; i++) {                                      \
             float u = up[i], dy = dyp[i];                                      \
             dxp[i] = (EXPR);                                                   \
         }                                                                      \
-    }                                                                          \
+    })                                                                         \
     HG_CPU_FN(name)                                                            \
     {                                                                          \
         const float *up = a->in[0].data;  /* [n] */                            \
@@ -263,7 +264,8 @@ HG_CPU_FN(sum_to)
         const int64_t n = hg_shape_numel(&a->out->shape);                      \
         HG_CHECK(hg_shape_numel(&a->in[1].shape) == n);                        \
         HG_PAR_CHUNKS(n, PAR_MIN, lo, hi,                                      \
-                      name##_run(up + lo, dyp + lo, dxp + lo, hi - lo));       \
+                      HG_SIMD_PICK(name##_run)(up + lo, dyp + lo, dxp + lo,    \
+                                               hi - lo));                      \
         return 0;                                                              \
     }
 
@@ -275,14 +277,12 @@ UNARY_KERNEL(tanh, hg_ew_tanh(x))
 BINARY_KERNEL(tanh_bwd, hg_ew_tanh_bwd(u, dy))
 
 /* y[lo,hi) = mask(i) * x[i] * s; the mask depends on the index only */
-HG_SIMD_CLONES static void dropout_run(const float *restrict x,
-                                       float *restrict y, int64_t lo,
-                                       int64_t hi, uint64_t key, float p,
-                                       float s)
-{
+HG_SIMD_DEF(static void, dropout_run,
+            (const float *restrict x, float *restrict y, int64_t lo,
+             int64_t hi, uint64_t key, float p, float s), {
     for (int64_t i = lo; i < hi; i++)
         y[i] = hg_ew_dropout(x[i], key, (uint64_t)i, p, s);
-}
+})
 
 HG_CPU_FN(dropout)
 {
@@ -303,6 +303,7 @@ HG_CPU_FN(dropout)
     }
     const float s = 1.0f / (1.0f - p);
     const uint64_t key = hg_rand_key(seed, stream);
-    HG_PAR_CHUNKS(n, PAR_MIN / 4, lo, hi, dropout_run(x, y, lo, hi, key, p, s));
+    HG_PAR_CHUNKS(n, PAR_MIN / 4, lo, hi,
+                  HG_SIMD_PICK(dropout_run)(x, y, lo, hi, key, p, s));
     return 0;
 }
