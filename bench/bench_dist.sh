@@ -65,7 +65,7 @@ for model in mnist bert; do
             t=$((cores / w > 0 ? cores / w : 1))
             ours=$a
             [ "$w" = 1 ] || ours=$b
-            line=$(OPENBLAS_CORETYPE=SkylakeX "$py" "$src/bench/torch_ddp_mnist.py" \
+            line=$("$src/bench/torch-env" "$py" "$src/bench/torch_ddp_mnist.py" \
                 --world "$w" --threads "$t" --batch $global --updates "$updates")
             echo "       $line"
             torch=$(echo "$line" | sed 's/.*updates_per_s \([0-9.]*\).*/\1/')

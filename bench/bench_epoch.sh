@@ -22,9 +22,9 @@ echo "date: $(date -u '+%F %T') UTC; load: $(uptime | sed 's/.*load/load/')"
     >"$work/ours.log" 2>&1 || { cat "$work/ours.log"; exit 1; }
 ours=$(grep '"update"' "$work/ours.log" | tail -n 1 | sed 's/.*"wall": \([0-9.]*\).*/\1/')
 echo "epoch ours seconds $ours updates $(grep -o '"update": [0-9]*' "$work/ours.log" | tail -n 1 | cut -d' ' -f2)"
-# PyTorch: its best configuration on this machine (bench/RESULTS.md: SkylakeX
-# OpenBLAS core, mkldnn on)
-line=$(OPENBLAS_CORETYPE=SkylakeX "$py" "$src/bench/torch_mnist_epoch.py" --data "$fm" --threads "$threads")
+# PyTorch: its best configuration on this machine (bench/RESULTS.md: the
+# OpenBLAS core hgtrain runs, bench/torch-env; mkldnn on)
+line=$("$src/bench/torch-env" "$py" "$src/bench/torch_mnist_epoch.py" --data "$fm" --threads "$threads")
 echo "$line"
 torch=$(echo "$line" | sed 's/.*seconds \([0-9.]*\).*/\1/')
 awk -v a="$ours" -v b="$torch" -v t="$threads" \

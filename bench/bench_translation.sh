@@ -42,7 +42,7 @@ vt=$(wc -l <"$data/dict.es.txt")
 B=$(awk -v b="$bsz" 'BEGIN { printf "%d", b + 0.5 }')
 T=$(awk -v w="$wpb" -v b="$bsz" 'BEGIN { printf "%d", w / b + 0.5 }')
 echo "ours  transformer_small: $wps target tokens/s (batches of $bsz sentences, $wpb target tokens)"
-line=$(OPENBLAS_CORETYPE=SkylakeX "$py" "$src/bench/torch_translation.py" --threads "$threads" \
+line=$("$src/bench/torch-env" "$py" "$src/bench/torch_translation.py" --threads "$threads" \
     --batch "$B" --src-len "$T" --tgt-len "$T" --vsrc $((vs + 4)) --vtgt $((vt + 4)))
 echo "$line ($B x $T)"
 torch=$(echo "$line" | sed 's/.*tokens_per_s \([0-9.]*\).*/\1/')

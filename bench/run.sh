@@ -15,7 +15,8 @@
 #                     time one configuration instead of trying them all
 # For each thread count: bench_gemm; then per model a short search for
 # PyTorch's best configuration (torch_models.py tries OpenBLAS core type
-# from the environment vs SkylakeX, mkldnn on/off, optimizer foreach on/off),
+# from the environment vs the one hgtrain runs (bench/torch-env: SkylakeX on
+# AVX-512, HG_ISA's level where set), mkldnn on/off, optimizer foreach on/off),
 # then ours and PyTorch's best alternately, HG_BENCH_REPS times, medians.
 # Benchmarks are reports, not tests: exits 0 whatever the ratios.
 set -u

@@ -31,7 +31,17 @@ import os
 import subprocess
 import sys
 
-CORETYPES = ["env", "SkylakeX"]  # "env": whatever the environment says
+
+
+def coretypes():
+    """OPENBLAS_CORETYPEs to try: the environment's ("env"), and the core
+    hgtrain runs here (bench/torch-env) where that differs; SkylakeX only
+    on a CPU with AVX-512 (elsewhere OpenBLAS dies with SIGILL)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    core = subprocess.run([os.path.join(here, "torch-env"), "--print"],
+                          stdout=subprocess.PIPE, universal_newlines=True,
+                          check=True).stdout.strip()
+    return ["env"] + ([core] if core != "auto" else [])
 
 
 def parse():
@@ -55,7 +65,7 @@ def parse():
 
 def run_best(args):
     best = {}
-    for core in CORETYPES:
+    for core in coretypes():
         cmd = [sys.executable, os.path.abspath(__file__),
                "--threads", str(args.threads), "--model", args.model,
                "--iters", str(args.iters), "--reps", str(args.reps),
