@@ -33,6 +33,9 @@ static const char usage_text[] =
     "           --validpref P [--testpref P] --destdir DIR (--bpe-merges N | --bpe-codes FILE)\n"
     "           [--num-shards K] [--max-len L] [--min-frequency N] [--thresholdsrc N]\n"
     "           [--thresholdtgt N] [--nwordssrc N] [--nwordstgt N] [--joined-dictionary]\n"
+    "           [--srcdict FILE] [--tgtdict FILE]\n"
+    "           (with --bpe-codes and both dictionaries, any of the three prefixes)\n"
+    "       hgpreprocess apply-bpe --codes FILE [--input F|-] [--output F]\n"
     "       hgpreprocess lm --input F --destdir DIR (--bpe-merges N | --bpe-codes FILE)\n"
     "           [--max-seq-len 128] [--max-predictions 20] [--masked-lm-prob 0.15]\n"
     "           [--short-seq-prob 0.1] [--dupe-factor 1] [--seed S] [--num-shards K]\n"
@@ -878,7 +881,7 @@ static int cmd_translation(int argc, char **argv)
                *testpref = NULL, *destdir = NULL, *merges_s = NULL,
                *codes = NULL, *nshards_s = "1", *maxlen_s = "0",
                *minfreq_s = "2", *thr_s = "0", *thr_t = "0", *nw_s = "-1",
-               *nw_t = "-1";
+               *nw_t = "-1", *srcdict = NULL, *tgtdict = NULL;
     const struct optdef defs[] = {
         {"source-lang", &sl}, {"target-lang", &tl}, {"trainpref", &trainpref},
         {"validpref", &validpref}, {"testpref", &testpref},
@@ -886,7 +889,7 @@ static int cmd_translation(int argc, char **argv)
         {"num-shards", &nshards_s}, {"max-len", &maxlen_s},
         {"min-frequency", &minfreq_s}, {"thresholdsrc", &thr_s},
         {"thresholdtgt", &thr_t}, {"nwordssrc", &nw_s}, {"nwordstgt", &nw_t},
-        {NULL, NULL}};
+        {"srcdict", &srcdict}, {"tgtdict", &tgtdict}, {NULL, NULL}};
     const char *cmd = "translation";
     /* the one switch (fairseq's): taken out before the name-value pairs */
     int joined = 0;
@@ -902,9 +905,19 @@ static int cmd_translation(int argc, char **argv)
     if (joined && (strcmp(thr_t, "0") != 0 || strcmp(nw_t, "-1") != 0))
         return usage_error(cmd, "%s", "--joined-dictionary takes --thresholdsrc and "
                            "--nwordssrc; --thresholdtgt/--nwordstgt would be ignored");
-    if (!sl || !tl || !trainpref || !validpref || !destdir)
+    if (joined && tgtdict)
+        return usage_error(cmd, "%s", "--joined-dictionary takes --srcdict for both sides, "
+                           "not --tgtdict");
+    /* new text for an existing model: its codes and dictionaries, no
+     * training data needed (fairseq-preprocess --srcdict --tgtdict) */
+    const int given = codes && srcdict && (tgtdict || joined);
+    if (!sl || !tl || !destdir || (!given && (!trainpref || !validpref)))
         return usage_error(cmd, "%s", "--source-lang, --target-lang, --trainpref, "
-                           "--validpref and --destdir are required");
+                           "--validpref and --destdir are required (the prefixes may be "
+                           "left out when --bpe-codes, --srcdict and --tgtdict are given)");
+    if (!trainpref && !validpref && !testpref)
+        return usage_error(cmd, "%s", "give at least one of --trainpref, --validpref "
+                           "and --testpref");
     if (!merges_s == !codes)
         return usage_error(cmd, "%s", "give exactly one of --bpe-merges and --bpe-codes");
     if (strcmp(sl, tl) == 0 || !*sl || strchr(sl, '/') || strchr(tl, '/'))
@@ -926,11 +939,11 @@ static int cmd_translation(int argc, char **argv)
     c.max_len = maxlen;
     struct tsplit splits[3] = {{.name = "train"}, {.name = "valid"}, {.name = "test"}};
     const char *prefs[3] = {trainpref, validpref, testpref};
-    int nsplit = testpref ? 3 : 2;
-    for (int i = 0; i < nsplit; i++) {
-        splits[i].src = pref_path(prefs[i], sl);
-        splits[i].tgt = pref_path(prefs[i], tl);
-    }
+    for (int i = 0; i < 3; i++)
+        if (prefs[i]) {
+            splits[i].src = pref_path(prefs[i], sl);
+            splits[i].tgt = pref_path(prefs[i], tl);
+        }
     char *dsrc = NULL, *dtgt = NULL, *pcodes = NULL;
     int rc = -1;
     if (!codes && !(c.t.vocab = hg_bpe_vocab_new())) {
@@ -938,7 +951,9 @@ static int cmd_translation(int argc, char **argv)
         goto out;
     }
     /* pass 1: every input checked (UTF-8, alignment); words counted */
-    for (int i = 0; i < nsplit; i++) {
+    for (int i = 0; i < 3; i++) {
+        if (!prefs[i])
+            continue;
         struct progress pg;
         progress_start(&pg, "reading");
         if (read_pairs(splits[i].src, splits[i].tgt, &splits[i].lines,
@@ -950,22 +965,32 @@ static int cmd_translation(int argc, char **argv)
     }
     if (get_codes(&c.t, merges, codes, minfreq, err, sizeof(err)))
         goto out;
-    /* pass 2: dictionaries from the segmented training data */
-    if (read_pairs(splits[0].src, splits[0].tgt, &splits[0].lines, t_count, &c,
-                   NULL, err, sizeof(err)))
+    /* pass 2: dictionaries from the segmented training data (and the
+     * --max-len filter's count) */
+    if (trainpref) {
+        if (read_pairs(splits[0].src, splits[0].tgt, &splits[0].lines, t_count, &c,
+                       NULL, err, sizeof(err)))
+            goto out;
+        splits[0].kept = c.kept;
+    }
+    /* given dictionaries are taken as they are (ids of an existing model) */
+    const char *gdict = joined ? srcdict : tgtdict;
+    if (srcdict && hg_dict_load(&c.sd, srcdict, NULL, 0, err, sizeof(err)))
         goto out;
-    splits[0].kept = c.kept;
+    if (gdict && hg_dict_load(&c.gd, gdict, NULL, 0, err, sizeof(err)))
+        goto out;
     /* --joined-dictionary: both dictionaries from the counts of both sides
      * (ordered by count, ties by bytes: the same ids on both sides) */
-    if (!(c.sd = hg_dict_new(NULL, 0)) || !(c.gd = hg_dict_new(NULL, 0)) ||
-        dict_from_counts(c.sd, c.t.bpe, c.scnt, c.nscnt) ||
-        (joined && dict_from_counts(c.sd, c.t.bpe, c.gcnt, c.ngcnt)) ||
-        dict_from_counts(c.gd, c.t.bpe, c.gcnt, c.ngcnt) ||
-        (joined && dict_from_counts(c.gd, c.t.bpe, c.scnt, c.nscnt)) ||
-        hg_dict_add(c.sd, "</s>", 4, joined ? 2 * c.kept : c.kept) < 0 ||
-        hg_dict_add(c.gd, "</s>", 4, joined ? 2 * c.kept : c.kept) < 0 ||
-        hg_dict_finalize(c.sd, ts, ws) ||
-        hg_dict_finalize(c.gd, joined ? ts : tt, joined ? ws : wt)) {
+    if ((!srcdict &&
+         (!(c.sd = hg_dict_new(NULL, 0)) || dict_from_counts(c.sd, c.t.bpe, c.scnt, c.nscnt) ||
+          (joined && dict_from_counts(c.sd, c.t.bpe, c.gcnt, c.ngcnt)) ||
+          hg_dict_add(c.sd, "</s>", 4, joined ? 2 * c.kept : c.kept) < 0 ||
+          hg_dict_finalize(c.sd, ts, ws))) ||
+        (!gdict &&
+         (!(c.gd = hg_dict_new(NULL, 0)) || dict_from_counts(c.gd, c.t.bpe, c.gcnt, c.ngcnt) ||
+          (joined && dict_from_counts(c.gd, c.t.bpe, c.scnt, c.nscnt)) ||
+          hg_dict_add(c.gd, "</s>", 4, joined ? 2 * c.kept : c.kept) < 0 ||
+          hg_dict_finalize(c.gd, joined ? ts : tt, joined ? ws : wt)))) {
         hg_kerr(err, sizeof(err), "out of memory");
         goto out;
     }
@@ -975,7 +1000,9 @@ static int cmd_translation(int argc, char **argv)
                maxlen);
     printf("[%s] dictionary: %d types\n[%s] dictionary: %d types\n", sl,
            hg_dict_size(c.sd), tl, hg_dict_size(c.gd));
-    for (int i = 0; i < nsplit; i++) {
+    for (int i = 0; i < 3; i++) {
+        if (!prefs[i])
+            continue;
         splits[i].nshards = clamp_shards(nshards, splits[i].kept);
         char *dir = path_join(destdir, splits[i].name);
         int bad = check_stale_shards(dir, splits[i].nshards, err, sizeof(err));
@@ -1001,8 +1028,8 @@ static int cmd_translation(int argc, char **argv)
     if (hg_dict_save(c.gd, dtgt, err, sizeof(err)) ||
         made_file(dtgt, err, sizeof(err)))
         goto out;
-    for (int i = 0; i < nsplit; i++)
-        if (t_write_split(&c, destdir, &splits[i], err, sizeof(err)))
+    for (int i = 0; i < 3; i++)
+        if (prefs[i] && t_write_split(&c, destdir, &splits[i], err, sizeof(err)))
             goto out;
     rc = 0;
 out:
@@ -1029,6 +1056,83 @@ out:
     free(c.gm.v);
     hg_dict_free(c.sd);
     hg_dict_free(c.gd);
+    return rc ? 1 : 0;
+}
+
+/* ---------------------------------------------------------- apply-bpe */
+
+/* subword-nmt's apply_bpe: each line's whitespace tokens segmented with
+ * the codes, joined by single spaces. */
+static int cmd_apply_bpe(int argc, char **argv)
+{
+    const char *codes = NULL, *input = "-", *output = NULL;
+    const struct optdef defs[] = {{"codes", &codes}, {"input", &input},
+                                  {"output", &output}, {NULL, NULL}};
+    const char *cmd = "apply-bpe";
+    if (parse_opts(cmd, argc, argv, defs))
+        return 2;
+    if (!codes)
+        return usage_error(cmd, "%s", "--codes is required");
+    char err[ERRLEN];
+    struct textctx c;
+    memset(&c, 0, sizeof(c));
+    struct hg_atomic_file af;
+    memset(&af, 0, sizeof(af));
+    struct hg_line_reader r;
+    memset(&r, 0, sizeof(r));
+    const int std_in = strcmp(input, "-") == 0;
+    FILE *in = NULL, *out = stdout;
+    int rc = -1;
+    if (hg_bpe_load(&c.bpe, codes, err, sizeof(err)))
+        goto done;
+    if (!(in = std_in ? stdin : open_text(input, err, sizeof(err))))
+        goto done;
+    if (output) {
+        if (hg_atomic_open(&af, output, err, sizeof(err)))
+            goto done;
+        out = af.f;
+    }
+    hg_line_reader_init(&r, in, std_in ? "<stdin>" : input);
+    char *line;
+    size_t len;
+    int got;
+    while ((got = hg_line_reader_next(&r, &line, &len, err, sizeof(err))) == 1) {
+        int64_t n = hg_text_split(line, &c.tok, &c.tokcap);
+        if (n < 0) {
+            hg_kerr(err, sizeof(err), "out of memory");
+            goto done;
+        }
+        int first = 1;
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t *t;
+            int k = hg_bpe_segment(c.bpe, c.tok[i], strlen(c.tok[i]), &t);
+            if (k < 0) {
+                hg_kerr(err, sizeof(err), "out of memory");
+                goto done;
+            }
+            for (int j = 0; j < k; j++, first = 0)
+                fprintf(out, "%s%s", first ? "" : " ", hg_bpe_token(c.bpe, t[j]));
+        }
+        fputc('\n', out);
+    }
+    if (got < 0)
+        goto done;
+    if (output ? hg_atomic_commit(&af, err, sizeof(err)) : fflush(out) != 0) {
+        if (!output)
+            hg_kerr(err, sizeof(err), "standard output: %s", strerror(errno));
+        goto done;
+    }
+    rc = 0;
+done:
+    if (rc != 0) {
+        fprintf(stderr, "hgpreprocess apply-bpe: %s\n", err);
+        hg_atomic_abort(&af);
+    }
+    hg_line_reader_free(&r);
+    if (in && in != stdin)
+        fclose(in);
+    free(c.tok);
+    hg_bpe_free(c.bpe);
     return rc ? 1 : 0;
 }
 
@@ -1762,5 +1866,7 @@ int main(int argc, char **argv)
         return cmd_lm(argc, argv);
     if (strcmp(cmd, "batches") == 0)
         return cmd_batches(argc, argv);
+    if (strcmp(cmd, "apply-bpe") == 0)
+        return cmd_apply_bpe(argc, argv);
     return usage_error(NULL, "unknown command '%s'", cmd);
 }

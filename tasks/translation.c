@@ -868,6 +868,7 @@ int hg_tr_gen_load(struct hg_tr_gen *m, const char *path, char *err, size_t errl
 
 int64_t hg_tr_gen_vocab(const struct hg_tr_gen *m) { return m->s.vtgt; }
 int64_t hg_tr_gen_max_positions(const struct hg_tr_gen *m) { return m->s.max_tgt; }
+int64_t hg_tr_gen_max_source_positions(const struct hg_tr_gen *m) { return m->s.max_src; }
 const char *hg_tr_gen_lang(const struct hg_tr_gen *m, int target)
 {
     return target ? m->s.tgt_lang : m->s.src_lang;

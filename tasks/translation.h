@@ -47,6 +47,7 @@ void hg_tr_gen_free(struct hg_tr_gen *m);
 int hg_tr_gen_load(struct hg_tr_gen *m, const char *path, char *err, size_t errlen);
 int64_t hg_tr_gen_vocab(const struct hg_tr_gen *m); /* target dictionary size */
 int64_t hg_tr_gen_max_positions(const struct hg_tr_gen *m); /* --max-target-positions */
+int64_t hg_tr_gen_max_source_positions(const struct hg_tr_gen *m); /* --max-source-positions */
 const char *hg_tr_gen_lang(const struct hg_tr_gen *m, int target);
 int64_t hg_tr_gen_params(const struct hg_tr_gen *m); /* scalars (encoder + step) */
 

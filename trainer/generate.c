@@ -1,16 +1,20 @@
-/* generate.c - `hgtrain generate`: translate a split of a `hgpreprocess
- * translation` directory with a trained checkpoint, as fairseq-generate:
+/* generate.c - `hgtrain generate`: translate with a trained checkpoint, as
+ * fairseq-generate and fairseq-interactive:
  *
  *   hgtrain generate --data DIR --path CHECKPOINT [--gen-subset test]
- *       [--beam 5] [--lenpen 1] [--max-len-a 0] [--max-len-b 200]
- *       [--min-len 1] [--batch-size 32] [--results-path FILE]
- *       [--ref FILE] [--scores-path FILE] [--threads N] [--remove-bpe]
- *       [--score] [--no-incremental]
+ *       [--input FILE|-] [--beam 5] [--n-best 1] [--lenpen 1] [--max-len-a 0]
+ *       [--max-len-b 200] [--min-len 1] [--batch-size 32] [--buffer-size N]
+ *       [--results-path FILE] [--ref FILE] [--scores-path FILE]
+ *       [--print-scores] [--threads N] [--remove-bpe] [--score]
+ *       [--no-incremental]
+ *   hgtrain interactive ...   (generate --input -)
  *
  * The checkpoint's saved options give --arch and the task options; the
  * model is rebuilt forward-only (tasks/translation.h) and decoded with
  * fairseq's SequenceGenerator beam search and incremental (cached
- * keys/values) decoding. Output: one detokenized hypothesis per source
+ * keys/values) decoding. A split of --data is read as ids; --input reads
+ * raw lines and applies what training saw: whitespace tokens, DIR/codes,
+ * DIR/dict.SRC.txt. Output: --n-best detokenized hypotheses per input
  * line, in input order; then BLEU and chrF against the references (the
  * split's target side, or --ref FILE: raw reference lines). */
 #define _GNU_SOURCE
@@ -20,10 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "controller/hg_controller.h"
 #include "data/bleu.h"
+#include "data/bpe.h"
 #include "data/dict.h"
+#include "data/text.h"
 #include "tasks/translation.h"
 #include "trainer/generate.h"
 #include "trainer/options.h"
@@ -32,17 +39,23 @@
 
 struct gopts {
     const char *data, *path, *subset, *results, *ref, *scores;
-    int64_t beam, batch, min_len, threads;
+    const char *input;     /* raw text ("-": stdin), or NULL: the split */
+    int64_t beam, nbest, batch, buffer, min_len, threads;
     double lenpen, max_len_a, max_len_b;
-    int incremental;
+    int incremental, print_scores;
 };
 
 static const char usage[] =
     "usage: hgtrain generate --data DIR --path CHECKPOINT [--gen-subset test]\n"
-    "    [--beam 5] [--lenpen 1] [--max-len-a 0] [--max-len-b 200] [--min-len 1]\n"
-    "    [--batch-size 32 | --max-sentences 32] [--results-path FILE] [--ref FILE]\n"
-    "    [--scores-path FILE] [--threads N] [--remove-bpe] [--score]\n"
-    "    [--no-incremental]\n";
+    "    [--input FILE|-] [--beam 5] [--n-best 1] [--lenpen 1] [--max-len-a 0]\n"
+    "    [--max-len-b 200] [--min-len 1] [--batch-size 32 | --max-sentences 32]\n"
+    "    [--buffer-size N] [--results-path FILE] [--ref FILE] [--scores-path FILE]\n"
+    "    [--print-scores] [--threads N] [--remove-bpe] [--score] [--no-incremental]\n"
+    "       hgtrain interactive --data DIR --path CHECKPOINT [options as above]\n"
+    "    (translates stdin: generate --input -)\n"
+    "--input: raw lines, tokenized, BPE'd (DIR/codes) and looked up (DIR/dict.*.txt)\n"
+    "as in training; --buffer-size lines per decoding (default: all; 1 on a terminal).\n"
+    "Output: --n-best hypotheses per line, best first (--print-scores: score TAB text).\n";
 
 static double now(void)
 {
@@ -69,7 +82,7 @@ static int num(const char *name, const char *v, double lo, double hi, int intege
 
 static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errlen)
 {
-    *o = (struct gopts){.subset = "test", .beam = 5, .batch = 32, .min_len = 1,
+    *o = (struct gopts){.subset = "test", .beam = 5, .nbest = 1, .batch = 32, .min_len = 1,
                         .lenpen = 1, .max_len_a = 0, .max_len_b = 200, .incremental = 1};
     for (int i = 1; i < argc; i++) {
         char *a = argv[i];
@@ -86,6 +99,10 @@ static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errle
             continue; /* always on: BPE is removed and the score printed */
         if (strcmp(name, "no-incremental") == 0) {
             o->incremental = 0;
+            continue;
+        }
+        if (strcmp(name, "print-scores") == 0) {
+            o->print_scores = 1;
             continue;
         }
         if (strcmp(name, "help") == 0) {
@@ -110,6 +127,17 @@ static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errle
             o->ref = v;
         else if (strcmp(name, "scores-path") == 0)
             o->scores = v;
+        else if (strcmp(name, "input") == 0)
+            o->input = v;
+        else if (strcmp(name, "n-best") == 0 || strcmp(name, "nbest") == 0) {
+            if (num(name, v, 1, 1024, 1, &x, err, errlen))
+                return -1;
+            o->nbest = (int64_t)x;
+        } else if (strcmp(name, "buffer-size") == 0) {
+            if (num(name, v, 1, 1e15, 1, &x, err, errlen))
+                return -1;
+            o->buffer = (int64_t)x;
+        }
         else if (strcmp(name, "beam") == 0) {
             if (num(name, v, 1, 1024, 1, &x, err, errlen))
                 return -1;
@@ -142,6 +170,15 @@ static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errle
     }
     if (!o->data || !o->path) {
         snprintf(err, errlen, "--data and --path are required");
+        return -1;
+    }
+    if (o->nbest > o->beam) {
+        snprintf(err, errlen, "--n-best %lld is more than --beam %lld",
+                 (long long)o->nbest, (long long)o->beam);
+        return -1;
+    }
+    if (o->scores && o->input) {
+        snprintf(err, errlen, "--scores-path is for a split; with --input use --print-scores");
         return -1;
     }
     return 0;
@@ -208,6 +245,7 @@ struct sent {
     int32_t *src, *tgt;
     int32_t slen, tlen;
     int64_t max_len; /* decoding steps before </s> is forced */
+    int skip;        /* not translated (the message was printed) */
     struct hypo *fin;
     int nfin;
     int active;
@@ -470,9 +508,45 @@ static int by_len(const void *a, const void *b, void *arg)
     return x < y ? -1 : x > y;
 }
 
-static int run(const struct gopts *o, char *err, size_t errlen)
+/* What every batch of a run shares: the training run's options (from the
+ * checkpoint), the model's limits, its dictionaries and, for raw text, the
+ * data directory's BPE codes. */
+struct gctx {
+    const struct gopts *o;
+    struct hg_opts to;
+    char **av;                 /* the checkpoint's options as argv [ac] */
+    int ac;
+    struct hg_task_args ta;
+    struct hg_dict *sd, *td;   /* source (text input only) and target */
+    struct hg_bpe *bpe;        /* DATA/codes (text input only) */
+    char **tok;                /* tokenizer scratch [tokcap] */
+    size_t tokcap;
+    int64_t max_src_pos, max_tgt_pos; /* </s> included */
+    char slang[64], tlang[64];
+    int64_t params;
+    int announced;             /* the "| loaded" line printed */
+    int64_t nsent, ntok;       /* decoded so far */
+    double secs;               /* decoding time so far */
+};
+
+static void ctx_close(struct gctx *c)
 {
-    /* the training run's options, from the checkpoint */
+    hg_dict_free(c->sd);
+    hg_dict_free(c->td);
+    hg_bpe_free(c->bpe);
+    free(c->tok);
+    hg_opts_free(&c->to);
+    for (int i = 0; i < c->ac; i++)
+        free(c->av[i]);
+    free(c->av);
+}
+
+/* Reads the checkpoint's options, probes the model's limits and languages
+ * and loads the dictionaries (text = 1: the source side and codes too). */
+static int ctx_open(struct gctx *c, const struct gopts *o, int text, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof(*c));
+    c->o = o;
     struct hg_graph *empty = hg_graph_new();
     struct hg_ckpt_meta meta;
     int rc = hg_ckpt_load(o->path, empty, NULL, 1, &meta, err, errlen);
@@ -484,40 +558,450 @@ static int run(const struct gopts *o, char *err, size_t errlen)
         hg_ckpt_meta_free(&meta);
         return -1;
     }
-    char **av = NULL;
-    int ac = 0;
-    if (!meta.options || split_words(meta.options, &av, &ac) != 0) {
+    if (!meta.options || split_words(meta.options, &c->av, &c->ac) != 0) {
         snprintf(err, errlen, "--path %s: the checkpoint holds no training options",
                  o->path);
         hg_ckpt_meta_free(&meta);
         return -1;
     }
     hg_ckpt_meta_free(&meta);
-    struct hg_opts to;
-    memset(&to, 0, sizeof(to));
-    const char *tname = hg_opts_peek_task(ac, av, NULL);
-    struct hg_tr_gen *m = NULL;
-    struct hg_dict *dt = NULL;
-    struct hg_dataset *ds = NULL;
-    struct sent *ss = NULL;
-    char **outs = NULL, **refs = NULL;
-    int64_t n = 0, nrefs = 0;
-    FILE *res = NULL, *sc = NULL;
-    rc = -1;
+    const char *tname = hg_opts_peek_task(c->ac, c->av, NULL);
     if (!tname || strcmp(tname, "translation") != 0) {
         snprintf(err, errlen, "--path %s: a checkpoint of task '%s', not translation "
                  "(hgtrain generate translates)", o->path, tname ? tname : "none");
-        goto out;
+        return -1;
     }
-    if (hg_opts_parse(&to, ac, av, hg_task_translation.options, NULL, err, errlen) != 0) {
+    if (hg_opts_parse(&c->to, c->ac, c->av, hg_task_translation.options, NULL, err,
+                      errlen) != 0) {
         char e2[ERRLEN];
         snprintf(e2, sizeof(e2), "--path %s: its saved options: %s", o->path, err);
         snprintf(err, errlen, "%s", e2);
-        goto out;
+        return -1;
     }
     if (o->threads > 0)
         hg_kernels_set_threads((int)o->threads);
-    /* the split */
+    c->ta = (struct hg_task_args){.values = (const char *const *)c->to.task_vals_,
+                                  .arch = c->to.arch};
+    struct hg_tr_gen *probe = NULL;
+    struct hg_tr_gen_cfg pc = {1, 1, 1, 1, o->incremental};
+    if (hg_tr_gen_new(&probe, o->data, &c->ta, &pc, err, errlen) != 0)
+        return -1;
+    c->max_src_pos = hg_tr_gen_max_source_positions(probe);
+    c->max_tgt_pos = hg_tr_gen_max_positions(probe);
+    c->params = hg_tr_gen_params(probe);
+    snprintf(c->slang, sizeof(c->slang), "%s", hg_tr_gen_lang(probe, 0));
+    snprintf(c->tlang, sizeof(c->tlang), "%s", hg_tr_gen_lang(probe, 1));
+    hg_tr_gen_free(probe);
+    char p[4096];
+    snprintf(p, sizeof(p), "%s/dict.%s.txt", o->data, c->tlang);
+    if (hg_dict_load(&c->td, p, NULL, 0, err, errlen) != 0)
+        return -1;
+    if (!text)
+        return 0;
+    snprintf(p, sizeof(p), "%s/dict.%s.txt", o->data, c->slang);
+    if (hg_dict_load(&c->sd, p, NULL, 0, err, errlen) != 0)
+        return -1;
+    /* the codes hgpreprocess translation saved beside the dictionaries */
+    snprintf(p, sizeof(p), "%s/codes", o->data);
+    if (hg_bpe_load(&c->bpe, p, err, errlen) != 0) {
+        char e2[ERRLEN];
+        snprintf(e2, sizeof(e2), "--input needs the BPE codes of --data: %s", err);
+        snprintf(err, errlen, "%s", e2);
+        return -1;
+    }
+    return 0;
+}
+
+/* s's finalized hypotheses, best first (insertion: stable, k is small). */
+static void sort_fin(struct sent *s)
+{
+    for (int i = 1; i < s->nfin; i++) {
+        struct hypo h = s->fin[i];
+        int j = i;
+        while (j > 0 && s->fin[j - 1].score < h.score) {
+            s->fin[j] = s->fin[j - 1];
+            j--;
+        }
+        s->fin[j] = h;
+    }
+}
+
+/* The printed lines of s: its --n-best hypotheses, each "score\t" first
+ * with --print-scores (fairseq's score, base 2). */
+static char *hyp_lines(const struct gctx *c, const struct sent *s)
+{
+    int64_t nb = c->o->nbest < s->nfin ? c->o->nbest : s->nfin;
+    char **t = calloc((size_t)(nb > 0 ? nb : 1), sizeof(char *));
+    size_t len = 1;
+    int ok = t != NULL;
+    for (int64_t q = 0; ok && q < nb; q++) {
+        const struct hypo *h = &s->fin[q];
+        char *d = detok(c->td, h->tok, h->len - 1);
+        if (!d) {
+            ok = 0;
+            break;
+        }
+        if (c->o->print_scores) {
+            char *w = malloc(strlen(d) + 32);
+            if (w)
+                sprintf(w, "%.4f\t%s", h->score / log(2.0), d);
+            free(d);
+            d = w;
+        }
+        t[q] = d;
+        ok = d != NULL;
+        len += d ? strlen(d) + 1 : 0;
+    }
+    char *out = ok ? malloc(len) : NULL;
+    if (out) {
+        size_t k = 0;
+        for (int64_t q = 0; q < nb; q++)
+            k += (size_t)sprintf(out + k, "%s%s", q ? "\n" : "", t[q]);
+        out[k] = 0;
+    }
+    for (int64_t q = 0; t && q < nb; q++)
+        free(t[q]);
+    free(t);
+    return out;
+}
+
+/* Lines for a sentence that was not translated: empty, --n-best of them. */
+static char *empty_lines(int64_t nbest)
+{
+    char *s = malloc((size_t)nbest);
+    if (s) {
+        memset(s, '\n', (size_t)nbest - 1);
+        s[nbest - 1] = 0;
+    }
+    return s;
+}
+
+/* Beam search over ss[0..n) but the refused ones (skip), in batches of
+ * similar source length; best[i] gets sentence i's best hypothesis and
+ * outs[i] its printed lines. */
+static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char **outs,
+                  char *err, size_t errlen)
+{
+    const struct gopts *o = c->o;
+    int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!order) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int64_t m = 0, max_src = 1, max_steps = 1;
+    for (int64_t i = 0; i < n; i++) {
+        struct sent *s = &ss[i];
+        if (s->skip) {
+            if (!(best[i] = strdup("")) || !(outs[i] = empty_lines(o->nbest))) {
+                free(order);
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            continue;
+        }
+        /* fairseq: a * src_len + b (src_len with </s>), below the positions
+         * (max positions - 1) */
+        double ml = o->max_len_a * (double)s->slen + o->max_len_b;
+        s->max_len = ml > (double)(1 << 20) ? 1 << 20 : (int64_t)ml;
+        if (s->max_len > c->max_tgt_pos - 1)
+            s->max_len = c->max_tgt_pos - 1;
+        if (s->max_len < 1)
+            s->max_len = 1;
+        max_src = s->slen > max_src ? s->slen : max_src;
+        max_steps = s->max_len + 1 > max_steps ? s->max_len + 1 : max_steps;
+        order[m++] = i;
+    }
+    if (m == 0) {
+        free(order);
+        return 0;
+    }
+    qsort_r(order, (size_t)m, sizeof(int64_t), by_len, ss);
+    int64_t batch = o->batch < m ? o->batch : m;
+    struct hg_tr_gen_cfg gc = {.max_sentences = batch, .max_rows = batch * o->beam,
+                               .max_src = max_src, .max_steps = max_steps,
+                               .incremental = o->incremental};
+    struct hg_tr_gen *g = NULL;
+    struct sent *bs = malloc((size_t)batch * sizeof(struct sent));
+    const int32_t **srcp = malloc((size_t)batch * sizeof(int32_t *));
+    int32_t *lens = malloc((size_t)batch * sizeof(int32_t));
+    int rc = -1;
+    if (!bs || !srcp || !lens) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (hg_tr_gen_new(&g, o->data, &c->ta, &gc, err, errlen) != 0 ||
+        hg_tr_gen_load(g, o->path, err, errlen) != 0)
+        goto out;
+    if (!c->announced) {
+        fprintf(stderr, "| loaded %s: translation %s-%s, %lld parameters, %s decoding\n",
+                o->path, c->slang, c->tlang, (long long)c->params,
+                o->incremental ? "incremental" : "full-prefix");
+        c->announced = 1;
+    }
+    double t0 = now();
+    for (int64_t b0 = 0; b0 < m; b0 += batch) {
+        int64_t B = m - b0 < batch ? m - b0 : batch;
+        for (int64_t i = 0; i < B; i++) {
+            bs[i] = ss[order[b0 + i]];
+            srcp[i] = bs[i].src;
+            lens[i] = bs[i].slen;
+        }
+        if (hg_tr_gen_encode(g, srcp, lens, B, err, errlen) != 0 ||
+            search(g, bs, B, o, err, errlen) != 0)
+            goto out;
+        for (int64_t i = 0; i < B; i++) {
+            struct sent *s = &bs[i];
+            if (s->nfin == 0) { /* cannot happen: the last step forces </s> */
+                snprintf(err, errlen, "sentence %lld: no hypothesis", (long long)s->idx);
+                goto out;
+            }
+            sort_fin(s);
+            struct hypo *h = &s->fin[0];
+            int64_t at = order[b0 + i];
+            best[at] = detok(c->td, h->tok, h->len - 1);
+            outs[at] = hyp_lines(c, s);
+            if (!best[at] || !outs[at]) {
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+            c->ntok += h->len;
+            ss[at].fin_score = h->score;
+            ss[at].fin_sum = h->sum;
+            ss[at].fin_len = h->len;
+            for (int q = 0; q < s->nfin; q++)
+                free(s->fin[q].tok);
+            free(s->fin);
+            s->fin = NULL;
+        }
+    }
+    c->secs += now() - t0;
+    c->nsent += m;
+    rc = 0;
+out:
+    hg_tr_gen_free(g);
+    free(order);
+    free(bs);
+    free(srcp);
+    free(lens);
+    return rc;
+}
+
+static void print_speed(const struct gctx *c)
+{
+    double t = c->secs > 0 ? c->secs : 1e-9;
+    fprintf(stderr, "| Translated %lld sentences (%lld tokens) in %.1fs (%.2f sentences/s, "
+            "%.2f tokens/s)\n", (long long)c->nsent, (long long)c->ntok, c->secs,
+            (double)c->nsent / t, (double)c->ntok / t);
+}
+
+static void print_score(const struct gopts *o, const char *what, struct hg_bleu_stats *bst,
+                        struct hg_chrf_stats *cst)
+{
+    struct hg_bleu bl;
+    hg_bleu_compute(bst, &bl);
+    char line[512];
+    hg_bleu_format(&bl, line, sizeof(line));
+    fprintf(stderr, "| Generate %s with beam=%lld: %s\n", what, (long long)o->beam, line);
+    fprintf(stderr, "| Generate %s with beam=%lld: chrF2 = %.2f\n", what,
+            (long long)o->beam, hg_chrf_compute(cst));
+}
+
+static void free_strs(char **v, int64_t n)
+{
+    if (v)
+        for (int64_t i = 0; i < n; i++)
+            free(v[i]);
+    free(v);
+}
+
+/* One raw input line to source ids: whitespace tokens, the codes, the
+ * source dictionary, </s>. A line that cannot be translated is marked
+ * skip with a message on stderr; only running out of memory fails. */
+static int text_to_ids(struct gctx *c, char *line, const char *name, int64_t lineno,
+                       struct sent *s, char *err, size_t errlen)
+{
+    int64_t nw = hg_text_split(line, &c->tok, &c->tokcap);
+    size_t cap = 16, n = 0;
+    int32_t *ids = malloc(cap * sizeof(int32_t));
+    if (nw < 0 || !ids)
+        goto oom;
+    int64_t unk = 0;
+    for (int64_t w = 0; w < nw; w++) {
+        const int32_t *t;
+        int k = hg_bpe_segment(c->bpe, c->tok[w], strlen(c->tok[w]), &t);
+        if (k < 0)
+            goto oom;
+        if (n + (size_t)k + 1 > cap) {
+            cap = 2 * (n + (size_t)k + 1);
+            int32_t *v = realloc(ids, cap * sizeof(int32_t));
+            if (!v)
+                goto oom;
+            ids = v;
+        }
+        for (int j = 0; j < k; j++) {
+            ids[n] = hg_dict_index(c->sd, hg_bpe_token(c->bpe, t[j]),
+                                   hg_bpe_token_len(c->bpe, t[j]));
+            unk += ids[n++] == HG_DICT_UNK;
+        }
+    }
+    ids[n++] = HG_DICT_EOS;
+    s->src = ids;
+    s->slen = (int32_t)n;
+    if ((int64_t)n > c->max_src_pos) {
+        fprintf(stderr, "hgtrain generate: %s:%lld: %zu tokens after BPE (with </s>), more "
+                "than the model's --max-source-positions %lld: not translated\n", name,
+                (long long)lineno, n, (long long)c->max_src_pos);
+        s->skip = 1;
+    } else if (unk > 0 && unk == (int64_t)n - 1) {
+        fprintf(stderr, "hgtrain generate: %s:%lld: every token is unknown to "
+                "dict.%s.txt (translated as <unk>)\n", name, (long long)lineno, c->slang);
+    }
+    return 0;
+oom:
+    free(ids);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+/* --input FILE|-: raw lines, translated --buffer-size lines at a time
+ * (default: the whole input; one line at a time from a terminal). */
+static int run_text(const struct gopts *o, char *err, size_t errlen)
+{
+    struct gctx c;
+    FILE *in = NULL, *res = NULL;
+    char **refs = NULL;
+    int64_t nrefs = 0, total = 0;
+    struct sent *ss = NULL;
+    char **best = NULL, **outs = NULL;
+    int64_t n = 0;
+    struct hg_line_reader lr;
+    memset(&lr, 0, sizeof(lr));
+    struct hg_bleu_stats bst;
+    struct hg_chrf_stats cst;
+    memset(&bst, 0, sizeof(bst));
+    memset(&cst, 0, sizeof(cst));
+    int rc = -1;
+    if (ctx_open(&c, o, 1, err, errlen) != 0)
+        goto out;
+    const int std_in = strcmp(o->input, "-") == 0;
+    const char *name = std_in ? "<stdin>" : o->input;
+    if (!(in = std_in ? stdin : fopen(o->input, "r"))) {
+        snprintf(err, errlen, "--input %s: %s", o->input, strerror(errno));
+        goto out;
+    }
+    if (o->ref && read_lines(o->ref, &refs, &nrefs, err, errlen) != 0)
+        goto out;
+    if (o->results && !(res = fopen(o->results, "w"))) {
+        snprintf(err, errlen, "--results-path %s: %s", o->results, strerror(errno));
+        goto out;
+    }
+    int64_t buffer = o->buffer > 0 ? o->buffer : isatty(fileno(in)) ? 1 : INT64_MAX;
+    hg_line_reader_init(&lr, in, name);
+    for (int eof = 0; !eof;) {
+        size_t cap = 0;
+        for (n = 0; n < buffer; n++) {
+            char *line;
+            size_t len;
+            int got = hg_line_reader_next(&lr, &line, &len, err, errlen);
+            if (got == 0) {
+                eof = 1;
+                break;
+            }
+            if ((size_t)n == cap) {
+                cap = cap ? 2 * cap : 64;
+                struct sent *v = realloc(ss, cap * sizeof(struct sent));
+                if (!v)
+                    goto oom;
+                ss = v;
+            }
+            struct sent *s = &ss[n];
+            memset(s, 0, sizeof(*s));
+            s->idx = n;
+            if (got < 0) {
+                if (ferror(in))
+                    goto out;
+                /* bad bytes or a NUL: this line only */
+                fprintf(stderr, "hgtrain generate: %s: not translated\n", err);
+                s->skip = 1;
+                continue;
+            }
+            if (text_to_ids(&c, line, name, lr.lineno, s, err, errlen) != 0) {
+                n++;
+                goto out;
+            }
+        }
+        if (n == 0)
+            break;
+        if (!(best = calloc((size_t)n, sizeof(char *))) ||
+            !(outs = calloc((size_t)n, sizeof(char *))))
+            goto oom;
+        if (decode(&c, ss, n, best, outs, err, errlen) != 0)
+            goto out;
+        for (int64_t i = 0; i < n; i++) {
+            fprintf(res ? res : stdout, "%s\n", outs[i]);
+            if (refs && total + i < nrefs &&
+                (hg_bleu_add(&bst, best[i], refs[total + i]) != 0 ||
+                 hg_chrf_add(&cst, best[i], refs[total + i]) != 0))
+                goto oom;
+        }
+        fflush(res ? res : stdout);
+        total += n;
+        for (int64_t i = 0; i < n; i++)
+            free(ss[i].src);
+        free_strs(best, n);
+        free_strs(outs, n);
+        best = outs = NULL;
+        n = 0;
+    }
+    if (res) {
+        int bad = fclose(res) != 0;
+        res = NULL;
+        if (bad) {
+            snprintf(err, errlen, "--results-path %s: %s", o->results, strerror(errno));
+            goto out;
+        }
+    }
+    print_speed(&c);
+    if (refs) {
+        if (nrefs != total) {
+            snprintf(err, errlen, "--ref %s has %lld lines but --input %s had %lld",
+                     o->ref, (long long)nrefs, name, (long long)total);
+            goto out;
+        }
+        print_score(o, name, &bst, &cst);
+    }
+    rc = 0;
+    goto out;
+oom:
+    snprintf(err, errlen, "out of memory");
+out:
+    if (res)
+        fclose(res);
+    if (in && in != stdin)
+        fclose(in);
+    hg_line_reader_free(&lr);
+    for (int64_t i = 0; ss && i < n; i++)
+        free(ss[i].src);
+    free(ss);
+    free_strs(best, best ? n : 0);
+    free_strs(outs, outs ? n : 0);
+    free_strs(refs, nrefs);
+    ctx_close(&c);
+    return rc;
+}
+
+/* --gen-subset SPLIT of --data: scored against its target side (or --ref). */
+static int run_split(const struct gopts *o, char *err, size_t errlen)
+{
+    struct gctx c;
+    struct hg_dataset *ds = NULL;
+    struct sent *ss = NULL;
+    char **outs = NULL, **best = NULL, **refs = NULL;
+    int64_t n = 0, nrefs = 0;
+    FILE *res = NULL, *sc = NULL;
+    int rc = -1;
+    if (ctx_open(&c, o, 0, err, errlen) != 0)
+        goto out;
     char spec[4096];
     snprintf(spec, sizeof(spec), "%s/%s", o->data, o->subset);
     if (hg_dataset_open(&ds, spec, hg_task_translation.fields, hg_task_translation.nfields,
@@ -530,10 +1014,10 @@ static int run(const struct gopts *o, char *err, size_t errlen)
     }
     ss = calloc((size_t)n, sizeof(struct sent));
     outs = calloc((size_t)n, sizeof(char *));
-    if (!ss || !outs)
+    best = calloc((size_t)n, sizeof(char *));
+    if (!ss || !outs || !best)
         goto oom;
     const int32_t *ls = hg_dataset_lengths(ds, 0), *lt = hg_dataset_lengths(ds, 1);
-    int64_t max_src = 1, max_steps = 1;
     for (int64_t i = 0; i < n; i++) {
         struct sent *s = &ss[i];
         s->idx = i;
@@ -553,46 +1037,13 @@ static int run(const struct gopts *o, char *err, size_t errlen)
             s->src[0] = HG_DICT_EOS;
             s->slen = 1;
         }
-        /* fairseq: a * src_len + b (src_len with </s>), below the positions */
-        s->max_len = (int64_t)(o->max_len_a * (double)s->slen + o->max_len_b);
-        max_src = s->slen > max_src ? s->slen : max_src;
-    }
-    struct hg_task_args ta = {.values = (const char *const *)to.task_vals_, .arch = to.arch};
-    /* the largest plan this split needs */
-    int64_t cap_len = 1 << 20;
-    for (int64_t i = 0; i < n; i++) {
-        if (ss[i].max_len > cap_len)
-            ss[i].max_len = cap_len;
-        if (ss[i].max_len < 1)
-            ss[i].max_len = 1;
-        max_steps = ss[i].max_len + 1 > max_steps ? ss[i].max_len + 1 : max_steps;
-    }
-    int64_t batch = o->batch < n ? o->batch : n;
-    struct hg_tr_gen_cfg gc = {.max_sentences = batch, .max_rows = batch * o->beam,
-                               .max_src = max_src, .max_steps = max_steps,
-                               .incremental = o->incremental};
-    /* --max-target-positions bounds the steps (fairseq: max positions - 1) */
-    {
-        struct hg_tr_gen *probe = NULL;
-        struct hg_tr_gen_cfg pc = {1, 1, max_src, 1, o->incremental};
-        if (hg_tr_gen_new(&probe, o->data, &ta, &pc, err, errlen) != 0)
+        if (s->slen > c.max_src_pos) {
+            snprintf(err, errlen, "--gen-subset %s: sentence %lld has %d tokens, more than "
+                     "the model's --max-source-positions %lld", o->subset, (long long)i,
+                     s->slen, (long long)c.max_src_pos);
             goto out;
-        int64_t mp = hg_tr_gen_max_positions(probe) - 1;
-        hg_tr_gen_free(probe);
-        if (max_steps > mp + 1) {
-            max_steps = mp + 1;
-            for (int64_t i = 0; i < n; i++)
-                ss[i].max_len = ss[i].max_len < mp ? ss[i].max_len : mp;
-            gc.max_steps = max_steps;
         }
     }
-    if (hg_tr_gen_new(&m, o->data, &ta, &gc, err, errlen) != 0 ||
-        hg_tr_gen_load(m, o->path, err, errlen) != 0)
-        goto out;
-    char dpath[4096];
-    snprintf(dpath, sizeof(dpath), "%s/dict.%s.txt", o->data, hg_tr_gen_lang(m, 1));
-    if (hg_dict_load(&dt, dpath, NULL, 0, err, errlen) != 0)
-        goto out;
     if (o->ref) {
         if (read_lines(o->ref, &refs, &nrefs, err, errlen) != 0)
             goto out;
@@ -610,71 +1061,8 @@ static int run(const struct gopts *o, char *err, size_t errlen)
         snprintf(err, errlen, "--scores-path %s: %s", o->scores, strerror(errno));
         goto out;
     }
-    fprintf(stderr, "| loaded %s: translation %s-%s, %lld parameters, %s decoding\n",
-            o->path, hg_tr_gen_lang(m, 0), hg_tr_gen_lang(m, 1),
-            (long long)hg_tr_gen_params(m), o->incremental ? "incremental" : "full-prefix");
-    /* batches of similar source length */
-    int64_t *order = malloc((size_t)n * sizeof(int64_t));
-    if (!order)
-        goto oom;
-    for (int64_t i = 0; i < n; i++)
-        order[i] = i;
-    qsort_r(order, (size_t)n, sizeof(int64_t), by_len, ss);
-    double t0 = now();
-    int64_t ntok = 0;
-    struct sent *bs = malloc((size_t)batch * sizeof(struct sent));
-    const int32_t **srcp = malloc((size_t)batch * sizeof(int32_t *));
-    int32_t *lens = malloc((size_t)batch * sizeof(int32_t));
-    if (!bs || !srcp || !lens) {
-        free(order);
-        free(bs);
-        free(srcp);
-        free(lens);
-        goto oom;
-    }
-    int brc = 0;
-    for (int64_t b0 = 0; b0 < n && brc == 0; b0 += batch) {
-        int64_t B = n - b0 < batch ? n - b0 : batch;
-        for (int64_t i = 0; i < B; i++) {
-            bs[i] = ss[order[b0 + i]];
-            srcp[i] = bs[i].src;
-            lens[i] = bs[i].slen;
-        }
-        if (hg_tr_gen_encode(m, srcp, lens, B, err, errlen) != 0 ||
-            search(m, bs, B, o, err, errlen) != 0) {
-            brc = -1;
-            break;
-        }
-        for (int64_t i = 0; i < B; i++) {
-            struct sent *s = &bs[i];
-            int best = 0;
-            for (int h = 1; h < s->nfin; h++)
-                if (s->fin[h].score > s->fin[best].score)
-                    best = h;
-            if (s->nfin == 0) { /* cannot happen: the last step forces </s> */
-                snprintf(err, errlen, "sentence %lld: no hypothesis", (long long)s->idx);
-                brc = -1;
-                break;
-            }
-            struct hypo *h = &s->fin[best];
-            outs[s->idx] = detok(dt, h->tok, h->len - 1);
-            ntok += h->len;
-            ss[s->idx].fin_score = h->score;
-            ss[s->idx].fin_sum = h->sum;
-            ss[s->idx].fin_len = h->len;
-            for (int q = 0; q < s->nfin; q++)
-                free(s->fin[q].tok);
-            free(s->fin);
-            s->fin = NULL;
-        }
-    }
-    free(order);
-    free(bs);
-    free(srcp);
-    free(lens);
-    if (brc != 0)
+    if (decode(&c, ss, n, best, outs, err, errlen) != 0)
         goto out;
-    double dt_s = now() - t0;
     if (sc) { /* input order: id, fairseq's score (base 2), sum of ln p, tokens */
         for (int64_t i = 0; i < n; i++)
             fprintf(sc, "%lld\t%.6f\t%.6f\t%lld\n", (long long)i,
@@ -691,11 +1079,9 @@ static int run(const struct gopts *o, char *err, size_t errlen)
     memset(&bst, 0, sizeof(bst));
     memset(&cst, 0, sizeof(cst));
     for (int64_t i = 0; i < n; i++) {
-        if (!outs[i])
-            goto oom;
         fprintf(res ? res : stdout, "%s\n", outs[i]);
-        char *ref = refs ? refs[i] : detok(dt, ss[i].tgt, ss[i].tlen);
-        if (!ref || hg_bleu_add(&bst, outs[i], ref) != 0 || hg_chrf_add(&cst, outs[i], ref) != 0)
+        char *ref = refs ? refs[i] : detok(c.td, ss[i].tgt, ss[i].tlen);
+        if (!ref || hg_bleu_add(&bst, best[i], ref) != 0 || hg_chrf_add(&cst, best[i], ref) != 0)
             goto oom;
         if (!refs)
             free(ref);
@@ -707,16 +1093,8 @@ static int run(const struct gopts *o, char *err, size_t errlen)
     }
     res = NULL;
     fflush(stdout);
-    struct hg_bleu bl;
-    hg_bleu_compute(&bst, &bl);
-    char line[512];
-    hg_bleu_format(&bl, line, sizeof(line));
-    fprintf(stderr, "| Translated %lld sentences (%lld tokens) in %.1fs (%.2f sentences/s, "
-            "%.2f tokens/s)\n", (long long)n, (long long)ntok, dt_s, (double)n / dt_s,
-            (double)ntok / dt_s);
-    fprintf(stderr, "| Generate %s with beam=%lld: %s\n", o->subset, (long long)o->beam, line);
-    fprintf(stderr, "| Generate %s with beam=%lld: chrF2 = %.2f\n", o->subset,
-            (long long)o->beam, hg_chrf_compute(&cst));
+    print_speed(&c);
+    print_score(o, o->subset, &bst, &cst);
     rc = 0;
     goto out;
 oom:
@@ -732,21 +1110,11 @@ out:
             free(ss[i].tgt);
         }
     free(ss);
-    if (outs)
-        for (int64_t i = 0; i < n; i++)
-            free(outs[i]);
-    free(outs);
-    if (refs)
-        for (int64_t i = 0; i < nrefs; i++)
-            free(refs[i]);
-    free(refs);
-    hg_dict_free(dt);
+    free_strs(outs, n);
+    free_strs(best, n);
+    free_strs(refs, nrefs);
     hg_dataset_close(ds);
-    hg_tr_gen_free(m);
-    hg_opts_free(&to);
-    for (int i = 0; i < ac; i++)
-        free(av[i]);
-    free(av);
+    ctx_close(&c);
     return rc;
 }
 
@@ -766,9 +1134,28 @@ int hg_generate_main(int argc, char **argv)
         fprintf(stderr, "hgtrain generate: %s\n", err);
         return 1;
     }
-    if (run(&o, err, sizeof(err)) != 0) {
+    if ((o.input ? run_text(&o, err, sizeof(err)) : run_split(&o, err, sizeof(err))) != 0) {
         fprintf(stderr, "hgtrain generate: %s\n", err);
         return 1;
     }
     return 0;
+}
+
+int hg_interactive_main(int argc, char **argv)
+{
+    /* generate with --input - in front: a later --input wins */
+    char **av = malloc(((size_t)argc + 3) * sizeof(char *));
+    if (!av) {
+        fprintf(stderr, "hgtrain interactive: out of memory\n");
+        return 1;
+    }
+    av[0] = argv[0];
+    av[1] = "--input";
+    av[2] = "-";
+    for (int i = 1; i < argc; i++)
+        av[i + 2] = argv[i];
+    av[argc + 2] = NULL;
+    int rc = hg_generate_main(argc + 2, av);
+    free(av);
+    return rc;
 }

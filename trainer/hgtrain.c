@@ -778,6 +778,8 @@ int main(int argc, char **argv)
     char err[ERRLEN] = "";
     if (argc > 1 && strcmp(argv[1], "generate") == 0)
         return hg_generate_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "interactive") == 0)
+        return hg_interactive_main(argc - 1, argv + 1);
     if (argc == 1) { /* the built-in default job */
         argv = (char **)default_job;
         for (argc = 0; default_job[argc]; argc++)
