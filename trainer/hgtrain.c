@@ -132,21 +132,66 @@ struct run {
     int json;
     int tty;              /* --log-format tqdm on a terminal: a progress line */
     uint64_t num_updates;
+    uint64_t first_update; /* num_updates when this process started training */
+    double t_train0;       /* ... and when */
     int64_t epoch;        /* current (1-based) */
     double best;          /* best validation metric, NaN: none */
     double t_start, train_wall;
 };
 
-static void logf_line(struct run *r, const char *line)
+/* s as a JSON string body (quotes and backslashes escaped, control
+ * characters as \u00XX) into out[len]. */
+static void json_escape(const char *s, size_t n, char *out, size_t len)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 7 < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            out[k++] = '\\';
+            out[k++] = (char)c;
+        } else if (c < 0x20) {
+            k += (size_t)snprintf(out + k, len - k, "\\u%04x", c);
+        } else {
+            out[k++] = (char)c;
+        }
+    }
+    out[k] = 0;
+}
+
+/* One log record, rank 0 only: text ("| ..." lines, for --log-format
+ * simple and tqdm) and its JSON form (json; NULL: each line of text
+ * becomes {"message": "..."}). stdout gets the form --log-format asks for;
+ * --log-file always gets JSON Lines, so both parse line by line. */
+static void logf_line(struct run *r, const char *text, const char *json)
 {
     if (r->rank != 0)
         return;
+    char buf[4096];
+    const char *j = json;
+    if (!j) {
+        size_t k = 0;
+        for (const char *p = text; *p && k + 32 < sizeof(buf);) {
+            const char *e = strchr(p, '\n');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            const char *body = p;
+            if (n >= 2 && p[0] == '|' && p[1] == ' ') { /* the text's margin */
+                body += 2;
+                n -= 2;
+            }
+            char esc[2048];
+            json_escape(body, n, esc, sizeof(esc));
+            k += (size_t)snprintf(buf + k, sizeof(buf) - k, "{\"message\": \"%s\"}\n", esc);
+            p = e ? e + 1 : p + strlen(p);
+        }
+        buf[k < sizeof(buf) ? k : sizeof(buf) - 1] = 0;
+        j = buf;
+    }
     if (strcmp(r->o.log_format, "none") != 0) {
-        fputs(line, stdout);
+        fputs(r->json ? j : text, stdout);
         fflush(stdout);
     }
     if (r->log) {
-        fputs(line, r->log);
+        fputs(j, r->log);
         fflush(r->log);
     }
 }
@@ -261,25 +306,29 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
     double loss = st.loss_sum / ss / log(2.0);
     double nll = st.nll_sum / ss / log(2.0); /* fairseq: ppl = 2^nll_loss */
     *metric = loss;
-    char line[1024];
-    int k = snprintf(line, sizeof(line),
-                     r->json ? "{\"epoch\": %lld, \"valid_subset\": \"%s\", \"valid_loss\": %.4f, "
-                               "\"valid_nll_loss\": %.4f, \"valid_ppl\": %.2f"
-                             : "| epoch %03lld | valid on '%s' subset | loss %.4f | nll_loss %.4f | "
-                               "ppl %.2f",
-                     (long long)r->epoch, r->o.valid_subset, loss, nll, pow(2.0, nll));
+    char line[1024], js[1024];
+    int k = snprintf(line, sizeof(line), "| epoch %03lld | valid on '%s' subset | loss %.4f | "
+                     "nll_loss %.4f | ppl %.2f", (long long)r->epoch, r->o.valid_subset, loss,
+                     nll, pow(2.0, nll));
+    char sub[512];
+    json_escape(r->o.valid_subset, strlen(r->o.valid_subset), sub, sizeof(sub));
+    int kj = snprintf(js, sizeof(js), "{\"epoch\": %lld, \"valid_subset\": \"%s\", "
+                      "\"valid_loss\": %.4f, \"valid_nll_loss\": %.4f, \"valid_ppl\": %.2f",
+                      (long long)r->epoch, sub, loss, nll, pow(2.0, nll));
     for (int i = 0; i < HG_TASK_MAX_METRICS && r->task->metric_names[i]; i++) {
         double v = st.metrics[i] / ss;
         if (strcmp(r->task->metric_names[i], r->o.best_checkpoint_metric) == 0)
             *metric = v;
-        k += snprintf(line + k, sizeof(line) - (size_t)k,
-                      r->json ? ", \"valid_%s\": %.4f" : " | %s %.4f",
+        k += snprintf(line + k, sizeof(line) - (size_t)k, " | %s %.4f",
                       r->task->metric_names[i], v);
+        kj += snprintf(js + kj, sizeof(js) - (size_t)kj, ", \"valid_%s\": %.4f",
+                       r->task->metric_names[i], v);
     }
-    snprintf(line + k, sizeof(line) - (size_t)k,
-             r->json ? ", \"num_updates\": %llu}\n" : " | num_updates %llu\n",
+    snprintf(line + k, sizeof(line) - (size_t)k, " | num_updates %llu\n",
              (unsigned long long)r->num_updates);
-    logf_line(r, line);
+    snprintf(js + kj, sizeof(js) - (size_t)kj, ", \"num_updates\": %llu}\n",
+             (unsigned long long)r->num_updates);
+    logf_line(r, line, js);
     return 0;
 }
 
@@ -302,36 +351,84 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     double dt = now() - m->t0;
     double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
     double nll = m->nll / (m->ss > 0 ? m->ss : 1) / log(2.0);
-    char line[1024];
+    char line[1024], js[1024];
+    /* "update" and "num_updates" (fairseq's key) are the same number */
+    snprintf(js, sizeof(js),
+             "{\"epoch\": %lld, \"update\": %llu, \"num_updates\": %llu, \"step\": %lld, "
+             "\"steps\": %lld, \"loss\": %.4f, \"nll_loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, "
+             "\"ups\": %.2f, \"wpb\": %.1f, \"bsz\": %.1f, \"lr\": %.6g, \"gnorm\": %.3f, "
+             "\"clip\": %.1f, \"train_wall\": %.1f, \"wall\": %.1f}\n",
+             (long long)r->epoch, (unsigned long long)r->num_updates,
+             (unsigned long long)r->num_updates, (long long)step, (long long)steps, loss, nll,
+             pow(2.0, nll), m->ss / dt, m->n / dt, m->ss / m->n, m->bsz / m->n, lr,
+             m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall, now() - r->t_start);
     snprintf(line, sizeof(line),
-             r->json ? "{\"epoch\": %lld, \"update\": %llu, \"step\": %lld, \"steps\": %lld, "
-                       "\"loss\": %.4f, \"nll_loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, \"ups\": %.2f, "
-                       "\"wpb\": %.1f, \"bsz\": %.1f, \"lr\": %.6g, \"gnorm\": %.3f, "
-                       "\"clip\": %.1f, \"train_wall\": %.1f, \"wall\": %.1f}\n"
-                     : "| epoch %03lld | update %llu | %lld / %lld | loss %.4f | nll_loss %.4f | ppl %.2f | "
-                       "wps %.0f | ups %.2f | wpb %.1f | bsz %.1f | lr %.6g | gnorm %.3f | "
-                       "clip %.0f%% | train_wall %.0f | wall %.0f\n",
+             "| epoch %03lld | update %llu | %lld / %lld | loss %.4f | nll_loss %.4f | ppl %.2f | "
+             "wps %.0f | ups %.2f | wpb %.1f | bsz %.1f | lr %.6g | gnorm %.3f | "
+             "clip %.0f%% | train_wall %.0f | wall %.0f\n",
              (long long)r->epoch, (unsigned long long)r->num_updates, (long long)step,
              (long long)steps, loss, nll, pow(2.0, nll), m->ss / dt, m->n / dt, m->ss / m->n,
              m->bsz / m->n, lr, m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall,
              now() - r->t_start);
-    size_t len = strlen(line);
-    if (r->o.fp16 && len >= 2) /* the scale joins the end of the line */
-        snprintf(line + len - (r->json ? 2 : 1), sizeof(line) - len + 2,
-                 r->json ? ", \"loss_scale\": %g}\n" : " | loss_scale %g\n", m->loss_scale);
-    logf_line(r, line);
+    size_t len = strlen(line), lj = strlen(js);
+    if (r->o.fp16 && len >= 2 && lj >= 2) { /* the scale joins the end of the line */
+        snprintf(line + len - 1, sizeof(line) - len + 1, " | loss_scale %g\n", m->loss_scale);
+        snprintf(js + lj - 2, sizeof(js) - lj + 2, ", \"loss_scale\": %g}\n", m->loss_scale);
+    }
+    logf_line(r, line, js);
     memset(m, 0, sizeof(*m));
     m->t0 = now();
 }
 
-/* tqdm-style: one line on stderr, rewritten in place between log lines */
+/* h:mm:ss (or m:ss) of t seconds into out[len] */
+static void hms(double t, char *out, size_t len)
+{
+    long long s = t > 0 && t < 1e9 ? (long long)(t + 0.5) : 0;
+    if (s >= 3600)
+        snprintf(out, len, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    else
+        snprintf(out, len, "%lld:%02lld", s / 60, s % 60);
+}
+
+/* Seconds left to the first stop that is set (--max-update, --max-epoch,
+ * --stop-time-hours) at this run's update rate so far; < 0: unknown. */
+static double eta(const struct run *r, int64_t step, int64_t steps)
+{
+    const struct hg_opts *o = &r->o;
+    double el = now() - r->t_train0;
+    uint64_t done = r->num_updates - r->first_update;
+    if (done == 0 || el <= 0)
+        return -1;
+    double per = el / (double)done, left = -1;
+    if (o->max_update > 0)
+        left = per * (double)((uint64_t)o->max_update > r->num_updates
+                                  ? (uint64_t)o->max_update - r->num_updates : 0);
+    if (o->max_epoch > 0) {
+        double ups_epoch = (double)steps / (double)o->update_freq;
+        double e = per * ((double)(steps - step) / (double)o->update_freq +
+                          (double)(o->max_epoch - r->epoch) * ups_epoch);
+        left = left < 0 || e < left ? e : left;
+    }
+    if (o->stop_time_hours > 0) {
+        double t = o->stop_time_hours * 3600 - (now() - r->t_start);
+        left = left < 0 || t < left ? (t > 0 ? t : 0) : left;
+    }
+    return left;
+}
+
+/* tqdm-style: one line on stderr, rewritten in place between log lines:
+ * the epoch's progress, speed, loss, time since the start and the ETA */
 static void progress(struct run *r, int64_t step, int64_t steps, const struct meters *m)
 {
-    double dt = now() - m->t0;
-    fprintf(stderr, "\r| epoch %03lld: %3d%% %lld/%lld, %.1f updates/s, loss %.4f   ",
-            (long long)r->epoch, steps ? (int)(100 * step / steps) : 100,
-            (long long)step, (long long)steps, dt > 0 ? m->n / dt : 0.0,
-            m->ss > 0 ? m->loss / m->ss / log(2.0) : 0.0);
+    double dt = now() - m->t0, left = eta(r, step, steps);
+    char el[32], et[32] = "?";
+    hms(now() - r->t_start, el, sizeof(el));
+    if (left >= 0)
+        hms(left, et, sizeof(et));
+    fprintf(stderr, "\r| epoch %03lld: %3d%% %lld/%lld, %.1f updates/s, loss %.4f, "
+            "elapsed %s, ETA %s   ", (long long)r->epoch,
+            steps ? (int)(100 * step / steps) : 100, (long long)step, (long long)steps,
+            dt > 0 ? m->n / dt : 0.0, m->ss > 0 ? m->loss / m->ss / log(2.0) : 0.0, el, et);
     fflush(stderr);
 }
 
@@ -371,7 +468,7 @@ static void print_profile(struct run *r)
     char line[256];
     snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates\n",
              total, (unsigned long long)r->num_updates);
-    logf_line(r, line);
+    logf_line(r, line, NULL);
     for (int k = 0; k < 15; k++) {
         int best = -1;
         for (int op = 0; op < HG_OP_COUNT; op++)
@@ -382,7 +479,7 @@ static void print_profile(struct run *r)
         snprintf(line, sizeof line, "|   %-20s %6.1f%%  %9.3f s  %4d nodes\n",
                  hg_op_table[best].name, 100 * per[best] / (total > 0 ? total : 1),
                  per[best], count[best]);
-        logf_line(r, line);
+        logf_line(r, line, NULL);
         count[best] = 0;
     }
 }
@@ -465,7 +562,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 char line[160];
                 snprintf(line, sizeof(line), "| --stop-time-hours %g reached after update %llu\n",
                          o->stop_time_hours, (unsigned long long)r->num_updates);
-                logf_line(r, line);
+                logf_line(r, line, NULL);
             }
             if (!o->no_save && (stop_now || (o->save_interval_updates > 0 &&
                                              r->num_updates % (uint64_t)o->save_interval_updates == 0))) {
@@ -527,7 +624,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             char line[256];
             snprintf(line, sizeof(line), "| lr %.3g below --min-lr %.3g: done\n",
                      hg_lr_at(&r->sched, (int64_t)r->num_updates), o->min_lr);
-            logf_line(r, line);
+            logf_line(r, line, NULL);
             return 0;
         }
     }
@@ -675,7 +772,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                  "| gradients in %d bucket%s of at most %g MiB (or one tensor), all-reduced "
                  "from the backward\n",
                  hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb);
-        logf_line(r, line);
+        logf_line(r, line, NULL);
     }
 
     /* resume */
@@ -718,7 +815,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         snprintf(line, sizeof(line), "| loaded %s: epoch %lld, step %lld, %llu updates\n",
                  path, (long long)r->epoch, (long long)*first_step,
                  (unsigned long long)r->num_updates);
-        logf_line(r, line);
+        logf_line(r, line, NULL);
     }
     if (r->comm) {
         /* the initial (or loaded) parameters and state of rank 0 everywhere */
@@ -884,7 +981,7 @@ int main(int argc, char **argv)
         snprintf(line, sizeof(line), "| task %s, data %s: %lld train, %lld %s samples\n"
                  "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
                  (long long)r.valid.n, r.o.valid_subset, desc, job);
-        logf_line(&r, line);
+        logf_line(&r, line, NULL);
         if (r.o.cluster_file) {
             int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
                              r.o.cluster_file);
@@ -893,12 +990,14 @@ int main(int argc, char **argv)
                               r.o.rank_capacity.v[i]);
             if (k > 0 && k < (int)sizeof(line) - 2)
                 snprintf(line + k, sizeof(line) - (size_t)k, "\n");
-            logf_line(&r, line);
+            logf_line(&r, line, NULL);
         }
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         if (r.o.profile_ops)
             hg_exec_profile(hg_ctl_exec(r.ctl), 1);
+        r.first_update = r.num_updates;
+        r.t_train0 = now();
         rc = train(&r, first_step, err, sizeof(err));
         if (rc == 0 && r.o.profile_ops && r.rank == 0)
             print_profile(&r);
@@ -913,7 +1012,7 @@ int main(int argc, char **argv)
         char line[256];
         snprintf(line, sizeof(line), "| done: %llu updates in %.1f s\n",
                  (unsigned long long)r.num_updates, now() - r.t_start);
-        logf_line(&r, line);
+        logf_line(&r, line, NULL);
     }
     hg_launch_finish(&L, rc < 0 ? NULL : r.comm);
     if (rc < 0)
