@@ -134,6 +134,8 @@ struct run {
     uint64_t num_updates;
     uint64_t first_update; /* num_updates when this process started training */
     double t_train0;       /* ... and when */
+    uint64_t valid_at;     /* 1 + num_updates of the last validation, 0: none */
+    double valid_metric;   /* its metric */
     int64_t epoch;        /* current (1-based) */
     double best;          /* best validation metric, NaN: none */
     double t_start, train_wall;
@@ -329,6 +331,8 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
     snprintf(js + kj, sizeof(js) - (size_t)kj, ", \"num_updates\": %llu}\n",
              (unsigned long long)r->num_updates);
     logf_line(r, line, js);
+    r->valid_at = r->num_updates + 1;
+    r->valid_metric = *metric;
     return 0;
 }
 
@@ -598,7 +602,11 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         double metric = NAN;
         int have_valid = r->valid.ds && o->validate_interval > 0 &&
                          (r->epoch % o->validate_interval == 0 || rc == 3);
-        if (have_valid && validate(r, &metric, err, errlen) != 0)
+        /* the same model was validated at this update already
+         * (--validate-interval-updates): once is enough */
+        if (have_valid && r->valid_at == r->num_updates + 1)
+            metric = r->valid_metric;
+        else if (have_valid && validate(r, &metric, err, errlen) != 0)
             return -1;
         /* stopped inside the epoch (--max-update, --stop-time-hours): the
          * last validation may still be the best */
