@@ -131,15 +131,15 @@ for cap in 0 0.2; do
         "$tmp/w4-__max_sentences_per_rank_40_32_24_0-uf1/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
         { cat "$tmp/cmp"; bad "--bucket-cap-mb $cap changed the result"; }
 done
-grep -q '^| gradients in [0-9]* buckets of at most 0.2 MiB' "$tmp/bk0.2.log" || bad "no bucket line"
-nb=$(sed -n 's/^| gradients in \([0-9]*\) buckets.*/\1/p' "$tmp/bk0.2.log")
+grep -q 'gradients in [0-9]* buckets of at most 0.2 MiB' "$tmp/bk0.2.log" || bad "no bucket line"
+nb=$(sed -n 's/.*gradients in \([0-9]*\) buckets.*/\1/p' "$tmp/bk0.2.log")
 [ "${nb:-0}" -ge 3 ] || bad "0.2 MiB buckets of the CNN's 8 gradients: $nb"
 grep -q 'buckets' "$tmp/bk0.log" && bad "--bucket-cap-mb 0 still made buckets"
 # one rank with a named backend runs the collectives anyway (world 1): the
 # bucketed path gives the 1-rank result bitwise
 run w1bk --batch-size 96 --max-update "$K" --distributed-backend shm --bucket-cap-mb 0.2 \
     >"$tmp/w1bk.log" 2>&1 || { cat "$tmp/w1bk.log"; bad "1 rank, --distributed-backend shm"; }
-grep -q '^| gradients in [0-9]* buckets of at most 0.2 MiB' "$tmp/w1bk.log" ||
+grep -q 'gradients in [0-9]* buckets of at most 0.2 MiB' "$tmp/w1bk.log" ||
     { cat "$tmp/w1bk.log"; bad "1 rank with shm: no buckets"; }
 "$CMP" "$tmp/w1bk/checkpoint_last.h5" "$tmp/ref1/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
     { cat "$tmp/cmp"; bad "1 rank with shm buckets differs from 1 rank"; }
