@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hg_base.h"
 #include "data/bpe.h"
 #include "data/dict.h"
 #include "data/hg_data.h"
@@ -179,8 +180,21 @@ static int parse_opts(const char *cmd, int argc, char **argv,
         for (; d->name; d++)
             if (strlen(d->name) == nl && strncmp(d->name, a + 2, nl) == 0)
                 break;
-        if (!d->name)
-            return usage_error(cmd, "unknown option '%s'", a);
+        if (!d->name) {
+            char w[128], hint[160];
+            struct hg_suggest sg;
+            snprintf(w, sizeof(w), "%.*s", (int)nl, a + 2);
+            hg_suggest_init(&sg, w);
+            for (d = defs; d->name; d++)
+                hg_suggest_add(&sg, d->name);
+            /* the switches each command takes out before parsing */
+            hg_suggest_add(&sg, strcmp(cmd, "translation") == 0 ? "joined-dictionary"
+                                : strcmp(cmd, "batches") == 0   ? "valid" : NULL);
+            const char *b = hg_suggest_best(&sg);
+            snprintf(hint, sizeof(hint), "unknown option '%%s'%s%s%s", b ? " (did you mean --" : "",
+                     b ? b : "", b ? "?)" : "");
+            return usage_error(cmd, hint, a);
+        }
         if (eq) {
             *d->val = eq + 1;
         } else {
@@ -1858,6 +1872,10 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
+    if (strcmp(cmd, "--version") == 0) {
+        hg_print_version("hgpreprocess");
+        return 0;
+    }
     if (strcmp(cmd, "images") == 0)
         return cmd_images(argc, argv);
     if (strcmp(cmd, "translation") == 0)
@@ -1868,5 +1886,10 @@ int main(int argc, char **argv)
         return cmd_batches(argc, argv);
     if (strcmp(cmd, "apply-bpe") == 0)
         return cmd_apply_bpe(argc, argv);
-    return usage_error(NULL, "unknown command '%s'", cmd);
+    static const char *const cmds[] = {"images", "translation", "lm", "batches", "apply-bpe",
+                                       NULL};
+    char hint[96], fmt[160];
+    snprintf(fmt, sizeof(fmt), "unknown command '%%s'%s",
+             hg_suggest_text(cmd, cmds, "", hint, sizeof(hint)));
+    return usage_error(NULL, fmt, cmd);
 }

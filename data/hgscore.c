@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hg_base.h"
 #include "data/bleu.h"
 #include "data/text.h"
 
@@ -81,14 +82,19 @@ int main(int argc, char **argv)
         } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            hg_print_version("hgscore");
+            return 0;
         } else {
-            fprintf(stderr, "hgscore: %s '%s'\n",
-                    a[0] == '-' && !has_val &&
-                            (!strcmp(a, "--ref") || !strcmp(a, "--hyp") ||
-                             !strcmp(a, "--tokenize"))
-                        ? "missing value for"
-                        : "unknown option",
-                    a);
+            static const char *const names[] = {"--ref", "--hyp", "--tokenize", "--chrf",
+                                                "--no-bleu", "--help", "--version", NULL};
+            char hint[96];
+            int missing = a[0] == '-' && !has_val &&
+                          (!strcmp(a, "--ref") || !strcmp(a, "--hyp") ||
+                           !strcmp(a, "--tokenize"));
+            fprintf(stderr, "hgscore: %s '%s'%s\n",
+                    missing ? "missing value for" : "unknown option", a,
+                    missing ? "" : hg_suggest_text(a, names, "", hint, sizeof(hint)));
             usage(stderr);
             return 2;
         }

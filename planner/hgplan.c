@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hg_base.h"
 #include "planner/hg_planner.h"
 #include "planner/prof-links.h"
 #include "tasks/hg_task.h"
@@ -151,6 +152,10 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
             a->help = 1;
             continue;
         }
+        if (strcmp(o, "--version") == 0) {
+            hg_print_version("hgplan");
+            exit(0);
+        }
         if (strcmp(o, "--dp") == 0) {
             a->dp = 1;
             continue;
@@ -243,9 +248,26 @@ static int parse_args(struct args *a, int argc, char **argv, const struct hg_tas
                     a->task_vals[k] = v;
                     found = 1;
                 }
-            if (!found)
-                return hg_kerr(err, errlen, "unknown option '%s' (hgplan --help)%s", o,
+            if (!found) {
+                static const char *const names[] = {
+                    "--beta", "--budget", "--cluster", "--data", "--dp", "--export-graph",
+                    "--forward-only", "--groups", "--help", "--iters", "--list-models",
+                    "--model", "--out", "--profile", "--profile-batches", "--profile-out",
+                    "--profile-repeats", "--profile-sizes", "--profile-threads",
+                    "--profile-warmup", "--profile-workers", "--profile-worlds", "--search",
+                    "--seed", "--strategy", "--task", "--trace", "--optimizer", "--batch",
+                    "--seq-len", "--version", NULL};
+                struct hg_suggest sg;
+                hg_suggest_init(&sg, o + 2);
+                for (int k = 0; names[k]; k++)
+                    hg_suggest_add(&sg, names[k] + 2);
+                for (int k = 0; task && task->options && task->options[k].name; k++)
+                    hg_suggest_add(&sg, task->options[k].name);
+                const char *b = hg_suggest_best(&sg);
+                return hg_kerr(err, errlen, "unknown option '%s'%s%s%s (hgplan --help)%s", o,
+                               b ? " (did you mean --" : "", b ? b : "", b ? "?)" : "",
                                task ? "" : "; task options need --task");
+            }
         }
     }
     return 0;

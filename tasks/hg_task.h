@@ -101,6 +101,9 @@ struct hg_task {
 /* Built-in tasks. */
 extern const struct hg_task *const hg_task_registry[];
 const struct hg_task *hg_task_find(const char *name);
+/* A built-in task's --arch choices, "a|b|c", or "" when it has no --arch
+ * (its options set the model); NULL for a plug-in (it checks args->arch). */
+const char *hg_task_archs(const struct hg_task *t);
 /* dlopens path and checks its ABI version; the handle stays open. */
 const struct hg_task *hg_task_load_plugin(const char *path, char *err,
                                           size_t errlen);

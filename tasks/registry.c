@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tasks/hg_task.h"
+#include "tasks/translation.h"
 
 extern const struct hg_task hg_task_mnist;
 extern const struct hg_task hg_task_bert;
@@ -24,6 +25,16 @@ const struct hg_task *hg_task_find(const char *name)
     for (int i = 0; hg_task_registry[i]; i++)
         if (strcmp(hg_task_registry[i]->name, name) == 0)
             return hg_task_registry[i];
+    return NULL;
+}
+
+const char *hg_task_archs(const struct hg_task *t)
+{
+    if (t == &hg_task_translation)
+        return hg_tr_archs();
+    for (int i = 0; hg_task_registry[i]; i++)
+        if (hg_task_registry[i] == t)
+            return "";
     return NULL;
 }
 

@@ -106,6 +106,16 @@ static const struct tr_arch tr_archs[] = {
     {NULL, 0, 0, 0, 0}};
 #define TR_DEFAULT_ARCH "transformer_base"
 
+const char *hg_tr_archs(void)
+{
+    static char names[256]; /* the table's names joined by '|' */
+    if (!names[0])
+        for (int i = 0; tr_archs[i].name; i++)
+            snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+                     i ? "|" : "", tr_archs[i].name);
+    return names;
+}
+
 struct tr_side {
     int64_t layers, d, ffn, heads;
     int normalize_before;

@@ -26,6 +26,8 @@
 
 /* the task itself (tasks/registry.c lists it) */
 extern const struct hg_task hg_task_translation;
+/* its --arch presets, "a|b|c" */
+const char *hg_tr_archs(void);
 
 struct hg_tr_gen;
 

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hg_base.h"
 #include "controller/hg_controller.h"
 #include "data/bleu.h"
 #include "data/bpe.h"
@@ -105,8 +106,8 @@ static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errle
             o->print_scores = 1;
             continue;
         }
-        if (strcmp(name, "help") == 0) {
-            snprintf(err, errlen, "help");
+        if (strcmp(name, "help") == 0 || strcmp(name, "version") == 0) {
+            snprintf(err, errlen, "%s", name);
             return -1;
         }
         const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
@@ -164,7 +165,14 @@ static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errle
             if (num(name, v, 0, 1e6, 1, &o->max_len_b, err, errlen))
                 return -1;
         } else {
-            snprintf(err, errlen, "--%s: unknown option of hgtrain generate", name);
+            static const char *const names[] = {
+                "data", "path", "gen-subset", "results-path", "ref", "scores-path", "input",
+                "beam", "n-best", "nbest", "buffer-size", "batch-size", "max-sentences",
+                "min-len", "threads", "lenpen", "max-len-a", "max-len-b", "remove-bpe",
+                "score", "quiet", "no-incremental", "print-scores", "help", "version", NULL};
+            char hint[96];
+            snprintf(err, errlen, "--%s: unknown option of hgtrain generate%s", name,
+                     hg_suggest_text(name, names, "--", hint, sizeof(hint)));
             return -1;
         }
     }
@@ -1125,6 +1133,10 @@ int hg_generate_main(int argc, char **argv)
     if (parse(&o, argc, argv, err, sizeof(err)) != 0) {
         if (strcmp(err, "help") == 0) {
             fputs(usage, stdout);
+            return 0;
+        }
+        if (strcmp(err, "version") == 0) {
+            hg_print_version("hgtrain");
             return 0;
         }
         fprintf(stderr, "hgtrain generate: %s\n%s", err, usage);

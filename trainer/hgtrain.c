@@ -24,6 +24,7 @@
 
 #include "controller/hg_controller.h"
 #include "trainer/generate.h"
+#include "base/hg_base.h"
 #include "trainer/launch.h"
 #include "trainer/options.h"
 #include "planner/hg_planner.h"
@@ -135,6 +136,8 @@ struct run {
     uint64_t first_update; /* num_updates when this process started training */
     double t_train0;       /* ... and when */
     uint64_t valid_at;     /* 1 + num_updates of the last validation, 0: none */
+    double patience_best;  /* --patience: the best metric so far (NaN: none) */
+    int64_t patience_runs; /* validations since it improved */
     double valid_metric;   /* its metric */
     int64_t epoch;        /* current (1-based) */
     double best;          /* best validation metric, NaN: none */
@@ -453,6 +456,30 @@ static int keep_best(struct run *r, double metric, int64_t step, char *err, size
     return save(r, "checkpoint_best.h5", step, err, errlen);
 }
 
+/* fairseq's --patience: 1 when metric (just validated) has not beaten
+ * the best of this run for --patience validations in a row. */
+static int out_of_patience(struct run *r, double metric)
+{
+    if (r->o.patience <= 0 || isnan(metric))
+        return 0;
+    int up = isnan(r->patience_best) ||
+             (r->o.maximize_best_checkpoint_metric ? metric > r->patience_best
+                                                    : metric < r->patience_best);
+    if (up) {
+        r->patience_best = metric;
+        r->patience_runs = 0;
+        return 0;
+    }
+    if (++r->patience_runs < r->o.patience)
+        return 0;
+    char line[256];
+    snprintf(line, sizeof(line), "| early stop: %s has not improved for %lld validations "
+             "(--patience), best %.4f\n", r->o.best_checkpoint_metric,
+             (long long)r->patience_runs, r->patience_best);
+    logf_line(r, line, NULL);
+    return 1;
+}
+
 /* --profile-ops: seconds per op kind over the whole run, the top ones */
 static void print_profile(struct run *r)
 {
@@ -510,7 +537,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         struct meters m = {.t0 = now()};
         struct hg_ctl_stats st;
         memset(&st, 0, sizeof(st));
-        int rc = 0, in_step = 0;
+        int rc = 0, in_step = 0, impatient = 0;
         struct hg_batch b;
         double lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
         while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1) {
@@ -559,8 +586,9 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                     rc = -1;
                     break;
                 }
+                impatient = out_of_patience(r, metric);
             }
-            int stop_now = stop_req || stop_time ||
+            int stop_now = stop_req || stop_time || impatient ||
                            (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
             if (stop_time && r->rank == 0) {
                 char line[160];
@@ -608,6 +636,8 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             metric = r->valid_metric;
         else if (have_valid && validate(r, &metric, err, errlen) != 0)
             return -1;
+        else if (have_valid && out_of_patience(r, metric))
+            impatient = 1; /* stop after this epoch's checkpoints */
         /* stopped inside the epoch (--max-update, --stop-time-hours): the
          * last validation may still be the best */
         if (rc == 3 && have_valid && keep_best(r, metric, step, err, errlen) != 0)
@@ -626,7 +656,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             if (!o->no_epoch_checkpoints)
                 prune(r, "checkpoint[0-9]*.h5", o->keep_last_epochs);
         }
-        if (rc == 3)
+        if (rc == 3 || impatient)
             return 0;
         if (o->min_lr > 0 && hg_lr_at(&r->sched, (int64_t)r->num_updates) < o->min_lr) {
             char line[256];
@@ -878,6 +908,28 @@ static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t er
     return rc;
 }
 
+/* --arch among a built-in task's choices ("a|b|c"; "": it has none) */
+static int check_arch(const char *task, const char *archs, const char *arch, char *err,
+                      size_t errlen)
+{
+    if (!*archs)
+        return hg_kerr(err, errlen, "--arch %s: task %s has no --arch (its options set the "
+                       "model)", arch, task);
+    char buf[256], *save = NULL;
+    const char *names[32];
+    int n = 0;
+    snprintf(buf, sizeof(buf), "%s", archs);
+    for (char *t = strtok_r(buf, "|", &save); t && n < 31; t = strtok_r(NULL, "|", &save)) {
+        if (strcmp(t, arch) == 0)
+            return 0;
+        names[n++] = t;
+    }
+    names[n] = NULL;
+    char hint[128];
+    return hg_kerr(err, errlen, "--arch %s: not an architecture of task %s%s (choices: %s)",
+                   arch, task, hg_suggest_text(arch, names, "", hint, sizeof(hint)), archs);
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
@@ -890,8 +942,21 @@ int main(int argc, char **argv)
         for (argc = 0; default_job[argc]; argc++)
             ;
     }
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        hg_print_version("hgtrain");
+        return 0;
+    }
+    if (argc > 1 && argv[1][0] && argv[1][0] != '-') { /* a mistyped command? */
+        static const char *const cmds[] = {"generate", "interactive", NULL};
+        char hint[96];
+        fprintf(stderr, "hgtrain: unknown command '%s'%s (commands: generate, interactive; "
+                "training takes options only: hgtrain --help)\n", argv[1],
+                hg_suggest_text(argv[1], cmds, "", hint, sizeof(hint)));
+        return 2;
+    }
     struct run r;
     memset(&r, 0, sizeof(r));
+    r.patience_best = NAN;
     const char *plugin = NULL;
     const char *tname = hg_opts_peek_task(argc, argv, &plugin);
     if (plugin) {
@@ -914,10 +979,19 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 2;
     }
+    const char *archs = r.task ? hg_task_archs(r.task) : NULL;
     if (r.o.help) {
         hg_opts_help(stdout, r.task ? r.task->options : NULL, r.task ? r.task->name : NULL);
+        if (archs)
+            printf("\n--arch of task %s: %s\n", r.task->name,
+                   *archs ? archs : "none (its options set the model)");
         hg_opts_free(&r.o);
         return 0;
+    }
+    if (archs && r.o.arch && check_arch(r.task->name, archs, r.o.arch, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: %s\n", err);
+        hg_opts_free(&r.o);
+        return 2;
     }
     if (r.o.list_tasks) {
         for (int i = 0; hg_task_registry[i]; i++)

@@ -6,6 +6,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "trainer/options.h"
 
+#include "base/hg_base.h"
+
 #include <errno.h>
 #include <libconfig.h>
 #include <math.h>
@@ -191,6 +193,9 @@ const struct hg_opt_spec hg_opt_specs[] = {
     {.name = "maximize-best-checkpoint-metric", .type = HG_OPT_FLAG,
      .group = G_CKPT, .offset = OFF(maximize_best_checkpoint_metric),
      .help = "larger --best-checkpoint-metric is better"},
+    {.name = "patience", .type = HG_OPT_INT, .group = G_CKPT, .offset = OFF(patience),
+     .def = "0", .help = "stop when --best-checkpoint-metric has not improved for N "
+                         "validations in a row (0: never; counted within a run)"},
     /* -------------------------------------------------------- distributed */
     {.name = "devices", .type = HG_OPT_STRING, .group = G_DIST, .offset = OFF(devices),
      .metavar = "LIST", .transient = 1,
@@ -437,6 +442,71 @@ static int set_task_value(struct hg_opts *o, int i, const char *text, char *err,
     return 0;
 }
 
+/* fairseq options with no meaning here, each with what to do instead:
+ * refused by name rather than as unknown */
+static const struct {
+    const char *name, *why;
+} not_here[] = {
+    {"num-workers", "batches are read by one prefetch thread per rank"},
+    {"ddp-backend", "gradients are summed by the comm backend (--distributed-backend)"},
+    {"find-unused-parameters", "an unused parameter simply gets a zero gradient"},
+    {"user-dir", "load your task with --task-plugin PATH.so"},
+    {"dataset-impl", "the data are HDF5 shards written by hgpreprocess"},
+    {"tensorboard-logdir", "use --log-file (JSON Lines) and scripts/plot-log"},
+    {"wandb-project", "use --log-file (JSON Lines) and scripts/plot-log"},
+    {"cpu", "the CPU is the default device (--devices cpu:N)"},
+    {"criterion", "the task sets its loss (translation: --label-smoothing)"},
+    {"memory-efficient-fp16", "use --fp16"},
+    {"distributed-no-spawn", "hgtrain forks one worker per device itself"},
+    {"no-progress-bar", "use --log-format simple"},
+    {"tokenizer", "hgpreprocess splits at whitespace"},
+    {"bpe", "hgpreprocess applies the BPE (--bpe-merges, --bpe-codes)"},
+    {NULL, NULL}};
+
+/* word[0..len) spelled with '-' */
+static void dashed(const char *word, size_t len, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%.*s", (int)len, word);
+    for (char *p = out; *p; p++)
+        if (*p == '_')
+            *p = '-';
+}
+
+/* " (did you mean --NAME?)" or "": the option, alias or task option
+ * nearest to word[0..len) (prefix "--" or "" for config keys). */
+static const char *suggest(const char *word, size_t len, const struct hg_task_option *t,
+                           const char *prefix, char *out, size_t outlen)
+{
+    char w[128];
+    dashed(word, len, w, sizeof(w));
+    struct hg_suggest sg;
+    hg_suggest_init(&sg, w);
+    for (int k = 0; k < hg_opt_nspecs; k++) {
+        hg_suggest_add(&sg, hg_opt_specs[k].name);
+        hg_suggest_add(&sg, hg_opt_specs[k].alias);
+    }
+    for (int k = 0; t && t[k].name; k++)
+        hg_suggest_add(&sg, t[k].name);
+    const char *b = hg_suggest_best(&sg);
+    out[0] = 0;
+    if (b)
+        snprintf(out, outlen, " (did you mean %s%s?)", prefix, b);
+    return out;
+}
+
+/* -1 with err when word[0..len) is a fairseq option refused here */
+static int refuse_fairseq(const char *word, size_t len, const char *where, char *err,
+                          size_t errlen)
+{
+    char w[128];
+    dashed(word, len, w, sizeof(w));
+    for (int k = 0; not_here[k].name; k++)
+        if (strcmp(w, not_here[k].name) == 0)
+            return fail(err, errlen, "%s%s: a fairseq option that does not apply to hgtrain: "
+                        "%s", where, w, not_here[k].why);
+    return 0;
+}
+
 /* ------------------------------------------------------- command line */
 
 /* One token of the command line: an option of the table (spec), a task
@@ -482,8 +552,14 @@ static int tokenize(int argc, char **argv, const struct hg_task_option *task_opt
                 continue;
             return fail(err, errlen, "unexpected argument '%s'", a);
         }
-        if (!t.spec && t.task < 0 && !lenient)
-            return fail(err, errlen, "unknown option '%s' (see --help)", shown);
+        if (!t.spec && t.task < 0 && !lenient) {
+            char hint[160];
+            if (a[1] == '-' && refuse_fairseq(name, len, "--", err, errlen) != 0)
+                return -1;
+            return fail(err, errlen, "unknown option '%s'%s (see --help)", shown,
+                        a[1] == '-' ? suggest(name, len, task_opts, "--", hint, sizeof(hint))
+                                    : "");
+        }
         if (!t.spec && t.task >= 0 && task_opts[t.task].flag) {
             /* a task's switch: --name alone is "1"; --name=V gives V */
             t.value = eq ? eq + 1 : "1";
@@ -565,8 +641,14 @@ static int apply_setting(struct hg_opts *o, const config_setting_t *s, const cha
     const struct hg_opt_spec *sp = find_spec(key, len);
     if (!sp) {
         int ti = find_task_opt(o->task_opts_, key, len);
-        if (ti < 0)
-            return fail(err, errlen, "%s:%d: unknown key '%s'", path, line, key);
+        if (ti < 0) {
+            char hint[160], where2[512];
+            snprintf(where2, sizeof(where2), "%s:%d: key ", path, line);
+            if (refuse_fairseq(key, len, where2, err, errlen) != 0)
+                return -1;
+            return fail(err, errlen, "%s:%d: unknown key '%s'%s", path, line, key,
+                        suggest(key, len, o->task_opts_, "", hint, sizeof(hint)));
+        }
         char num[64];
         const char *text = NULL;
         switch (type) {

@@ -90,6 +90,7 @@ struct hg_opts {
     int no_epoch_checkpoints;
     char *best_checkpoint_metric; /* default "loss" */
     int maximize_best_checkpoint_metric;
+    int64_t patience;             /* validations without improvement; 0: off */
     /* distributed (docs/distributed.md) */
     char *devices;                /* --devices cpu | cpu:N | cuda:0,cuda:1 | cuda:N */
     int64_t distributed_gpus;     /* --distributed-gpus N: --devices cuda:N */

@@ -1,0 +1,73 @@
+#!/bin/sh
+# The command line of every program: a mistyped option, config key or
+# command gets a did-you-mean suggestion; fairseq options that do not
+# apply are refused by name; --version; --arch is checked against the
+# task's choices (listed in --help); --patience stops a run whose
+# validation metric stopped improving.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-.}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+HGSCORE=${HGSCORE:-$B/hgscore}
+HGPLAN=${HGPLAN:-$B/hgplan}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+# expect STATUS PATTERN command...: exit status and a line of its output
+expect() {
+    want=$1 pat=$2
+    shift 2
+    "$@" >"$tmp/o" 2>&1
+    got=$?
+    [ $got -eq "$want" ] && grep -q -e "$pat" "$tmp/o" ||
+        { cat "$tmp/o"; bad "$* (exit $got, want $want and '$pat')"; }
+}
+
+expect 2 "unknown option '--max-epochs' (did you mean --max-epoch?)" "$HGTRAIN" --max-epochs 3
+expect 2 "(did you mean --encoder-layers?)" "$HGTRAIN" --task translation --encoder-layer 3
+printf 'max_epochs = 3;\n' >"$tmp/c.cfg"
+expect 2 "c.cfg:1: unknown key 'max_epochs' (did you mean max-epoch?)" "$HGTRAIN" -c "$tmp/c.cfg"
+expect 2 "unknown command 'generte' (did you mean generate?)" "$HGTRAIN" generte
+expect 2 "unknown option of hgtrain generate (did you mean --beam?)" "$HGTRAIN" generate --beem 3
+expect 2 "unknown command 'translaton' (did you mean translation?)" "$HGPRE" translaton
+expect 2 "unknown option '--destdri' (did you mean --destdir?)" "$HGPRE" translation --destdri x
+expect 2 "unknown option '--chfr' (did you mean --chrf?)" "$HGSCORE" --chfr
+expect 2 "unknown option '--clustr' (did you mean --cluster?)" "$HGPLAN" --clustr x
+# far from every name: no suggestion
+expect 2 "unknown option '--zzzzzzzz' (see --help)" "$HGTRAIN" --zzzzzzzz 1
+# fairseq's options that do not apply
+expect 2 "--num-workers: a fairseq option that does not apply to hgtrain" "$HGTRAIN" --num-workers 2
+expect 2 "--ddp-backend: a fairseq option that does not apply to hgtrain: .*--distributed-backend" \
+    "$HGTRAIN" --ddp-backend c10d
+printf 'ddp_backend = "c10d";\n' >"$tmp/d.cfg"
+expect 2 "d.cfg:1: key ddp-backend: a fairseq option" "$HGTRAIN" -c "$tmp/d.cfg"
+# --version
+for p in "$HGTRAIN" "$HGPRE" "$HGSCORE" "$HGPLAN"; do
+    expect 0 "^[a-z]* .*[0-9]" "$p" --version
+done
+expect 0 "^hgtrain [0-9]" "$HGTRAIN" generate --version
+# --arch
+expect 0 "^--arch of task translation: transformer_tiny|transformer_small" "$HGTRAIN" --task translation --help
+expect 2 "--arch transformer_smal: not an architecture of task translation (did you mean transformer_small?)" \
+    "$HGTRAIN" --task translation --arch transformer_smal --max-tokens 100
+expect 2 "--arch foo: task mnist has no --arch" "$HGTRAIN" --task mnist --arch foo --batch-size 8
+# --patience: an lr too small to move the weights, so the metric never improves
+head -n 30 "$S/tests/data/corpus.en" >"$tmp/v.en"
+head -n 30 "$S/tests/data/corpus.es" >"$tmp/v.es"
+"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
+    --validpref "$tmp/v" --destdir "$tmp/mt" --bpe-merges 100 >"$tmp/pre.log" 2>&1 ||
+    { cat "$tmp/pre.log"; bad "hgpreprocess"; }
+"$HGTRAIN" --task translation --data "$tmp/mt" --source-lang en --target-lang es \
+    --arch transformer_tiny --optimizer sgd --lr 1e-30 --max-tokens 1024 --threads 1 \
+    --validate-interval-updates 2 --patience 2 --max-update 40 --log-format simple \
+    --save-dir "$tmp/ck" >"$tmp/p.log" 2>&1 || { cat "$tmp/p.log"; bad "--patience run"; }
+grep -q "early stop: loss has not improved for 2 validations (--patience)" "$tmp/p.log" ||
+    { cat "$tmp/p.log"; bad "--patience did not stop the run"; }
+[ "$(grep -c 'valid on' "$tmp/p.log")" -eq 3 ] || bad "--patience 2: $(grep -c 'valid on' "$tmp/p.log") validations, want 3"
+grep -q "done: 6 updates" "$tmp/p.log" || bad "--patience: not stopped at update 6"
+[ -f "$tmp/ck/checkpoint_last.h5" ] || bad "--patience: no checkpoint_last.h5"
+
+[ $fail = 0 ] && echo "ok  cmdline: did-you-mean in every program, fairseq refusals, --version, --arch, --patience"
+exit $fail
