@@ -11,6 +11,7 @@
  * data-bin/fashion-mnist`), 2 epochs. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <math.h>
 #include <sched.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -136,6 +138,7 @@ struct run {
     uint64_t first_update; /* num_updates when this process started training */
     double t_train0;       /* ... and when */
     uint64_t valid_at;     /* 1 + num_updates of the last validation, 0: none */
+    int lock_fd;           /* --save-dir's lock (rank 0), -1: none */
     double patience_best;  /* --patience: the best metric so far (NaN: none) */
     int64_t patience_runs; /* validations since it improved */
     double valid_metric;   /* its metric */
@@ -227,6 +230,52 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
     };
     return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
                         errlen);
+}
+
+/* One job per --save-dir: an flock on SAVE_DIR/hgtrain.lock, taken by
+ * rank 0 and held until the process exits (even by kill -9, so no stale
+ * lock is left), the file naming its holder for the next job's message. */
+static int lock_save_dir(struct run *r, char *err, size_t errlen)
+{
+    char path[4096];
+    if (ckpt_path(r, "hgtrain.lock", path, sizeof(path)) != 0)
+        return hg_kerr(err, errlen, "--save-dir too long");
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return hg_kerr(err, errlen, "--save-dir %s: %s: %s", r->o.save_dir, path,
+                       strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char who[256];
+        ssize_t n = pread(fd, who, sizeof(who) - 1, 0);
+        who[n > 0 ? n : 0] = 0;
+        who[strcspn(who, "\n")] = 0;
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return hg_kerr(err, errlen, "--save-dir %s is in use by another hgtrain job "
+                           "(%s, %s): let it finish, stop it, or give another --save-dir",
+                           r->o.save_dir, who[0] ? who : "holder unknown", path);
+        return hg_kerr(err, errlen, "--save-dir %s: cannot lock %s: %s", r->o.save_dir, path,
+                       strerror(e));
+    }
+    char host[256], line[512];
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "?");
+    host[sizeof(host) - 1] = 0;
+    time_t t = time(NULL);
+    struct tm tm;
+    char when[64] = "";
+    if (localtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+    int n = snprintf(line, sizeof(line), "pid %ld on %s since %s\n", (long)getpid(), host,
+                     when);
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
+        int e = errno;
+        close(fd);
+        return hg_kerr(err, errlen, "--save-dir %s: %s: %s", r->o.save_dir, path, strerror(e));
+    }
+    r->lock_fd = fd;
+    return 0;
 }
 
 /* The first two numbers in the file name of path (0 when absent). */
@@ -875,6 +924,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
     if (!o->no_save && access(o->save_dir, W_OK) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: not writable", o->save_dir);
+    if (!o->no_save && lock_save_dir(r, err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -957,6 +1008,7 @@ int main(int argc, char **argv)
     struct run r;
     memset(&r, 0, sizeof(r));
     r.patience_best = NAN;
+    r.lock_fd = -1;
     const char *plugin = NULL;
     const char *tname = hg_opts_peek_task(argc, argv, &plugin);
     if (plugin) {
@@ -1109,6 +1161,8 @@ int main(int argc, char **argv)
         r.task->teardown(r.ts);
     if (r.log)
         fclose(r.log);
+    if (r.lock_fd >= 0)
+        close(r.lock_fd); /* the lock goes with it */
     free(r.opts_text);
     hg_opts_free(&r.o);
     return rc == 0 ? 0 : 1;

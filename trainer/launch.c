@@ -151,8 +151,33 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
     const char *init = o->distributed_init_method;
     int under_mpi = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") ||
                     getenv("PMIX_RANK");
+    /* torchrun (or any env:// launcher): one process per rank, RANK and
+     * WORLD_SIZE, the store at MASTER_ADDR:MASTER_PORT; it wins over the
+     * Slurm variables of the job it runs in */
+    int env_init = init && strcmp(init, "env://") == 0;
+    if (env_init)
+        init = NULL;
+    long tr_rank = -1, tr_world = -1, tr_local = 0;
+    int torch = (env_init || (getenv("RANK") && getenv("WORLD_SIZE"))) && !under_mpi && !init;
+    if (torch) {
+        static const char *const need[] = {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
+        for (int i = 0; i < 4; i++)
+            if (!getenv(need[i]) || !*getenv(need[i]))
+                return hg_kerr(err, errlen, "torchrun/env://: %s is not set (RANK, WORLD_SIZE, "
+                               "MASTER_ADDR and MASTER_PORT are needed)", need[i]);
+        if (!env_int("RANK", &tr_rank) || !env_int("WORLD_SIZE", &tr_world) ||
+            (getenv("LOCAL_RANK") && !env_int("LOCAL_RANK", &tr_local)) || tr_world < 1 ||
+            tr_rank < 0 || tr_rank >= tr_world || tr_local < 0)
+            return hg_kerr(err, errlen, "torchrun/env://: RANK '%s', WORLD_SIZE '%s', "
+                           "LOCAL_RANK '%s': want 0 <= RANK < WORLD_SIZE", getenv("RANK"),
+                           getenv("WORLD_SIZE"),
+                           getenv("LOCAL_RANK") ? getenv("LOCAL_RANK") : "");
+        if (L->nlocal != 1)
+            return hg_kerr(err, errlen, "torchrun/env://: torchrun starts one process per "
+                           "rank; give one device per process, not --devices %s", o->devices);
+    }
     long sl_rank, sl_ntasks;
-    int slurm = !init && env_int("SLURM_PROCID", &sl_rank) &&
+    int slurm = !init && !torch && env_int("SLURM_PROCID", &sl_rank) &&
                 env_int("SLURM_NTASKS", &sl_ntasks) && !under_mpi;
 
     L->world = o->distributed_world_size > 0 ? (int)o->distributed_world_size : L->nlocal;
@@ -195,6 +220,35 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
         env_int("SLURM_JOB_ID", &job);
         L->port = o->distributed_port > 0 ? (int)o->distributed_port
                                           : 20000 + (int)(job % 20000);
+    }
+    if (torch) {
+        L->world = (int)tr_world;
+        L->rank0 = (int)tr_rank;
+        L->how = "torchrun";
+        if (o->distributed_world_size > 0 && o->distributed_world_size != L->world)
+            return hg_kerr(err, errlen, "--distributed-world-size %lld, but WORLD_SIZE is %ld",
+                           (long long)o->distributed_world_size, tr_world);
+        /* --devices cuda: this process's GPU is LOCAL_RANK */
+        if (L->cuda && o->devices && strcmp(o->devices, "cuda") == 0)
+            L->dev[0] = (int)tr_local;
+        long port;
+        if (!env_int("MASTER_PORT", &port) || port < 1 || port > 65535 ||
+            strlen(getenv("MASTER_ADDR")) >= sizeof(L->host))
+            return hg_kerr(err, errlen, "torchrun/env://: MASTER_ADDR '%s', MASTER_PORT '%s': "
+                           "want a host and a port", getenv("MASTER_ADDR"),
+                           getenv("MASTER_PORT"));
+        /* torchrun's agent may serve its own store on MASTER_PORT: ours
+         * then takes the next port */
+        const char *agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
+        if (agent && (strcmp(agent, "True") == 0 || strcmp(agent, "1") == 0))
+            port = port < 65535 ? port + 1 : port - 1;
+        snprintf(L->host, sizeof(L->host), "%s", getenv("MASTER_ADDR"));
+        L->port = (int)port;
+        if (L->world > 1 && !getenv("HG_JOB_TOKEN") && !o->distributed_token_file)
+            return hg_kerr(err, errlen, "torchrun/env://: the ranks are separate processes "
+                           "and need one job token: export HG_JOB_TOKEN (32 hex digits, e.g. "
+                           "from `od -An -tx1 -N16 /dev/urandom | tr -d ' \\n'`) before "
+                           "torchrun, or give --distributed-token-file");
     }
     if (L->world < 1 || L->rank0 < 0 || L->rank0 + L->nlocal > L->world)
         return hg_kerr(err, errlen, "this node's ranks %d..%d do not fit in a world of %d "
@@ -249,9 +303,9 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
             return hg_kerr(err, errlen, "--distributed-init-method %s: want "
                            "file:///absolute/path", init);
     } else if (init) {
-        return hg_kerr(err, errlen, "--distributed-init-method %s: want tcp://HOST:PORT "
-                       "or file:///PATH", init);
-    } else if (!slurm) {
+        return hg_kerr(err, errlen, "--distributed-init-method %s: want tcp://HOST:PORT, "
+                       "file:///PATH or env://", init);
+    } else if (!slurm && !torch) {
         if (!one_node)
             return hg_kerr(err, errlen, "a world of %d ranks with %d on this node needs "
                            "--distributed-init-method (or Slurm)", L->world, L->nlocal);
