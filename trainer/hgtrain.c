@@ -717,6 +717,26 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
     }
 }
 
+/* After a checkpoint failed to load: when it is another task's (two runs
+ * in one --save-dir), say so instead of naming a parameter. */
+static void other_task(const struct run *r, const char *path, char *err, size_t errlen)
+{
+    struct hg_graph *empty = hg_graph_new();
+    struct hg_ckpt_meta m;
+    memset(&m, 0, sizeof(m));
+    char e2[256], task[64] = "";
+    if (empty && hg_ckpt_load(path, empty, NULL, 1, &m, e2, sizeof(e2)) == 0 && m.options) {
+        const char *t = strstr(m.options, "--task ");
+        if (t && sscanf(t + 7, "%63[A-Za-z0-9_.-]", task) != 1)
+            task[0] = 0;
+    }
+    hg_ckpt_meta_free(&m);
+    hg_graph_free(empty);
+    if (task[0] && strcmp(task, r->task->name) != 0)
+        hg_kerr(err, errlen, "%s is a checkpoint of task '%s', but this run is task '%s': "
+                "give it its own --save-dir (or --restore-file)", path, task, r->task->name);
+}
+
 /* mkdir -p, new directories 0700 (checkpoints are nobody else's) */
 static int mkdir_p(const char *path)
 {
@@ -879,6 +899,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         if (hg_ckpt_load(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl),
                          o->reset_optimizer, &m, err, errlen) != 0) {
             hg_ckpt_meta_free(&m);
+            other_task(r, path, err, errlen);
             return -1;
         }
         r->num_updates = (uint64_t)m.num_updates;

@@ -1,0 +1,86 @@
+#!/bin/sh
+# The commands of README.md and docs/tasks.md run as written, in a fresh
+# directory, with the build directory on PATH (as after make install):
+# README's Data section (preprocess with a test split, train, generate
+# --gen-subset test, interactive) and docs/tasks.md's bert and
+# translation examples one after the other (each with its own
+# --save-dir). Their placeholder inputs (corpus.txt, corpus.en, ...) are
+# made from tests/data. SKIP (77) without python3 (the block extractor).
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-.}
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
+B=$(cd "$B" && pwd)
+S=$(cd "$S" && pwd)
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+PATH="$B:$PATH"
+export PATH
+
+# block FILE ANCHOR: the code block of FILE (``` fenced, or indented by 4
+# spaces) that contains ANCHOR, as a shell script
+block() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")
+blocks, cur, fenced = [], None, False
+for i, l in enumerate(lines):
+    if l.startswith("```"):
+        if fenced:
+            blocks.append(cur); cur = None; fenced = False
+        else:
+            cur, fenced = [], True
+        continue
+    if fenced:
+        cur.append(l); continue
+    if l.startswith("    ") and (cur is not None or i == 0 or lines[i - 1].strip() == ""):
+        if cur is None:
+            cur = []
+        cur.append(l[4:]); continue
+    if cur is not None and l.strip() == "" and i + 1 < len(lines) and lines[i + 1].startswith("    "):
+        cur.append(""); continue
+    if cur is not None:
+        blocks.append(cur); cur = None
+if cur:
+    blocks.append(cur)
+hits = [b for b in blocks if any(sys.argv[2] in l for l in b)]
+if len(hits) != 1:
+    sys.exit("%s: %d blocks contain %r" % (sys.argv[1], len(hits), sys.argv[2]))
+print("set -e")
+print("\n".join(hits[0]))
+PY
+}
+# run NAME FILE ANCHOR [FILTER]: runs the block (lines matching FILTER left out)
+run() {
+    block "$2" "$3" >"$tmp/$1.sh" || { bad "$1: block not found"; return; }
+    [ -n "${4:-}" ] && { grep -v -e "$4" "$tmp/$1.sh" >"$tmp/$1.f"; mv "$tmp/$1.f" "$tmp/$1.sh"; }
+    t0=$(date +%s)
+    (cd "$tmp/w" && sh "$tmp/$1.sh") >"$tmp/$1.log" 2>&1 ||
+        { cat "$tmp/$1.sh" "$tmp/$1.log"; bad "$1: $2's commands failed"; }
+    echo "$1: $(($(date +%s) - t0)) s"
+}
+
+mkdir -p "$tmp/w/tests"
+ln -s "$S/tests/data" "$tmp/w/tests/data"
+cp "$S/tests/data/corpus.en" "$tmp/w/corpus.en"
+cp "$S/tests/data/corpus.es" "$tmp/w/corpus.es"
+head -n 100 "$S/tests/data/corpus.en" >"$tmp/w/valid.en"
+head -n 100 "$S/tests/data/corpus.es" >"$tmp/w/valid.es"
+awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/w/corpus.txt"
+
+skip_fm=""
+[ -d /usr/share/datasets/fashion-mnist ] || skip_fm="fashion-mnist"
+run readme-data "$S/README.md" "hgpreprocess batches --data data-bin/en-es/train" "$skip_fm"
+run readme-translate "$S/README.md" "hgtrain interactive --data data-bin/en-es"
+[ "$(wc -l <"$tmp/w/hyp.txt" 2>/dev/null)" = "$(wc -l <"$S/tests/data/corpus.en")" ] ||
+    bad "README: generate wrote no hypothesis per test sentence"
+grep -q 'Generate test with beam=5: BLEU' "$tmp/readme-translate.log" || bad "README: no BLEU line"
+run tasks-bert "$S/docs/tasks.md" "hgtrain --task bert --data data-bin/lm"
+run tasks-mt "$S/docs/tasks.md" "hgtrain --task translation --data data-bin/mt"
+[ -f "$tmp/w/checkpoints/bert/checkpoint_last.h5" ] && [ -f "$tmp/w/checkpoints/mt/checkpoint_last.h5" ] ||
+    bad "docs/tasks.md: the bert and translation runs did not keep their own checkpoints"
+
+[ $fail = 0 ] && echo "ok  docs_commands: README's data/translation commands, docs/tasks.md's bert and translation examples"
+exit $fail
