@@ -22,12 +22,12 @@ for u in 10 20; do
     grep -q "\"num_updates\": $u, \"valid_bleu\": [0-9.]*" "$tmp/d/train.log" ||
         bad "curve point $u not in the json log"
 done
-grep -q '^| --stop-time-hours' "$tmp/out" && bad "stopped at the clock, not at update 25"
+grep -q -e '--stop-time-hours .* reached' "$tmp/out" && bad "stopped at the clock, not at update 25"
 grep -q '^| Generate test with beam=5: BLEU = [0-9.]* ' "$tmp/out" || bad "no test BLEU line"
 grep -q '^| Generate test with beam=5: chrF2 = [0-9.]*$' "$tmp/out" || bad "no test chrF line"
 n=$(wc -l <"$tmp/d/test.hyp" 2>/dev/null || echo 0)
 [ "$n" -eq 200 ] || bad "test.hyp: $n lines, want 200"
-
+[ "$(grep -c '^|   .*  ->  ' "$tmp/out")" -eq 3 ] || { cat "$tmp/out"; bad "no translations of own sentences"; }
 "$S/scripts/demo-translation" --bogus >"$tmp/e" 2>&1 && bad "--bogus accepted"
 grep -q 'unknown option --bogus' "$tmp/e" || bad "--bogus: $(cat "$tmp/e")"
 [ $fail = 0 ] && echo "ok  demo-translation: $(grep '^| Generate test' "$tmp/out" | head -1)"
