@@ -691,7 +691,7 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
                   char *err, size_t errlen)
 {
     const struct gopts *o = c->o;
-    int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t)); /* [m] to decode */
     if (!order) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -729,9 +729,9 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
                                .max_src = max_src, .max_steps = max_steps,
                                .incremental = o->incremental};
     struct hg_tr_gen *g = NULL;
-    struct sent *bs = malloc((size_t)batch * sizeof(struct sent));
-    const int32_t **srcp = malloc((size_t)batch * sizeof(int32_t *));
-    int32_t *lens = malloc((size_t)batch * sizeof(int32_t));
+    struct sent *bs = malloc((size_t)batch * sizeof(struct sent)); /* [batch] */
+    const int32_t **srcp = malloc((size_t)batch * sizeof(int32_t *)); /* [batch] */
+    int32_t *lens = malloc((size_t)batch * sizeof(int32_t));            /* [batch] */
     int rc = -1;
     if (!bs || !srcp || !lens) {
         snprintf(err, errlen, "out of memory");
