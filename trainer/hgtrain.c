@@ -171,6 +171,8 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                  .step = iter_step < 0 ? 0 : iter_step},
         .seed = (uint64_t)r->o.seed,
         .best_metric = r->best,
+        .metric_name = r->o.best_checkpoint_metric,
+        .maximize = r->o.maximize_best_checkpoint_metric,
         .train_wall = r->train_wall,
         .wall = now() - r->t_start,
         .options = r->opts_text,
@@ -690,6 +692,10 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     /* rank 0 reads the checkpoint and hands it to the others */
     struct resume_meta meta;
     memset(&meta, 0, sizeof(meta));
+    /* a file named on purpose must exist: never a silent fresh start */
+    if (r->rank == 0 && access(path, F_OK) != 0 &&
+        strcmp(o->restore_file, "checkpoint_last.h5") != 0)
+        return hg_kerr(err, errlen, "--restore-file %s: %s", path, strerror(errno));
     if (r->rank == 0 && access(path, F_OK) == 0) {
         struct hg_ckpt_meta m;
         if (hg_ckpt_load(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl),
@@ -697,6 +703,9 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             hg_ckpt_meta_free(&m);
             return -1;
         }
+        if (!m.checksummed)
+            fprintf(stderr, "hgtrain: warning: %s is a version 1 checkpoint (no "
+                    "checksums): loaded unverified\n", path);
         r->num_updates = (uint64_t)m.num_updates;
         r->best = o->reset_meters ? NAN : m.best_metric;
         if (!o->reset_meters) { /* wall clocks continue where they stopped */
