@@ -506,6 +506,74 @@ static void test_errors(void)
  * Runs in a child that leaves with _exit: after an H5Fclose that failed
  * to flush, HDF5 1.10.8's atexit handler crashes in H5F__close_cb (a
  * library bug; the writer has nothing else to close). */
+/* A shard of the set (index of count, samples in all); info: write the
+ * set_* attributes. */
+static void write_set_shard(const char *path, int index, int count, int64_t per, int info)
+{
+    struct hg_shard_writer *w;
+    REQUIRE(hg_shard_writer_open(&w, path, fields, NF, item_shape, err, sizeof(err)) == 0,
+            "writer open: %s", err);
+    if (info)
+        REQUIRE(hg_shard_writer_set_info(w, index, count, per * count, err, sizeof(err)) == 0,
+                "set_info: %s", err);
+    struct sample s;
+    for (int64_t i = 0; i < per; i++) {
+        make_sample(index * per + i, &s);
+        const void *v[NF] = {s.tok, s.img, &s.label, s.vec};
+        int64_t c[NF] = {s.len, 0, 0, 0};
+        REQUIRE(hg_shard_writer_add(w, v, c, err, sizeof(err)) == 0, "add: %s", err);
+    }
+    REQUIRE(hg_shard_writer_finish(w, err, sizeof(err)) == 0, "finish: %s", err);
+}
+
+/* Partial shard sets are refused naming what is missing: by the "-of-N"
+ * names (any writer) and by the set_* attributes (our writer). */
+static void test_sets(void)
+{
+    char d[400], p[600];
+    struct hg_dataset *ds;
+    /* named -of-00004, no attributes (as h5py would write them) */
+    snprintf(d, sizeof(d), "%s/set1", dir);
+    mkdir(d, 0700);
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s/train-%05d-of-00004.h5", d, i);
+        write_set_shard(p, i, 4, 5, 0);
+    }
+    EXPECT(hg_dataset_open(&ds, d, fields, NF, 0, err, sizeof(err)) == 0, "full set: %s", err);
+    if (ds) {
+        EXPECT(hg_dataset_size(ds) == 20, "size %lld", (long long)hg_dataset_size(ds));
+        hg_dataset_close(ds);
+    }
+    for (int i = 1; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s/train-%05d-of-00004.h5", d, i);
+        unlink(p);
+    }
+    expect_open_error(d, fields, NF, "incomplete shard set",
+                      "train-00001-of-00004.h5, train-00002-of-00004.h5", "train-00003-of-00004.h5");
+    snprintf(p, sizeof(p), "%s/train-00000-of-00004.h5", d);
+    expect_open_error(p, fields, NF, "3 of 4 files missing", "train-00003-of-00004.h5", NULL);
+    /* two sizes of one set mixed */
+    snprintf(p, sizeof(p), "%s/train-00001-of-00002.h5", d);
+    write_set_shard(p, 1, 2, 5, 0);
+    expect_open_error(d, fields, NF, "mixed", "train-00001-of-00002.h5", NULL);
+
+    /* shard-NNNNN names with set attributes: one missing, then a shard of
+     * another run with the same attributes but other counts */
+    snprintf(d, sizeof(d), "%s/set2", dir);
+    mkdir(d, 0700);
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s/shard-%05d.h5", d, i);
+        write_set_shard(p, i, 3, 4, 1);
+    }
+    EXPECT(hg_dataset_open(&ds, d, fields, NF, 0, err, sizeof(err)) == 0, "full set: %s", err);
+    if (ds)
+        hg_dataset_close(ds);
+    snprintf(p, sizeof(p), "%s/shard-00001.h5", d);
+    unlink(p);
+    expect_open_error(d, fields, NF, "2 shards with 8 samples", "3 shards with 12 samples", NULL);
+    printf("ok  partial shard sets refused (by name and by set attributes)\n");
+}
+
 static void disk_full_child(void);
 static void test_disk_full(void)
 {
@@ -739,6 +807,7 @@ int main(void)
     test_write_read();
     test_cache();
     test_errors();
+    test_sets();
     test_disk_full();
     test_loader();
     if (failures == 0)

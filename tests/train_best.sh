@@ -12,7 +12,9 @@
 #  4. a stale checkpoint_last.h5.tmp is removed at start; a missing
 #     --restore-file is an error;
 #  5. a full disk (a tmpfs where mounting is allowed) during a save: exit 1
-#     naming the file, no signal, no .tmp, the previous checkpoint readable.
+#     naming the file, no signal, no .tmp, the previous checkpoint readable;
+#  6. a partial shard set (hgpreprocess killed after 1 of 4 shards) is
+#     refused naming the missing files.
 set -u
 B=${HG_BUILDDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -145,6 +147,16 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=24m tmpfs "$tmp/full" 2>/dev/nul
 else
     echo "note: cannot mount a tmpfs here; the full disk is tested by test_controller (RLIMIT_FSIZE)"
 fi
+
+# 6. one shard of four
+"$HGPRE" images --images "$tmp/train-images-idx3" --labels "$tmp/train-labels-idx1" \
+    --out "$tmp/fm4" --prefix train --num-shards 4 >"$tmp/pre.log" 2>&1 || bad "4 shards"
+cp "$tmp/fm/valid-00000-of-00001.h5" "$tmp/fm4/"
+rm -f "$tmp"/fm4/train-0000[123]-of-00004.h5
+"$HGTRAIN" --task mnist --data "$tmp/fm4" --batch-size 64 --max-update 2 --no-save >"$tmp/oc" 2>&1
+st=$?
+[ $st -eq 1 ] && grep -q 'incomplete shard set.*train-00001-of-00004.h5, train-00002-of-00004.h5, train-00003-of-00004.h5' "$tmp/oc" ||
+    { cat "$tmp/oc"; bad "partial shard set: exit $st"; }
 
 [ $fail -eq 0 ] && echo "PASS: train_best"
 exit $fail
