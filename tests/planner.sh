@@ -130,6 +130,20 @@ t2=$(sed -n 's/^  file *\([0-9.]*\) s$/\1/p' "$tmp/out4")
 expect 2 'expected a number > 0' --model vgg19 --beta 0
 sed 's/n_ops = [0-9]*/n_ops = 3/' "$tmp/plan.cfg" >"$tmp/bad.cfg"
 expect 1 'n_ops = 3' --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/bad.cfg"
+# op ranges and replica counts are checked (an empty range, one past the
+# graph that once spun for billions of ops, replicas out of bounds or twice)
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search baselines --groups 4 \
+    --out "$tmp/p4.cfg" >/dev/null 2>&1 || bad "baselines --out"
+strat_err() { # pattern sed-expression
+    sed "$2" "$tmp/p4.cfg" >"$tmp/bad.cfg"
+    cmp -s "$tmp/bad.cfg" "$tmp/p4.cfg" && bad "sed '$2' changed nothing"
+    expect 1 "$1" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/bad.cfg"
+}
+strat_err 'range 45-40 is empty' '0,/ops = (/s//ops = ("45-40", /'
+strat_err 'op 4000000000 does not exist' '0,/ops = (/s//ops = ("40-4000000000", /'
+strat_err 'expected an op id or "a-b"' '0,/ops = (/s//ops = ("4-5x", /'
+strat_err '100000 replicas on v100:0: expected 0 to 65536' 's/("v100:0", [0-9]*)/("v100:0", 100000)/'
+strat_err 'v100:0 is given twice' 's/("v100:1", [0-9]*)/("v100:0", 1)/'
 expect 2 'unknown model' --model alexnet
 expect 2 'unknown option' --model vgg19 --bogus 1
 expect 2 'unknown task' --task nope
