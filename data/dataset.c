@@ -203,7 +203,11 @@ static int open_checked(hid_t loc, const char *name, const char *what,
                         const char *path, hid_t *id, char *err, size_t errlen)
 {
     *id = -1;
-    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+    htri_t ex = H5Lexists(loc, name, H5P_DEFAULT);
+    if (ex < 0) /* the lookup failed: a header's checksum, a broken index */
+        return hg_kerr(err, errlen, "%s: cannot look up dataset '%s': the file's headers are "
+                       "corrupt", path, what);
+    if (ex == 0)
         return hg_kerr(err, errlen, "%s: no dataset '%s'", path, what);
     /* Rows are read in random order and chunks are checksummed (and images
      * compressed): without a chunk cache that holds the data, every sample
@@ -306,7 +310,11 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
         } else {
             hid_t off;
             snprintf(what, sizeof(what), "%s/tokens", fd->name);
-            if (H5Lexists(sh->file, fd->name, H5P_DEFAULT) <= 0)
+            htri_t ex = H5Lexists(sh->file, fd->name, H5P_DEFAULT);
+            if (ex < 0)
+                return hg_kerr(err, errlen, "%s: cannot look up group '%s': the file's "
+                               "headers are corrupt", path, fd->name);
+            if (ex == 0)
                 return hg_kerr(err, errlen, "%s: no dataset '%s'", path, what);
             hid_t g = H5Gopen2(sh->file, fd->name, H5P_DEFAULT);
             if (g < 0)
@@ -907,6 +915,7 @@ int hg_dataset_read(struct hg_dataset *ds, int field, int64_t index, void *dst,
     HG_CHECK(index >= 0 && index < hg_dataset_size(ds));
     int shard;
     int64_t row, n = 0;
+    hg__h5_quiet(); /* this thread's HDF5 error stack */
     hg_dataset_locate(ds, index, &shard, &row);
     size_t esz = hg_dtype_size(ds->field[field].dtype);
     uint64_t key = (uint64_t)index * (uint64_t)ds->nfields + (uint64_t)field;
