@@ -17,7 +17,8 @@
 #     launcher -> all ranks stop at the same update, checkpoint_last saved;
 #  4. bad launches are refused naming the option;
 #  5. the other ways to start a job give bitwise the shm result: the tcp
-#     backend, two launchers meeting at tcp://HOST:PORT (a third with the
+#     backend, two launchers meeting at tcp://HOST:PORT (tcp://localhost
+#     listening on loopback only; a third with the
 #     wrong token is refused and does not disturb them), file:// init,
 #     Slurm's environment, mpirun (when built with MPI).
 set -u
@@ -269,6 +270,28 @@ two() { # name init-args...: rank 0 in the background, rank 1 here
     same_as_shm "$name" "$name"
 }
 two l-tcpinit --distributed-init-method tcp://127.0.0.1:$port
+# tcp://localhost: the store listens on loopback only, never on all interfaces
+lport=$((port + 3))
+(HG_JOB_TOKEN=$tok base l-lo --distributed-world-size 2 --distributed-rank 0 \
+    --distributed-init-method tcp://localhost:$lport >"$tmp/l-lo-0.log" 2>&1) &
+p0=$!
+i=0
+listen=
+while [ $i -lt 100 ] && [ -z "$listen" ] && command -v ss >/dev/null; do
+    listen=$(ss -Hltn "sport = :$lport" 2>/dev/null | awk '{ print $4 }' | tr '\n' ' ')
+    [ -z "$listen" ] && sleep 0.1
+    i=$((i + 1))
+done
+if command -v ss >/dev/null; then
+    case "$listen" in
+    127.*:$lport\ | \[::1\]:$lport\ ) ;;
+    *) bad "tcp://localhost: the store listens on '$listen' (want loopback only)" ;;
+    esac
+fi
+HG_JOB_TOKEN=$tok base l-lo --distributed-world-size 2 --distributed-rank 1 \
+    --distributed-init-method tcp://localhost:$lport >"$tmp/l-lo-1.log" 2>&1 ||
+    { cat "$tmp/l-lo-1.log"; bad "tcp://localhost: rank 1"; }
+wait $p0 || { cat "$tmp/l-lo-0.log"; bad "tcp://localhost: rank 0"; }
 # an intruder with another token is refused; the job carries on
 (HG_JOB_TOKEN=$tok base l-tok --distributed-world-size 2 --distributed-rank 0 \
     --distributed-init-method tcp://127.0.0.1:$((port + 1)) >"$tmp/l-tok-0.log" 2>&1) &
