@@ -13,7 +13,8 @@
 #  3. faults: SIGKILL of rank 1 mid-epoch (shm and tcp backends) -> the
 #     launcher and every other
 #     rank exit within 30 s naming rank 1, no process left, nothing in
-#     /dev/shm, the last checkpoint intact and resumable; SIGTERM to the
+#     /dev/shm, the last checkpoint intact and resumable; SIGSTOP of rank 1
+#     named by the launcher while the others sleep; SIGTERM to the
 #     launcher -> all ranks stop at the same update, checkpoint_last saved;
 #  4. bad launches are refused naming the option;
 #  5. the other ways to start a job give bitwise the shm result: the tcp
@@ -220,6 +221,42 @@ rc=$?
 grep -q "stopped by signal" "$tmp/term.log" || { cat "$tmp/term.log"; bad "no 'stopped by signal'"; }
 [ -f "$tmp/term/checkpoint_last.h5" ] || bad "SIGTERM: no checkpoint_last.h5"
 [ -z "$(pgrep -P $lp)" ] || bad "SIGTERM: workers left"
+
+grep -q "saved and stopped cleanly" "$tmp/term.log" || { cat "$tmp/term.log"; bad "SIGTERM: no clean stop reported"; }
+grep -q "exited with status" "$tmp/term.log" && bad "SIGTERM reported as a failure"
+
+# SIGSTOP of rank 1: the waiting ranks sleep (CPU < 5%), the launcher names
+# rank 1 after min(30 s, --distributed-timeout) and ends the job
+bg stop --devices cpu:3 --batch-size 32 --max-update 100000 --distributed-timeout 4 \
+    >"$tmp/stop.log" 2>&1
+lp=$!
+i=0
+while ! grep -q '"update": 3,' "$tmp/stop.log" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+victim=$(pgrep -P $lp -x hgtrain-r1)
+waiter=$(pgrep -P $lp -x hgtrain-r2)
+t0=$(date +%s)
+kill -STOP "$victim"
+sleep 1
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+c0=$(cpu "$waiter")
+sleep 2
+c1=$(cpu "$waiter")
+wait $lp
+rc=$?
+dt=$(($(date +%s) - t0))
+tck=$(getconf CLK_TCK)
+echo "ok?: SIGSTOP: a waiting rank used $((c1 - c0)) ticks of $((2 * tck)) in 2 s; the job ended in ${dt}s"
+[ -n "$c0" ] && [ -n "$c1" ] && [ $((c1 - c0)) -le $((2 * tck / 20)) ] ||
+    bad "SIGSTOP: the waiting rank spun ($c0 -> $c1 ticks in 2 s)"
+[ $rc -ne 0 ] && [ $dt -le 20 ] || bad "SIGSTOP: exit $rc after ${dt}s"
+grep -q "rank 1 (pid $victim) has been stopped (signal 19" "$tmp/stop.log" ||
+    { cat "$tmp/stop.log"; bad "SIGSTOP: the launcher did not name rank 1"; }
+grep -q "hgtrain: rank [02] (pid [0-9]*) exited" "$tmp/stop.log" &&
+    bad "SIGSTOP: the launcher blamed a waiting rank"
+[ -z "$(pgrep -P $lp)" ] || bad "SIGSTOP: workers left"
 
 # --------------------------------------------------------------- 4. refused
 expect() { # pattern exit args...

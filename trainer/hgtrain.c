@@ -1021,5 +1021,6 @@ int main(int argc, char **argv)
         fclose(r.log);
     free(r.opts_text);
     hg_opts_free(&r.o);
-    return rc == 0 ? 0 : 1;
+    /* a forked worker tells its launcher that the stop was a clean one */
+    return rc == 0 ? 0 : rc == 1 && L.nlocal > 1 ? HG_LAUNCH_EXIT_SIGNAL : 1;
 }

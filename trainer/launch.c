@@ -406,10 +406,17 @@ static void describe_status(int status, char *buf, size_t len)
         snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* A stopped worker (SIGSTOP, SIGTSTP, a debugger) holds every collective
+ * until the timeout; after this long stopped it is named and the job ends. */
+#define STOPPED_S 30.0
+
 static void supervise(struct hg_launch *L, const pid_t *pid)
 {
-    int n = L->nlocal, live = n, code = 0, forwarded = 0;
+    int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0;
     int done[HG_LAUNCH_MAX_LOCAL] = {0};
+    double stopped_at[HG_LAUNCH_MAX_LOCAL] = {0};
+    int stop_sig[HG_LAUNCH_MAX_LOCAL] = {0};
+    double stop_limit = L->timeout < STOPPED_S ? L->timeout : STOPPED_S;
     double kill_at = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -420,14 +427,28 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
     while (live > 0) {
         int status;
         pid_t p;
-        while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+        while ((p = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
             int i = 0;
             while (i < n && pid[i] != p)
                 i++;
             if (i == n || done[i])
                 continue;
+            if (WIFSTOPPED(status)) {
+                stopped_at[i] = now_s();
+                stop_sig[i] = WSTOPSIG(status);
+                continue;
+            }
+            if (WIFCONTINUED(status)) {
+                stopped_at[i] = 0;
+                continue;
+            }
             done[i] = 1;
             live--;
+            /* a rank that stopped on a signal after its save is no failure */
+            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_SIGNAL) {
+                clean++;
+                continue;
+            }
             int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
             if (bad && code == 0) {
                 char how[128];
@@ -440,6 +461,22 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
         }
         if (live == 0)
             break;
+        for (int i = 0; i < n; i++)
+            if (!done[i] && stopped_at[i] > 0 && now_s() - stopped_at[i] >= stop_limit) {
+                /* named first: the ranks waiting for it fail after this */
+                fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
+                        "for %.0f s; stopping the job\n", L->rank0 + i, (long)pid[i],
+                        stop_sig[i], strsignal(stop_sig[i]), now_s() - stopped_at[i]);
+                stopped_at[i] = 0;
+                kill(pid[i], SIGKILL);
+                if (code == 0) {
+                    code = 1;
+                    kill_at = now_s() + GRACE_S;
+                }
+                for (int k = 0; k < n; k++)
+                    if (!done[k] && k != i)
+                        kill(pid[k], SIGTERM);
+            }
         if (parent_signal && forwarded != parent_signal) {
             /* a signal to the launcher alone reaches the workers too */
             forwarded = parent_signal;
@@ -458,6 +495,11 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
         }
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
+    }
+    if (code == 0 && clean > 0) {
+        fprintf(stderr, "hgtrain: stopped by a signal: %d of %d rank%s on this node saved "
+                "and stopped cleanly\n", clean, n, n == 1 ? "" : "s");
+        code = 1; /* as a single process stopped by a signal exits */
     }
     if (L->server)
         hg_store_server_stop(L->server);

@@ -11,6 +11,10 @@
 #include "trainer/options.h"
 
 #define HG_LAUNCH_MAX_LOCAL 256
+/* A forked worker's exit status after a clean stop on SIGINT/SIGTERM (it
+ * finished its update and the checkpoint was written): the launcher
+ * reports a clean stop and exits 1, as a single process does. */
+#define HG_LAUNCH_EXIT_SIGNAL 3
 
 enum hg_launch_backend { HG_BK_NONE, HG_BK_SHM, HG_BK_TCP, HG_BK_NCCL, HG_BK_MPI };
 
