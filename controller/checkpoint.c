@@ -280,8 +280,14 @@ static void *build_image(const char *path, const struct hg_graph *g,
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     hid_t f = -1;
+    /* the image grows by this much: the tensors' size and room for the
+     * metadata, so that it is allocated once */
+    size_t np = 0, ns = 0;
+    hg_exec_param_block(ex, &np);
+    hg_exec_state_block(ex, &ns);
+    size_t grow = (np + ns) * sizeof(float) + ((size_t)1 << 20);
     /* core driver without a backing store: HDF5 never touches the disk */
-    if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, grow, 0) >= 0 &&
         H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST) >= 0)
         f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (fapl >= 0)
