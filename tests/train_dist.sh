@@ -14,7 +14,8 @@
 #     launcher and every other
 #     rank exit within 30 s naming rank 1, no process left, nothing in
 #     /dev/shm, the last checkpoint intact and resumable; SIGSTOP of rank 1
-#     named by the launcher while the others sleep; SIGTERM to the
+#     named by the launcher while the others sleep (also with one rank per
+#     launcher over tcp); SIGTERM to the
 #     launcher -> all ranks stop at the same update, checkpoint_last saved;
 #  4. bad launches are refused naming the option;
 #  5. the other ways to start a job give bitwise the shm result: the tcp
@@ -343,6 +344,35 @@ HG_JOB_TOKEN=$tok base l-tok --distributed-world-size 2 --distributed-rank 1 \
     { cat "$tmp/l-tok-1.log"; bad "rank 1 after the intruder"; }
 wait $p0 || { cat "$tmp/l-tok-0.log"; bad "rank 0 after the intruder"; }
 same_as_shm "after an intruder" l-tok
+
+# one rank per launcher (tcp): each launcher watches its rank, so a stopped
+# rank is named there too, and rank 0 fails naming it
+(
+    export HG_JOB_TOKEN=$tok
+    exec_() { exec "$@"; }
+    run l-stop --max-sentences-per-rank 64,32 --threads 1 --max-update 100000 \
+        --distributed-timeout 4 --distributed-world-size 2 --distributed-rank 1 \
+        --distributed-init-method tcp://127.0.0.1:$((port + 4))
+) >"$tmp/l-stop-1.log" 2>&1 &
+l1=$!
+(HG_JOB_TOKEN=$tok run l-stop --max-sentences-per-rank 64,32 --threads 1 --max-update 100000 \
+    --distributed-timeout 4 --distributed-world-size 2 --distributed-rank 0 \
+    --distributed-init-method tcp://127.0.0.1:$((port + 4)) >"$tmp/l-stop-0.log" 2>&1) &
+p0=$!
+i=0
+while ! grep -q '"update": 3,' "$tmp/l-stop-0.log" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+victim=$(pgrep -P $l1 -x hgtrain-r1)
+[ -n "$victim" ] && kill -STOP "$victim"
+wait $l1
+rc1=$?
+wait $p0
+rc0=$?
+[ $rc1 -ne 0 ] && [ $rc0 -ne 0 ] && grep -q "rank 1 (pid $victim) has been stopped" "$tmp/l-stop-1.log" &&
+    grep -q "rank 0: .*rank 1" "$tmp/l-stop-0.log" ||
+    { tail -n 3 "$tmp/l-stop-0.log" "$tmp/l-stop-1.log"; bad "tcp, one rank per launcher: SIGSTOP of rank 1 not named (exit $rc0/$rc1)"; }
 
 # file:// init: rank 0 makes the token, writes it 0600, removes it at the end
 two l-file --distributed-init-method "file://$tmp/job.init"

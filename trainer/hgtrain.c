@@ -1022,5 +1022,5 @@ int main(int argc, char **argv)
     free(r.opts_text);
     hg_opts_free(&r.o);
     /* a forked worker tells its launcher that the stop was a clean one */
-    return rc == 0 ? 0 : rc == 1 && L.nlocal > 1 ? HG_LAUNCH_EXIT_SIGNAL : 1;
+    return rc == 0 ? 0 : rc == 1 && L.forked ? HG_LAUNCH_EXIT_SIGNAL : 1;
 }

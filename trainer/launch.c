@@ -516,8 +516,13 @@ int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
     if (L->backend == HG_BK_SHM &&
         hg_comm_shm_create(&L->shm, L->world, 4u << 20, L->timeout, err, errlen) != 0)
         return -1;
-    if (L->nlocal == 1)
+    /* a job of several ranks forks even one local worker, so that a
+     * launcher watches it (a stopped rank is named); not under mpirun,
+     * whose processes are the ranks */
+    if (L->nlocal == 1 && (L->world == 1 || L->backend == HG_BK_MPI ||
+                           L->backend == HG_BK_NONE))
         return 0;
+    L->forked = 1;
     if (L->serve && need_store(L) && pipe(L->port_pipe) != 0)
         return hg_kerr(err, errlen, "pipe: %s", strerror(errno));
     pid_t parent = getpid(), pid[HG_LAUNCH_MAX_LOCAL];
