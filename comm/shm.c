@@ -40,8 +40,11 @@
  * Waits have the same deadline, dead flags and exit check as the barrier.
  *
  * Barrier: a counter and a generation in the segment (sense reversal by
- * generation number), C11 atomics, spin then sched_yield then nanosleep,
- * with a deadline.  Each rank records the number of the barrier it last
+ * generation number), C11 atomics, spin then sched_yield, then sleep on
+ * a futex on the word (the generation, a mailbox counter) that the
+ * releasing rank wakes: a rank waiting for a slow or stopped peer uses no
+ * CPU; it wakes every 10 ms to look at the dead flags, the peers' pids and
+ * its deadline.  Each rank records the number of the barrier it last
  * arrived at, so a timeout names the ranks that have not arrived; each rank
  * has a dead flag, set by hg_comm_abort or by a failed collective, that
  * makes every waiting rank fail at once naming it; a rank whose process
@@ -62,7 +65,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -261,14 +266,18 @@ int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
     return 0;
 }
 
+static void futex_wake_all(atomic_uint *w);
+
 /* Marks this rank dead, blaming `culprit` (so that ranks which notice
- * the failure through us still name the rank that caused it). */
+ * the failure through us still name the rank that caused it), and wakes
+ * the ranks asleep at a barrier so that they read it now. */
 static void mark_dead(struct shm_comm *c, int culprit)
 {
     int expected = 0;
     atomic_compare_exchange_strong(&c->g.hdr->slots[c->rank].dead, &expected,
                                    culprit + 1);
     c->broken = 1;
+    futex_wake_all(&c->g.hdr->gen);
 }
 
 static void shm_abort(struct hg_comm *base)
@@ -280,6 +289,20 @@ static void shm_abort(struct hg_comm *base)
 static void shm_free(struct hg_comm *c) { free(c); }
 
 /* ---------------------------------------------------------------- barrier */
+
+/* Sleeps while *w == seen, at most ms milliseconds (the word is in a
+ * MAP_SHARED segment: a process-shared futex). */
+static void futex_sleep(atomic_uint *w, unsigned seen, long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    syscall(SYS_futex, (unsigned *)w, FUTEX_WAIT, seen, &ts, NULL, 0);
+}
+
+/* Wakes every rank sleeping on w (after it changed). */
+static void futex_wake_all(atomic_uint *w)
+{
+    syscall(SYS_futex, (unsigned *)w, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
 
 static inline void cpu_relax(void)
 {
@@ -351,6 +374,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
         (unsigned)world - 1) {
         atomic_store_explicit(&h->count, 0, memory_order_relaxed);
         atomic_store_explicit(&h->gen, target, memory_order_release);
+        futex_wake_all(&h->gen);
         c->nbar = target;
         return 0;
     }
@@ -374,11 +398,9 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
         if (it < 4096) {
             sched_yield();
         } else {
-            struct timespec ts = {0, 50000}; /* 50 us */
-            nanosleep(&ts, NULL);
             /* a rank that crashed (and was reaped) fails us now, not at
-             * the deadline */
-            for (int r = 0; (it & 15) == 0 && r < world; r++) {
+             * the deadline; after the dead flags, which say more */
+            for (int r = 0; r < world; r++) {
                 int pid = atomic_load_explicit(&h->slots[r].pid,
                                                memory_order_relaxed);
                 if (atomic_load_explicit(&h->slots[r].arrived,
@@ -391,8 +413,9 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                     return -1;
                 }
             }
+            futex_sleep(&h->gen, g, 10);
         }
-        if ((it & 15) == 0 && now_s() > deadline) {
+        if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
             char missing[256] = "";
             size_t len = 0;
             for (int r = 0; r < world && len + 16 < sizeof missing; r++)
@@ -597,13 +620,11 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
         if (it < 4096) {
             sched_yield();
         } else {
-            struct timespec ts = {0, 50000}; /* 50 us */
-            nanosleep(&ts, NULL);
             int pid = atomic_load_explicit(&h->slots[peer].pid,
                                            memory_order_relaxed);
             /* look again after the exit: the peer may have written its last
-             * piece just before it went */
-            if ((it & 15) == 0 && pid > 0 && kill(pid, 0) != 0 &&
+             * piece just before it went (checked after the dead flags) */
+            if (pid > 0 && kill(pid, 0) != 0 &&
                 errno == ESRCH &&
                 (int)(atomic_load_explicit(word, memory_order_acquire) -
                       target) < 0) {
@@ -612,8 +633,13 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
                         op[0] == 's' ? "to" : "from", peer, peer, pid);
                 return fail(c);
             }
+            /* sleep on the value seen, so a store in between is not lost */
+            unsigned v = atomic_load_explicit(word, memory_order_acquire);
+            if ((int)(v - target) >= 0)
+                return 0;
+            futex_sleep(word, v, 10);
         }
-        if ((it & 15) == 0 && now_s() > deadline) {
+        if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
             hg_kerr(err, errlen, "shm: rank %d waited %.3g s in %s of %zu bytes "
                     "%s rank %d; rank %d did not %s", c->rank, now_s() - start,
                     op, bytes, op[0] == 's' ? "to" : "from", peer, peer,
@@ -654,6 +680,7 @@ static int shm_send(struct hg_comm *base, const void *bufv, size_t bytes,
         memcpy(mbox_slot(c, c->rank, peer, w & 1), buf + off, m);
         mb->total[w & 1] = bytes;
         atomic_store_explicit(&mb->written, w + 1, memory_order_release);
+        futex_wake_all(&mb->written);
     }
     return 0;
 }
@@ -685,6 +712,7 @@ static int shm_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
             m = 0;
         memcpy(buf + off, mbox_slot(c, peer, c->rank, t & 1), m);
         atomic_store_explicit(&mb->taken, t + 1, memory_order_release);
+        futex_wake_all(&mb->taken);
     }
     return 0;
 }

@@ -50,6 +50,11 @@ struct hg_ckpt_meta {
     struct hg_iter_state iter; /* where the data iterator resumes */
     uint64_t seed;
     double best_metric;      /* NaN: none yet */
+    const char *metric_name; /* the metric best_metric is (saved; on load:
+                                malloc'ed like options) */
+    int maximize;            /* 1: larger metric is better */
+    int checksummed;         /* on load: 1 when every CRC was verified
+                                (version 2), 0 for a version 1 file */
     double train_wall;       /* meters that continue across a resume */
     double wall;
     const char *options;     /* the run's options as text (saved; on load:
@@ -58,17 +63,24 @@ struct hg_ckpt_meta {
 };
 
 /* Writes every param and every optimizer-state tensor of ex (by name) and
- * meta to path: to path.tmp (0600), fsync, rename. A failure leaves any
- * previous file at path untouched and returns -1 naming the path. */
+ * meta to path, each with a CRC-32: the file is built in memory, written
+ * to path.tmp (0600), fsynced, renamed. A failure (a full disk included)
+ * leaves any previous file at path untouched, removes path.tmp and returns
+ * -1 naming the path. */
 int hg_ckpt_save(const char *path, const struct hg_graph *g,
                  struct hg_exec *ex, const struct hg_ckpt_meta *meta,
                  char *err, size_t errlen);
 /* Reads path into ex: every param (and state tensor, unless reset_optimizer)
- * must exist with the same shape; the first mismatch is named with both
- * shapes. meta->options is malloc'ed (free with hg_ckpt_meta_free). */
+ * must exist with the same shape and CRC; the first mismatch is named with
+ * both shapes, a corrupt tensor by name. meta->options and
+ * meta->metric_name are malloc'ed (free with hg_ckpt_meta_free; after a
+ * failure they are already freed). */
 int hg_ckpt_load(const char *path, const struct hg_graph *g,
                  struct hg_exec *ex, int reset_optimizer,
                  struct hg_ckpt_meta *meta, char *err, size_t errlen);
+/* Reads and verifies only the metadata of path (no tensors). */
+int hg_ckpt_read_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
+                      size_t errlen);
 void hg_ckpt_meta_free(struct hg_ckpt_meta *meta);
 
 /* ------------------------------------------------------- training step */

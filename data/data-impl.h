@@ -39,10 +39,16 @@ static inline int hg__dtype_is_int(enum hg_dtype dt)
     return dt == HG_U8 || dt == HG_I8 || dt == HG_I32 || dt == HG_I64;
 }
 
-/* Silences HDF5's automatic error printing: we write our own messages. */
+/* Silences HDF5's automatic error printing: we write our own messages.
+ * A thread-safe HDF5 keeps the setting per thread, so every thread that
+ * reads (the loader's prefetch thread) calls this; once per thread. */
 static inline void hg__h5_quiet(void)
 {
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    static _Thread_local int quiet;
+    if (!quiet) {
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        quiet = 1;
+    }
 }
 
 /* The fields a dataset was opened with (dataset.c), for the loader. */

@@ -31,6 +31,8 @@ struct shard {
     char *path;
     hid_t file;
     int64_t n;
+    int64_t set[3];        /* root attributes set_index, set_shards,
+                              set_samples; -1: absent */
     struct sfield f[HG_DS_MAX_FIELDS];
 };
 
@@ -201,7 +203,11 @@ static int open_checked(hid_t loc, const char *name, const char *what,
                         const char *path, hid_t *id, char *err, size_t errlen)
 {
     *id = -1;
-    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0)
+    htri_t ex = H5Lexists(loc, name, H5P_DEFAULT);
+    if (ex < 0) /* the lookup failed: a header's checksum, a broken index */
+        return hg_kerr(err, errlen, "%s: cannot look up dataset '%s': the file's headers are "
+                       "corrupt", path, what);
+    if (ex == 0)
         return hg_kerr(err, errlen, "%s: no dataset '%s'", path, what);
     /* Rows are read in random order and chunks are checksummed (and images
      * compressed): without a chunk cache that holds the data, every sample
@@ -304,7 +310,11 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
         } else {
             hid_t off;
             snprintf(what, sizeof(what), "%s/tokens", fd->name);
-            if (H5Lexists(sh->file, fd->name, H5P_DEFAULT) <= 0)
+            htri_t ex = H5Lexists(sh->file, fd->name, H5P_DEFAULT);
+            if (ex < 0)
+                return hg_kerr(err, errlen, "%s: cannot look up group '%s': the file's "
+                               "headers are corrupt", path, fd->name);
+            if (ex == 0)
                 return hg_kerr(err, errlen, "%s: no dataset '%s'", path, what);
             hid_t g = H5Gopen2(sh->file, fd->name, H5P_DEFAULT);
             if (g < 0)
@@ -374,6 +384,135 @@ static int open_shard(struct hg_dataset *ds, struct shard *sh, char *err,
     }
     if (sh->n == 0)
         return hg_kerr(err, errlen, "%s: empty shard (0 samples)", path);
+    static const char *const set_attr[3] = {"set_index", "set_shards", "set_samples"};
+    for (int k = 0; k < 3; k++) {
+        sh->set[k] = -1;
+        if (H5Aexists(sh->file, set_attr[k]) <= 0)
+            continue;
+        hid_t a = H5Aopen(sh->file, set_attr[k], H5P_DEFAULT);
+        if (a < 0 || H5Aread(a, H5T_NATIVE_INT64, &sh->set[k]) < 0 || sh->set[k] < 0) {
+            if (a >= 0)
+                H5Aclose(a);
+            return hg_kerr(err, errlen, "%s: attribute %s unreadable (corrupt?)", path,
+                           set_attr[k]);
+        }
+        H5Aclose(a);
+    }
+    return 0;
+}
+
+/* "dir/train-00001-of-00004.h5": the length of "dir/train", the index, the
+ * count and the digits' width; 0 for other names. */
+static size_t of_name(const char *path, long *idx, long *count, int *width)
+{
+    size_t n = strlen(path);
+    const char *of = NULL;
+    for (const char *p = strstr(path, "-of-"); p; p = strstr(p + 1, "-of-"))
+        of = p;
+    if (!of || n < 3 || strcmp(path + n - 3, ".h5") != 0)
+        return 0;
+    const char *a = of, *c = of + 4;
+    while (a > path && a[-1] >= '0' && a[-1] <= '9')
+        a--;
+    size_t wa = (size_t)(of - a), wc = strspn(c, "0123456789");
+    if (wa == 0 || wa > 9 || wc == 0 || wc > 9 || strcmp(c + wc, ".h5") != 0 || a == path ||
+        a[-1] != '-')
+        return 0;
+    *idx = strtol(a, NULL, 10);
+    *count = strtol(c, NULL, 10);
+    *width = (int)wc;
+    return (size_t)(a - 1 - path);
+}
+
+/* Every "-of-N" set complete (each index 0..N-1 once), and every set whose
+ * shards carry set_* attributes (hgpreprocess writes them) complete with
+ * the sample count they declare. The first problem names what is missing. */
+static int check_sets(const struct hg_dataset *ds, const char *spec, char *err,
+                      size_t errlen)
+{
+    int n = ds->nshards;
+    for (int s = 0; s < n; s++) {
+        long idx, cnt;
+        int w;
+        size_t plen = of_name(ds->sh[s].path, &idx, &cnt, &w);
+        if (plen == 0)
+            continue;
+        /* the first shard of each (prefix, count) group checks the group */
+        int first = 1, seen_here = 0;
+        for (int t = 0; t < s && first; t++) {
+            long i2, c2;
+            int w2;
+            size_t p2 = of_name(ds->sh[t].path, &i2, &c2, &w2);
+            first = !(p2 == plen && c2 == cnt && strncmp(ds->sh[t].path, ds->sh[s].path, plen) == 0);
+        }
+        if (!first)
+            continue;
+        if (cnt < 1 || idx >= cnt)
+            return hg_kerr(err, errlen, "%s: shard index %ld of %ld in the name", ds->sh[s].path,
+                           idx, cnt);
+        char *have = calloc((size_t)cnt, 1);
+        if (!have)
+            return hg_kerr(err, errlen, "%s: out of memory", spec);
+        for (int t = s; t < n; t++) {
+            long i2, c2;
+            int w2;
+            size_t p2 = of_name(ds->sh[t].path, &i2, &c2, &w2);
+            if (p2 == plen && strncmp(ds->sh[t].path, ds->sh[s].path, plen) == 0) {
+                if (c2 != cnt) {
+                    free(have);
+                    return hg_kerr(err, errlen, "%s and %s: shard sets of %ld and %ld "
+                                   "files mixed", ds->sh[s].path, ds->sh[t].path, cnt, c2);
+                }
+                if (i2 < cnt)
+                    have[i2] = 1;
+                seen_here++;
+            }
+        }
+        seen_here = 0;
+        for (long i = 0; i < cnt; i++)
+            seen_here += have[i];
+        if (seen_here < cnt) {
+            char list[512] = "";
+            size_t k = 0;
+            long missing = 0;
+            const char *base = strrchr(ds->sh[s].path, '/');
+            base = base ? base + 1 : ds->sh[s].path;
+            int blen = (int)(plen - (size_t)(base - ds->sh[s].path));
+            for (long i = 0; i < cnt; i++) {
+                if (have[i])
+                    continue;
+                if (missing++ < 4 && k < sizeof(list))
+                    k += (size_t)snprintf(list + k, sizeof(list) - k, "%s%.*s-%0*ld-of-%0*ld.h5",
+                                          missing > 1 ? ", " : "", blen, base, w, i, w, cnt);
+            }
+            if (missing > 4 && k < sizeof(list))
+                snprintf(list + k, sizeof(list) - k, " and %ld more", missing - 4);
+            free(have);
+            return hg_kerr(err, errlen, "%s: incomplete shard set: %ld of %ld files "
+                           "missing: %s (an interrupted hgpreprocess?)", spec, missing, cnt,
+                           list);
+        }
+        free(have);
+    }
+    for (int s = 0; s < n; s++) {
+        const int64_t *set = ds->sh[s].set;
+        if (set[1] < 0 || set[2] < 0)
+            continue;
+        int first = 1;
+        for (int t = 0; t < s && first; t++)
+            first = !(ds->sh[t].set[1] == set[1] && ds->sh[t].set[2] == set[2]);
+        if (!first)
+            continue;
+        int64_t shards = 0, samples = 0;
+        for (int t = s; t < n; t++)
+            if (ds->sh[t].set[1] == set[1] && ds->sh[t].set[2] == set[2])
+                shards++, samples += ds->sh[t].n;
+        if (shards != set[1] || samples != set[2])
+            return hg_kerr(err, errlen, "%s: incomplete shard set: %lld shards with %lld "
+                           "samples, but %s says its set has %lld shards with %lld samples",
+                           spec, (long long)shards, (long long)samples, ds->sh[s].path,
+                           (long long)set[1], (long long)set[2]);
+    }
     return 0;
 }
 
@@ -469,6 +608,8 @@ int hg_dataset_open(struct hg_dataset **out, const char *spec,
         ds->prefix[s + 1] = ds->prefix[s] + sh->n;
     }
     plist_free(&pl);
+    if (rc == 0)
+        rc = check_sets(ds, spec, err, errlen);
     if (rc) {
         hg_dataset_close(ds);
         return -1;
@@ -774,6 +915,7 @@ int hg_dataset_read(struct hg_dataset *ds, int field, int64_t index, void *dst,
     HG_CHECK(index >= 0 && index < hg_dataset_size(ds));
     int shard;
     int64_t row, n = 0;
+    hg__h5_quiet(); /* this thread's HDF5 error stack */
     hg_dataset_locate(ds, index, &shard, &row);
     size_t esz = hg_dtype_size(ds->field[field].dtype);
     uint64_t key = (uint64_t)index * (uint64_t)ds->nfields + (uint64_t)field;

@@ -89,6 +89,12 @@ int hg_shard_writer_open(struct hg_shard_writer **out, const char *path,
  * (ignored for ARRAY fields, which take one item). */
 int hg_shard_writer_add(struct hg_shard_writer *w, const void *const *value,
                         const int64_t *count, char *err, size_t errlen);
+/* Declares the shard as number `index` of a set of `shards` shards holding
+ * `samples` samples in all (root attributes set_index, set_shards,
+ * set_samples): hg_dataset_open refuses such a set when a shard is
+ * missing or the counts differ. */
+int hg_shard_writer_set_info(struct hg_shard_writer *w, int64_t index, int64_t shards,
+                             int64_t samples, char *err, size_t errlen);
 int hg_shard_writer_finish(struct hg_shard_writer *w, char *err, size_t errlen);
 void hg_shard_writer_abort(struct hg_shard_writer *w);
 

@@ -434,7 +434,7 @@ static int images_one(const char *images, const char *labels,
         sprintf(full, "%s/%s%s", outdir, prefix, name);
         int orc = shard_open(&so, full, fields, 2, shapes, err, errlen);
         free(full);
-        if (orc)
+        if (orc || hg_shard_writer_set_info(so.w, s, k, n, err, errlen))
             goto fail;
         for (int64_t i = shard_lo(n, k, s); i < shard_lo(n, k, s + 1); i++) {
             int32_t label = lb.data[i];
@@ -1518,6 +1518,10 @@ static int lm_write(const struct instances *in, const struct lmopts *o,
         free(p);
         if (rc)
             return -1;
+        if (hg_shard_writer_set_info(so.w, s, k, in->n, err, errlen)) {
+            shard_abort(&so);
+            return -1;
+        }
         for (int64_t j = shard_lo(in->n, k, s); j < shard_lo(in->n, k, s + 1); j++) {
             int64_t i = order[j];
             const void *val[6] = {in->ids + i * L, in->mask + i * L,

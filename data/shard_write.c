@@ -347,6 +347,29 @@ static int sync_path(const char *p, int dir)
     return rc;
 }
 
+int hg_shard_writer_set_info(struct hg_shard_writer *w, int64_t index, int64_t shards,
+                             int64_t samples, char *err, size_t errlen)
+{
+    HG_CHECK(index >= 0 && index < shards && samples >= shards);
+    const char *const name[3] = {"set_index", "set_shards", "set_samples"};
+    const int64_t v[3] = {index, shards, samples};
+    int rc = 0;
+    for (int k = 0; k < 3 && rc == 0; k++) {
+        hid_t as = H5Screate(H5S_SCALAR);
+        hid_t at = as >= 0 ? H5Acreate2(w->file, name[k], H5T_STD_I64LE, as, H5P_DEFAULT,
+                                        H5P_DEFAULT) : -1;
+        if (at < 0 || H5Awrite(at, H5T_NATIVE_INT64, &v[k]) < 0)
+            rc = hg_kerr(err, errlen, "%s: cannot write attribute %s", w->path, name[k]);
+        if (at >= 0)
+            H5Aclose(at);
+        if (as >= 0)
+            H5Sclose(as);
+    }
+    if (rc)
+        w->failed = 1;
+    return rc;
+}
+
 int hg_shard_writer_finish(struct hg_shard_writer *w, char *err, size_t errlen)
 {
     int rc = 0;

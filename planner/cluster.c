@@ -431,6 +431,14 @@ static int parse_node(struct hg_cfgctx *p, struct hg_cluster *c, int *cdev,
     return 0;
 }
 
+/* The pair_link entry of same-node devices a < b. */
+static int *pair_slot(const struct hg_cluster *c, int a, int b)
+{
+    const struct hg_pnode *nd = &c->nodes[c->devices[a].node];
+    int64_t i = a - nd->first_dev, j = b - nd->first_dev, d = nd->ndev;
+    return &c->pair_link[nd->pair_base + i * d - i * (i + 1) / 2 + (j - i - 1)];
+}
+
 static int parse_root(struct hg_cfgctx *p, struct hg_cluster *c, const config_setting_t *root)
 {
     if (hg__cfg_check_keys(p, root, "cluster", top_keys) != 0)
@@ -468,6 +476,23 @@ static int parse_root(struct hg_cfgctx *p, struct hg_cluster *c, const config_se
             if (c->nodes[i].nic_bw == 0)
                 rc = hg__cfg_err(p, group_at(nl, i), "node '%s': no 'nic_bandwidth' (required "
                           "when the cluster has several nodes)", c->nodes[i].name);
+    }
+
+    /* the pair index: a lookup per pair keeps validation linear in the
+     * pairs (a search over the links made it quartic in a node's size) */
+    int64_t npairs = 0;
+    for (int n = 0; n < c->nnodes && rc == 0; n++) {
+        int64_t d = c->nodes[n].ndev;
+        c->nodes[n].pair_base = npairs;
+        npairs += d * (d - 1) / 2;
+    }
+    if (rc == 0 && npairs > INT32_MAX)
+        rc = hg__cfg_err(p, root, "cluster: %lld same-node device pairs: too many",
+                         (long long)npairs);
+    if (rc == 0) {
+        c->pair_link = malloc((size_t)(npairs ? npairs : 1) * sizeof(int));
+        HG_CHECK(c->pair_link != NULL);
+        memset(c->pair_link, 0xff, (size_t)npairs * sizeof(int)); /* -1 */
     }
 
     /* explicit links, then every other same-node pair from `intra` */
@@ -510,6 +535,7 @@ static int parse_root(struct hg_cfgctx *p, struct hg_cluster *c, const config_se
             break;
         }
         c->links = grow(c->links, c->nlinks, &clink, sizeof(*c->links));
+        *pair_slot(c, t.a, t.b) = c->nlinks;
         c->links[c->nlinks++] = t;
     }
     for (int n = 0; n < c->nnodes && rc == 0; n++) {
@@ -525,6 +551,7 @@ static int parse_root(struct hg_cfgctx *p, struct hg_cluster *c, const config_se
                     break;
                 }
                 c->links = grow(c->links, c->nlinks, &clink, sizeof(*c->links));
+                *pair_slot(c, a, b) = c->nlinks;
                 c->links[c->nlinks++] = (struct hg_plink){.a = a, .b = b,
                     .kind = in[n].kind, .bw = in[n].bw, .lat = in[n].lat, .implicit = 1};
             }
@@ -585,6 +612,7 @@ void hg_cluster_free(struct hg_cluster *c)
     free(c->nodes);
     free(c->devices);
     free(c->links);
+    free(c->pair_link);
     free(c);
 }
 
@@ -597,10 +625,10 @@ int hg_cluster_link(const struct hg_cluster *c, int a, int b)
         a = b;
         b = x;
     }
-    for (int l = 0; l < c->nlinks; l++)
-        if (c->links[l].a == a && c->links[l].b == b)
-            return l;
-    return -1;
+    if (a == b || a < 0 || b >= c->ndev || c->devices[a].node != c->devices[b].node ||
+        !c->pair_link)
+        return -1;
+    return *pair_slot(c, a, b);
 }
 
 /* Link l's bandwidth and latency: the point-to-point fit of the bound
@@ -692,6 +720,43 @@ static void fmt_bw(char *b, size_t n, double v)
     snprintf(b, n, "%.3g GB/s", v / 1e9);
 }
 
+static void print_link(const struct hg_cluster *c, int l, FILE *f)
+{
+    const struct hg_plink *k = &c->links[l];
+    double bw, lat;
+    char b[32];
+    link_bw_lat(c, l, &bw, &lat);
+    fmt_bw(b, sizeof(b), bw);
+    fprintf(f, "    link %s - %s: %s, %s, %.3g us%s%s\n", c->devices[k->a].name,
+            c->devices[k->b].name, hg_link_kind_name(k->kind), b, lat * 1e6,
+            k->implicit ? "" : " (explicit)",
+            bw != k->bw || lat != k->lat ? " (profiled)" : "");
+}
+
+/* Node n's implicit links: [*first, *first + *count) (they follow the
+ * explicit ones, node by node); from the first implicit link l0. Returns
+ * the last link looked at. */
+static int implicit_range(const struct hg_cluster *c, int n, int l0, int *first, int *count)
+{
+    *first = -1;
+    *count = 0;
+    /* the node's pairs minus its explicit links, found through a pair */
+    const struct hg_pnode *nd = &c->nodes[n];
+    int l = l0;
+    for (int a = nd->first_dev; a < nd->first_dev + nd->ndev && *first < 0; a++)
+        for (int b = a + 1; b < nd->first_dev + nd->ndev && *first < 0; b++) {
+            int k = hg_cluster_link(c, a, b);
+            if (k >= 0 && c->links[k].implicit)
+                *first = k;
+        }
+    if (*first < 0)
+        return l;
+    for (l = *first; l < c->nlinks && c->links[l].implicit &&
+                     c->devices[c->links[l].a].node == n; l++)
+        (*count)++;
+    return l;
+}
+
 void hg_cluster_print(const struct hg_cluster *c, FILE *f)
 {
     fprintf(f, "cluster %s (%s): %d node%s, %d device%s, %d intra-node link%s\n", c->name,
@@ -723,17 +788,36 @@ void hg_cluster_print(const struct hg_cluster *c, FILE *f)
                 fprintf(f, ", time share %.3g", d->time_share);
             fputc('\n', f);
         }
+        /* explicit links one by one (they come first in links[]); the
+         * implicit ones of the node in one line when they all price the
+         * same (a node of 512 devices has 130816 of them) */
+        int nimp = 0, same = 1, first = -1;
+        double bw0 = 0, lat0 = 0;
         for (int l = 0; l < c->nlinks; l++) {
             const struct hg_plink *k = &c->links[l];
-            if (c->devices[k->a].node != n)
-                continue;
+            if (k->implicit) {
+                l = implicit_range(c, n, l, &first, &nimp);
+                break;
+            }
+            if (c->devices[k->a].node == n)
+                print_link(c, l, f);
+        }
+        for (int l = first; l >= 0 && l < first + nimp && same; l++) {
             double bw, lat;
             link_bw_lat(c, l, &bw, &lat);
-            fmt_bw(b2, sizeof(b2), bw);
-            fprintf(f, "    link %s - %s: %s, %s, %.3g us%s%s\n", c->devices[k->a].name,
-                    c->devices[k->b].name, hg_link_kind_name(k->kind), b2, lat * 1e6,
-                    k->implicit ? "" : " (explicit)",
-                    bw != k->bw || lat != k->lat ? " (profiled)" : "");
+            if (l == first)
+                bw0 = bw, lat0 = lat;
+            same = bw == bw0 && lat == lat0;
+        }
+        if (nimp > 0 && same) {
+            const struct hg_plink *k = &c->links[first];
+            fmt_bw(b2, sizeof(b2), bw0);
+            fprintf(f, "    links: every other pair (%d) %s, %s, %.3g us%s\n", nimp,
+                    hg_link_kind_name(k->kind), b2, lat0 * 1e6,
+                    bw0 != k->bw || lat0 != k->lat ? " (profiled)" : "");
+        } else {
+            for (int l = first; l >= 0 && l < first + nimp; l++)
+                print_link(c, l, f);
         }
     }
     if (c->nnodes > 1) {

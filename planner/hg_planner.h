@@ -64,6 +64,7 @@ struct hg_plink {
 struct hg_pnode {
     char name[64];
     int first_dev, ndev;  /* devices[first_dev .. first_dev+ndev) */
+    int64_t pair_base;    /* this node's first entry in hg_cluster.pair_link */
     double nic_bw;        /* bytes/s per direction (0: single-node cluster) */
 };
 
@@ -76,6 +77,9 @@ struct hg_cluster {
     int ndev;
     struct hg_plink *links;     /* every same-node pair has exactly one */
     int nlinks;
+    int *pair_link;       /* per node, the upper triangle of its device pairs
+                             (row-major, local ids i < j): the link, or -1;
+                             hg_cluster_link in O(1) */
     double switch_bw;     /* bytes/s through the switch (0: one node) */
     double net_lat;       /* seconds, NIC to NIC through the switch */
     const struct hg_profile *prof; /* bound by hg_cluster_set_profile (not owned) */
@@ -360,7 +364,8 @@ int hg_graph_export_json(const struct hg_graph *g, const char *model,
  * the roofline) as time = a + b * share (share: the fraction of the batch a
  * device computes; ops without a batch axis have b = 0 and run whole on
  * every device that holds them). */
-#define HG_PLAN_MAXDEV 64
+#define HG_PLAN_MAXDEV 1024
+#define HG_PLAN_MAXREP 65536 /* replicas of a group on one device, at most */
 
 struct hg_pin {
     int op;               /* producer op, -1: an input/param/state/const */
@@ -532,13 +537,19 @@ struct hg_search_opts {
     double beta;          /* accept exp(-beta * (new - old)); 0: 1000 / seed cost */
     hg_propose_fn propose;  /* NULL: hg_propose_random */
     void *propose_ctx;
+    int after_full;       /* full simulations the caller runs after the search:
+                           * reserved in the budget with the search's own final
+                           * one and the slowest proposal, so that everything
+                           * ends within budget_s (a proposal on 1024 devices
+                           * can cost seconds) */
 };
 struct hg_search_stats {
     long iters, accepted, improved;
     double seconds, seed_cost, best_cost;
 };
 /* Metropolis-Hastings from st (the seed) on delta simulation; st becomes
- * the best strategy found. */
+ * the best strategy found. With a budget, no proposal starts unless it,
+ * the final full simulation and after_full more fit in what is left. */
 void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
                     struct hg_strategy *st, const struct hg_search_opts *o,
                     struct hg_search_stats *stats);

@@ -387,6 +387,17 @@ static void print_result(FILE *o, const char *name, const struct hg_sim_result *
     if (ref > 0 && !r->oom)
         fprintf(o, "  speedup of the found strategy %+6.1f%%", (r->iter_s - ref) / ref * 100);
     fprintf(o, "%s\n    peak GB:", r->oom ? "  OOM" : "");
+    if (c->ndev > 32) { /* a line per device would be thousands of columns */
+        int hi = 0, lo = 0;
+        for (int d = 1; d < c->ndev; d++) {
+            hi = r->peak[d] > r->peak[hi] ? d : hi;
+            lo = r->peak[d] < r->peak[lo] ? d : lo;
+        }
+        fprintf(o, " %d devices, lowest %s=%.2f, highest %s=%.2f, %d over their memory\n",
+                c->ndev, c->devices[lo].name, (double)r->peak[lo] / 1e9, c->devices[hi].name,
+                (double)r->peak[hi] / 1e9, r->oom);
+        return;
+    }
     for (int d = 0; d < c->ndev; d++)
         fprintf(o, " %s=%.2f%s", c->devices[d].name, (double)r->peak[d] / 1e9,
                 r->peak[d] > c->devices[d].memory ? "(OOM)" : "");
@@ -492,6 +503,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                                         .max_iters = a->iters,
                                         .stagnation = 20000,
                                         .seed = (uint64_t)a->seed,
+                                        .after_full = 5, /* sched_best, the check */
                                         .beta = (a->beta > 0 ? a->beta : 1000) /
                                                 hg_search_cost(&br)};
             struct hg_search_stats ss;
@@ -504,6 +516,10 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                 best = hg_strategy_copy(seed);
                 hg_sim_full(sim, best, &br);
             }
+            if (ss.iters == 0 && so.budget_s > 0)
+                fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
+                        "and the result's simulations on this cluster (%.2f s so far)\n",
+                        so.budget_s, wall() - st0);
             fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
                     "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
                     seed_how, ss.iters, ss.accepted, ss.improved, wall() - st0,
@@ -522,17 +538,21 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
     }
     if (a->search && strcmp(a->search, "mcmc") == 0) {
         /* the simulator's speed: full simulations vs delta simulations of
-         * random one-group changes (applied and reverted) */
+         * random one-group changes (applied and reverted); up to 20 and 200
+         * of them, within half a second each (a large cluster's simulation
+         * takes a tenth of a second: the budget is the search's) */
         struct hg_strategy *t = hg_strategy_copy(best);
         struct hg_sim_result x;
-        int nf = 20, ndl = 200;
+        int nf = 0, ndl = 0;
         double t0 = wall();
-        for (int i = 0; i < nf; i++)
+        while (nf < 20 && (nf < 2 || wall() - t0 < 0.5)) {
             hg_sim_full(sim, t, &x);
+            nf++;
+        }
         double tf = (wall() - t0) / nf;
         uint64_t rng = 12345;
         t0 = wall();
-        for (int i = 0; i < ndl; i++) {
+        for (int i = 0; i < 200 && (i < 2 || wall() - t0 < 0.5); i++, ndl++) {
             int k;
             struct hg_gcfg nc, old;
             hg_propose_random(NULL, pg, t, &rng, &k, &nc);

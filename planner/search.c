@@ -188,6 +188,8 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
     uint64_t rng = o->seed * 0x2545f4914f6cdd1dULL + 1;
     struct hg_sim_result r;
     hg_sim_full(sim, st, &r);
+    double t_full = now() - t0, t_step = 0; /* the slowest proposal so far */
+    double reserve = (1 + (o->after_full > 0 ? o->after_full : 0)) * t_full;
     double cur = hg_search_cost(&r), best = cur;
     stats->seed_cost = cur;
     double beta = o->beta > 0 ? o->beta : 1000.0 / (cur > 0 ? cur : 1);
@@ -200,7 +202,8 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
             break;
         if (o->stagnation > 0 && since >= o->stagnation)
             break;
-        if (o->budget_s > 0 && now() - t0 >= o->budget_s)
+        double t1 = now();
+        if (o->budget_s > 0 && t1 - t0 + t_step + reserve >= o->budget_s)
             break;
         stats->iters++;
         since++;
@@ -225,6 +228,7 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
             st->cfg[g] = old;
             hg_sim_delta(sim, st, g, &r);
         }
+        t_step = now() - t1 > t_step ? now() - t1 : t_step;
     }
     memcpy(st->cfg, bestcfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
     free(bestcfg);

@@ -3,6 +3,7 @@
  * configurations, the execution order), their checks and the versioned
  * strategy file (libconfig, docs/planner.md "Strategy file"). */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <libconfig.h>
 #include <math.h>
 #include <stdarg.h>
@@ -371,7 +372,7 @@ int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg, c
         }
         int tot = 0;
         for (int d = 0; d < s->ndev; d++) {
-            if (g->rep[d] < 0)
+            if (g->rep[d] < 0 || g->rep[d] > HG_PLAN_MAXREP)
                 return hg_kerr(err, errlen, "group %d: %d replicas on %s", k, g->rep[d],
                                pg->c->devices[d].name);
             tot += g->rep[d];
@@ -485,6 +486,21 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
     return ferror(f) ? -1 : 0;
 }
 
+/* "a-b" with two decimal numbers and nothing else; 0 or -1. */
+static int op_range(const char *v, long *lo, long *hi)
+{
+    char *end;
+    errno = 0;
+    *lo = strtol(v, &end, 10);
+    if (end == v || *end != '-' || errno)
+        return -1;
+    const char *b = end + 1;
+    if (*b < '0' || *b > '9')
+        return -1;
+    *hi = strtol(b, &end, 10);
+    return *end || errno ? -1 : 0;
+}
+
 static int find_device(struct hg_cfgctx *p, const config_setting_t *s, const struct hg_cluster *c,
                        const char *name, const char *what)
 {
@@ -546,16 +562,27 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
         }
         for (int i = 0; i < config_setting_length(ops) && rc == 0; i++) {
             const config_setting_t *e = config_setting_get_elem(ops, (unsigned)i);
-            int lo, hi;
+            long lo, hi;
             if (config_setting_type(e) == CONFIG_TYPE_INT) {
                 lo = hi = config_setting_get_int(e);
             } else if (config_setting_type(e) == CONFIG_TYPE_STRING &&
-                       sscanf(config_setting_get_string(e), "%d-%d", &lo, &hi) == 2) {
+                       op_range(config_setting_get_string(e), &lo, &hi) == 0) {
             } else {
                 rc = hg__cfg_err(p, e, "%s: ops: expected an op id or \"a-b\"", what);
                 break;
             }
-            for (int v = lo; v <= hi && rc == 0; v++) {
+            /* checked before the loop: "40-4000000000" must not spin */
+            if (lo > hi) {
+                rc = hg__cfg_err(p, e, "%s: ops: range %ld-%ld is empty (the first op is after "
+                                 "the last)", what, lo, hi);
+                break;
+            }
+            if (lo < 0 || hi >= s->nops) {
+                rc = hg__cfg_err(p, e, "%s: op %ld does not exist (graph %s has %d ops)", what,
+                                 lo < 0 ? lo : hi, pg->model, s->nops);
+                break;
+            }
+            for (int v = (int)lo; v <= (int)hi && rc == 0; v++) {
                 if (v < 0 || v >= s->nops)
                     rc = hg__cfg_err(p, e, "%s: op %d does not exist (graph %s has %d ops)", what, v,
                               pg->model, s->nops);
@@ -651,10 +678,16 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
                     rc = -1;
                     break;
                 }
-                int n = config_setting_get_int(e1);
-                if (n < 0)
-                    rc = hg__cfg_err(p, e, "%s: %d replicas on %s", what, n, c->devices[d].name);
-                cf->rep[d] = n;
+                long long n = config_setting_get_int64(e1);
+                /* weights of the batch split: bounded so that sums stay exact */
+                if (n < 0 || n > HG_PLAN_MAXREP)
+                    rc = hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what, n,
+                                     c->devices[d].name, HG_PLAN_MAXREP);
+                else if (cf->rep[d] != 0)
+                    rc = hg__cfg_err(p, e, "%s: replicas: %s is given twice", what,
+                                     c->devices[d].name);
+                else
+                    cf->rep[d] = (int)n;
             }
             if (rc)
                 break;
@@ -675,7 +708,7 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
             break;
         }
         cf->recompute = rec;
-        int tot = 0;
+        int64_t tot = 0;
         for (int d = 0; d < c->ndev; d++)
             tot += cf->rep[d];
         if (tot <= 0)

@@ -1,4 +1,5 @@
-/* fuzz_idx.c - libFuzzer entry point for hg_idx_parse (not built by make).
+/* fuzz_idx.c - libFuzzer entry point for hg_idx_parse (tests/fuzz.sh builds
+ * and runs it with the corpus tests/fuzz/corpus/idx/).
  *
  * Build from the top of the source tree (config.h from any build dir):
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -1,6 +1,7 @@
 /* fuzz_store.c - libFuzzer entry point for the store's frame parser,
  * hg_store_parse_header, walked over the input as a stream of frames the
- * way the server reads a connection (not built by make).
+ * way the server reads a connection (tests/fuzz.sh builds and runs it with
+ * the corpus tests/fuzz/corpus/store/).
  *
  * Build from the top of the source tree (config.h from any build dir):
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \

@@ -4,6 +4,8 @@
 #     with python3 -m json.tool when python3 is there), --task mnist export,
 #     --cluster summaries of every shipped example with a roofline, the
 #     search (baselines, mcmc, --out read back with --strategy, --trace),
+#     clusters of 4096 devices (scripts/make-cluster) in linear time, the
+#     search on 1024 GPUs within its budget,
 #     usage and file errors (exit 2 / 1);
 #  2. the profiler: a quick profile of the mnist task (batches 2 and 4, one
 #     thread, the shm links of world 2), its file, local.cfg simulated with
@@ -59,6 +61,27 @@ for f in heterog-8gpu heterog-12gpu hetseq-4node hetseq-8node local; do
     "$HGPLAN" --cluster "$EX/$f.cfg" >"$tmp/c.out" 2>&1 || { cat "$tmp/c.out"; bad "--cluster $f"; }
     grep -q "^cluster $f " "$tmp/c.out" || bad "$f summary"
 done
+# large clusters stay linear: 4096 devices on nodes of 8, of 1 and in one
+# node (8386560 implicit links) parse, validate and print well within 5 s
+# (the search over links per pair took minutes at 1024)
+for k in 8 1 4096; do
+    "$S/scripts/make-cluster" -n 4096 -k $k -o "$tmp/big.cfg" || bad "make-cluster -k $k"
+    t0=$(date +%s.%N)
+    "$HGPLAN" --cluster "$tmp/big.cfg" >"$tmp/c.out" 2>&1 || { tail -n 3 "$tmp/c.out"; bad "4096 devices, $k per node"; }
+    t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    echo "  4096 devices, $k per node: $t s"
+    awk -v t="$t" 'BEGIN { exit !(t < 5) }' || bad "4096 devices, $k per node: $t s"
+    grep -q '^cluster synthetic-4096 .*4096 devices' "$tmp/c.out" || bad "4096 summary"
+done
+grep -q 'links: every other pair (8386560) ' "$tmp/c.out" || bad "implicit links not summarised"
+# the search on 1024 GPUs ends within its budget (reported "in N s")
+"$S/scripts/make-cluster" -n 1024 -o "$tmp/big.cfg"
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$tmp/big.cfg" --search mcmc --budget 3 >"$tmp/c.out" 2>&1 ||
+    { tail -n 3 "$tmp/c.out"; bad "mcmc on 1024 GPUs"; }
+took=$(sed -n 's/^mcmc from .* in \([0-9.]*\) s.*/\1/p' "$tmp/c.out")
+echo "  mcmc on 1024 GPUs, --budget 3: $took s"
+awk -v t="$took" 'BEGIN { exit !(t != "" && t <= 3.3) }' || bad "mcmc on 1024 GPUs took '$took' s for a 3 s budget"
+grep -q 'peak GB: 1024 devices, lowest ' "$tmp/c.out" || bad "1024 devices' peaks not summarised"
 "$HGPLAN" --model vgg19 --cluster "$EX/heterog-8gpu.cfg" >"$tmp/c.out" 2>&1 || bad "roofline"
 grep -q 'Tesla V100-SXM2-16GB .* s (from v100:0)' "$tmp/c.out" || { cat "$tmp/c.out"; bad "roofline line"; }
 
@@ -107,6 +130,20 @@ t2=$(sed -n 's/^  file *\([0-9.]*\) s$/\1/p' "$tmp/out4")
 expect 2 'expected a number > 0' --model vgg19 --beta 0
 sed 's/n_ops = [0-9]*/n_ops = 3/' "$tmp/plan.cfg" >"$tmp/bad.cfg"
 expect 1 'n_ops = 3' --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/bad.cfg"
+# op ranges and replica counts are checked (an empty range, one past the
+# graph that once spun for billions of ops, replicas out of bounds or twice)
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search baselines --groups 4 \
+    --out "$tmp/p4.cfg" >/dev/null 2>&1 || bad "baselines --out"
+strat_err() { # pattern sed-expression
+    sed "$2" "$tmp/p4.cfg" >"$tmp/bad.cfg"
+    cmp -s "$tmp/bad.cfg" "$tmp/p4.cfg" && bad "sed '$2' changed nothing"
+    expect 1 "$1" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/bad.cfg"
+}
+strat_err 'range 45-40 is empty' '0,/ops = (/s//ops = ("45-40", /'
+strat_err 'op 4000000000 does not exist' '0,/ops = (/s//ops = ("40-4000000000", /'
+strat_err 'expected an op id or "a-b"' '0,/ops = (/s//ops = ("4-5x", /'
+strat_err '100000 replicas on v100:0: expected 0 to 65536' 's/("v100:0", [0-9]*)/("v100:0", 100000)/'
+strat_err 'v100:0 is given twice' 's/("v100:1", [0-9]*)/("v100:0", 1)/'
 expect 2 'unknown model' --model alexnet
 expect 2 'unknown option' --model vgg19 --bogus 1
 expect 2 'unknown task' --task nope

@@ -1,12 +1,15 @@
 /* test_controller.c - learning-rate schedules (fairseq's formulas) and
  * checkpoints: exact round trip and resume, 0600 files, no damage to the
- * previous checkpoint on failure, mismatches named. */
+ * previous checkpoint on failure (a full disk at any byte of the save),
+ * mismatches named, every flipped byte detected or harmless. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -126,7 +129,8 @@ static void test_checkpoints(const char *dir)
         net_step(&a, s);
     struct hg_ckpt_meta meta = {.epoch = 2, .num_updates = 3,
                                 .iter = {.epoch = 3, .step = 17}, .seed = 99,
-                                .best_metric = 1.25, .options = "--lr 0.01 --task mnist"};
+                                .best_metric = 1.25, .metric_name = "loss",
+                                .options = "--lr 0.01 --task mnist"};
     EXPECT(hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err)) == 0, "%s", err);
     struct stat st;
     EXPECT(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600, "mode %o", st.st_mode & 0777);
@@ -156,26 +160,34 @@ static void test_checkpoints(const char *dir)
            "mismatch message: %s", err);
     hg_ckpt_meta_free(&got);
 
-    /* a failed save (disk full) leaves the previous checkpoint intact */
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0) {
-        signal(SIGXFSZ, SIG_IGN);
-        struct rlimit rl = {.rlim_cur = 4096, .rlim_max = 4096};
-        setrlimit(RLIMIT_FSIZE, &rl);
-        char e[512];
-        int rc = hg_ckpt_save(path, a.g, a.ex, &meta, e, sizeof(e));
-        printf("    disk-full save: rc %d: %s\n", rc, rc ? e : "");
+    /* a failed save (disk full at any point) leaves the previous checkpoint
+     * intact, no .tmp and no signal */
+    long size = (long)st.st_size;
+    long limits[] = {0, 1, 4096, size / 2, size - 1};
+    for (int k = 0; k < 5; k++) {
         fflush(stdout);
-        _exit(rc == -1 && strstr(e, ".tmp") ? 0 : 1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit rl = {.rlim_cur = (rlim_t)limits[k], .rlim_max = (rlim_t)limits[k]};
+            setrlimit(RLIMIT_FSIZE, &rl);
+            char e[512];
+            int rc = hg_ckpt_save(path, a.g, a.ex, &meta, e, sizeof(e));
+            if (k == 3)
+                printf("    disk-full save at %ld of %ld bytes: rc %d: %s\n", limits[k],
+                       size, rc, rc ? e : "");
+            fflush(stdout);
+            exit(rc == -1 && strstr(e, ".tmp") ? 0 : 1); /* exit: atexit handlers run */
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "disk full after %ld bytes: status %#x", limits[k], status);
+        EXPECT(access(tmp, F_OK) != 0, "temporary file left after a failed save");
+        EXPECT(hg_ckpt_load(path, b.g, b.ex, 0, &got, err, sizeof(err)) == 0,
+               "previous checkpoint damaged: %s", err);
+        hg_ckpt_meta_free(&got);
     }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 0, "disk-full save not reported");
-    EXPECT(access(tmp, F_OK) != 0, "temporary file left after a failed save");
-    EXPECT(hg_ckpt_load(path, b.g, b.ex, 0, &got, err, sizeof(err)) == 0,
-           "previous checkpoint damaged: %s", err);
-    hg_ckpt_meta_free(&got);
 
     /* unwritable place, corrupt file */
     char bad[600];
@@ -197,10 +209,153 @@ static void test_checkpoints(const char *dir)
     EXPECT(hg_ckpt_load(bad, b.g, b.ex, 0, &got, err, sizeof(err)) == -1 &&
            strstr(err, "trunc.h5"), "truncated: %s", err);
     hg_ckpt_meta_free(&got);
+    /* the metadata alone, verified */
+    EXPECT(hg_ckpt_read_meta(path, &got, err, sizeof(err)) == 0 && got.checksummed &&
+           got.best_metric == 1.25 && got.metric_name && strcmp(got.metric_name, "loss") == 0,
+           "read_meta: %s", err);
+    hg_ckpt_meta_free(&got);
     printf("ok  checkpoints: exact round trip and resume, 0600, failures named\n");
     net_free(&a);
     net_free(&b);
     net_free(&c);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    char *b = malloc(*len);
+    if (b && fread(b, 1, *len, f) != *len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+static void spit(const char *path, const char *b, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    HG_CHECK(f && fwrite(b, 1, len, f) == len);
+    fclose(f);
+}
+
+/* A byte flipped in the data of each tensor in turn is refused naming the
+ * file and the tensor; a byte flipped anywhere in the file is refused or
+ * changes nothing that is loaded. */
+static void test_corruption(const char *dir)
+{
+    char path[512], bad[600], err[512];
+    snprintf(path, sizeof(path), "%s/good.h5", dir);
+    snprintf(bad, sizeof(bad), "%s/flipped.h5", dir);
+    struct net a, b;
+    net_build(&a, 16);
+    for (uint64_t s = 1; s <= 2; s++)
+        net_step(&a, s);
+    struct hg_ckpt_meta meta = {.epoch = 1, .num_updates = 2, .iter = {.epoch = 2, .step = 5},
+                                .seed = 3, .best_metric = 0.5, .metric_name = "loss",
+                                .options = "--task mnist"}, got;
+    REQUIRE(hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err)) == 0, "%s", err);
+    size_t len;
+    char *img = slurp(path, &len);
+    REQUIRE(img != NULL, "read %s", path);
+    net_build(&b, 16);
+
+    /* each tensor's bytes are found in the file by value */
+    int tensors = 0, caught = 0;
+    for (int t = 0; t < hg_graph_n_tensors(a.g); t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(a.g, t);
+        if (ti->kind != HG_T_PARAM && ti->kind != HG_T_STATE)
+            continue;
+        size_t n = hg_shape_numel(&ti->shape) * sizeof(float);
+        const char *data = hg_exec_data(a.ex, t), *at = NULL;
+        for (size_t o = 0; o + n <= len && !at; o++)
+            if (memcmp(img + o, data, n) == 0)
+                at = img + o;
+        EXPECT(at != NULL, "%s not found in the file", ti->name);
+        if (!at)
+            continue;
+        tensors++;
+        size_t off = (size_t)(at - img) + n / 2;
+        img[off] ^= 0x10;
+        spit(bad, img, len);
+        img[off] ^= 0x10;
+        int rc = hg_ckpt_load(bad, b.g, b.ex, 0, &got, err, sizeof(err));
+        hg_ckpt_meta_free(&got);
+        EXPECT(rc == -1 && strstr(err, "flipped.h5") && strstr(err, ti->name) &&
+               strstr(err, "corrupt"), "flip in %s: rc %d: %s", ti->name, rc, err);
+        caught += rc == -1;
+    }
+    EXPECT(tensors >= 6, "only %d tensors", tensors);
+
+    /* every byte of the file: refused, or the same bits loaded */
+    int refused = 0, harmless = 0;
+    for (size_t o = 0; o < len; o++) {
+        img[o] ^= 0x01;
+        spit(bad, img, len);
+        img[o] ^= 0x01;
+        int rc = hg_ckpt_load(bad, b.g, b.ex, 0, &got, err, sizeof(err));
+        if (rc == 0) {
+            int same = same_blocks(&a, &b) && got.epoch == 1 && got.num_updates == 2 &&
+                       got.iter.epoch == 2 && got.iter.step == 5 && got.seed == 3 &&
+                       got.best_metric == 0.5 && strcmp(got.options, meta.options) == 0 &&
+                       strcmp(got.metric_name, "loss") == 0;
+            EXPECT(same, "byte %zu flipped: loaded different values", o);
+            harmless++;
+        } else {
+            refused++;
+        }
+        hg_ckpt_meta_free(&got);
+    }
+    printf("ok  corruption: %d of %d tensor flips refused by name; %zu single-bit "
+           "flips: %d refused, %d changed nothing\n", caught, tensors, len, refused, harmless);
+    free(img);
+    net_free(&a);
+    net_free(&b);
+}
+
+/* A real full disk where mounting a tmpfs is allowed (root): the save fails
+ * with the file named, the previous checkpoint stays. */
+static int test_tmpfs_full(const char *dir)
+{
+    char mnt[600], path[700], err[512];
+    snprintf(mnt, sizeof(mnt), "%s/full", dir);
+    if (mkdir(mnt, 0700) != 0)
+        return 77;
+    struct net a, b;
+    net_build(&a, 200); /* about 30 KB */
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=48k") != 0) {
+        printf("SKIP tmpfs disk-full case: mount: %s\n", strerror(errno));
+        net_free(&a);
+        rmdir(mnt);
+        return 77;
+    }
+    snprintf(path, sizeof(path), "%s/checkpoint_last.h5", mnt);
+    struct hg_ckpt_meta meta = {.num_updates = 1, .best_metric = NAN}, got;
+    EXPECT(hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err)) == 0, "first: %s", err);
+    net_step(&a, 1);
+    meta.num_updates = 2;
+    int rc = hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err));
+    printf("    tmpfs full: rc %d: %s\n", rc, rc ? err : "");
+    EXPECT(rc == -1 && strstr(err, "checkpoint_last.h5.tmp") && strstr(err, "No space"),
+           "full tmpfs: %s", err);
+    char tmp[720];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    EXPECT(access(tmp, F_OK) != 0, "temporary file left on the full tmpfs");
+    net_build(&b, 200);
+    EXPECT(hg_ckpt_load(path, b.g, b.ex, 0, &got, err, sizeof(err)) == 0 &&
+           got.num_updates == 1, "previous checkpoint: %s", err);
+    hg_ckpt_meta_free(&got);
+    umount(mnt);
+    rmdir(mnt);
+    net_free(&a);
+    net_free(&b);
+    printf("ok  checkpoint on a full tmpfs\n");
+    return 0;
 }
 
 int main(void)
@@ -212,6 +367,8 @@ int main(void)
     }
     test_schedules();
     test_checkpoints(dir);
+    test_corruption(dir);
+    test_tmpfs_full(dir);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0)

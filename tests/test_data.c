@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,6 +507,170 @@ static void test_errors(void)
  * Runs in a child that leaves with _exit: after an H5Fclose that failed
  * to flush, HDF5 1.10.8's atexit handler crashes in H5F__close_cb (a
  * library bug; the writer has nothing else to close). */
+/* A byte flipped in a shard's metadata is reported as corruption, never
+ * as a dataset that is missing (it is there). */
+static void test_header_flips(void)
+{
+    char p[600];
+    snprintf(p, sizeof(p), "%s/bad/flips.h5", dir);
+    write_shard(p, 0, 3);
+    int fd = open(p, O_RDWR);
+    REQUIRE(fd >= 0, "open %s", p);
+    struct stat st;
+    fstat(fd, &st);
+    int refused = 0, wrong = 0;
+    /* the superblock and the root group's and datasets' headers come first */
+    for (off_t o = 0; o < st.st_size && o < 6144; o++) {
+        unsigned char b, x;
+        REQUIRE(pread(fd, &b, 1, o) == 1, "pread");
+        x = b ^ 0x20;
+        REQUIRE(pwrite(fd, &x, 1, o) == 1, "pwrite");
+        struct hg_dataset *ds = NULL;
+        if (hg_dataset_open(&ds, p, fields, NF, 0, err, sizeof(err)) == 0) {
+            hg_dataset_close(ds);
+        } else {
+            refused++;
+            if (strstr(err, "no dataset") && wrong++ < 3)
+                EXPECT(0, "byte %lld flipped: '%s'", (long long)o, err);
+        }
+        REQUIRE(pwrite(fd, &b, 1, o) == 1, "pwrite");
+    }
+    close(fd);
+    EXPECT(refused > 0 && wrong == 0, "%d flips refused, %d said 'no dataset'", refused, wrong);
+    printf("ok  header flips: %d refused, none called a dataset missing\n", refused);
+}
+
+struct quiet_arg {
+    struct hg_dataset *ds;
+    int rc;
+    char err[1024];
+};
+
+static void *read_vec0(void *p)
+{
+    struct quiet_arg *a = p;
+    float v[5];
+    int64_t n;
+    a->rc = hg_dataset_read(a->ds, F_VEC, 0, v, sizeof(v), &n, a->err, sizeof(a->err));
+    return NULL;
+}
+
+/* A read that fails in another thread (the loader's prefetch thread) says
+ * so in its message only: HDF5's error stack is per thread in a
+ * thread-safe HDF5, and must be silenced there too. */
+static void test_quiet_threads(void)
+{
+    char p[600], log[600];
+    snprintf(p, sizeof(p), "%s/bad/chunk.h5", dir);
+    snprintf(log, sizeof(log), "%s/bad/stderr.txt", dir);
+    write_shard(p, 0, 10);
+    /* sample 0's vec [0, 0.5, 1, 1.5, 2] is one chunk's first row: flip it */
+    size_t len = 0;
+    FILE *f = fopen(p, "rb");
+    REQUIRE(f, "open %s", p);
+    static char buf[16 << 20];
+    len = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    const float vec0[5] = {0.f, 0.5f, 1.f, 1.5f, 2.f};
+    char *at = memmem(buf, len, vec0, sizeof(vec0));
+    REQUIRE(at != NULL, "vec row 0 not found in %s", p);
+    at[6] ^= 0x40;
+    f = fopen(p, "r+b");
+    REQUIRE(f && fwrite(buf, 1, len, f) == len, "rewrite %s", p);
+    fclose(f);
+    struct quiet_arg a = {0};
+    REQUIRE(hg_dataset_open(&a.ds, p, fields, NF, 0, err, sizeof(err)) == 0, "open: %s", err);
+    fflush(stderr);
+    int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(saved >= 0 && fd >= 0, "redirect stderr");
+    dup2(fd, 2);
+    pthread_t t;
+    pthread_create(&t, NULL, read_vec0, &a);
+    pthread_join(t, NULL);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    hg_dataset_close(a.ds);
+    f = fopen(log, "rb");
+    size_t got = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+    buf[got] = 0;
+    if (f)
+        fclose(f);
+    EXPECT(a.rc == -1 && strstr(a.err, "chunk.h5") && strstr(a.err, "vec"),
+           "corrupt chunk read in a thread: rc %d '%s'", a.rc, a.err);
+    EXPECT(got == 0, "stderr of the reading thread: '%.300s'", buf);
+    printf("ok  a failed read in another thread prints nothing (%s)\n", a.err);
+}
+
+/* A shard of the set (index of count, samples in all); info: write the
+ * set_* attributes. */
+static void write_set_shard(const char *path, int index, int count, int64_t per, int info)
+{
+    struct hg_shard_writer *w;
+    REQUIRE(hg_shard_writer_open(&w, path, fields, NF, item_shape, err, sizeof(err)) == 0,
+            "writer open: %s", err);
+    if (info)
+        REQUIRE(hg_shard_writer_set_info(w, index, count, per * count, err, sizeof(err)) == 0,
+                "set_info: %s", err);
+    struct sample s;
+    for (int64_t i = 0; i < per; i++) {
+        make_sample(index * per + i, &s);
+        const void *v[NF] = {s.tok, s.img, &s.label, s.vec};
+        int64_t c[NF] = {s.len, 0, 0, 0};
+        REQUIRE(hg_shard_writer_add(w, v, c, err, sizeof(err)) == 0, "add: %s", err);
+    }
+    REQUIRE(hg_shard_writer_finish(w, err, sizeof(err)) == 0, "finish: %s", err);
+}
+
+/* Partial shard sets are refused naming what is missing: by the "-of-N"
+ * names (any writer) and by the set_* attributes (our writer). */
+static void test_sets(void)
+{
+    char d[400], p[600];
+    struct hg_dataset *ds;
+    /* named -of-00004, no attributes (as h5py would write them) */
+    snprintf(d, sizeof(d), "%s/set1", dir);
+    mkdir(d, 0700);
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s/train-%05d-of-00004.h5", d, i);
+        write_set_shard(p, i, 4, 5, 0);
+    }
+    EXPECT(hg_dataset_open(&ds, d, fields, NF, 0, err, sizeof(err)) == 0, "full set: %s", err);
+    if (ds) {
+        EXPECT(hg_dataset_size(ds) == 20, "size %lld", (long long)hg_dataset_size(ds));
+        hg_dataset_close(ds);
+    }
+    for (int i = 1; i < 4; i++) {
+        snprintf(p, sizeof(p), "%s/train-%05d-of-00004.h5", d, i);
+        unlink(p);
+    }
+    expect_open_error(d, fields, NF, "incomplete shard set",
+                      "train-00001-of-00004.h5, train-00002-of-00004.h5", "train-00003-of-00004.h5");
+    snprintf(p, sizeof(p), "%s/train-00000-of-00004.h5", d);
+    expect_open_error(p, fields, NF, "3 of 4 files missing", "train-00003-of-00004.h5", NULL);
+    /* two sizes of one set mixed */
+    snprintf(p, sizeof(p), "%s/train-00001-of-00002.h5", d);
+    write_set_shard(p, 1, 2, 5, 0);
+    expect_open_error(d, fields, NF, "mixed", "train-00001-of-00002.h5", NULL);
+
+    /* shard-NNNNN names with set attributes: one missing, then a shard of
+     * another run with the same attributes but other counts */
+    snprintf(d, sizeof(d), "%s/set2", dir);
+    mkdir(d, 0700);
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof(p), "%s/shard-%05d.h5", d, i);
+        write_set_shard(p, i, 3, 4, 1);
+    }
+    EXPECT(hg_dataset_open(&ds, d, fields, NF, 0, err, sizeof(err)) == 0, "full set: %s", err);
+    if (ds)
+        hg_dataset_close(ds);
+    snprintf(p, sizeof(p), "%s/shard-00001.h5", d);
+    unlink(p);
+    expect_open_error(d, fields, NF, "2 shards with 8 samples", "3 shards with 12 samples", NULL);
+    printf("ok  partial shard sets refused (by name and by set attributes)\n");
+}
+
 static void disk_full_child(void);
 static void test_disk_full(void)
 {
@@ -739,6 +904,9 @@ int main(void)
     test_write_read();
     test_cache();
     test_errors();
+    test_sets();
+    test_quiet_threads();
+    test_header_flips();
     test_disk_full();
     test_loader();
     if (failures == 0)

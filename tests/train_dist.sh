@@ -13,11 +13,14 @@
 #  3. faults: SIGKILL of rank 1 mid-epoch (shm and tcp backends) -> the
 #     launcher and every other
 #     rank exit within 30 s naming rank 1, no process left, nothing in
-#     /dev/shm, the last checkpoint intact and resumable; SIGTERM to the
+#     /dev/shm, the last checkpoint intact and resumable; SIGSTOP of rank 1
+#     named by the launcher while the others sleep (also with one rank per
+#     launcher over tcp); SIGTERM to the
 #     launcher -> all ranks stop at the same update, checkpoint_last saved;
 #  4. bad launches are refused naming the option;
 #  5. the other ways to start a job give bitwise the shm result: the tcp
-#     backend, two launchers meeting at tcp://HOST:PORT (a third with the
+#     backend, two launchers meeting at tcp://HOST:PORT (tcp://localhost
+#     listening on loopback only; a third with the
 #     wrong token is refused and does not disturb them), file:// init,
 #     Slurm's environment, mpirun (when built with MPI).
 set -u
@@ -220,6 +223,42 @@ grep -q "stopped by signal" "$tmp/term.log" || { cat "$tmp/term.log"; bad "no 's
 [ -f "$tmp/term/checkpoint_last.h5" ] || bad "SIGTERM: no checkpoint_last.h5"
 [ -z "$(pgrep -P $lp)" ] || bad "SIGTERM: workers left"
 
+grep -q "saved and stopped cleanly" "$tmp/term.log" || { cat "$tmp/term.log"; bad "SIGTERM: no clean stop reported"; }
+grep -q "exited with status" "$tmp/term.log" && bad "SIGTERM reported as a failure"
+
+# SIGSTOP of rank 1: the waiting ranks sleep (CPU < 5%), the launcher names
+# rank 1 after min(30 s, --distributed-timeout) and ends the job
+bg stop --devices cpu:3 --batch-size 32 --max-update 100000 --distributed-timeout 4 \
+    >"$tmp/stop.log" 2>&1
+lp=$!
+i=0
+while ! grep -q '"update": 3,' "$tmp/stop.log" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+victim=$(pgrep -P $lp -x hgtrain-r1)
+waiter=$(pgrep -P $lp -x hgtrain-r2)
+t0=$(date +%s)
+kill -STOP "$victim"
+sleep 1
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+c0=$(cpu "$waiter")
+sleep 2
+c1=$(cpu "$waiter")
+wait $lp
+rc=$?
+dt=$(($(date +%s) - t0))
+tck=$(getconf CLK_TCK)
+echo "ok?: SIGSTOP: a waiting rank used $((c1 - c0)) ticks of $((2 * tck)) in 2 s; the job ended in ${dt}s"
+[ -n "$c0" ] && [ -n "$c1" ] && [ $((c1 - c0)) -le $((2 * tck / 20)) ] ||
+    bad "SIGSTOP: the waiting rank spun ($c0 -> $c1 ticks in 2 s)"
+[ $rc -ne 0 ] && [ $dt -le 20 ] || bad "SIGSTOP: exit $rc after ${dt}s"
+grep -q "rank 1 (pid $victim) has been stopped (signal 19" "$tmp/stop.log" ||
+    { cat "$tmp/stop.log"; bad "SIGSTOP: the launcher did not name rank 1"; }
+grep -q "hgtrain: rank [02] (pid [0-9]*) exited" "$tmp/stop.log" &&
+    bad "SIGSTOP: the launcher blamed a waiting rank"
+[ -z "$(pgrep -P $lp)" ] || bad "SIGSTOP: workers left"
+
 # --------------------------------------------------------------- 4. refused
 expect() { # pattern exit args...
     pat=$1
@@ -269,6 +308,28 @@ two() { # name init-args...: rank 0 in the background, rank 1 here
     same_as_shm "$name" "$name"
 }
 two l-tcpinit --distributed-init-method tcp://127.0.0.1:$port
+# tcp://localhost: the store listens on loopback only, never on all interfaces
+lport=$((port + 3))
+(HG_JOB_TOKEN=$tok base l-lo --distributed-world-size 2 --distributed-rank 0 \
+    --distributed-init-method tcp://localhost:$lport >"$tmp/l-lo-0.log" 2>&1) &
+p0=$!
+i=0
+listen=
+while [ $i -lt 100 ] && [ -z "$listen" ] && command -v ss >/dev/null; do
+    listen=$(ss -Hltn "sport = :$lport" 2>/dev/null | awk '{ print $4 }' | tr '\n' ' ')
+    [ -z "$listen" ] && sleep 0.1
+    i=$((i + 1))
+done
+if command -v ss >/dev/null; then
+    case "$listen" in
+    127.*:$lport\ | \[::1\]:$lport\ ) ;;
+    *) bad "tcp://localhost: the store listens on '$listen' (want loopback only)" ;;
+    esac
+fi
+HG_JOB_TOKEN=$tok base l-lo --distributed-world-size 2 --distributed-rank 1 \
+    --distributed-init-method tcp://localhost:$lport >"$tmp/l-lo-1.log" 2>&1 ||
+    { cat "$tmp/l-lo-1.log"; bad "tcp://localhost: rank 1"; }
+wait $p0 || { cat "$tmp/l-lo-0.log"; bad "tcp://localhost: rank 0"; }
 # an intruder with another token is refused; the job carries on
 (HG_JOB_TOKEN=$tok base l-tok --distributed-world-size 2 --distributed-rank 0 \
     --distributed-init-method tcp://127.0.0.1:$((port + 1)) >"$tmp/l-tok-0.log" 2>&1) &
@@ -283,6 +344,35 @@ HG_JOB_TOKEN=$tok base l-tok --distributed-world-size 2 --distributed-rank 1 \
     { cat "$tmp/l-tok-1.log"; bad "rank 1 after the intruder"; }
 wait $p0 || { cat "$tmp/l-tok-0.log"; bad "rank 0 after the intruder"; }
 same_as_shm "after an intruder" l-tok
+
+# one rank per launcher (tcp): each launcher watches its rank, so a stopped
+# rank is named there too, and rank 0 fails naming it
+(
+    export HG_JOB_TOKEN=$tok
+    exec_() { exec "$@"; }
+    run l-stop --max-sentences-per-rank 64,32 --threads 1 --max-update 100000 \
+        --distributed-timeout 4 --distributed-world-size 2 --distributed-rank 1 \
+        --distributed-init-method tcp://127.0.0.1:$((port + 4))
+) >"$tmp/l-stop-1.log" 2>&1 &
+l1=$!
+(HG_JOB_TOKEN=$tok run l-stop --max-sentences-per-rank 64,32 --threads 1 --max-update 100000 \
+    --distributed-timeout 4 --distributed-world-size 2 --distributed-rank 0 \
+    --distributed-init-method tcp://127.0.0.1:$((port + 4)) >"$tmp/l-stop-0.log" 2>&1) &
+p0=$!
+i=0
+while ! grep -q '"update": 3,' "$tmp/l-stop-0.log" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+victim=$(pgrep -P $l1 -x hgtrain-r1)
+[ -n "$victim" ] && kill -STOP "$victim"
+wait $l1
+rc1=$?
+wait $p0
+rc0=$?
+[ $rc1 -ne 0 ] && [ $rc0 -ne 0 ] && grep -q "rank 1 (pid $victim) has been stopped" "$tmp/l-stop-1.log" &&
+    grep -q "rank 0: .*rank 1" "$tmp/l-stop-0.log" ||
+    { tail -n 3 "$tmp/l-stop-0.log" "$tmp/l-stop-1.log"; bad "tcp, one rank per launcher: SIGSTOP of rank 1 not named (exit $rc0/$rc1)"; }
 
 # file:// init: rank 0 makes the token, writes it 0600, removes it at the end
 two l-file --distributed-init-method "file://$tmp/job.init"

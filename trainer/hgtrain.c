@@ -137,13 +137,16 @@ struct run {
     uint64_t num_updates;
     uint64_t first_update; /* num_updates when this process started training */
     double t_train0;       /* ... and when */
-    uint64_t valid_at;     /* 1 + num_updates of the last validation, 0: none */
     int lock_fd;           /* --save-dir's lock (rank 0), -1: none */
     double patience_best;  /* --patience: the best metric so far (NaN: none) */
     int64_t patience_runs; /* validations since it improved */
-    double valid_metric;   /* its metric */
     int64_t epoch;        /* current (1-based) */
-    double best;          /* best validation metric, NaN: none */
+    double best;          /* best validation metric, NaN: none; at least
+                             as good as checkpoint_best.h5's on disk */
+    int best_locked;      /* checkpoint_best.h5 was chosen by another metric
+                             (or is unreadable): never replaced */
+    uint64_t valid_at;    /* num_updates of the last validation (+1; 0: none) */
+    double valid_metric;  /* and its metric */
     double t_start, train_wall;
 };
 
@@ -224,6 +227,8 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                  .step = iter_step < 0 ? 0 : iter_step},
         .seed = (uint64_t)r->o.seed,
         .best_metric = r->best,
+        .metric_name = r->o.best_checkpoint_metric,
+        .maximize = r->o.maximize_best_checkpoint_metric,
         .train_wall = r->train_wall,
         .wall = now() - r->t_start,
         .options = r->opts_text,
@@ -383,8 +388,6 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
     snprintf(js + kj, sizeof(js) - (size_t)kj, ", \"num_updates\": %llu}\n",
              (unsigned long long)r->num_updates);
     logf_line(r, line, js);
-    r->valid_at = r->num_updates + 1;
-    r->valid_metric = *metric;
     return 0;
 }
 
@@ -488,8 +491,26 @@ static void progress(struct run *r, int64_t step, int64_t steps, const struct me
     fflush(stderr);
 }
 
+/* One validation per update: a second request for the same update (the
+ * interval and the stop both asking) returns the first one's metric.
+ * Returns 1 after a new validation, 0 for the same one again, -1. */
+static int validate_once(struct run *r, double *metric, char *err, size_t errlen)
+{
+    if (r->valid_at == r->num_updates + 1) {
+        *metric = r->valid_metric;
+        return 0;
+    }
+    if (validate(r, metric, err, errlen) != 0)
+        return -1;
+    r->valid_at = r->num_updates + 1;
+    r->valid_metric = *metric;
+    return 1;
+}
+
 static int better(const struct run *r, double v)
 {
+    if (isnan(v) || r->best_locked)
+        return 0; /* a NaN metric is never the best */
     if (isnan(r->best))
         return 1;
     return r->o.maximize_best_checkpoint_metric ? v > r->best : v < r->best;
@@ -627,18 +648,23 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 log_train(r, &m, step, steps, lr);
             else if (r->tty)
                 progress(r, step, steps, &m);
-            if (o->validate_interval_updates > 0 && r->valid.ds &&
-                r->num_updates % (uint64_t)o->validate_interval_updates == 0) {
+            int stop_now = stop_req || stop_time ||
+                           (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
+            /* validated before any stop's save, so checkpoint_last holds
+             * the final best_metric */
+            if (r->valid.ds && ((o->validate_interval_updates > 0 &&
+                                 r->num_updates % (uint64_t)o->validate_interval_updates == 0) ||
+                                stop_now)) {
                 double metric;
-                if (validate(r, &metric, err, errlen) != 0 ||
-                    keep_best(r, metric, step, err, errlen) != 0) {
+                int fresh = validate_once(r, &metric, err, errlen);
+                if (fresh < 0 || keep_best(r, metric, step, err, errlen) != 0) {
                     rc = -1;
                     break;
                 }
-                impatient = out_of_patience(r, metric);
+                /* --patience counts validations, each once */
+                if (fresh && out_of_patience(r, metric))
+                    impatient = stop_now = 1;
             }
-            int stop_now = stop_req || stop_time || impatient ||
-                           (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
             if (stop_time && r->rank == 0) {
                 char line[160];
                 snprintf(line, sizeof(line), "| --stop-time-hours %g reached after update %llu\n",
@@ -675,23 +701,23 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                         o->no_save ? "" : "; wrote checkpoint_last.h5");
             return 1;
         }
-        /* end of the epoch (or --max-update reached) */
+        /* stopped inside the epoch (--max-update, --stop-time-hours):
+         * validated and saved above */
+        if (rc == 3)
+            return 0;
+        /* end of the epoch; the last one (--max-epoch, --min-lr) is always
+         * validated and saved */
+        int last = (o->max_epoch > 0 && r->epoch >= o->max_epoch) ||
+                   (o->min_lr > 0 && hg_lr_at(&r->sched, (int64_t)r->num_updates) < o->min_lr);
         double metric = NAN;
         int have_valid = r->valid.ds && o->validate_interval > 0 &&
-                         (r->epoch % o->validate_interval == 0 || rc == 3);
-        /* the same model was validated at this update already
-         * (--validate-interval-updates): once is enough */
-        if (have_valid && r->valid_at == r->num_updates + 1)
-            metric = r->valid_metric;
-        else if (have_valid && validate(r, &metric, err, errlen) != 0)
+                         (r->epoch % o->validate_interval == 0 || last);
+        int fresh = have_valid ? validate_once(r, &metric, err, errlen) : 0;
+        if (fresh < 0)
             return -1;
-        else if (have_valid && out_of_patience(r, metric))
-            impatient = 1; /* stop after this epoch's checkpoints */
-        /* stopped inside the epoch (--max-update, --stop-time-hours): the
-         * last validation may still be the best */
-        if (rc == 3 && have_valid && keep_best(r, metric, step, err, errlen) != 0)
-            return -1;
-        if (!o->no_save && rc != 3 && r->epoch % o->save_interval == 0) {
+        if (fresh && out_of_patience(r, metric))
+            impatient = 1; /* the last epoch: saved, then stop */
+        if (!o->no_save && (r->epoch % o->save_interval == 0 || last || impatient)) {
             if (have_valid && better(r, metric)) {
                 r->best = metric;
                 if (save(r, "checkpoint_best.h5", -1, err, errlen) != 0)
@@ -705,7 +731,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             if (!o->no_epoch_checkpoints)
                 prune(r, "checkpoint[0-9]*.h5", o->keep_last_epochs);
         }
-        if (rc == 3 || impatient)
+        if (impatient)
             return 0;
         if (o->min_lr > 0 && hg_lr_at(&r->sched, (int64_t)r->num_updates) < o->min_lr) {
             char line[256];
@@ -778,6 +804,58 @@ static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
         return hg_kerr(err, errlen, "--optimizer %s: unknown", o->optimizer);
     }
     return 0;
+}
+
+/* A save interrupted by SIGKILL or a crash leaves <name>.h5.tmp; nothing
+ * else writes those names, so they go at the next start. */
+static void remove_stale_tmp(struct run *r)
+{
+    char pat[4096];
+    if (ckpt_path(r, "*.h5.tmp", pat, sizeof(pat)) != 0)
+        return;
+    glob_t gl;
+    if (glob(pat, 0, NULL, &gl) != 0)
+        return;
+    for (size_t i = 0; i < gl.gl_pathc; i++)
+        if (unlink(gl.gl_pathv[i]) == 0) {
+            char line[4200];
+            snprintf(line, sizeof(line), "| removed %s (left by an interrupted save)\n",
+                     gl.gl_pathv[i]);
+            logf_line(r, line, NULL);
+        }
+    globfree(&gl);
+}
+
+/* checkpoint_best.h5 on disk bounds what may replace it, whatever the
+ * resumed checkpoint says (an old one, --reset-meters, another
+ * --restore-file): a metric of another name or direction cannot be
+ * compared, so such a file is kept. */
+static void best_from_disk(struct run *r)
+{
+    char path[4096], err[4300];
+    if (r->o.no_save || ckpt_path(r, "checkpoint_best.h5", path, sizeof(path)) != 0 ||
+        access(path, F_OK) != 0)
+        return;
+    struct hg_ckpt_meta m;
+    if (hg_ckpt_read_meta(path, &m, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: warning: %s; it is kept, not replaced\n", err);
+        r->best_locked = 1;
+        return;
+    }
+    const char *name = m.metric_name ? m.metric_name : "";
+    if (m.checksummed && (strcmp(name, r->o.best_checkpoint_metric) != 0 ||
+                          m.maximize != r->o.maximize_best_checkpoint_metric)) {
+        fprintf(stderr, "hgtrain: warning: %s was chosen by '%s' (%s is better), this run "
+                "by '%s' (%s): it is kept, not replaced\n", path, name,
+                m.maximize ? "higher" : "lower", r->o.best_checkpoint_metric,
+                r->o.maximize_best_checkpoint_metric ? "higher" : "lower");
+        r->best_locked = 1;
+    } else if (!isnan(m.best_metric) &&
+               (isnan(r->best) || (r->o.maximize_best_checkpoint_metric ? m.best_metric > r->best
+                                                                        : m.best_metric < r->best))) {
+        r->best = m.best_metric; /* the file's metric is the bar */
+    }
+    hg_ckpt_meta_free(&m);
 }
 
 /* What rank 0 read from the checkpoint, for the others. */
@@ -894,6 +972,10 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     /* rank 0 reads the checkpoint and hands it to the others */
     struct resume_meta meta;
     memset(&meta, 0, sizeof(meta));
+    /* a file named on purpose must exist: never a silent fresh start */
+    if (r->rank == 0 && access(path, F_OK) != 0 &&
+        strcmp(o->restore_file, "checkpoint_last.h5") != 0)
+        return hg_kerr(err, errlen, "--restore-file %s: %s", path, strerror(errno));
     if (r->rank == 0 && access(path, F_OK) == 0) {
         struct hg_ckpt_meta m;
         if (hg_ckpt_load(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl),
@@ -902,8 +984,14 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             other_task(r, path, err, errlen);
             return -1;
         }
+        if (!m.checksummed)
+            fprintf(stderr, "hgtrain: warning: %s is a version 1 checkpoint (no "
+                    "checksums): loaded unverified\n", path);
         r->num_updates = (uint64_t)m.num_updates;
         r->best = o->reset_meters ? NAN : m.best_metric;
+        if (m.checksummed && (strcmp(m.metric_name, o->best_checkpoint_metric) != 0 ||
+                              m.maximize != o->maximize_best_checkpoint_metric))
+            r->best = NAN; /* another metric: not comparable */
         if (!o->reset_meters) { /* wall clocks continue where they stopped */
             r->train_wall = m.train_wall;
             r->t_start -= m.wall;
@@ -945,8 +1033,12 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
     if (!o->no_save && access(o->save_dir, W_OK) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: not writable", o->save_dir);
+    /* the lock first: another job's .tmp files are not stale */
     if (!o->no_save && lock_save_dir(r, err, errlen) != 0)
         return -1;
+    if (!o->no_save)
+        remove_stale_tmp(r);
+    best_from_disk(r);
     return 0;
 }
 
@@ -1186,5 +1278,6 @@ int main(int argc, char **argv)
         close(r.lock_fd); /* the lock goes with it */
     free(r.opts_text);
     hg_opts_free(&r.o);
-    return rc == 0 ? 0 : 1;
+    /* a forked worker tells its launcher that the stop was a clean one */
+    return rc == 0 ? 0 : rc == 1 && L.forked ? HG_LAUNCH_EXIT_SIGNAL : 1;
 }

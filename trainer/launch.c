@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -406,10 +408,34 @@ static int read_init_file(struct hg_launch *L, int rank, char *err, size_t errle
     }
 }
 
+/* 1 when every address of host is a loopback one (localhost, 127.0.0.1,
+ * ::1, ...): the store then listens there only, never on all interfaces. */
+static int loopback_only(const char *host)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    if (!host[0] || getaddrinfo(host, NULL, &hints, &ai) != 0)
+        return 0;
+    int all = ai != NULL;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        if (a->ai_family == AF_INET) {
+            const struct sockaddr_in *v4 = (const void *)a->ai_addr;
+            all &= (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+        } else if (a->ai_family == AF_INET6) {
+            const struct sockaddr_in6 *v6 = (const void *)a->ai_addr;
+            all &= IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+        } else {
+            all = 0;
+        }
+    }
+    freeaddrinfo(ai);
+    return all;
+}
+
 /* In the process that serves: start the store, publish its port. */
 static int serve(struct hg_launch *L, char *err, size_t errlen)
 {
-    const char *bind_host = strcmp(L->host, "127.0.0.1") == 0 ? L->host : "";
+    const char *bind_host = loopback_only(L->host) ? L->host : "";
     if (hg_store_server_start(&L->server, bind_host, L->port, L->token, L->world, err,
                               errlen) != 0)
         return -1;
@@ -434,10 +460,17 @@ static void describe_status(int status, char *buf, size_t len)
         snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
 }
 
+/* A stopped worker (SIGSTOP, SIGTSTP, a debugger) holds every collective
+ * until the timeout; after this long stopped it is named and the job ends. */
+#define STOPPED_S 30.0
+
 static void supervise(struct hg_launch *L, const pid_t *pid)
 {
-    int n = L->nlocal, live = n, code = 0, forwarded = 0;
+    int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0;
     int done[HG_LAUNCH_MAX_LOCAL] = {0};
+    double stopped_at[HG_LAUNCH_MAX_LOCAL] = {0};
+    int stop_sig[HG_LAUNCH_MAX_LOCAL] = {0};
+    double stop_limit = L->timeout < STOPPED_S ? L->timeout : STOPPED_S;
     double kill_at = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -448,14 +481,28 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
     while (live > 0) {
         int status;
         pid_t p;
-        while ((p = waitpid(-1, &status, WNOHANG)) > 0) {
+        while ((p = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
             int i = 0;
             while (i < n && pid[i] != p)
                 i++;
             if (i == n || done[i])
                 continue;
+            if (WIFSTOPPED(status)) {
+                stopped_at[i] = now_s();
+                stop_sig[i] = WSTOPSIG(status);
+                continue;
+            }
+            if (WIFCONTINUED(status)) {
+                stopped_at[i] = 0;
+                continue;
+            }
             done[i] = 1;
             live--;
+            /* a rank that stopped on a signal after its save is no failure */
+            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_SIGNAL) {
+                clean++;
+                continue;
+            }
             int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
             if (bad && code == 0) {
                 char how[128];
@@ -468,6 +515,22 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
         }
         if (live == 0)
             break;
+        for (int i = 0; i < n; i++)
+            if (!done[i] && stopped_at[i] > 0 && now_s() - stopped_at[i] >= stop_limit) {
+                /* named first: the ranks waiting for it fail after this */
+                fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
+                        "for %.0f s; stopping the job\n", L->rank0 + i, (long)pid[i],
+                        stop_sig[i], strsignal(stop_sig[i]), now_s() - stopped_at[i]);
+                stopped_at[i] = 0;
+                kill(pid[i], SIGKILL);
+                if (code == 0) {
+                    code = 1;
+                    kill_at = now_s() + GRACE_S;
+                }
+                for (int k = 0; k < n; k++)
+                    if (!done[k] && k != i)
+                        kill(pid[k], SIGTERM);
+            }
         if (parent_signal && forwarded != parent_signal) {
             /* a signal to the launcher alone reaches the workers too */
             forwarded = parent_signal;
@@ -487,6 +550,11 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
     }
+    if (code == 0 && clean > 0) {
+        fprintf(stderr, "hgtrain: stopped by a signal: %d of %d rank%s on this node saved "
+                "and stopped cleanly\n", clean, n, n == 1 ? "" : "s");
+        code = 1; /* as a single process stopped by a signal exits */
+    }
     if (L->server)
         hg_store_server_stop(L->server);
     if (L->shm)
@@ -502,8 +570,13 @@ int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
     if (L->backend == HG_BK_SHM &&
         hg_comm_shm_create(&L->shm, L->world, 4u << 20, L->timeout, err, errlen) != 0)
         return -1;
-    if (L->nlocal == 1)
+    /* a job of several ranks forks even one local worker, so that a
+     * launcher watches it (a stopped rank is named); not under mpirun,
+     * whose processes are the ranks */
+    if (L->nlocal == 1 && (L->world == 1 || L->backend == HG_BK_MPI ||
+                           L->backend == HG_BK_NONE))
         return 0;
+    L->forked = 1;
     if (L->serve && need_store(L) && pipe(L->port_pipe) != 0)
         return hg_kerr(err, errlen, "pipe: %s", strerror(errno));
     pid_t parent = getpid(), pid[HG_LAUNCH_MAX_LOCAL];

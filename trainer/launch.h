@@ -11,13 +11,20 @@
 #include "trainer/options.h"
 
 #define HG_LAUNCH_MAX_LOCAL 256
+/* A forked worker's exit status after a clean stop on SIGINT/SIGTERM (it
+ * finished its update and the checkpoint was written): the launcher
+ * reports a clean stop and exits 1, as a single process does. */
+#define HG_LAUNCH_EXIT_SIGNAL 3
 
 enum hg_launch_backend { HG_BK_NONE, HG_BK_SHM, HG_BK_TCP, HG_BK_NCCL, HG_BK_MPI };
 
 struct hg_launch {
     int world;            /* ranks in the job */
     int rank0;            /* global rank of this node's first worker */
-    int nlocal;           /* workers on this node (forked when > 1) */
+    int nlocal;           /* workers on this node */
+    int forked;           /* set by hg_launch_start: the workers are children
+                             of a supervising launcher (nlocal > 1, or one
+                             rank of a multi-node tcp/nccl job) */
     int cuda;             /* devices are GPUs */
     int dev[HG_LAUNCH_MAX_LOCAL]; /* device index of each local worker */
     enum hg_launch_backend backend;
@@ -43,7 +50,7 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
 /* A line describing the job ("rank 0-3 of 4 on this node, backend shm"). */
 void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len);
 
-/* Forks the local workers when nlocal > 1: returns in each worker with its
+/* Forks the local workers (see `forked`): returns in each worker with its
  * local index (0..nlocal-1); the parent supervises them and exits with the
  * job's status (it never returns).  A worker that dies takes the others
  * with it within the grace period: they notice through the backend and

@@ -155,7 +155,8 @@ const struct hg_opt_spec hg_opt_specs[] = {
      .help = "where checkpoints are written"},
     {.name = "restore-file", .type = HG_OPT_STRING, .group = G_CKPT,
      .offset = OFF(restore_file), .def = "checkpoint_last.h5", .metavar = "FILE",
-     .help = "checkpoint to resume from, if it exists (relative: in --save-dir)"},
+     .help = "checkpoint to resume from (relative: in --save-dir); the default may be "
+             "absent (a fresh start), a file named here must exist"},
     {.name = "reset-dataloader", .type = HG_OPT_FLAG, .group = G_CKPT,
      .offset = OFF(reset_dataloader),
      .help = "on restore, start the data iterator afresh"},
