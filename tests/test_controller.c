@@ -177,7 +177,9 @@ static void test_checkpoints(const char *dir)
                 printf("    disk-full save at %ld of %ld bytes: rc %d: %s\n", limits[k],
                        size, rc, rc ? e : "");
             fflush(stdout);
-            exit(rc == -1 && strstr(e, ".tmp") ? 0 : 1); /* exit: atexit handlers run */
+            /* _exit: LeakSanitizer's check at exit stalls in such a child;
+             * tests/train_best.sh shows hgtrain leaving normally after it */
+            _exit(rc == -1 && strstr(e, ".tmp") ? 0 : 1);
         }
         int status = 0;
         waitpid(pid, &status, 0);
@@ -366,8 +368,21 @@ int main(void)
         return 99;
     }
     test_schedules();
+    /* in a child that leaves with _exit: HDF5 leaks on the error paths of
+     * corrupt files, which LeakSanitizer would report at exit; forked
+     * before this process has OpenMP threads, which a child could not use */
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) {
+        failures = 0;
+        test_corruption(dir);
+        fflush(stdout);
+        _exit(failures ? 1 : 0);
+    }
+    int st = 0;
+    EXPECT(child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st) &&
+               WEXITSTATUS(st) == 0, "corruption tests: child status %#x", st);
     test_checkpoints(dir);
-    test_corruption(dir);
     test_tmpfs_full(dir);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

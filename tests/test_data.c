@@ -514,6 +514,18 @@ static void test_header_flips(void)
     char p[600];
     snprintf(p, sizeof(p), "%s/bad/flips.h5", dir);
     write_shard(p, 0, 3);
+    /* in a child that leaves with _exit: HDF5 leaks on the error paths of
+     * corrupt files, which LeakSanitizer would report at exit */
+    fflush(stdout);
+    pid_t child = fork();
+    REQUIRE(child >= 0, "fork");
+    if (child > 0) {
+        int st = 0;
+        waitpid(child, &st, 0);
+        EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0, "header flips: child status %#x", st);
+        return;
+    }
+    failures = 0;
     int fd = open(p, O_RDWR);
     REQUIRE(fd >= 0, "open %s", p);
     struct stat st;
@@ -538,6 +550,8 @@ static void test_header_flips(void)
     close(fd);
     EXPECT(refused > 0 && wrong == 0, "%d flips refused, %d said 'no dataset'", refused, wrong);
     printf("ok  header flips: %d refused, none called a dataset missing\n", refused);
+    fflush(stdout);
+    _exit(failures ? 1 : 0);
 }
 
 struct quiet_arg {
