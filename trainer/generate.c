@@ -663,8 +663,13 @@ static char *hyp_lines(const struct gctx *c, const struct sent *s)
     char *out = ok ? malloc(len) : NULL;
     if (out) {
         size_t k = 0;
-        for (int64_t q = 0; q < nb; q++)
-            k += (size_t)sprintf(out + k, "%s%s", q ? "\n" : "", t[q]);
+        for (int64_t q = 0; q < nb; q++) { /* the lines joined by '\n' */
+            const size_t n = strlen(t[q]);
+            if (q)
+                out[k++] = '\n';
+            memcpy(out + k, t[q], n);
+            k += n;
+        }
         out[k] = 0;
     }
     for (int64_t q = 0; t && q < nb; q++)
