@@ -80,8 +80,12 @@ struct seg {
     int nr, cr;
     struct memc *mem;
     int nm, cm;
-    uint64_t bneed; /* devices with a backward reader of the output */
+    /* devices with a backward reader of the output: a bit per device */
+    uint64_t bneed[(HG_PLAN_MAXDEV + 63) / 64];
 };
+
+static void bneed_set(struct seg *sg, int d) { sg->bneed[d >> 6] |= (uint64_t)1 << (d & 63); }
+static int bneed_has(const struct seg *sg, int d) { return (int)(sg->bneed[d >> 6] >> (d & 63) & 1); }
 
 struct hg_sim {
     const struct hg_pgraph *pg;
@@ -331,7 +335,7 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
     double jlo[HG_PLAN_MAXDEV], jhi[HG_PLAN_MAXDEV];
     int need[HG_PLAN_MAXDEV], last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV];
     int drop = dropped(s, v);
-    sg->bneed = 0;
+    memset(sg->bneed, 0, sizeof sg->bneed);
     for (int d = 0; d < nd; d++) {
         need[d] = 0;
         jlo[d] = 1;
@@ -361,7 +365,7 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
                 if (s->pos[w] > lastf[e])
                     lastf[e] = s->pos[w];
             } else {
-                sg->bneed |= (uint64_t)1 << e;
+                bneed_set(sg, e);
             }
         }
     }
@@ -410,7 +414,7 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
             } else {
                 /* forward life, then the recomputed copy from the host on */
                 add_mem(sg, e, m, s->pos[v], lastf[e]);
-                if (sg->bneed >> e & 1) {
+                if (bneed_has(sg, e)) {
                     int hp = s->pos[s->host[s->st->group[v]]];
                     add_mem(sg, e, m, hp, last[e] > hp ? last[e] : hp);
                 }
@@ -435,7 +439,7 @@ static void build_rseg(struct hg_sim *s, int w)
             const struct seg *sg = &s->seg[u];
             for (int q = 0; q < sg->nt; q++) {
                 const struct task *f = &sg->t[q];
-                if (f->kind == T_AGG || (f->kind == T_XFER && !(sg->bneed >> f->dst & 1)))
+                if (f->kind == T_AGG || (f->kind == T_XFER && !bneed_has(sg, f->dst)))
                     continue;
                 struct task *t = add_task(rs, f->kind == T_COMP ? T_RCOMP : T_RXFER);
                 int r0 = t->res0;

@@ -67,20 +67,29 @@ done
 for k in 8 1 4096; do
     "$S/scripts/make-cluster" -n 4096 -k $k -o "$tmp/big.cfg" || bad "make-cluster -k $k"
     t0=$(date +%s.%N)
-    "$HGPLAN" --cluster "$tmp/big.cfg" >"$tmp/c.out" 2>&1 || { tail -n 3 "$tmp/c.out"; bad "4096 devices, $k per node"; }
+    "$HGPLAN" --cluster "$tmp/big.cfg" >"$tmp/c.out" 2>&1 || { tail -n 40 "$tmp/c.out"; bad "4096 devices, $k per node"; }
     t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     echo "  4096 devices, $k per node: $t s"
     awk -v t="$t" 'BEGIN { exit !(t < 5) }' || bad "4096 devices, $k per node: $t s"
     grep -q '^cluster synthetic-4096 .*4096 devices' "$tmp/c.out" || bad "4096 summary"
 done
 grep -q 'links: every other pair (8386560) ' "$tmp/c.out" || bad "implicit links not summarised"
-# the search on 1024 GPUs ends within its budget (reported "in N s")
+# the search on 1024 GPUs ends within its budget (reported "in N s"),
+# unless the seed's and the result's simulations alone take longer (a
+# slow or loaded machine, a sanitizer build): then it says so and makes
+# no proposal, which is what the budget can still promise
 "$S/scripts/make-cluster" -n 1024 -o "$tmp/big.cfg"
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$tmp/big.cfg" --search mcmc --budget 3 >"$tmp/c.out" 2>&1 ||
-    { tail -n 3 "$tmp/c.out"; bad "mcmc on 1024 GPUs"; }
+    { tail -n 40 "$tmp/c.out"; bad "mcmc on 1024 GPUs"; }
 took=$(sed -n 's/^mcmc from .* in \([0-9.]*\) s.*/\1/p' "$tmp/c.out")
 echo "  mcmc on 1024 GPUs, --budget 3: $took s"
-awk -v t="$took" 'BEGIN { exit !(t != "" && t <= 3.3) }' || bad "mcmc on 1024 GPUs took '$took' s for a 3 s budget"
+if grep -q '^note: --budget 3 s leaves no time for a proposal' "$tmp/c.out"; then
+    grep -q '^mcmc from .*: 0 proposals' "$tmp/c.out" ||
+        bad "mcmc on 1024 GPUs: no time for a proposal, yet it made some"
+else
+    awk -v t="$took" 'BEGIN { exit !(t != "" && t <= 3.3) }' ||
+        bad "mcmc on 1024 GPUs took '$took' s for a 3 s budget"
+fi
 grep -q 'peak GB: 1024 devices, lowest ' "$tmp/c.out" || bad "1024 devices' peaks not summarised"
 "$HGPLAN" --model vgg19 --cluster "$EX/heterog-8gpu.cfg" >"$tmp/c.out" 2>&1 || bad "roofline"
 grep -q 'Tesla V100-SXM2-16GB .* s (from v100:0)' "$tmp/c.out" || { cat "$tmp/c.out"; bad "roofline line"; }
