@@ -271,9 +271,9 @@ static void gemm1(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 /* Why the pieces are what they are.  OpenBLAS's threaded GEMM cuts C by
  * the thread count, and its micro-kernels round differently at the edges
  * of a cut (Haswell/Zen: any column cut, and row cuts not on a multiple of
- * 24), and it blocks K differently from the single-threaded driver when
- * GEMM_Q < K < 2 GEMM_Q: so C changed with the thread count (1.6e-4 in
- * bert's parameters after 12 Adam updates).  Here every BLAS call is
+ * 24), and on SkylakeX weight-gradient GEMMs (K in the hundreds) differed
+ * too: so C changed with the thread count (1.6e-4 in bert's parameters
+ * after 12 Adam updates).  Here every BLAS call is
  * single-threaded, and
  *  - rows: each thread takes a run of whole GEMM_ROW_ALIGN-row units; a
  *    cut on such a multiple leaves every element's arithmetic as it was on
