@@ -110,7 +110,13 @@ static void isa_once(void)
 
 int hg_cpu_isa(void)
 {
+    /* HG_SIMD_PICK asks per row: after the first call, one relaxed load */
+    static int cached; /* 0: not yet */
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (v)
+        return v;
     pthread_once(&isa.once, isa_once);
+    __atomic_store_n(&cached, isa.use, __ATOMIC_RELAXED);
     return isa.use;
 }
 

@@ -819,6 +819,19 @@ static void print_score(const struct gopts *o, const char *what, struct hg_bleu_
             (long long)o->beam, hg_chrf_compute(cst));
 }
 
+/* Closes --results-path (*res, NULL: stdout) and forgets it; a failed
+ * close (a full disk) is an error naming the file. */
+static int close_results(FILE **res, const struct gopts *o, char *err, size_t errlen)
+{
+    if (!*res)
+        return 0;
+    int bad = fclose(*res) != 0;
+    *res = NULL;
+    if (bad)
+        return hg_kerr(err, errlen, "--results-path %s: %s", o->results, strerror(errno));
+    return 0;
+}
+
 static void free_strs(char **v, int64_t n)
 {
     if (v)
@@ -966,14 +979,8 @@ static int run_text(const struct gopts *o, char *err, size_t errlen)
         best = outs = NULL;
         n = 0;
     }
-    if (res) {
-        int bad = fclose(res) != 0;
-        res = NULL;
-        if (bad) {
-            snprintf(err, errlen, "--results-path %s: %s", o->results, strerror(errno));
-            goto out;
-        }
-    }
+    if (close_results(&res, o, err, errlen) != 0)
+        goto out;
     print_speed(&c);
     if (refs) {
         if (nrefs != total) {
@@ -1099,12 +1106,8 @@ static int run_split(const struct gopts *o, char *err, size_t errlen)
         if (!refs)
             free(ref);
     }
-    if (res && fclose(res) != 0) {
-        res = NULL;
-        snprintf(err, errlen, "--results-path %s: %s", o->results, strerror(errno));
+    if (close_results(&res, o, err, errlen) != 0)
         goto out;
-    }
-    res = NULL;
     fflush(stdout);
     print_speed(&c);
     print_score(o, o->subset, &bst, &cst);
