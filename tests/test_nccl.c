@@ -217,7 +217,8 @@ static int worker(int me, int world, int port, const char *token)
             /* pageable source: the copy is staged, the stream still orders it */
             CU(cudaMemcpyAsync((float *)d + lo, hf + lo, cnt * sizeof(float),
                                cudaMemcpyHostToDevice, cs));
-            REQUIRE(hg_comm_allreduce_f32_async(c, (float *)d + lo, cnt, cs, err, sizeof err) == 0,
+            REQUIRE(hg_comm_allreduce_f32_start(c, (float *)d + lo, cnt, cs, NULL, err,
+                                                sizeof err) == 0,
                     "rank %d async allreduce %zu: %s", me, k, err);
         }
         REQUIRE(hg_comm_wait(c, err, sizeof err) == 0, "rank %d wait: %s", me, err);
