@@ -48,7 +48,20 @@
  * arrived at, so a timeout names the ranks that have not arrived; each rank
  * has a dead flag, set by hg_comm_abort or by a failed collective, that
  * makes every waiting rank fail at once naming it; a rank whose process
- * has exited (and been reaped) is noticed within a millisecond or so. */
+ * has exited (and been reaped) is noticed within a millisecond or so.
+ *
+ * Groups: a segment of their own, laid out as above for the group's
+ * world, the parent's staging size.  The members meet in the parent
+ * segment's group directory (a spin lock with a deadline, SHM_GDIR
+ * entries keyed by the hash of the member list): the first to come takes
+ * an entry, creates the segment under a random name (O_EXCL, 0600) and
+ * writes the name there; the others read it and map the segment; the
+ * last to read gives the entry back.  Every member joins as its index in
+ * the list, the group's first barrier says that all have mapped it, and
+ * then every member unlinks the name.  So a name exists in /dev/shm only
+ * while a group is being made (at most the timeout; a group whose members
+ * are all killed in that window leaves it behind).  Messages name the
+ * job's ranks (wrank). */
 #define _GNU_SOURCE
 
 #include "comm/comm-impl.h"

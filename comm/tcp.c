@@ -35,8 +35,17 @@
  * allgather: each to each; barrier: headers only; send/recv: a header with
  * the byte count (a mismatch names both ranks), then the bytes.
  *
- * After a failure or hg_comm_abort every socket is closed: the peers' calls
- * fail at once with "rank R closed the connection". */
+ * After a failure every socket is closed: the peers' calls fail at once
+ * with "rank R closed the connection".  hg_comm_abort may come from another
+ * thread while a call runs (a request on the progress thread): it shuts
+ * the sockets down instead (that call's poll wakes and fails, the peers
+ * see them close) and leaves closing them to the call's failure or to
+ * free, under a mutex, so no descriptor number is reused under a call.
+ *
+ * Groups: a handle of their own with connections of their own, set up as
+ * above under "tcp/g/<hash of the members' job ranks>/<k>", k = ADD
+ * "tcp/g/<hash>/made/<job rank>" (the same on every member: each makes the
+ * groups of a list in the same order).  The store must outlive them. */
 #define _GNU_SOURCE
 
 #include "comm/comm-impl.h"
