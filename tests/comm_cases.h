@@ -203,6 +203,37 @@ static inline void case_async_timeout(struct hg_comm *c, double timeout_s)
     EXPECT(rc == -1, "a start after a failed request returned %d", rc);
 }
 
+/* World 2: rank 1 starts an allreduce that rank 0 never joins and aborts
+ * while the request waits on the progress thread: its wait fails at once
+ * (well before the handle's timeout), and rank 0's next call names rank 1.
+ * Backends with HG_COMM_ASYNC and a recoverable abort (shm, tcp). */
+static inline void case_async_abort(struct hg_comm *c, double timeout_s)
+{
+    int me = hg_comm_rank(c);
+    char err[512] = "";
+    float x[64] = {0};
+    if (me == 0) {
+        sleep_s(0.5);
+        double t0 = now_s();
+        int rc = hg_comm_barrier(c, err, sizeof err);
+        EXPECT(rc == -1 && strstr(err, "rank 1") && now_s() - t0 < timeout_s / 2,
+               "rank 0 got: %d %s", rc, err);
+        printf("abort in flight: rank 0: %s\n", err);
+        return;
+    }
+    struct hg_comm_req r;
+    REQUIRE(hg_comm_allreduce_f32_start(c, x, 64, NULL, &r, err,
+                                        sizeof err) == 0, "start: %s", err);
+    sleep_s(0.2);
+    double t0 = now_s();
+    hg_comm_abort(c);
+    int rc = hg_comm_wait_req(c, r, err, sizeof err);
+    double dt = now_s() - t0;
+    EXPECT(rc == -1 && strstr(err, "abort") && dt < timeout_s / 2,
+           "rank 1 after %.2f s: %d %s", dt, rc, err);
+    printf("abort in flight: rank 1 after %.2f s: %s\n", dt, err);
+}
+
 /* ---------------------------------------------------------- groups */
 
 /* The f32 and f64 sums over the members in group order, compared bitwise

@@ -502,6 +502,7 @@ static void run_async(struct hg_comm *c) { case_async(c); }
 static void run_groups(struct hg_comm *c) { case_groups(c); }
 static void run_ps(struct hg_comm *c) { case_ps(c, case_arg); }
 static void run_async_timeout(struct hg_comm *c) { case_async_timeout(c, case_arg); }
+static void run_async_abort(struct hg_comm *c) { case_async_abort(c, case_arg); }
 static void run_ps_silent(struct hg_comm *c) { case_ps_missing(c, 0, case_arg); }
 static void run_ps_dead(struct hg_comm *c) { case_ps_missing(c, 1, case_arg); }
 
@@ -569,6 +570,7 @@ int main(void)
         test_case("parameter server", run_ps, world, 30.0, 10.0);
     }
     test_case("async timeout", run_async_timeout, 2, 0.5, 0.5);
+    test_case("async abort", run_async_abort, 2, 10.0, 10.0);
     test_case("ps, a silent client", run_ps_silent, 3, 10.0, 1.0);
     may_die = 2;
     test_case("ps, a killed client", run_ps_dead, 3, 10.0, 5.0);
