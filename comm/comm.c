@@ -13,6 +13,8 @@
  * or any later request, and by the next blocking call.  A wait has no
  * deadline of its own: every request is a backend call whose waits give up
  * after the handle's timeout naming the peer. */
+#define _GNU_SOURCE
+
 #include "comm/comm-impl.h"
 #include "kernels/hg_kernels.h"
 
@@ -21,7 +23,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 struct hg_comm_async {
     pthread_mutex_t mu;

@@ -890,7 +890,8 @@ static int gdir_find(struct shm_comm *c, uint64_t key, int n, char name[64],
         int i, st = GE_FREE;
         for (i = 0; i < SHM_GDIR; i++) {
             struct shm_gent *g = &h->gdir[i];
-            st = (int)atomic_load_explicit(&g->state, memory_order_relaxed);
+            /* acquire: READY is stored (outside the lock) after the name */
+            st = (int)atomic_load_explicit(&g->state, memory_order_acquire);
             if (st != GE_FREE && g->key == key && g->n == n && g->attached < n)
                 break;
         }
