@@ -1,7 +1,7 @@
 /* comm.c - hg_comm.h's calls dispatched to the handle's backend, with the
  * argument checks every backend would otherwise repeat. */
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <assert.h>
 

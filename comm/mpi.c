@@ -29,8 +29,8 @@
  * the ones to call MPI_Init_thread (MPI_THREAD_FUNNELED). */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #ifndef HG_HAVE_MPI
 
@@ -73,13 +73,6 @@ static int we_initialized;
 
 int hg_comm_have_mpi(void) { return 1; }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* An MPI error code as a message naming the rank and the call; breaks the
  * handle. */
 static int mpi_fail(struct mpi_comm *c, int rc, const char *call, char *err,
@@ -106,7 +99,7 @@ static int check_usable(struct mpi_comm *c, char *err, size_t errlen)
 static int wait_req(struct mpi_comm *c, MPI_Request *req, MPI_Status *st,
                     const char *what, char *err, size_t errlen)
 {
-    double start = now_s(), deadline = start + c->timeout_s;
+    double start = hg_now(), deadline = start + c->timeout_s;
     for (unsigned long it = 0;; it++) {
         int done = 0;
         int rc = MPI_Test(req, &done, st ? st : MPI_STATUS_IGNORE);
@@ -123,11 +116,11 @@ static int wait_req(struct mpi_comm *c, MPI_Request *req, MPI_Status *st,
                 nanosleep(&ts, NULL);
             }
         }
-        if ((it & 63) == 0 && now_s() > deadline) {
+        if ((it & 63) == 0 && hg_now() > deadline) {
             c->broken = 1;
             return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in %s (MPI "
                            "cannot say which rank is late; the request is left "
-                           "pending)", c->base.rank, now_s() - start, what);
+                           "pending)", c->base.rank, hg_now() - start, what);
         }
     }
 }
@@ -414,7 +407,7 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
         size_t m = bytes - off < MAX_MSG ? bytes - off : MAX_MSG;
         MPI_Message msg;
         MPI_Status st;
-        double start = now_s(), deadline = start + c->timeout_s;
+        double start = hg_now(), deadline = start + c->timeout_s;
         for (unsigned long it = 0;; it++) {
             int found = 0;
             int e = MPI_Improbe(peer, TAG, c->comm, &found, &msg, &st);
@@ -429,11 +422,11 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
                 else
                     nanosleep(&ts, NULL);
             }
-            if ((it & 63) == 0 && now_s() > deadline) {
+            if ((it & 63) == 0 && hg_now() > deadline) {
                 c->broken = 1;
                 return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in recv "
                                "of %zu bytes from rank %d; rank %d did not send",
-                               base->rank, now_s() - start, bytes, peer, peer);
+                               base->rank, hg_now() - start, bytes, peer, peer);
             }
         }
         int count = 0;

@@ -51,8 +51,8 @@
  * has exited (and been reaped) is noticed within a millisecond or so. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -313,13 +313,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Fails the handle: this rank is dead to the others from now on. */
 static int fail(struct shm_comm *c)
 {
@@ -392,7 +385,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                 return peer_dead(c, r, d, target, err, errlen);
         }
         if (it == 256) {
-            start = now_s();
+            start = hg_now();
             deadline = start + c->g.timeout_s;
         }
         if (it < 4096) {
@@ -415,7 +408,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
             }
             futex_sleep(&h->gen, g, 10);
         }
-        if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
+        if ((it >= 4096 || (it & 15) == 0) && hg_now() > deadline) {
             char missing[256] = "";
             size_t len = 0;
             for (int r = 0; r < world && len + 16 < sizeof missing; r++)
@@ -425,7 +418,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                                             "%s%d", len ? "," : "", r);
             hg_kerr(err, errlen,
                     "shm: rank %d waited %.3g s at barrier %u; ranks not "
-                    "arrived: %s", c->rank, now_s() - start, target, missing);
+                    "arrived: %s", c->rank, hg_now() - start, target, missing);
             return fail(c);
         }
     }
@@ -614,7 +607,7 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
                 return fail(c);
             }
         if (it == 256) {
-            start = now_s();
+            start = hg_now();
             deadline = start + c->g.timeout_s;
         }
         if (it < 4096) {
@@ -639,9 +632,9 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
                 return 0;
             futex_sleep(word, v, 10);
         }
-        if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
+        if ((it >= 4096 || (it & 15) == 0) && hg_now() > deadline) {
             hg_kerr(err, errlen, "shm: rank %d waited %.3g s in %s of %zu bytes "
-                    "%s rank %d; rank %d did not %s", c->rank, now_s() - start,
+                    "%s rank %d; rank %d did not %s", c->rank, hg_now() - start,
                     op, bytes, op[0] == 's' ? "to" : "from", peer, peer,
                     op[0] == 's' ? "receive" : "send");
             return fail(c);

@@ -39,9 +39,9 @@
  * fail at once with "rank R closed the connection". */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
 #include "comm/store-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,7 +55,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TCP_MAGIC 0x43544748u /* "HGTC" */
@@ -122,16 +121,9 @@ struct tcp_comm {
 
 static const struct hg_comm_ops tcp_ops;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int ms_left(double deadline)
 {
-    double ms = (deadline - now_s()) * 1000.0;
+    double ms = (deadline - hg_now()) * 1000.0;
     if (ms <= 0)
         return 0;
     return ms > INT_MAX - 1 ? INT_MAX - 1 : (int)ms + 1;
@@ -334,7 +326,7 @@ static int pump(struct tcp_comm *c, int peer, const char *what, char *err,
 static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
 {
     int world = c->base.world;
-    double now = now_s();
+    double now = hg_now();
     for (int r = 0; r < world; r++)
         c->x[r].last = now;
     for (;;) {
@@ -362,7 +354,7 @@ static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
                     c->base.rank, what, strerror(errno));
             return fail(c);
         }
-        now = now_s();
+        now = hg_now();
         for (int i = 0; n > 0 && i < np; i++) {
             if (c->pf[i].revents == 0)
                 continue;
@@ -860,7 +852,7 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
     if (hg_store_set(st, key, addr, strlen(addr), err, errlen) != 0)
         goto out;
 
-    double deadline = now_s() + timeout_s;
+    double deadline = hg_now() + timeout_s;
     for (int j = 0; j < rank; j++) {
         char peer[sizeof addr];
         size_t len;
@@ -876,7 +868,7 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
     for (int j = 0; j < rank; j++) {
         unsigned char ack[TCP_HDR];
         const char *why = NULL;
-        if (io_all(c->fd[j], ack, sizeof ack, 0, now_s() + timeout_s) != 0)
+        if (io_all(c->fd[j], ack, sizeof ack, 0, hg_now() + timeout_s) != 0)
             why = errno == ETIMEDOUT ? "no answer" : "it closed the connection";
         else if (!hdr_magic_ok(ack) || ack[4] != K_ACK ||
                  hdr_bytes(ack) != (uint64_t)j)

@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/hg_base.h"
@@ -46,13 +45,6 @@ static const char usage_text[] =
     "           [--required-batch-size-multiple M] [--rank-capacity C0,C1,...]\n"
     "           [--seed S] [--epoch E] [--valid]\n"
     "           (how an epoch of shards SPEC is cut into per-rank batches)\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ------------------------------------------------ outputs of this run */
 
@@ -250,14 +242,14 @@ static void progress_start(struct progress *p, const char *what)
 {
     p->what = what;
     p->tty = isatty(2);
-    p->t0 = p->last = now_s();
+    p->t0 = p->last = hg_now();
 }
 
 static void progress_tick(struct progress *p, int64_t done)
 {
     if (!p->tty || (done & 4095))
         return;
-    double t = now_s();
+    double t = hg_now();
     if (t - p->last < 0.25)
         return;
     p->last = t;
@@ -267,7 +259,7 @@ static void progress_tick(struct progress *p, int64_t done)
 
 static double progress_end(struct progress *p, int64_t done)
 {
-    double dt = now_s() - p->t0;
+    double dt = hg_now() - p->t0;
     if (p->tty && dt >= 0.25)
         fprintf(stderr, "\r%s: %" PRId64 " sentences, %.0f sentences/s   \n",
                 p->what, done, (double)done / (dt > 0 ? dt : 1e-9));
@@ -641,7 +633,7 @@ static int get_codes(struct textctx *c, int64_t merges, const char *codes,
 {
     if (codes)
         return hg_bpe_load(&c->bpe, codes, err, errlen);
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_bpe_learn(&c->bpe, c->vocab, (int)merges, min_freq,
                           learn_progress, err, errlen);
     if (isatty(2) && merges >= 100)
@@ -649,7 +641,7 @@ static int get_codes(struct textctx *c, int64_t merges, const char *codes,
     if (rc == 0)
         printf("bpe: %d merges learned from %" PRId64 " word types in %.2f s\n",
                hg_bpe_nmerges(c->bpe), hg_bpe_vocab_size(c->vocab),
-               now_s() - t0);
+               hg_now() - t0);
     return rc;
 }
 

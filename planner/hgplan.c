@@ -413,13 +413,6 @@ static void print_recompute(FILE *o, const struct hg_strategy *st)
         fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
 }
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Baselines, search, strategy file and trace. */
 static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                 const char *what, const struct args *a)
@@ -497,7 +490,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         }
         best = hg_strategy_copy(seed);
         br = sr;
-        double st0 = wall();
+        double st0 = hg_now();
         if (strcmp(a->search, "mcmc") == 0) {
             struct hg_search_opts so = {.budget_s = a->budget > 0 ? a->budget : 30,
                                         .max_iters = a->iters,
@@ -519,10 +512,10 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             if (ss.iters == 0 && so.budget_s > 0)
                 fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
                         "and the result's simulations on this cluster (%.2f s so far)\n",
-                        so.budget_s, wall() - st0);
+                        so.budget_s, hg_now() - st0);
             fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
                     "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
-                    seed_how, ss.iters, ss.accepted, ss.improved, wall() - st0,
+                    seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
                     (long long)a->seed,
                     pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
         }
@@ -544,15 +537,15 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         struct hg_strategy *t = hg_strategy_copy(best);
         struct hg_sim_result x;
         int nf = 0, ndl = 0;
-        double t0 = wall();
-        while (nf < 20 && (nf < 2 || wall() - t0 < 0.5)) {
+        double t0 = hg_now();
+        while (nf < 20 && (nf < 2 || hg_now() - t0 < 0.5)) {
             hg_sim_full(sim, t, &x);
             nf++;
         }
-        double tf = (wall() - t0) / nf;
+        double tf = (hg_now() - t0) / nf;
         uint64_t rng = 12345;
-        t0 = wall();
-        for (int i = 0; i < 200 && (i < 2 || wall() - t0 < 0.5); i++, ndl++) {
+        t0 = hg_now();
+        for (int i = 0; i < 200 && (i < 2 || hg_now() - t0 < 0.5); i++, ndl++) {
             int k;
             struct hg_gcfg nc, old;
             hg_propose_random(NULL, pg, t, &rng, &k, &nc);
@@ -562,7 +555,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             t->cfg[k] = old;
             hg_sim_delta(sim, t, k, &x);
         }
-        double td = (wall() - t0) / (2 * ndl);
+        double td = (hg_now() - t0) / (2 * ndl);
         fprintf(o, "simulator: %ld tasks; full %.3f ms (%.3g tasks/s), delta %.3f ms: "
                 "delta speedup %.2fx\n", x.ntasks, tf * 1e3, (double)x.ntasks / tf, td * 1e3,
                 tf / td);

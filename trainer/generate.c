@@ -23,7 +23,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/hg_base.h"
@@ -57,13 +56,6 @@ static const char usage[] =
     "--input: raw lines, tokenized, BPE'd (DIR/codes) and looked up (DIR/dict.*.txt)\n"
     "as in training; --buffer-size lines per decoding (default: all; 1 on a terminal).\n"
     "Output: --n-best hypotheses per line, best first (--print-scores: score TAB text).\n";
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int num(const char *name, const char *v, double lo, double hi, int integer,
                double *out, char *err, size_t errlen)
@@ -751,7 +743,7 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
                 o->incremental ? "incremental" : "full-prefix");
         c->announced = 1;
     }
-    double t0 = now();
+    double t0 = hg_now();
     for (int64_t b0 = 0; b0 < m; b0 += batch) {
         int64_t B = m - b0 < batch ? m - b0 : batch;
         for (int64_t i = 0; i < B; i++) {
@@ -787,7 +779,7 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
             s->fin = NULL;
         }
     }
-    c->secs += now() - t0;
+    c->secs += hg_now() - t0;
     c->nsent += m;
     rc = 0;
 out:
