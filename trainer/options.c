@@ -314,28 +314,14 @@ static void prog_init(struct hg_opt_prog *p, const struct hg_opts *o,
 static int task_table(struct hg_opts *o, const struct hg_task_option *t, char *err,
                       size_t errlen)
 {
-    int n = 0;
-    while (t && t[n].name)
-        n++;
+    int n;
     o->task_opts_ = t;
-    if (!n)
-        return 0;
-    o->task_vals_ = calloc((size_t)n, sizeof(char *));
-    o->task_table_ = calloc((size_t)n, sizeof(struct hg_opt));
-    if (!o->task_vals_ || !o->task_table_)
+    o->task_table_ = hg_task_opt_rows(t, G_TASK, &n);
+    if (n < 0)
+        return hg_kerr(err, errlen, "out of memory");
+    if (n && !(o->task_vals_ = calloc((size_t)n, sizeof(char *))))
         return hg_kerr(err, errlen, "out of memory");
     o->ntask_ = n;
-    for (int i = 0; i < n; i++)
-        o->task_table_[i] = (struct hg_opt){
-            .name = t[i].name,
-            .type = HG_OPT_STR,
-            .group = G_TASK,
-            .offset = (size_t)i * sizeof(char *),
-            .def = t[i].def,
-            .flags = t[i].flag ? HG_OPTF_SWITCH : 0,
-            .metavar = t[i].flag ? NULL : "VALUE",
-            .help = t[i].help,
-        };
     return 0;
 }
 
