@@ -142,7 +142,7 @@ enum {
     HG_OPTF_NEGATABLE = 1 << 2, /* BOOL: --no-NAME sets 0 */
     HG_OPTF_SWITCH = 1 << 3,    /* STR: --NAME alone is "1", --NAME=V is V;
                                  * written as --NAME when "1", left out when "0" */
-    HG_OPTF_WHOLE = 1 << 4,     /* LIST: whole numbers only */
+    HG_OPTF_WHOLE = 1 << 4,     /* REAL and LIST: whole numbers only */
     HG_OPTF_POSITIVE = 1 << 5,  /* numbers (list elements) must be > 0 */
     HG_OPTF_CONFIG = 1 << 6,    /* STR: a libconfig file of further options, read
                                  * after the defaults, before the command line */

@@ -221,7 +221,7 @@ static void expected(const struct hg_opt *o, char *buf, size_t len)
         snprintf(buf, len, "an integer%s", b);
         return;
     case HG_OPT_REAL:
-        snprintf(buf, len, "a number%s", b);
+        snprintf(buf, len, "%s%s", o->flags & HG_OPTF_WHOLE ? "a whole number" : "a number", b);
         return;
     case HG_OPT_BOOL:
         snprintf(buf, len, "true or false");
@@ -355,7 +355,8 @@ static int store_number(const struct hg_opt_prog *p, struct ref r, double v, int
 {
     const struct hg_opt *o = row(p, r);
     double x = o->type == HG_OPT_REAL ? v : (double)iv;
-    if (!in_bounds(o, x) || (o->type == HG_OPT_INT && (iv < INT_MIN || iv > INT_MAX)))
+    if (!in_bounds(o, x) || (o->type == HG_OPT_INT && (iv < INT_MIN || iv > INT_MAX)) ||
+        ((o->flags & HG_OPTF_WHOLE) && x != floor(x)))
         return bad_value(o, where, text, err, errlen);
     if (o->type == HG_OPT_INT)
         *AS(p, r, int) = (int)iv;
