@@ -189,15 +189,27 @@ static int parse_list(const char *s, double **out, int *count)
     return 0;
 }
 
+/* x as written: whole numbers in full (1048576, not 1.04858e+06). */
+static const char *num_text(double x, char *buf, size_t len)
+{
+    if (x == floor(x) && fabs(x) < 1e19)
+        snprintf(buf, len, "%.0f", x);
+    else
+        snprintf(buf, len, "%g", x);
+    return buf;
+}
+
 /* A number's bounds in words: " > 0", " in [0, 1]", " >= 1" or "". */
 static void bounds_text(const struct hg_opt *o, char *buf, size_t len)
 {
+    char a[32], b[32];
     if (o->flags & HG_OPTF_POSITIVE)
         snprintf(buf, len, " > 0");
     else if (o->max != 0 && o->max > o->min)
-        snprintf(buf, len, " in [%g, %g]", o->min, o->max);
+        snprintf(buf, len, " in [%s, %s]", num_text(o->min, a, sizeof(a)),
+                 num_text(o->max, b, sizeof(b)));
     else if (isfinite(o->min))
-        snprintf(buf, len, " >= %g", o->min);
+        snprintf(buf, len, " >= %s", num_text(o->min, a, sizeof(a)));
     else
         buf[0] = 0;
 }
