@@ -235,7 +235,8 @@ int hg_opt_given(const struct hg_opt_prog *p, const char *name);
 void hg_opt_help(FILE *f, const struct hg_opt_prog *p);
 
 /* The options as "--name value ..." (rows without HG_OPTF_NOSAVE; unset
- * strings and false switches left out; values shell-quoted where needed),
+ * strings left out, switches only where they differ from their default;
+ * values shell-quoted where needed),
  * which hg_opt_parse reads back to the same values. malloc'ed; NULL when
  * out of memory. */
 char *hg_opt_to_string(const struct hg_opt_prog *p);

@@ -885,14 +885,16 @@ static void write_row(FILE *f, const struct hg_opt_prog *p, struct ref r, const 
     if (o->flags & HG_OPTF_NOSAVE)
         return;
     switch (o->type) {
-    case HG_OPT_BOOL:
-        if (*AS(p, r, int))
+    case HG_OPT_BOOL: { /* written where it differs from the default */
+        int on = *AS(p, r, int), def_on = o->def && strcmp(o->def, "0") != 0;
+        if (on && !def_on)
             fprintf(f, "%s--%s", *sep, o->name);
-        else if ((o->flags & HG_OPTF_NEGATABLE) && o->def && strcmp(o->def, "0") != 0)
+        else if (!on && def_on && (o->flags & HG_OPTF_NEGATABLE))
             fprintf(f, "%s--no-%s", *sep, o->name);
         else
             return;
         break;
+    }
     case HG_OPT_INT:
         fprintf(f, "%s--%s %d", *sep, o->name, *AS(p, r, int));
         break;
