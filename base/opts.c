@@ -523,16 +523,19 @@ static int tokenize(const struct hg_opt_prog *p, int argc, char **argv, int leni
 
 /* ------------------------------------------------------------ config */
 
+/* 0 with cfg to config_destroy, or -1 with err (and nothing to free). */
 static int read_config(config_t *cfg, const char *path, char *err, size_t errlen)
 {
     config_init(cfg);
     if (config_read_file(cfg, path))
         return 0;
     if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-        return hg_kerr(err, errlen, "%s: cannot read the config file", path);
-    return hg_kerr(err, errlen, "%s:%d: %s",
-                   config_error_file(cfg) ? config_error_file(cfg) : path,
-                   config_error_line(cfg), config_error_text(cfg));
+        hg_kerr(err, errlen, "%s: cannot read the config file", path);
+    else
+        hg_kerr(err, errlen, "%s:%d: %s", config_error_file(cfg) ? config_error_file(cfg) : path,
+                config_error_line(cfg), config_error_text(cfg));
+    config_destroy(cfg);
+    return -1;
 }
 
 static const char *setting_type_word(int t)
@@ -683,14 +686,12 @@ static int load_config(const struct hg_opt_prog *p, const char *path, char *err,
                        size_t errlen)
 {
     config_t cfg;
-    int rc = read_config(&cfg, path, err, errlen);
-    if (rc == 0) {
-        const config_setting_t *root = config_root_setting(&cfg);
-        int n = config_setting_length(root);
-        for (int i = 0; i < n && rc == 0; i++)
-            rc = apply_setting(p, config_setting_get_elem(root, (unsigned)i), path, err,
-                               errlen);
-    }
+    if (read_config(&cfg, path, err, errlen) != 0)
+        return -1;
+    const config_setting_t *root = config_root_setting(&cfg);
+    int n = config_setting_length(root), rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = apply_setting(p, config_setting_get_elem(root, (unsigned)i), path, err, errlen);
     config_destroy(&cfg);
     return rc;
 }
