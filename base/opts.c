@@ -830,9 +830,15 @@ static void help_line(FILE *f, const struct hg_opt *o)
 
 void hg_opt_help(FILE *f, const struct hg_opt_prog *p)
 {
+    int ngroups = 0;
+    while (p->groups && p->groups[ngroups])
+        ngroups++;
+    for (int s = 0; s < p->nsets; s++) /* a row outside every section would vanish */
+        for (int i = 0; i < p->sets[s].n; i++)
+            HG_CHECK(p->sets[s].opts[i].group >= 0 && p->sets[s].opts[i].group < ngroups);
     if (p->usage)
         fputs(p->usage, f);
-    for (int g = 0; p->groups && p->groups[g]; g++) {
+    for (int g = 0; g < ngroups; g++) {
         fprintf(f, "\n%s:\n", p->groups[g]);
         int any = 0;
         for (int s = 0; s < p->nsets; s++)
