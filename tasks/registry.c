@@ -7,7 +7,7 @@
 
 #include "base/hg_base.h"
 #include "tasks/hg_task.h"
-#include "tasks/translation.h"
+#include "tasks/task-impl.h"
 
 extern const struct hg_task hg_task_mnist;
 extern const struct hg_task hg_task_bert;
