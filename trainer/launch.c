@@ -505,7 +505,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
              * one, and blaming it here would point at the wrong rank */
             if (WIFEXITED(status) && WEXITSTATUS(status) == HG_HB_EXIT_PEER && code == 0) {
                 code = 1;
-                kill_at = now_s() + GRACE_S;
+                kill_at = hg_now() + GRACE_S;
                 continue;
             }
             int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
