@@ -342,22 +342,23 @@ static int set_string(char **dst, const char *v)
     return 0;
 }
 
-/* Checks v[n] against o's count and bounds, then stores it (taking v). */
+/* Checks v[n] against o's count and bounds, then stores it (taking v,
+ * which may be NULL when n is 0). */
 static int store_list(const struct hg_opt *o, struct hg_opt_list *l, double *v, int n,
                       const char *where, const char *text, char *err, size_t errlen)
 {
     int ok = n >= o->min_count && !(o->max_count && n > o->max_count);
     for (int i = 0; ok && i < n; i++)
         ok = in_bounds(o, v[i]) && (!(o->flags & HG_OPTF_WHOLE) || v[i] == floor(v[i]));
-    if (!ok) {
+    if (!ok || n == 0) {
         free(v);
-        return bad_value(o, where, text, err, errlen);
+        v = NULL;
     }
+    if (!ok)
+        return bad_value(o, where, text, err, errlen);
     free(l->v);
-    l->v = n ? v : NULL;
+    l->v = v;
     l->n = n;
-    if (!n)
-        free(v);
     return 0;
 }
 
@@ -419,14 +420,10 @@ static int set_text(const struct hg_opt_prog *p, struct ref r, const char *text,
         break;
     }
     case HG_OPT_LIST: {
-        double *l = NULL;
+        double *l = NULL; /* NULL for the empty word */
         int n = 0;
-        if (o->empty && strcmp(text, o->empty) == 0)
-            l = malloc(sizeof(double));
-        else if (parse_list(text, &l, &n) != 0)
+        if (!(o->empty && strcmp(text, o->empty) == 0) && parse_list(text, &l, &n) != 0)
             return bad_value(o, where, text, err, errlen);
-        if (!l)
-            return hg_kerr(err, errlen, "%s: out of memory", where);
         if (store_list(o, AS(p, r, struct hg_opt_list), l, n, where, text, err, errlen) != 0)
             return -1;
         break;
