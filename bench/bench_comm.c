@@ -7,23 +7,16 @@
  *                    8 MiB was 1.5-2x slower on 16 MiB+ here)] [max_MiB (default 256)] */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/hg_comm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NMAX 32
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static size_t sizes[NMAX];
 static double memcpy_gbps[NMAX];
@@ -57,13 +50,13 @@ static int worker(struct hg_comm *c, size_t max_bytes)
         if (hg_comm_allreduce_f32(c, x, m, err, sizeof err) != 0 || /* warm */
             hg_comm_barrier(c, err, sizeof err) != 0)
             goto fail;
-        double t0 = now_s();
+        double t0 = hg_now();
         for (int i = 0; i < iters; i++)
             if (hg_comm_allreduce_f32(c, x, m, err, sizeof err) != 0)
                 goto fail;
         if (hg_comm_barrier(c, err, sizeof err) != 0)
             goto fail;
-        double t = (now_s() - t0) / iters;
+        double t = (hg_now() - t0) / iters;
         if (me == 0) {
             double busbw = 2.0 * (world - 1) / world * (double)bytes / t / 1e9;
             printf("comm allreduce world %d bytes %zu busbw_GBps %.3f "
@@ -101,12 +94,12 @@ int main(int argc, char **argv)
         int iters = iters_for(sizes[s]);
         double best = 1e30;
         for (int rep = 0; rep < 3; rep++) {
-            double t0 = now_s();
+            double t0 = hg_now();
             for (int i = 0; i < iters; i++) {
                 memcpy(dst, src, sizes[s]);
                 __asm__ __volatile__("" ::"r"(dst) : "memory");
             }
-            double t = (now_s() - t0) / iters;
+            double t = (hg_now() - t0) / iters;
             if (t < best)
                 best = t;
         }

@@ -28,13 +28,6 @@
 #define REF_XFMR_SENTENCES 64.0
 #define REF_XFMR_TOKENS (64.0 * 32.0)
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static uint64_t rs = 0x2545F4914F6CDD1Dull;
 static int64_t irand(int64_t lo, int64_t hi) /* [lo, hi], xorshift64 */
 {
@@ -74,14 +67,14 @@ static int bench_plan(void)
         int64_t steps = 0;
         for (int rep = 0; rep < 3; rep++) { /* best of 3: shared machine */
             struct hg_epoch *ep;
-            double t0 = now();
+            double t0 = hg_now();
             if (hg_epoch_plan(&ep, len, n, &o, (uint64_t)rep + 1, err,
                               sizeof(err))) {
                 fprintf(stderr, "bench_data: %s\n", err);
                 free(len);
                 return -1;
             }
-            double t = now() - t0;
+            double t = hg_now() - t0;
             best = t < best ? t : best;
             steps = hg_epoch_steps(ep);
             hg_epoch_free(ep);
@@ -183,7 +176,7 @@ static int run_loader(struct hg_dataset *ds, const struct hg_epoch *ep,
     struct hg_loader *ld;
     const struct hg_loader_opts lo = {.rank = 0, .prefetch = prefetch,
                                       .pad_id = 0};
-    double t0 = now(), stall = 0;
+    double t0 = hg_now(), stall = 0;
     if (hg_loader_open(&ld, ds, ep, &lo, 0, err, errlen))
         return -1;
     struct hg_batch b;
@@ -191,9 +184,9 @@ static int run_loader(struct hg_dataset *ds, const struct hg_epoch *ep,
     int64_t steps = 0;
     int rc;
     for (;;) {
-        double w0 = now();
+        double w0 = hg_now();
         rc = hg_loader_next(ld, &b, err, errlen);
-        stall += now() - w0;
+        stall += hg_now() - w0;
         if (rc != 1)
             break;
         samples += (double)b.size;
@@ -213,10 +206,10 @@ static int run_loader(struct hg_dataset *ds, const struct hg_epoch *ep,
     char name[128];
     snprintf(name, sizeof(name), "%s_prefetch%d%s", what, prefetch,
              step_s > 0 ? "_with_train_step" : "");
-    report(name, samples, tokens, now() - t0);
+    report(name, samples, tokens, hg_now() - t0);
     if (step_s > 0)
         printf("#   data stall %.1f%% of %.2f s (%lld steps)\n",
-               100.0 * stall / (now() - t0), now() - t0, (long long)steps);
+               100.0 * stall / (hg_now() - t0), hg_now() - t0, (long long)steps);
     return 0;
 }
 
@@ -225,12 +218,12 @@ static int bench_set(const char *spec, const struct hg_field *f, int nf,
                      const char *what, char *err, size_t errlen)
 {
     struct hg_dataset *ds;
-    double t0 = now();
+    double t0 = hg_now();
     if (hg_dataset_open(&ds, spec, f, nf, 0, err, errlen))
         return -1;
     int64_t n = hg_dataset_size(ds);
     printf("# %s: %lld samples in %d shards, opened in %.1f ms\n", what,
-           (long long)n, hg_dataset_nshards(ds), 1e3 * (now() - t0));
+           (long long)n, hg_dataset_nshards(ds), 1e3 * (hg_now() - t0));
     /* translation batches cost the longer side, as fairseq's
      * max(src, tgt) */
     int32_t *len = malloc((size_t)(n > 0 ? n : 1) * sizeof(*len));
@@ -271,11 +264,11 @@ static int bench_loader(const char *dir_opt)
         }
     }
     int rc = -1;
-    double t0 = now();
+    double t0 = hg_now();
     if (write_translation(dir, 200000, 2, err, sizeof(err)) ||
         write_mnist(dir, 60000, err, sizeof(err)))
         goto out;
-    printf("# shards written to %s in %.1f s\n", dir, now() - t0);
+    printf("# shards written to %s in %.1f s\n", dir, hg_now() - t0);
 
     const struct hg_field tf[2] = {
         {.name = "src", .kind = HG_FIELD_SEQ, .dtype = HG_I32, .rank = 1,

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kernels/hg_kernels.h"
 
@@ -62,13 +61,6 @@ static const struct shape shapes[] = {
     {"tf_fc2", 2048, 2048, 512},   /* fc2 */
     {"mnist_conv2", 64, 288, 36864}, /* O x C*3*3 x N*24*24 (batch 64) */
 };
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -130,10 +122,10 @@ static void call(const struct job *j, int ours)
 /* Seconds per call over a block of calls. */
 static double time_block(const struct job *j, int ours, int calls)
 {
-    double t0 = now();
+    double t0 = hg_now();
     for (int i = 0; i < calls; i++)
         call(j, ours);
-    return (now() - t0) / calls;
+    return (hg_now() - t0) / calls;
 }
 
 int main(int argc, char **argv)

@@ -9,17 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "graph/hg_graph.h"
 #include "tasks/models.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static uint64_t rs = 0x2545F4914F6CDD1Dull;
 static float frand(void)
@@ -59,7 +51,7 @@ static double run(const char *name, struct hg_graph *g, struct hg_exec *ex,
     }
     if (profile)
         hg_exec_profile(ex, 1);
-    double t0 = now();
+    double t0 = hg_now();
     for (int i = 0; i < iters; i++) {
         st.step++;
         if (hg_exec_run(ex, &st, 0, n, err, sizeof(err)) != 0) {
@@ -67,7 +59,7 @@ static double run(const char *name, struct hg_graph *g, struct hg_exec *ex,
             exit(1);
         }
     }
-    double ms = (now() - t0) * 1e3 / iters;
+    double ms = (hg_now() - t0) * 1e3 / iters;
     struct hg_cost c;
     hg_graph_cost(g, &c);
     printf("model %s ms_per_step %.3f gflops %.1f\n", name, ms,

@@ -15,8 +15,8 @@
  * after the handle's timeout naming the peer. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <assert.h>
 #include <pthread.h>

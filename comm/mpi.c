@@ -40,8 +40,8 @@
  * it no timeout. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #ifndef HG_HAVE_MPI
 
@@ -97,13 +97,6 @@ static int W(const struct mpi_comm *c, int r)
 
 int hg_comm_have_mpi(void) { return 1; }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* An MPI error code as a message naming the rank and the call; breaks the
  * handle. */
 static int mpi_fail(struct mpi_comm *c, int rc, const char *call, char *err,
@@ -130,7 +123,7 @@ static int check_usable(struct mpi_comm *c, char *err, size_t errlen)
 static int wait_req(struct mpi_comm *c, MPI_Request *req, MPI_Status *st,
                     const char *what, char *err, size_t errlen)
 {
-    double start = now_s(), deadline = start + c->timeout_s;
+    double start = hg_now(), deadline = start + c->timeout_s;
     for (unsigned long it = 0;; it++) {
         int done = 0;
         int rc = MPI_Test(req, &done, st ? st : MPI_STATUS_IGNORE);
@@ -147,11 +140,11 @@ static int wait_req(struct mpi_comm *c, MPI_Request *req, MPI_Status *st,
                 nanosleep(&ts, NULL);
             }
         }
-        if ((it & 63) == 0 && now_s() > deadline) {
+        if ((it & 63) == 0 && hg_now() > deadline) {
             c->broken = 1;
             return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in %s (MPI "
                            "cannot say which rank is late; the request is left "
-                           "pending)", c->jrank, now_s() - start, what);
+                           "pending)", c->jrank, hg_now() - start, what);
         }
     }
 }
@@ -455,7 +448,7 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
         size_t m = bytes - off < MAX_MSG ? bytes - off : MAX_MSG;
         MPI_Message msg;
         MPI_Status st;
-        double start = now_s(), deadline = start + c->timeout_s;
+        double start = hg_now(), deadline = start + c->timeout_s;
         for (unsigned long it = 0;; it++) {
             int found = 0;
             int e = MPI_Improbe(peer, TAG, c->comm, &found, &msg, &st);
@@ -470,11 +463,11 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
                 else
                     nanosleep(&ts, NULL);
             }
-            if ((it & 63) == 0 && now_s() > deadline) {
+            if ((it & 63) == 0 && hg_now() > deadline) {
                 c->broken = 1;
                 return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in recv "
                                "of %zu bytes from rank %d; rank %d did not send",
-                               c->jrank, now_s() - start, bytes, W(c, peer),
+                               c->jrank, hg_now() - start, bytes, W(c, peer),
                                W(c, peer));
             }
         }

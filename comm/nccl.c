@@ -40,8 +40,8 @@
  * abort in a group fails every handle of the job. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #ifndef HG_HAVE_NCCL
 
@@ -98,12 +98,6 @@ static int W(const struct nccl_comm *c, int r)
     return c->wrank ? c->wrank[r] : r;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Breaks the handle: tells the peers through the store (once; `tell` 0
  * when we only follow a peer that aborted, whose name stays there), stops
@@ -187,7 +181,7 @@ static int aborted_rank(struct nccl_comm *c)
 static int sync_stream(struct nccl_comm *c, const char *what, char *err,
                        size_t errlen)
 {
-    double start = now_s(), deadline = start + c->timeout_s;
+    double start = hg_now(), deadline = start + c->timeout_s;
     double next_poll = start + STORE_POLL_S;
     for (unsigned long it = 0;; it++) {
         cudaError_t e = cudaStreamQuery(c->stream);
@@ -210,7 +204,7 @@ static int sync_stream(struct nccl_comm *c, const char *what, char *err,
         }
         if ((it & 63) != 0)
             continue;
-        double now = now_s();
+        double now = hg_now();
         if (now > next_poll) {
             next_poll = now + STORE_POLL_S;
             int r = aborted_rank(c);

@@ -27,7 +27,7 @@
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
-#include "kernels/hg_kernels.h"
+#include "base/hg_base.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -64,8 +64,8 @@
  * job's ranks (wrank). */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -431,13 +431,6 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Fails the handle: this rank is dead to the others from now on. */
 static int fail(struct shm_comm *c)
 {
@@ -511,7 +504,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                 return peer_dead(c, r, d, target, err, errlen);
         }
         if (it == 256) {
-            start = now_s();
+            start = hg_now();
             deadline = start + c->g.timeout_s;
         }
         if (it < 4096) {
@@ -535,7 +528,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
             }
             futex_sleep(&h->gen, g, 10);
         }
-        if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
+        if ((it >= 4096 || (it & 15) == 0) && hg_now() > deadline) {
             char missing[256] = "";
             size_t len = 0;
             for (int r = 0; r < world && len + 16 < sizeof missing; r++)
@@ -545,7 +538,7 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                                             "%s%d", len ? "," : "", W(c, r));
             hg_kerr(err, errlen,
                     "%s: rank %d waited %.3g s at barrier %u; ranks not "
-                    "arrived: %s", c->tag, W(c, c->rank), now_s() - start,
+                    "arrived: %s", c->tag, W(c, c->rank), hg_now() - start,
                     target, missing);
             return fail(c);
         }
@@ -735,7 +728,7 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
                 return fail(c);
             }
         if (it == 256) {
-            start = now_s();
+            start = hg_now();
             deadline = start + c->g.timeout_s;
         }
         if (it < 4096) {
@@ -761,10 +754,10 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
                 return 0;
             futex_sleep(word, v, 10);
         }
-        if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
+        if ((it >= 4096 || (it & 15) == 0) && hg_now() > deadline) {
             hg_kerr(err, errlen, "%s: rank %d waited %.3g s in %s of %zu bytes "
                     "%s rank %d; rank %d did not %s", c->tag, W(c, c->rank),
-                    now_s() - start, op, bytes, op[0] == 's' ? "to" : "from",
+                    hg_now() - start, op, bytes, op[0] == 's' ? "to" : "from",
                     W(c, peer), W(c, peer), op[0] == 's' ? "receive" : "send");
             return fail(c);
         }
@@ -858,7 +851,7 @@ static int gdir_lock(struct shm_comm *c, double deadline, char *err,
             cpu_relax();
             continue;
         }
-        if (now_s() > deadline) {
+        if (hg_now() > deadline) {
             unsigned holder = atomic_load(l);
             hg_kerr(err, errlen, "%s: rank %d: the group directory stayed "
                     "locked by rank %d until the timeout (%g s)", c->tag,
@@ -882,7 +875,7 @@ static int gdir_find(struct shm_comm *c, uint64_t key, int n, char name[64],
                      int *maker, int *e, char *err, size_t errlen)
 {
     struct shm_hdr *h = c->g.hdr;
-    double deadline = now_s() + c->g.timeout_s;
+    double deadline = hg_now() + c->g.timeout_s;
     *maker = 0;
     for (;;) {
         if (gdir_lock(c, deadline, err, errlen) != 0)
@@ -939,7 +932,7 @@ static int gdir_find(struct shm_comm *c, uint64_t key, int n, char name[64],
             return hg_kerr(err, errlen, "%s: rank %d: rank %d (pid %d) exited "
                            "while making the group's segment", c->tag,
                            W(c, c->rank), W(c, who), pid);
-        if (now_s() > deadline)
+        if (hg_now() > deadline)
             return hg_kerr(err, errlen, "%s: rank %d waited %g s for rank %d "
                            "to make the group's segment", c->tag,
                            W(c, c->rank), c->g.timeout_s, W(c, who));

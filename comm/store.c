@@ -41,8 +41,8 @@
  * with the peer's address and the reason, never with the bytes received. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/store-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,18 +70,11 @@
 #define STORE_RETRY_S 0.05      /* between connection attempts */
 #define STORE_ENTRY_OVERHEAD 64 /* bytes counted per key besides its data */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Milliseconds from now to deadline for poll(), at least 0, rounded up so
  * a wait never ends just before its deadline. */
 static int ms_left(double deadline)
 {
-    double ms = (deadline - now_s()) * 1000.0;
+    double ms = (deadline - hg_now()) * 1000.0;
     if (ms <= 0)
         return 0;
     return ms > INT_MAX - 1 ? INT_MAX - 1 : (int)ms + 1;
@@ -589,7 +582,7 @@ static void handle_frame(struct hg_store_server *s, struct conn *c,
             reject_log(s, c, "wrong job token");
             reply_err(s, c, "wrong job token");
             c->closing = 1;
-            c->deadline = now_s() + 1.0;
+            c->deadline = hg_now() + 1.0;
             conn_flush(c);
             return;
         }
@@ -598,7 +591,7 @@ static void handle_frame(struct hg_store_server *s, struct conn *c,
             reject_log(s, c, "rank outside -1..world-1");
             reply_err(s, c, "rank outside -1..world-1");
             c->closing = 1;
-            c->deadline = now_s() + 1.0;
+            c->deadline = hg_now() + 1.0;
             conn_flush(c);
             return;
         }
@@ -776,7 +769,7 @@ static void accept_all(struct hg_store_server *s)
         c->fd = fd;
         c->rcap = 4096;
         c->rank = -2; /* unknown until hello */
-        c->deadline = now_s() + STORE_HELLO_S;
+        c->deadline = hg_now() + STORE_HELLO_S;
         snprintf(c->peer, sizeof c->peer, "%s", peer);
         s->conns[s->nconn++] = c;
     }
@@ -791,7 +784,7 @@ static void *server_main(void *arg)
         return NULL;
     }
     while (!atomic_load(&s->stop)) {
-        double now = now_s(), next = now + 1.0;
+        double now = hg_now(), next = now + 1.0;
         pf[0] = (struct pollfd){.fd = s->wake[0], .events = POLLIN};
         pf[1] = (struct pollfd){.fd = s->lfd, .events = POLLIN};
         for (int i = 0; i < s->nconn; i++) {
@@ -819,7 +812,7 @@ static void *server_main(void *arg)
         int nold = s->nconn; /* accept_all appends after these */
         if (n > 0 && (pf[1].revents & POLLIN))
             accept_all(s);
-        now = now_s();
+        now = hg_now();
         for (int i = 0; n > 0 && i < nold; i++) {
             struct conn *c = s->conns[i];
             short re = pf[i + 2].revents;
@@ -1228,7 +1221,7 @@ static int store_open(struct hg_store *st, double deadline, char *err,
                 return hg_kerr(err, errlen, "%s", why);
             snprintf(last, sizeof last, "%s", why);
         }
-        double left = deadline - now_s();
+        double left = deadline - hg_now();
         if (left <= 0)
             return hg_kerr(err, errlen,
                            "store %s:%d: rank %d could not connect within %g s: %s",
@@ -1266,7 +1259,7 @@ int hg_store_connect(struct hg_store **stp, const char *host, int port,
     st->timeout_s = timeout_s;
     snprintf(st->host, sizeof st->host, "%s", h);
     memcpy(st->token, token, HG_STORE_TOKEN_LEN + 1);
-    if (store_open(st, now_s() + timeout_s, err, errlen) != 0) {
+    if (store_open(st, hg_now() + timeout_s, err, errlen) != 0) {
         free(st);
         return -1;
     }
@@ -1302,7 +1295,7 @@ static int prepare(struct hg_store *st, const char *key, double deadline,
 int hg_store_local_addr(struct hg_store *st, struct sockaddr_storage *ss,
                         socklen_t *sslen, char *err, size_t errlen)
 {
-    if (st->fd < 0 && store_open(st, now_s() + st->timeout_s, err, errlen) != 0)
+    if (st->fd < 0 && store_open(st, hg_now() + st->timeout_s, err, errlen) != 0)
         return -1;
     *sslen = sizeof *ss;
     if (getsockname(st->fd, (struct sockaddr *)ss, sslen) != 0)
@@ -1316,7 +1309,7 @@ int hg_store_set(struct hg_store *st, const char *key, const void *val,
 {
     char what[HG_STORE_MAX_KEY + 32];
     snprintf(what, sizeof what, "set '%.*s'", HG_STORE_MAX_KEY, key);
-    double deadline = now_s() + st->timeout_s;
+    double deadline = hg_now() + st->timeout_s;
     if (prepare(st, key, deadline, what, err, errlen) != 0)
         return -1;
     if (len > HG_STORE_MAX_VALUE)
@@ -1339,7 +1332,7 @@ int hg_store_get(struct hg_store *st, const char *key, void *val, size_t cap,
 {
     char what[HG_STORE_MAX_KEY + 64];
     snprintf(what, sizeof what, "get '%.*s'", HG_STORE_MAX_KEY, key);
-    double deadline = now_s() + st->timeout_s;
+    double deadline = hg_now() + st->timeout_s;
     if (prepare(st, key, deadline, what, err, errlen) != 0)
         return -1;
     struct hg_store_hdr h;
@@ -1394,7 +1387,7 @@ int hg_store_add(struct hg_store *st, const char *key, int64_t delta,
 {
     char what[HG_STORE_MAX_KEY + 32];
     snprintf(what, sizeof what, "add '%.*s'", HG_STORE_MAX_KEY, key);
-    double deadline = now_s() + st->timeout_s;
+    double deadline = hg_now() + st->timeout_s;
     if (prepare(st, key, deadline, what, err, errlen) != 0)
         return -1;
     unsigned char b[8];
@@ -1450,7 +1443,7 @@ int hg_store_barrier(struct hg_store *st, const char *name, int world,
     char missing[256] = "";
     size_t len = 0;
     int nmissing = 0, unknown = 0;
-    double deadline = now_s() + (st->timeout_s < 5.0 ? st->timeout_s : 5.0);
+    double deadline = hg_now() + (st->timeout_s < 5.0 ? st->timeout_s : 5.0);
     for (int r = 0; r < world; r++) {
         char rk[HG_STORE_MAX_KEY + 64];
         snprintf(rk, sizeof rk, "barrier/%s/%lld/%d", name, gen, r);

@@ -48,9 +48,9 @@
  * groups of a list in the same order).  The store must outlive them. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/comm-impl.h"
 #include "comm/store-impl.h"
-#include "kernels/hg_kernels.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -66,7 +66,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #define TCP_MAGIC 0x43544748u /* "HGTC" */
@@ -144,16 +143,10 @@ static int W(const struct tcp_comm *c, int r)
     return c->wrank ? c->wrank[r] : r;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int ms_left(double deadline)
 {
-    double ms = (deadline - now_s()) * 1000.0;
+    double ms = (deadline - hg_now()) * 1000.0;
     if (ms <= 0)
         return 0;
     return ms > INT_MAX - 1 ? INT_MAX - 1 : (int)ms + 1;
@@ -365,7 +358,7 @@ static int pump(struct tcp_comm *c, int peer, const char *what, char *err,
 static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
 {
     int world = c->base.world;
-    double now = now_s();
+    double now = hg_now();
     for (int r = 0; r < world; r++)
         c->x[r].last = now;
     for (;;) {
@@ -393,7 +386,7 @@ static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
                     W(c, c->base.rank), what, strerror(errno));
             return fail(c);
         }
-        now = now_s();
+        now = hg_now();
         for (int i = 0; n > 0 && i < np; i++) {
             if (c->pf[i].revents == 0)
                 continue;
@@ -898,7 +891,7 @@ static int connect_all(struct tcp_comm *c, struct hg_store *st,
     if (hg_store_set(st, key, addr, strlen(addr), err, errlen) != 0)
         goto out;
 
-    double deadline = now_s() + timeout_s;
+    double deadline = hg_now() + timeout_s;
     for (int j = 0; j < rank; j++) {
         char peer[sizeof addr];
         size_t len;
@@ -914,7 +907,7 @@ static int connect_all(struct tcp_comm *c, struct hg_store *st,
     for (int j = 0; j < rank; j++) {
         unsigned char ack[TCP_HDR];
         const char *why = NULL;
-        if (io_all(c->fd[j], ack, sizeof ack, 0, now_s() + timeout_s) != 0)
+        if (io_all(c->fd[j], ack, sizeof ack, 0, hg_now() + timeout_s) != 0)
             why = errno == ETIMEDOUT ? "no answer" : "it closed the connection";
         else if (!hdr_magic_ok(ack) || ack[4] != K_ACK ||
                  hdr_bytes(ack) != (uint64_t)j)

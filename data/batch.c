@@ -24,7 +24,7 @@
  * 1. Order. Samples are sorted ascending by (length, r_i, i) where
  *    r_i = mix64(k0 + (i + 1) * G) is a 64-bit counter-based random
  *    number with k0 = hg_rand_key(seed, 2 * epoch) (splitmix64, see
- *    kernels/hg_kernels.h), or r_i = 0 when !shuffle. The key is a total
+ *    base/hg_base.h), or r_i = 0 when !shuffle. The key is a total
  *    order, so the result does not depend on the sort's stability or
  *    implementation. This equals "a random permutation, then a stable sort
  *    by length": batches hold similar lengths (little padding), and which
@@ -58,8 +58,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hg_base.h"
 #include "data/hg_data.h"
-#include "kernels/hg_kernels.h"
 
 #define HG_GOLDEN 0x9E3779B97F4A7C15ULL
 

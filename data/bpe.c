@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hg_base.h"
 #include "data/bpe.h"
 #include "data/text.h"
-#include "kernels/hg_kernels.h"
 
 #define EOW "</w>"
 #define EOW_LEN 4

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hg_base.h"
 #include "data/dict.h"
 #include "data/text.h"
-#include "kernels/hg_kernels.h"
 
 static const char *const base_specials[4] = {"<s>", "<pad>", "</s>", "<unk>"};
 

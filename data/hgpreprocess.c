@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/hg_base.h"
@@ -46,13 +45,6 @@ static const char usage_text[] =
     "           [--required-batch-size-multiple M] [--rank-capacity C0,C1,...]\n"
     "           [--seed S] [--epoch E] [--valid]\n"
     "           (how an epoch of shards SPEC is cut into per-rank batches)\n";
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ------------------------------------------------ outputs of this run */
 
@@ -149,11 +141,6 @@ static char *path_join(const char *a, const char *b)
 
 /* ------------------------------------------------------------ options */
 
-struct optdef {
-    const char *name;   /* without "--" */
-    const char **val;
-};
-
 static int usage_error(const char *cmd, const char *fmt, const char *what)
 {
     fprintf(stderr, "hgpreprocess%s%s: ", cmd ? " " : "", cmd ? cmd : "");
@@ -162,81 +149,22 @@ static int usage_error(const char *cmd, const char *fmt, const char *what)
     return 2;
 }
 
-/* Parses "--name value" / "--name=value" pairs from argv[2..]. 0 or 2. */
-static int parse_opts(const char *cmd, int argc, char **argv,
-                      const struct optdef *defs)
-{
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            fputs(usage_text, stdout);
-            exit(0);
-        }
-        if (strncmp(a, "--", 2) != 0)
-            return usage_error(cmd, "unexpected argument '%s'", a);
-        const char *eq = strchr(a, '=');
-        size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-        const struct optdef *d = defs;
-        for (; d->name; d++)
-            if (strlen(d->name) == nl && strncmp(d->name, a + 2, nl) == 0)
-                break;
-        if (!d->name) {
-            char w[128], hint[160];
-            struct hg_suggest sg;
-            snprintf(w, sizeof(w), "%.*s", (int)nl, a + 2);
-            hg_suggest_init(&sg, w);
-            for (d = defs; d->name; d++)
-                hg_suggest_add(&sg, d->name);
-            /* the switches each command takes out before parsing */
-            hg_suggest_add(&sg, strcmp(cmd, "translation") == 0 ? "joined-dictionary"
-                                : strcmp(cmd, "batches") == 0   ? "valid" : NULL);
-            const char *b = hg_suggest_best(&sg);
-            snprintf(hint, sizeof(hint), "unknown option '%%s'%s%s%s", b ? " (did you mean --" : "",
-                     b ? b : "", b ? "?)" : "");
-            return usage_error(cmd, hint, a);
-        }
-        if (eq) {
-            *d->val = eq + 1;
-        } else {
-            if (i + 1 >= argc)
-                return usage_error(cmd, "option '%s' needs a value", a);
-            *d->val = argv[++i];
-        }
-    }
-    return 0;
-}
-
-/* A whole number in [lo, hi] from option name's value s. */
-static int opt_int(const char *cmd, const char *name, const char *s,
-                   int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr,
-                "hgpreprocess %s: --%s '%s': expected a whole number in "
-                "[%" PRId64 ", %" PRId64 "]\n", cmd, name, s, lo, hi);
-        return 2;
-    }
-    *out = v;
-    return 0;
-}
-
-static int opt_real(const char *cmd, const char *name, const char *s,
-                    double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "hgpreprocess %s: --%s '%s': expected a number in "
-                "[%g, %g]\n", cmd, name, s, lo, hi);
-        return 2;
-    }
-    *out = v;
-    return 0;
-}
+/* Each command is a row of cmds[] (main): its options struct, the table of
+ * its options (base/opts.c) and the function that runs it. */
+#define NUM_SHARDS(T)                                                                 \
+    {.name = "num-shards", .type = HG_OPT_I64, .offset = offsetof(T, nshards),       \
+     .def = "1", .min = 1, .max = 99999, .metavar = "K",                              \
+     .help = "shards per split (fewer when a split has fewer samples)"}
+#define MIN_FREQUENCY(T)                                                              \
+    {.name = "min-frequency", .type = HG_OPT_I64, .offset = offsetof(T, minfreq),    \
+     .def = "2", .min = 1,                                                            \
+     .help = "--bpe-merges: stop learning when the best pair is rarer than N"}
+#define BPE_CHOICE(T)                                                                 \
+    {.name = "bpe-merges", .type = HG_OPT_I64, .offset = offsetof(T, merges),        \
+     .max = 10000000, .help = "learn N joint BPE merges from the training text"},     \
+    {.name = "bpe-codes", .type = HG_OPT_STR, .offset = offsetof(T, codes),          \
+     .metavar = "FILE", .help = "apply these BPE codes (subword-nmt format) instead"}
+#define NOPTS(t) ((int)(sizeof(t) / sizeof((t)[0])))
 
 /* ------------------------------------------------------------ progress */
 
@@ -250,14 +178,14 @@ static void progress_start(struct progress *p, const char *what)
 {
     p->what = what;
     p->tty = isatty(2);
-    p->t0 = p->last = now_s();
+    p->t0 = p->last = hg_now();
 }
 
 static void progress_tick(struct progress *p, int64_t done)
 {
     if (!p->tty || (done & 4095))
         return;
-    double t = now_s();
+    double t = hg_now();
     if (t - p->last < 0.25)
         return;
     p->last = t;
@@ -267,7 +195,7 @@ static void progress_tick(struct progress *p, int64_t done)
 
 static double progress_end(struct progress *p, int64_t done)
 {
-    double dt = now_s() - p->t0;
+    double dt = hg_now() - p->t0;
     if (p->tty && dt >= 0.25)
         fprintf(stderr, "\r%s: %" PRId64 " sentences, %.0f sentences/s   \n",
                 p->what, done, (double)done / (dt > 0 ? dt : 1e-9));
@@ -470,19 +398,33 @@ static char *idx_path(const char *dir, const char *base)
     return p;
 }
 
-static int cmd_images(int argc, char **argv)
-{
-    const char *images = NULL, *labels = NULL, *out = NULL, *fashion = NULL;
-    const char *nshards_s = "1", *prefix = "train";
-    const struct optdef defs[] = {
-        {"images", &images}, {"labels", &labels}, {"out", &out},
-        {"num-shards", &nshards_s}, {"prefix", &prefix},
-        {"fashion-mnist", &fashion}, {NULL, NULL}};
-    if (parse_opts("images", argc, argv, defs))
-        return 2;
+struct images_opts {
+    char *images, *labels, *out, *fashion, *prefix;
     int64_t nshards;
-    if (opt_int("images", "num-shards", nshards_s, 1, 99999, &nshards))
-        return 2;
+};
+
+static const struct hg_opt images_opts[] = {
+    {.name = "images", .type = HG_OPT_STR, .offset = offsetof(struct images_opts, images),
+     .metavar = "F", .help = "IDX images (idx3-ubyte)"},
+    {.name = "labels", .type = HG_OPT_STR, .offset = offsetof(struct images_opts, labels),
+     .metavar = "F", .help = "IDX labels (idx1-ubyte)"},
+    {.name = "out", .type = HG_OPT_STR, .offset = offsetof(struct images_opts, out),
+     .metavar = "DIR", .help = "where the shards go (with --fashion-mnist: that DIR)"},
+    {.name = "fashion-mnist", .type = HG_OPT_STR,
+     .offset = offsetof(struct images_opts, fashion), .metavar = "DIR",
+     .help = "Fashion-MNIST's four files in DIR: train and test splits"},
+    {.name = "prefix", .type = HG_OPT_STR, .offset = offsetof(struct images_opts, prefix),
+     .def = "train", .metavar = "NAME", .help = "shard names PREFIX-00000.h5 ..."},
+    NUM_SHARDS(struct images_opts),
+};
+
+static int cmd_images(const void *opts, const struct hg_opt_prog *p)
+{
+    (void)p;
+    const struct images_opts *o = opts;
+    const char *images = o->images, *labels = o->labels, *out = o->out,
+               *fashion = o->fashion, *prefix = o->prefix;
+    const int64_t nshards = o->nshards;
     if (fashion && (images || labels))
         return usage_error("images", "%s", "--fashion-mnist replaces --images/--labels");
     if (!fashion && (!images || !labels || !out))
@@ -641,7 +583,7 @@ static int get_codes(struct textctx *c, int64_t merges, const char *codes,
 {
     if (codes)
         return hg_bpe_load(&c->bpe, codes, err, errlen);
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_bpe_learn(&c->bpe, c->vocab, (int)merges, min_freq,
                           learn_progress, err, errlen);
     if (isatty(2) && merges >= 100)
@@ -649,7 +591,7 @@ static int get_codes(struct textctx *c, int64_t merges, const char *codes,
     if (rc == 0)
         printf("bpe: %d merges learned from %" PRId64 " word types in %.2f s\n",
                hg_bpe_nmerges(c->bpe), hg_bpe_vocab_size(c->vocab),
-               now_s() - t0);
+               hg_now() - t0);
     return rc;
 }
 
@@ -889,34 +831,60 @@ static char *pref_path(const char *pref, const char *lang)
     return p;
 }
 
-static int cmd_translation(int argc, char **argv)
+struct translation_opts {
+    char *sl, *tl, *trainpref, *validpref, *testpref, *destdir, *codes, *srcdict, *tgtdict;
+    int64_t merges, nshards, maxlen, minfreq, ts, tt, ws, wt;
+    int joined;
+};
+
+#define TR(f) offsetof(struct translation_opts, f)
+static const struct hg_opt translation_opts[] = {
+    {.name = "source-lang", .type = HG_OPT_STR, .offset = TR(sl), .metavar = "S",
+     .help = "source language: files PREFIX.S"},
+    {.name = "target-lang", .type = HG_OPT_STR, .offset = TR(tl), .metavar = "T",
+     .help = "target language: files PREFIX.T"},
+    {.name = "trainpref", .type = HG_OPT_STR, .offset = TR(trainpref), .metavar = "P",
+     .help = "training text (learns the BPE and the dictionaries)"},
+    {.name = "validpref", .type = HG_OPT_STR, .offset = TR(validpref), .metavar = "P",
+     .help = "validation text"},
+    {.name = "testpref", .type = HG_OPT_STR, .offset = TR(testpref), .metavar = "P",
+     .help = "test text"},
+    {.name = "destdir", .type = HG_OPT_STR, .offset = TR(destdir), .metavar = "DIR",
+     .help = "where codes, dictionaries and the split shards go"},
+    BPE_CHOICE(struct translation_opts),
+    NUM_SHARDS(struct translation_opts),
+    {.name = "max-len", .type = HG_OPT_I64, .offset = TR(maxlen), .def = "0",
+     .max = INT32_MAX, .metavar = "L",
+     .help = "drop training pairs with more than L BPE tokens on either side (0: keep all)"},
+    MIN_FREQUENCY(struct translation_opts),
+    {.name = "thresholdsrc", .type = HG_OPT_I64, .offset = TR(ts), .def = "0",
+     .help = "source words seen N times or fewer map to <unk>"},
+    {.name = "thresholdtgt", .type = HG_OPT_I64, .offset = TR(tt), .def = "0",
+     .help = "target words seen N times or fewer map to <unk>"},
+    {.name = "nwordssrc", .type = HG_OPT_I64, .offset = TR(ws), .def = "-1", .min = -1,
+     .max = INT32_MAX, .help = "keep the N most frequent source symbols (-1: all)"},
+    {.name = "nwordstgt", .type = HG_OPT_I64, .offset = TR(wt), .def = "-1", .min = -1,
+     .max = INT32_MAX, .help = "keep the N most frequent target symbols (-1: all)"},
+    {.name = "joined-dictionary", .type = HG_OPT_BOOL, .offset = TR(joined),
+     .help = "one dictionary from both sides, written for both (same ids)"},
+    {.name = "srcdict", .type = HG_OPT_STR, .offset = TR(srcdict), .metavar = "FILE",
+     .help = "use this source dictionary (an existing model's)"},
+    {.name = "tgtdict", .type = HG_OPT_STR, .offset = TR(tgtdict), .metavar = "FILE",
+     .help = "use this target dictionary (an existing model's)"},
+};
+#undef TR
+
+static int cmd_translation(const void *opts, const struct hg_opt_prog *p)
 {
-    const char *sl = NULL, *tl = NULL, *trainpref = NULL, *validpref = NULL,
-               *testpref = NULL, *destdir = NULL, *merges_s = NULL,
-               *codes = NULL, *nshards_s = "1", *maxlen_s = "0",
-               *minfreq_s = "2", *thr_s = "0", *thr_t = "0", *nw_s = "-1",
-               *nw_t = "-1", *srcdict = NULL, *tgtdict = NULL;
-    const struct optdef defs[] = {
-        {"source-lang", &sl}, {"target-lang", &tl}, {"trainpref", &trainpref},
-        {"validpref", &validpref}, {"testpref", &testpref},
-        {"destdir", &destdir}, {"bpe-merges", &merges_s}, {"bpe-codes", &codes},
-        {"num-shards", &nshards_s}, {"max-len", &maxlen_s},
-        {"min-frequency", &minfreq_s}, {"thresholdsrc", &thr_s},
-        {"thresholdtgt", &thr_t}, {"nwordssrc", &nw_s}, {"nwordstgt", &nw_t},
-        {"srcdict", &srcdict}, {"tgtdict", &tgtdict}, {NULL, NULL}};
+    const struct translation_opts *o = opts;
+    const char *sl = o->sl, *tl = o->tl, *trainpref = o->trainpref,
+               *validpref = o->validpref, *testpref = o->testpref, *destdir = o->destdir,
+               *codes = o->codes, *srcdict = o->srcdict, *tgtdict = o->tgtdict;
+    const int64_t merges = o->merges, nshards = o->nshards, maxlen = o->maxlen,
+                  minfreq = o->minfreq, ts = o->ts, tt = o->tt, ws = o->ws, wt = o->wt;
+    const int joined = o->joined, have_merges = hg_opt_given(p, "bpe-merges") == 1;
     const char *cmd = "translation";
-    /* the one switch (fairseq's): taken out before the name-value pairs */
-    int joined = 0;
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--joined-dictionary") == 0) {
-            joined = 1;
-            memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(*argv));
-            argc--;
-            i--;
-        }
-    if (parse_opts(cmd, argc, argv, defs))
-        return 2;
-    if (joined && (strcmp(thr_t, "0") != 0 || strcmp(nw_t, "-1") != 0))
+    if (joined && (tt != 0 || wt != -1))
         return usage_error(cmd, "%s", "--joined-dictionary takes --thresholdsrc and "
                            "--nwordssrc; --thresholdtgt/--nwordstgt would be ignored");
     if (joined && tgtdict)
@@ -932,20 +900,10 @@ static int cmd_translation(int argc, char **argv)
     if (!trainpref && !validpref && !testpref)
         return usage_error(cmd, "%s", "give at least one of --trainpref, --validpref "
                            "and --testpref");
-    if (!merges_s == !codes)
+    if (have_merges == !!codes)
         return usage_error(cmd, "%s", "give exactly one of --bpe-merges and --bpe-codes");
     if (strcmp(sl, tl) == 0 || !*sl || strchr(sl, '/') || strchr(tl, '/'))
         return usage_error(cmd, "%s", "source and target languages must be two different plain names");
-    int64_t merges = 0, nshards, maxlen, minfreq, ts, tt, ws, wt;
-    if ((merges_s && opt_int(cmd, "bpe-merges", merges_s, 0, 10000000, &merges)) ||
-        opt_int(cmd, "num-shards", nshards_s, 1, 99999, &nshards) ||
-        opt_int(cmd, "max-len", maxlen_s, 0, INT32_MAX, &maxlen) ||
-        opt_int(cmd, "min-frequency", minfreq_s, 1, INT64_MAX, &minfreq) ||
-        opt_int(cmd, "thresholdsrc", thr_s, 0, INT64_MAX, &ts) ||
-        opt_int(cmd, "thresholdtgt", thr_t, 0, INT64_MAX, &tt) ||
-        opt_int(cmd, "nwordssrc", nw_s, -1, INT32_MAX, &ws) ||
-        opt_int(cmd, "nwordstgt", nw_t, -1, INT32_MAX, &wt))
-        return 2;
 
     char err[ERRLEN];
     struct tctx c;
@@ -1077,14 +1035,25 @@ out:
 
 /* subword-nmt's apply_bpe: each line's whitespace tokens segmented with
  * the codes, joined by single spaces. */
-static int cmd_apply_bpe(int argc, char **argv)
+struct apply_bpe_opts {
+    char *codes, *input, *output;
+};
+
+static const struct hg_opt apply_bpe_opts[] = {
+    {.name = "codes", .type = HG_OPT_STR, .offset = offsetof(struct apply_bpe_opts, codes),
+     .metavar = "FILE", .help = "the BPE codes (DIR/codes of a preprocessed corpus)"},
+    {.name = "input", .type = HG_OPT_STR, .offset = offsetof(struct apply_bpe_opts, input),
+     .def = "-", .metavar = "F|-", .help = "the text to segment ('-': standard input)"},
+    {.name = "output", .type = HG_OPT_STR, .offset = offsetof(struct apply_bpe_opts, output),
+     .metavar = "F", .help = "where the segmented text goes (default: standard output)"},
+};
+
+static int cmd_apply_bpe(const void *opts, const struct hg_opt_prog *p)
 {
-    const char *codes = NULL, *input = "-", *output = NULL;
-    const struct optdef defs[] = {{"codes", &codes}, {"input", &input},
-                                  {"output", &output}, {NULL, NULL}};
+    (void)p;
+    const struct apply_bpe_opts *o = opts;
+    const char *codes = o->codes, *input = o->input, *output = o->output;
     const char *cmd = "apply-bpe";
-    if (parse_opts(cmd, argc, argv, defs))
-        return 2;
     if (!codes)
         return usage_error(cmd, "%s", "--codes is required");
     char err[ERRLEN];
@@ -1539,38 +1508,48 @@ static int lm_write(const struct instances *in, const struct lmopts *o,
     return 0;
 }
 
-static int cmd_lm(int argc, char **argv)
+struct lm_opts {
+    char *input, *destdir, *codes;
+    int64_t merges, seed, nshards, minfreq;
+    struct lmopts lm;
+};
+
+#define LM(f) offsetof(struct lm_opts, f)
+static const struct hg_opt lm_opts[] = {
+    {.name = "input", .type = HG_OPT_STR, .offset = LM(input), .metavar = "F",
+     .help = "one sentence per line, documents separated by empty lines"},
+    {.name = "destdir", .type = HG_OPT_STR, .offset = LM(destdir), .metavar = "DIR",
+     .help = "where codes, the dictionary and the shards go"},
+    BPE_CHOICE(struct lm_opts),
+    {.name = "max-seq-len", .type = HG_OPT_I64, .offset = LM(lm.L), .def = "128", .min = 5,
+     .max = 1 << 20, .metavar = "L", .help = "tokens per instance, [CLS] and [SEP]s included"},
+    {.name = "max-predictions", .type = HG_OPT_I64, .offset = LM(lm.P), .def = "20",
+     .min = 1, .max = 1 << 20, .metavar = "P", .help = "masked positions per instance at most"},
+    {.name = "masked-lm-prob", .type = HG_OPT_REAL, .offset = LM(lm.mlm_prob), .def = "0.15",
+     .max = 1, .help = "share of an instance's tokens that are masked"},
+    {.name = "short-seq-prob", .type = HG_OPT_REAL, .offset = LM(lm.short_prob),
+     .def = "0.1", .max = 1, .help = "probability of a chunk shorter than max-seq-len - 3"},
+    {.name = "dupe-factor", .type = HG_OPT_I64, .offset = LM(lm.dupe), .def = "1", .min = 1,
+     .max = 1000, .help = "passes over the corpus, each masked differently"},
+    {.name = "seed", .type = HG_OPT_I64, .offset = LM(seed), .def = "12345",
+     .help = "the shuffle and the masks are a function of the seed"},
+    NUM_SHARDS(struct lm_opts),
+    MIN_FREQUENCY(struct lm_opts),
+};
+#undef LM
+
+static int cmd_lm(const void *opts, const struct hg_opt_prog *p)
 {
-    const char *input = NULL, *destdir = NULL, *merges_s = NULL, *codes = NULL,
-               *L_s = "128", *P_s = "20", *prob_s = "0.15", *short_s = "0.1",
-               *dupe_s = "1", *seed_s = "12345", *nshards_s = "1",
-               *minfreq_s = "2";
-    const struct optdef defs[] = {
-        {"input", &input}, {"destdir", &destdir}, {"bpe-merges", &merges_s},
-        {"bpe-codes", &codes}, {"max-seq-len", &L_s},
-        {"max-predictions", &P_s}, {"masked-lm-prob", &prob_s},
-        {"short-seq-prob", &short_s}, {"dupe-factor", &dupe_s},
-        {"seed", &seed_s}, {"num-shards", &nshards_s},
-        {"min-frequency", &minfreq_s}, {NULL, NULL}};
+    const struct lm_opts *lo = opts;
+    const char *input = lo->input, *destdir = lo->destdir, *codes = lo->codes;
     const char *cmd = "lm";
-    if (parse_opts(cmd, argc, argv, defs))
-        return 2;
     if (!input || !destdir)
         return usage_error(cmd, "%s", "--input and --destdir are required");
-    if (!merges_s == !codes)
+    if ((hg_opt_given(p, "bpe-merges") == 1) == !!codes)
         return usage_error(cmd, "%s", "give exactly one of --bpe-merges and --bpe-codes");
-    struct lmopts o;
-    int64_t merges = 0, seed, nshards, minfreq;
-    if ((merges_s && opt_int(cmd, "bpe-merges", merges_s, 0, 10000000, &merges)) ||
-        opt_int(cmd, "max-seq-len", L_s, 5, 1 << 20, &o.L) ||
-        opt_int(cmd, "max-predictions", P_s, 1, 1 << 20, &o.P) ||
-        opt_real(cmd, "masked-lm-prob", prob_s, 0, 1, &o.mlm_prob) ||
-        opt_real(cmd, "short-seq-prob", short_s, 0, 1, &o.short_prob) ||
-        opt_int(cmd, "dupe-factor", dupe_s, 1, 1000, &o.dupe) ||
-        opt_int(cmd, "seed", seed_s, 0, INT64_MAX, &seed) ||
-        opt_int(cmd, "num-shards", nshards_s, 1, 99999, &nshards) ||
-        opt_int(cmd, "min-frequency", minfreq_s, 1, INT64_MAX, &minfreq))
-        return 2;
+    struct lmopts o = lo->lm;
+    const int64_t merges = lo->merges, seed = lo->seed, nshards = lo->nshards,
+                  minfreq = lo->minfreq;
 
     char err[ERRLEN];
     struct lctx c;
@@ -1712,68 +1691,59 @@ out:
 
 /* ------------------------------------------------------------- batches */
 
-/* "2,1,1" -> caps[*n] */
-static int parse_caps(const char *s, double **caps, int *n)
-{
-    *n = 1;
-    for (const char *p = s; *p; p++)
-        *n += *p == ',';
-    *caps = malloc((size_t)*n * sizeof(double));
-    if (!*caps)
-        return -1;
-    const char *p = s;
-    for (int i = 0; i < *n; i++) {
-        char *end;
-        errno = 0;
-        (*caps)[i] = strtod(p, &end);
-        if (errno || end == p || (*end && *end != ',') || !((*caps)[i] > 0) ||
-            !isfinite((*caps)[i]))
-            return -1;
-        p = end + (*end == ',');
-    }
-    return 0;
-}
+struct batches_opts {
+    char *data;
+    int layout; /* translation, images, lm */
+    int64_t maxtok, maxsent, mult, seed, epoch;
+    struct hg_opt_list caps;
+    int valid;
+};
+
+#define BA(f) offsetof(struct batches_opts, f)
+static const struct hg_opt batches_opts[] = {
+    {.name = "data", .type = HG_OPT_STR, .offset = BA(data), .metavar = "SPEC",
+     .help = "the shard set to plan (a split's directory, e.g. DIR/train)"},
+    {.name = "layout", .type = HG_OPT_ENUM, .offset = BA(layout), .def = "translation",
+     .choices = "translation|images|lm", .help = "what the shards hold"},
+    {.name = "max-tokens", .type = HG_OPT_I64, .offset = BA(maxtok), .def = "0",
+     .max = (double)(INT64_MAX / 4), .help = "batch cost limit per rank and step (0: none)"},
+    {.name = "max-sentences", .alias = "batch-size", .type = HG_OPT_I64, .offset = BA(maxsent),
+     .def = "0", .max = (double)(INT64_MAX / 4), .help = "samples per batch per rank (0: none)"},
+    {.name = "required-batch-size-multiple", .type = HG_OPT_I64, .offset = BA(mult),
+     .def = "1", .min = 1, .max = 1 << 20, .metavar = "M",
+     .help = "batch sizes are a multiple of M (when larger)"},
+    {.name = "rank-capacity", .type = HG_OPT_LIST, .offset = BA(caps), .def = "1",
+     .flags = HG_OPTF_POSITIVE, .metavar = "C0,C1,...",
+     .help = "relative speed of each rank, one number per rank"},
+    {.name = "seed", .type = HG_OPT_I64, .offset = BA(seed), .def = "1",
+     .help = "hgtrain's --seed"},
+    {.name = "epoch", .type = HG_OPT_I64, .offset = BA(epoch), .def = "1", .min = 1,
+     .help = "the epoch to plan"},
+    {.name = "valid", .type = HG_OPT_BOOL, .offset = BA(valid),
+     .help = "plan as for validation (no shuffling)"},
+};
+#undef BA
 
 /* Plans one epoch of a shard set as hgtrain would, and reports what every
  * rank gets: a preview for choosing --max-tokens and --rank-capacity. */
-static int cmd_batches(int argc, char **argv)
+static int cmd_batches(const void *opts, const struct hg_opt_prog *p)
 {
-    const char *data = NULL, *layout = "translation", *maxtok_s = "0",
-               *maxsent_s = NULL, *bsz_s = NULL, *mult_s = "1",
-               *caps_s = "1", *seed_s = "1", *epoch_s = "1", *valid_s = NULL;
-    const struct optdef defs[] = {
-        {"data", &data}, {"layout", &layout}, {"max-tokens", &maxtok_s},
-        {"max-sentences", &maxsent_s}, {"batch-size", &bsz_s},
-        {"required-batch-size-multiple", &mult_s}, {"rank-capacity", &caps_s},
-        {"seed", &seed_s}, {"epoch", &epoch_s}, {"valid", &valid_s},
-        {NULL, NULL}};
-    /* --valid takes no value: accept it bare by rewriting it */
-    for (int i = 2; i < argc; i++)
-        if (strcmp(argv[i], "--valid") == 0)
-            argv[i] = "--valid=1";
-    if (parse_opts("batches", argc, argv, defs))
-        return 2;
+    (void)p;
+    const struct batches_opts *o = opts;
+    static const char *const layouts[] = {"translation", "images", "lm"};
+    const char *data = o->data, *layout = layouts[o->layout];
+    const int64_t maxtok = o->maxtok, maxsent = o->maxsent, mult = o->mult, seed = o->seed,
+                  epoch = o->epoch;
     if (!data)
         return usage_error("batches", "%s", "--data is required");
-    if (maxsent_s && bsz_s)
-        return usage_error("batches", "%s", "--batch-size is --max-sentences: give one");
-    int64_t maxtok, maxsent = 0, mult, seed, epoch;
-    if (opt_int("batches", "max-tokens", maxtok_s, 0, INT64_MAX / 4, &maxtok) ||
-        opt_int("batches", maxsent_s ? "max-sentences" : "batch-size",
-                maxsent_s ? maxsent_s : bsz_s ? bsz_s : "0", 0, INT64_MAX / 4, &maxsent) ||
-        opt_int("batches", "required-batch-size-multiple", mult_s, 1, 1 << 20, &mult) ||
-        opt_int("batches", "seed", seed_s, 0, INT64_MAX, &seed) ||
-        opt_int("batches", "epoch", epoch_s, 1, INT64_MAX, &epoch))
-        return 2;
     if (maxtok == 0 && maxsent == 0)
         return usage_error("batches", "%s", "give --max-tokens or --max-sentences");
-    double *caps = NULL;
-    int world = 0;
-    if (parse_caps(caps_s, &caps, &world) != 0) {
-        free(caps);
-        return usage_error("batches",
-                           "--rank-capacity '%s': expected positive numbers, "
-                           "one per rank, e.g. 2,1,1", caps_s);
+    const int world = o->caps.n;
+    const double *caps = o->caps.v;
+    char caps_s[256] = "";
+    for (int r = 0; r < world; r++) {
+        size_t k = strlen(caps_s);
+        snprintf(caps_s + k, sizeof(caps_s) - k, "%s%g", r ? "," : "", caps[r]);
     }
     static const struct hg_field tl[2] = {
         {.name = "src", .kind = HG_FIELD_SEQ, .dtype = HG_I32, .rank = 1},
@@ -1783,19 +1753,9 @@ static int cmd_batches(int argc, char **argv)
         {.name = "label", .kind = HG_FIELD_ARRAY, .dtype = HG_I32, .rank = 0}};
     static const struct hg_field ll[1] = {
         {.name = "input_ids", .kind = HG_FIELD_ARRAY, .dtype = HG_I32, .rank = 1}};
-    const struct hg_field *f;
-    int nf;
-    if (strcmp(layout, "translation") == 0)
-        f = tl, nf = 2;
-    else if (strcmp(layout, "images") == 0)
-        f = il, nf = 2;
-    else if (strcmp(layout, "lm") == 0)
-        f = ll, nf = 1;
-    else {
-        free(caps);
-        return usage_error("batches", "--layout '%s': expected translation, images or lm",
-                           layout);
-    }
+    const struct hg_field *const fl[3] = {tl, il, ll};
+    const struct hg_field *f = fl[o->layout];
+    const int nf = o->layout == 2 ? 1 : 2;
     char err[ERRLEN];
     struct hg_dataset *ds = NULL;
     struct hg_epoch *ep = NULL;
@@ -1818,11 +1778,11 @@ static int cmd_batches(int argc, char **argv)
         }
         for (int64_t i = 0; i < n; i++)
             len[i] = (int32_t)((l1 && l1[i] > l0[i] ? l1[i] : l0[i]) * item);
-        struct hg_batch_opts o = {.max_tokens = maxtok, .max_sentences = maxsent,
-                                  .required_multiple = mult, .world = world,
-                                  .capacity = caps, .seed = (uint64_t)seed,
-                                  .shuffle = valid_s == NULL};
-        rc = hg_epoch_plan(&ep, len, n, &o, (uint64_t)epoch, err, sizeof(err));
+        struct hg_batch_opts bo = {.max_tokens = maxtok, .max_sentences = maxsent,
+                                   .required_multiple = mult, .world = world,
+                                   .capacity = caps, .seed = (uint64_t)seed,
+                                   .shuffle = !o->valid};
+        rc = hg_epoch_plan(&ep, len, n, &bo, (uint64_t)epoch, err, sizeof(err));
     }
     if (rc == 0) {
         int64_t steps = hg_epoch_steps(ep), seen = 0;
@@ -1863,8 +1823,73 @@ static int cmd_batches(int argc, char **argv)
     hg_epoch_free(ep);
     hg_dataset_close(ds);
     free(len);
-    free(caps);
     return rc ? 1 : 0;
+}
+
+/* The commands: each one's options struct, table and run function. */
+static const struct command {
+    const char *name;
+    const struct hg_opt *opts;
+    int nopts;
+    size_t size; /* sizeof its options struct */
+    int (*run)(const void *opts, const struct hg_opt_prog *p);
+} commands[] = {
+    {.name = "images", .opts = images_opts, .nopts = NOPTS(images_opts),
+     .size = sizeof(struct images_opts), .run = cmd_images},
+    {.name = "translation", .opts = translation_opts, .nopts = NOPTS(translation_opts),
+     .size = sizeof(struct translation_opts), .run = cmd_translation},
+    {.name = "lm", .opts = lm_opts, .nopts = NOPTS(lm_opts), .size = sizeof(struct lm_opts),
+     .run = cmd_lm},
+    {.name = "batches", .opts = batches_opts, .nopts = NOPTS(batches_opts),
+     .size = sizeof(struct batches_opts), .run = cmd_batches},
+    {.name = "apply-bpe", .opts = apply_bpe_opts, .nopts = NOPTS(apply_bpe_opts),
+     .size = sizeof(struct apply_bpe_opts), .run = cmd_apply_bpe},
+};
+
+/* What every command takes besides its own options. */
+struct common_opts {
+    int help;
+};
+
+static const struct hg_opt common_opts[] = {
+    {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .group = 1,
+     .offset = offsetof(struct common_opts, help), .help = "show this help and exit"},
+};
+
+/* Parses argv[2..] into the command's options and runs it: its exit status. */
+static int run_command(const struct command *c, int argc, char **argv)
+{
+    void *opts = calloc(1, c->size);
+    unsigned char *given = calloc((size_t)c->nopts, 1);
+    if (!opts || !given) {
+        free(opts);
+        free(given);
+        fprintf(stderr, "hgpreprocess: out of memory\n");
+        return 1;
+    }
+    char title[64];
+    snprintf(title, sizeof(title), "hgpreprocess %s options", c->name);
+    const char *const groups[] = {title, "other", NULL};
+    struct common_opts co = {0};
+    const struct hg_opt_prog p = {
+        .usage = usage_text,
+        .groups = groups,
+        .sets = {{.opts = c->opts, .n = c->nopts, .base = opts, .given = given},
+                 {.opts = common_opts, .n = NOPTS(common_opts), .base = &co}},
+        .nsets = 2,
+    };
+    char err[ERRLEN];
+    int rc;
+    if (hg_opt_parse(&p, argc - 1, argv + 1, err, sizeof(err)) != 0)
+        rc = usage_error(c->name, "%s", err);
+    else if (co.help)
+        rc = (hg_opt_help(stdout, &p), 0);
+    else
+        rc = c->run(opts, &p);
+    hg_opt_free(&p);
+    free(opts);
+    free(given);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -1880,20 +1905,15 @@ int main(int argc, char **argv)
         hg_print_version("hgpreprocess");
         return 0;
     }
-    if (strcmp(cmd, "images") == 0)
-        return cmd_images(argc, argv);
-    if (strcmp(cmd, "translation") == 0)
-        return cmd_translation(argc, argv);
-    if (strcmp(cmd, "lm") == 0)
-        return cmd_lm(argc, argv);
-    if (strcmp(cmd, "batches") == 0)
-        return cmd_batches(argc, argv);
-    if (strcmp(cmd, "apply-bpe") == 0)
-        return cmd_apply_bpe(argc, argv);
-    static const char *const cmds[] = {"images", "translation", "lm", "batches", "apply-bpe",
-                                       NULL};
+    const char *names[NOPTS(commands) + 1];
+    for (int i = 0; i < NOPTS(commands); i++) {
+        if (strcmp(cmd, commands[i].name) == 0)
+            return run_command(&commands[i], argc, argv);
+        names[i] = commands[i].name;
+    }
+    names[NOPTS(commands)] = NULL;
     char hint[96], fmt[160];
     snprintf(fmt, sizeof(fmt), "unknown command '%%s'%s",
-             hg_suggest_text(cmd, cmds, "", hint, sizeof(hint)));
+             hg_suggest_text(cmd, names, "", hint, sizeof(hint)));
     return usage_error(NULL, fmt, cmd);
 }

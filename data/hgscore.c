@@ -15,15 +15,34 @@
 #include "data/bleu.h"
 #include "data/text.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: hgscore --ref REF [--hyp HYP] [--chrf] [--no-bleu]\n"
-            "       hgscore --tokenize FILE\n"
-            "Corpus BLEU (sacreBLEU's 13a tokenization, exp smoothing) and\n"
-            "chrF2 of HYP (default: standard input) against REF, one segment\n"
-            "per line.\n");
-}
+struct score_opts {
+    char *ref, *hyp, *tok;
+    int chrf, bleu, help, version;
+};
+
+#define OFF(f) offsetof(struct score_opts, f)
+static const struct hg_opt options[] = {
+    {.name = "ref", .type = HG_OPT_STR, .offset = OFF(ref), .metavar = "REF",
+     .help = "the reference, one segment per line (required)"},
+    {.name = "hyp", .type = HG_OPT_STR, .offset = OFF(hyp), .def = "-", .metavar = "HYP",
+     .help = "the hypotheses, one segment per line ('-': standard input)"},
+    {.name = "chrf", .type = HG_OPT_BOOL, .offset = OFF(chrf), .help = "also chrF2"},
+    {.name = "bleu", .type = HG_OPT_BOOL, .offset = OFF(bleu), .def = "1",
+     .flags = HG_OPTF_NEGATABLE, .help = "BLEU (--no-bleu: chrF2 alone)"},
+    {.name = "tokenize", .type = HG_OPT_STR, .offset = OFF(tok), .metavar = "FILE",
+     .help = "print each line of FILE as the 13a tokenizer splits it"},
+    {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .offset = OFF(help),
+     .help = "show this help and exit"},
+    {.name = "version", .type = HG_OPT_BOOL, .offset = OFF(version),
+     .help = "print the version and exit"},
+};
+
+static const char usage[] =
+    "usage: hgscore --ref REF [--hyp HYP] [--chrf] [--no-bleu]\n"
+    "       hgscore --tokenize FILE\n"
+    "Corpus BLEU (sacreBLEU's 13a tokenization, exp smoothing) and\n"
+    "chrF2 of HYP (default: standard input) against REF, one segment\n"
+    "per line.\n";
 
 static int tokenize_file(const char *path)
 {
@@ -62,57 +81,15 @@ static int tokenize_file(const char *path)
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The scores of o's files: 0, or 1 on bad input. */
+static int score(const struct score_opts *o)
 {
-    const char *ref = NULL, *hyp = "-", *tok = NULL;
-    int want_chrf = 0, want_bleu = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has_val = i + 1 < argc;
-        if (strcmp(a, "--ref") == 0 && has_val) {
-            ref = argv[++i];
-        } else if (strcmp(a, "--hyp") == 0 && has_val) {
-            hyp = argv[++i];
-        } else if (strcmp(a, "--tokenize") == 0 && has_val) {
-            tok = argv[++i];
-        } else if (strcmp(a, "--chrf") == 0) {
-            want_chrf = 1;
-        } else if (strcmp(a, "--no-bleu") == 0) {
-            want_bleu = 0;
-        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--version") == 0) {
-            hg_print_version("hgscore");
-            return 0;
-        } else {
-            static const char *const names[] = {"--ref", "--hyp", "--tokenize", "--chrf",
-                                                "--no-bleu", "--help", "--version", NULL};
-            char hint[96];
-            int missing = a[0] == '-' && !has_val &&
-                          (!strcmp(a, "--ref") || !strcmp(a, "--hyp") ||
-                           !strcmp(a, "--tokenize"));
-            fprintf(stderr, "hgscore: %s '%s'%s\n",
-                    missing ? "missing value for" : "unknown option", a,
-                    missing ? "" : hg_suggest_text(a, names, "", hint, sizeof(hint)));
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (tok)
-        return tokenize_file(tok);
-    if (!ref) {
-        fprintf(stderr, "hgscore: --ref is required\n");
-        usage(stderr);
-        return 2;
-    }
-    if (!want_bleu)
-        want_chrf = 1;
+    int want_bleu = o->bleu, want_chrf = o->chrf || !o->bleu;
     struct hg_bleu b;
     double chrf = 0.0;
     char err[1024];
-    if (hg_score_files(hyp, ref, want_bleu ? &b : NULL,
-                       want_chrf ? &chrf : NULL, err, sizeof(err)) != 0) {
+    if (hg_score_files(o->hyp, o->ref, want_bleu ? &b : NULL, want_chrf ? &chrf : NULL, err,
+                       sizeof(err)) != 0) {
         fprintf(stderr, "hgscore: %s\n", err);
         return 1;
     }
@@ -124,4 +101,38 @@ int main(int argc, char **argv)
     if (want_chrf)
         printf("chrF2 = %.2f\n", chrf);
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const groups[] = {"options", NULL};
+    struct score_opts o = {0};
+    const struct hg_opt_prog p = {
+        .usage = usage,
+        .groups = groups,
+        .sets = {{.opts = options, .n = (int)(sizeof(options) / sizeof(options[0])),
+                  .base = &o}},
+        .nsets = 1,
+    };
+    char err[512];
+    int rc;
+    if (hg_opt_parse(&p, argc, argv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgscore: %s\n%s", err, usage);
+        rc = 2;
+    } else if (o.help) {
+        hg_opt_help(stdout, &p);
+        rc = 0;
+    } else if (o.version) {
+        hg_print_version("hgscore");
+        rc = 0;
+    } else if (o.tok) {
+        rc = tokenize_file(o.tok);
+    } else if (!o.ref) {
+        fprintf(stderr, "hgscore: --ref is required\n%s", usage);
+        rc = 2;
+    } else {
+        rc = score(&o);
+    }
+    hg_opt_free(&p);
+    return rc;
 }

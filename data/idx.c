@@ -4,8 +4,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/hg_base.h"
 #include "data/hg_data.h"
-#include "kernels/hg_kernels.h"
 
 /* A sanity bound: no real IDX file is near this, a corrupt header can be. */
 #define HG_IDX_MAX_BYTES ((int64_t)1 << 34)

@@ -9,8 +9,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "base/hg_base.h"
 #include "data/text.h"
-#include "kernels/hg_kernels.h"
 
 /* ------------------------------------------------------------- UTF-8 */
 

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "graph/graph-impl.h"
 #ifdef HG_HAVE_CUDA
@@ -37,13 +36,6 @@ struct hg_exec {
     float *stash;           /* [grad floats] hg_exec_grad_op's, where grads live */
     int lowp;               /* enum hg_lowp */
 };
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 void hg_exec_set_hook(struct hg_exec *ex, hg_exec_hook hook, void *arg)
 {
@@ -594,14 +586,14 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         }
         kerr[0] = 0;
         ctx.pos = i;
-        double t0 = ex->prof ? now_s() : 0;
+        double t0 = ex->prof ? hg_now() : 0;
         int rc = gpu ? hg_op_table[nd->op].cuda(&a) : hg_op_table[nd->op].cpu(&a);
 #ifdef HG_HAVE_CUDA
         if (ex->prof && gpu && rc == 0) /* per-op times need the device idle */
             rc = hg_cuda_sync(ex->cu, kerr, sizeof kerr);
 #endif
         if (ex->prof)
-            ex->prof[i] += now_s() - t0;
+            ex->prof[i] += hg_now() - t0;
         if (rc != 0)
             return hg_kerr(err, errlen, "node %d (%s -> %s)%s: %s",
                            ex->order[i], hg_op_table[nd->op].name,

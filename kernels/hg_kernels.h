@@ -1,10 +1,12 @@
-/* hg_kernels.h - the kernels room: dtypes, shapes, the op table.
+/* hg_kernels.h - the kernels room: shapes, the op table.
  *
  * One enum of ops; every table is indexed by it.  Each op has exactly one
  * output (or none for update ops), a shape rule, a cost rule and a CPU
  * forward kernel.  Backward passes are ops of their own (CONV2D_BWD_DATA,
  * ...); which ones to append is the graph's business (graph/autodiff.c).
  * Nothing here knows about graphs, ranks or devices other than its own.
+ * Dtypes, the check macros, errors and the RNG are the base room's
+ * (base/hg_base.h, included here so that kernel users get them too).
  */
 #ifndef HG_KERNELS_H
 #define HG_KERNELS_H
@@ -12,46 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Functions both backends compile (the CPU's C and nvcc's device code):
- * elementwise arithmetic is written once, in kernels/ew-math.h. */
-#ifdef __CUDACC__
-#define HG_HD __host__ __device__
-#else
-#define HG_HD
+#include "base/hg_base.h" /* HG_CHECK, hg_kerr, HG_HD, dtypes, the RNG */
+
+#ifdef __cplusplus
+extern "C" {
 #endif
 
 #define HG_MAX_DIMS 6
 #define HG_MAX_INPUTS 8
-
-/* Programmer errors: abort with file:line. Runtime errors return -1. */
-#define HG_CHECK(cond)                                                        \
-    do {                                                                      \
-        if (!(cond))                                                          \
-            hg_check_failed(__FILE__, __LINE__, #cond);                     \
-    } while (0)
-#ifdef __cplusplus
-extern "C" {
-[[noreturn]] void hg_check_failed(const char *file, int line, const char *expr);
-#else
-_Noreturn void hg_check_failed(const char *file, int line, const char *expr);
-#endif
-
-/* Formats a runtime error into err (may be NULL) and returns -1. */
-int hg_kerr(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-enum hg_dtype {
-    HG_F32,
-    HG_I32,
-    HG_I64,
-    HG_F16,  /* reserved: storage only for now */
-    HG_BF16, /* reserved: storage only for now */
-    HG_U8,   /* storage: images in data shards */
-    HG_I8,   /* storage: masks and segment ids (NVIDIA BERT shards) */
-    HG_DTYPE_COUNT
-};
-size_t hg_dtype_size(enum hg_dtype dt);
-const char *hg_dtype_name(enum hg_dtype dt);
 
 struct hg_shape {
     int ndim;
@@ -238,29 +208,6 @@ const char *hg_kernels_isa_name(void);
 void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
               float alpha, const float *a, int64_t lda, const float *b,
               int64_t ldb, float beta, float *c, int64_t ldc);
-
-/* Counter-based RNG shared by CPU and CUDA dropout: uniform in [0,1).
- * hg_rand_uniform(seed, stream, i) == hg_rand_u(hg_rand_key(seed, stream), i);
- * kernels hoist the key out of their loops. Formula in kernels/common.c. */
-float hg_rand_uniform(uint64_t seed, uint64_t stream, uint64_t index);
-
-HG_HD static inline uint64_t hg_mix64(uint64_t z) /* splitmix64's finaliser */
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-HG_HD static inline uint64_t hg_rand_key(uint64_t seed, uint64_t stream)
-{
-    return hg_mix64(seed ^ hg_mix64(stream + 0x9E3779B97F4A7C15ULL));
-}
-
-HG_HD static inline float hg_rand_u(uint64_t key, uint64_t index)
-{
-    uint64_t h = hg_mix64(key + (index + 1) * 0x9E3779B97F4A7C15ULL);
-    return (float)(h >> 40) * (1.0f / 16777216.0f);
-}
 
 #ifdef __cplusplus
 }

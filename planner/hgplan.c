@@ -27,250 +27,151 @@
 
 #define ERRLEN 1024
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: hgplan (--model M | --task T [--data DIR] [task options]) [--batch B]\n"
-        "              [--seq-len L] [--optimizer sgd|adam|adamw|adadelta]\n"
-        "              [--cluster FILE] [--export-graph FILE]\n"
-        "       hgplan --list-models | --cluster FILE\n"
-        "\n"
-        "  --list-models        HeteroG's evaluation models and their default batch sizes\n"
-        "  --model M            build model M's training graph (shapes only)\n"
-        "  --task T             build task T's training graph (hgtrain --list-tasks);\n"
-        "                       the task's own options (--bert-layers ...) are accepted\n"
-        "  --data DIR           the task's data directory (tasks that read a dictionary)\n"
-        "  --batch B            samples per iteration (default: the model's HeteroG\n"
-        "                       Table 1 batch; tasks: 32)\n"
-        "  --seq-len L          tokens per sample for sequence models (default: the\n"
-        "                       model's; tasks: 128)\n"
-        "  --optimizer O        the update ops appended (default: sgd for CNNs, adam\n"
-        "                       for sequence models and tasks)\n"
-        "  --forward-only       no backward, no update\n"
-        "  --cluster FILE       read and validate a cluster file, print a summary and,\n"
-        "                       with a graph, its roofline compute time per device\n"
-        "  --export-graph FILE  write the graph as JSON ('-': standard output)\n"
-        "  --search S           with --cluster: simulate the baselines (EV-PS, EV-AR,\n"
-        "                       CP-PS, CP-AR, MP) and, with S = mcmc, search from the\n"
-        "                       best of them (S: baselines | mcmc)\n"
-        "  --budget SECONDS     MCMC time budget (default 30)\n"
-        "  --beta B             MCMC acceptance exp(-B * increase / seed time) (default 1000)\n"
-        "  --iters N            MCMC proposals at most (deterministic stop)\n"
-        "  --seed N             MCMC seed (default 1)\n"
-        "  --groups N           HeteroG op groups (default 64)\n"
-        "  --strategy FILE      simulate this strategy file instead of searching\n"
-        "  --dp                 with --cluster: simulate hgtrain's data parallelism\n"
-        "                       (every op on every device, even split, AllReduce)\n"
-        "  --out FILE           write the best strategy (docs/planner.md)\n"
-        "  --trace FILE         write its simulated timeline (Chrome trace JSON)\n"
-        "  --profile FILE       price the devices of --cluster that name a profiled\n"
-        "                       device with FILE's measurements (roofline elsewhere)\n"
-        "  --profile-out FILE   with --task: measure every op on this CPU at several\n"
-        "                       batch sizes and the shm links, write FILE (merged into\n"
-        "                       --profile FILE's entries when both are given)\n"
-        "  --profile-batches L  batch sizes to measure (default B/4,B/2,3B/4,B)\n"
-        "  --profile-threads L  thread counts, one profiled device each (cpu-tN;\n"
-        "                       default 1 and this machine's cores)\n"
-        "  --profile-workers L  also one-thread workers beyond the cores: for each N\n"
-        "                       of L, device cpu-t1-wN measured by N processes at\n"
-        "                       once sharing the cores (default none)\n"
-        "  --profile-repeats N  timed runs per batch, median taken (default 7)\n"
-        "  --profile-warmup N   untimed runs first (default 2)\n"
-        "  --profile-worlds L   shm worlds whose AllReduce to time (default 2,3,4;\n"
-        "                       'none': no link measurement)\n"
-        "  --profile-sizes L    message bytes (default 4096,65536,1048576,4194304,\n"
-        "                       16777216)\n");
-}
+static const char usage[] =
+    "usage: hgplan (--model M | --task T [--data DIR] [task options]) [--batch B]\n"
+    "              [--seq-len L] [--optimizer sgd|adam|adamw|adadelta]\n"
+    "              [--cluster FILE] [--export-graph FILE]\n"
+    "       hgplan --list-models | --cluster FILE\n";
 
 #define MAXLIST 16
 
 struct args {
-    const char *model, *task, *data, *cluster, *export_graph, *optimizer;
+    char *model, *task, *data, *cluster, *export_graph, *optimizer;
     int64_t batch, seq;
-    int list_models, forward_only, help, dp;
-    const char *profile, *profile_out;
+    int list_models, forward_only, help, version, dp;
+    char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
     int64_t pworkers[MAXLIST];
     int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
     int npworkers;
     int64_t preps, pwarmup;
-    const char *search, *out, *trace, *strategy;
+    char *search, *out, *trace, *strategy;
     double budget;
     double beta;
     int64_t seed, groups, iters;
-    const char **task_vals;
+    char **task_vals;
+    /* the --profile-* lists as read, copied into the arrays above */
+    struct hg_opt_list lbatch, lthreads, lworkers, lworlds, lsizes;
 };
 
-static int parse_i64(const char *opt, const char *v, int64_t lo, int64_t *out, char *err,
-                     size_t errlen)
+#define OFF(f) offsetof(struct args, f)
+enum { G_GRAPH, G_PLAN, G_PROFILE, G_OTHER, G_TASK };
+#define PROFILE_LIST(lo) \
+    .type = HG_OPT_LIST, .group = G_PROFILE, .flags = HG_OPTF_WHOLE, .min = lo, \
+    .max_count = MAXLIST, .metavar = "L"
+
+static const struct hg_opt options[] = {
+    /* ---------------------------------------------------------------- graph */
+    {.name = "list-models", .type = HG_OPT_BOOL, .group = G_GRAPH, .offset = OFF(list_models),
+     .help = "HeteroG's evaluation models and their default batch sizes"},
+    {.name = "model", .type = HG_OPT_STR, .group = G_GRAPH, .offset = OFF(model),
+     .metavar = "M", .help = "build model M's training graph (shapes only)"},
+    {.name = "task", .type = HG_OPT_STR, .group = G_GRAPH, .offset = OFF(task),
+     .metavar = "T", .help = "build task T's training graph (hgtrain --list-tasks); the task's "
+                             "own options (--bert-layers ...) are accepted"},
+    {.name = "data", .type = HG_OPT_STR, .group = G_GRAPH, .offset = OFF(data),
+     .metavar = "DIR", .help = "the task's data directory (tasks that read a dictionary)"},
+    {.name = "batch", .type = HG_OPT_I64, .group = G_GRAPH, .offset = OFF(batch), .min = 1,
+     .metavar = "B", .help = "samples per iteration (default: the model's HeteroG Table 1 "
+                             "batch; tasks: 32)"},
+    {.name = "seq-len", .type = HG_OPT_I64, .group = G_GRAPH, .offset = OFF(seq), .min = 1,
+     .metavar = "L", .help = "tokens per sample for sequence models (default: the model's; "
+                             "tasks: 128)"},
+    {.name = "optimizer", .type = HG_OPT_STR, .group = G_GRAPH, .offset = OFF(optimizer),
+     .choices = "sgd|adam|adamw|adadelta", .metavar = "O",
+     .help = "the update ops appended (default: sgd for CNNs, adam for sequence models "
+             "and tasks)"},
+    {.name = "forward-only", .type = HG_OPT_BOOL, .group = G_GRAPH,
+     .offset = OFF(forward_only), .help = "no backward, no update"},
+    {.name = "export-graph", .type = HG_OPT_STR, .group = G_GRAPH,
+     .offset = OFF(export_graph), .metavar = "FILE",
+     .help = "write the graph as JSON ('-': standard output)"},
+    /* ----------------------------------------------------- cluster and plan */
+    {.name = "cluster", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(cluster),
+     .metavar = "FILE", .help = "read and validate a cluster file, print a summary and, "
+                                "with a graph, its roofline compute time per device"},
+    {.name = "profile", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(profile),
+     .metavar = "FILE", .help = "price the devices of --cluster that name a profiled device "
+                                "with FILE's measurements (roofline elsewhere)"},
+    {.name = "search", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(search),
+     .choices = "baselines|mcmc", .metavar = "S",
+     .help = "with --cluster: simulate the baselines (EV-PS, EV-AR, CP-PS, CP-AR, MP) "
+             "and, with S = mcmc, search from the best of them"},
+    {.name = "budget", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(budget),
+     .def = "30", .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
+     .help = "MCMC time budget"},
+    {.name = "beta", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(beta),
+     .def = "1000", .flags = HG_OPTF_POSITIVE, .metavar = "B",
+     .help = "MCMC acceptance exp(-B * increase / seed time)"},
+    {.name = "iters", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(iters), .min = 1,
+     .help = "MCMC proposals at most (deterministic stop)"},
+    {.name = "seed", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(seed), .def = "0",
+     .help = "MCMC seed"},
+    {.name = "groups", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(groups),
+     .def = "64", .min = 1, .help = "HeteroG op groups"},
+    {.name = "strategy", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(strategy),
+     .metavar = "FILE", .help = "simulate this strategy file instead of searching"},
+    {.name = "dp", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(dp),
+     .help = "with --cluster: simulate hgtrain's data parallelism (every op on every "
+             "device, even split, AllReduce)"},
+    {.name = "out", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(out),
+     .metavar = "FILE", .help = "write the best strategy (docs/planner.md)"},
+    {.name = "trace", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(trace),
+     .metavar = "FILE", .help = "write its simulated timeline (Chrome trace JSON)"},
+    /* ------------------------------------------------------------ profiling */
+    {.name = "profile-out", .type = HG_OPT_STR, .group = G_PROFILE,
+     .offset = OFF(profile_out), .metavar = "FILE",
+     .help = "with --task: measure every op on this CPU at several batch sizes and the "
+             "shm links, write FILE (merged into --profile FILE's entries when both are "
+             "given)"},
+    {.name = "profile-batches", PROFILE_LIST(1), .offset = OFF(lbatch),
+     .help = "batch sizes to measure (default B/4,B/2,3B/4,B)"},
+    {.name = "profile-threads", PROFILE_LIST(1), .offset = OFF(lthreads),
+     .help = "thread counts, one profiled device each (cpu-tN; default 1 and this "
+             "machine's cores)"},
+    {.name = "profile-workers", PROFILE_LIST(2), .offset = OFF(lworkers),
+     .help = "also one-thread workers beyond the cores: for each N of L, device "
+             "cpu-t1-wN measured by N processes at once sharing the cores (default none)"},
+    {.name = "profile-repeats", .type = HG_OPT_I64, .group = G_PROFILE, .offset = OFF(preps),
+     .min = 1, .help = "timed runs per batch, median taken (default 7)"},
+    {.name = "profile-warmup", .type = HG_OPT_I64, .group = G_PROFILE,
+     .offset = OFF(pwarmup), .help = "untimed runs first (default 2)"},
+    {.name = "profile-worlds", PROFILE_LIST(2), .offset = OFF(lworlds), .empty = "none",
+     .help = "shm worlds whose AllReduce to time (default 2,3,4; 'none': no link "
+             "measurement)"},
+    {.name = "profile-sizes", PROFILE_LIST(4), .offset = OFF(lsizes),
+     .help = "message bytes (default 4096,65536,1048576,4194304,16777216)"},
+    /* ---------------------------------------------------------------- other */
+    {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .group = G_OTHER,
+     .offset = OFF(help), .help = "show this help (with --task: the task's options too)"},
+    {.name = "version", .type = HG_OPT_BOOL, .group = G_OTHER, .offset = OFF(version),
+     .help = "print the version and exit"},
+};
+
+#define NOPTS ((int)(sizeof(options) / sizeof(options[0])))
+
+/* hgplan's program for the parser; task rows (may be NULL) come second. */
+static void prog_init(struct hg_opt_prog *p, struct args *a, unsigned char *given,
+                      const struct hg_task *task, const struct hg_opt *trows, int ntrows,
+                      const char *const *groups)
 {
-    char *end;
-    errno = 0;
-    long long x = strtoll(v, &end, 10);
-    if (errno || end == v || *end || x < lo)
-        return hg_kerr(err, errlen, "%s: expected an integer >= %lld, got '%s'", opt,
-                       (long long)lo, v);
-    *out = x;
-    return 0;
+    *p = (struct hg_opt_prog){
+        .usage = usage,
+        .groups = groups,
+        .unknown_note = task ? NULL : "; task options need --task",
+        .sets = {{.opts = options, .n = NOPTS, .base = a, .given = given}},
+        .nsets = 1,
+    };
+    if (ntrows > 0)
+        p->sets[p->nsets++] =
+            (struct hg_opt_set){.opts = trows, .n = ntrows, .base = a->task_vals};
 }
 
-/* "8,16,32": at most MAXLIST integers >= lo. */
-static int parse_list(const char *opt, const char *v, int64_t lo, int64_t *out, int *n,
-                      char *err, size_t errlen)
+static void list_to_array(const struct hg_opt_list *l, int64_t *v, int *n)
 {
-    *n = 0;
-    const char *s = v;
-    while (*s) {
-        char *end;
-        errno = 0;
-        long long x = strtoll(s, &end, 10);
-        if (errno || end == s || x < lo || (*end && *end != ',') || *n == MAXLIST)
-            return hg_kerr(err, errlen, "%s: expected up to %d integers >= %lld separated by "
-                           "commas, got '%s'", opt, MAXLIST, (long long)lo, v);
-        out[(*n)++] = x;
-        s = *end ? end + 1 : end;
-    }
-    if (*n == 0)
-        return hg_kerr(err, errlen, "%s: empty list", opt);
-    return 0;
-}
-
-static int parse_args(struct args *a, int argc, char **argv, const struct hg_task *task,
-                      char *err, size_t errlen)
-{
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        if (strcmp(o, "--list-models") == 0) {
-            a->list_models = 1;
-            continue;
-        }
-        if (strcmp(o, "--forward-only") == 0) {
-            a->forward_only = 1;
-            continue;
-        }
-        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
-            a->help = 1;
-            continue;
-        }
-        if (strcmp(o, "--version") == 0) {
-            hg_print_version("hgplan");
-            exit(0);
-        }
-        if (strcmp(o, "--dp") == 0) {
-            a->dp = 1;
-            continue;
-        }
-        if (strncmp(o, "--", 2) != 0)
-            return hg_kerr(err, errlen, "unexpected argument '%s'", o);
-        if (i + 1 >= argc)
-            return hg_kerr(err, errlen, "%s needs a value", o);
-        const char *v = argv[++i];
-        if (strcmp(o, "--search") == 0) {
-            if (strcmp(v, "baselines") != 0 && strcmp(v, "mcmc") != 0)
-                return hg_kerr(err, errlen, "--search %s: expected baselines or mcmc%s", v,
-                               strcmp(v, "gnn") == 0 ? " (gnn: not built yet)" : "");
-            a->search = v;
-        } else if (strcmp(o, "--out") == 0)
-            a->out = v;
-        else if (strcmp(o, "--trace") == 0)
-            a->trace = v;
-        else if (strcmp(o, "--profile") == 0)
-            a->profile = v;
-        else if (strcmp(o, "--profile-out") == 0)
-            a->profile_out = v;
-        else if (strcmp(o, "--profile-batches") == 0) {
-            if (parse_list(o, v, 1, a->pbatch, &a->npbatch, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--profile-threads") == 0) {
-            if (parse_list(o, v, 1, a->pthreads, &a->npthreads, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--profile-workers") == 0) {
-            if (parse_list(o, v, 2, a->pworkers, &a->npworkers, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--profile-worlds") == 0) {
-            if (strcmp(v, "none") == 0)
-                a->npworlds = 0;
-            else if (parse_list(o, v, 2, a->pworlds, &a->npworlds, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--profile-sizes") == 0) {
-            if (parse_list(o, v, 4, a->psizes, &a->npsizes, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--profile-repeats") == 0) {
-            if (parse_i64(o, v, 1, &a->preps, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--profile-warmup") == 0) {
-            if (parse_i64(o, v, 0, &a->pwarmup, err, errlen) != 0)
-                return -1;
-        }
-        else if (strcmp(o, "--strategy") == 0)
-            a->strategy = v;
-        else if (strcmp(o, "--beta") == 0) {
-            char *end;
-            a->beta = strtod(v, &end);
-            if (end == v || *end || !(a->beta > 0))
-                return hg_kerr(err, errlen, "--beta: expected a number > 0, got '%s'", v);
-        } else if (strcmp(o, "--budget") == 0) {
-            char *end;
-            a->budget = strtod(v, &end);
-            if (end == v || *end || !(a->budget > 0))
-                return hg_kerr(err, errlen, "--budget: expected seconds > 0, got '%s'", v);
-        } else if (strcmp(o, "--seed") == 0) {
-            if (parse_i64(o, v, 0, &a->seed, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--groups") == 0) {
-            if (parse_i64(o, v, 1, &a->groups, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--iters") == 0) {
-            if (parse_i64(o, v, 1, &a->iters, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--model") == 0)
-            a->model = v;
-        else if (strcmp(o, "--task") == 0)
-            a->task = v;
-        else if (strcmp(o, "--data") == 0)
-            a->data = v;
-        else if (strcmp(o, "--cluster") == 0)
-            a->cluster = v;
-        else if (strcmp(o, "--export-graph") == 0)
-            a->export_graph = v;
-        else if (strcmp(o, "--optimizer") == 0)
-            a->optimizer = v;
-        else if (strcmp(o, "--batch") == 0) {
-            if (parse_i64(o, v, 1, &a->batch, err, errlen) != 0)
-                return -1;
-        } else if (strcmp(o, "--seq-len") == 0) {
-            if (parse_i64(o, v, 1, &a->seq, err, errlen) != 0)
-                return -1;
-        } else {
-            int found = 0;
-            for (int k = 0; task && task->options && task->options[k].name; k++)
-                if (strcmp(o + 2, task->options[k].name) == 0) {
-                    a->task_vals[k] = v;
-                    found = 1;
-                }
-            if (!found) {
-                static const char *const names[] = {
-                    "--beta", "--budget", "--cluster", "--data", "--dp", "--export-graph",
-                    "--forward-only", "--groups", "--help", "--iters", "--list-models",
-                    "--model", "--out", "--profile", "--profile-batches", "--profile-out",
-                    "--profile-repeats", "--profile-sizes", "--profile-threads",
-                    "--profile-warmup", "--profile-workers", "--profile-worlds", "--search",
-                    "--seed", "--strategy", "--task", "--trace", "--optimizer", "--batch",
-                    "--seq-len", "--version", NULL};
-                struct hg_suggest sg;
-                hg_suggest_init(&sg, o + 2);
-                for (int k = 0; names[k]; k++)
-                    hg_suggest_add(&sg, names[k] + 2);
-                for (int k = 0; task && task->options && task->options[k].name; k++)
-                    hg_suggest_add(&sg, task->options[k].name);
-                const char *b = hg_suggest_best(&sg);
-                return hg_kerr(err, errlen, "unknown option '%s'%s%s%s (hgplan --help)%s", o,
-                               b ? " (did you mean --" : "", b ? b : "", b ? "?)" : "",
-                               task ? "" : "; task options need --task");
-            }
-        }
-    }
-    return 0;
+    *n = l->n;
+    for (int k = 0; k < l->n; k++)
+        v[k] = (int64_t)l->v[k];
 }
 
 static int optim_kind(const char *s, enum hg_optim *k)
@@ -290,7 +191,7 @@ static int build_task(struct hg_graph *g, const struct hg_task *t, const struct 
                       enum hg_optim optim, char *err, size_t errlen)
 {
     void *state = NULL;
-    struct hg_task_args ta = {.values = a->task_vals};
+    struct hg_task_args ta = {.values = (const char *const *)a->task_vals};
     if (t->setup && t->setup(&state, a->data, &ta, err, errlen) != 0)
         return -1;
     struct hg_task_model m;
@@ -413,13 +314,6 @@ static void print_recompute(FILE *o, const struct hg_strategy *st)
         fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
 }
 
-static double wall(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Baselines, search, strategy file and trace. */
 static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                 const char *what, const struct args *a)
@@ -497,7 +391,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         }
         best = hg_strategy_copy(seed);
         br = sr;
-        double st0 = wall();
+        double st0 = hg_now();
         if (strcmp(a->search, "mcmc") == 0) {
             struct hg_search_opts so = {.budget_s = a->budget > 0 ? a->budget : 30,
                                         .max_iters = a->iters,
@@ -519,10 +413,10 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             if (ss.iters == 0 && so.budget_s > 0)
                 fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
                         "and the result's simulations on this cluster (%.2f s so far)\n",
-                        so.budget_s, wall() - st0);
+                        so.budget_s, hg_now() - st0);
             fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
                     "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
-                    seed_how, ss.iters, ss.accepted, ss.improved, wall() - st0,
+                    seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
                     (long long)a->seed,
                     pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
         }
@@ -544,15 +438,15 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         struct hg_strategy *t = hg_strategy_copy(best);
         struct hg_sim_result x;
         int nf = 0, ndl = 0;
-        double t0 = wall();
-        while (nf < 20 && (nf < 2 || wall() - t0 < 0.5)) {
+        double t0 = hg_now();
+        while (nf < 20 && (nf < 2 || hg_now() - t0 < 0.5)) {
             hg_sim_full(sim, t, &x);
             nf++;
         }
-        double tf = (wall() - t0) / nf;
+        double tf = (hg_now() - t0) / nf;
         uint64_t rng = 12345;
-        t0 = wall();
-        for (int i = 0; i < 200 && (i < 2 || wall() - t0 < 0.5); i++, ndl++) {
+        t0 = hg_now();
+        for (int i = 0; i < 200 && (i < 2 || hg_now() - t0 < 0.5); i++, ndl++) {
             int k;
             struct hg_gcfg nc, old;
             hg_propose_random(NULL, pg, t, &rng, &k, &nc);
@@ -562,7 +456,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
             t->cfg[k] = old;
             hg_sim_delta(sim, t, k, &x);
         }
-        double td = (wall() - t0) / (2 * ndl);
+        double td = (hg_now() - t0) / (2 * ndl);
         fprintf(o, "simulator: %ld tasks; full %.3f ms (%.3g tasks/s), delta %.3f ms: "
                 "delta speedup %.2fx\n", x.ntasks, tf * 1e3, (double)x.ntasks / tf, td * 1e3,
                 tf / td);
@@ -952,37 +846,54 @@ int main(int argc, char **argv)
     char err[ERRLEN] = "";
     struct args a;
     memset(&a, 0, sizeof(a));
-    a.npworlds = -1;
     /* find --task first: its options are valid on the command line */
-    const struct hg_task *task = NULL;
-    for (int i = 1; i + 1 < argc; i++)
-        if (strcmp(argv[i], "--task") == 0) {
-            task = hg_task_find(argv[i + 1]);
-            if (!task) {
-                fprintf(stderr, "hgplan: --task %s: unknown task (hgtrain --list-tasks)\n",
-                        argv[i + 1]);
-                return 2;
-            }
-        }
+    struct hg_opt_prog p;
+    prog_init(&p, &a, NULL, NULL, NULL, 0, NULL);
+    char *tname = hg_opt_peek(&p, argc, argv, "task");
+    const struct hg_task *task = tname ? hg_task_find(tname) : NULL;
+    if (tname && !task) {
+        fprintf(stderr, "hgplan: --task %s: unknown task (hgtrain --list-tasks)\n", tname);
+        free(tname);
+        return 2;
+    }
+    free(tname);
     int ntopt = 0;
-    while (task && task->options && task->options[ntopt].name)
-        ntopt++;
-    a.task_vals = calloc((size_t)ntopt + 1, sizeof(char *));
-    if (!a.task_vals)
+    struct hg_opt *trows = task ? hg_task_opt_rows(task->options, G_TASK, &ntopt) : NULL;
+    a.task_vals = calloc((size_t)(ntopt > 0 ? ntopt : 0) + 1, sizeof(char *));
+    if (ntopt < 0 || !a.task_vals) {
+        fprintf(stderr, "hgplan: out of memory\n");
+        free(trows);
+        free(a.task_vals);
         return 1;
-    for (int k = 0; k < ntopt; k++)
-        a.task_vals[k] = task->options[k].def;
+    }
+    char title[160];
+    snprintf(title, sizeof(title), "task options (%s)", task ? task->name : "");
+    const char *const groups[] = {"graph", "cluster and plan", "profiling", "other",
+                                  task ? title : NULL, NULL};
+    unsigned char given[NOPTS];
+    prog_init(&p, &a, given, task, trows, ntopt, groups);
     int rc = 0;
-    if (parse_args(&a, argc, argv, task, err, sizeof(err)) != 0) {
+    if (hg_opt_parse(&p, argc, argv, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgplan: %s\n", err);
         rc = 2;
         goto out;
     }
+    if (a.version) {
+        hg_print_version("hgplan");
+        goto out;
+    }
     if (a.help || argc == 1) {
-        usage(a.help ? stdout : stderr);
+        hg_opt_help(a.help ? stdout : stderr, &p);
         rc = a.help ? 0 : 2;
         goto out;
     }
+    list_to_array(&a.lbatch, a.pbatch, &a.npbatch);
+    list_to_array(&a.lthreads, a.pthreads, &a.npthreads);
+    list_to_array(&a.lworkers, a.pworkers, &a.npworkers);
+    list_to_array(&a.lsizes, a.psizes, &a.npsizes);
+    list_to_array(&a.lworlds, a.pworlds, &a.npworlds);
+    if (hg_opt_given(&p, "profile-worlds") != 1)
+        a.npworlds = -1;
     if ((a.search || a.strategy || a.out || a.trace || a.dp) &&
         (!a.cluster || (!a.model && !a.task))) {
         fprintf(stderr, "hgplan: --search, --strategy, --dp, --out and --trace need a graph "
@@ -1138,6 +1049,8 @@ int main(int argc, char **argv)
     hg_cluster_free(c);
     hg_prof_free(prof);
 out:
+    hg_opt_free(&p);
     free(a.task_vals);
+    free(trows);
     return rc;
 }

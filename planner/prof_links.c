@@ -9,21 +9,14 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/hg_base.h"
 #include "comm/hg_comm.h"
 #include "planner/prof-links.h"
 
 #define STAGING (4u << 20) /* what trainer/launch.c gives the shm backend */
 #define MSGLEN 256
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int cmp_dbl(const void *a, const void *b)
 {
@@ -63,9 +56,9 @@ static void calibrate(void)
 {
     double best = 0;
     for (int k = 0; k < 3; k++) {
-        double t0 = now_s();
+        double t0 = hg_now();
         spin(1000000);
-        double r = 1e6 / ((now_s() - t0) * 1e6);
+        double r = 1e6 / ((hg_now() - t0) * 1e6);
         best = r > best ? r : best;
     }
     iters_per_us = best;
@@ -93,12 +86,12 @@ static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_
             /* every rank computes first, as in training: the call meets the
              * cores busy and (with more ranks than cores) time-shared */
             busy(o->busy_us);
-            double t0 = now_s();
+            double t0 = hg_now();
             rc = hg_comm_allreduce_f32(c, buf, n, err, errlen);
             if (r >= 0) {
                 size_t k = ((size_t)rank * o->nsizes + s) * o->reps + r;
                 sh->in[k] = t0;
-                sh->out[k] = now_s();
+                sh->out[k] = hg_now();
             }
         }
     }
@@ -106,7 +99,7 @@ static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_
         size_t b = (size_t)o->sizes[s];
         for (int r = -o->warmup; r < o->reps && rc == 0; r++) {
             rc = hg_comm_barrier(c, err, errlen);
-            double t0 = now_s();
+            double t0 = hg_now();
             if (rc == 0 && rank == 0)
                 rc = hg_comm_send(c, buf, b, 1, err, errlen) ||
                      hg_comm_recv(c, buf, b, 1, err, errlen);
@@ -114,7 +107,7 @@ static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_
                 rc = hg_comm_recv(c, buf, b, 0, err, errlen) ||
                      hg_comm_send(c, buf, b, 0, err, errlen);
             if (rank == 0 && r >= 0)
-                sh->p2p[(size_t)s * o->reps + r] = (now_s() - t0) / 2;
+                sh->p2p[(size_t)s * o->reps + r] = (hg_now() - t0) / 2;
         }
     }
     if (rc != 0)

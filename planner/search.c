@@ -8,7 +8,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "planner/hg_planner.h"
 
@@ -172,23 +171,16 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
     cfg->recompute = st->cfg[k].recompute;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
                     const struct hg_search_opts *o, struct hg_search_stats *stats)
 {
-    double t0 = now();
+    double t0 = hg_now();
     memset(stats, 0, sizeof(*stats));
     hg_propose_fn propose = o->propose ? o->propose : hg_propose_random;
     uint64_t rng = o->seed * 0x2545f4914f6cdd1dULL + 1;
     struct hg_sim_result r;
     hg_sim_full(sim, st, &r);
-    double t_full = now() - t0, t_step = 0; /* the slowest proposal so far */
+    double t_full = hg_now() - t0, t_step = 0; /* the slowest proposal so far */
     double reserve = (1 + (o->after_full > 0 ? o->after_full : 0)) * t_full;
     double cur = hg_search_cost(&r), best = cur;
     stats->seed_cost = cur;
@@ -202,7 +194,7 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
             break;
         if (o->stagnation > 0 && since >= o->stagnation)
             break;
-        double t1 = now();
+        double t1 = hg_now();
         if (o->budget_s > 0 && t1 - t0 + t_step + reserve >= o->budget_s)
             break;
         stats->iters++;
@@ -228,11 +220,11 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
             st->cfg[g] = old;
             hg_sim_delta(sim, st, g, &r);
         }
-        t_step = now() - t1 > t_step ? now() - t1 : t_step;
+        t_step = hg_now() - t1 > t_step ? hg_now() - t1 : t_step;
     }
     memcpy(st->cfg, bestcfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
     free(bestcfg);
     hg_sim_full(sim, st, &r);
     stats->best_cost = hg_search_cost(&r);
-    stats->seconds = now() - t0;
+    stats->seconds = hg_now() - t0;
 }

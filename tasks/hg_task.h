@@ -151,5 +151,10 @@ const char *hg_task_archs(const struct hg_task *t);
 /* dlopens path and checks its ABI version; the handle stays open. */
 const struct hg_task *hg_task_load_plugin(const char *path, char *err,
                                           size_t errlen);
+/* A task's options as rows of a program's option table (base/opts.c):
+ * text values in a char *[n] array (row i at offset i * sizeof(char *)),
+ * switches as HG_OPTF_SWITCH, in --help section group. malloc'ed [*n];
+ * NULL with *n = 0 when there are none or memory ran out (*n = -1). */
+struct hg_opt *hg_task_opt_rows(const struct hg_task_option *opts, int group, int *n);
 
 #endif

@@ -2,8 +2,10 @@
  * external task plug-ins loaded with dlopen. */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "base/hg_base.h"
 #include "tasks/hg_task.h"
 #include "tasks/task-impl.h"
 
@@ -105,4 +107,32 @@ const struct hg_task *hg_task_load_plugin(const char *path, char *err,
         return NULL;
     }
     return t; /* the handle stays open: t lives in the plug-in */
+}
+
+struct hg_opt *hg_task_opt_rows(const struct hg_task_option *opts, int group, int *n)
+{
+    int k = 0;
+    while (opts && opts[k].name)
+        k++;
+    *n = 0;
+    if (!k)
+        return NULL;
+    struct hg_opt *rows = calloc((size_t)k, sizeof(*rows));
+    if (!rows) {
+        *n = -1;
+        return NULL;
+    }
+    for (int i = 0; i < k; i++)
+        rows[i] = (struct hg_opt){
+            .name = opts[i].name,
+            .type = HG_OPT_STR,
+            .group = group,
+            .offset = (size_t)i * sizeof(char *),
+            .def = opts[i].def,
+            .flags = opts[i].flag ? HG_OPTF_SWITCH : 0,
+            .metavar = opts[i].flag ? NULL : "VALUE",
+            .help = opts[i].help,
+        };
+    *n = k;
+    return rows;
 }

@@ -16,7 +16,7 @@ allowed() { # room -> rooms it may include (besides itself)
     kernels) echo "base" ;;
     graph) echo "kernels base" ;;
     data) echo "kernels base" ;;
-    comm) echo "kernels base" ;;
+    comm) echo "base" ;; # the basics only: no shapes, no kernels
     tasks) echo "data graph kernels base" ;;
     controller) echo "tasks comm data graph kernels base" ;;
     planner) echo "tasks comm data graph kernels base" ;;

@@ -30,7 +30,7 @@ expect 2 "(did you mean --encoder-layers?)" "$HGTRAIN" --task translation --enco
 printf 'max_epochs = 3;\n' >"$tmp/c.cfg"
 expect 2 "c.cfg:1: unknown key 'max_epochs' (did you mean max-epoch?)" "$HGTRAIN" -c "$tmp/c.cfg"
 expect 2 "unknown command 'generte' (did you mean generate?)" "$HGTRAIN" generte
-expect 2 "unknown option of hgtrain generate (did you mean --beam?)" "$HGTRAIN" generate --beem 3
+expect 2 "generate: unknown option '--beem' (did you mean --beam?)" "$HGTRAIN" generate --beem 3
 expect 2 "unknown command 'translaton' (did you mean translation?)" "$HGPRE" translaton
 expect 2 "unknown option '--destdri' (did you mean --destdir?)" "$HGPRE" translation --destdri x
 expect 2 "unknown option '--chfr' (did you mean --chrf?)" "$HGSCORE" --chfr

@@ -151,8 +151,8 @@ static inline void case_async(struct hg_comm *c)
                                         sizeof err) == 0,
             "rank %d start: %s", me, err);
     int done = 0;
-    double t0 = now_s();
-    while (!done && now_s() - t0 < 20) {
+    double t0 = hg_now();
+    while (!done && hg_now() - t0 < 20) {
         REQUIRE(hg_comm_test_req(c, r, &done, err, sizeof err) == 0,
                 "rank %d test: %s", me, err);
         if (!done)
@@ -182,12 +182,12 @@ static inline void case_async_timeout(struct hg_comm *c, double timeout_s)
     }
     float x[64] = {0};
     struct hg_comm_req r;
-    double t0 = now_s();
+    double t0 = hg_now();
     REQUIRE(hg_comm_allreduce_f32_start(c, x, 64, NULL, &r, err,
                                         sizeof err) == 0,
             "start: %s", err);
     int rc = hg_comm_wait_req(c, r, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && (strstr(err, "not arrived: 1") ||
                         strstr(err, "waiting for rank 1")),
            "rank 0 got: %d %s", rc, err);
@@ -214,9 +214,9 @@ static inline void case_async_abort(struct hg_comm *c, double timeout_s)
     float x[64] = {0};
     if (me == 0) {
         sleep_s(0.5);
-        double t0 = now_s();
+        double t0 = hg_now();
         int rc = hg_comm_barrier(c, err, sizeof err);
-        EXPECT(rc == -1 && strstr(err, "rank 1") && now_s() - t0 < timeout_s / 2,
+        EXPECT(rc == -1 && strstr(err, "rank 1") && hg_now() - t0 < timeout_s / 2,
                "rank 0 got: %d %s", rc, err);
         printf("abort in flight: rank 0: %s\n", err);
         return;
@@ -225,10 +225,10 @@ static inline void case_async_abort(struct hg_comm *c, double timeout_s)
     REQUIRE(hg_comm_allreduce_f32_start(c, x, 64, NULL, &r, err,
                                         sizeof err) == 0, "start: %s", err);
     sleep_s(0.2);
-    double t0 = now_s();
+    double t0 = hg_now();
     hg_comm_abort(c);
     int rc = hg_comm_wait_req(c, r, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "abort") && dt < timeout_s / 2,
            "rank 1 after %.2f s: %d %s", dt, rc, err);
     printf("abort in flight: rank 1 after %.2f s: %s\n", dt, err);
@@ -587,9 +587,9 @@ static inline void case_ps_missing(struct hg_comm *c, int dead,
         if (dead)
             REQUIRE(hg_ps_push(ps, 0, x, 2, err, sizeof err) == 0,
                     "rank 1 push 2: %s", err);
-        double t0 = now_s();
+        double t0 = hg_now();
         int rc = hg_ps_pull(ps, 0, x, dead ? 2 : 1, NULL, err, sizeof err);
-        double dt = now_s() - t0;
+        double dt = hg_now() - t0;
         EXPECT(rc == -1 && strstr(err, "rank 2"), "rank 1 got: %d %s", rc, err);
         if (dead)
             EXPECT(rc == -1 && strstr(err, "gone") && dt < timeout_s,

@@ -1,4 +1,4 @@
-/* comm_test.h - what the comm/ tests share: a monotonic clock, a sleep, and
+/* comm_test.h - what the comm/ tests share: the clock (hg_now), a sleep, and
  * the values whose rank-order sums are the reference of every backend's
  * allreduce.  Include after defining _GNU_SOURCE. */
 #ifndef HG_COMM_TEST_H
@@ -8,12 +8,7 @@
 #include <stdint.h>
 #include <time.h>
 
-static inline double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "base/hg_base.h"
 
 static inline void sleep_s(double s)
 {

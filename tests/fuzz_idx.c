@@ -4,7 +4,7 @@
  * Build from the top of the source tree (config.h from any build dir):
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
  *         -include BUILD/config.h -I. tests/fuzz_idx.c data/idx.c \
- *         kernels/common.c -lz -lm -o fuzz_idx
+ *         base/check.c -lz -lm -o fuzz_idx
  *   mkdir -p corpus && ./fuzz_idx -max_len=4096 corpus
  * (add seeds to corpus/: e.g. the first KB of a Fashion-MNIST file). */
 #include <stddef.h>

@@ -6,7 +6,7 @@
  * Build from the top of the source tree (config.h from any build dir):
  *   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined \
  *         -include BUILD/config.h -I. tests/fuzz_store.c comm/store.c \
- *         kernels/common.c -lpthread -lm -o fuzz_store
+ *         base/check.c -lpthread -lm -o fuzz_store
  *   mkdir -p corpus && ./fuzz_store -max_len=4096 corpus */
 #include <stddef.h>
 #include <stdint.h>

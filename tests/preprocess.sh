@@ -130,7 +130,7 @@ tok() { sed -n "s/^| rank $1: .* samples, \([0-9]*\) tokens.*/\1/p" "$tmp/plan";
 awk -v a="$(tok 0)" -v b="$(tok 1)" 'BEGIN { r = a / b; exit !(r > 1.7 && r < 2.4) }' ||
     bad "batches: rank 0 has $(tok 0) tokens, rank 1 $(tok 1): not about 2x"
 "$PRE" batches --data "$tmp/mt/train" --max-tokens 1024 --rank-capacity 2,x >"$tmp/log" 2>&1
-[ $? = 2 ] && grep -q -- "--rank-capacity '2,x'" "$tmp/log" || bad "batches: bad capacity not a usage error"
+[ $? = 2 ] && grep -q -- "--rank-capacity: expected numbers > 0 .*, got '2,x'" "$tmp/log" || bad "batches: bad capacity not a usage error"
 "$PRE" batches --data "$tmp/nothing-here" --max-tokens 1024 >"$tmp/log" 2>&1
 [ $? = 1 ] && grep -q "nothing-here" "$tmp/log" || bad "batches: missing data not named"
 

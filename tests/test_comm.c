@@ -86,10 +86,10 @@ static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
     }
     int bad = 0, left = world;
     int done[8] = {0};
-    double deadline = now_s() + CHILD_LIMIT_S;
+    double deadline = hg_now() + CHILD_LIMIT_S;
     /* reap in any order: a worker that exits early must not stay a zombie
      * (the others detect a dead rank by its pid) */
-    while (left > 0 && now_s() < deadline) {
+    while (left > 0 && hg_now() < deadline) {
         for (int r = 0; r < world; r++) {
             int st = 0;
             if (done[r] || waitpid(pids[r], &st, WNOHANG) != pids[r])
@@ -287,11 +287,11 @@ static void test_gather_p2p(int world)
     struct job job = {.world = world};
     REQUIRE(hg_comm_shm_create(&g, world, STAGE_BYTES, 30.0, err, sizeof err) == 0,
             "create: %s", err);
-    double t0 = now_s();
+    double t0 = hg_now();
     int bad = run_world(g, world, worker_gather_p2p, &job);
     EXPECT(bad == 0, "world %d: %d workers failed", world, bad);
     printf("world %d: allgather, send/recv %s (%.2f s)\n", world,
-           bad ? "FAILED" : "ok", now_s() - t0);
+           bad ? "FAILED" : "ok", hg_now() - t0);
     hg_comm_shm_group_free(g);
 }
 
@@ -319,11 +319,11 @@ static void test_collectives(int world)
     REQUIRE(hg_comm_shm_create(&g, world, STAGE_BYTES, 30.0, err, sizeof err) == 0,
             "create: %s", err);
     EXPECT(count_ours() == 0, "segment still named in /dev/shm after create");
-    double t0 = now_s();
+    double t0 = hg_now();
     int bad = run_world(g, world, worker_collectives, &job);
     EXPECT(bad == 0, "world %d: %d workers failed", world, bad);
     printf("world %d: collectives %s (%.2f s)\n", world, bad ? "FAILED" : "ok",
-           now_s() - t0);
+           hg_now() - t0);
     hg_comm_shm_group_free(g);
     for (size_t s = 0; s < NSIZES; s++) {
         free(job.want32[s]);
@@ -342,16 +342,16 @@ static int worker_timeout(struct hg_comm *c, struct job *job)
         /* never joins the allreduce; later finds rank 0 dead */
         struct timespec ts = {1, 500000000};
         nanosleep(&ts, NULL);
-        double t0 = now_s();
+        double t0 = hg_now();
         int rc = hg_comm_barrier(c, err, sizeof err);
         EXPECT(rc == -1, "rank 1 barrier after rank 0 failed returned %d", rc);
         EXPECT(strstr(err, "rank 0 aborted") != NULL, "rank 1 got: %s", err);
-        EXPECT(now_s() - t0 < 0.4, "rank 1 took %.2f s to fail", now_s() - t0);
+        EXPECT(hg_now() - t0 < 0.4, "rank 1 took %.2f s to fail", hg_now() - t0);
         return failures ? 1 : 0;
     }
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_allreduce_f32(c, x, 16, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1, "rank 0 allreduce without rank 1 returned %d", rc);
     EXPECT(strstr(err, "ranks not arrived: 1") != NULL, "rank 0 got: %s", err);
     EXPECT(dt >= 0.45 && dt < 4.0, "rank 0 gave up after %.2f s (timeout 0.5)",
@@ -374,9 +374,9 @@ static int worker_abort(struct hg_comm *c, struct job *job)
         return 0;
     }
     double x[100] = {0};
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_allreduce_f64(c, x, 100, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1, "rank 0 allreduce with rank 1 aborted returned %d", rc);
     EXPECT(strstr(err, "rank 1 aborted") != NULL, "rank 0 got: %s", err);
     /* well before the 10 s timeout, even on a loaded machine (ASan, CI) */
@@ -395,9 +395,9 @@ static int worker_exit(struct hg_comm *c, struct job *job)
     if (hg_comm_rank(c) == 1)
         return 0; /* exits without a word: a crash */
     float x[100] = {0};
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_allreduce_f32(c, x, 100, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1, "rank 0 allreduce with rank 1 gone returned %d", rc);
     EXPECT(strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
            "rank 0 got: %s", err);
@@ -442,9 +442,9 @@ static int worker_p2p_timeout(struct hg_comm *c, struct job *job)
                rc, err);
         return failures ? 1 : 0;
     }
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_recv(c, b, sizeof b, 1, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "rank 1 did not send"), "rank 0 got: %d %s",
            rc, err);
     EXPECT(dt >= 0.45 && dt < 4.0, "rank 0 gave up after %.2f s (timeout 0.5)",
@@ -463,9 +463,9 @@ static int worker_p2p_exit(struct hg_comm *c, struct job *job)
     size_t n = 64u << 10;
     unsigned char *b = calloc(1, n);
     REQUIRE(b, "calloc");
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_send(c, b, n, 1, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "rank 1 (pid") && strstr(err, "has exited"),
            "rank 0 got: %d %s", rc, err);
     /* well before the 10 s timeout, even on a loaded machine (ASan, CI) */
@@ -517,11 +517,11 @@ static void test_case(const char *what, void (*fn)(struct hg_comm *), int world,
     struct job job = {.world = world};
     the_case = fn;
     case_arg = arg;
-    double t0 = now_s();
+    double t0 = hg_now();
     int bad = run_world(g, world, worker_case, &job);
     EXPECT(bad == 0, "%s, world %d: %d workers failed", what, world, bad);
     printf("world %d: %s %s (%.2f s)\n", world, what, bad ? "FAILED" : "ok",
-           now_s() - t0);
+           hg_now() - t0);
     hg_comm_shm_group_free(g);
 }
 

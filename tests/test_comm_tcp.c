@@ -101,8 +101,8 @@ static int run_world(int world, worker_fn *fn, struct job *job)
         close(pipes[r][1]);
     }
     int bad = 0, left = world, done[MAXW] = {0};
-    double deadline = now_s() + CHILD_LIMIT_S;
-    while (left > 0 && now_s() < deadline) {
+    double deadline = hg_now() + CHILD_LIMIT_S;
+    while (left > 0 && hg_now() < deadline) {
         for (int r = 0; r < world; r++) {
             int stt = 0;
             if (done[r] || waitpid(pids[r], &stt, WNOHANG) != pids[r])
@@ -243,11 +243,11 @@ static void test_collectives(int world)
             job.want64[s][i] = b;
         }
     }
-    double t0 = now_s();
+    double t0 = hg_now();
     int bad = run_world(world, worker_collectives, &job);
     EXPECT(bad == 0, "world %d: %d ranks failed", world, bad);
     printf("tcp world %d: collectives %s (%.2f s)\n", world, bad ? "FAILED" : "ok",
-           now_s() - t0);
+           hg_now() - t0);
     for (size_t s = 0; s < NSIZES; s++) {
         free(job.want32[s]);
         free(job.want64[s]);
@@ -264,7 +264,7 @@ static int worker_timeout(struct hg_comm *c, struct hg_store *st,
     float x[16] = {0};
     if (hg_comm_rank(c) == 1) {
         sleep_s(1.5); /* never joins the allreduce; finds rank 0 gone */
-        double t0 = now_s();
+        double t0 = hg_now();
         int rc = hg_comm_barrier(c, err, sizeof err);
         /* rank 0's allreduce header may still be in the socket, ahead of
          * the close: then the calls are named instead */
@@ -272,12 +272,12 @@ static int worker_timeout(struct hg_comm *c, struct hg_store *st,
                             strstr(err, "rank 0 is in allreduce_f32")),
                "rank 1 barrier after rank 0 failed: %d %s", rc, err);
         printf("tcp timeout: rank 1: %s\n", err);
-        EXPECT(now_s() - t0 < 0.4, "rank 1 took %.2f s to fail", now_s() - t0);
+        EXPECT(hg_now() - t0 < 0.4, "rank 1 took %.2f s to fail", hg_now() - t0);
         return failures ? 1 : 0;
     }
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_allreduce_f32(c, x, 16, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "tcp: rank 0:") &&
                strstr(err, "waiting for rank 1"), "rank 0 got: %d %s", rc, err);
     EXPECT(dt >= 0.45 && dt < 4.0, "rank 0 gave up after %.2f s (timeout 0.5)",
@@ -299,9 +299,9 @@ static int worker_abort(struct hg_comm *c, struct hg_store *st, struct job *job)
         return 0;
     }
     double x[100] = {0};
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_allreduce_f64(c, x, 100, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "tcp: rank 0: rank 1 closed the connection "
                                    "(exited?)"), "rank 0 got: %d %s", rc, err);
     EXPECT(dt < 6.0, "rank 0 took %.2f s to notice (timeout 10 s)", dt);
@@ -320,9 +320,9 @@ static int worker_exit(struct hg_comm *c, struct hg_store *st, struct job *job)
     if (me == 2)
         _exit(0); /* without a word: a crash */
     float x[100] = {0};
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_comm_allreduce_f32(c, x, 100, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "closed the connection"), "rank %d got: %d %s",
            me, rc, err);
     /* rank 0 may see rank 1's failure first: either way a closed peer */
@@ -496,11 +496,11 @@ static void test_case(const char *what, void (*fn)(struct hg_comm *), int world,
     struct job job = {.world = world, .timeout_s = timeout_s};
     the_case = fn;
     case_arg = arg;
-    double t0 = now_s();
+    double t0 = hg_now();
     int bad = run_world(world, worker_case, &job);
     EXPECT(bad == 0, "%s, world %d: %d ranks failed", what, world, bad);
     printf("world %d: %s %s (%.2f s)\n", world, what, bad ? "FAILED" : "ok",
-           now_s() - t0);
+           hg_now() - t0);
 }
 
 int main(void)

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <hdf5.h>
@@ -371,13 +370,6 @@ static void fuzz_store_parser(int iters)
            good, bad);
 }
 
-static double fuzz_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int fuzz_connect(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -416,7 +408,7 @@ static void fuzz_store_server(int iters)
         fds[i] = -1;
     unsigned char *b = malloc(HG_STORE_HDR_LEN + 8192), sink[4096];
     REQUIRE(b, "malloc");
-    double t0 = fuzz_now();
+    double t0 = hg_now();
     long frames = 0, opened = 0;
     /* the server logs rejections to stderr: keep the first few only */
     for (int it = 0; it < iters; it++) {
@@ -487,7 +479,7 @@ static void fuzz_store_server(int iters)
     }
     printf("store server: %d iterations, %ld frames on %ld connections, %lu "
            "closed by the server, %.2f s\n", iters, frames, opened,
-           hg_store_server_rejected(s), fuzz_now() - t0);
+           hg_store_server_rejected(s), hg_now() - t0);
     hg_store_server_stop(s);
     free(b);
 }

@@ -176,9 +176,9 @@ static void test_failures(struct hg_comm *c)
     unsetenv("HG_COMM_TIMEOUT_S");
     if (me == 0) {
         unsigned char b[10];
-        double t0 = now_s();
+        double t0 = hg_now();
         int rc = hg_comm_recv(t, b, sizeof b, 1, err, sizeof err);
-        double dt = now_s() - t0;
+        double dt = hg_now() - t0;
         EXPECT(rc == -1 && strstr(err, "rank 0 waited") &&
                    strstr(err, "rank 1 did not send"), "rank 0 got: %d %s", rc,
                err);
@@ -223,7 +223,7 @@ int main(void)
     int me = hg_comm_rank(c), world = hg_comm_world(c);
     EXPECT(strcmp(hg_comm_backend(c), "mpi") == 0, "backend %s",
            hg_comm_backend(c));
-    double t0 = now_s();
+    double t0 = hg_now();
     test_allreduce(c);
     test_broadcast_allgather(c);
     test_p2p(c);
@@ -231,16 +231,16 @@ int main(void)
         REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
                 me, err);
     test_failures(c);
-    double t1 = now_s();
+    double t1 = hg_now();
     case_async(c);
     if (me == 0)
-        printf("world %d: async ok (%.2f s)\n", world, now_s() - t1);
-    t1 = now_s();
+        printf("world %d: async ok (%.2f s)\n", world, hg_now() - t1);
+    t1 = hg_now();
     case_groups(c);
     if (me == 0)
-        printf("world %d: groups ok (%.2f s)\n", world, now_s() - t1);
+        printf("world %d: groups ok (%.2f s)\n", world, hg_now() - t1);
     if (hg_comm_caps(c) & HG_COMM_PS) {
-        t1 = now_s();
+        t1 = hg_now();
         case_ps(c, 10.0);
         if (world >= 3)
             case_ps_missing(c, 0, 1.0);
@@ -248,7 +248,7 @@ int main(void)
                 me, err);
         if (me == 0)
             printf("world %d: parameter server ok (%.2f s)\n", world,
-                   now_s() - t1);
+                   hg_now() - t1);
     } else {
         char e2[512] = "";
         static const int cl[1] = {0};
@@ -268,7 +268,7 @@ int main(void)
             "rank %d: %s", me, err);
     if (me == 0)
         printf("world %d: %s (%.2f s)\n", world, bad ? "FAIL" : "PASS",
-               now_s() - t0);
+               hg_now() - t0);
     hg_comm_free(c);
     return failures ? 1 : 0;
 }

@@ -13,6 +13,7 @@
  * a probe child counts the devices. */
 #define _GNU_SOURCE
 
+#include "base/hg_base.h"
 #include "comm/hg_comm.h"
 #include "tests/hg_test.h"
 
@@ -32,13 +33,6 @@
 
 static const size_t sizes[] = {1, 1000, (3u << 20) + 5};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Devices seen by a child, or -1 when CUDA failed there. */
 static int probe_devices(char *why, size_t len)
@@ -444,7 +438,7 @@ int main(void)
     REQUIRE(hg_store_server_start(&srv, "127.0.0.1", 0, token, world, err,
                                   sizeof err) == 0, "store: %s", err);
     int port = hg_store_server_port(srv);
-    double t0 = now_s();
+    double t0 = hg_now();
     pid_t pids[MAX_RANKS];
     fflush(stdout);
     for (int r = 0; r < world; r++) {
@@ -461,7 +455,7 @@ int main(void)
         int st = 0;
         pid_t got = 0;
         while ((got = waitpid(pids[r], &st, WNOHANG)) == 0 &&
-               now_s() - t0 < CHILD_LIMIT_S) {
+               hg_now() - t0 < CHILD_LIMIT_S) {
             struct timespec ts = {0, 10000000};
             nanosleep(&ts, NULL);
         }
@@ -479,7 +473,7 @@ int main(void)
     hg_store_server_stop(srv);
     EXPECT(bad == 0, "%d of %d ranks failed", bad, world);
     printf("%d GPU rank(s): %s (%.2f s)\n", world, bad ? "FAIL" : "PASS",
-           now_s() - t0);
+           hg_now() - t0);
 #endif
     return failures ? 1 : 0;
 }

@@ -83,8 +83,8 @@ static int run_clients(int world, int nclients, double timeout_s,
     if (during)
         during(port, s);
     int bad = 0, left = nclients, done[MAXW] = {0};
-    double deadline = now_s() + CHILD_LIMIT_S;
-    while (left > 0 && now_s() < deadline) {
+    double deadline = hg_now() + CHILD_LIMIT_S;
+    while (left > 0 && hg_now() < deadline) {
         for (int r = 0; r < nclients; r++) {
             int stt = 0;
             if (done[r] || waitpid(pids[r], &stt, WNOHANG) != pids[r])
@@ -206,16 +206,16 @@ static int client_wait(struct hg_store *st, int me, int world)
         EXPECT(rc == 0, "get after: %s", err);
         return failures ? 1 : 0;
     }
-    double t0 = now_s();
+    double t0 = hg_now();
     REQUIRE(hg_store_get(st, "late", got, sizeof got, &len, err, sizeof err) == 0,
             "get late: %s", err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(len == 3 && memcmp(got, "yes", 3) == 0, "late value");
     EXPECT(dt > 0.2 && dt < 5, "get returned after %.2f s", dt);
     printf("get waited %.2f s for a later set\n", dt);
-    t0 = now_s();
+    t0 = hg_now();
     int rc = hg_store_get(st, "never", got, sizeof got, &len, err, sizeof err);
-    dt = now_s() - t0;
+    dt = hg_now() - t0;
     EXPECT(rc == -1 && strstr(err, "'never'") && strstr(err, "rank 1"),
            "get never: %d %s", rc, err);
     EXPECT(dt > 0.9 && dt < 3, "get timed out after %.2f s (timeout 1)", dt);
@@ -241,10 +241,10 @@ static int raw_connect(int port)
 /* 1 when the server closes fd within limit_s (read gives 0 or a reset). */
 static int closed_by_server(int fd, double limit_s)
 {
-    double deadline = now_s() + limit_s;
+    double deadline = hg_now() + limit_s;
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        int ms = (int)((deadline - now_s()) * 1000);
+        int ms = (int)((deadline - hg_now()) * 1000);
         if (ms <= 0 || poll(&p, 1, ms) <= 0)
             return 0;
         char b[256];
@@ -311,13 +311,13 @@ static void attack(int port, struct hg_store_server *s)
     /* a wrong token through the client: a clear error, quickly */
     char err[512];
     struct hg_store *st = NULL;
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_store_connect(&st, "127.0.0.1", port, WRONG, 0, 2.0, err,
                               sizeof err);
     EXPECT(rc == -1 && !st && strstr(err, "wrong job token"),
            "wrong token: %d %s", rc, err);
     EXPECT(!strstr(err, WRONG) && !strstr(err, TOKEN), "a token in: %s", err);
-    EXPECT(now_s() - t0 < 1.5, "wrong token took %.2f s", now_s() - t0);
+    EXPECT(hg_now() - t0 < 1.5, "wrong token took %.2f s", hg_now() - t0);
     printf("wrong token: %s\n", err);
     /* a half-sent frame from an authenticated client stays pending while
      * the others go on; then it leaves */
@@ -371,9 +371,9 @@ static int client_missing(struct hg_store *st, int me, int world)
     char err[512] = "";
     if (me == 1)
         return 0; /* connected, but never comes to the barrier */
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_store_barrier(st, "b", world, err, sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     EXPECT(rc == -1, "barrier without rank 1 returned %d", rc);
     EXPECT(strstr(err, "ranks not arrived: 1") && !strstr(err, "arrived: 1 "),
            "rank %d got: %s", me, err);
@@ -396,10 +396,10 @@ static void test_no_server(void)
     int port = ntohs(a.sin_port);
     char err[512];
     struct hg_store *st = NULL;
-    double t0 = now_s();
+    double t0 = hg_now();
     int rc = hg_store_connect(&st, "127.0.0.1", port, TOKEN, 3, 0.4, err,
                               sizeof err);
-    double dt = now_s() - t0;
+    double dt = hg_now() - t0;
     char want[128];
     snprintf(want, sizeof want, "store 127.0.0.1:%d: rank 3 could not connect "
              "within 0.4 s: ", port);
@@ -505,9 +505,9 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     test_tokens();
     test_no_server();
-    double t0 = now_s();
+    double t0 = hg_now();
     EXPECT(run_clients(4, 4, 20.0, client_basic, NULL) == 0, "basic");
-    printf("basic: %.2f s\n", now_s() - t0);
+    printf("basic: %.2f s\n", hg_now() - t0);
     EXPECT(run_clients(2, 2, 1.0, client_wait, NULL) == 0, "wait");
     EXPECT(run_clients(3, 3, 20.0, client_busy, attack) == 0, "attacks");
     EXPECT(run_clients(3, 3, 0.5, client_missing, NULL) == 0, "missing rank");

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/hg_base.h"
@@ -40,11 +39,11 @@
 #define ERRLEN 1024
 
 struct gopts {
-    const char *data, *path, *subset, *results, *ref, *scores;
-    const char *input;     /* raw text ("-": stdin), or NULL: the split */
+    char *data, *path, *subset, *results, *ref, *scores;
+    char *input;     /* raw text ("-": stdin), or NULL: the split */
     int64_t beam, nbest, batch, buffer, min_len, threads;
     double lenpen, max_len_a, max_len_b;
-    int incremental, print_scores;
+    int incremental, print_scores, help, version;
 };
 
 static const char usage[] =
@@ -54,142 +53,100 @@ static const char usage[] =
     "    [--buffer-size N] [--results-path FILE] [--ref FILE] [--scores-path FILE]\n"
     "    [--print-scores] [--threads N] [--remove-bpe] [--score] [--no-incremental]\n"
     "       hgtrain interactive --data DIR --path CHECKPOINT [options as above]\n"
-    "    (translates stdin: generate --input -)\n"
-    "--input: raw lines, tokenized, BPE'd (DIR/codes) and looked up (DIR/dict.*.txt)\n"
-    "as in training; --buffer-size lines per decoding (default: all; 1 on a terminal).\n"
-    "Output: --n-best hypotheses per line, best first (--print-scores: score TAB text).\n";
+    "    (translates stdin: generate --input -)\n";
 
-static double now(void)
+#define OFF(f) offsetof(struct gopts, f)
+enum { G_IO, G_SEARCH, G_OTHER };
+
+static const struct hg_opt options[] = {
+    /* ------------------------------------------------------ input and output */
+    {.name = "data", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(data),
+     .metavar = "DIR", .help = "the preprocessed data: dictionaries, codes and splits "
+                               "(required)"},
+    {.name = "path", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(path),
+     .metavar = "CHECKPOINT", .help = "the checkpoint to translate with (required)"},
+    {.name = "gen-subset", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(subset),
+     .def = "test", .metavar = "SPLIT", .help = "the split of --data to translate"},
+    {.name = "input", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(input),
+     .metavar = "FILE|-", .help = "raw lines instead of a split, tokenized, BPE'd "
+                                  "(DIR/codes) and looked up (DIR/dict.*.txt) as in training"},
+    {.name = "buffer-size", .type = HG_OPT_I64, .group = G_IO, .offset = OFF(buffer),
+     .min = 1, .max = 1e15,
+     .help = "--input lines per decoding (default: all; 1 on a terminal)"},
+    {.name = "results-path", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(results),
+     .metavar = "FILE", .help = "also write the hypotheses to FILE"},
+    {.name = "ref", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(ref),
+     .metavar = "FILE", .help = "raw reference lines to score against (default: the "
+                                "split's target side)"},
+    {.name = "scores-path", .type = HG_OPT_STR, .group = G_IO, .offset = OFF(scores),
+     .metavar = "FILE", .help = "a split's hypothesis scores, one per line"},
+    {.name = "print-scores", .type = HG_OPT_BOOL, .group = G_IO,
+     .offset = OFF(print_scores), .help = "print score TAB text for each hypothesis"},
+    /* -------------------------------------------------------------- search */
+    {.name = "beam", .type = HG_OPT_I64, .group = G_SEARCH, .offset = OFF(beam),
+     .def = "5", .min = 1, .max = 1024, .help = "beam width"},
+    {.name = "n-best", .alias = "nbest", .type = HG_OPT_I64, .group = G_SEARCH,
+     .offset = OFF(nbest), .def = "1", .min = 1, .max = 1024,
+     .help = "hypotheses per sentence, best first (at most --beam)"},
+    {.name = "lenpen", .type = HG_OPT_REAL, .group = G_SEARCH, .offset = OFF(lenpen),
+     .def = "1", .min = -100, .max = 100,
+     .help = "length penalty: a hypothesis scores its log-probability / length^lenpen"},
+    {.name = "max-len-a", .type = HG_OPT_REAL, .group = G_SEARCH, .offset = OFF(max_len_a),
+     .def = "0", .max = 1e6,
+     .help = "a of the longest hypothesis, a * source length + b tokens"},
+    {.name = "max-len-b", .type = HG_OPT_REAL, .group = G_SEARCH, .offset = OFF(max_len_b),
+     .def = "200", .max = 1e6, .flags = HG_OPTF_WHOLE, .metavar = "N",
+     .help = "b of the longest hypothesis, a * source length + b tokens"},
+    {.name = "min-len", .type = HG_OPT_I64, .group = G_SEARCH, .offset = OFF(min_len),
+     .def = "1", .max = 1 << 20, .help = "shortest hypothesis (tokens before </s>)"},
+    {.name = "batch-size", .alias = "max-sentences", .type = HG_OPT_I64, .group = G_SEARCH,
+     .offset = OFF(batch), .def = "32", .min = 1, .max = 1 << 20,
+     .help = "sentences decoded together"},
+    {.name = "incremental", .type = HG_OPT_BOOL, .group = G_SEARCH,
+     .offset = OFF(incremental), .def = "1", .flags = HG_OPTF_NEGATABLE,
+     .help = "cached keys and values (fairseq's incremental decoding); "
+             "--no-incremental: the full prefix at every step"},
+    /* --------------------------------------------------------------- other */
+    {.name = "threads", .type = HG_OPT_I64, .group = G_OTHER, .offset = OFF(threads),
+     .def = "0", .max = 4096, .help = "compute threads (0: all cores)"},
+    {.name = "remove-bpe", .type = HG_OPT_IGNORED, .group = G_OTHER,
+     .help = "fairseq's; always on: hypotheses are printed without BPE"},
+    {.name = "score", .type = HG_OPT_IGNORED, .group = G_OTHER,
+     .help = "fairseq's; always on: BLEU and chrF are printed"},
+    {.name = "quiet", .type = HG_OPT_IGNORED, .group = G_OTHER, .help = "fairseq's; ignored"},
+    {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .group = G_OTHER,
+     .offset = OFF(help), .help = "show this help and exit"},
+    {.name = "version", .type = HG_OPT_BOOL, .group = G_OTHER, .offset = OFF(version),
+     .help = "print the version and exit"},
+};
+
+static void prog_init(struct hg_opt_prog *p, struct gopts *o)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+    static const char *const groups[] = {"input and output", "search", "other", NULL};
+    *p = (struct hg_opt_prog){
+        .usage = usage,
+        .groups = groups,
+        .sets = {{.opts = options, .n = (int)(sizeof(options) / sizeof(options[0])),
+                  .base = o}},
+        .nsets = 1,
+    };
 }
 
-static int num(const char *name, const char *v, double lo, double hi, int integer,
-               double *out, char *err, size_t errlen)
+static int parse(const struct hg_opt_prog *p, struct gopts *o, int argc, char **argv,
+                 char *err, size_t errlen)
 {
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !(x >= lo && x <= hi) ||
-        (integer && x != floor(x))) {
-        snprintf(err, errlen, "--%s: expected %s in [%g,%g], got '%s'", name,
-                 integer ? "an integer" : "a number", lo, hi, v);
+    if (hg_opt_parse(p, argc, argv, err, errlen) != 0)
         return -1;
-    }
-    *out = x;
-    return 0;
-}
-
-static int parse(struct gopts *o, int argc, char **argv, char *err, size_t errlen)
-{
-    *o = (struct gopts){.subset = "test", .beam = 5, .nbest = 1, .batch = 32, .min_len = 1,
-                        .lenpen = 1, .max_len_a = 0, .max_len_b = 200, .incremental = 1};
-    for (int i = 1; i < argc; i++) {
-        char *a = argv[i];
-        if (strncmp(a, "--", 2) != 0) {
-            snprintf(err, errlen, "unexpected argument '%s'", a);
-            return -1;
-        }
-        a += 2;
-        char *eq = strchr(a, '=');
-        char name[64];
-        snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
-        if (strcmp(name, "remove-bpe") == 0 || strcmp(name, "score") == 0 ||
-            strcmp(name, "quiet") == 0)
-            continue; /* always on: BPE is removed and the score printed */
-        if (strcmp(name, "no-incremental") == 0) {
-            o->incremental = 0;
-            continue;
-        }
-        if (strcmp(name, "print-scores") == 0) {
-            o->print_scores = 1;
-            continue;
-        }
-        if (strcmp(name, "help") == 0 || strcmp(name, "version") == 0) {
-            snprintf(err, errlen, "%s", name);
-            return -1;
-        }
-        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-        if (!v) {
-            snprintf(err, errlen, "--%s needs a value", name);
-            return -1;
-        }
-        double x;
-        if (strcmp(name, "data") == 0)
-            o->data = v;
-        else if (strcmp(name, "path") == 0)
-            o->path = v;
-        else if (strcmp(name, "gen-subset") == 0)
-            o->subset = v;
-        else if (strcmp(name, "results-path") == 0)
-            o->results = v;
-        else if (strcmp(name, "ref") == 0)
-            o->ref = v;
-        else if (strcmp(name, "scores-path") == 0)
-            o->scores = v;
-        else if (strcmp(name, "input") == 0)
-            o->input = v;
-        else if (strcmp(name, "n-best") == 0 || strcmp(name, "nbest") == 0) {
-            if (num(name, v, 1, 1024, 1, &x, err, errlen))
-                return -1;
-            o->nbest = (int64_t)x;
-        } else if (strcmp(name, "buffer-size") == 0) {
-            if (num(name, v, 1, 1e15, 1, &x, err, errlen))
-                return -1;
-            o->buffer = (int64_t)x;
-        }
-        else if (strcmp(name, "beam") == 0) {
-            if (num(name, v, 1, 1024, 1, &x, err, errlen))
-                return -1;
-            o->beam = (int64_t)x;
-        } else if (strcmp(name, "batch-size") == 0 || strcmp(name, "max-sentences") == 0) {
-            if (num(name, v, 1, 1 << 20, 1, &x, err, errlen))
-                return -1;
-            o->batch = (int64_t)x;
-        } else if (strcmp(name, "min-len") == 0) {
-            if (num(name, v, 0, 1 << 20, 1, &x, err, errlen))
-                return -1;
-            o->min_len = (int64_t)x;
-        } else if (strcmp(name, "threads") == 0) {
-            if (num(name, v, 0, 4096, 1, &x, err, errlen))
-                return -1;
-            o->threads = (int64_t)x;
-        } else if (strcmp(name, "lenpen") == 0) {
-            if (num(name, v, -100, 100, 0, &o->lenpen, err, errlen))
-                return -1;
-        } else if (strcmp(name, "max-len-a") == 0) {
-            if (num(name, v, 0, 1e6, 0, &o->max_len_a, err, errlen))
-                return -1;
-        } else if (strcmp(name, "max-len-b") == 0) {
-            if (num(name, v, 0, 1e6, 1, &o->max_len_b, err, errlen))
-                return -1;
-        } else {
-            static const char *const names[] = {
-                "data", "path", "gen-subset", "results-path", "ref", "scores-path", "input",
-                "beam", "n-best", "nbest", "buffer-size", "batch-size", "max-sentences",
-                "min-len", "threads", "lenpen", "max-len-a", "max-len-b", "remove-bpe",
-                "score", "quiet", "no-incremental", "print-scores", "help", "version", NULL};
-            char hint[96];
-            snprintf(err, errlen, "--%s: unknown option of hgtrain generate%s", name,
-                     hg_suggest_text(name, names, "--", hint, sizeof(hint)));
-            return -1;
-        }
-    }
-    if (!o->data || !o->path) {
-        snprintf(err, errlen, "--data and --path are required");
-        return -1;
-    }
-    if (o->nbest > o->beam) {
-        snprintf(err, errlen, "--n-best %lld is more than --beam %lld",
-                 (long long)o->nbest, (long long)o->beam);
-        return -1;
-    }
-    if (o->scores && o->input) {
-        snprintf(err, errlen, "--scores-path is for a split; with --input use --print-scores");
-        return -1;
-    }
+    if (o->help || o->version)
+        return 0;
+    if (!o->data || !o->path)
+        return hg_kerr(err, errlen, "--data and --path are required");
+    if (o->nbest > o->beam)
+        return hg_kerr(err, errlen, "--n-best %lld is more than --beam %lld",
+                       (long long)o->nbest, (long long)o->beam);
+    if (o->scores && o->input)
+        return hg_kerr(err, errlen,
+                       "--scores-path is for a split; with --input use --print-scores");
     return 0;
 }
 
@@ -775,7 +732,7 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
                 o->incremental ? "incremental" : "full-prefix");
         c->announced = 1;
     }
-    double t0 = now();
+    double t0 = hg_now();
     for (int64_t b0 = 0; b0 < m; b0 += batch) {
         int64_t B = m - b0 < batch ? m - b0 : batch;
         for (int64_t i = 0; i < B; i++) {
@@ -811,7 +768,7 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
             s->fin = NULL;
         }
     }
-    c->secs += now() - t0;
+    c->secs += hg_now() - t0;
     c->nsent += m;
     rc = 0;
 out:
@@ -1163,27 +1120,25 @@ int hg_generate_main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
     struct gopts o;
-    if (parse(&o, argc, argv, err, sizeof(err)) != 0) {
-        if (strcmp(err, "help") == 0) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (strcmp(err, "version") == 0) {
-            hg_print_version("hgtrain");
-            return 0;
-        }
+    memset(&o, 0, sizeof(o));
+    struct hg_opt_prog p;
+    prog_init(&p, &o);
+    int rc = 0;
+    if (parse(&p, &o, argc, argv, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgtrain generate: %s\n%s", err, usage);
-        return 2;
-    }
-    if (hg_kernels_init(err, sizeof(err)) != 0) {
+        rc = 2;
+    } else if (o.help) {
+        hg_opt_help(stdout, &p);
+    } else if (o.version) {
+        hg_print_version("hgtrain");
+    } else if (hg_kernels_init(err, sizeof(err)) != 0 ||
+               (o.input ? run_text(&o, err, sizeof(err)) : run_split(&o, err, sizeof(err))) !=
+                   0) {
         fprintf(stderr, "hgtrain generate: %s\n", err);
-        return 1;
+        rc = 1;
     }
-    if ((o.input ? run_text(&o, err, sizeof(err)) : run_split(&o, err, sizeof(err))) != 0) {
-        fprintf(stderr, "hgtrain generate: %s\n", err);
-        return 1;
-    }
-    return 0;
+    hg_opt_free(&p);
+    return rc;
 }
 
 int hg_interactive_main(int argc, char **argv)

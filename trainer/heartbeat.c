@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hg_base.h"
 #include "comm/hg_comm.h"
-#include "kernels/hg_kernels.h"
 #include "trainer/heartbeat.h"
 
 #define HB_DONE ((int64_t)1 << 40) /* added to hb/<rank> when it leaves */
@@ -29,13 +29,6 @@ struct hg_hb {
     double limit, period;
     char where[300];          /* "host:port", for messages */
 };
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 double hg_hb_limit(double timeout_s)
 {
@@ -68,16 +61,16 @@ static void *beat_main(void *arg)
     struct hg_hb *hb = arg;
     char key[32];
     snprintf(key, sizeof key, "hb/%d", hb->rank);
-    double last_ok = now_s(), last_try = last_ok;
+    double last_ok = hg_now(), last_try = last_ok;
     do {
         int64_t dead = 0;
-        double t = now_s();
+        double t = hg_now();
         if (t - last_try > hb->limit / 2) /* we were stopped ourselves: not */
             last_ok = t;                  /* the store's silence */
         last_try = t;
         if (hg_store_add(hb->st, key, 1, NULL, NULL, 0) == 0 &&
             hg_store_add(hb->st, "hb/dead", 0, &dead, NULL, 0) == 0) {
-            last_ok = now_s();
+            last_ok = hg_now();
             if (dead > 0) {
                 /* our collective waits for that rank: nothing to save */
                 fprintf(stderr, "hgtrain: rank %d: leaving: rank %" PRId64 " has sent "
@@ -85,10 +78,10 @@ static void *beat_main(void *arg)
                         dead - 1, hb->limit);
                 _exit(HG_HB_EXIT_PEER);
             }
-        } else if (now_s() - last_ok >= hb->limit) {
+        } else if (hg_now() - last_ok >= hb->limit) {
             fprintf(stderr, "hgtrain: rank %d: leaving: the rendezvous store at %s (rank 0's "
                     "node) has not answered for %.0f s (stopped, hung or cut off)\n",
-                    hb->rank, hb->where, now_s() - last_ok);
+                    hb->rank, hb->where, hg_now() - last_ok);
             _exit(HG_HB_EXIT_PEER);
         }
     } while (!pause_period(hb));
@@ -118,7 +111,7 @@ static void *watch_main(void *arg)
             /* the store is in this process: a failure is no peer's fault */
             if (hg_store_add(hb->st, key, 0, &v, NULL, 0) != 0 || v >= HB_DONE)
                 continue;
-            double t = now_s();
+            double t = hg_now();
             if (v != last[r]) {
                 last[r] = v;
                 seen[r] = t;

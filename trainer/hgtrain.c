@@ -43,13 +43,6 @@ static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig) { stop_signal = sig; }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The shards of split under data: data/split/ (translation, lm) or
  * data/split-*.h5 (images). */
 static int split_spec(const char *data, const char *split, char *out,
@@ -230,7 +223,7 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .metric_name = r->o.best_checkpoint_metric,
         .maximize = r->o.maximize_best_checkpoint_metric,
         .train_wall = r->train_wall,
-        .wall = now() - r->t_start,
+        .wall = hg_now() - r->t_start,
         .options = r->opts_text,
     };
     return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
@@ -407,7 +400,7 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
         return;
     if (r->tty)
         fputs("\r\033[K", stderr); /* clear the progress line */
-    double dt = now() - m->t0;
+    double dt = hg_now() - m->t0;
     double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
     double nll = m->nll / (m->ss > 0 ? m->ss : 1) / log(2.0);
     char line[1024], js[1024];
@@ -420,7 +413,7 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
              (long long)r->epoch, (unsigned long long)r->num_updates,
              (unsigned long long)r->num_updates, (long long)step, (long long)steps, loss, nll,
              pow(2.0, nll), m->ss / dt, m->n / dt, m->ss / m->n, m->bsz / m->n, lr,
-             m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall, now() - r->t_start);
+             m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall, hg_now() - r->t_start);
     snprintf(line, sizeof(line),
              "| epoch %03lld | update %llu | %lld / %lld | loss %.4f | nll_loss %.4f | ppl %.2f | "
              "wps %.0f | ups %.2f | wpb %.1f | bsz %.1f | lr %.6g | gnorm %.3f | "
@@ -428,7 +421,7 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
              (long long)r->epoch, (unsigned long long)r->num_updates, (long long)step,
              (long long)steps, loss, nll, pow(2.0, nll), m->ss / dt, m->n / dt, m->ss / m->n,
              m->bsz / m->n, lr, m->gnorm / m->n, 100.0 * m->clip / m->n, r->train_wall,
-             now() - r->t_start);
+             hg_now() - r->t_start);
     size_t len = strlen(line), lj = strlen(js);
     if (r->o.fp16 && len >= 2 && lj >= 2) { /* the scale joins the end of the line */
         snprintf(line + len - 1, sizeof(line) - len + 1, " | loss_scale %g\n", m->loss_scale);
@@ -436,7 +429,7 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     }
     logf_line(r, line, js);
     memset(m, 0, sizeof(*m));
-    m->t0 = now();
+    m->t0 = hg_now();
 }
 
 /* h:mm:ss (or m:ss) of t seconds into out[len] */
@@ -454,7 +447,7 @@ static void hms(double t, char *out, size_t len)
 static double eta(const struct run *r, int64_t step, int64_t steps)
 {
     const struct hg_opts *o = &r->o;
-    double el = now() - r->t_train0;
+    double el = hg_now() - r->t_train0;
     uint64_t done = r->num_updates - r->first_update;
     if (done == 0 || el <= 0)
         return -1;
@@ -469,7 +462,7 @@ static double eta(const struct run *r, int64_t step, int64_t steps)
         left = left < 0 || e < left ? e : left;
     }
     if (o->stop_time_hours > 0) {
-        double t = o->stop_time_hours * 3600 - (now() - r->t_start);
+        double t = o->stop_time_hours * 3600 - (hg_now() - r->t_start);
         left = left < 0 || t < left ? (t > 0 ? t : 0) : left;
     }
     return left;
@@ -479,9 +472,9 @@ static double eta(const struct run *r, int64_t step, int64_t steps)
  * the epoch's progress, speed, loss, time since the start and the ETA */
 static void progress(struct run *r, int64_t step, int64_t steps, const struct meters *m)
 {
-    double dt = now() - m->t0, left = eta(r, step, steps);
+    double dt = hg_now() - m->t0, left = eta(r, step, steps);
     char el[32], et[32] = "?";
-    hms(now() - r->t_start, el, sizeof(el));
+    hms(hg_now() - r->t_start, el, sizeof(el));
     if (left >= 0)
         hms(left, et, sizeof(et));
     fprintf(stderr, "\r| epoch %03lld: %3d%% %lld/%lld, %.1f updates/s, loss %.4f, "
@@ -604,14 +597,14 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             return -1;
         }
         int64_t steps = hg_epoch_steps(ep), step = first_step;
-        struct meters m = {.t0 = now()};
+        struct meters m = {.t0 = hg_now()};
         struct hg_ctl_stats st;
         memset(&st, 0, sizeof(st));
         int rc = 0, in_step = 0, impatient = 0;
         struct hg_batch b;
         double lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
         while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1) {
-            double t0 = now();
+            double t0 = hg_now();
             step++;
             if (hg_ctl_accumulate(r->ctl, r->num_updates, &b, &st, err, errlen) != 0) {
                 rc = -1;
@@ -623,14 +616,14 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
             /* the ranks agree on both in the update: every rank stops */
             st.stop = (stop_signal ? HG_STOP_SIGNAL : 0) |
-                      (o->stop_time_hours > 0 && now() - r->t_start >= o->stop_time_hours * 3600
+                      (o->stop_time_hours > 0 && hg_now() - r->t_start >= o->stop_time_hours * 3600
                            ? HG_STOP_TIME
                            : 0);
             if (hg_ctl_update(r->ctl, r->num_updates, lr, &st, err, errlen) != 0) {
                 rc = -1;
                 break;
             }
-            r->train_wall += now() - t0;
+            r->train_wall += hg_now() - t0;
             int stop_req = (st.stop & HG_STOP_SIGNAL) != 0, stop_time = (st.stop & HG_STOP_TIME) != 0;
             if (!st.skipped) {
                 m.bsz += st.nsentences;
@@ -879,7 +872,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         split_open(&r->valid, r->task, r->ts, o->data, o->valid_subset, err, errlen) != 0)
         return -1;
     /* budgets: per-rank lists, else the global ones scaled by capacity */
-    const struct hg_opts_list *lists[3] = {&o->rank_capacity, &o->max_tokens_per_rank,
+    const struct hg_opt_list *lists[3] = {&o->rank_capacity, &o->max_tokens_per_rank,
                                            &o->max_sentences_per_rank};
     static const char *const names[3] = {"rank-capacity", "max-tokens-per-rank",
                                          "max-sentences-per-rank"};
@@ -893,7 +886,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
     for (int k = 0; k < 2; k++) {
-        const struct hg_opts_list *l = lists[k + 1];
+        const struct hg_opt_list *l = lists[k + 1];
         if (l->n == 0)
             continue;
         *dst[k] = malloc((size_t)l->n * sizeof(int64_t));
@@ -1006,7 +999,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         meta = (struct resume_meta){.loaded = 1, .num_updates = (int64_t)r->num_updates,
                               .epoch = r->epoch, .first_step = *first_step,
                               .best = r->best, .train_wall = r->train_wall,
-                              .wall = now() - r->t_start};
+                              .wall = hg_now() - r->t_start};
         char line[4300];
         snprintf(line, sizeof(line), "| loaded %s: epoch %lld, step %lld, %llu updates\n",
                  path, (long long)r->epoch, (long long)*first_step,
@@ -1024,7 +1017,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             *first_step = meta.first_step;
             r->best = meta.best;
             r->train_wall = meta.train_wall;
-            r->t_start = now() - meta.wall;
+            r->t_start = hg_now() - meta.wall;
         }
     }
     if (r->rank != 0)
@@ -1144,6 +1137,11 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 2;
     }
+    if (r.o.version) {
+        hg_print_version("hgtrain");
+        hg_opts_free(&r.o);
+        return 0;
+    }
     const char *archs = r.task ? hg_task_archs(r.task) : NULL;
     if (r.o.help) {
         hg_opts_help(stdout, r.task ? r.task->options : NULL, r.task ? r.task->name : NULL);
@@ -1217,7 +1215,7 @@ int main(int argc, char **argv)
         hg_kernels_set_threads(cores / L.nlocal > 1 ? cores / L.nlocal : 1);
     }
     r.opts_text = hg_opts_to_string(&r.o);
-    r.t_start = now();
+    r.t_start = hg_now();
 
     int64_t first_step = 0;
     int rc = setup(&r, &first_step, err, sizeof(err));
@@ -1244,7 +1242,7 @@ int main(int argc, char **argv)
         if (r.o.profile_ops)
             hg_exec_profile(hg_ctl_exec(r.ctl), 1);
         r.first_update = r.num_updates;
-        r.t_train0 = now();
+        r.t_train0 = hg_now();
         rc = train(&r, first_step, err, sizeof(err));
         if (rc == 0 && r.o.profile_ops && r.rank == 0)
             print_profile(&r);
@@ -1258,7 +1256,7 @@ int main(int argc, char **argv)
     } else if (rc == 0) {
         char line[256];
         snprintf(line, sizeof(line), "| done: %llu updates in %.1f s\n",
-                 (unsigned long long)r.num_updates, now() - r.t_start);
+                 (unsigned long long)r.num_updates, hg_now() - r.t_start);
         logf_line(&r, line, NULL);
     }
     hg_launch_finish(&L, rc < 0 ? NULL : r.comm);

@@ -26,13 +26,6 @@
 
 #define GRACE_S 20.0 /* after a worker dies, the others get this long */
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static const char *backend_name(enum hg_launch_backend b)
 {
     static const char *const names[] = {[HG_BK_NONE] = "none", [HG_BK_SHM] = "shm",
@@ -378,7 +371,7 @@ static int write_init_file(const struct hg_launch *L, int port, char *err, size_
 
 static int read_init_file(struct hg_launch *L, int rank, char *err, size_t errlen)
 {
-    double deadline = now_s() + L->timeout;
+    double deadline = hg_now() + L->timeout;
     for (;;) {
         int fd = open(L->file, O_RDONLY | O_NOFOLLOW);
         if (fd >= 0) {
@@ -400,7 +393,7 @@ static int read_init_file(struct hg_launch *L, int rank, char *err, size_t errle
                 return 0;
             }
         }
-        if (now_s() > deadline)
+        if (hg_now() > deadline)
             return hg_kerr(err, errlen, "rank %d: waited %.0f s for rank 0 to write "
                            "file://%s", rank, L->timeout, L->file);
         struct timespec ts = {0, 100000000};
@@ -493,7 +486,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
             if (i == n || done[i])
                 continue;
             if (WIFSTOPPED(status)) {
-                stopped_at[i] = now_s();
+                stopped_at[i] = hg_now();
                 stop_sig[i] = WSTOPSIG(status);
                 continue;
             }
@@ -512,7 +505,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
              * one, and blaming it here would point at the wrong rank */
             if (WIFEXITED(status) && WEXITSTATUS(status) == HG_HB_EXIT_PEER && code == 0) {
                 code = 1;
-                kill_at = now_s() + GRACE_S;
+                kill_at = hg_now() + GRACE_S;
                 continue;
             }
             int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
@@ -522,22 +515,22 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 fprintf(stderr, "hgtrain: rank %d (pid %ld) %s; stopping the other "
                         "ranks\n", L->rank0 + i, (long)p, how);
                 code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-                kill_at = now_s() + GRACE_S;
+                kill_at = hg_now() + GRACE_S;
             }
         }
         if (live == 0)
             break;
         for (int i = 0; i < n; i++)
-            if (!done[i] && stopped_at[i] > 0 && now_s() - stopped_at[i] >= stop_limit) {
+            if (!done[i] && stopped_at[i] > 0 && hg_now() - stopped_at[i] >= stop_limit) {
                 /* named first: the ranks waiting for it fail after this */
                 fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
                         "for %.0f s; stopping the job\n", L->rank0 + i, (long)pid[i],
-                        stop_sig[i], strsignal(stop_sig[i]), now_s() - stopped_at[i]);
+                        stop_sig[i], strsignal(stop_sig[i]), hg_now() - stopped_at[i]);
                 stopped_at[i] = 0;
                 kill(pid[i], SIGKILL);
                 if (code == 0) {
                     code = 1;
-                    kill_at = now_s() + GRACE_S;
+                    kill_at = hg_now() + GRACE_S;
                 }
                 for (int k = 0; k < n; k++)
                     if (!done[k] && k != i)
@@ -550,7 +543,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 if (!done[i])
                     kill(pid[i], SIGTERM);
         }
-        if (kill_at > 0 && now_s() > kill_at) {
+        if (kill_at > 0 && hg_now() > kill_at) {
             for (int i = 0; i < n; i++)
                 if (!done[i]) {
                     fprintf(stderr, "hgtrain: rank %d (pid %ld) did not stop within "

@@ -1,6 +1,6 @@
-/* options.h - hgtrain's options: fairseq/HetSeq names, one table of specs
- * (trainer/options.c) drives the command line, the -c config file
- * (libconfig), --help and the text saved into checkpoints.
+/* options.h - hgtrain's options: fairseq/HetSeq names, one table of rows
+ * (trainer/options.c, read by base/opts.c) drives the command line, the -c
+ * config file (libconfig), --help and the text saved into checkpoints.
  *
  * Precedence: defaults < -c FILE < command line. A task's own options
  * (struct hg_task_option) are parsed with the same rules and come back as
@@ -13,18 +13,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/hg_base.h"
 #include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
 
-/* A list of numbers ("2,1,1"; adam-betas also "(0.9, 0.98)"): v[n],
- * malloc'ed (NULL when n == 0). */
-struct hg_opts_list {
-    int n;
-    double *v;
-};
-
 /* The parsed options. Strings are malloc'ed copies (NULL: not given and no
- * default); int options are int64_t, real options double, flags 0/1. */
+ * default); int options are int64_t, real options double, flags 0/1; lists
+ * ("2,1,1"; adam-betas also "(0.9, 0.98)") struct hg_opt_list. */
 struct hg_opts {
     /* general */
     char *task;                   /* --task NAME */
@@ -36,9 +31,10 @@ struct hg_opts {
                                      stderr is a TTY, else simple */
     int64_t log_interval;         /* --log-interval updates, default 100 */
     char *log_file;               /* --log-file PATH */
-    struct hg_opts_list rank_capacity; /* --rank-capacity 2,1,1 (n 0: equal) */
+    struct hg_opt_list rank_capacity; /* --rank-capacity 2,1,1 (n 0: equal) */
     int list_tasks;               /* --list-tasks */
     int help;                     /* --help */
+    int version;                  /* --version */
     char *config;                 /* -c FILE / --config FILE (not saved) */
     /* dataset */
     char *data;                   /* --data DIR */
@@ -52,7 +48,7 @@ struct hg_opts {
     char *optimizer;              /* sgd|adam|adamw|adadelta, default sgd */
     double lr;                    /* default 0.01, > 0 */
     double min_lr;                /* default 0: floor and stop threshold */
-    struct hg_opts_list adam_betas; /* always n == 2, default 0.9,0.999 */
+    struct hg_opt_list adam_betas; /* always n == 2, default 0.9,0.999 */
     double adam_eps;              /* default 1e-8 */
     double weight_decay;          /* default 0 */
     double momentum;              /* sgd, default 0 */
@@ -101,14 +97,15 @@ struct hg_opts {
     int64_t distributed_port;     /* Slurm: the store's port (0: from the job id) */
     double distributed_timeout;   /* seconds any wait for a peer may last */
     char *distributed_token_file; /* the job token (else HG_JOB_TOKEN) */
-    struct hg_opts_list max_tokens_per_rank;    /* per-rank --max-tokens */
-    struct hg_opts_list max_sentences_per_rank; /* per-rank --max-sentences */
+    struct hg_opt_list max_tokens_per_rank;    /* per-rank --max-tokens */
+    struct hg_opt_list max_sentences_per_rank; /* per-rank --max-sentences */
     char *cluster_file;           /* --cluster-file: rank capacities from the
                                      devices of a cluster file (planner/) */
 
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;
-    char **task_vals_;
+    struct hg_opt *task_table_;   /* [ntask_]: the task's options as rows */
+    char **task_vals_;            /* [ntask_] */
     int ntask_;
 };
 
@@ -146,29 +143,7 @@ void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s);
 void hg_opts_free(struct hg_opts *o);
 
 /* The table, for tests and docs. */
-enum hg_opt_type { HG_OPT_INT, HG_OPT_REAL, HG_OPT_STRING, HG_OPT_FLAG, HG_OPT_LIST };
-enum hg_opt_group {
-    HG_GROUP_GENERAL, HG_GROUP_DATASET, HG_GROUP_OPTIMIZATION,
-    HG_GROUP_CHECKPOINT, HG_GROUP_DISTRIBUTED, HG_GROUP_COUNT
-};
-
-struct hg_opt_spec {
-    const char *name;       /* without "--" */
-    const char *alias;      /* another name, or NULL */
-    char short_name;        /* e.g. 'c', or 0 */
-    enum hg_opt_type type;
-    enum hg_opt_group group;
-    size_t offset;          /* offsetof(struct hg_opts, field) */
-    const char *def;        /* default as text, NULL: none */
-    const char *choices;    /* "a|b|c" for strings, or NULL */
-    double min, max;        /* int/real range (max 0: no upper bound) */
-    int min_count, max_count; /* list lengths (max 0: any) */
-    int transient;          /* not saved by hg_opts_to_string */
-    const char *metavar;    /* NULL: from the type */
-    const char *help;
-};
-
-extern const struct hg_opt_spec hg_opt_specs[];
-extern const int hg_opt_nspecs;
+extern const struct hg_opt hg_train_opts[];
+extern const int hg_train_nopts;
 
 #endif
