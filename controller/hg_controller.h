@@ -110,8 +110,17 @@ struct hg_ctl_cfg {
      * skipped), doubled after scale_window good updates, never below min */
     double loss_scale_init, loss_scale_min;
     int loss_scale_window;
-    /* Gradients are all-reduced in buckets of about this many MiB, each
-     * started as soon as the backward has written its last gradient
+    /* Data parallelism over the ranks of comm (NULL or a world of 1: one
+     * process; not owned; set before hg_ctl_new, which builds the train
+     * plan with ALLREDUCE nodes over the gradient block between the
+     * backward and the optimizer: controller/dp.c).  hg_ctl_update then
+     * sums the gradients (f32, rank order) and loss, sample size, samples,
+     * metrics and the stop flag (f64) over the ranks before it divides by
+     * the global sample size, so every rank applies the same update; a
+     * rank without data this step contributes zeros (a dummy batch). */
+    struct hg_comm *comm;
+    /* The gradient AllReduce nodes are buckets of about this many MiB,
+     * each started as soon as the backward has written its last gradient
      * (PyTorch DDP's bucket_cap_mb): on a GPU with nccl on the
      * communicator's stream while the backward goes on; on the CPU at
      * once, from the backward (the same sums); 0: one AllReduce after the
@@ -163,14 +172,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
  * the task's metric sums into st. */
 int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
                  struct hg_ctl_stats *st, char *err, size_t errlen);
-/* Data parallelism over the ranks of comm (NULL or a world of 1: one
- * process).  From then on hg_ctl_update sums loss, sample size, samples,
- * metrics and the stop flag (f64) and the gradients (f32, rank order) over
- * the ranks before it divides by the global sample size, so every rank
- * applies the same update; a rank without data this step contributes
- * zeros (a dummy batch).  The comm is not owned. */
-void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm);
-/* Gradient buckets planned for an overlapped nccl AllReduce (0: none). */
+/* Gradient buckets started from the backward (0: none; cfg.comm). */
 int hg_ctl_buckets(const struct hg_ctl *c);
 /* Copies rank 0's parameters and optimizer state to every rank (after
  * initialisation or after rank 0 loaded a checkpoint). */

@@ -1,54 +1,19 @@
 /* step.c - one training step on one process: micro-batches accumulate
- * gradient sums, one update divides by their total sample size, clips,
- * refuses NaN/Inf, and runs the optimizer ops of the graph. */
+ * gradient sums, one update runs the plan's communication nodes (the
+ * gradients summed over the ranks: dp.c adds them), divides by the total
+ * sample size, clips, refuses NaN/Inf, and runs the optimizer ops. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/hg_controller.h"
+#include "controller/ctl-impl.h"
 
 #define HG_MAX_SYMS_TASK 16 /* graph symbols: at most HG_MAX_SYMS in graph.c */
 
-struct plan {
-    struct hg_graph *g;
-    struct hg_exec *ex;
-    struct hg_task_model m;
-    int n;      /* nodes in the order */
-    int n_fb;   /* forward + backward nodes: the update is order[n_fb:n) */
-};
-
-struct hg_ctl {
-    const struct hg_task *task;
-    void *ts;                /* the task's state */
-    struct hg_ctl_cfg cfg;
-    struct plan train, valid;
-    size_t ngrad;
-    int n_acc;               /* micro-batches with data in this step */
-    int bad_in_a_row;
-    double loss_scale;       /* fp16: current dynamic loss scale; else 1 */
-    int good_in_a_row;       /* fp16: updates since the last overflow */
-    int valid_stale;         /* valid params older than train params */
-    struct hg_comm *comm;    /* NULL: one process */
-    /* nccl gradient buckets (cfg.bucket_cap_mb): float ranges of the grad
-     * block, in the order every rank queues them; queued by bucket_hook
-     * during the backward of an update's only micro-batch, the rest (all,
-     * on a rank without data) by hg_ctl_update before any other
-     * collective, so every rank issues the same sequence */
-    struct bucket {
-        size_t lo, n;        /* floats [lo, lo + n) of the grad block */
-        int ready;           /* the position after which no op of the
-                                backward writes or reads them */
-    } *bk;
-    int nbk;
-    int bk_queued;           /* buckets queued in this update */
-    int bk_live;             /* this run of the train plan may queue */
-};
-
-static int build(struct plan *p, const struct hg_task *task, void *ts,
-                 const struct hg_ctl_cfg *cfg, int train, char *err,
-                 size_t errlen)
+static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
+                 const struct hg_ctl_cfg *cfg, int train, char *err, size_t errlen)
 {
     p->g = hg_graph_new();
     if (task->build(ts, p->g, cfg->max_batch, cfg->max_len, train, &p->m, err,
@@ -82,8 +47,11 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
         if (nl > 0 && cap < cfg->max_batch * cfg->max_len)
             hg_graph_token_cap(p->g, kb, lens, nl, cap);
     }
+    int ncomm = 0, early = 0;
     if (train) {
         hg_graph_backward(p->g, p->m.loss);
+        if (cfg->comm)
+            ncomm = hg__dp_add_allreduce(p->g, cfg, &early);
         hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
     }
     int *order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
@@ -94,10 +62,24 @@ static int build(struct plan *p, const struct hg_task *task, void *ts,
     p->n_fb = 0;
     while (p->n_fb < p->n && hg_graph_node(p->g, order[p->n_fb])->phase != HG_PH_UPDATE)
         p->n_fb++;
+    /* the update phase opens with its comm nodes (appended first) */
+    p->n_c = p->n_fb + ncomm;
+    for (int i = p->n_fb; i < p->n; i++)
+        HG_CHECK((i < p->n_c) == ((hg_op_table[hg_graph_node(p->g, order[i])->op].flags &
+                                   HG_OPF_COMM) != 0));
     p->ex = hg_exec_new_dev(p->g, order, p->n, cfg->cuda ? cfg->cuda_device : -1, err,
                             errlen);
     free(order);
-    return p->ex ? 0 : -1;
+    if (!p->ex)
+        return -1;
+    if (train && cfg->comm) {
+        c->dp = hg__dp_new(cfg->comm, p->g, p->ex, err, errlen);
+        if (!c->dp)
+            return -1;
+        c->early = early;
+        c->nbk = early ? ncomm : 0;
+    }
+    return 0;
 }
 
 int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
@@ -110,10 +92,11 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     c->task = task;
     c->ts = ts;
     c->cfg = *cfg;
+    c->comm = cfg->comm;
     if (c->cfg.max_bad_updates <= 0)
         c->cfg.max_bad_updates = 10;
-    if (build(&c->train, task, ts, cfg, 1, err, errlen) != 0 ||
-        build(&c->valid, task, ts, cfg, 0, err, errlen) != 0) {
+    if (build(c, &c->train, task, ts, cfg, 1, err, errlen) != 0 ||
+        build(c, &c->valid, task, ts, cfg, 0, err, errlen) != 0) {
         hg_ctl_free(c);
         return -1;
     }
@@ -159,7 +142,7 @@ void hg_ctl_free(struct hg_ctl *c)
         hg_exec_free(ps[i]->ex);
         hg_graph_free(ps[i]->g);
     }
-    free(c->bk);
+    hg__dp_free(c->dp);
     free(c);
 }
 
@@ -208,19 +191,16 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
      * (where the grads live: on a GPU they stay there). */
     if (c->n_acc == 1 && hg_exec_grad_op(c->train.ex, HG_GRAD_SAVE, err, errlen) != 0)
         return -1;
-    /* buckets may start during the backward only when it gives the
-     * update's gradient (one micro-batch per update: cfg.update_freq 1) */
-    HG_CHECK(c->bk_queued == 0);
-    c->bk_live = c->nbk > 0 && c->n_acc == 0;
+    /* comm nodes start from the backward only when it gives the update's
+     * gradient (one micro-batch per update: cfg.update_freq 1) */
+    HG_CHECK(!(c->early && c->n_acc > 0));
+    hg_exec_set_early_comm(c->train.ex, c->early);
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
-        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0) {
-        c->bk_live = 0;
+        hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
-    }
-    c->bk_live = 0;
     st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
     st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
                                                 ? c->train.m.nll : c->train.m.loss);
@@ -232,137 +212,7 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     return 0;
 }
 
-/* bucket_hook: queue every bucket whose gradients are final at pos */
-static int queue_buckets(struct hg_ctl *c, int upto, char *err, size_t errlen)
-{
-    size_t n;
-    float *dg = hg_exec_grad_block_dev(c->train.ex, &n); /* [ngrad] device */
-    if (!dg)
-        dg = hg_exec_grad_block(c->train.ex, &n); /* [ngrad] a CPU plan's */
-    void *stream = hg_exec_stream(c->train.ex);
-    for (; c->bk_queued < c->nbk && c->bk[c->bk_queued].ready <= upto; c->bk_queued++) {
-        const struct bucket *b = &c->bk[c->bk_queued];
-        if (hg_comm_allreduce_f32_start(c->comm, dg + b->lo, b->n, stream, NULL, err,
-                                        errlen) != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int bucket_hook(void *arg, int pos, char *err, size_t errlen)
-{
-    struct hg_ctl *c = arg;
-    return c->bk_live ? queue_buckets(c, pos, err, errlen) : 0;
-}
-
-struct gspan {
-    size_t lo, n;
-    int ready;
-};
-
-static int by_lo_desc(const void *a, const void *b)
-{
-    const struct gspan *x = a, *y = b;
-    return x->lo < y->lo ? 1 : x->lo > y->lo ? -1 : 0;
-}
-
-static int by_ready(const void *a, const void *b)
-{
-    const struct bucket *x = a, *y = b;
-    if (x->ready != y->ready)
-        return x->ready < y->ready ? -1 : 1;
-    return x->lo < y->lo ? 1 : x->lo > y->lo ? -1 : 0;
-}
-
-/* Buckets of about cap bytes over the grad block: gradients taken from
- * the end of the block (the last layers', which the backward finishes
- * first), each bucket one contiguous range; ordered by the position at
- * which their last gradient is final.  No buckets (the whole block after
- * the backward) when anything fails. */
-static void plan_buckets(struct hg_ctl *c, double cap_bytes)
-{
-    struct hg_graph *g = c->train.g;
-    struct hg_exec *ex = c->train.ex;
-    int nt = hg_graph_n_tensors(g);
-    size_t ng;
-    const float *g0 = hg_exec_grad_block(ex, &ng); /* [ngrad] host mirror */
-    int *last = malloc((size_t)nt * sizeof *last);  /* [nt] last position using it */
-    struct gspan *sp = malloc((size_t)nt * sizeof *sp); /* [<= nt] */
-    struct bucket *bk = malloc((size_t)nt * sizeof *bk); /* [<= nt] */
-    int ns = 0, nb = 0;
-    if (!last || !sp || !bk)
-        goto out;
-    for (int t = 0; t < nt; t++)
-        last[t] = -1;
-    for (int i = 0; i < c->train.n_fb; i++) {
-        const struct hg_node_info *nd = hg_graph_node(g, hg_exec_order_at(ex, i));
-        for (int k = 0; k < nd->n_in; k++)
-            last[nd->in[k]] = i;
-        if (nd->out >= 0)
-            last[nd->out] = i;
-    }
-    for (int t = 0; t < nt; t++) {
-        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
-        if (ti->kind != HG_T_GRAD)
-            continue;
-        sp[ns++] = (struct gspan){.lo = (size_t)((const float *)hg_exec_data(ex, t) - g0),
-                                  .n = (size_t)hg_shape_numel(&ti->shape),
-                                  .ready = last[t] < 0 ? 0 : last[t]};
-    }
-    qsort(sp, (size_t)ns, sizeof *sp, by_lo_desc);
-    for (int i = 0; i < ns;) {
-        size_t hi = sp[i].lo + sp[i].n, lo = sp[i].lo;
-        int ready = sp[i].ready;
-        /* a bucket takes the next gradient while it stays within cap (one
-         * larger than cap is a bucket of its own) */
-        for (i++; i < ns && (double)(hi - sp[i].lo) * sizeof(float) <= cap_bytes; i++) {
-            lo = sp[i].lo;
-            ready = sp[i].ready > ready ? sp[i].ready : ready;
-        }
-        bk[nb++] = (struct bucket){.lo = lo, .n = hi - lo, .ready = ready};
-    }
-    qsort(bk, (size_t)nb, sizeof *bk, by_ready);
-    c->bk = bk;
-    c->nbk = nb;
-    bk = NULL;
-    hg_exec_set_hook(ex, bucket_hook, c);
-out:
-    free(last);
-    free(sp);
-    free(bk);
-}
-
-void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm)
-{
-    c->comm = comm; /* world 1 only when the backend was named (launch.c) */
-    size_t n;
-    /* a GPU plan with a backend of device memory (nccl: overlapped on its
-     * stream) or a CPU plan with any backend (the same sums; overlapped on
-     * a host backend's progress thread where it has one); a GPU plan with
-     * a host backend sums its host mirror after the backward */
-    int gpu = hg_exec_grad_block_dev(c->train.ex, &n) != NULL;
-    if (c->comm && !c->bk && c->cfg.bucket_cap_mb > 0 && c->cfg.update_freq <= 1 &&
-        (!gpu || (hg_comm_caps(c->comm) & HG_COMM_DEVICE_MEMORY)))
-        plan_buckets(c, c->cfg.bucket_cap_mb * 1024 * 1024);
-}
-
 int hg_ctl_buckets(const struct hg_ctl *c) { return c->nbk; }
-
-int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
-{
-    if (!c->comm)
-        return 0;
-    size_t np, ns;
-    float *p = hg_exec_param_block(c->train.ex, &np); /* [np] */
-    float *s = hg_exec_state_block(c->train.ex, &ns); /* [ns] */
-    if (hg_exec_download(c->train.ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0 ||
-        hg_comm_broadcast(c->comm, p, np * sizeof(float), 0, err, errlen) != 0 ||
-        (ns && hg_comm_broadcast(c->comm, s, ns * sizeof(float), 0, err, errlen) != 0) ||
-        hg_exec_upload(c->train.ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0)
-        return -1;
-    c->valid_stale = 1;
-    return 0;
-}
 
 /* The scalars of a step, summed over ranks in one f64 allreduce. */
 enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_METRIC,
@@ -410,29 +260,13 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         if (n_acc == 0 && hg_exec_grad_op(ex, HG_GRAD_ZERO, err, errlen) != 0)
             return -1;
         n_acc = 1;
-        size_t n;
-        float *g = hg_exec_grad_block(ex, &n); /* [ngrad] host mirror */
-        float *dg = hg_exec_grad_block_dev(ex, &n); /* [ngrad] device, or NULL */
-        /* buckets the backward has not queued (all, without data) go first:
-         * every rank's collectives in the same order */
-        int bucketed = c->nbk > 0;
-        if (bucketed && queue_buckets(c, INT32_MAX, err, errlen) != 0)
+        /* the comm nodes (those the backward has not started, all of them
+         * on a rank without data), then the statistics: every rank issues
+         * the same collectives in the same order */
+        struct hg_step hs = {.step = num_updates + 1, .grad_scale = 1.f};
+        if (hg_exec_run(ex, &hs, c->train.n_fb, c->train.n_c, err, errlen) != 0 ||
+            reduce_stats(c, st, err, errlen) != 0)
             return -1;
-        c->bk_queued = 0;
-        if (reduce_stats(c, st, err, errlen) != 0)
-            return -1;
-        if (bucketed) {
-            if (hg_comm_wait(c->comm, err, errlen) != 0)
-                return -1;
-        } else if (dg && (hg_comm_caps(c->comm) & HG_COMM_DEVICE_MEMORY)) {
-            /* NCCL sums the device's grads where they are */
-            if (hg_comm_allreduce_f32(c->comm, dg, n, err, errlen) != 0)
-                return -1;
-        } else if (hg_exec_download(ex, HG_R_GRADS, err, errlen) != 0 ||
-                   hg_comm_allreduce_f32(c->comm, g, n, err, errlen) != 0 ||
-                   hg_exec_upload(ex, HG_R_GRADS, err, errlen) != 0) {
-            return -1; /* host collectives (shm, tcp, mpi) sum the host mirror */
-        }
     }
     if (n_acc == 0 || st->sample_size <= 0) {
         st->skipped = 1; /* nothing seen: no update */
@@ -478,7 +312,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     }
     struct hg_step hs = {.step = num_updates + 1, .lr = (float)lr,
                          .grad_scale = (float)scale};
-    if (hg_exec_run(c->train.ex, &hs, c->train.n_fb, c->train.n, err, errlen) != 0)
+    if (hg_exec_run(c->train.ex, &hs, c->train.n_c, c->train.n, err, errlen) != 0)
         return -1;
     c->valid_stale = 1;
     if (c->cfg.lowp == HG_LOWP_FP16 &&

@@ -228,6 +228,16 @@ int hg_graph_backward(struct hg_graph *g, int loss)
     }
     for (int n = 0; n < nn; n++) {
         const struct hg_node_info *nd = &g->n[n];
+        if (hg_op_table[nd->op].flags & HG_OPF_COMM)
+            for (int i = 0; i < nd->n_in; i++)
+                if (ad.need[nd->in[i]]) {
+                    /* what crosses ranks is the compiler's, not autodiff's:
+                     * a comm op has no gradient rule */
+                    fprintf(stderr, "hg_graph_backward: node %d (%s) reads %s, which "
+                            "depends on a parameter\n", n, hg_op_table[nd->op].name,
+                            g->t[nd->in[i]].name);
+                    HG_CHECK(!"no gradient through a communication op");
+                }
         if (nd->out < 0)
             continue;
         for (int i = 0; i < nd->n_in; i++)

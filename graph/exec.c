@@ -25,8 +25,20 @@ struct hg_exec {
     size_t *bytes;        /* [nt] planned bytes of each tensor */
     int resolved;
     double *prof;         /* [n] seconds per position, NULL when off */
-    hg_exec_hook hook;    /* called after each position, or NULL */
-    void *hook_arg;
+    /* communication nodes, in order position order (hg_exec_set_comm) */
+    struct comm_node {
+        int pos;          /* its position in the order */
+        int ready;        /* last earlier position reading or writing its
+                             buffer; -1: none */
+        int ahead;        /* no output: may start before its position */
+    } *cm;                /* [ncm] */
+    int ncm;
+    int *cm_at;           /* [n] index into cm of each position, -1 */
+    int cm_next, cm_wait; /* this pass: cm[0, cm_next) started, [0, cm_wait) waited */
+    struct hg_exec_comm_ops cops; /* NULL members: none installed */
+    void *carg;
+    int early;            /* hg_exec_set_early_comm */
+    int cur;              /* position being run, -1 */
     /* on a GPU: mem is the pinned host mirror, dmem the plan on the device */
     int device;           /* -1: CPU */
     char *dmem;
@@ -37,10 +49,187 @@ struct hg_exec {
     int lowp;               /* enum hg_lowp */
 };
 
-void hg_exec_set_hook(struct hg_exec *ex, hg_exec_hook hook, void *arg)
+void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, void *arg)
 {
-    ex->hook = hook;
-    ex->hook_arg = arg;
+    memset(&ex->cops, 0, sizeof ex->cops);
+    if (ops)
+        ex->cops = *ops;
+    ex->carg = arg;
+}
+
+void hg_exec_set_early_comm(struct hg_exec *ex, int on) { ex->early = on != 0; }
+
+int hg_exec_pos(const struct hg_exec *ex) { return ex->cur; }
+
+int hg_exec_comm_ready(const struct hg_exec *ex, int pos)
+{
+    HG_CHECK(pos >= 0 && pos < ex->n && ex->cm_at[pos] >= 0);
+    return ex->cm[ex->cm_at[pos]].ready;
+}
+
+/* [lo, hi) bytes of a comm node's buffer in the plan */
+static void comm_range(const struct hg_exec *ex, const struct hg_node_info *nd,
+                       size_t *lo, size_t *hi, size_t *cur)
+{
+    const struct hg_graph *g = ex->g;
+    int t = nd->n_in == 0 ? nd->out : nd->in[0];
+    *lo = ex->off[t];
+    if (nd->n_in == 2) {
+        *hi = ex->off[nd->in[1]] + ex->bytes[nd->in[1]];
+        *cur = *hi - *lo;
+    } else {
+        *hi = *lo + ex->bytes[t];
+        *cur = (size_t)hg_shape_numel(&g->t[t].info.shape) * hg_dtype_size(g->t[t].info.dtype);
+    }
+}
+
+void hg_exec_comm_buf(struct hg_exec *ex, int node, struct hg_exec_buf *b)
+{
+    HG_CHECK(node >= 0 && node < ex->g->nn);
+    const struct hg_node_info *nd = &ex->g->n[node];
+    HG_CHECK(hg_op_table[nd->op].flags & HG_OPF_COMM);
+    size_t lo, hi;
+    comm_range(ex, nd, &lo, &hi, &b->bytes);
+    b->host = ex->mem + lo;
+    b->dev = ex->dmem ? ex->dmem + lo : NULL;
+}
+
+int hg_exec_comm_copy(struct hg_exec *ex, int node, int to_host, char *err, size_t errlen)
+{
+    if (ex->device < 0)
+        return 0;
+#ifdef HG_HAVE_CUDA
+    struct hg_exec_buf b;
+    hg_exec_comm_buf(ex, node, &b);
+    if (!to_host)
+        return hg_cuda_h2d(ex->cu, b.dev, b.host, b.bytes, err, errlen);
+    if (hg_cuda_d2h(ex->cu, b.host, b.dev, b.bytes, err, errlen) != 0)
+        return -1;
+    return hg_cuda_sync(ex->cu, err, errlen);
+#else
+    (void)node, (void)to_host, (void)err, (void)errlen;
+    return 0;
+#endif
+}
+
+/* At plan time: each comm node's buffer is checked against the layout
+ * (a span is count floats of one block) and gets its ready position. */
+static int plan_comm(struct hg_exec *ex, char *err, size_t errlen)
+{
+    const struct hg_graph *g = ex->g;
+    ex->cm_at = malloc((size_t)(ex->n ? ex->n : 1) * sizeof *ex->cm_at);
+    ex->cm = malloc((size_t)(ex->n ? ex->n : 1) * sizeof *ex->cm);
+    unsigned char *mark = calloc((size_t)(g->nt ? g->nt : 1), 1); /* [nt] in the buffer */
+    int rc = 0;
+    if (!ex->cm_at || !ex->cm || !mark) {
+        free(mark);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    for (int i = 0; i < ex->n && rc == 0; i++) {
+        const struct hg_node_info *nd = &g->n[ex->order[i]];
+        ex->cm_at[i] = -1;
+        if (!(hg_op_table[nd->op].flags & HG_OPF_COMM))
+            continue;
+        size_t lo, hi, cur;
+        comm_range(ex, nd, &lo, &hi, &cur);
+        memset(mark, 0, (size_t)g->nt);
+        if (nd->n_in == 2) {
+            const struct hg_tensor_info *a = &g->t[nd->in[0]].info, *b = &g->t[nd->in[1]].info;
+            int block = a->kind == HG_T_PARAM || a->kind == HG_T_GRAD || a->kind == HG_T_STATE;
+            if (!block || b->kind != a->kind || ex->off[nd->in[1]] < lo ||
+                hi - lo != (size_t)nd->attr.comm.count * sizeof(float)) {
+                rc = hg_kerr(err, errlen, "node %d (%s): %s..%s is not a span of %lld "
+                             "floats of one block in this plan", ex->order[i],
+                             hg_op_table[nd->op].name, a->name, b->name,
+                             (long long)nd->attr.comm.count);
+                break;
+            }
+            for (int t = 0; t < g->nt; t++)
+                mark[t] = g->t[t].info.kind == a->kind && ex->off[t] != SIZE_MAX &&
+                          ex->bytes[t] > 0 && ex->off[t] >= lo && ex->off[t] < hi;
+        } else {
+            mark[nd->n_in == 0 ? nd->out : nd->in[0]] = 1;
+        }
+        struct comm_node *c = &ex->cm[ex->ncm];
+        *c = (struct comm_node){.pos = i, .ready = -1, .ahead = nd->out < 0};
+        for (int q = 0; q < i; q++) {
+            const struct hg_node_info *o = &g->n[ex->order[q]];
+            int touch = o->out >= 0 && mark[o->out];
+            for (int k = 0; k < o->n_in; k++)
+                touch |= mark[o->in[k]];
+            if (touch)
+                c->ready = q;
+        }
+        ex->cm_at[i] = ex->ncm++;
+    }
+    free(mark);
+    return rc;
+}
+
+static int comm_call(struct hg_exec *ex, int k, int start, char *err, size_t errlen)
+{
+    int node = ex->order[ex->cm[k].pos];
+    int (*fn)(void *, struct hg_exec *, int, char *, size_t) =
+        start ? ex->cops.start : ex->cops.wait;
+    const char *op = hg_op_table[ex->g->n[node].op].name;
+    if (!fn)
+        return hg_kerr(err, errlen, "node %d (%s): a communication op, and no comm "
+                       "callbacks are installed (hg_exec_set_comm)", node, op);
+    char e[384] = "";
+    if (fn(ex->carg, ex, node, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "node %d (%s): %s", node, op, e);
+    return 0;
+}
+
+/* Early start after position i (i = begin - 1 at a run's start): the next
+ * comm nodes in order whose buffers are final by then. */
+static int comm_early(struct hg_exec *ex, int i, char *err, size_t errlen)
+{
+    while (ex->cm_next < ex->ncm) {
+        const struct comm_node *c = &ex->cm[ex->cm_next];
+        if (!c->ahead || c->ready > i || c->pos <= i)
+            return 0;
+        if (comm_call(ex, ex->cm_next, 1, err, errlen) != 0)
+            return -1;
+        ex->cm_next++;
+    }
+    return 0;
+}
+
+/* The comm node at position i of a run that ends at end. */
+static int comm_node(struct hg_exec *ex, int i, int end, char *err, size_t errlen)
+{
+    int k = ex->cm_at[i];
+    if (k < ex->cm_wait) {
+        /* a new pass before the last one's end (a run stopped half-way) */
+        if (ex->cm_next > ex->cm_wait)
+            return hg_kerr(err, errlen, "node %d (%s): comm node %d was started and "
+                           "never waited", ex->order[i], hg_op_table[ex->g->n[ex->order[i]].op].name,
+                           ex->order[ex->cm[ex->cm_wait].pos]);
+        ex->cm_next = ex->cm_wait = 0;
+    }
+    if (k != ex->cm_wait)
+        return hg_kerr(err, errlen, "node %d: comm node %d comes first in this pass",
+                       ex->order[i], ex->order[ex->cm[ex->cm_wait].pos]);
+    for (; ex->cm_next <= k; ex->cm_next++)
+        if (comm_call(ex, ex->cm_next, 1, err, errlen) != 0)
+            return -1;
+    /* the no-output comm nodes right behind it in this run start now, so
+     * that their transfers queue behind this one's */
+    for (int j = k + 1; j == ex->cm_next && j < ex->ncm; j++) {
+        const struct comm_node *c = &ex->cm[j];
+        if (c->pos >= end || c->pos != i + (j - k) || !c->ahead || c->ready >= i)
+            break;
+        if (comm_call(ex, j, 1, err, errlen) != 0)
+            return -1;
+        ex->cm_next++;
+    }
+    if (comm_call(ex, k, 0, err, errlen) != 0)
+        return -1;
+    ex->cm_wait = k + 1;
+    if (ex->cm_wait == ex->ncm)
+        ex->cm_next = ex->cm_wait = 0; /* the pass is over */
+    return 0;
 }
 
 void *hg_exec_stream(struct hg_exec *ex)
@@ -276,6 +465,11 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
     for (int k = 0; k < g->nsym; k++)
         ex->sym[k] = corner[0][k];
     ex->resolved = 1;
+    ex->cur = -1;
+    if (plan_comm(ex, err, errlen) != 0) {
+        hg_exec_free(ex);
+        return NULL;
+    }
     /* the device starts as a copy of the host: zeros and the constants */
     if (hg_exec_upload(ex, HG_R_ALL, err, errlen) != 0) {
         hg_exec_free(ex);
@@ -443,6 +637,8 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->result);
     free(ex->bytes);
     free(ex->order);
+    free(ex->cm);
+    free(ex->cm_at);
     free(ex);
 }
 
@@ -567,8 +763,19 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         .errlen = sizeof(kerr),
     };
     struct hg_tview in[HG_MAX_INPUTS], out;
-    for (int i = begin; i < end; i++) {
+    int rc = ex->early && ex->ncm ? comm_early(ex, begin - 1, err, errlen) : 0;
+    for (int i = begin; i < end && rc == 0; i++) {
         const struct hg_node_info *nd = &g->n[ex->order[i]];
+        ex->cur = i;
+        if (ex->cm_at[i] >= 0) {
+            double t0 = ex->prof ? hg_now() : 0;
+            rc = comm_node(ex, i, end, err, errlen);
+            if (ex->prof)
+                ex->prof[i] += hg_now() - t0;
+            if (rc == 0 && ex->early)
+                rc = comm_early(ex, i, err, errlen);
+            continue;
+        }
         for (int k = 0; k < nd->n_in; k++) {
             const struct hg_tensor_info *ti = &g->t[nd->in[k]].info;
             in[k].data = base + ex->off[nd->in[k]];
@@ -587,21 +794,25 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         kerr[0] = 0;
         ctx.pos = i;
         double t0 = ex->prof ? hg_now() : 0;
-        int rc = gpu ? hg_op_table[nd->op].cuda(&a) : hg_op_table[nd->op].cpu(&a);
+        rc = gpu ? hg_op_table[nd->op].cuda(&a) : hg_op_table[nd->op].cpu(&a);
 #ifdef HG_HAVE_CUDA
         if (ex->prof && gpu && rc == 0) /* per-op times need the device idle */
             rc = hg_cuda_sync(ex->cu, kerr, sizeof kerr);
 #endif
         if (ex->prof)
             ex->prof[i] += hg_now() - t0;
-        if (rc != 0)
-            return hg_kerr(err, errlen, "node %d (%s -> %s)%s: %s",
-                           ex->order[i], hg_op_table[nd->op].name,
-                           nd->out >= 0 ? g->t[nd->out].name : "-",
-                           gpu ? " on cuda" : "", kerr);
-        if (ex->hook && ex->hook(ex->hook_arg, i, err, errlen) != 0)
-            return -1;
+        if (rc != 0) {
+            hg_kerr(err, errlen, "node %d (%s -> %s)%s: %s", ex->order[i],
+                    hg_op_table[nd->op].name, nd->out >= 0 ? g->t[nd->out].name : "-",
+                    gpu ? " on cuda" : "", kerr);
+            break;
+        }
+        if (ex->early && ex->ncm)
+            rc = comm_early(ex, i, err, errlen);
     }
+    ex->cur = -1;
+    if (rc != 0)
+        return -1;
 #ifdef HG_HAVE_CUDA
     if (gpu)
         return finish_gpu_run(ex, begin, end, err, errlen);

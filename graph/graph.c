@@ -225,6 +225,8 @@ static int out_batch_axis(const struct hg_graph *g, enum hg_op op,
                           const int *in, int n_in, const union hg_attr *attr,
                           const struct hg_shape *out)
 {
+    if (op == HG_OP_RECV)
+        return attr->comm.batch_axis; /* declared, as an input's */
     int b0 = g->t[in[0]].info.batch_axis;
     switch (op) {
     case HG_OP_MATMUL_REDUCE: case HG_OP_CONV2D_BWD_FILTER:
@@ -300,8 +302,17 @@ static void node_shape(const struct hg_graph *g, const struct hg_node_info *nd,
     }
     memset(out, 0, sizeof(*out));
     *odt = HG_F32;
-    *rc = hg_op_table[nd->op].shape(ins, dts, nd->n_in, &nd->attr, out, odt,
-                                    err, errlen);
+    union hg_attr at = nd->attr;
+    if (nd->op == HG_OP_RECV) {
+        /* a declared shape: its symbols resolve as an input's do */
+        for (int i = 0; i < at.comm.ndim && i < HG_MAX_DIMS; i++)
+            if (HG_IS_SYM(at.comm.dim[i])) {
+                int k = HG_SYM_INDEX(at.comm.dim[i]);
+                HG_CHECK(k < g->nsym);
+                at.comm.dim[i] = (int32_t)g->sym[k].cur;
+            }
+    }
+    *rc = hg_op_table[nd->op].shape(ins, dts, nd->n_in, &at, out, odt, err, errlen);
 }
 
 int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
@@ -309,7 +320,7 @@ int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
 {
     HG_CHECK(op >= 0 && op < HG_OP_COUNT);
     const struct hg_op_info *oi = &hg_op_table[op];
-    HG_CHECK(n_in >= 1 && n_in <= HG_MAX_INPUTS);
+    HG_CHECK(n_in >= (oi->n_in == 0 ? 0 : 1) && n_in <= HG_MAX_INPUTS);
     HG_CHECK((oi->flags & HG_OPF_VARIADIC) ? n_in <= oi->n_in
                                            : n_in == oi->n_in);
     if (g->nn == g->cn) {
@@ -432,6 +443,67 @@ int hg_graph_resolve(struct hg_graph *g, const int64_t *sym, char *err,
     return 0;
 }
 
+enum hg_phase hg_graph_set_phase(struct hg_graph *g, enum hg_phase phase)
+{
+    HG_CHECK(phase == HG_PH_FORWARD || phase == HG_PH_BACKWARD || phase == HG_PH_UPDATE);
+    enum hg_phase was = g->phase;
+    g->phase = phase;
+    return was;
+}
+
+/* The tensors of t's flat block in the executor's layout: params and
+ * grads in parameter order, state in id order; -1 for a tensor of no
+ * block (activations, inputs). */
+static int block_list(const struct hg_graph *g, int t, int *list)
+{
+    int n = 0;
+    switch (g->t[t].info.kind) {
+    case HG_T_PARAM:
+        for (int i = 0; i < g->np; i++)
+            list[n++] = g->params[i];
+        return n;
+    case HG_T_GRAD:
+        for (int i = 0; i < g->np; i++)
+            if (g->t[g->params[i]].grad >= 0)
+                list[n++] = g->t[g->params[i]].grad;
+        return n;
+    case HG_T_STATE:
+        for (int i = 0; i < g->nt; i++)
+            if (g->t[i].info.kind == HG_T_STATE)
+                list[n++] = i;
+        return n;
+    default:
+        return -1;
+    }
+}
+
+int hg_graph_comm_span(struct hg_graph *g, enum hg_op op, int first, int last,
+                       const union hg_attr *attr)
+{
+    HG_CHECK(op == HG_OP_ALLREDUCE || op == HG_OP_PS_PUSH || op == HG_OP_PS_PULL);
+    HG_CHECK(first >= 0 && first < g->nt && last >= 0 && last < g->nt);
+    union hg_attr at = {0};
+    if (attr)
+        at = *attr;
+    at.comm.dtype = HG_F32;
+    at.comm.count = 0;
+    if (first == last)
+        return hg_graph_op(g, op, &first, 1, &at);
+    int *list = xrealloc(NULL, (size_t)g->nt * sizeof *list); /* [<= nt] */
+    int n = block_list(g, first, list), i0 = -1, i1 = -1;
+    for (int i = 0; i < n; i++) {
+        i0 = list[i] == first ? i : i0;
+        i1 = list[i] == last ? i : i1;
+    }
+    /* a span is first..last of one block, in the block's order */
+    HG_CHECK(n > 0 && i0 >= 0 && i1 >= i0);
+    for (int i = i0; i <= i1; i++)
+        at.comm.count += hg_shape_numel(&g->t[list[i]].info.shape);
+    free(list);
+    int in[2] = {first, last};
+    return hg_graph_op(g, op, in, 2, &at);
+}
+
 int hg_graph_order(const struct hg_graph *g, int phase_mask, int *order)
 {
     /* Nodes are appended after their inputs exist and backward/update nodes
@@ -483,6 +555,10 @@ void hg_graph_print(const struct hg_graph *g, void *file)
                 nd->out >= 0 ? g->t[nd->out].name : "");
         for (int i = 0; i < nd->n_in; i++)
             fprintf(f, " %s", g->t[nd->in[i]].name);
-        fprintf(f, "  %s  %.3g MFLOP\n", sb, c.flops * 1e-6);
+        if (hg_op_table[nd->op].flags & HG_OPF_COMM)
+            fprintf(f, "  %s  group %d peer %d tag %d  %.3g MB\n", sb, nd->attr.comm.group,
+                    nd->attr.comm.peer, nd->attr.comm.tag, c.bytes * 1e-6);
+        else
+            fprintf(f, "  %s  %.3g MFLOP\n", sb, c.flops * 1e-6);
     }
 }

@@ -84,6 +84,26 @@ int hg_graph_param(struct hg_graph *g, const char *name, int ndim,
 int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
                 const union hg_attr *attr);
 
+/* Communication ops (HG_OPF_COMM: ALLREDUCE, SEND, RECV, PS_PUSH,
+ * PS_PULL, attributes in attr.comm) are nodes like any other, run by the
+ * callbacks the executor's owner installs (hg_exec_set_comm below), so the
+ * graph never knows ranks.  SEND is hg_graph_op(g, HG_OP_SEND, &x, 1, at),
+ * RECV hg_graph_op(g, HG_OP_RECV, NULL, 0, at) with the declared output
+ * in at->comm.  hg_graph_comm_span appends ALLREDUCE, PS_PUSH or PS_PULL
+ * over first..last of one flat block (params or grads in parameter order,
+ * state in id order; first == last: that one tensor, of any kind), with
+ * attr->comm.count filled in: two inputs name a span of any length, so a
+ * bucket of hundreds of gradients keeps within HG_MAX_INPUTS.  They update
+ * in place and have no output; like the optimizer ops they order by id
+ * after the nodes that write their tensors.  Autodiff refuses a comm op
+ * that reads a tensor depending on a parameter (no gradient rule). */
+int hg_graph_comm_span(struct hg_graph *g, enum hg_op op, int first, int last,
+                       const union hg_attr *attr);
+/* The phase appended nodes get (backward and optimizer set their own);
+ * returns the previous one.  Whole-model DP appends its AllReduce nodes in
+ * HG_PH_UPDATE between hg_graph_backward and hg_graph_optimizer. */
+enum hg_phase hg_graph_set_phase(struct hg_graph *g, enum hg_phase phase);
+
 /* Keeps t readable after a run (outputs that later ops consume, such as
  * logits; unconsumed tensors such as the loss are kept anyway). */
 void hg_graph_keep(struct hg_graph *g, int t);
@@ -294,14 +314,45 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
                 int end, char *err, size_t errlen);
 int hg_exec_n(const struct hg_exec *ex);
 int hg_exec_order_at(const struct hg_exec *ex, int i); /* node id at position i */
-/* Per-node wall time, accumulated over runs (the profiler's raw data). */
-/* Called by hg_exec_run after the op at each position has been issued
- * (on a GPU: queued, not finished); non-zero fails the run with err.
- * The controller starts gradient buckets' AllReduce from it. */
-typedef int (*hg_exec_hook)(void *arg, int pos, char *err, size_t errlen);
-void hg_exec_set_hook(struct hg_exec *ex, hg_exec_hook hook, void *arg);
+/* Communication nodes run through callbacks installed from above (the
+ * controller's, over comm/; a test's loopback): start begins the node's
+ * transfer (node: its id), wait returns once it is done; each returns 0 or
+ * -1 with err.  The executor starts comm nodes strictly in order position
+ * order, each at most once per pass, and waits each at its own position:
+ * at a comm node it starts every unstarted comm node up to it, and the
+ * no-output ones right after it in the run (their inputs are final there
+ * too), then waits for it.  A pass ends with the last comm node's wait.
+ * With early start on, it also starts a no-output comm node, during any
+ * run, right after its ready position (hg_exec_comm_ready: the last
+ * earlier position that reads or writes any tensor of its buffer; -1:
+ * none, at the start of a run) once every earlier comm node has started:
+ * what overlaps an AllReduce with the rest of the backward.  Every rank
+ * running the same graph thus starts the same transfers in the same order.
+ * A comm node with no callbacks installed fails the run naming it. */
+struct hg_exec_comm_ops {
+    int (*start)(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen);
+    int (*wait)(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen);
+};
+void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, void *arg);
+void hg_exec_set_early_comm(struct hg_exec *ex, int on);
+int hg_exec_comm_ready(const struct hg_exec *ex, int pos); /* pos: a comm node's */
+/* A comm node's buffer in this plan: SEND's input, RECV's output (at the
+ * current shapes), the span of ALLREDUCE/PS_*.  host: in the host plan
+ * (the mirror on a GPU); dev: on the device, NULL on the CPU. */
+struct hg_exec_buf {
+    void *host, *dev;
+    size_t bytes;
+};
+void hg_exec_comm_buf(struct hg_exec *ex, int node, struct hg_exec_buf *b);
+/* Copies a comm node's buffer device -> host mirror (to_host, waits) or
+ * back (queued on the compute stream); no-ops on the CPU.  For a backend
+ * that sums host memory under a GPU plan. */
+int hg_exec_comm_copy(struct hg_exec *ex, int node, int to_host, char *err, size_t errlen);
+/* The position hg_exec_run is at (-1 outside a run): a callback's view. */
+int hg_exec_pos(const struct hg_exec *ex);
 /* The compute stream (a cudaStream_t) of a GPU plan; NULL on the CPU. */
 void *hg_exec_stream(struct hg_exec *ex);
+/* Per-node wall time, accumulated over runs (the profiler's raw data). */
 void hg_exec_profile(struct hg_exec *ex, int on);
 const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
 /* Sets up shapes for st->sym without running anything (for filling inputs). */

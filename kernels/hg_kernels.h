@@ -61,6 +61,19 @@ union hg_attr {
      * decay), 1 = Adam (wd * param added to the gradient, torch.optim.Adam) */
     struct { float beta1, beta2, eps, weight_decay; int l2; } adam;
     struct { float rho, eps, weight_decay; } adadelta;
+    /* communication ops (HG_OPF_COMM): group 0 is the job, others an id in
+     * the table of whoever runs the plan; peer is a rank of the group (the
+     * other end of SEND/RECV, the server of PS_*); tag tells one pair's
+     * messages apart.  ALLREDUCE/PS_*: count floats from the first input to
+     * the last of one flat block (0 with one input: that tensor).  RECV:
+     * the output's dtype, dims (HG_SYM allowed; int32 so that the union
+     * keeps its size, the plug-in ABI) and batch axis; SEND: dtype is its
+     * input's. */
+    struct {
+        int group, peer, tag, dtype, ndim, batch_axis;
+        int32_t dim[HG_MAX_DIMS];
+        int64_t count;
+    } comm;
 };
 
 enum hg_op {
@@ -118,6 +131,13 @@ enum hg_op {
     HG_OP_SGD_STEP,        /* (param, grad, momentum_buf); sgd */
     HG_OP_ADAMW_STEP,      /* (param, grad, m, v); adam (AdamW, or Adam if l2) */
     HG_OP_ADADELTA_STEP,   /* (param, grad, square_avg, acc_delta); adadelta */
+    /* communication: no numeric kernel (HG_OPF_COMM); the executor hands
+     * them to the callbacks its owner installs (graph/hg_graph.h); comm */
+    HG_OP_ALLREDUCE,       /* (first[, last]) in place: sum over the group */
+    HG_OP_SEND,            /* (x): x to peer; no output */
+    HG_OP_RECV,            /* () -> [comm.dim] of comm.dtype from peer */
+    HG_OP_PS_PUSH,         /* (first[, last]): to the PS, summed into its master */
+    HG_OP_PS_PULL,         /* (first[, last]) in place: the PS's master copy */
     HG_OP_COUNT
 };
 
@@ -173,6 +193,8 @@ typedef int (*hg_kernel_fn)(const struct hg_kargs *a);
 enum {
     HG_OPF_NO_OUTPUT = 1 << 0, /* update ops */
     HG_OPF_VARIADIC = 1 << 1,  /* n_in is a maximum */
+    HG_OPF_COMM = 1 << 2,      /* communication: no kernel, no gradient rule;
+                                  cost.bytes is what it moves */
 };
 
 struct hg_op_info {

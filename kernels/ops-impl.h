@@ -50,6 +50,11 @@
  * - ADADELTA_STEP(param, grad, sq, acc): g = grad*grad_scale + wd*param;
  *   sq = rho sq + (1-rho) g^2; d = sqrt(acc + eps) / sqrt(sq + eps) * g;
  *   acc = rho acc + (1-rho) d^2; param -= lr * d  -- torch.optim.Adadelta.
+ * - Communication ops (HG_OPF_COMM) have shape and cost rules only.
+ *   ALLREDUCE/PS_PUSH/PS_PULL(first[, last]): f32, comm.count floats
+ *   (>= each input's; 0 with one input), no output; the executor checks the
+ *   span against its layout.  SEND(x): x's dtype is comm.dtype.  RECV():
+ *   [comm.dim] of comm.dtype, dims already resolved by the graph.
  */
 #ifndef HG_OPS_IMPL_H
 #define HG_OPS_IMPL_H
@@ -130,7 +135,7 @@ HG_SHAPE_FN(like_third); HG_SHAPE_FN(broadcast); HG_SHAPE_FN(layernorm_g);
 HG_SHAPE_FN(embedding); HG_SHAPE_FN(reshape); HG_SHAPE_FN(permute);
 HG_SHAPE_FN(concat); HG_SHAPE_FN(slice); HG_SHAPE_FN(masked_fill);
 HG_SHAPE_FN(reduce); HG_SHAPE_FN(loss); HG_SHAPE_FN(loss_bwd);
-HG_SHAPE_FN(update);
+HG_SHAPE_FN(update); HG_SHAPE_FN(comm_span); HG_SHAPE_FN(send); HG_SHAPE_FN(recv);
 
 /* Cost rules (kernels/shapes.c) */
 HG_COST_FN(matmul); HG_COST_FN(matmul_reduce); HG_COST_FN(conv2d);
@@ -139,6 +144,7 @@ HG_COST_FN(elementwise); /* flops: per-op factor times out numel */
 HG_COST_FN(copy); HG_COST_FN(rowwise); HG_COST_FN(layernorm);
 HG_COST_FN(embedding); HG_COST_FN(reduce); HG_COST_FN(loss);
 HG_COST_FN(sgd); HG_COST_FN(adamw); HG_COST_FN(adadelta);
+HG_COST_FN(comm); /* bytes moved, no flops */
 
 /* Workspace rules */
 HG_WS_FN(conv2d); HG_WS_FN(conv2d_bwd_data); HG_WS_FN(conv2d_bwd_filter);

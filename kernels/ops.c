@@ -22,6 +22,11 @@
             .cost = hg_cost_##co, .workspace = ws_, .cpu = hg_cpu_##fn,          \
             .cuda = CUDA_FN(fn), .cuda_workspace = CUDA_WS(fn)}
 
+/* communication: no kernel on either backend (the executor's callbacks) */
+#define ROW_COMM(op, nm, nin, fl, sh)                                          \
+    [op] = {.name = nm, .n_in = nin, .flags = HG_OPF_COMM | (fl),              \
+            .shape = hg_shape_##sh, .cost = hg_cost_comm}
+
 const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW_CWS(HG_OP_MATMUL, "matmul", 2, 0, matmul, matmul, NULL, matmul),
     ROW_CWS(HG_OP_MATMUL_REDUCE, "matmul_reduce", 2, 0, matmul_reduce, matmul_reduce, NULL, matmul_reduce),
@@ -68,8 +73,16 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_SGD_STEP, "sgd_step", 3, HG_OPF_NO_OUTPUT, update, sgd, NULL, sgd_step),
     ROW(HG_OP_ADAMW_STEP, "adamw_step", 4, HG_OPF_NO_OUTPUT, update, adamw, NULL, adamw_step),
     ROW(HG_OP_ADADELTA_STEP, "adadelta_step", 4, HG_OPF_NO_OUTPUT, update, adadelta, NULL, adadelta_step),
+    ROW_COMM(HG_OP_ALLREDUCE, "allreduce", 2, HG_OPF_NO_OUTPUT | HG_OPF_VARIADIC, comm_span),
+    ROW_COMM(HG_OP_SEND, "send", 1, HG_OPF_NO_OUTPUT, send),
+    ROW_COMM(HG_OP_RECV, "recv", 0, 0, recv),
+    ROW_COMM(HG_OP_PS_PUSH, "ps_push", 2, HG_OPF_NO_OUTPUT | HG_OPF_VARIADIC, comm_span),
+    ROW_COMM(HG_OP_PS_PULL, "ps_pull", 2, HG_OPF_NO_OUTPUT | HG_OPF_VARIADIC, comm_span),
 };
 
 /* Adding an op: enum entry, a row above, a CPU kernel, a test case; this
  * assert is the reminder that every table indexed by the enum must grow. */
-static_assert(HG_OP_COUNT == 45, "update every table indexed by enum hg_op");
+static_assert(HG_OP_COUNT == 50, "update every table indexed by enum hg_op");
+/* the plug-in ABI (tasks/hg_task.h) passes attributes by pointer: a new
+ * member must fit in the union's size */
+static_assert(sizeof(union hg_attr) == 56, "union hg_attr changed size");

@@ -738,3 +738,78 @@ HG_COST_FN(adadelta) /* read p, g, sq, acc; write p, sq, acc */
     cost->flops = (attr->adadelta.weight_decay != 0.0f ? 18.0 : 16.0) * n;
     cost->bytes = 4.0 * 7.0 * n;
 }
+
+/* ---- communication: what moves, checked here; where it lives is the
+ * executor's (the span of a flat block) ------------------------------------ */
+
+static int check_comm(const char *op, const union hg_attr *attr, char *err, size_t errlen)
+{
+    if (attr->comm.group < 0 || attr->comm.peer < -1)
+        return hg_kerr(err, errlen, "%s: group %d, peer %d (group >= 0, peer >= -1)", op,
+                       attr->comm.group, attr->comm.peer);
+    return 0;
+}
+
+HG_SHAPE_FN(comm_span) /* (first[, last]) f32, count floats; no output */
+{
+    HG_CHECK(n_in >= 1 && n_in <= 2);
+    for (int i = 0; i < n_in; i++)
+        if (check_f32("comm span", in_dt, i, err, errlen))
+            return -1;
+    int64_t c = attr->comm.count;
+    if (attr->comm.dtype != HG_F32)
+        return hg_kerr(err, errlen, "comm span: comm.dtype %d, spans are f32",
+                       attr->comm.dtype);
+    if (n_in == 1 && c != 0)
+        return hg_kerr(err, errlen, "comm span: count %lld with one input (0: the "
+                       "tensor itself)", (long long)c);
+    for (int i = 0; n_in == 2 && i < n_in; i++)
+        if (c < hg_shape_numel(&in[i]))
+            return hg_kerr(err, errlen, "comm span: count %lld is less than input %d's "
+                           "%lld floats", (long long)c, i, (long long)hg_shape_numel(&in[i]));
+    memset(out, 0, sizeof *out);
+    *out_dt = HG_F32;
+    return check_comm("comm span", attr, err, errlen);
+}
+
+HG_SHAPE_FN(send) /* (x) of comm.dtype; no output */
+{
+    HG_CHECK(n_in == 1);
+    (void)in;
+    if (in_dt[0] != (enum hg_dtype)attr->comm.dtype)
+        return hg_kerr(err, errlen, "send: input is %s, comm.dtype says %s",
+                       hg_dtype_name(in_dt[0]), hg_dtype_name((enum hg_dtype)attr->comm.dtype));
+    memset(out, 0, sizeof *out);
+    *out_dt = in_dt[0];
+    return check_comm("send", attr, err, errlen);
+}
+
+HG_SHAPE_FN(recv) /* () -> [comm.dim] of comm.dtype */
+{
+    (void)in, (void)in_dt, (void)n_in;
+    int nd = attr->comm.ndim;
+    if (nd < 1 || nd > HG_MAX_DIMS)
+        return hg_kerr(err, errlen, "recv: ndim %d outside [1, %d]", nd, HG_MAX_DIMS);
+    if (attr->comm.dtype < 0 || attr->comm.dtype >= HG_DTYPE_COUNT)
+        return hg_kerr(err, errlen, "recv: dtype %d is not a dtype", attr->comm.dtype);
+    memset(out, 0, sizeof *out);
+    out->ndim = nd;
+    for (int i = 0; i < nd; i++) {
+        if (attr->comm.dim[i] < 1)
+            return hg_kerr(err, errlen, "recv: dim %d is %d (symbols are resolved by "
+                           "the graph)", i, (int)attr->comm.dim[i]);
+        out->dim[i] = attr->comm.dim[i];
+    }
+    *out_dt = (enum hg_dtype)attr->comm.dtype;
+    return check_comm("recv", attr, err, errlen);
+}
+
+/* bytes this rank sends or receives once (an algorithm's factor, 2(W-1)/W
+ * for a ring AllReduce, is the planner's); no flops */
+HG_COST_FN(comm)
+{
+    double n = n_in == 2 ? (double)attr->comm.count
+               : n_in == 1 ? numel(&in[0]) : numel(out);
+    cost->flops = 0;
+    cost->bytes = n * (double)hg_dtype_size((enum hg_dtype)attr->comm.dtype);
+}

@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "graph/hg_graph.h"
 #include "tests/hg_test.h"
@@ -596,6 +599,312 @@ static void test_token_cap_uneven(void)
     }
 }
 
+/* ---- communication ops through a fake comm table ---------------------- */
+
+/* A loopback "world of two identical ranks": start doubles a span in
+ * place (the sum of two equal copies), SEND copies into a mailbox, RECV
+ * copies it out; every call is recorded with the position it came at. */
+struct loop_ev {
+    int node, start, pos;
+};
+struct loop {
+    struct loop_ev ev[64];
+    int nev;
+    float box[256]; /* SEND -> RECV */
+    size_t box_bytes;
+};
+
+static int loop_call(struct loop *L, struct hg_exec *ex, int node, int start)
+{
+    if (L->nev < 64)
+        L->ev[L->nev++] = (struct loop_ev){node, start, hg_exec_pos(ex)};
+    return 0;
+}
+
+static struct hg_graph *loop_graph; /* the graph the callbacks look at */
+
+/* ALLREDUCE and SEND do their work at the start (a start before the
+ * buffer is final shows in the values), RECV at its wait */
+static int loop_do(struct loop *L, struct hg_exec *ex, int node, int start, char *err,
+                   size_t errlen)
+{
+    struct hg_exec_buf b;
+    hg_exec_comm_buf(ex, node, &b);
+    loop_call(L, ex, node, start);
+    enum hg_op op = hg_graph_node(loop_graph, node)->op;
+    if (op == HG_OP_ALLREDUCE && start) {
+        float *x = b.host; /* [bytes / 4] */
+        for (size_t i = 0; i < b.bytes / sizeof(float); i++)
+            x[i] *= 2;
+    } else if (op == HG_OP_SEND && start) {
+        if (b.bytes > sizeof L->box)
+            return hg_kerr(err, errlen, "loopback: %zu bytes", b.bytes);
+        memcpy(L->box, b.host, b.bytes);
+        L->box_bytes = b.bytes;
+    } else if (op == HG_OP_RECV && !start) {
+        if (b.bytes != L->box_bytes)
+            return hg_kerr(err, errlen, "loopback: recv of %zu bytes, sent %zu", b.bytes,
+                           L->box_bytes);
+        memcpy(b.host, L->box, b.bytes);
+    }
+    return 0;
+}
+
+static int loop_start(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
+{
+    return loop_do(arg, ex, node, 1, err, errlen);
+}
+
+static int loop_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
+{
+    return loop_do(arg, ex, node, 0, err, errlen);
+}
+
+static const struct hg_exec_comm_ops loop_ops = {.start = loop_start, .wait = loop_wait};
+
+/* The MLP with its gradients all-reduced by three nodes between the
+ * backward and the optimizer, as controller/dp.c builds them. */
+static void test_comm_allreduce(void)
+{
+    struct mlp m;
+    struct hg_graph *g = m.g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 6);
+    int64_t xd[2] = {B, 8};
+    m.x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    m.y = hg_graph_input(g, "y", HG_I32, 1, &B, 0);
+    m.h = hg_relu(g, hg_layer_linear(g, "fc1", m.x, 8, 16, 1));
+    m.logits = hg_layer_linear(g, "fc2", m.h, 16, 3, 1);
+    m.loss = hg_cross_entropy(g, m.logits, m.y, -100, 0.f);
+    hg_graph_backward(g, m.loss);
+    int gw1 = hg_graph_find(g, "fc1.weight.grad"), gb1 = hg_graph_find(g, "fc1.bias.grad");
+    int gw2 = hg_graph_find(g, "fc2.weight.grad"), gb2 = hg_graph_find(g, "fc2.bias.grad");
+    REQUIRE(gw1 >= 0 && gb1 >= 0 && gw2 >= 0 && gb2 >= 0, "grads");
+    EXPECT(hg_graph_set_phase(g, HG_PH_UPDATE) == HG_PH_FORWARD, "phase after backward");
+    union hg_attr at = {.comm = {.group = 0, .peer = -1}};
+    /* fc2's gradients are final first (the backward starts there) */
+    int nfirst = hg_graph_n_nodes(g);
+    hg_graph_comm_span(g, HG_OP_ALLREDUCE, gw2, gb2, &at);
+    hg_graph_comm_span(g, HG_OP_ALLREDUCE, gw1, gw1, &at);
+    hg_graph_comm_span(g, HG_OP_ALLREDUCE, gb1, gb1, &at);
+    hg_graph_set_phase(g, HG_PH_FORWARD);
+    const struct hg_node_info *a0 = hg_graph_node(g, nfirst);
+    EXPECT(a0->n_in == 2 && a0->attr.comm.count == 16 * 3 + 3 && a0->out < 0 &&
+           a0->phase == HG_PH_UPDATE, "span node: n_in %d count %lld", a0->n_in,
+           (long long)a0->attr.comm.count);
+    EXPECT(hg_graph_node(g, nfirst + 1)->n_in == 1 &&
+           hg_graph_node(g, nfirst + 1)->attr.comm.count == 0, "one-tensor node");
+    union hg_attr h = {.sgd = {.momentum = 0.9f}};
+    hg_graph_optimizer(g, HG_OPTIM_SGD, &h);
+
+    /* cost: bytes moved, no flops */
+    struct hg_shape in2[2] = {hg_graph_tensor(g, gw2)->shape, hg_graph_tensor(g, gb2)->shape};
+    struct hg_cost c = {1, 1};
+    hg_op_table[HG_OP_ALLREDUCE].cost(in2, 2, NULL, &a0->attr, &c);
+    EXPECT(c.flops == 0 && c.bytes == 4.0 * 51, "allreduce cost %g flops %g bytes", c.flops,
+           c.bytes);
+
+    int *order, n;
+    struct hg_exec *ex = plan(g, HG_PH_ALL, &order, &n);
+    REQUIRE(ex, "plan");
+    int n_fb = 0;
+    while (hg_graph_node(g, order[n_fb])->phase != HG_PH_UPDATE)
+        n_fb++;
+    int n_c = n_fb + 3;
+    /* the ready positions: the last forward/backward node using the span */
+    for (int k = 0; k < 3; k++) {
+        const struct hg_node_info *nd = hg_graph_node(g, order[n_fb + k]);
+        int want = -1;
+        for (int i = 0; i < n_fb; i++) {
+            const struct hg_node_info *o = hg_graph_node(g, order[i]);
+            for (int j = 0; j <= o->n_in; j++) {
+                int t = j < o->n_in ? o->in[j] : o->out;
+                for (int q = 0; q < nd->n_in; q++)
+                    want = t >= 0 && t == nd->in[q] ? i : want;
+            }
+        }
+        EXPECT(hg_exec_comm_ready(ex, n_fb + k) == want && want >= 0 && want < n_fb,
+               "node %d: ready %d, expected %d", order[n_fb + k],
+               hg_exec_comm_ready(ex, n_fb + k), want);
+    }
+
+    /* no callbacks: a clear error naming the node */
+    char err[512] = "";
+    struct hg_step st = {.step = 1, .grad_scale = 1.f};
+    fill_data(ex, &m, 6, 1);
+    REQUIRE(hg_exec_run(ex, &st, 0, n_fb, err, sizeof err) == 0, "%s", err);
+    EXPECT(hg_exec_run(ex, &st, n_fb, n_c, err, sizeof err) == -1 &&
+               strstr(err, "allreduce") && strstr(err, "no comm callbacks"),
+           "no callbacks: %s", err);
+    printf("ok  comm op without callbacks: %s\n", err);
+
+    struct loop L;
+    loop_graph = g;
+    hg_exec_set_comm(ex, &loop_ops, &L);
+    size_t ng;
+    float *gb = hg_exec_grad_block(ex, &ng); /* [ng] */
+    float *ref = malloc(ng * sizeof *ref);    /* [ng] one rank's gradient */
+    REQUIRE(ref, "alloc");
+    for (int early = 0; early < 2; early++) {
+        memset(&L, 0, sizeof L);
+        hg_exec_set_early_comm(ex, 0);
+        REQUIRE(hg_exec_run(ex, &st, 0, n_fb, err, sizeof err) == 0, "%s", err);
+        memcpy(ref, gb, ng * sizeof *ref);
+        memset(&L, 0, sizeof L);
+        hg_exec_set_early_comm(ex, early);
+        REQUIRE(hg_exec_run(ex, &st, 0, n_fb, err, sizeof err) == 0, "%s", err);
+        REQUIRE(hg_exec_run(ex, &st, n_fb, n_c, err, sizeof err) == 0, "%s", err);
+        int bad = 0;
+        for (size_t i = 0; i < ng; i++)
+            bad += gb[i] != 2 * ref[i];
+        EXPECT(bad == 0, "early %d: %d gradients are not twice one rank's", early, bad);
+        /* starts in position order, each wait at its own position */
+        int ns = 0, nw = 0;
+        for (int e = 0; e < L.nev; e++) {
+            int k = L.ev[e].start ? ns++ : nw++;
+            EXPECT(L.ev[e].node == order[n_fb + k], "early %d: event %d is node %d, "
+                   "expected %d", early, e, L.ev[e].node, order[n_fb + k]);
+            int want = L.ev[e].start ? (early ? hg_exec_comm_ready(ex, n_fb + k) : n_fb)
+                                     : n_fb + k;
+            /* a start waits for the starts before it */
+            if (early && k > 0 && L.ev[e].start)
+                want = want > L.ev[e - 1].pos ? want : L.ev[e - 1].pos;
+            EXPECT(L.ev[e].pos == want, "early %d: node %d %s at position %d, expected %d",
+                   early, L.ev[e].node, L.ev[e].start ? "started" : "waited", L.ev[e].pos,
+                   want);
+        }
+        EXPECT(ns == 3 && nw == 3, "early %d: %d starts, %d waits", early, ns, nw);
+        /* the update range runs as before */
+        REQUIRE(hg_exec_run(ex, &st, n_c, n, err, sizeof err) == 0, "%s", err);
+    }
+    printf("ok  allreduce nodes: ready at %d %d %d of %d forward/backward nodes\n",
+           hg_exec_comm_ready(ex, n_fb), hg_exec_comm_ready(ex, n_fb + 1),
+           hg_exec_comm_ready(ex, n_fb + 2), n_fb);
+
+    /* a span the layout does not hold is refused at plan time */
+    struct hg_graph *g2 = hg_graph_new();
+    int64_t d4[1] = {4};
+    int p1 = hg_graph_param(g2, "p1", 1, d4, HG_INIT_ONE, 1);
+    int p2 = hg_graph_param(g2, "p2", 1, d4, HG_INIT_ONE, 1);
+    int x2 = hg_graph_input(g2, "x", HG_F32, 1, d4, -1);
+    hg_sum(g2, hg_add(g2, hg_mul(g2, x2, p1), p2), HG_AXIS_ALL);
+    union hg_attr bad = {.comm = {.count = 7}};
+    int in[2] = {p1, p2};
+    hg_graph_op(g2, HG_OP_ALLREDUCE, in, 2, &bad);
+    int *o2, n2;
+    o2 = malloc((size_t)hg_graph_n_nodes(g2) * sizeof(int));
+    n2 = hg_graph_order(g2, HG_PH_ALL, o2);
+    EXPECT(hg_exec_new(g2, o2, n2, err, sizeof err) == NULL && strstr(err, "not a span"),
+           "count 7 over 8 floats: %s", err);
+    free(o2);
+    hg_graph_free(g2);
+
+    free(ref);
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(g);
+}
+
+/* SEND and RECV (a symbolic declared shape) through the loopback, and the
+ * shape rules of the comm ops. */
+static void test_comm_send_recv(void)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 5);
+    int64_t xd[2] = {B, 4};
+    int x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    int r = hg_relu(g, x);
+    union hg_attr sa = {.comm = {.peer = 1, .tag = 7, .dtype = HG_F32}};
+    EXPECT(hg_graph_op(g, HG_OP_SEND, &r, 1, &sa) == -1, "send has no output");
+    union hg_attr ra = {.comm = {.peer = 1, .tag = 7, .dtype = HG_F32, .ndim = 2,
+                                 .batch_axis = 0, .dim = {(int32_t)B, 4}}};
+    int y = hg_graph_op(g, HG_OP_RECV, NULL, 0, &ra);
+    const struct hg_tensor_info *ti = hg_graph_tensor(g, y);
+    EXPECT(ti->shape.ndim == 2 && ti->shape.dim[0] == 5 && ti->shape.dim[1] == 4 &&
+           ti->batch_axis == 0 && ti->dtype == HG_F32, "recv's declared shape");
+    int z = hg_scale(g, y, 3.f);
+    hg_graph_keep(g, z);
+    struct hg_cost c = {1, 1};
+    hg_op_table[HG_OP_RECV].cost(NULL, 0, &ti->shape, &ra, &c);
+    EXPECT(c.flops == 0 && c.bytes == 4.0 * 20, "recv cost %g %g", c.flops, c.bytes);
+    c = (struct hg_cost){1, 1};
+    hg_op_table[HG_OP_SEND].cost(&ti->shape, 1, NULL, &sa, &c);
+    EXPECT(c.flops == 0 && c.bytes == 4.0 * 20, "send cost %g %g", c.flops, c.bytes);
+
+    int *order, n;
+    struct hg_exec *ex = plan(g, HG_PH_ALL, &order, &n);
+    REQUIRE(ex, "plan");
+    struct loop L;
+    memset(&L, 0, sizeof L);
+    loop_graph = g;
+    hg_exec_set_comm(ex, &loop_ops, &L);
+    hg_exec_set_early_comm(ex, 1);
+    int64_t sym[1] = {3};
+    struct hg_step st = {.sym = sym, .step = 1};
+    char err[512] = "";
+    REQUIRE(hg_exec_prepare(ex, &st, err, sizeof err) == 0, "%s", err);
+    float *xv = hg_exec_data(ex, x); /* [3,4] */
+    for (int i = 0; i < 12; i++)
+        xv[i] = (float)(i - 5);
+    REQUIRE(hg_exec_run(ex, &st, 0, n, err, sizeof err) == 0, "%s", err);
+    const float *zv = hg_exec_data(ex, z); /* [3,4] */
+    int bad = 0;
+    for (int i = 0; i < 12; i++)
+        bad += zv[i] != 3.f * (i > 5 ? (float)(i - 5) : 0.f);
+    EXPECT(bad == 0 && L.box_bytes == 48, "recv'd %d wrong values, %zu bytes", bad,
+           L.box_bytes);
+    /* RECV has an output: never started before its position */
+    for (int e = 0; e < L.nev; e++)
+        if (hg_graph_node(g, L.ev[e].node)->op == HG_OP_RECV)
+            EXPECT(order[L.ev[e].pos] == L.ev[e].node, "recv started at position %d",
+                   L.ev[e].pos);
+    EXPECT(L.nev == 4, "%d events", L.nev);
+    printf("ok  send/recv through the loopback (batch 3 of 5)\n");
+
+    /* shape rules */
+    struct hg_shape s4 = {.ndim = 1, .dim = {4}}, out;
+    enum hg_dtype f32[2] = {HG_F32, HG_F32}, i32 = HG_I32, odt;
+    union hg_attr a = {.comm = {.dtype = HG_F32, .ndim = 0}};
+    EXPECT(hg_op_table[HG_OP_RECV].shape(NULL, NULL, 0, &a, &out, &odt, err, sizeof err) ==
+               -1 && strstr(err, "ndim"), "recv ndim 0: %s", err);
+    a = (union hg_attr){.comm = {.dtype = HG_F32}};
+    EXPECT(hg_op_table[HG_OP_SEND].shape(&s4, &i32, 1, &a, &out, &odt, err, sizeof err) ==
+               -1 && strstr(err, "send"), "send i32 as f32: %s", err);
+    struct hg_shape two[2] = {s4, s4};
+    a = (union hg_attr){.comm = {.count = 3}};
+    EXPECT(hg_op_table[HG_OP_ALLREDUCE].shape(two, f32, 2, &a, &out, &odt, err, sizeof err) ==
+               -1 && strstr(err, "count"), "count 3 < 4: %s", err);
+    a = (union hg_attr){.comm = {.count = 8}};
+    EXPECT(hg_op_table[HG_OP_PS_PUSH].shape(two, f32, 2, &a, &out, &odt, err, sizeof err) == 0,
+           "ps_push of 8: %s", err);
+    for (int op = 0; op < HG_OP_COUNT; op++)
+        if (hg_op_table[op].flags & HG_OPF_COMM)
+            EXPECT(!hg_op_table[op].cpu && !hg_op_table[op].cuda, "%s has a kernel",
+                   hg_op_table[op].name);
+    printf("ok  comm shape and cost rules\n");
+    free(order);
+    hg_exec_free(ex);
+    hg_graph_free(g);
+
+    /* a backward through a comm op is a programmer error */
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(2);
+        struct hg_graph *gb = hg_graph_new();
+        int64_t d[1] = {4};
+        int p = hg_graph_param(gb, "p", 1, d, HG_INIT_ONE, 1);
+        union hg_attr s1 = {.comm = {.peer = 1, .dtype = HG_F32}};
+        hg_graph_op(gb, HG_OP_SEND, &p, 1, &s1);
+        hg_graph_backward(gb, hg_sum(gb, p, HG_AXIS_ALL));
+        _exit(0);
+    }
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    EXPECT(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGABRT, "backward through send: status %d",
+           ws);
+}
+
 int main(void)
 {
     test_memory_plan();
@@ -610,6 +919,8 @@ int main(void)
     test_transformer_plan();
     test_token_cap();
     test_token_cap_uneven();
+    test_comm_allreduce();
+    test_comm_send_recv();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

@@ -925,7 +925,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                                                                      : HG_LOWP_NONE,
                             .loss_scale_init = o->fp16_init_scale,
                             .loss_scale_min = o->min_loss_scale,
-                            .bucket_cap_mb = o->bucket_cap_mb,
+                            .comm = r->comm, .bucket_cap_mb = o->bucket_cap_mb,
                             .update_freq = (int)o->update_freq};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
@@ -943,7 +943,6 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     if (optimizer(o, &cc, err, errlen) != 0 ||
         hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0)
         return -1;
-    hg_ctl_set_comm(r->ctl, r->comm);
     if (hg_ctl_buckets(r->ctl) > 0 && r->rank == 0) {
         char line[160];
         snprintf(line, sizeof(line),

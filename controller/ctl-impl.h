@@ -1,0 +1,50 @@
+/* ctl-impl.h - private to controller/: the controller's records, shared by
+ * the step (step.c, which runs whatever plan it has) and whole-model data
+ * parallelism (dp.c, which adds its AllReduce nodes to that plan). */
+#ifndef HG_CTL_IMPL_H
+#define HG_CTL_IMPL_H
+
+#include "controller/hg_controller.h"
+
+/* A plan's order is [0, n_fb) forward + backward, [n_fb, n_c) the
+ * communication nodes of the update (gradient aggregation), [n_c, n) the
+ * optimizer; the loss statistics, gradient norm, NaN checks and clipping
+ * run between the last two. */
+struct plan {
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    struct hg_task_model m;
+    int n;      /* nodes in the order */
+    int n_fb;   /* forward + backward nodes */
+    int n_c;    /* end of the update's comm nodes */
+};
+
+struct hg_dp; /* dp.c */
+
+struct hg_ctl {
+    const struct hg_task *task;
+    void *ts;                /* the task's state */
+    struct hg_ctl_cfg cfg;
+    struct plan train, valid;
+    size_t ngrad;
+    int n_acc;               /* micro-batches with data in this step */
+    int bad_in_a_row;
+    double loss_scale;       /* fp16: current dynamic loss scale; else 1 */
+    int good_in_a_row;       /* fp16: updates since the last overflow */
+    int valid_stale;         /* valid params older than train params */
+    struct hg_comm *comm;    /* cfg.comm: NULL: one process */
+    struct hg_dp *dp;        /* the comm callbacks of the train plan */
+    int early;               /* comm nodes may start from the backward */
+    int nbk;                 /* gradient buckets started from the backward */
+};
+
+/* dp.c: appends the AllReduce nodes of the gradient block to g (after
+ * hg_graph_backward, before hg_graph_optimizer); *early: 1 when they may
+ * start from the backward; returns the number of nodes. */
+int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *early);
+/* Installs the callbacks that run g's comm nodes on ex over comm. */
+struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
+                         struct hg_exec *ex, char *err, size_t errlen);
+void hg__dp_free(struct hg_dp *dp);
+
+#endif
