@@ -2,8 +2,11 @@
  * cluster descriptions, the roofline and communication cost model,
  * profiles (measured op and link times that replace the roofline for the
  * devices that are present), graph builders for HeteroG's evaluation models
- * (shapes only) and the JSON export of a training graph.  The simulator,
- * scheduler and strategy search build on these (docs/planner.md).
+ * (shapes only) and the JSON export of a training graph; the planner graph
+ * (a training graph's topology) and its prices; strategies and their
+ * lowering (what a strategy means op by op: the one definition that the
+ * simulator prices and an executor compiles).  The simulator, scheduler
+ * and strategy search build on these (docs/planner.md).
  *
  * Depends on graph/ and kernels/ only (and libconfig for cluster files).
  * Runtime errors return -1 with a message in err that names the file:line
