@@ -24,10 +24,17 @@ static void *grow(void *v, int n, int *cap, size_t elt)
     return v;
 }
 
+/* floor(j * B / R) for 0 <= j <= R, B <= INT64_MAX / R (checked by the
+ * callers once per op: this runs twice per place) */
+static int64_t bound(int64_t B, int R, int j)
+{
+    return j == R ? B : (int64_t)j * B / R;
+}
+
 int64_t hg_lower_bound(int64_t batch, int R, int j)
 {
     HG_CHECK(R > 0 && j >= 0 && j <= R && batch >= 0 && batch <= INT64_MAX / R);
-    return (int64_t)(j / R) * batch + (int64_t)(j % R) * batch / R;
+    return bound(batch, R, j);
 }
 
 static const char *const agg_names[] = {"none", "ring", "hierarchical", "ps"};
@@ -182,7 +189,7 @@ static void lower_place(struct hg_lowered *lw, const struct hg_strategy *st, int
     int mp = g->mode == HG_MODE_MP, R = 0;
     for (int d = 0; d < lw->ndev; d++)
         R += mp ? d == g->device : g->rep[d];
-    HG_CHECK(R > 0);
+    HG_CHECK(R > 0 && lw->batch <= INT64_MAX / R);
     o->group = st->group[v];
     o->nrep = R;
     o->nplace = 0;
@@ -195,9 +202,9 @@ static void lower_place(struct hg_lowered *lw, const struct hg_strategy *st, int
         p->dev = d;
         p->rep0 = j;
         p->nrep = r;
-        p->begin = hg_lower_bound(lw->batch, R, j);
+        p->begin = bound(lw->batch, R, j);
         j += r;
-        p->end = hg_lower_bound(lw->batch, R, j);
+        p->end = bound(lw->batch, R, j);
     }
     o->rhost = lw->droppable[v] && g->recompute ? lw->host[o->group] : -1;
 }
@@ -276,7 +283,19 @@ static void lower_out(struct hg_lowered *lw, int v)
                 if (n->lend <= n->lbegin)
                     n->lbegin = n->lend = 0;
             }
-            for (int i = 0; i < o->nplace; i++) {
+            /* places ascend by rows as by device: the overlapping ones are
+             * consecutive, from the first that ends after the need begins
+             * (a scan of every place for every need is quadratic in the
+             * devices: 1024 GPUs) */
+            int lo_i = 0, hi_i = o->nplace;
+            while (lo_i < hi_i) {
+                int mid = lo_i + (hi_i - lo_i) / 2;
+                if (o->place[mid].end > n->begin)
+                    hi_i = mid;
+                else
+                    lo_i = mid + 1;
+            }
+            for (int i = lo_i; i < o->nplace && o->place[i].begin < n->end; i++) {
                 const struct hg_lplace *p = &o->place[i];
                 int64_t a = max64(p->begin, n->begin), b = min64(p->end, n->end);
                 if (p->dev == e || b <= a)
