@@ -326,7 +326,7 @@ static void lower_agg(struct hg_lowered *lw, const struct hg_strategy *st, int i
         a->ps = g->ps;
         return;
     }
-    int devs[HG_PLAN_MAXDEV];
+    int devs[HG_PLAN_MAXDEV]; /* [nplace] the ring, in rank order */
     for (int k = 0; k < o->nplace; k++)
         devs[k] = o->place[k].dev;
     a->kind = hg_cost_allreduce_hier_cheaper(lw->pg->c, devs, o->nplace,

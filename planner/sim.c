@@ -260,7 +260,7 @@ static void build_seg(struct hg_sim *s, int v)
     struct seg *sg = &s->seg[v];
     int nd = s->ndev;
     sg->nt = sg->nr = sg->nm = 0;
-    int devs[HG_PLAN_MAXDEV], n = lo->nplace;
+    int devs[HG_PLAN_MAXDEV], n = lo->nplace; /* [n] the op's devices, in rank order */
     for (int k = 0; k < n; k++) {
         const struct hg_lplace *p = &lo->place[k];
         devs[k] = p->dev;
@@ -300,7 +300,8 @@ static void build_seg(struct hg_sim *s, int v)
     if (o->out < 0)
         return;
     /* the consumers' last positions on each device, for the memory */
-    int last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV];
+    int last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV]; /* [ndev] positions of the last
+                                                      * reader, the last forward reader */
     int drop = dropped(s, v);
     memset(sg->bneed, 0, sizeof sg->bneed);
     for (int d = 0; d < nd; d++)
