@@ -1,16 +1,16 @@
 #!/bin/sh
-# tests/arrows.sh - arrows between the files of one room go one way: from
+# tests/file_arrows.sh - arrows between the files of one room go one way: from
 # the built objects (nm: the global symbols each .o defines and the ones it
 # leaves undefined), file a uses file b when a leaves undefined a symbol
 # that b defines.  Two files that use each other, or a longer circle, fail
-# the test in the rooms of HG_ARROWS_STRICT (default: planner); in the
+# the test in the rooms of HG_FILE_ARROWS_STRICT (default: planner); in the
 # other rooms they are printed as notes.  Run from a build directory
 # (HG_BUILDDIR); SKIP (77) without nm or objects.
 #
-#   HG_ARROWS_STRICT="planner graph" make check TESTS=tests/arrows.sh
+#   HG_FILE_ARROWS_STRICT="planner graph" make check TESTS=tests/file_arrows.sh
 set -u
 B=${HG_BUILDDIR:-.}
-STRICT=${HG_ARROWS_STRICT:-planner}
+STRICT=${HG_FILE_ARROWS_STRICT:-planner}
 if ! command -v nm >/dev/null 2>&1; then
     echo "SKIP: no nm"
     exit 77
@@ -82,5 +82,5 @@ if [ $nrooms -eq 0 ]; then
     echo "SKIP: no objects under $B (run from a build directory)"
     exit 77
 fi
-[ $fail -eq 0 ] && echo "PASS: arrows (strict: $STRICT)"
+[ $fail -eq 0 ] && echo "PASS: file arrows (strict: $STRICT)"
 exit $fail
