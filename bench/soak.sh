@@ -9,8 +9,10 @@
 #
 # from a build directory (HGTRAIN, HGPREPROCESS, HG_FASHION_MNIST
 # override). Under an ASan build (../configure --enable-asan) run it with
-# SECONDS=600: any sanitizer report in the log fails it. Not part of
-# `make check`; figures go to bench/RESULTS.md ("Soak").
+# SECONDS=600 and SOAK_RSS_CHECK=0: any sanitizer report in the log fails
+# it, and the RSS is printed but not judged (ASan's quarantine keeps freed
+# memory, up to 256 MiB per process by default, so RSS grows by design).
+# Not part of `make check`; figures go to bench/RESULTS.md ("Soak").
 set -u
 B=${HG_BUILDDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -19,6 +21,7 @@ SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 DUR=${1:-3600}
 INT=${2:-60}
 WARM=${SOAK_WARMUP:-$((DUR / 6))}   # samples before this are the warm-up
+RSS_CHECK=${SOAK_RSS_CHECK:-1}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
@@ -69,6 +72,11 @@ awk -F'|' -v warm="$WARM" '
             if (g >= 1) bad = 1
         }
         exit bad
-    }' "$tmp/rss" || { echo "FAIL: RSS grew by 1% or more after the warm-up"; fail=1; }
+    }' "$tmp/rss" || if [ "$RSS_CHECK" = 0 ]; then
+        echo "note: RSS grew by 1% or more after the warm-up (not judged: SOAK_RSS_CHECK=0)"
+    else
+        echo "FAIL: RSS grew by 1% or more after the warm-up"
+        fail=1
+    fi
 [ $fail -eq 0 ] && echo "PASS: soak ($DUR s, $(sed -n 's/.*| update \([0-9]*\) .*/\1/p' "$tmp/train.log" | tail -n 1) updates)"
 exit $fail

@@ -1,8 +1,9 @@
-/* hg_comm.h - collectives between the ranks of one training job, and the
- * rendezvous store that lets the ranks find each other.
+/* hg_comm.h - collectives between the ranks of one training job, the
+ * rendezvous store that lets the ranks find each other, and a parameter
+ * server over them.
  *
  * One interface, several backends chosen at start-up; the controller never
- * knows which:
+ * knows which (it asks hg_comm_caps what a handle can do):
  *   shm   worker processes forked on one machine (comm/shm.c)
  *   tcp   processes anywhere, a socket to every peer (comm/tcp.c)
  *   nccl  GPUs; compiled when CUDA and NCCL are found (comm/nccl.c)
@@ -14,6 +15,11 @@
  * NCCL).  After a failed call the handle is broken: later calls fail at
  * once (the peers learn of it through hg_comm_abort's mark or a closed
  * connection and fail too, naming this rank).
+ *
+ * A handle is used by one thread at a time; its asynchronous requests run
+ * on a progress thread of its own.  With HG_COMM_THREADS, different
+ * handles (a group's beside its parent's) may be used by different threads
+ * at once.
  *
  * shm life cycle:
  *
@@ -46,8 +52,24 @@ struct hg_store_server;   /* the store itself (rank 0's host) */
 
 int hg_comm_rank(const struct hg_comm *c);
 int hg_comm_world(const struct hg_comm *c);
-/* "shm", "tcp", "nccl", "mpi" */
+/* "shm", "tcp", "nccl", "mpi": for messages only (ask hg_comm_caps what
+ * a handle can do). */
 const char *hg_comm_backend(const struct hg_comm *c);
+
+/* What a handle can do, a set of bits: */
+#define HG_COMM_DEVICE_MEMORY (1u << 0) /* buffers are device memory (host
+                                           ones are staged, slowly) */
+#define HG_COMM_ASYNC (1u << 1)  /* the *_start calls overlap the caller: a
+                                    progress thread or a device stream */
+#define HG_COMM_GROUPS (1u << 2) /* hg_comm_group_new */
+#define HG_COMM_THREADS (1u << 3) /* different handles may be in calls from
+                                     different threads at once */
+#define HG_COMM_RANK_ORDER (1u << 4) /* allreduce is the rank-order sum,
+                                        bitwise the same on every backend
+                                        that has this bit */
+#define HG_COMM_PS (1u << 5) /* hg_ps_new works over it (host memory,
+                                groups, threads) */
+unsigned hg_comm_caps(const struct hg_comm *c);
 
 /* In-place sum over all ranks.  shm and tcp are deterministic: element i of
  * the result is ((x0[i] + x1[i]) + x2[i]) + ... in rank order, bitwise the
@@ -71,12 +93,151 @@ int hg_comm_send(struct hg_comm *c, const void *buf, size_t bytes, int peer,
 int hg_comm_recv(struct hg_comm *c, void *buf, size_t bytes, int peer,
                  char *err, size_t errlen);
 
+/* ---------------------------------------------------- asynchronous calls */
+
+/* A started request: ids 1, 2, ... per handle, in the order of starting;
+ * {0} is no request (waiting for it returns at once). */
+struct hg_comm_req {
+    uint64_t id;
+};
+
+/* Each starts one collective, the same as its blocking twin (bitwise the
+ * same result, the same order rule: every rank starts the same calls in
+ * the same order, blocking ones included), and returns before it is done;
+ * *req (may be NULL) names it.  The buffers belong to the request until a
+ * wait says it is done: do not touch them before.  A blocking call on the
+ * handle first waits for every request started before it.  start fails at
+ * once only for bad arguments or a handle already failed; a failure while
+ * the request runs (a timeout naming the peer, a dead rank) is returned by
+ * the waits, and by the next blocking call, and breaks the handle.
+ *
+ * Where it runs: shm, tcp and mpi (with MPI_THREAD_MULTIPLE) run the
+ * requests in order on a progress thread of the handle, made at the first
+ * start (HG_COMM_ASYNC); mpi without it runs each at once, inside the
+ * start.  nccl queues it on the communicator's stream, to start once the
+ * work queued so far on `after` (a cudaStream_t: the compute stream that
+ * produced the buffer) is done; host buffers are run at once.  The host
+ * backends ignore `after` (the buffer must be ready at the start). */
+int hg_comm_allreduce_f32_start(struct hg_comm *c, float *buf, size_t n,
+                                void *after, struct hg_comm_req *req,
+                                char *err, size_t errlen);
+int hg_comm_allreduce_f64_start(struct hg_comm *c, double *buf, size_t n,
+                                void *after, struct hg_comm_req *req,
+                                char *err, size_t errlen);
+int hg_comm_broadcast_start(struct hg_comm *c, void *buf, size_t bytes,
+                            int root, void *after, struct hg_comm_req *req,
+                            char *err, size_t errlen);
+int hg_comm_allgather_start(struct hg_comm *c, const void *send, void *recv,
+                            size_t bytes, void *after,
+                            struct hg_comm_req *req, char *err,
+                            size_t errlen);
+/* Waits until req and every request started before it are done (nccl:
+ * every request started so far).  Every wait ends: each request's own
+ * waits give up after the handle's timeout naming the peer. */
+int hg_comm_wait_req(struct hg_comm *c, struct hg_comm_req req, char *err,
+                     size_t errlen);
+/* *done = 1 when req is done (0: still running); -1 if it failed. */
+int hg_comm_test_req(struct hg_comm *c, struct hg_comm_req req, int *done,
+                     char *err, size_t errlen);
+/* Waits for every request started so far. */
+int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen);
+
+/* ---------------------------------------------------------------- groups */
+
+/* A handle over ranks[0..n) of c (distinct ranks of c, this rank among
+ * them), made by those ranks only, each passing the same list; the other
+ * ranks do not take part.  Its rank is this rank's index in ranks[], its
+ * world n: collectives run among the members only, a broadcast's root and
+ * a peer are group ranks.  A group is a communicator of its own (shm: a
+ * segment of its own; tcp: sockets of its own; mpi:
+ * MPI_Comm_create_group; nccl: a communicator of its own made through the
+ * store), so disjoint groups run collectives at the same time, and a
+ * group's calls never mix with its parent's.  Groups of the same list
+ * made one after the other are distinct.  Free it with hg_comm_free,
+ * before or after c; tcp and nccl keep using the store, which must
+ * outlive it.  A failure breaks c too (every member is told).  Waits
+ * until every member has come, at most the handle's timeout (mpi:
+ * MPI_Comm_create_group has none). */
+int hg_comm_group_new(struct hg_comm *c, const int *ranks, int n,
+                      struct hg_comm **g, char *err, size_t errlen);
+
 /* Marks this rank dead: the other ranks' current and later collectives fail
  * at once with this rank named.  The handle is unusable afterwards (free
  * it). */
 void hg_comm_abort(struct hg_comm *c);
 /* Frees the handle (not an shm segment: hg_comm_shm_group_free). */
 void hg_comm_free(struct hg_comm *c);
+
+/* ------------------------------------------------------ parameter server */
+
+/* A parameter server (comm/ps.c): one rank of c (the server) holds a
+ * master copy of every parameter id; client ranks push gradients and pull
+ * parameters.  On the server one service thread per remote client answers
+ * over a group {server, client} of its own (so that one client's death
+ * breaks only its own connection), beside whatever the server's own
+ * thread does with c; the server rank may be a client too (its calls go
+ * straight to the master copies).  Needs HG_COMM_PS (shm, tcp, mpi with
+ * MPI_THREAD_MULTIPLE); nccl has no host point-to-point path for it and
+ * hg_ps_new fails saying so.
+ *
+ * Steps: every client pushes every parameter id once per step, steps
+ * 1, 2, 3, ... in order.  When every client's push of step s for id has
+ * arrived, the server sums them in client rank order, sum = ((g_c0 + g_c1)
+ * + g_c2) + ... (whatever order they arrived in: bitwise reproducible),
+ * calls the apply hook (default: master[i] += sum[i]) and the parameter's
+ * version becomes s.  A client's push of step s+1 waits on the server
+ * until step s is summed.
+ *
+ * Failures name the rank: a client that dies (its connection breaks, its
+ * process is gone) or has not pushed a step within cfg.timeout_s fails
+ * every pull and push that waits for it, with a message naming it; keep
+ * cfg.timeout_s below the handle's timeout, so that the clients hear the
+ * server's reason and not a timeout of their own.  A service thread waits
+ * for its client's next request at most the handle's timeout (an idle
+ * client is taken for dead). */
+struct hg_ps;
+
+/* The server's hook, run once per (id, step) on a service thread holding
+ * the server's lock (keep it short): master[numel] is the master copy to
+ * update, sum[numel] the step's summed gradients.  0, or -1 with a
+ * message: the server then fails every later request with it. */
+typedef int hg_ps_apply_fn(void *arg, int id, uint64_t step, float *master,
+                           const float *sum, size_t numel, char *err,
+                           size_t errlen);
+
+struct hg_ps_config {
+    int server;               /* the rank of c that serves */
+    const int *clients;       /* [nclients] ranks of c, ascending: the
+                                 ranks that push (the server may be one) */
+    int nclients;
+    int nparams;              /* ids 0 .. nparams-1 */
+    const size_t *numel;      /* [nparams] floats of each parameter */
+    const float *const *init; /* server: [nparams][numel[id]] the first
+                                 master copies; NULL: zeros */
+    double timeout_s;         /* the server's wait for a step's missing
+                                 pushes */
+    hg_ps_apply_fn *apply;    /* server: NULL = master += sum */
+    void *apply_arg;
+};
+
+/* Made by the server and the clients (the same cfg on each; other ranks
+ * do not take part); the server's service threads start here.  c must
+ * outlive the handle; the PS does not use c after hg_ps_new. */
+int hg_ps_new(struct hg_ps **ps, struct hg_comm *c,
+              const struct hg_ps_config *cfg, char *err, size_t errlen);
+/* Client: grad[numel[id]] is this client's gradient of step `step` for
+ * id.  Returns once the server holds it (not once the step is summed). */
+int hg_ps_push(struct hg_ps *ps, int id, const float *grad, uint64_t step,
+               char *err, size_t errlen);
+/* Client: param[numel[id]] = the master copy once its version is at least
+ * `step` (0: the current one, at once); *version (may be NULL) = its
+ * version. */
+int hg_ps_pull(struct hg_ps *ps, int id, float *param, uint64_t step,
+               uint64_t *version, char *err, size_t errlen);
+/* Client: says goodbye.  Server: waits for every service thread (each
+ * ends when its client says goodbye or fails, at most the handle's
+ * timeout after its last request).  Then frees. */
+void hg_ps_free(struct hg_ps *ps);
 
 /* ------------------------------------------------------------------ shm */
 
@@ -150,7 +311,8 @@ int hg_store_barrier(struct hg_store *st, const char *name, int world,
 
 /* tcp: every rank listens, publishes its address in the store, connects to
  * every other rank (token checked on each connection); every wait gives up
- * after timeout_s naming the peer. */
+ * after timeout_s naming the peer.  st must outlive the handle when groups
+ * are made (they connect through it). */
 int hg_comm_tcp_new(struct hg_comm **c, struct hg_store *st, int rank,
                     int world, double timeout_s, char *err, size_t errlen);
 /* nccl: rank 0 makes the unique id and publishes it in the store (key
@@ -160,22 +322,13 @@ int hg_comm_tcp_new(struct hg_comm **c, struct hg_store *st, int rank,
 int hg_comm_have_nccl(void);
 int hg_comm_nccl_new(struct hg_comm **c, struct hg_store *st, int rank,
                      int world, double timeout_s, char *err, size_t errlen);
-/* nccl: queues an in-place f32 AllReduce of device memory dbuf[n] on the
- * communicator's stream, to start once the work queued so far on `after`
- * (a cudaStream_t: the compute stream that produced dbuf) is done, and
- * returns without waiting: gradient buckets overlap the rest of the
- * backward.  Every rank queues the same calls in the same order.
- * hg_comm_wait waits (timeout_s, a dead peer named) for all of them; any
- * other nccl call waits for them too.  Host backends (shm, tcp, mpi): the
- * blocking hg_comm_allreduce_f32 of host memory, and a no-op wait. */
-int hg_comm_allreduce_f32_async(struct hg_comm *c, float *dbuf, size_t n, void *after,
-                                char *err, size_t errlen);
-int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen);
-/* mpi: MPI_Init (if not yet) and MPI_COMM_WORLD; rank and world come from
- * MPI.  -1 with a message when built without MPI.  Every wait gives up
- * after HG_COMM_TIMEOUT_S seconds (environment, read here; default 300);
+/* mpi: MPI_Init_thread (if not yet; MPI_THREAD_MULTIPLE asked) and a
+ * duplicate of MPI_COMM_WORLD; rank and world come from MPI.  -1 with a
+ * message when built without MPI.  Every wait gives up after
+ * HG_COMM_TIMEOUT_S seconds (environment, read here; default 300);
  * allreduce is the same rank-order sum as shm's; abort is MPI_Abort (ends
- * the whole job).  See comm/mpi.c. */
+ * the whole job).  HG_COMM_ASYNC, HG_COMM_THREADS and HG_COMM_PS only when
+ * MPI gave MPI_THREAD_MULTIPLE.  See comm/mpi.c. */
 int hg_comm_have_mpi(void);
 int hg_comm_mpi_new(struct hg_comm **c, char *err, size_t errlen);
 

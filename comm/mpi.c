@@ -26,7 +26,18 @@
  * the peers are told nothing until the caller aborts.
  *
  * free: MPI_Comm_free; MPI_Finalize when the last handle goes and we were
- * the ones to call MPI_Init_thread (MPI_THREAD_FUNNELED). */
+ * the ones to call MPI_Init_thread.
+ *
+ * Threads: we ask MPI_THREAD_MULTIPLE.  Given it, a handle's asynchronous
+ * requests run on its progress thread and different handles may be used
+ * by different threads (HG_COMM_ASYNC, HG_COMM_THREADS, HG_COMM_PS); with
+ * less (or when MPI was started by someone else with less) every call
+ * stays in the caller's thread and a start runs its request at once.
+ *
+ * Groups: MPI_Comm_create_group over the members, called by them only,
+ * with a tag made from the member list (so that a rank making several
+ * groups one after the other is matched with the right peers); MPI gives
+ * it no timeout. */
 #define _GNU_SOURCE
 
 #include "comm/comm-impl.h"
@@ -65,11 +76,24 @@ struct mpi_comm {
     int broken;
     void *tmp; /* allreduce: world chunks of a piece */
     size_t tmp_bytes;
+    int jrank; /* this rank in MPI_COMM_WORLD (messages) */
+    int *wrank; /* (world) a group's ranks in MPI_COMM_WORLD; NULL: the
+                   job's own handle */
 };
 
 static const struct hg_comm_ops mpi_ops;
 static int live_handles; /* ours: MPI_Finalize when the last goes */
 static int we_initialized;
+static int thread_level; /* what MPI gave (MPI_Query_thread) */
+
+static int wrap(struct mpi_comm **cp, MPI_Comm comm, double timeout_s,
+                char *err, size_t errlen);
+
+/* A rank as the job numbers it (a group's handle counts from 0). */
+static int W(const struct mpi_comm *c, int r)
+{
+    return c->wrank ? c->wrank[r] : r;
+}
 
 int hg_comm_have_mpi(void) { return 1; }
 
@@ -90,7 +114,7 @@ static int mpi_fail(struct mpi_comm *c, int rc, const char *call, char *err,
     if (MPI_Error_string(rc, s, &len) != MPI_SUCCESS)
         snprintf(s, sizeof s, "MPI error %d", rc);
     c->broken = 1;
-    return hg_kerr(err, errlen, "mpi: rank %d: %s: %s", c->base.rank, call, s);
+    return hg_kerr(err, errlen, "mpi: rank %d: %s: %s", c->jrank, call, s);
 }
 
 static int check_usable(struct mpi_comm *c, char *err, size_t errlen)
@@ -98,7 +122,7 @@ static int check_usable(struct mpi_comm *c, char *err, size_t errlen)
     if (!c->broken)
         return 0;
     return hg_kerr(err, errlen, "mpi: rank %d: communicator unusable after an "
-                   "earlier failure", c->base.rank);
+                   "earlier failure", c->jrank);
 }
 
 /* Polls one request until done or the deadline; `what` names the
@@ -127,7 +151,7 @@ static int wait_req(struct mpi_comm *c, MPI_Request *req, MPI_Status *st,
             c->broken = 1;
             return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in %s (MPI "
                            "cannot say which rank is late; the request is left "
-                           "pending)", c->base.rank, now_s() - start, what);
+                           "pending)", c->jrank, now_s() - start, what);
         }
     }
 }
@@ -144,11 +168,12 @@ int hg_comm_mpi_new(struct hg_comm **cp, char *err, size_t errlen)
     MPI_Initialized(&flag);
     if (!flag) {
         int provided = 0;
-        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
         if (rc != MPI_SUCCESS)
             return hg_kerr(err, errlen, "mpi: MPI_Init_thread failed (%d)", rc);
         we_initialized = 1;
     }
+    MPI_Query_thread(&thread_level);
     double timeout_s = DEFAULT_TIMEOUT_S;
     const char *e = getenv("HG_COMM_TIMEOUT_S");
     if (e && *e) {
@@ -159,21 +184,35 @@ int hg_comm_mpi_new(struct hg_comm **cp, char *err, size_t errlen)
                            "positive number of seconds", e);
         timeout_s = t;
     }
-    struct mpi_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return hg_kerr(err, errlen, "mpi: out of memory");
-    c->timeout_s = timeout_s;
-    int rank = 0, world = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
-    c->base = (struct hg_comm){.ops = &mpi_ops, .rank = rank, .world = world};
-    rc = MPI_Comm_dup(MPI_COMM_WORLD, &c->comm);
-    if (rc != MPI_SUCCESS) {
-        mpi_fail(c, rc, "MPI_Comm_dup", err, errlen);
-        free(c);
+    MPI_Comm dup;
+    rc = MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    if (rc != MPI_SUCCESS)
+        return hg_kerr(err, errlen, "mpi: MPI_Comm_dup failed (%d)", rc);
+    struct mpi_comm *c;
+    if (wrap(&c, dup, timeout_s, err, errlen) != 0)
         return -1;
+    *cp = &c->base;
+    return 0;
+}
+
+/* A handle over comm (ours from now on: freed on failure too). */
+static int wrap(struct mpi_comm **cp, MPI_Comm comm, double timeout_s,
+                char *err, size_t errlen)
+{
+    *cp = NULL;
+    struct mpi_comm *c = calloc(1, sizeof *c);
+    if (!c) {
+        MPI_Comm_free(&comm);
+        return hg_kerr(err, errlen, "mpi: out of memory");
     }
-    rc = MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    c->timeout_s = timeout_s;
+    c->comm = comm;
+    int rank = 0, world = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &world);
+    c->base = (struct hg_comm){.ops = &mpi_ops, .rank = rank, .world = world};
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->jrank);
+    int rc = MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
     if (rc != MPI_SUCCESS) {
         mpi_fail(c, rc, "MPI_Comm_set_errhandler", err, errlen);
         MPI_Comm_free(&c->comm);
@@ -181,7 +220,7 @@ int hg_comm_mpi_new(struct hg_comm **cp, char *err, size_t errlen)
         return -1;
     }
     live_handles++;
-    *cp = &c->base;
+    *cp = c;
     return 0;
 }
 
@@ -197,6 +236,7 @@ static void mpi_free(struct hg_comm *base)
     struct mpi_comm *c = (struct mpi_comm *)base;
     MPI_Comm_free(&c->comm);
     free(c->tmp);
+    free(c->wrank);
     free(c);
     int fin = 0;
     if (--live_handles == 0 && we_initialized &&
@@ -236,7 +276,7 @@ static int mpi_allreduce(struct hg_comm *base, void *bufv, size_t n,
     MPI_Datatype type = dt == HG_COMM_F32 ? MPI_FLOAT : MPI_DOUBLE;
     int *counts = malloc(4 * (size_t)world * sizeof *counts);
     if (!counts)
-        return hg_kerr(err, errlen, "mpi: rank %d: out of memory", me);
+        return hg_kerr(err, errlen, "mpi: rank %d: out of memory", c->jrank);
     int *displs = counts + world, *rcounts = displs + world, *rdispls = rcounts + world;
     char *buf = bufv;
     int rc = 0;
@@ -256,7 +296,7 @@ static int mpi_allreduce(struct hg_comm *base, void *bufv, size_t n,
             void *t = realloc(c->tmp, need);
             if (!t) {
                 rc = hg_kerr(err, errlen, "mpi: rank %d: out of memory (%zu "
-                             "bytes)", me, need);
+                             "bytes)", c->jrank, need);
                 break;
             }
             c->tmp = t;
@@ -311,7 +351,7 @@ static int mpi_broadcast(struct hg_comm *base, void *bufv, size_t bytes,
             return mpi_fail(c, e, "MPI_Ibcast", err, errlen);
         char what[96];
         snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
-                 root);
+                 W(c, root));
         if (wait_req(c, &req, NULL, what, err, errlen) != 0)
             return -1;
     }
@@ -391,7 +431,8 @@ static int mpi_send(struct hg_comm *base, const void *bufv, size_t bytes,
         if (e != MPI_SUCCESS)
             return mpi_fail(c, e, "MPI_Isend", err, errlen);
         char what[96];
-        snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes, peer);
+        snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes,
+                 W(c, peer));
         if (wait_req(c, &req, NULL, what, err, errlen) != 0)
             return -1;
         off += m;
@@ -433,7 +474,8 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
                 c->broken = 1;
                 return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in recv "
                                "of %zu bytes from rank %d; rank %d did not send",
-                               base->rank, now_s() - start, bytes, peer, peer);
+                               c->jrank, now_s() - start, bytes, W(c, peer),
+                               W(c, peer));
             }
         }
         int count = 0;
@@ -445,7 +487,7 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
             /* the message stays matched but unreceived: the handle is broken */
             return hg_kerr(err, errlen, "mpi: rank %d: recv of %zu bytes from "
                            "rank %d, which sent %s%d bytes (sizes must agree)",
-                           base->rank, bytes, peer,
+                           c->jrank, bytes, W(c, peer),
                            off ? "a piece of " : "", count);
         }
         e = MPI_Mrecv(buf + off, (int)m, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
@@ -456,14 +498,73 @@ static int mpi_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
     return 0;
 }
 
+/* ---------------------------------------------------------------- groups */
+
+static int mpi_group(struct hg_comm *base, const int *ranks, int n,
+                     struct hg_comm **gp, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    *gp = NULL;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int *wrank = malloc((size_t)n * sizeof *wrank);
+    if (!wrank) {
+        c->broken = 1;
+        return hg_kerr(err, errlen, "mpi: rank %d: out of memory", c->jrank);
+    }
+    for (int i = 0; i < n; i++)
+        wrank[i] = W(c, ranks[i]);
+    MPI_Group all, sub;
+    MPI_Comm comm = MPI_COMM_NULL;
+    int e = MPI_Comm_group(c->comm, &all);
+    if (e != MPI_SUCCESS) {
+        free(wrank);
+        return mpi_fail(c, e, "MPI_Comm_group", err, errlen);
+    }
+    e = MPI_Group_incl(all, n, ranks, &sub);
+    MPI_Group_free(&all);
+    if (e != MPI_SUCCESS) {
+        free(wrank);
+        return mpi_fail(c, e, "MPI_Group_incl", err, errlen);
+    }
+    /* the tag tells apart the groups a rank makes one after the other */
+    int tag = (int)(hg_comm_group_hash(ranks, n) & 0x3fff) + 1;
+    e = MPI_Comm_create_group(c->comm, sub, tag, &comm);
+    MPI_Group_free(&sub);
+    if (e != MPI_SUCCESS) {
+        free(wrank);
+        return mpi_fail(c, e, "MPI_Comm_create_group", err, errlen);
+    }
+    struct mpi_comm *g;
+    if (wrap(&g, comm, c->timeout_s, err, errlen) != 0) {
+        free(wrank);
+        c->broken = 1;
+        return -1;
+    }
+    g->wrank = wrank;
+    *gp = &g->base;
+    return 0;
+}
+
+static unsigned mpi_caps(const struct hg_comm *c)
+{
+    (void)c;
+    unsigned caps = HG_COMM_GROUPS | HG_COMM_RANK_ORDER;
+    if (thread_level >= MPI_THREAD_MULTIPLE)
+        caps |= HG_COMM_ASYNC | HG_COMM_THREADS | HG_COMM_PS;
+    return caps;
+}
+
 static const struct hg_comm_ops mpi_ops = {
     .name = "mpi",
+    .caps = mpi_caps,
     .allreduce = mpi_allreduce,
     .broadcast = mpi_broadcast,
     .allgather = mpi_allgather,
     .barrier = mpi_barrier,
     .send = mpi_send,
     .recv = mpi_recv,
+    .group = mpi_group,
     .abort = mpi_abort,
     .free = mpi_free,
 };

@@ -28,7 +28,16 @@
  * run with the same GPUs and NCCL configuration, but not the rank-order sum
  * of shm and mpi.  barrier is a one-float allreduce.  send/recv: the size
  * goes first (8 bytes, ncclSend/ncclRecv in a group), so a mismatch fails
- * the receiver naming both ranks before any data moves; then the data. */
+ * the receiver naming both ranks before any data moves; then the data.
+ *
+ * Asynchronous calls (the table's start/wait/test): the collective is
+ * queued on our stream behind an event recorded on the caller's stream
+ * (`after`: the compute stream that produced the buffer) and the call
+ * returns; wait is the stream's wait above, for everything queued; a
+ * blocking call queues behind them on the same stream.  Groups: a
+ * communicator of its own per group (ncclCommInitRank on an id published
+ * in the store by group rank 0); the abort keys are the job's, so an
+ * abort in a group fails every handle of the job. */
 #define _GNU_SOURCE
 
 #include "comm/comm-impl.h"
@@ -45,19 +54,6 @@ int hg_comm_nccl_new(struct hg_comm **c, struct hg_store *st, int rank,
     *c = NULL;
     return hg_kerr(err, errlen, "nccl: built without NCCL (configure found no "
                    "CUDA toolkit with nccl.h and libnccl)");
-}
-
-int hg_comm_allreduce_f32_async(struct hg_comm *c, float *dbuf, size_t n, void *after,
-                                char *err, size_t errlen)
-{
-    (void)after; /* host backends: at once */
-    return hg_comm_allreduce_f32(c, dbuf, n, err, errlen);
-}
-
-int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen)
-{
-    (void)c, (void)err, (void)errlen;
-    return 0;
 }
 
 #else
@@ -84,14 +80,23 @@ struct nccl_comm {
     int ready; /* made: a failure is told to the peers through the store */
     int told;
     void *scratch; /* device: the barrier's float, the size of a message */
-    cudaEvent_t after_ev; /* async allreduce: marks the caller's stream
+    cudaEvent_t after_ev; /* asynchronous calls: marks the caller's stream
                            * (created on first use) */
     int have_ev;
+    int jrank;  /* this rank as the job numbers it (messages, the store) */
+    int *wrank; /* (world) a group's ranks as the job numbers them; NULL:
+                   the job's own handle */
 };
 
 static const struct hg_comm_ops nccl_ops;
 
 int hg_comm_have_nccl(void) { return 1; }
+
+/* A rank as the job numbers it (a group's handle counts from 0). */
+static int W(const struct nccl_comm *c, int r)
+{
+    return c->wrank ? c->wrank[r] : r;
+}
 
 static double now_s(void)
 {
@@ -109,7 +114,7 @@ static void stop(struct nccl_comm *c, int tell)
     if (tell && c->ready && !c->told && c->st) {
         char e[256];
         int64_t n;
-        int me = c->base.rank;
+        int me = c->jrank;
         c->told = 1;
         if (hg_store_set(c->st, "nccl/aborted", &me, sizeof me, e, sizeof e) == 0)
             hg_store_add(c->st, "nccl/dead", 1, &n, e, sizeof e);
@@ -124,7 +129,7 @@ static int nccl_fail(struct nccl_comm *c, ncclResult_t r, const char *call,
                      char *err, size_t errlen)
 {
     const char *last = c->comm ? ncclGetLastError(c->comm) : NULL;
-    hg_kerr(err, errlen, "nccl: rank %d: %s: %s%s%s%s", c->base.rank, call,
+    hg_kerr(err, errlen, "nccl: rank %d: %s: %s%s%s%s", c->jrank, call,
             ncclGetErrorString(r), last && *last ? " (" : "", last ? last : "",
             last && *last ? ")" : "");
     stop(c, 1);
@@ -134,7 +139,7 @@ static int nccl_fail(struct nccl_comm *c, ncclResult_t r, const char *call,
 static int cuda_fail(struct nccl_comm *c, cudaError_t e, const char *call,
                      char *err, size_t errlen)
 {
-    hg_kerr(err, errlen, "nccl: rank %d: %s: %s", c->base.rank, call,
+    hg_kerr(err, errlen, "nccl: rank %d: %s: %s", c->jrank, call,
             cudaGetErrorString(e));
     stop(c, 1);
     return -1;
@@ -157,7 +162,7 @@ static int check_usable(struct nccl_comm *c, char *err, size_t errlen)
 {
     if (c->broken)
         return hg_kerr(err, errlen, "nccl: rank %d: communicator unusable after "
-                       "an earlier failure or abort", c->base.rank);
+                       "an earlier failure or abort", c->jrank);
     CUDA_CHECK(c, cudaSetDevice(c->device), err, errlen);
     return 0;
 }
@@ -211,7 +216,7 @@ static int sync_stream(struct nccl_comm *c, const char *what, char *err,
             int r = aborted_rank(c);
             if (r >= 0) {
                 hg_kerr(err, errlen, "nccl: rank %d in %s: rank %d aborted",
-                        c->base.rank, what, r);
+                        c->jrank, what, r);
                 stop(c, 0);
                 return -1;
             }
@@ -219,7 +224,7 @@ static int sync_stream(struct nccl_comm *c, const char *what, char *err,
         if (now > deadline) {
             hg_kerr(err, errlen, "nccl: rank %d waited %.3g s in %s; "
                     "communicator aborted (NCCL cannot say which rank is late)",
-                    c->base.rank, now - start, what);
+                    c->jrank, now - start, what);
             stop(c, 1);
             return -1;
         }
@@ -228,24 +233,24 @@ static int sync_stream(struct nccl_comm *c, const char *what, char *err,
 
 /* ---------------------------------------------------------------- create */
 
-int hg_comm_nccl_new(struct hg_comm **cp, struct hg_store *st, int rank,
-                     int world, double timeout_s, char *err, size_t errlen)
+/* A communicator of world ranks meeting under the store key `idkey`
+ * (rank 0 publishes the unique id there); jrank and wrank (taken) name
+ * the ranks in messages. */
+static int make(struct nccl_comm **cp, struct hg_store *st, const char *idkey,
+                int rank, int world, double timeout_s, int jrank, int *wrank,
+                char *err, size_t errlen)
 {
     *cp = NULL;
-    if (world < 1 || rank < 0 || rank >= world)
-        return hg_kerr(err, errlen, "nccl: rank %d outside 0..%d", rank,
-                       world - 1);
-    if (!(timeout_s > 0))
-        return hg_kerr(err, errlen, "nccl: timeout %g s is not positive",
-                       timeout_s);
-    if (!st)
-        return hg_kerr(err, errlen, "nccl: rank %d: no store", rank);
     struct nccl_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return hg_kerr(err, errlen, "nccl: rank %d: out of memory", rank);
+    if (!c) {
+        free(wrank);
+        return hg_kerr(err, errlen, "nccl: rank %d: out of memory", jrank);
+    }
     c->base = (struct hg_comm){.ops = &nccl_ops, .rank = rank, .world = world};
     c->st = st;
     c->timeout_s = timeout_s;
+    c->jrank = jrank;
+    c->wrank = wrank;
     int rc = -1;
     cudaError_t e = cudaGetDevice(&c->device);
     if (e != cudaSuccess) {
@@ -259,15 +264,15 @@ int hg_comm_nccl_new(struct hg_comm **cp, struct hg_store *st, int rank,
             nccl_fail(c, r, "ncclGetUniqueId", err, errlen);
             goto out;
         }
-        if (hg_store_set(st, "nccl/id", &id, sizeof id, err, errlen) != 0)
+        if (hg_store_set(st, idkey, &id, sizeof id, err, errlen) != 0)
             goto out;
     } else {
         size_t len = 0;
-        if (hg_store_get(st, "nccl/id", &id, sizeof id, &len, err, errlen) != 0)
+        if (hg_store_get(st, idkey, &id, sizeof id, &len, err, errlen) != 0)
             goto out;
         if (len != sizeof id) {
-            hg_kerr(err, errlen, "nccl: rank %d: \"nccl/id\" in the store has %zu "
-                    "bytes, not %zu", rank, len, sizeof id);
+            hg_kerr(err, errlen, "nccl: rank %d: \"%s\" in the store has %zu "
+                    "bytes, not %zu", jrank, idkey, len, sizeof id);
             goto out;
         }
     }
@@ -288,7 +293,7 @@ int hg_comm_nccl_new(struct hg_comm **cp, struct hg_store *st, int rank,
         goto out;
     }
     c->ready = 1;
-    *cp = &c->base;
+    *cp = c;
     rc = 0;
 out:
     if (rc != 0) {
@@ -296,9 +301,74 @@ out:
             cudaFree(c->scratch);
         if (c->stream)
             cudaStreamDestroy(c->stream);
+        free(c->wrank);
         free(c);
     }
     return rc;
+}
+
+int hg_comm_nccl_new(struct hg_comm **cp, struct hg_store *st, int rank,
+                     int world, double timeout_s, char *err, size_t errlen)
+{
+    *cp = NULL;
+    if (world < 1 || rank < 0 || rank >= world)
+        return hg_kerr(err, errlen, "nccl: rank %d outside 0..%d", rank,
+                       world - 1);
+    if (!(timeout_s > 0))
+        return hg_kerr(err, errlen, "nccl: timeout %g s is not positive",
+                       timeout_s);
+    if (!st)
+        return hg_kerr(err, errlen, "nccl: rank %d: no store", rank);
+    struct nccl_comm *c;
+    if (make(&c, st, "nccl/id", rank, world, timeout_s, rank, NULL, err,
+             errlen) != 0)
+        return -1;
+    *cp = &c->base;
+    return 0;
+}
+
+/* A group is a communicator of its own: the members count the groups of
+ * this list they have made (a store counter each, the same on all), and
+ * group rank 0 publishes the unique id under a key of (list, count). */
+static int nccl_group(struct hg_comm *base, const int *ranks, int n,
+                      struct hg_comm **gp, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    *gp = NULL;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int me = 0;
+    while (ranks[me] != base->rank)
+        me++;
+    int *wrank = malloc((size_t)n * sizeof *wrank);
+    if (!wrank) {
+        hg_kerr(err, errlen, "nccl: rank %d: out of memory", c->jrank);
+        stop(c, 1);
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        wrank[i] = W(c, ranks[i]);
+    /* the job's numbering: the same list from any parent is one key */
+    uint64_t h = hg_comm_group_hash(wrank, n);
+    char key[96];
+    int64_t k;
+    snprintf(key, sizeof key, "nccl/g/%016llx/made/%d", (unsigned long long)h,
+             c->jrank);
+    if (hg_store_add(c->st, key, 1, &k, err, errlen) != 0) {
+        free(wrank);
+        stop(c, 1);
+        return -1;
+    }
+    snprintf(key, sizeof key, "nccl/g/%016llx/%lld/id", (unsigned long long)h,
+             (long long)k);
+    struct nccl_comm *g;
+    if (make(&g, c->st, key, me, n, c->timeout_s, c->jrank, wrank, err,
+             errlen) != 0) {
+        stop(c, 1);
+        return -1;
+    }
+    *gp = &g->base;
+    return 0;
 }
 
 /* Says so in the store (the peers' waits fail naming us), then stops our
@@ -323,6 +393,7 @@ static void nccl_free(struct hg_comm *base)
     if (c->have_ev)
         cudaEventDestroy(c->after_ev);
     cudaStreamDestroy(c->stream);
+    free(c->wrank);
     free(c);
 }
 
@@ -402,16 +473,24 @@ static int nccl_allreduce(struct hg_comm *base, void *buf, size_t n,
     return unstage(c, buf, d, bytes, staged, sync_stream(c, what, err, errlen), err, errlen);
 }
 
-int hg_comm_allreduce_f32_async(struct hg_comm *base, float *dbuf, size_t n, void *after,
-                                char *err, size_t errlen)
+static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
+                          int root, char *err, size_t errlen);
+
+/* Queues op on our stream behind the work queued so far on op->after;
+ * host buffers run at once (staged, blocking). */
+static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
+                      char *err, size_t errlen)
 {
-    if (base->ops != &nccl_ops) /* host backends: at once */
-        return hg_comm_allreduce_f32(base, dbuf, n, err, errlen);
     struct nccl_comm *c = (struct nccl_comm *)base;
     if (check_usable(c, err, errlen) != 0)
         return -1;
-    if (n == 0)
+    if (op->n == 0)
         return 0;
+    if (op->kind != HG_COMM_OP_ALLGATHER && is_host(op->buf)) {
+        if (op->kind == HG_COMM_OP_ALLREDUCE)
+            return nccl_allreduce(base, op->buf, op->n, op->dt, err, errlen);
+        return nccl_broadcast(base, op->buf, op->n, op->root, err, errlen);
+    }
     cudaError_t e;
     if (!c->have_ev) {
         e = cudaEventCreateWithFlags(&c->after_ev, cudaEventDisableTiming);
@@ -420,23 +499,57 @@ int hg_comm_allreduce_f32_async(struct hg_comm *base, float *dbuf, size_t n, voi
         c->have_ev = 1;
     }
     /* one event serves every call: a wait takes the record made before it */
-    if ((e = cudaEventRecord(c->after_ev, (cudaStream_t)after)) != cudaSuccess)
+    if ((e = cudaEventRecord(c->after_ev, (cudaStream_t)op->after)) != cudaSuccess)
         return cuda_fail(c, e, "cudaEventRecord", err, errlen);
     if ((e = cudaStreamWaitEvent(c->stream, c->after_ev, 0)) != cudaSuccess)
         return cuda_fail(c, e, "cudaStreamWaitEvent", err, errlen);
-    NCCL_CHECK(c, ncclAllReduce(dbuf, dbuf, n, ncclFloat32, ncclSum, c->comm, c->stream), err,
-               errlen);
+    switch (op->kind) {
+    case HG_COMM_OP_ALLREDUCE:
+        NCCL_CHECK(c, ncclAllReduce(op->buf, op->buf, op->n,
+                                    op->dt == HG_COMM_F32 ? ncclFloat32
+                                                          : ncclFloat64,
+                                    ncclSum, c->comm, c->stream), err, errlen);
+        break;
+    case HG_COMM_OP_BROADCAST:
+        NCCL_CHECK(c, ncclBroadcast(op->buf, op->buf, op->n, ncclUint8,
+                                    op->root, c->comm, c->stream), err, errlen);
+        break;
+    case HG_COMM_OP_ALLGATHER:
+        NCCL_CHECK(c, ncclAllGather(op->send, op->buf, op->n, ncclUint8,
+                                    c->comm, c->stream), err, errlen);
+        break;
+    }
     return 0;
 }
 
-int hg_comm_wait(struct hg_comm *base, char *err, size_t errlen)
+static int nccl_wait(struct hg_comm *base, char *err, size_t errlen)
 {
-    if (base->ops != &nccl_ops)
-        return 0;
     struct nccl_comm *c = (struct nccl_comm *)base;
     if (check_usable(c, err, errlen) != 0)
         return -1;
-    return sync_stream(c, "asynchronous allreduce", err, errlen);
+    return sync_stream(c, "asynchronous collectives", err, errlen);
+}
+
+static int nccl_test(struct hg_comm *base, int *done, char *err,
+                     size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    *done = 0;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    cudaError_t e = cudaStreamQuery(c->stream);
+    if (e == cudaErrorNotReady)
+        return 0;
+    if (e != cudaSuccess)
+        return cuda_fail(c, e, "cudaStreamQuery", err, errlen);
+    *done = 1;
+    return 0;
+}
+
+static unsigned nccl_caps(const struct hg_comm *c)
+{
+    (void)c;
+    return HG_COMM_DEVICE_MEMORY | HG_COMM_ASYNC | HG_COMM_GROUPS;
 }
 
 static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
@@ -458,7 +571,7 @@ static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
     }
     char what[96];
     snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
-             root);
+             W(c, root));
     return unstage(c, buf, d, bytes, staged, sync_stream(c, what, err, errlen), err, errlen);
 }
 
@@ -497,7 +610,8 @@ static int nccl_send(struct hg_comm *base, const void *buf, size_t bytes,
     if (check_usable(c, err, errlen) != 0)
         return -1;
     char what[96];
-    snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes, peer);
+    snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes,
+             W(c, peer));
     uint64_t size = bytes;
     char *hdr = (char *)c->scratch + 8;
     /* pageable source: the copy has read `size` when the call returns */
@@ -526,7 +640,8 @@ static int nccl_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
     if (check_usable(c, err, errlen) != 0)
         return -1;
     char what[96];
-    snprintf(what, sizeof what, "recv of %zu bytes from rank %d", bytes, peer);
+    snprintf(what, sizeof what, "recv of %zu bytes from rank %d", bytes,
+             W(c, peer));
     char *hdr = (char *)c->scratch + 16;
     uint64_t size = 0;
     NCCL_CHECK(c, ncclGroupStart(), err, errlen);
@@ -542,8 +657,8 @@ static int nccl_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
         /* the sender waits in its data phase: it learns of our failure
          * from the store */
         hg_kerr(err, errlen, "nccl: rank %d: recv of %zu bytes from rank %d, "
-                "which sent %llu bytes (sizes must agree)", base->rank, bytes,
-                peer, (unsigned long long)size);
+                "which sent %llu bytes (sizes must agree)", c->jrank, bytes,
+                W(c, peer), (unsigned long long)size);
         stop(c, 1);
         return -1;
     }
@@ -558,12 +673,17 @@ static int nccl_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
 
 static const struct hg_comm_ops nccl_ops = {
     .name = "nccl",
+    .caps = nccl_caps,
     .allreduce = nccl_allreduce,
     .broadcast = nccl_broadcast,
     .allgather = nccl_allgather,
     .barrier = nccl_barrier,
     .send = nccl_send,
     .recv = nccl_recv,
+    .group = nccl_group,
+    .start = nccl_start,
+    .wait = nccl_wait,
+    .test = nccl_test,
     .abort = nccl_abort,
     .free = nccl_free,
 };

@@ -48,7 +48,20 @@
  * arrived at, so a timeout names the ranks that have not arrived; each rank
  * has a dead flag, set by hg_comm_abort or by a failed collective, that
  * makes every waiting rank fail at once naming it; a rank whose process
- * has exited (and been reaped) is noticed within a millisecond or so. */
+ * has exited (and been reaped) is noticed within a millisecond or so.
+ *
+ * Groups: a segment of their own, laid out as above for the group's
+ * world, the parent's staging size.  The members meet in the parent
+ * segment's group directory (a spin lock with a deadline, SHM_GDIR
+ * entries keyed by the hash of the member list): the first to come takes
+ * an entry, creates the segment under a random name (O_EXCL, 0600) and
+ * writes the name there; the others read it and map the segment; the
+ * last to read gives the entry back.  Every member joins as its index in
+ * the list, the group's first barrier says that all have mapped it, and
+ * then every member unlinks the name.  So a name exists in /dev/shm only
+ * while a group is being made (at most the timeout; a group whose members
+ * are all killed in that window leaves it behind).  Messages name the
+ * job's ranks (wrank). */
 #define _GNU_SOURCE
 
 #include "comm/comm-impl.h"
@@ -98,11 +111,29 @@ struct shm_mbox {
     uint64_t total[2];               /* per slot: the message's size */
 };
 
+/* The group directory: where the members of a group being made find the
+ * name of its segment.  An entry is taken by the first member to come
+ * (MAKING while it creates the segment, READY once named) and given back
+ * when the last member has read the name. */
+#define SHM_GDIR 32
+enum { GE_FREE, GE_MAKING, GE_READY, GE_FAILED };
+
+struct shm_gent {
+    atomic_uint state;
+    uint64_t key;  /* hg_comm_group_hash of the members */
+    int n;         /* members */
+    int attached;  /* members that have the name */
+    int maker;     /* the rank that creates the segment */
+    char name[64];
+};
+
 struct shm_hdr {
     uint64_t magic;
     int world;
     alignas(64) atomic_uint count; /* ranks arrived at the current barrier */
     alignas(64) atomic_uint gen;   /* barriers completed */
+    alignas(64) atomic_uint gdir_lock; /* 0, or 1 + the rank holding it */
+    struct shm_gent gdir[SHM_GDIR];
     struct shm_slot slots[];       /* (world) */
 };
 
@@ -124,18 +155,28 @@ struct shm_comm {
     int rank;
     unsigned nbar;   /* barriers completed by this rank */
     unsigned npiece; /* pieces done: which half the next one uses */
-    int broken;
+    atomic_int broken; /* set by abort, maybe from another thread */
+    const char *tag;   /* "shm", or "shm group" in messages */
+    int *wrank;        /* (world) a group's ranks as the job numbers them,
+                          for messages; NULL: the job's own handle */
+    int owns_map;      /* a group's handle unmaps its segment */
 };
 
 static const struct hg_comm_ops shm_ops;
 
+/* A rank as the job numbers it (a group's handle counts from 0). */
+static int W(const struct shm_comm *c, int r)
+{
+    return c->wrank ? c->wrank[r] : r;
+}
+
 /* ---------------------------------------------------------------- create */
 
-int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
-                       size_t max_bytes, double timeout_s, char *err,
-                       size_t errlen)
+/* The layout of a segment for `world` ranks with max_bytes of staging per
+ * rank, into g (not mapped yet). */
+static int layout(struct hg_comm_shm_group *g, int world, size_t max_bytes,
+                  double timeout_s, char *err, size_t errlen)
 {
-    *gp = NULL;
     if (world < 1 || world > SHM_MAX_WORLD)
         return hg_kerr(err, errlen, "shm: world %d outside 1..%d", world,
                        SHM_MAX_WORLD);
@@ -161,15 +202,26 @@ int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
         pslot = half;
     size_t p2p_off = mbox_off + pairs * sizeof(struct shm_mbox);
     p2p_off = (p2p_off + 4095) & ~(size_t)4095;
-    size_t map_bytes = p2p_off + pairs * 2 * pslot;
+    *g = (struct hg_comm_shm_group){.map_bytes = p2p_off + pairs * 2 * pslot,
+                                    .data_off = data_off, .half = half,
+                                    .mbox_off = mbox_off, .p2p_off = p2p_off,
+                                    .pslot = pslot, .world = world,
+                                    .timeout_s = timeout_s};
+    return 0;
+}
 
-    char name[64];
+/* Creates, reserves, maps and initialises a segment laid out as g, under
+ * a fresh random name (O_EXCL, mode 0600), which stays until the caller
+ * unlinks it. */
+static int map_new(struct hg_comm_shm_group *g, char name[64], char *err,
+                   size_t errlen)
+{
     int fd = -1;
     for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
         uint64_t r = 0;
         if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
             r = (uint64_t)time(NULL) * 6364136223846793005ull + (uint64_t)attempt;
-        snprintf(name, sizeof name, "/hgcomm.%ld.%016llx", (long)getpid(),
+        snprintf(name, 64, "/hgcomm.%ld.%016llx", (long)getpid(),
                  (unsigned long long)r);
         fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
         if (fd < 0 && errno != EEXIST)
@@ -179,60 +231,106 @@ int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
     if (fd < 0)
         return hg_kerr(err, errlen, "shm: shm_open: no free name");
     int rc;
-    if (ftruncate(fd, (off_t)map_bytes) != 0) {
+    if (ftruncate(fd, (off_t)g->map_bytes) != 0) {
         rc = hg_kerr(err, errlen, "shm: ftruncate %s to %zu bytes: %s", name,
-                     map_bytes, strerror(errno));
+                     g->map_bytes, strerror(errno));
         goto fail;
     }
     /* reserve the pages now: a full /dev/shm is an error here, not a SIGBUS
      * in the middle of a collective */
-    int e = posix_fallocate(fd, 0, (off_t)map_bytes);
+    int e = posix_fallocate(fd, 0, (off_t)g->map_bytes);
     if (e != 0) {
         rc = hg_kerr(err, errlen, "shm: reserving %zu bytes for %s: %s",
-                     map_bytes, name, strerror(e));
+                     g->map_bytes, name, strerror(e));
         goto fail;
     }
-    void *p = mmap(NULL, map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *p = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        rc = hg_kerr(err, errlen, "shm: mmap %zu bytes of %s: %s", map_bytes,
+        rc = hg_kerr(err, errlen, "shm: mmap %zu bytes of %s: %s", g->map_bytes,
                      name, strerror(errno));
         goto fail;
     }
-    shm_unlink(name); /* the mapping lives on, and across fork */
     close(fd);
 
     struct shm_hdr *h = p; /* ftruncate gave zeros */
-    h->magic = SHM_MAGIC;
-    h->world = world;
+    h->world = g->world;
     atomic_init(&h->count, 0);
     atomic_init(&h->gen, 0);
-    struct shm_mbox *mb = (struct shm_mbox *)((char *)p + mbox_off);
+    atomic_init(&h->gdir_lock, 0);
+    for (int i = 0; i < SHM_GDIR; i++)
+        atomic_init(&h->gdir[i].state, GE_FREE);
+    size_t pairs = (size_t)g->world * (size_t)g->world;
+    struct shm_mbox *mb = (struct shm_mbox *)((char *)p + g->mbox_off);
     for (size_t i = 0; i < pairs; i++) {
         atomic_init(&mb[i].written, 0);
         atomic_init(&mb[i].taken, 0);
     }
-    for (int r = 0; r < world; r++) {
+    for (int r = 0; r < g->world; r++) {
         atomic_init(&h->slots[r].arrived, 0);
         atomic_init(&h->slots[r].dead, 0);
         atomic_init(&h->slots[r].joined, 0);
         atomic_init(&h->slots[r].pid, 0);
     }
-    struct hg_comm_shm_group *g = calloc(1, sizeof *g);
-    if (!g) {
-        munmap(p, map_bytes);
-        return hg_kerr(err, errlen, "shm: out of memory");
-    }
-    *g = (struct hg_comm_shm_group){.hdr = h, .map_bytes = map_bytes,
-                                    .data_off = data_off, .half = half,
-                                    .mbox_off = mbox_off, .p2p_off = p2p_off,
-                                    .pslot = pslot,
-                                    .world = world, .timeout_s = timeout_s};
-    *gp = g;
+    /* last: a member that opens the name checks the magic */
+    atomic_thread_fence(memory_order_release);
+    h->magic = SHM_MAGIC;
+    g->hdr = h;
     return 0;
 fail:
     close(fd);
     shm_unlink(name);
     return rc;
+}
+
+/* Maps the segment another member created under `name`, laid out as g. */
+static int map_open(struct hg_comm_shm_group *g, const char *name, char *err,
+                    size_t errlen)
+{
+    int fd = shm_open(name, O_RDWR, 0);
+    if (fd < 0)
+        return hg_kerr(err, errlen, "shm: shm_open %s: %s", name,
+                       strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size != g->map_bytes) {
+        close(fd);
+        return hg_kerr(err, errlen, "shm: %s has %lld bytes, not %zu", name,
+                       (long long)st.st_size, g->map_bytes);
+    }
+    void *p = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return hg_kerr(err, errlen, "shm: mmap %zu bytes of %s: %s",
+                       g->map_bytes, name, strerror(errno));
+    struct shm_hdr *h = p;
+    atomic_thread_fence(memory_order_acquire);
+    if (h->magic != SHM_MAGIC || h->world != g->world) {
+        munmap(p, g->map_bytes);
+        return hg_kerr(err, errlen, "shm: %s is not a segment of %d ranks",
+                       name, g->world);
+    }
+    g->hdr = h;
+    return 0;
+}
+
+int hg_comm_shm_create(struct hg_comm_shm_group **gp, int world,
+                       size_t max_bytes, double timeout_s, char *err,
+                       size_t errlen)
+{
+    *gp = NULL;
+    struct hg_comm_shm_group t;
+    char name[64];
+    if (layout(&t, world, max_bytes, timeout_s, err, errlen) != 0 ||
+        map_new(&t, name, err, errlen) != 0)
+        return -1;
+    shm_unlink(name); /* the mapping lives on, and across fork */
+    struct hg_comm_shm_group *g = malloc(sizeof *g);
+    if (!g) {
+        munmap(t.hdr, t.map_bytes);
+        return hg_kerr(err, errlen, "shm: out of memory");
+    }
+    *g = t;
+    *gp = g;
+    return 0;
 }
 
 void hg_comm_shm_group_free(struct hg_comm_shm_group *g)
@@ -243,8 +341,9 @@ void hg_comm_shm_group_free(struct hg_comm_shm_group *g)
     free(g);
 }
 
-int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
-                     char *err, size_t errlen)
+/* Becomes `rank` of the segment g: a handle over it. */
+static int join(struct shm_comm **cp, const struct hg_comm_shm_group *g,
+                int rank, char *err, size_t errlen)
 {
     *cp = NULL;
     if (!g || g->hdr->magic != SHM_MAGIC)
@@ -262,6 +361,18 @@ int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
     c->base = (struct hg_comm){.ops = &shm_ops, .rank = rank, .world = g->world};
     c->g = *g;
     c->rank = rank;
+    c->tag = "shm";
+    *cp = c;
+    return 0;
+}
+
+int hg_comm_shm_join(struct hg_comm **cp, struct hg_comm_shm_group *g, int rank,
+                     char *err, size_t errlen)
+{
+    struct shm_comm *c;
+    *cp = NULL;
+    if (join(&c, g, rank, err, errlen) != 0)
+        return -1;
     *cp = &c->base;
     return 0;
 }
@@ -276,7 +387,7 @@ static void mark_dead(struct shm_comm *c, int culprit)
     int expected = 0;
     atomic_compare_exchange_strong(&c->g.hdr->slots[c->rank].dead, &expected,
                                    culprit + 1);
-    c->broken = 1;
+    atomic_store(&c->broken, 1);
     futex_wake_all(&c->g.hdr->gen);
 }
 
@@ -286,7 +397,14 @@ static void shm_abort(struct hg_comm *base)
     mark_dead(c, c->rank);
 }
 
-static void shm_free(struct hg_comm *c) { free(c); }
+static void shm_free(struct hg_comm *base)
+{
+    struct shm_comm *c = (struct shm_comm *)base;
+    if (c->owns_map)
+        munmap(c->g.hdr, c->g.map_bytes);
+    free(c->wrank);
+    free(c);
+}
 
 /* ---------------------------------------------------------------- barrier */
 
@@ -333,21 +451,22 @@ static int peer_dead(struct shm_comm *c, int r, int d, unsigned bar, char *err,
 {
     int culprit = d - 1;
     if (culprit == r || culprit < 0 || culprit >= c->g.world)
-        hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d aborted",
-                c->rank, bar, r);
+        hg_kerr(err, errlen, "%s: rank %d at barrier %u: rank %d aborted",
+                c->tag, W(c, c->rank), bar, W(c, r));
     else
-        hg_kerr(err, errlen, "shm: rank %d at barrier %u: rank %d failed "
-                "(rank %d stopped because of it)", c->rank, bar, culprit, r);
+        hg_kerr(err, errlen, "%s: rank %d at barrier %u: rank %d failed "
+                "(rank %d stopped because of it)", c->tag, W(c, c->rank), bar,
+                W(c, culprit), W(c, r));
     mark_dead(c, culprit >= 0 && culprit < c->g.world ? culprit : r);
     return -1;
 }
 
 static int check_usable(struct shm_comm *c, char *err, size_t errlen)
 {
-    if (c->broken)
+    if (atomic_load(&c->broken))
         return hg_kerr(err, errlen,
-                       "shm: rank %d: communicator unusable after an earlier "
-                       "failure or abort", c->rank);
+                       "%s: rank %d: communicator unusable after an earlier "
+                       "failure or abort", c->tag, W(c, c->rank));
     for (int r = 0; r < c->g.world; r++) {
         int d = atomic_load_explicit(&c->g.hdr->slots[r].dead,
                                      memory_order_acquire);
@@ -407,8 +526,9 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                                          memory_order_relaxed) < target &&
                     pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
                     hg_kerr(err, errlen,
-                            "shm: rank %d at barrier %u: rank %d (pid %d) has "
-                            "exited", c->rank, target, r, pid);
+                            "%s: rank %d at barrier %u: rank %d (pid %d) has "
+                            "exited", c->tag, W(c, c->rank), target, W(c, r),
+                            pid);
                     mark_dead(c, r);
                     return -1;
                 }
@@ -422,10 +542,11 @@ static int barrier(struct shm_comm *c, char *err, size_t errlen)
                 if (atomic_load_explicit(&h->slots[r].arrived,
                                          memory_order_relaxed) < target)
                     len += (size_t)snprintf(missing + len, sizeof missing - len,
-                                            "%s%d", len ? "," : "", r);
+                                            "%s%d", len ? "," : "", W(c, r));
             hg_kerr(err, errlen,
-                    "shm: rank %d waited %.3g s at barrier %u; ranks not "
-                    "arrived: %s", c->rank, now_s() - start, target, missing);
+                    "%s: rank %d waited %.3g s at barrier %u; ranks not "
+                    "arrived: %s", c->tag, W(c, c->rank), now_s() - start,
+                    target, missing);
             return fail(c);
         }
     }
@@ -608,9 +729,9 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
         }
         for (int r = 0; r < c->g.world; r++)
             if (atomic_load_explicit(&h->slots[r].dead, memory_order_acquire)) {
-                hg_kerr(err, errlen, "shm: rank %d in %s of %zu bytes %s rank "
-                        "%d: rank %d aborted", c->rank, op, bytes,
-                        op[0] == 's' ? "to" : "from", peer, r);
+                hg_kerr(err, errlen, "%s: rank %d in %s of %zu bytes %s rank "
+                        "%d: rank %d aborted", c->tag, W(c, c->rank), op, bytes,
+                        op[0] == 's' ? "to" : "from", W(c, peer), W(c, r));
                 return fail(c);
             }
         if (it == 256) {
@@ -628,9 +749,10 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
                 errno == ESRCH &&
                 (int)(atomic_load_explicit(word, memory_order_acquire) -
                       target) < 0) {
-                hg_kerr(err, errlen, "shm: rank %d in %s of %zu bytes %s rank "
-                        "%d: rank %d (pid %d) has exited", c->rank, op, bytes,
-                        op[0] == 's' ? "to" : "from", peer, peer, pid);
+                hg_kerr(err, errlen, "%s: rank %d in %s of %zu bytes %s rank "
+                        "%d: rank %d (pid %d) has exited", c->tag,
+                        W(c, c->rank), op, bytes, op[0] == 's' ? "to" : "from",
+                        W(c, peer), W(c, peer), pid);
                 return fail(c);
             }
             /* sleep on the value seen, so a store in between is not lost */
@@ -640,10 +762,10 @@ static int wait_reach(struct shm_comm *c, atomic_uint *word, unsigned target,
             futex_sleep(word, v, 10);
         }
         if ((it >= 4096 || (it & 15) == 0) && now_s() > deadline) {
-            hg_kerr(err, errlen, "shm: rank %d waited %.3g s in %s of %zu bytes "
-                    "%s rank %d; rank %d did not %s", c->rank, now_s() - start,
-                    op, bytes, op[0] == 's' ? "to" : "from", peer, peer,
-                    op[0] == 's' ? "receive" : "send");
+            hg_kerr(err, errlen, "%s: rank %d waited %.3g s in %s of %zu bytes "
+                    "%s rank %d; rank %d did not %s", c->tag, W(c, c->rank),
+                    now_s() - start, op, bytes, op[0] == 's' ? "to" : "from",
+                    W(c, peer), W(c, peer), op[0] == 's' ? "receive" : "send");
             return fail(c);
         }
     }
@@ -701,9 +823,10 @@ static int shm_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
             return -1;
         if (k == 0 && mb->total[t & 1] != bytes) {
             /* leave the message there: the handle is broken anyway */
-            hg_kerr(err, errlen, "shm: rank %d: recv of %zu bytes from rank %d, "
-                    "which sent %llu bytes (sizes must agree)", c->rank, bytes,
-                    peer, (unsigned long long)mb->total[t & 1]);
+            hg_kerr(err, errlen, "%s: rank %d: recv of %zu bytes from rank %d, "
+                    "which sent %llu bytes (sizes must agree)", c->tag,
+                    W(c, c->rank), bytes, W(c, peer),
+                    (unsigned long long)mb->total[t & 1]);
             return fail(c);
         }
         size_t off = k * c->g.pslot;
@@ -717,14 +840,193 @@ static int shm_recv(struct hg_comm *base, void *bufv, size_t bytes, int peer,
     return 0;
 }
 
+/* ---------------------------------------------------------------- groups */
+
+/* Takes the directory lock of c's segment, at most until the deadline. */
+static int gdir_lock(struct shm_comm *c, double deadline, char *err,
+                     size_t errlen)
+{
+    atomic_uint *l = &c->g.hdr->gdir_lock;
+    for (unsigned long it = 0;; it++) {
+        unsigned free_ = 0;
+        if (atomic_compare_exchange_weak_explicit(l, &free_,
+                                                  (unsigned)c->rank + 1,
+                                                  memory_order_acquire,
+                                                  memory_order_relaxed))
+            return 0;
+        if (it < 64) {
+            cpu_relax();
+            continue;
+        }
+        if (now_s() > deadline) {
+            unsigned holder = atomic_load(l);
+            hg_kerr(err, errlen, "%s: rank %d: the group directory stayed "
+                    "locked by rank %d until the timeout (%g s)", c->tag,
+                    W(c, c->rank), holder ? W(c, (int)holder - 1) : -1,
+                    c->g.timeout_s);
+            return -1;
+        }
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void gdir_unlock(struct shm_comm *c)
+{
+    atomic_store_explicit(&c->g.hdr->gdir_lock, 0, memory_order_release);
+}
+
+/* Finds the segment's name through c's directory, or makes the segment
+ * (*maker = 1: the entry is ours and MAKING; *e its index). */
+static int gdir_find(struct shm_comm *c, uint64_t key, int n, char name[64],
+                     int *maker, int *e, char *err, size_t errlen)
+{
+    struct shm_hdr *h = c->g.hdr;
+    double deadline = now_s() + c->g.timeout_s;
+    *maker = 0;
+    for (;;) {
+        if (gdir_lock(c, deadline, err, errlen) != 0)
+            return -1;
+        int i, st = GE_FREE;
+        for (i = 0; i < SHM_GDIR; i++) {
+            struct shm_gent *g = &h->gdir[i];
+            /* acquire: READY is stored (outside the lock) after the name */
+            st = (int)atomic_load_explicit(&g->state, memory_order_acquire);
+            if (st != GE_FREE && g->key == key && g->n == n && g->attached < n)
+                break;
+        }
+        if (i == SHM_GDIR) { /* the first member here: ours to make */
+            for (i = 0; i < SHM_GDIR; i++)
+                if (atomic_load_explicit(&h->gdir[i].state,
+                                         memory_order_relaxed) == GE_FREE)
+                    break;
+            if (i == SHM_GDIR) {
+                gdir_unlock(c);
+                return hg_kerr(err, errlen, "%s: rank %d: all %d entries of "
+                               "the group directory are taken (groups being "
+                               "made whose members have not all come)",
+                               c->tag, W(c, c->rank), SHM_GDIR);
+            }
+            struct shm_gent *g = &h->gdir[i];
+            g->key = key;
+            g->n = n;
+            g->attached = 1;
+            g->maker = c->rank;
+            g->name[0] = '\0';
+            atomic_store_explicit(&g->state, GE_MAKING, memory_order_relaxed);
+            gdir_unlock(c);
+            *maker = 1;
+            *e = i;
+            return 0;
+        }
+        struct shm_gent *g = &h->gdir[i];
+        int who = g->maker;
+        if (st == GE_READY) {
+            memcpy(name, g->name, 64);
+            if (++g->attached == n) /* the last to read it: free again */
+                atomic_store_explicit(&g->state, GE_FREE, memory_order_relaxed);
+            gdir_unlock(c);
+            return 0;
+        }
+        gdir_unlock(c);
+        if (st == GE_FAILED)
+            return hg_kerr(err, errlen, "%s: rank %d: rank %d could not make "
+                           "the group's segment", c->tag, W(c, c->rank),
+                           W(c, who));
+        /* MAKING: the maker is creating it */
+        int pid = atomic_load(&h->slots[who].pid);
+        if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
+            return hg_kerr(err, errlen, "%s: rank %d: rank %d (pid %d) exited "
+                           "while making the group's segment", c->tag,
+                           W(c, c->rank), W(c, who), pid);
+        if (now_s() > deadline)
+            return hg_kerr(err, errlen, "%s: rank %d waited %g s for rank %d "
+                           "to make the group's segment", c->tag,
+                           W(c, c->rank), c->g.timeout_s, W(c, who));
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* A group is a segment of its own, made by the first member to come (the
+ * parent's staging size and timeout): its name goes through the parent's
+ * directory, every member maps it and joins as its index in ranks[], a
+ * barrier of the group says that all have it mapped, and every member
+ * unlinks the name (the first succeeds).  The name exists from the
+ * creation to that barrier (at most the timeout). */
+static int shm_group(struct hg_comm *base, const int *ranks, int n,
+                     struct hg_comm **gp, char *err, size_t errlen)
+{
+    struct shm_comm *c = (struct shm_comm *)base;
+    *gp = NULL;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int me = 0;
+    while (ranks[me] != c->rank)
+        me++;
+    struct hg_comm_shm_group t;
+    char name[64] = "";
+    int maker, e;
+    if (layout(&t, n, 2 * c->g.half, c->g.timeout_s, err, errlen) != 0 ||
+        gdir_find(c, hg_comm_group_hash(ranks, n), n, name, &maker, &e, err,
+                  errlen) != 0)
+        return fail(c);
+    if (maker) {
+        int rc = map_new(&t, name, err, errlen);
+        /* the entry is ours until READY: no lock needed to fill it */
+        struct shm_gent *g = &c->g.hdr->gdir[e];
+        memcpy(g->name, name, sizeof g->name);
+        atomic_store_explicit(&g->state,
+                              rc != 0 ? GE_FAILED : n == 1 ? GE_FREE : GE_READY,
+                              memory_order_release);
+        if (rc != 0)
+            return fail(c);
+    } else if (map_open(&t, name, err, errlen) != 0) {
+        return fail(c);
+    }
+    struct shm_comm *g = NULL;
+    int *wrank = malloc((size_t)n * sizeof *wrank);
+    if (!wrank || join(&g, &t, me, err, errlen) != 0) {
+        if (!wrank)
+            hg_kerr(err, errlen, "%s: rank %d: out of memory", c->tag,
+                    W(c, c->rank));
+        free(wrank);
+        munmap(t.hdr, t.map_bytes);
+        shm_unlink(name);
+        return fail(c);
+    }
+    for (int i = 0; i < n; i++)
+        wrank[i] = W(c, ranks[i]);
+    g->wrank = wrank;
+    g->owns_map = 1;
+    g->tag = "shm group";
+    int rc = barrier(g, err, errlen);
+    shm_unlink(name); /* mapped by all (or given up): the name goes */
+    if (rc != 0) {
+        shm_free(&g->base);
+        return fail(c);
+    }
+    *gp = &g->base;
+    return 0;
+}
+
+static unsigned shm_caps(const struct hg_comm *c)
+{
+    (void)c;
+    return HG_COMM_ASYNC | HG_COMM_GROUPS | HG_COMM_THREADS |
+           HG_COMM_RANK_ORDER | HG_COMM_PS;
+}
+
 static const struct hg_comm_ops shm_ops = {
     .name = "shm",
+    .caps = shm_caps,
     .allreduce = shm_allreduce,
     .broadcast = shm_broadcast,
     .allgather = shm_allgather,
     .barrier = shm_barrier,
     .send = shm_send,
     .recv = shm_recv,
+    .group = shm_group,
     .abort = shm_abort,
     .free = shm_free,
 };

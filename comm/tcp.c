@@ -35,8 +35,17 @@
  * allgather: each to each; barrier: headers only; send/recv: a header with
  * the byte count (a mismatch names both ranks), then the bytes.
  *
- * After a failure or hg_comm_abort every socket is closed: the peers' calls
- * fail at once with "rank R closed the connection". */
+ * After a failure every socket is closed: the peers' calls fail at once
+ * with "rank R closed the connection".  hg_comm_abort may come from another
+ * thread while a call runs (a request on the progress thread): it shuts
+ * the sockets down instead (that call's poll wakes and fails, the peers
+ * see them close) and leaves closing them to the call's failure or to
+ * free, under a mutex, so no descriptor number is reused under a call.
+ *
+ * Groups: a handle of their own with connections of their own, set up as
+ * above under "tcp/g/<hash of the members' job ranks>/<k>", k = ADD
+ * "tcp/g/<hash>/made/<job rank>" (the same on every member: each makes the
+ * groups of a list in the same order).  The store must outlive them. */
 #define _GNU_SOURCE
 
 #include "comm/comm-impl.h"
@@ -50,6 +59,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,11 +127,22 @@ struct tcp_comm {
     unsigned char *scratch; /* (world, chunk) allreduce staging */
     size_t scratch_bytes;
     double timeout_s;
-    int broken;
+    atomic_int broken;  /* set by abort, maybe from another thread */
+    atomic_int aborted; /* hg_comm_abort was called */
+    pthread_mutex_t fdmu; /* abort's shutdowns vs fail's closes */
     char token[HG_STORE_TOKEN_LEN + 1];
+    struct hg_store *st; /* groups connect through it */
+    int *wrank;          /* (world) a group's ranks as the job numbers
+                            them; NULL: the job's own handle */
 };
 
 static const struct hg_comm_ops tcp_ops;
+
+/* A rank as the job numbers it (a group's handle counts from 0). */
+static int W(const struct tcp_comm *c, int r)
+{
+    return c->wrank ? c->wrank[r] : r;
+}
 
 static double now_s(void)
 {
@@ -167,28 +189,30 @@ static int hdr_magic_ok(const unsigned char *b)
 
 static void close_all(struct tcp_comm *c)
 {
+    pthread_mutex_lock(&c->fdmu);
     for (int r = 0; r < c->base.world; r++)
         if (c->fd[r] >= 0) {
             close(c->fd[r]);
             c->fd[r] = -1;
         }
+    pthread_mutex_unlock(&c->fdmu);
 }
 
 /* Fails the handle: the peers see the connections close. */
 static int fail(struct tcp_comm *c)
 {
     close_all(c);
-    c->broken = 1;
+    atomic_store(&c->broken, 1);
     return -1;
 }
 
 static int check_usable(struct tcp_comm *c, char *err, size_t errlen)
 {
-    if (!c->broken)
+    if (!atomic_load(&c->broken))
         return 0;
     return hg_kerr(err, errlen,
                    "tcp: rank %d: communicator unusable after an earlier "
-                   "failure or abort", c->base.rank);
+                   "failure or abort", W(c, c->base.rank));
 }
 
 /* ---------------------------------------------------------------- engine */
@@ -237,8 +261,12 @@ static void add_headers(struct tcp_comm *c, int peer, int out, int in,
 static int closed_err(struct tcp_comm *c, int peer, const char *what,
                       char *err, size_t errlen)
 {
-    hg_kerr(err, errlen, "tcp: rank %d: rank %d closed the connection "
-            "(exited?) during %s", c->base.rank, peer, what);
+    if (atomic_load(&c->aborted))
+        hg_kerr(err, errlen, "tcp: rank %d: aborted during %s",
+                W(c, c->base.rank), what);
+    else
+        hg_kerr(err, errlen, "tcp: rank %d: rank %d closed the connection "
+                "(exited?) during %s", W(c, c->base.rank), W(c, peer), what);
     return fail(c);
 }
 
@@ -248,7 +276,8 @@ static int check_header(struct tcp_comm *c, int peer, const char *what,
     struct xfer *x = &c->x[peer];
     if (memcmp(x->hin, x->hwant, TCP_HDR) == 0)
         return 0;
-    int me = c->base.rank;
+    int me = W(c, c->base.rank);
+    peer = W(c, peer);
     if (!hdr_magic_ok(x->hin)) {
         hg_kerr(err, errlen, "tcp: rank %d: garbage from rank %d during %s "
                 "(not a message header)", me, peer, what);
@@ -293,7 +322,8 @@ static int pump(struct tcp_comm *c, int peer, const char *what, char *err,
             if (errno == ECONNRESET)
                 return closed_err(c, peer, what, err, errlen);
             hg_kerr(err, errlen, "tcp: rank %d: receiving from rank %d during "
-                    "%s: %s", c->base.rank, peer, what, strerror(errno));
+                    "%s: %s", W(c, c->base.rank), W(c, peer), what,
+                    strerror(errno));
             return fail(c);
         }
         moved = 1;
@@ -317,7 +347,8 @@ static int pump(struct tcp_comm *c, int peer, const char *what, char *err,
             if (errno == EPIPE || errno == ECONNRESET)
                 return closed_err(c, peer, what, err, errlen);
             hg_kerr(err, errlen, "tcp: rank %d: sending to rank %d during %s: "
-                    "%s", c->base.rank, peer, what, strerror(errno));
+                    "%s", W(c, c->base.rank), W(c, peer), what,
+                    strerror(errno));
             return fail(c);
         }
         moved = 1;
@@ -359,7 +390,7 @@ static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
         int n = poll(c->pf, (nfds_t)np, ms_left(next));
         if (n < 0 && errno != EINTR) {
             hg_kerr(err, errlen, "tcp: rank %d: poll during %s: %s",
-                    c->base.rank, what, strerror(errno));
+                    W(c, c->base.rank), what, strerror(errno));
             return fail(c);
         }
         now = now_s();
@@ -384,11 +415,11 @@ static int run(struct tcp_comm *c, const char *what, char *err, size_t errlen)
             nsilent++;
             if (len + 16 < sizeof silent)
                 len += (size_t)snprintf(silent + len, sizeof silent - len,
-                                        "%s%d", len ? " " : "", r);
+                                        "%s%d", len ? " " : "", W(c, r));
         }
         if (nsilent) {
             hg_kerr(err, errlen, "tcp: rank %d: %s timed out after %g s "
-                    "waiting for rank%s %s", c->base.rank, what, c->timeout_s,
+                    "waiting for rank%s %s", W(c, c->base.rank), what, c->timeout_s,
                     nsilent > 1 ? "s" : "", silent);
             return fail(c);
         }
@@ -443,7 +474,7 @@ static int tcp_allreduce(struct hg_comm *base, void *bufv, size_t n,
     if (c->scratch_bytes < need) {
         unsigned char *s = realloc(c->scratch, need);
         if (!s) {
-            hg_kerr(err, errlen, "tcp: rank %d: out of memory (%zu bytes)", me,
+            hg_kerr(err, errlen, "tcp: rank %d: out of memory (%zu bytes)", W(c, me),
                     need);
             return fail(c);
         }
@@ -501,7 +532,7 @@ static int tcp_broadcast(struct hg_comm *base, void *buf, size_t bytes,
         return 0;
     char what[96];
     snprintf(what, sizeof what, "broadcast of %zu bytes from rank %d", bytes,
-             root);
+             W(c, root));
     xfer_reset(c);
     if (me == root) {
         for (int j = 0; j < w; j++)
@@ -562,7 +593,8 @@ static int tcp_send(struct hg_comm *base, const void *buf, size_t bytes,
     if (check_usable(c, err, errlen) != 0)
         return -1;
     char what[96];
-    snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes, peer);
+    snprintf(what, sizeof what, "send of %zu bytes to rank %d", bytes,
+             W(c, peer));
     xfer_reset(c);
     add_headers(c, peer, 1, 0, K_P2P, 0, bytes, 0);
     add_send(c, peer, buf, bytes);
@@ -576,16 +608,27 @@ static int tcp_recv(struct hg_comm *base, void *buf, size_t bytes, int peer,
     if (check_usable(c, err, errlen) != 0)
         return -1;
     char what[96];
-    snprintf(what, sizeof what, "recv of %zu bytes from rank %d", bytes, peer);
+    snprintf(what, sizeof what, "recv of %zu bytes from rank %d", bytes,
+             W(c, peer));
     xfer_reset(c);
     add_headers(c, peer, 0, 1, K_P2P, 0, 0, bytes);
     add_recv(c, peer, buf, bytes);
     return run(c, what, err, errlen);
 }
 
+/* Maybe beside a call in another thread: shuts the connections down
+ * (that call's poll wakes, the peers see them close) and leaves closing
+ * them to that call's failure or to free. */
 static void tcp_abort(struct hg_comm *base)
 {
-    fail((struct tcp_comm *)base);
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    atomic_store(&c->aborted, 1);
+    atomic_store(&c->broken, 1);
+    pthread_mutex_lock(&c->fdmu);
+    for (int r = 0; r < base->world; r++)
+        if (c->fd[r] >= 0)
+            shutdown(c->fd[r], SHUT_RDWR);
+    pthread_mutex_unlock(&c->fdmu);
 }
 
 static void tcp_free(struct hg_comm *base)
@@ -603,6 +646,8 @@ static void tcp_free(struct hg_comm *base)
     free(c->pf);
     free(c->pfpeer);
     free(c->scratch);
+    free(c->wrank);
+    pthread_mutex_destroy(&c->fdmu);
     free(c);
 }
 
@@ -655,7 +700,7 @@ static int connect_peer(struct tcp_comm *c, int j, const char *addr,
     const char *colon = strrchr(addr, ':');
     if (!colon || (size_t)(colon - addr) >= sizeof host || colon == addr)
         return hg_kerr(err, errlen, "tcp: rank %d: rank %d published a bad "
-                       "address '%s'", me, j, addr);
+                       "address '%s'", W(c, me), W(c, j), addr);
     memcpy(host, addr, (size_t)(colon - addr));
     host[colon - addr] = '\0';
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
@@ -664,7 +709,7 @@ static int connect_peer(struct tcp_comm *c, int j, const char *addr,
     int g = getaddrinfo(host, colon + 1, &hints, &ai);
     if (g != 0)
         return hg_kerr(err, errlen, "tcp: rank %d: rank %d's address '%s': %s",
-                       me, j, addr, gai_strerror(g));
+                       W(c, me), W(c, j), addr, gai_strerror(g));
     int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     int rc = fd < 0 ? -1 : connect(fd, ai->ai_addr, ai->ai_addrlen);
     freeaddrinfo(ai);
@@ -687,7 +732,7 @@ static int connect_peer(struct tcp_comm *c, int j, const char *addr,
         if (fd >= 0)
             close(fd);
         return hg_kerr(err, errlen, "tcp: rank %d: connecting to rank %d at "
-                       "%s: %s", me, j, addr, strerror(e));
+                       "%s: %s", W(c, me), W(c, j), addr, strerror(e));
     }
     tune(fd);
     c->fd[j] = fd;
@@ -729,7 +774,7 @@ static int accept_peers(struct tcp_comm *c, int lfd, double deadline,
             pf[i + 1] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
         int n = poll(pf, (nfds_t)np + 1, ms_left(deadline));
         if (n < 0 && errno != EINTR) {
-            rc = hg_kerr(err, errlen, "tcp: rank %d: poll: %s", me,
+            rc = hg_kerr(err, errlen, "tcp: rank %d: poll: %s", W(c, me),
                          strerror(errno));
             break;
         }
@@ -739,9 +784,9 @@ static int accept_peers(struct tcp_comm *c, int lfd, double deadline,
             for (int r = me + 1; r < world && len + 16 < sizeof missing; r++)
                 if (c->fd[r] < 0)
                     len += (size_t)snprintf(missing + len, sizeof missing - len,
-                                            "%s%d", len ? " " : "", r);
+                                            "%s%d", len ? " " : "", W(c, r));
             rc = hg_kerr(err, errlen, "tcp: rank %d: timed out after %g s "
-                         "waiting for ranks to connect: %s", me, c->timeout_s,
+                         "waiting for ranks to connect: %s", W(c, me), c->timeout_s,
                          missing);
             break;
         }
@@ -786,50 +831,43 @@ static int accept_peers(struct tcp_comm *c, int lfd, double deadline,
     return rc;
 }
 
-int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
-                    int world, double timeout_s, char *err, size_t errlen)
+/* A handle of `world` ranks with nothing connected yet; wrank is taken. */
+static struct tcp_comm *tcp_alloc(int rank, int world, double timeout_s,
+                                  int *wrank)
 {
-    *cp = NULL;
-    if (world < 1 || world > TCP_MAX_WORLD)
-        return hg_kerr(err, errlen, "tcp: world %d outside 1..%d", world,
-                       TCP_MAX_WORLD);
-    if (rank < 0 || rank >= world)
-        return hg_kerr(err, errlen, "tcp: rank %d outside 0..%d", rank,
-                       world - 1);
-    if (!(timeout_s > 0))
-        return hg_kerr(err, errlen, "tcp: rank %d: timeout %g s is not positive",
-                       rank, timeout_s);
     struct tcp_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return hg_kerr(err, errlen, "tcp: rank %d: out of memory", rank);
+    if (!c) {
+        free(wrank);
+        return NULL;
+    }
     c->base = (struct hg_comm){.ops = &tcp_ops, .rank = rank, .world = world};
     c->timeout_s = timeout_s;
+    c->wrank = wrank;
+    pthread_mutex_init(&c->fdmu, NULL);
     c->fd = malloc((size_t)world * sizeof *c->fd);
     c->x = calloc((size_t)world, sizeof *c->x);
     c->pf = calloc((size_t)world, sizeof *c->pf);
     c->pfpeer = calloc((size_t)world, sizeof *c->pfpeer);
     if (!c->fd || !c->x || !c->pf || !c->pfpeer) {
         tcp_free(&c->base);
-        return hg_kerr(err, errlen, "tcp: rank %d: out of memory", rank);
+        return NULL;
     }
     for (int r = 0; r < world; r++)
         c->fd[r] = -1;
-    if (world == 1) {
-        *cp = &c->base;
-        return 0;
-    }
-    if (!st) {
-        tcp_free(&c->base);
-        return hg_kerr(err, errlen, "tcp: rank %d: no store", rank);
-    }
-    memcpy(c->token, hg_store_token_of(st), HG_STORE_TOKEN_LEN + 1);
+    return c;
+}
 
+/* Connects c to its peers through the store: addresses under
+ * "<prefix>/addr/<rank>". */
+static int connect_all(struct tcp_comm *c, struct hg_store *st,
+                       const char *prefix, char *err, size_t errlen)
+{
+    int rank = c->base.rank, world = c->base.world;
+    double timeout_s = c->timeout_s;
+    c->st = st;
+    memcpy(c->token, hg_store_token_of(st), HG_STORE_TOKEN_LEN + 1);
     int lfd = -1, rc = -1;
-    int64_t gen;
-    char key[64];
-    snprintf(key, sizeof key, "tcp/new/%d", rank);
-    if (hg_store_add(st, key, 1, &gen, err, errlen) != 0)
-        goto out;
+    char key[128];
     /* listen where the store connection leaves this host */
     struct sockaddr_storage ss;
     socklen_t sslen;
@@ -843,7 +881,7 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&ss, sslen) != 0 ||
         listen(lfd, world + TCP_MAX_PENDING) != 0 ||
         getsockname(lfd, (struct sockaddr *)&ss, &sslen) != 0) {
-        hg_kerr(err, errlen, "tcp: rank %d: listening: %s", rank,
+        hg_kerr(err, errlen, "tcp: rank %d: listening: %s", W(c, rank),
                 strerror(errno));
         goto out;
     }
@@ -851,12 +889,12 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
     int g = getnameinfo((struct sockaddr *)&ss, sslen, host, sizeof host, port,
                         sizeof port, NI_NUMERICHOST | NI_NUMERICSERV);
     if (g != 0) {
-        hg_kerr(err, errlen, "tcp: rank %d: getnameinfo: %s", rank,
+        hg_kerr(err, errlen, "tcp: rank %d: getnameinfo: %s", W(c, rank),
                 gai_strerror(g));
         goto out;
     }
     snprintf(addr, sizeof addr, "%s:%s", host, port);
-    snprintf(key, sizeof key, "tcp/%lld/addr/%d", (long long)gen, rank);
+    snprintf(key, sizeof key, "%s/addr/%d", prefix, rank);
     if (hg_store_set(st, key, addr, strlen(addr), err, errlen) != 0)
         goto out;
 
@@ -864,7 +902,7 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
     for (int j = 0; j < rank; j++) {
         char peer[sizeof addr];
         size_t len;
-        snprintf(key, sizeof key, "tcp/%lld/addr/%d", (long long)gen, j);
+        snprintf(key, sizeof key, "%s/addr/%d", prefix, j);
         if (hg_store_get(st, key, peer, sizeof peer - 1, &len, err, errlen) != 0)
             goto out;
         peer[len < sizeof peer ? len : sizeof peer - 1] = '\0';
@@ -883,8 +921,8 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
             why = "a bad answer";
         if (why) {
             hg_kerr(err, errlen, "tcp: rank %d: rank %d did not accept the "
-                    "connection (%s; a different job token or world?)", rank, j,
-                    why);
+                    "connection (%s; a different job token or world?)",
+                    W(c, rank), W(c, j), why);
             goto out;
         }
     }
@@ -892,7 +930,45 @@ int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
 out:
     if (lfd >= 0)
         close(lfd);
-    if (rc != 0) {
+    return rc;
+}
+
+int hg_comm_tcp_new(struct hg_comm **cp, struct hg_store *st, int rank,
+                    int world, double timeout_s, char *err, size_t errlen)
+{
+    *cp = NULL;
+    if (world < 1 || world > TCP_MAX_WORLD)
+        return hg_kerr(err, errlen, "tcp: world %d outside 1..%d", world,
+                       TCP_MAX_WORLD);
+    if (rank < 0 || rank >= world)
+        return hg_kerr(err, errlen, "tcp: rank %d outside 0..%d", rank,
+                       world - 1);
+    if (!(timeout_s > 0))
+        return hg_kerr(err, errlen, "tcp: rank %d: timeout %g s is not positive",
+                       rank, timeout_s);
+    struct tcp_comm *c = tcp_alloc(rank, world, timeout_s, NULL);
+    if (!c)
+        return hg_kerr(err, errlen, "tcp: rank %d: out of memory", rank);
+    if (world == 1) {
+        c->st = st; /* groups of one need none */
+        *cp = &c->base;
+        return 0;
+    }
+    if (!st) {
+        tcp_free(&c->base);
+        return hg_kerr(err, errlen, "tcp: rank %d: no store", rank);
+    }
+    /* the gen-th communicator made on this store: the same gen on every
+     * rank, since all make them in the same order */
+    int64_t gen;
+    char key[64];
+    snprintf(key, sizeof key, "tcp/new/%d", rank);
+    if (hg_store_add(st, key, 1, &gen, err, errlen) != 0) {
+        tcp_free(&c->base);
+        return -1;
+    }
+    snprintf(key, sizeof key, "tcp/%lld", (long long)gen);
+    if (connect_all(c, st, key, err, errlen) != 0) {
         tcp_free(&c->base);
         return -1;
     }
@@ -900,14 +976,71 @@ out:
     return 0;
 }
 
+/* A group is a set of connections of its own: the members count the
+ * groups of this list they have made (a store counter each, the same on
+ * all) and meet under "tcp/g/<list>/<count>". */
+static int tcp_group(struct hg_comm *base, const int *ranks, int n,
+                     struct hg_comm **gp, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    *gp = NULL;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int me = 0;
+    while (ranks[me] != base->rank)
+        me++;
+    int *wrank = malloc((size_t)n * sizeof *wrank);
+    struct tcp_comm *g = NULL;
+    if (wrank)
+        for (int i = 0; i < n; i++)
+            wrank[i] = W(c, ranks[i]);
+    if (!wrank || !(g = tcp_alloc(me, n, c->timeout_s, wrank))) {
+        hg_kerr(err, errlen, "tcp: rank %d: out of memory", W(c, base->rank));
+        return fail(c);
+    }
+    if (n == 1) {
+        g->st = c->st;
+        *gp = &g->base;
+        return 0;
+    }
+    /* the job's numbering: the same list from any parent is one key */
+    uint64_t h = hg_comm_group_hash(wrank, n);
+    char key[96];
+    int64_t k;
+    snprintf(key, sizeof key, "tcp/g/%016llx/made/%d", (unsigned long long)h,
+             W(c, base->rank));
+    if (!c->st) {
+        hg_kerr(err, errlen, "tcp: rank %d: no store to make a group through",
+                W(c, base->rank));
+    } else if (hg_store_add(c->st, key, 1, &k, err, errlen) == 0) {
+        snprintf(key, sizeof key, "tcp/g/%016llx/%lld", (unsigned long long)h,
+                 (long long)k);
+        if (connect_all(g, c->st, key, err, errlen) == 0) {
+            *gp = &g->base;
+            return 0;
+        }
+    }
+    tcp_free(&g->base);
+    return fail(c);
+}
+
+static unsigned tcp_caps(const struct hg_comm *c)
+{
+    (void)c;
+    return HG_COMM_ASYNC | HG_COMM_GROUPS | HG_COMM_THREADS |
+           HG_COMM_RANK_ORDER | HG_COMM_PS;
+}
+
 static const struct hg_comm_ops tcp_ops = {
     .name = "tcp",
+    .caps = tcp_caps,
     .allreduce = tcp_allreduce,
     .broadcast = tcp_broadcast,
     .allgather = tcp_allgather,
     .barrier = tcp_barrier,
     .send = tcp_send,
     .recv = tcp_recv,
+    .group = tcp_group,
     .abort = tcp_abort,
     .free = tcp_free,
 };

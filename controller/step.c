@@ -242,7 +242,8 @@ static int queue_buckets(struct hg_ctl *c, int upto, char *err, size_t errlen)
     void *stream = hg_exec_stream(c->train.ex);
     for (; c->bk_queued < c->nbk && c->bk[c->bk_queued].ready <= upto; c->bk_queued++) {
         const struct bucket *b = &c->bk[c->bk_queued];
-        if (hg_comm_allreduce_f32_async(c->comm, dg + b->lo, b->n, stream, err, errlen) != 0)
+        if (hg_comm_allreduce_f32_start(c->comm, dg + b->lo, b->n, stream, NULL, err,
+                                        errlen) != 0)
             return -1;
     }
     return 0;
@@ -335,12 +336,13 @@ void hg_ctl_set_comm(struct hg_ctl *c, struct hg_comm *comm)
 {
     c->comm = comm; /* world 1 only when the backend was named (launch.c) */
     size_t n;
-    /* a GPU plan with nccl (overlapped) or a CPU plan with any backend
-     * (the same sums, each bucket at once); a GPU plan with a host backend
-     * sums its host mirror after the backward */
+    /* a GPU plan with a backend of device memory (nccl: overlapped on its
+     * stream) or a CPU plan with any backend (the same sums; overlapped on
+     * a host backend's progress thread where it has one); a GPU plan with
+     * a host backend sums its host mirror after the backward */
     int gpu = hg_exec_grad_block_dev(c->train.ex, &n) != NULL;
     if (c->comm && !c->bk && c->cfg.bucket_cap_mb > 0 && c->cfg.update_freq <= 1 &&
-        (!gpu || strcmp(hg_comm_backend(c->comm), "nccl") == 0))
+        (!gpu || (hg_comm_caps(c->comm) & HG_COMM_DEVICE_MEMORY)))
         plan_buckets(c, c->cfg.bucket_cap_mb * 1024 * 1024);
 }
 
@@ -422,7 +424,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         if (bucketed) {
             if (hg_comm_wait(c->comm, err, errlen) != 0)
                 return -1;
-        } else if (dg && strcmp(hg_comm_backend(c->comm), "nccl") == 0) {
+        } else if (dg && (hg_comm_caps(c->comm) & HG_COMM_DEVICE_MEMORY)) {
             /* NCCL sums the device's grads where they are */
             if (hg_comm_allreduce_f32(c->comm, dg, n, err, errlen) != 0)
                 return -1;

@@ -1,5 +1,6 @@
-/* dict.h - a fairseq-style dictionary for the preprocessing tools.
- * Private (not installed). File format: docs/preprocess.md. */
+/* dict.h - a fairseq-style dictionary: the preprocessing tools, the
+ * tasks and generation use it, and so may a task plug-in (installed as
+ * $prefix/include/hgtrain/data/dict.h). File format: docs/preprocess.md. */
 #ifndef HG_DICT_H
 #define HG_DICT_H
 

@@ -19,7 +19,7 @@
 #include "data/hg_data.h"
 #include "graph/hg_graph.h"
 
-#define HG_TASK_ABI_VERSION 2
+#define HG_TASK_ABI_VERSION 3
 #define HG_TASK_MAX_METRICS 4
 
 /* An option the task adds to hgtrain's (--name VALUE); def may be NULL.
@@ -54,6 +54,48 @@ struct hg_task_model {
 struct hg_task_fill {
     int64_t sym_value[8];     /* value of each model symbol for this batch */
     double sample_size;       /* units the loss sums over (weight of this batch) */
+};
+
+/* Optional (ABI 3): a forward-only model for sequence generation
+ * (`hgtrain generate`, `hgtrain interactive`), rebuilt with the training
+ * graph's parameter names so that a checkpoint loads into its graphs. */
+struct hg_task_gen_cfg {
+    int64_t max_sentences; /* sentences per encoder batch */
+    int64_t max_rows;      /* decoder rows per step (sentences x beam) */
+    int64_t max_src;       /* longest source, </s> included */
+    int64_t max_steps;     /* decoder positions per hypothesis, </s> included */
+    int incremental;       /* 1: cached keys/values; 0: recompute the prefix */
+};
+
+#define HG_TASK_GEN_MAX_GRAPHS 4
+
+struct hg_task_gen {
+    /* Sets the task up on data with the training run's task options and
+     * --arch (args), then builds and plans the graphs into *model. */
+    int (*open)(void **model, const char *data, const struct hg_task_args *args,
+                const struct hg_task_gen_cfg *cfg, char *err, size_t errlen);
+    void (*close)(void *model);
+    /* The graphs whose parameters a checkpoint fills, with their
+     * executors (at most HG_TASK_GEN_MAX_GRAPHS); returns how many. The
+     * caller loads them (the task never reads checkpoints itself). */
+    int (*graphs)(void *model, struct hg_graph **g, struct hg_exec **ex);
+    int64_t (*vocab)(const void *model);  /* target dictionary size */
+    /* --max-source-positions (target 0) or --max-target-positions (1) */
+    int64_t (*max_positions)(const void *model, int target);
+    const char *(*lang)(const void *model, int target); /* "en", "es" */
+    int64_t (*params)(const void *model);  /* scalars in all graphs */
+    /* Runs the encoder over B sentences: src[i] holds len[i] ids, </s>
+     * included. Starts a new batch (the decoder's caches are dropped). */
+    int (*encode)(void *model, const int32_t *const *src, const int32_t *len, int64_t B,
+                  char *err, size_t errlen);
+    /* Decoder step `step` (0, 1, ... for the current batch) for N rows:
+     * row r decodes sentence row_sent[r] of the batch, continues row
+     * row_from[r] of the previous step (ignored at step 0) and feeds token
+     * tok[r] (</s> at step 0). *logp: [N,V] log-probabilities, valid until
+     * the next call. */
+    int (*step)(void *model, int64_t step, int64_t N, const int32_t *row_sent,
+                const int32_t *row_from, const int32_t *tok, const float **logp,
+                char *err, size_t errlen);
 };
 
 struct hg_task {
@@ -96,6 +138,8 @@ struct hg_task {
     void (*metrics)(void *state, const struct hg_batch *b, struct hg_graph *g,
                     struct hg_exec *ex, const struct hg_task_model *m,
                     double *acc);
+    /* Optional (ABI 3): generation, or NULL. */
+    const struct hg_task_gen *gen;
 };
 
 /* Built-in tasks. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tasks/hg_task.h"
-#include "tasks/translation.h"
+#include "tasks/task-impl.h"
 
 extern const struct hg_task hg_task_mnist;
 extern const struct hg_task hg_task_bert;

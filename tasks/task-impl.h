@@ -12,6 +12,8 @@ int hg__task_opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
 /* A probability in [0, 1). */
 int hg__task_opt_prob(const char *name, const char *v, float *out, char *err,
                       size_t errlen);
+/* The translation task's --arch presets, "a|b|c" (tasks/translation.c). */
+const char *hg_tr_archs(void);
 /* 0/1 (also false/true). */
 int hg__task_opt_bool(const char *name, const char *v, int *out, char *err,
                       size_t errlen);

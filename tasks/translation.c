@@ -33,10 +33,8 @@
 #include <string.h>
 
 #include "data/dict.h"
-#include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
 #include "tasks/task-impl.h"
-#include "tasks/translation.h"
 
 #define TR_PAD HG_DICT_PAD
 #define TR_EOS HG_DICT_EOS
@@ -574,6 +572,8 @@ static int tr_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
     return 0;
 }
 
+static const struct hg_task_gen tr_gen; /* generation, at the end */
+
 const struct hg_task hg_task_translation = {
     .abi_version = HG_TASK_ABI_VERSION,
     .name = "translation",
@@ -591,13 +591,32 @@ const struct hg_task hg_task_translation = {
     .build = tr_build,
     .fill = tr_fill,
     .metrics = NULL,
+    .gen = &tr_gen,
 };
 
 /* ------------------------------------------------------------ generation */
 
-struct hg_tr_gen {
+/* The trained Transformer rebuilt forward-only as two graphs with the
+ * training graph's parameter names, so that a checkpoint loads into
+ * them:
+ *
+ *   encoder: src [B,S] -> encoder output [B,S,d] and, per decoder layer,
+ *     the encoder-attention keys and values [B,S,d] (projected once per
+ *     batch);
+ *   decoder step (incremental): for N rows (sentences x beams), the
+ *     previous token [N,1] at its position, per layer the cached
+ *     self-attention keys/values of the earlier positions [N,L,d] (L = step
+ *     + 1: row 0 is a masked dummy, as graphs have no empty dimension) and
+ *     the rows' encoder keys/values -> log-probabilities [N,V] and the new
+ *     keys/values row [N,1,d], which the host appends to its caches.
+ *
+ * With incremental = 0 the step instead reruns the whole decoder over the
+ * prefix [N,step+1] (O(T^2): the reference the cached path is tested
+ * against). */
+
+struct tr_gen {
     struct tr_state s;
-    struct hg_tr_gen_cfg cfg;
+    struct hg_task_gen_cfg cfg;
     int64_t nl; /* decoder layers */
     /* encoder graph */
     struct hg_graph *eg;
@@ -622,8 +641,9 @@ struct hg_tr_gen {
     int64_t enc_n;
 };
 
-void hg_tr_gen_free(struct hg_tr_gen *m)
+static void tr_gen_close(void *model)
 {
+    struct tr_gen *m = model;
     if (!m)
         return;
     hg_exec_free(m->ee);
@@ -670,7 +690,7 @@ static struct hg_tlayer_cfg gen_cfg(const struct tr_state *s, const struct tr_si
     return c;
 }
 
-static void build_encoder(struct hg_tr_gen *m)
+static void build_encoder(struct tr_gen *m)
 {
     const struct tr_state *s = &m->s;
     struct hg_graph *g = m->eg;
@@ -716,7 +736,7 @@ static void tgt_tables(struct hg_graph *g, const struct tr_state *s, int *wt, in
                                         HG_INIT_NORMAL, std);
 }
 
-static void build_step(struct hg_tr_gen *m)
+static void build_step(struct tr_gen *m)
 {
     const struct tr_state *s = &m->s;
     struct hg_graph *g = m->dg;
@@ -757,7 +777,7 @@ static void build_step(struct hg_tr_gen *m)
 }
 
 /* the reference: the whole decoder over the prefix [N,T] */
-static void build_full(struct hg_tr_gen *m)
+static void build_full(struct tr_gen *m)
 {
     const struct tr_state *s = &m->s;
     struct hg_graph *g = m->dg;
@@ -785,9 +805,8 @@ static void build_full(struct hg_tr_gen *m)
     hg_graph_keep(g, m->d_logp);
 }
 
-int hg_tr_gen_new(struct hg_tr_gen **out, const char *data,
-                  const struct hg_task_args *args, const struct hg_tr_gen_cfg *cfg,
-                  char *err, size_t errlen)
+static int tr_gen_open(void **out, const char *data, const struct hg_task_args *args,
+                       const struct hg_task_gen_cfg *cfg, char *err, size_t errlen)
 {
     *out = NULL;
     if (cfg->max_sentences < 1 || cfg->max_rows < 1 || cfg->max_src < 1 ||
@@ -801,7 +820,7 @@ int hg_tr_gen_new(struct hg_tr_gen **out, const char *data,
     void *st = NULL;
     if (tr_setup(&st, data, args, err, errlen) != 0)
         return -1;
-    struct hg_tr_gen *m = calloc(1, sizeof(*m));
+    struct tr_gen *m = calloc(1, sizeof(*m));
     if (!m) {
         free(st);
         snprintf(err, errlen, "out of memory");
@@ -815,7 +834,7 @@ int hg_tr_gen_new(struct hg_tr_gen **out, const char *data,
         snprintf(err, errlen, "translation: a source of %lld tokens, "
                  "--max-source-positions %lld", (long long)cfg->max_src,
                  (long long)s->max_src);
-        hg_tr_gen_free(m);
+        tr_gen_close(m);
         return -1;
     }
     m->nl = s->dec.layers;
@@ -852,45 +871,50 @@ int hg_tr_gen_new(struct hg_tr_gen **out, const char *data,
         build_full(m);
     if (!(m->ee = plan_forward(m->eg, err, errlen)) ||
         !(m->de = plan_forward(m->dg, err, errlen))) {
-        hg_tr_gen_free(m);
+        tr_gen_close(m);
         return -1;
     }
     m->step_ok = -1;
     *out = m;
     return 0;
 oom:
-    hg_tr_gen_free(m);
+    tr_gen_close(m);
     snprintf(err, errlen, "translation: out of memory for a generation plan of %lld rows "
              "x %lld steps", (long long)cfg->max_rows, (long long)cfg->max_steps);
     return -1;
 }
 
-int hg_tr_gen_load(struct hg_tr_gen *m, const char *path, char *err, size_t errlen)
+static int gen_graphs(void *model, struct hg_graph **g, struct hg_exec **ex)
 {
-    struct hg_ckpt_meta meta;
-    int rc = hg_ckpt_load(path, m->eg, m->ee, 1, &meta, err, errlen);
-    hg_ckpt_meta_free(&meta);
-    if (rc == 0)
-        rc = hg_ckpt_load(path, m->dg, m->de, 1, &meta, err, errlen);
-    hg_ckpt_meta_free(&meta);
-    return rc;
+    struct tr_gen *m = model;
+    g[0] = m->eg;
+    ex[0] = m->ee;
+    g[1] = m->dg;
+    ex[1] = m->de;
+    return 2;
 }
 
-int64_t hg_tr_gen_vocab(const struct hg_tr_gen *m) { return m->s.vtgt; }
-int64_t hg_tr_gen_max_positions(const struct hg_tr_gen *m) { return m->s.max_tgt; }
-int64_t hg_tr_gen_max_source_positions(const struct hg_tr_gen *m) { return m->s.max_src; }
-const char *hg_tr_gen_lang(const struct hg_tr_gen *m, int target)
+static int64_t gen_vocab(const void *m) { return ((const struct tr_gen *)m)->s.vtgt; }
+static int64_t gen_max_positions(const void *model, int target)
 {
+    const struct tr_gen *m = model;
+    return target ? m->s.max_tgt : m->s.max_src;
+}
+static const char *gen_lang(const void *model, int target)
+{
+    const struct tr_gen *m = model;
     return target ? m->s.tgt_lang : m->s.src_lang;
 }
-int64_t hg_tr_gen_params(const struct hg_tr_gen *m)
+static int64_t gen_params(const void *model)
 {
+    const struct tr_gen *m = model;
     return hg_graph_param_count(m->eg) + hg_graph_param_count(m->dg);
 }
 
-int hg_tr_gen_encode(struct hg_tr_gen *m, const int32_t *const *src, const int32_t *len,
-                     int64_t B, char *err, size_t errlen)
+static int tr_gen_encode(void *model, const int32_t *const *src, const int32_t *len,
+                         int64_t B, char *err, size_t errlen)
 {
+    struct tr_gen *m = model;
     int64_t S = 1;
     for (int64_t i = 0; i < B; i++)
         S = len[i] > S ? len[i] : S;
@@ -936,10 +960,11 @@ static void gather_rows(float *dst, const float *src, const int32_t *sent, int64
         memcpy(dst + (size_t)r * row, src + (size_t)sent[r] * row, row * sizeof(float));
 }
 
-int hg_tr_gen_step(struct hg_tr_gen *m, int64_t step, int64_t N, const int32_t *row_sent,
-                   const int32_t *row_from, const int32_t *tok, const float **logp,
-                   char *err, size_t errlen)
+static int tr_gen_step(void *model, int64_t step, int64_t N, const int32_t *row_sent,
+                       const int32_t *row_from, const int32_t *tok, const float **logp,
+                       char *err, size_t errlen)
 {
+    struct tr_gen *m = model;
     const int64_t d = m->s.enc.d, V = m->s.vtgt, S = m->S;
     if (step != m->step_ok || N < 1 || N > m->cfg.max_rows || step >= m->cfg.max_steps) {
         snprintf(err, errlen, "translation: decoder step %lld of %lld rows (expected step "
@@ -1053,3 +1078,15 @@ int hg_tr_gen_step(struct hg_tr_gen *m, int64_t step, int64_t N, const int32_t *
     m->step_ok = step + 1;
     return 0;
 }
+
+static const struct hg_task_gen tr_gen = {
+    .open = tr_gen_open,
+    .close = tr_gen_close,
+    .graphs = gen_graphs,
+    .vocab = gen_vocab,
+    .max_positions = gen_max_positions,
+    .lang = gen_lang,
+    .params = gen_params,
+    .encode = tr_gen_encode,
+    .step = tr_gen_step,
+};

@@ -4,12 +4,17 @@
  * barriers, pieces larger than the staging area, timeouts naming the
  * missing rank, abort naming the dead rank, a rank that exits noticed by
  * its pid, a send/recv size mismatch naming both ranks, nothing left in
- * /dev/shm. */
+ * /dev/shm.  Then comm_cases.h's cases, each in a world of its own:
+ * asynchronous requests (bitwise the blocking calls, several in flight, a
+ * timeout naming the peer), groups (disjoint pairs at once, renumbered
+ * ranks, a group of a group), the parameter server (3 clients pushing at
+ * once, summed in client order; a silent client and a killed one named). */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
 #include "tests/hg_test.h"
 #include "tests/comm_test.h"
+#include "tests/comm_cases.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -52,6 +57,8 @@ struct job {
 
 typedef int worker_fn(struct hg_comm *c, struct job *job);
 
+static int may_die = -1; /* a rank whose SIGKILL is the test */
+
 /* Forks world workers running fn; returns the number of workers that did
  * not exit 0 in time (killed after CHILD_LIMIT_S). */
 static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
@@ -89,6 +96,8 @@ static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
                 continue;
             done[r] = 1;
             left--;
+            if (r == may_die && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+                continue;
             if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
                 printf("rank %d exited with status 0x%x\n", r, st);
                 bad++;
@@ -477,6 +486,45 @@ static void test_failure(const char *what, worker_fn *fn, double timeout_s)
     hg_comm_shm_group_free(g);
 }
 
+/* ------------------------------------------------------ comm_cases.h */
+
+static void (*the_case)(struct hg_comm *c);
+static double case_arg;
+
+static int worker_case(struct hg_comm *c, struct job *job)
+{
+    (void)job;
+    the_case(c);
+    return failures ? 1 : 0;
+}
+
+static void run_async(struct hg_comm *c) { case_async(c); }
+static void run_groups(struct hg_comm *c) { case_groups(c); }
+static void run_ps(struct hg_comm *c) { case_ps(c, case_arg); }
+static void run_async_timeout(struct hg_comm *c) { case_async_timeout(c, case_arg); }
+static void run_async_abort(struct hg_comm *c) { case_async_abort(c, case_arg); }
+static void run_ps_silent(struct hg_comm *c) { case_ps_missing(c, 0, case_arg); }
+static void run_ps_dead(struct hg_comm *c) { case_ps_missing(c, 1, case_arg); }
+
+/* One case in a world of its own; timeout_s is the segment's. */
+static void test_case(const char *what, void (*fn)(struct hg_comm *), int world,
+                      double timeout_s, double arg)
+{
+    char err[256];
+    struct hg_comm_shm_group *g;
+    REQUIRE(hg_comm_shm_create(&g, world, STAGE_BYTES, timeout_s, err,
+                               sizeof err) == 0, "create: %s", err);
+    struct job job = {.world = world};
+    the_case = fn;
+    case_arg = arg;
+    double t0 = now_s();
+    int bad = run_world(g, world, worker_case, &job);
+    EXPECT(bad == 0, "%s, world %d: %d workers failed", what, world, bad);
+    printf("world %d: %s %s (%.2f s)\n", world, what, bad ? "FAILED" : "ok",
+           now_s() - t0);
+    hg_comm_shm_group_free(g);
+}
+
 static void test_errors(void)
 {
     char err[256];
@@ -516,6 +564,17 @@ int main(void)
     test_failure("mismatch", worker_mismatch, 10.0);
     test_failure("recv timeout", worker_p2p_timeout, 0.5);
     test_failure("send to an exited rank", worker_p2p_exit, 10.0);
+    for (int world = 1; world <= 4; world++) {
+        test_case("async", run_async, world, 30.0, 0);
+        test_case("groups", run_groups, world, 30.0, 0);
+        test_case("parameter server", run_ps, world, 30.0, 10.0);
+    }
+    test_case("async timeout", run_async_timeout, 2, 0.5, 0.5);
+    test_case("async abort", run_async_abort, 2, 10.0, 10.0);
+    test_case("ps, a silent client", run_ps_silent, 3, 10.0, 1.0);
+    may_die = 2;
+    test_case("ps, a killed client", run_ps_dead, 3, 10.0, 5.0);
+    may_die = -1;
     EXPECT(count_ours() == before, "/dev/shm hgcomm.* entries: %d before, %d after",
            before, count_ours());
     printf("%s\n", failures ? "FAIL" : "PASS");

@@ -4,7 +4,10 @@
  * ring, barriers, for worlds 1-4; then failures: a timeout naming the
  * silent peer, abort and exit naming the rank gone, mismatched send/recv
  * sizes naming both ranks, stray connections to a rank's port during
- * set-up.
+ * set-up.  Then comm_cases.h's cases, each in a world of its own:
+ * asynchronous requests, groups (connections of their own through the
+ * store), the parameter server (3 clients at once; a silent client and a
+ * killed one named).
  *
  * Ranks are forked children; the store server runs in the parent, started
  * after the fork (its thread would not survive fork); each child learns
@@ -15,6 +18,7 @@
 #include "comm/store-impl.h"
 #include "tests/hg_test.h"
 #include "tests/comm_test.h"
+#include "tests/comm_cases.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -41,6 +45,8 @@ struct job {
 };
 
 typedef int worker_fn(struct hg_comm *c, struct hg_store *st, struct job *job);
+
+static int may_die = -1; /* a rank whose SIGKILL is the test */
 
 /* Forks world ranks running fn over a tcp communicator; returns the number
  * of ranks that did not exit 0 in time. */
@@ -103,6 +109,8 @@ static int run_world(int world, worker_fn *fn, struct job *job)
                 continue;
             done[r] = 1;
             left--;
+            if (r == may_die && WIFSIGNALED(stt) && WTERMSIG(stt) == SIGKILL)
+                continue;
             if (!WIFEXITED(stt) || WEXITSTATUS(stt) != 0) {
                 printf("rank %d exited with status 0x%x\n", r, stt);
                 bad++;
@@ -461,6 +469,40 @@ static void test_failure(const char *what, int world, worker_fn *fn,
     EXPECT(bad == 0, "%s: %d ranks failed", what, bad);
 }
 
+/* ------------------------------------------------------ comm_cases.h */
+
+static void (*the_case)(struct hg_comm *c);
+static double case_arg;
+
+static int worker_case(struct hg_comm *c, struct hg_store *st, struct job *job)
+{
+    (void)st, (void)job;
+    the_case(c);
+    return failures ? 1 : 0;
+}
+
+static void run_async(struct hg_comm *c) { case_async(c); }
+static void run_groups(struct hg_comm *c) { case_groups(c); }
+static void run_ps(struct hg_comm *c) { case_ps(c, case_arg); }
+static void run_async_timeout(struct hg_comm *c) { case_async_timeout(c, case_arg); }
+static void run_async_abort(struct hg_comm *c) { case_async_abort(c, case_arg); }
+static void run_ps_silent(struct hg_comm *c) { case_ps_missing(c, 0, case_arg); }
+static void run_ps_dead(struct hg_comm *c) { case_ps_missing(c, 1, case_arg); }
+
+/* One case in a world of its own; timeout_s is the handles'. */
+static void test_case(const char *what, void (*fn)(struct hg_comm *), int world,
+                      double timeout_s, double arg)
+{
+    struct job job = {.world = world, .timeout_s = timeout_s};
+    the_case = fn;
+    case_arg = arg;
+    double t0 = now_s();
+    int bad = run_world(world, worker_case, &job);
+    EXPECT(bad == 0, "%s, world %d: %d ranks failed", what, world, bad);
+    printf("world %d: %s %s (%.2f s)\n", world, what, bad ? "FAILED" : "ok",
+           now_s() - t0);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -472,6 +514,17 @@ int main(void)
     test_failure("exit", 3, worker_exit, 10.0);
     test_failure("mismatch", 2, worker_mismatch, 10.0);
     test_stray();
+    for (int world = 1; world <= 4; world++) {
+        test_case("async", run_async, world, 30.0, 0);
+        test_case("groups", run_groups, world, 30.0, 0);
+        test_case("parameter server", run_ps, world, 30.0, 10.0);
+    }
+    test_case("async timeout", run_async_timeout, 2, 0.5, 0.5);
+    test_case("async abort", run_async_abort, 2, 10.0, 10.0);
+    test_case("ps, a silent client", run_ps_silent, 3, 10.0, 1.0);
+    may_die = 2;
+    test_case("ps, a killed client", run_ps_dead, 3, 10.0, 5.0);
+    may_die = -1;
     printf("%s\n", failures ? "FAIL" : "PASS");
     return failures ? 1 : 0;
 }

@@ -3,13 +3,18 @@
  * against the rank-order sum shm gives (the same reference as
  * test_comm.c), broadcast, allgather (aliased and not), send/recv in a
  * ring and next to a collective, sizes larger than one MPI piece, a recv
- * timeout naming the peer, a size mismatch naming both ranks.
- * SKIP (77) when built without MPI. */
+ * timeout naming the peer, a size mismatch naming both ranks.  Then
+ * comm_cases.h's cases: asynchronous requests, groups
+ * (MPI_Comm_create_group), the parameter server (3 clients at once when
+ * there are 4 ranks; a silent client named at the PS timeout; a killed
+ * process cannot be tested: mpirun ends the whole job) when MPI gave
+ * MPI_THREAD_MULTIPLE.  SKIP (77) when built without MPI. */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
 #include "tests/hg_test.h"
 #include "tests/comm_test.h"
+#include "tests/comm_cases.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -20,7 +25,7 @@ static const size_t sizes[] = {0, 1, 7, 1000, (3u << 20) + 5};
 
 static unsigned char pat(int rank, int msg, size_t i)
 {
-    return (unsigned char)(i * 131 + (size_t)rank * 29 + (size_t)msg * 7 + 1);
+    return case_pat(rank, msg, i);
 }
 
 static size_t count_bad(const unsigned char *b, size_t n, int rank, int msg)
@@ -226,6 +231,37 @@ int main(void)
         REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
                 me, err);
     test_failures(c);
+    double t1 = now_s();
+    case_async(c);
+    if (me == 0)
+        printf("world %d: async ok (%.2f s)\n", world, now_s() - t1);
+    t1 = now_s();
+    case_groups(c);
+    if (me == 0)
+        printf("world %d: groups ok (%.2f s)\n", world, now_s() - t1);
+    if (hg_comm_caps(c) & HG_COMM_PS) {
+        t1 = now_s();
+        case_ps(c, 10.0);
+        if (world >= 3)
+            case_ps_missing(c, 0, 1.0);
+        REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
+                me, err);
+        if (me == 0)
+            printf("world %d: parameter server ok (%.2f s)\n", world,
+                   now_s() - t1);
+    } else {
+        char e2[512] = "";
+        static const int cl[1] = {0};
+        static const size_t numel[1] = {1};
+        struct hg_ps_config cfg = {.server = 0, .clients = cl, .nclients = 1,
+                                   .nparams = 1, .numel = numel, .timeout_s = 1};
+        struct hg_ps *ps = NULL;
+        EXPECT(hg_ps_new(&ps, c, &cfg, e2, sizeof e2) == -1 && !ps &&
+                   strstr(e2, "MPI_THREAD_MULTIPLE"), "ps without threads: %s", e2);
+        if (me == 0)
+            printf("world %d: no MPI_THREAD_MULTIPLE, no parameter server: %s\n",
+                   world, e2);
+    }
     /* every rank's verdict, so that rank 0 can say it */
     double bad = failures;
     REQUIRE(hg_comm_allreduce_f64(c, &bad, 1, err, sizeof err) == 0,

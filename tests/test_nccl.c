@@ -3,7 +3,11 @@
  * allreduce f32/f64 (integer values: exact in any order), broadcast,
  * allgather (aliased and not), barrier, send/recv in a ring, a size
  * mismatch naming both ranks and the sender told of it.  Buffers are device
- * memory, and one host buffer (staged by the backend).  SKIP (77) when built without NCCL or when there is no GPU.
+ * memory, and one host buffer (staged by the backend).  Asynchronous
+ * requests (allreduce f32/f64, broadcast, allgather in flight together
+ * behind a compute stream, waited for by request), groups (disjoint pairs
+ * at once, every rank in reverse order, a request on a group), the
+ * capability bits, and hg_ps_new refused with its reason.  SKIP (77) when built without NCCL or when there is no GPU.
  *
  * The parent never touches CUDA (a CUDA context does not survive fork):
  * a probe child counts the devices. */
@@ -78,6 +82,154 @@ static int probe_devices(char *why, size_t len)
 static unsigned char pat(int rank, int msg, size_t i)
 {
     return (unsigned char)(i * 131 + (size_t)rank * 29 + (size_t)msg * 7 + 1);
+}
+
+/* Requests in flight together: f32 and f64 allreduces, a broadcast and an
+ * allgather of device buffers behind a compute stream, waited for by
+ * request (the last first), then checked; a host buffer runs at once.
+ * d holds maxn doubles, dall world * maxn bytes, h maxn doubles, hb
+ * world * maxn bytes. */
+static void case_async(struct hg_comm *c, int me, int world, void *d,
+                       void *dall, double *h, unsigned char *hb)
+{
+    char err[512] = "";
+    unsigned caps = hg_comm_caps(c);
+    EXPECT((caps & HG_COMM_DEVICE_MEMORY) && (caps & HG_COMM_ASYNC) &&
+               (caps & HG_COMM_GROUPS) && !(caps & HG_COMM_PS),
+           "rank %d: nccl caps 0x%x", me, caps);
+    size_t n = 1000; /* floats, doubles, bytes */
+    float *df = d;                        /* [n] floats */
+    double *dd = (double *)((char *)d + 4 * n * sizeof(float)); /* [n] */
+    unsigned char *db = (unsigned char *)d + 8 * n * sizeof(float); /* [n] */
+    cudaStream_t cs;
+    CU(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+    float *hf = (float *)h;
+    double *hd = h + n;
+    for (size_t i = 0; i < n; i++) {
+        hf[i] = (float)((i * 3 + (size_t)me) % 71);
+        hd[i] = (double)((i * 5 + (size_t)me) % 53);
+    }
+    CU(cudaMemcpyAsync(df, hf, n * sizeof(float), cudaMemcpyHostToDevice, cs));
+    CU(cudaMemcpyAsync(dd, hd, n * sizeof(double), cudaMemcpyHostToDevice, cs));
+    int root = world - 1;
+    for (size_t i = 0; i < n; i++)
+        hb[i] = me == root ? pat(root, 40, i) : 0xee;
+    CU(cudaMemcpyAsync(db, hb, n, cudaMemcpyHostToDevice, cs));
+    for (size_t i = 0; i < n; i++)
+        hb[i] = pat(me, 41, i);
+    CU(cudaMemcpyAsync((char *)dall + (size_t)me * n, hb, n,
+                       cudaMemcpyHostToDevice, cs));
+    CU(cudaStreamSynchronize(cs)); /* hb and h are reused below */
+    struct hg_comm_req r[4];
+    REQUIRE(hg_comm_allreduce_f32_start(c, df, n, cs, &r[0], err, sizeof err) == 0 &&
+                hg_comm_allreduce_f64_start(c, dd, n, cs, &r[1], err, sizeof err) == 0 &&
+                hg_comm_broadcast_start(c, db, n, root, cs, &r[2], err, sizeof err) == 0 &&
+                hg_comm_allgather_start(c, (char *)dall + (size_t)me * n, dall, n, cs,
+                                        &r[3], err, sizeof err) == 0,
+            "rank %d starts: %s", me, err);
+    REQUIRE(hg_comm_wait_req(c, r[3], err, sizeof err) == 0, "rank %d wait: %s",
+            me, err);
+    int done = 0;
+    EXPECT(hg_comm_test_req(c, r[0], &done, err, sizeof err) == 0 && done,
+           "rank %d: first request not done after the last: %s", me, err);
+    CU(cudaMemcpy(hf, df, n * sizeof(float), cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(hd, dd, n * sizeof(double), cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float wf = 0;
+        double wd = 0;
+        for (int q = 0; q < world; q++) {
+            wf += (float)((i * 3 + (size_t)q) % 71);
+            wd += (double)((i * 5 + (size_t)q) % 53);
+        }
+        bad += hf[i] != wf || hd[i] != wd;
+    }
+    EXPECT(bad == 0, "rank %d: async allreduces: %zu wrong", me, bad);
+    CU(cudaMemcpy(hb, db, n, cudaMemcpyDeviceToHost));
+    bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += hb[i] != pat(root, 40, i);
+    CU(cudaMemcpy(hb, dall, (size_t)world * n, cudaMemcpyDeviceToHost));
+    for (int q = 0; q < world; q++)
+        for (size_t i = 0; i < n; i++)
+            bad += hb[(size_t)q * n + i] != pat(q, 41, i);
+    EXPECT(bad == 0, "rank %d: async broadcast/allgather: %zu wrong", me, bad);
+    /* a host buffer: run at once, done by the wait */
+    for (size_t i = 0; i < n; i++)
+        hd[i] = (double)me;
+    REQUIRE(hg_comm_allreduce_f64_start(c, hd, n, cs, &r[0], err, sizeof err) == 0 &&
+                hg_comm_wait(c, err, sizeof err) == 0,
+            "rank %d host async: %s", me, err);
+    EXPECT(hd[0] == (double)world * (world - 1) / 2, "rank %d: host async sum %g",
+           me, hd[0]);
+    CU(cudaStreamDestroy(cs));
+    static const int cl[1] = {0};
+    static const size_t numel[1] = {1};
+    struct hg_ps_config cfg = {.server = 0, .clients = cl, .nclients = 1,
+                               .nparams = 1, .numel = numel, .timeout_s = 1};
+    struct hg_ps *ps = NULL;
+    EXPECT(hg_ps_new(&ps, c, &cfg, err, sizeof err) == -1 && !ps &&
+               strstr(err, "device memory"), "rank %d: ps over nccl: %s", me, err);
+}
+
+/* Disjoint pairs at once, then every rank in reverse order: allreduce of
+ * device floats (small integers: exact in any order), a broadcast from
+ * the last group rank, a request on the group. */
+static void case_groups(struct hg_comm *c, int me, int world, void *d,
+                        double *h)
+{
+    char err[512] = "";
+    int pair[2], np = 0, rev[MAX_RANKS];
+    for (int r = me & ~1; r < world && r <= (me | 1); r++)
+        pair[np++] = r;
+    for (int k = 0; k < world; k++)
+        rev[k] = world - 1 - k;
+    for (int pass = 0; pass < 2; pass++) {
+        const int *ranks = pass == 0 ? pair : rev;
+        int n = pass == 0 ? np : world;
+        struct hg_comm *g;
+        REQUIRE(hg_comm_group_new(c, ranks, n, &g, err, sizeof err) == 0,
+                "rank %d group of %d: %s", me, n, err);
+        EXPECT(hg_comm_world(g) == n && ranks[hg_comm_rank(g)] == me,
+               "rank %d: group rank %d of %d", me, hg_comm_rank(g),
+               hg_comm_world(g));
+        size_t len = 4096;
+        float *hf = (float *)h;
+        for (size_t i = 0; i < len; i++)
+            hf[i] = (float)((i + (size_t)me * 13) % 101);
+        CU(cudaMemcpy(d, hf, len * sizeof(float), cudaMemcpyHostToDevice));
+        REQUIRE(hg_comm_allreduce_f32(g, d, len, err, sizeof err) == 0,
+                "rank %d group allreduce: %s", me, err);
+        struct hg_comm_req r;
+        REQUIRE(hg_comm_allreduce_f32_start(g, d, len, NULL, &r, err,
+                                            sizeof err) == 0 &&
+                    hg_comm_wait_req(g, r, err, sizeof err) == 0,
+                "rank %d group async: %s", me, err);
+        CU(cudaMemcpy(hf, d, len * sizeof(float), cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        for (size_t i = 0; i < len; i++) {
+            float want = 0;
+            for (int k = 0; k < n; k++)
+                want += (float)((i + (size_t)ranks[k] * 13) % 101);
+            bad += hf[i] != want * (float)n; /* summed twice */
+        }
+        EXPECT(bad == 0, "rank %d: group of %d: %zu sums wrong", me, n, bad);
+        unsigned char *hb = (unsigned char *)h;
+        int root = n - 1;
+        for (size_t i = 0; i < len; i++)
+            hb[i] = hg_comm_rank(g) == root ? pat(ranks[root], 50, i) : 0xee;
+        CU(cudaMemcpy(d, hb, len, cudaMemcpyHostToDevice));
+        REQUIRE(hg_comm_broadcast(g, d, len, root, err, sizeof err) == 0,
+                "rank %d group broadcast: %s", me, err);
+        CU(cudaMemcpy(hb, d, len, cudaMemcpyDeviceToHost));
+        bad = 0;
+        for (size_t i = 0; i < len; i++)
+            bad += hb[i] != pat(ranks[root], 50, i);
+        EXPECT(bad == 0, "rank %d: group broadcast: %zu wrong", me, bad);
+        hg_comm_free(g);
+    }
+    REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
+            err);
 }
 
 static int worker(int me, int world, int port, const char *token)
@@ -217,7 +369,8 @@ static int worker(int me, int world, int port, const char *token)
             /* pageable source: the copy is staged, the stream still orders it */
             CU(cudaMemcpyAsync((float *)d + lo, hf + lo, cnt * sizeof(float),
                                cudaMemcpyHostToDevice, cs));
-            REQUIRE(hg_comm_allreduce_f32_async(c, (float *)d + lo, cnt, cs, err, sizeof err) == 0,
+            REQUIRE(hg_comm_allreduce_f32_start(c, (float *)d + lo, cnt, cs, NULL, err,
+                                                sizeof err) == 0,
                     "rank %d async allreduce %zu: %s", me, k, err);
         }
         REQUIRE(hg_comm_wait(c, err, sizeof err) == 0, "rank %d wait: %s", me, err);
@@ -233,6 +386,8 @@ static int worker(int me, int world, int port, const char *token)
         EXPECT(bad == 0, "rank %d: %zu async buckets of %zu floats: %zu wrong", me, nb, n, bad);
         CU(cudaStreamDestroy(cs));
     }
+    case_async(c, me, world, d, dall, h, hb);
+    case_groups(c, me, world, d, h);
     for (int i = 0; i < 20; i++)
         REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
                 me, err);

@@ -10,7 +10,8 @@
  *   hgtrain interactive ...   (generate --input -)
  *
  * The checkpoint's saved options give --arch and the task options; the
- * model is rebuilt forward-only (tasks/translation.h) and decoded with
+ * task's generation model (struct hg_task_gen) is built forward-only, the
+ * checkpoint's parameters are loaded into its graphs, and it is decoded with
  * fairseq's SequenceGenerator beam search and incremental (cached
  * keys/values) decoding. A split of --data is read as ids; --input reads
  * raw lines and applies what training saw: whitespace tokens, DIR/codes,
@@ -32,7 +33,7 @@
 #include "data/bpe.h"
 #include "data/dict.h"
 #include "data/text.h"
-#include "tasks/translation.h"
+#include "tasks/hg_task.h"
 #include "trainer/generate.h"
 #include "trainer/options.h"
 
@@ -282,10 +283,10 @@ static int cand_cmp(const void *a, const void *b)
  * per sentence each step; </s> among the first k finalizes a hypothesis
  * (score / len^lenpen), the first k others continue; a sentence is done
  * with k finalized hypotheses. Finished sentences leave the batch. */
-static int search(struct hg_tr_gen *m, struct sent *ss, int64_t B, const struct gopts *o,
-                  char *err, size_t errlen)
+static int search(const struct hg_task_gen *G, void *m, struct sent *ss, int64_t B,
+                  const struct gopts *o, char *err, size_t errlen)
 {
-    const int64_t k = o->beam, V = hg_tr_gen_vocab(m);
+    const int64_t k = o->beam, V = G->vocab(m);
     int64_t steps = 0;
     for (int64_t i = 0; i < B; i++)
         steps = ss[i].max_len + 1 > steps ? ss[i].max_len + 1 : steps;
@@ -327,7 +328,7 @@ static int search(struct hg_tr_gen *m, struct sent *ss, int64_t B, const struct 
     }
     for (int64_t step = 0; N > 0; step++) {
         const float *lp;
-        if (hg_tr_gen_step(m, step, N, row_sent, row_from, tok, &lp, err, errlen) != 0) {
+        if (G->step(m, step, N, row_sent, row_from, tok, &lp, err, errlen) != 0) {
             rc = -1;
             goto done;
         }
@@ -525,6 +526,7 @@ struct gctx {
     char **av;                 /* the checkpoint's options as argv [ac] */
     int ac;
     struct hg_task_args ta;
+    const struct hg_task *task; /* the checkpoint's, with a generation model */
     struct hg_dict *sd, *td;   /* source (text input only) and target */
     struct hg_bpe *bpe;        /* DATA/codes (text input only) */
     char **tok;                /* tokenizer scratch [tokcap] */
@@ -547,6 +549,24 @@ static void ctx_close(struct gctx *c)
     for (int i = 0; i < c->ac; i++)
         free(c->av[i]);
     free(c->av);
+}
+
+/* The checkpoint's parameters into every graph of the generation model
+ * (its optimizer state is not needed). */
+static int load_model(const struct hg_task_gen *G, void *m, const char *path, char *err,
+                      size_t errlen)
+{
+    struct hg_graph *g[HG_TASK_GEN_MAX_GRAPHS];
+    struct hg_exec *ex[HG_TASK_GEN_MAX_GRAPHS];
+    int n = G->graphs(m, g, ex);
+    for (int i = 0; i < n; i++) {
+        struct hg_ckpt_meta meta;
+        int rc = hg_ckpt_load(path, g[i], ex[i], 1, &meta, err, errlen);
+        hg_ckpt_meta_free(&meta);
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
 }
 
 /* Reads the checkpoint's options, probes the model's limits and languages
@@ -574,12 +594,14 @@ static int ctx_open(struct gctx *c, const struct gopts *o, int text, char *err, 
     }
     hg_ckpt_meta_free(&meta);
     const char *tname = hg_opts_peek_task(c->ac, c->av, NULL);
-    if (!tname || strcmp(tname, "translation") != 0) {
+    c->task = tname ? hg_task_find(tname) : NULL;
+    if (!c->task || !c->task->gen) {
         snprintf(err, errlen, "--path %s: a checkpoint of task '%s', not translation "
-                 "(hgtrain generate translates)", o->path, tname ? tname : "none");
+                 "(hgtrain generate translates: it needs a task with a generation "
+                 "model)", o->path, tname ? tname : "none");
         return -1;
     }
-    if (hg_opts_parse(&c->to, c->ac, c->av, hg_task_translation.options, NULL, err,
+    if (hg_opts_parse(&c->to, c->ac, c->av, c->task->options, NULL, err,
                       errlen) != 0) {
         char e2[ERRLEN];
         snprintf(e2, sizeof(e2), "--path %s: its saved options: %s", o->path, err);
@@ -590,16 +612,17 @@ static int ctx_open(struct gctx *c, const struct gopts *o, int text, char *err, 
         hg_kernels_set_threads((int)o->threads);
     c->ta = (struct hg_task_args){.values = (const char *const *)c->to.task_vals_,
                                   .arch = c->to.arch};
-    struct hg_tr_gen *probe = NULL;
-    struct hg_tr_gen_cfg pc = {1, 1, 1, 1, o->incremental};
-    if (hg_tr_gen_new(&probe, o->data, &c->ta, &pc, err, errlen) != 0)
+    const struct hg_task_gen *G = c->task->gen;
+    void *probe = NULL;
+    struct hg_task_gen_cfg pc = {1, 1, 1, 1, o->incremental};
+    if (G->open(&probe, o->data, &c->ta, &pc, err, errlen) != 0)
         return -1;
-    c->max_src_pos = hg_tr_gen_max_source_positions(probe);
-    c->max_tgt_pos = hg_tr_gen_max_positions(probe);
-    c->params = hg_tr_gen_params(probe);
-    snprintf(c->slang, sizeof(c->slang), "%s", hg_tr_gen_lang(probe, 0));
-    snprintf(c->tlang, sizeof(c->tlang), "%s", hg_tr_gen_lang(probe, 1));
-    hg_tr_gen_free(probe);
+    c->max_src_pos = G->max_positions(probe, 0);
+    c->max_tgt_pos = G->max_positions(probe, 1);
+    c->params = G->params(probe);
+    snprintf(c->slang, sizeof(c->slang), "%s", G->lang(probe, 0));
+    snprintf(c->tlang, sizeof(c->tlang), "%s", G->lang(probe, 1));
+    G->close(probe);
     char p[4096];
     snprintf(p, sizeof(p), "%s/dict.%s.txt", o->data, c->tlang);
     if (hg_dict_load(&c->td, p, NULL, 0, err, errlen) != 0)
@@ -730,10 +753,11 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
     }
     qsort_r(order, (size_t)m, sizeof(int64_t), by_len, ss);
     int64_t batch = o->batch < m ? o->batch : m;
-    struct hg_tr_gen_cfg gc = {.max_sentences = batch, .max_rows = batch * o->beam,
+    const struct hg_task_gen *G = c->task->gen;
+    struct hg_task_gen_cfg gc = {.max_sentences = batch, .max_rows = batch * o->beam,
                                .max_src = max_src, .max_steps = max_steps,
                                .incremental = o->incremental};
-    struct hg_tr_gen *g = NULL;
+    void *g = NULL;
     struct sent *bs = malloc((size_t)batch * sizeof(struct sent)); /* [batch] */
     const int32_t **srcp = malloc((size_t)batch * sizeof(int32_t *)); /* [batch] */
     int32_t *lens = malloc((size_t)batch * sizeof(int32_t));            /* [batch] */
@@ -742,8 +766,8 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    if (hg_tr_gen_new(&g, o->data, &c->ta, &gc, err, errlen) != 0 ||
-        hg_tr_gen_load(g, o->path, err, errlen) != 0)
+    if (G->open(&g, o->data, &c->ta, &gc, err, errlen) != 0 ||
+        load_model(G, g, o->path, err, errlen) != 0)
         goto out;
     if (!c->announced) {
         fprintf(stderr, "| loaded %s: translation %s-%s, %lld parameters, %s decoding\n",
@@ -759,8 +783,8 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
             srcp[i] = bs[i].src;
             lens[i] = bs[i].slen;
         }
-        if (hg_tr_gen_encode(g, srcp, lens, B, err, errlen) != 0 ||
-            search(g, bs, B, o, err, errlen) != 0)
+        if (G->encode(g, srcp, lens, B, err, errlen) != 0 ||
+            search(G, g, bs, B, o, err, errlen) != 0)
             goto out;
         for (int64_t i = 0; i < B; i++) {
             struct sent *s = &bs[i];
@@ -791,7 +815,8 @@ static int decode(struct gctx *c, struct sent *ss, int64_t n, char **best, char 
     c->nsent += m;
     rc = 0;
 out:
-    hg_tr_gen_free(g);
+    if (g)
+        G->close(g);
     free(order);
     free(bs);
     free(srcp);
@@ -1024,7 +1049,7 @@ static int run_split(const struct gopts *o, char *err, size_t errlen)
         goto out;
     char spec[4096];
     snprintf(spec, sizeof(spec), "%s/%s", o->data, o->subset);
-    if (hg_dataset_open(&ds, spec, hg_task_translation.fields, hg_task_translation.nfields,
+    if (hg_dataset_open(&ds, spec, c.task->fields, c.task->nfields,
                         0, err, errlen) != 0)
         goto out;
     n = hg_dataset_size(ds);

@@ -440,6 +440,11 @@ static int serve(struct hg_launch *L, char *err, size_t errlen)
                               errlen) != 0)
         return -1;
     L->port = hg_store_server_port(L->server);
+    /* the ranks this process forks are watched by waitpid (supervise) */
+    if (hg_hb_watch_start(&L->watch, bind_host[0] ? bind_host : "127.0.0.1", L->port,
+                          L->token, L->world, L->rank0, L->rank0 + L->nlocal,
+                          hg_hb_limit(L->timeout), err, errlen) != 0)
+        return -1;
     if (L->file[0])
         return write_init_file(L, L->port, err, errlen);
     return 0;
@@ -503,6 +508,13 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 clean++;
                 continue;
             }
+            /* it left because another rank stopped beating: it named that
+             * one, and blaming it here would point at the wrong rank */
+            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_HB_EXIT_PEER && code == 0) {
+                code = 1;
+                kill_at = now_s() + GRACE_S;
+                continue;
+            }
             int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
             if (bad && code == 0) {
                 char how[128];
@@ -555,6 +567,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 "and stopped cleanly\n", clean, n, n == 1 ? "" : "s");
         code = 1; /* as a single process stopped by a signal exits */
     }
+    hg_hb_watch_stop(L->watch);
     if (L->server)
         hg_store_server_stop(L->server);
     if (L->shm)
@@ -620,6 +633,44 @@ int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
     return -1; /* not reached */
 }
 
+/* mpirun starts the ranks itself, so no launcher sees them stop: rank 0
+ * serves a store for the heartbeat (a fresh token, sent over MPI) and
+ * watches the others; the ranks on rank 0's host reach it on loopback. */
+static int mpi_heartbeat(struct hg_launch *L, struct hg_comm *c, char *err, size_t errlen)
+{
+    struct {
+        char host[256];
+        char token[HG_STORE_TOKEN_LEN + 1];
+        int32_t port;
+    } at; /* rank 0 -> every rank */
+    memset(&at, 0, sizeof at);
+    int rank = L->rank0, ok = 1;
+    char e[512] = "";
+    if (rank == 0) {
+        if (gethostname(at.host, sizeof at.host) != 0)
+            snprintf(at.host, sizeof at.host, "localhost");
+        at.host[sizeof at.host - 1] = 0;
+        ok = hg_store_token_new(at.token, e, sizeof e) == 0 &&
+             hg_store_server_start(&L->mpi_server, "", 0, at.token, L->world, e,
+                                   sizeof e) == 0;
+        at.port = ok ? hg_store_server_port(L->mpi_server) : -1;
+    }
+    if (hg_comm_broadcast(c, &at, sizeof at, 0, err, errlen) != 0)
+        return -1;
+    if (at.port < 0)
+        return rank == 0 ? hg_kerr(err, errlen, "heartbeat store: %s", e)
+                         : hg_kerr(err, errlen, "rank %d: rank 0 could not start the "
+                                   "heartbeat store", rank);
+    char mine[256] = "";
+    gethostname(mine, sizeof mine - 1);
+    const char *host = strcmp(mine, at.host) == 0 ? "127.0.0.1" : at.host;
+    double limit = hg_hb_limit(L->timeout);
+    if (rank == 0 && hg_hb_watch_start(&L->watch, "127.0.0.1", at.port, at.token, L->world,
+                                       0, 1, limit, err, errlen) != 0)
+        return -1;
+    return hg_hb_beat_start(&L->beat, host, at.port, at.token, rank, limit, err, errlen);
+}
+
 int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm, char *err,
                       size_t errlen)
 {
@@ -635,7 +686,7 @@ int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm, cha
             return -1;
         L->world = hg_comm_world(*comm);
         L->rank0 = hg_comm_rank(*comm);
-        return 0;
+        return L->world > 1 ? mpi_heartbeat(L, *comm, err, errlen) : 0;
     case HG_BK_TCP:
     case HG_BK_NCCL:
         break;
@@ -665,20 +716,40 @@ int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm, cha
     if (hg_store_connect(&L->store, L->host, L->port, L->token, rank, L->timeout, err,
                          errlen) != 0)
         return -1;
-    if (L->backend == HG_BK_TCP)
-        return hg_comm_tcp_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+    int rc;
+    if (L->backend == HG_BK_TCP) {
+        rc = hg_comm_tcp_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+    } else {
 #ifdef HG_HAVE_CUDA
-    /* NCCL binds the communicator to the current device: this worker's */
-    if (L->cuda && hg_cuda_set_device(L->dev[local], err, errlen) != 0)
-        return -1;
+        /* NCCL binds the communicator to the current device: this worker's */
+        if (L->cuda && hg_cuda_set_device(L->dev[local], err, errlen) != 0)
+            return -1;
 #endif
-    return hg_comm_nccl_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+        rc = hg_comm_nccl_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
+    }
+    if (rc != 0)
+        return -1;
+    return hg_hb_beat_start(&L->beat, L->host, L->port, L->token, rank,
+                            hg_hb_limit(L->timeout), err, errlen);
 }
 
 void hg_launch_finish(struct hg_launch *L, struct hg_comm *comm)
 {
+    /* mpirun: the heartbeat's store is in rank 0's process */
+    int mpi_hb = L->backend == HG_BK_MPI && comm && L->world > 1;
     if (comm && L->store) /* leave together: the store outlives every peer */
         hg_store_barrier(L->store, "finish", L->world, NULL, 0);
+    else if (mpi_hb)
+        hg_comm_barrier(comm, NULL, 0);
+    hg_hb_beat_stop(L->beat);
+    L->beat = NULL;
+    hg_hb_watch_stop(L->watch);
+    L->watch = NULL;
+    if (mpi_hb) /* every beat has said goodbye before the store goes */
+        hg_comm_barrier(comm, NULL, 0);
+    if (L->mpi_server)
+        hg_store_server_stop(L->mpi_server);
+    L->mpi_server = NULL;
     hg_comm_free(comm);
     if (L->store)
         hg_store_close(L->store);

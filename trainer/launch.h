@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "comm/hg_comm.h"
+#include "trainer/heartbeat.h"
 #include "trainer/options.h"
 
 #define HG_LAUNCH_MAX_LOCAL 256
@@ -40,6 +41,9 @@ struct hg_launch {
     struct hg_comm_shm_group *shm;
     struct hg_store_server *server; /* in the process that serves */
     struct hg_store *store;         /* a worker's connection */
+    struct hg_store_server *mpi_server; /* mpirun: the heartbeat's store (rank 0) */
+    struct hg_hb *beat;             /* a worker's heartbeat (heartbeat.h) */
+    struct hg_hb *watch;            /* where the store is served: the watcher */
     int port_pipe[2];     /* parent -> workers: the store's port */
 };
 
