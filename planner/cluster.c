@@ -64,43 +64,6 @@ static const char *qty_word(enum qty q)
 
 /* ---------------------------------------------------------------- parser */
 
-int hg__cfg_err(struct hg_cfgctx *p, const config_setting_t *s, const char *fmt, ...)
-{
-    if (!p->err || !p->errlen)
-        return -1;
-    int k = snprintf(p->err, p->errlen, "%s:%d: ", p->file,
-                     s ? config_setting_source_line(s) : 0);
-    if (k < 0 || (size_t)k >= p->errlen)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(p->err + k, p->errlen - (size_t)k, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int hg__cfg_check_keys(struct hg_cfgctx *p, const config_setting_t *s, const char *what,
-                      const char *const *allowed)
-{
-    int n = config_setting_length(s);
-    for (int i = 0; i < n; i++) {
-        const config_setting_t *c = config_setting_get_elem(s, (unsigned)i);
-        const char *k = config_setting_name(c);
-        int ok = 0;
-        for (int j = 0; k && allowed[j]; j++)
-            ok |= strcmp(k, allowed[j]) == 0;
-        if (!ok) {
-            char list[256] = "";
-            size_t len = 0;
-            for (int j = 0; allowed[j] && len < sizeof(list); j++)
-                len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
-                                        j ? ", " : "", allowed[j]);
-            return hg__cfg_err(p, c, "%s: unknown key '%s' (known: %s)", what, k ? k : "?", list);
-        }
-    }
-    return 0;
-}
-
 /* A quantity: a number in base units or a string "<number><unit>".
  * *v is left alone when the key is absent (returns 1). */
 static int get_qty(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
@@ -178,37 +141,10 @@ static int get_lat(struct hg_cfgctx *p, const config_setting_t *grp, const char 
     return 0;
 }
 
-int hg__cfg_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
-                const char *what, int allow_empty, char *dst, size_t n)
-{
-    const config_setting_t *s = config_setting_get_member(grp, key);
-    if (!s)
-        return 1;
-    if (config_setting_type(s) != CONFIG_TYPE_STRING)
-        return hg__cfg_err(p, s, "%s: key '%s': expected a string", what, key);
-    const char *v = config_setting_get_string(s);
-    if ((!allow_empty && !*v) || strlen(v) >= n)
-        return hg__cfg_err(p, s, "%s: key '%s': empty or longer than %zu characters", what, key,
-                    n - 1);
-    snprintf(dst, n, "%s", v);
-    return 0;
-}
-
 static int get_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
                    const char *what, char *dst, size_t n)
 {
     return hg__cfg_str(p, grp, key, what, 0, dst, n);
-}
-
-int hg__cfg_read_err(struct hg_cfgctx *p, config_t *cfg, const char *what)
-{
-    if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
-        hg_kerr(p->err, p->errlen, "%s: cannot read the %s", p->file, what);
-    else
-        hg_kerr(p->err, p->errlen, "%s:%d: %s", p->file, config_error_line(cfg),
-                config_error_text(cfg));
-    config_destroy(cfg);
-    return -1;
 }
 
 static int get_link_kind(struct hg_cfgctx *p, const config_setting_t *grp, const char *what,
@@ -631,21 +567,14 @@ int hg_cluster_link(const struct hg_cluster *c, int a, int b)
     return *pair_slot(c, a, b);
 }
 
-/* Link l's bandwidth and latency: the point-to-point fit of the bound
- * profile when both ends are profiled devices and it measured the link's
- * kind, else the file's. */
+/* Link l's bandwidth and latency: the measured point-to-point fit that
+ * hg_cluster_set_profile put on it, else the file's. */
 static void link_bw_lat(const struct hg_cluster *c, int l, double *bw, double *lat)
 {
     const struct hg_plink *k = &c->links[l];
-    *bw = k->bw;
-    *lat = k->lat;
-    if (!c->prof || c->devices[k->a].prof_dev < 0 || c->devices[k->b].prof_dev < 0)
-        return;
-    const struct hg_prof_link *m = hg_prof_find_link(c->prof, k->kind, HG_PROF_SENDRECV, 2);
-    if (m && m->fit.b > 0) {
-        *bw = 1 / m->fit.b;
-        *lat = m->fit.a;
-    }
+    int measured = c->prof && k->mbw > 0;
+    *bw = measured ? k->mbw : k->bw;
+    *lat = measured ? k->mlat : k->lat;
 }
 
 int hg_cluster_n_channels(const struct hg_cluster *c)

@@ -274,6 +274,13 @@ double hg_cost_allreduce_hier(const struct hg_cluster *c, const int *devs, int n
     return intra + inter; /* reduce-scatter + all-gather = one intra ring */
 }
 
+int hg_cost_allreduce_hier_cheaper(const struct hg_cluster *c, const int *devs, int n,
+                                   double bytes)
+{
+    return n > 1 && hg_cost_allreduce_hier(c, devs, n, bytes) <
+                        hg_cost_allreduce_ring(c, devs, n, bytes);
+}
+
 double hg_cost_ps(const struct hg_cluster *c, const int *devs, int n, int ps,
                   double bytes)
 {

@@ -2,8 +2,11 @@
  * cluster descriptions, the roofline and communication cost model,
  * profiles (measured op and link times that replace the roofline for the
  * devices that are present), graph builders for HeteroG's evaluation models
- * (shapes only) and the JSON export of a training graph.  The simulator,
- * scheduler and strategy search build on these (docs/planner.md).
+ * (shapes only) and the JSON export of a training graph; the planner graph
+ * (a training graph's topology) and its prices; strategies and their
+ * lowering (what a strategy means op by op: the one definition that the
+ * simulator prices and an executor compiles).  The simulator, scheduler
+ * and strategy search build on these (docs/planner.md).
  *
  * Depends on graph/ and kernels/ only (and libconfig for cluster files).
  * Runtime errors return -1 with a message in err that names the file:line
@@ -59,6 +62,9 @@ struct hg_plink {
     double bw;            /* bytes/s per direction (> 0) */
     double lat;           /* seconds (>= 0) */
     int implicit;         /* 1: from the node's default `intra` */
+    double mbw, mlat;     /* the bound profile's point-to-point fit when both
+                           * ends are profiled devices (hg_cluster_set_profile);
+                           * mbw 0: none, the file's values hold */
 };
 
 struct hg_pnode {
@@ -169,6 +175,10 @@ double hg_cost_allreduce_ring(const struct hg_cluster *c, const int *devs,
  * each node. Equals the ring for one node. */
 double hg_cost_allreduce_hier(const struct hg_cluster *c, const int *devs,
                               int n, double bytes);
+/* 1 when the hierarchical AllReduce of bytes over devs[n] is strictly
+ * cheaper than the ring, else 0 (ties go to the ring). */
+int hg_cost_allreduce_hier_cheaper(const struct hg_cluster *c, const int *devs, int n,
+                                   double bytes);
 /* Parameter server on device ps: every other worker pushes bytes and pulls
  * bytes; each channel carries the sum of what crosses it, the busiest
  * channel bounds each phase (push, then pull). */
@@ -358,12 +368,12 @@ int hg_graph_export_json(const struct hg_graph *g, const char *model,
                          int64_t batch, FILE *f);
 
 /* ------------------------------------------------------------ planner graph
- * (planner/strategy.c) The training graph as the simulator sees it: one
- * entry per graph node ("op", ids equal node ids, id order topological),
- * with its time on each device (hg_cost_node: the bound profile's fit, else
- * the roofline) as time = a + b * share (share: the fraction of the batch a
- * device computes; ops without a batch axis have b = 0 and run whole on
- * every device that holds them). */
+ * (planner/pgraph.c) The training graph's topology as the planner sees it:
+ * one entry per graph node ("op", ids equal node ids, id order topological)
+ * with its inputs, consumers and output bytes; the parameters with their
+ * gradients; and the cluster whose devices strategies name.  No prices: a
+ * strategy loads (hg_strategy_load) and lowers (hg_lower_full) on it alone;
+ * the simulator also needs the prices (hg_pprice_build). */
 #define HG_PLAN_MAXDEV 1024
 #define HG_PLAN_MAXREP 65536 /* replicas of a group on one device, at most */
 
@@ -385,27 +395,56 @@ struct hg_pop {
     int64_t out_bytes;
     int *cons, ncons;     /* distinct consumer ops */
     int *params, nparams; /* param tensors it needs resident (reads or updates) */
-    double *a, *b;        /* [ndev] seconds */
-    /* [ndev] ops with a batch axis: the profile's entry (NULL: roofline);
-     * a replica's time is then hg_prof_time at its batch / time_share */
-    const struct hg_prof_op **pe;
 };
 
 struct hg_pgraph {
     char model[64];
-    int64_t batch;
+    int64_t batch;        /* samples per iteration: the rows strategies split */
     const struct hg_cluster *c;
     int nops, ndev, ntensors;
-    struct hg_pop *ops;
+    struct hg_pop *ops;   /* [nops] */
     int64_t *pstatic;     /* [ntensors]: param + grad + optimizer state bytes
                            * for a param tensor, else 0 */
     int64_t input_bytes;  /* all INPUT tensors (split like the batch) */
+    int nparams;
+    int *param;           /* [nparams] param tensors, in the graph's order */
+    int *param_grad;      /* [nparams] each one's gradient tensor, -1: none
+                           * (a forward-only graph) */
+    int *grad_op;         /* [nparams] the op that writes the gradient, -1:
+                           * none (a param the loss does not use) */
 };
 
+/* -1 with err for a cluster beyond HG_PLAN_MAXDEV devices or batch < 1. */
 int hg_pgraph_build(struct hg_pgraph **pg, const struct hg_graph *g,
                     const struct hg_cluster *c, const char *model, int64_t batch,
                     char *err, size_t errlen);
 void hg_pgraph_free(struct hg_pgraph *pg);
+
+/* ------------------------------------------------------------ prices
+ * (planner/price.c) Each op's time on each device (hg_cost_node: the bound
+ * profile's fit, else the roofline) as time = a + b * share (share: the
+ * fraction of the batch a device computes; ops without a batch axis have
+ * b = 0 and run whole on every device that holds them). */
+struct hg_pprice {
+    int nops, ndev;
+    double *a, *b;        /* [nops][ndev] seconds (hg_pprice_at) */
+    /* [nops][ndev] ops with a batch axis: the profile's entry (NULL:
+     * roofline); a replica's time is then hg_prof_time at its rows /
+     * time_share */
+    const struct hg_prof_op **pe;
+};
+
+static inline size_t hg_pprice_at(const struct hg_pprice *pr, int op, int dev)
+{
+    return (size_t)op * (size_t)pr->ndev + (size_t)dev;
+}
+
+/* g is the graph pg was built from (its current shapes).  -1 with err
+ * naming the device and the op that neither the roofline (no peak_flops)
+ * nor the bound profile prices. */
+int hg_pprice_build(struct hg_pprice **pr, const struct hg_pgraph *pg,
+                    const struct hg_graph *g, char *err, size_t errlen);
+void hg_pprice_free(struct hg_pprice *pr);
 
 /* ------------------------------------------------------------ strategies */
 
@@ -441,7 +480,8 @@ void hg_strategy_free(struct hg_strategy *s);
 /* HeteroG's grouping: the n most expensive ops (time on device 0) are
  * centres, every other op joins the nearest centre by hops (undirected; ties:
  * the earlier centre).  Fills s->group, sets s->ngroups (<= n); order = ids. */
-void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg, int n);
+void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg,
+                       const struct hg_pprice *pr, int n);
 /* DP configurations: even (one replica per device), proportional to
  * capacity (k replicas on the fastest, at least 1 each), PS device chosen
  * to minimise hg_cost_ps. */
@@ -449,6 +489,10 @@ void hg_gcfg_even(struct hg_gcfg *g, const struct hg_cluster *c, enum hg_agg agg
 void hg_gcfg_prop(struct hg_gcfg *g, const struct hg_cluster *c, int k, enum hg_agg agg);
 void hg_gcfg_mp(struct hg_gcfg *g, int device);
 int hg_gcfg_choose_ps(const struct hg_cluster *c, const int *rep);
+/* "ring" or "hierarchical": the AllReduce the cost model prefers for a DP
+ * cfg's devices at 100 MB (the strategy file's informative field; the
+ * lowering picks per parameter, by its gradient's bytes). */
+const char *hg_gcfg_allreduce_kind(const struct hg_cluster *c, const struct hg_gcfg *g);
 /* Checks the strategy against the graph and the cluster (every op in a
  * group, devices exist, replica counts, order is a topological permutation).
  * -1 with err naming the group, op or device. */
@@ -465,8 +509,116 @@ int hg_strategy_load(struct hg_strategy **s, const char *path,
 int hg_strategy_parse(struct hg_strategy **s, const char *text, const char *name,
                       const struct hg_pgraph *pg, char *err, size_t errlen);
 
+/* ------------------------------------------------------------ lowering
+ * (planner/lower.c) What a strategy means op by op, with no prices: the one
+ * definition that the simulator prices and that an executor compiles
+ * (docs/planner.md, "Lowering").  Rows are samples of the global batch,
+ * [0, pg->batch).  An op of R replicas gives replica j the rows
+ * [hg_lower_bound(B, R, j), hg_lower_bound(B, R, j + 1)) (boundaries
+ * rounded down: every replica gets floor(B/R) or ceil(B/R) rows, the
+ * rows add up to B, a device's rows differ from its exact share by less
+ * than one); a device's replicas are consecutive (devices in rank order),
+ * so its rows are one range.  A device with no replica gets nothing.
+ *
+ * An op's output goes to every device that holds a consumer: the rows the
+ * consumers there read (the hull of their rows; every row for a tensor
+ * without a batch axis or a consumer that reads it whole), assembled from
+ * the part produced on that device and one transfer from each other
+ * producer device that holds some of them.  A transfer that takes a strict
+ * part of its source's rows is a split there; a need assembled from more
+ * than one piece is a concat; a consumer replica then reads its own rows
+ * out of the need.  A tensor without a batch axis travels whole from the
+ * op's first device (DP replicas of an op without a batch axis compute
+ * the same whole tensor, as gradients after their aggregation do).
+ *
+ * Every parameter has one aggregation: the devices that hold a replica of
+ * the op writing its gradient (a partial gradient each), summed by ring or
+ * hierarchical AllReduce (the one the cost model finds cheaper for the
+ * gradient's bytes) or by a parameter server, or nothing to sum (one
+ * device, or no op writes the gradient). */
+struct hg_lplace {        /* an op's replicas on one device */
+    int dev;
+    int rep0, nrep;       /* replicas rep0 .. rep0 + nrep - 1 of the op's R */
+    int64_t begin, end;   /* their rows */
+};
+
+struct hg_lxfer {         /* a piece of an op's output between two devices */
+    int src, dst;
+    int64_t begin, end;   /* rows ([0, batch): the whole tensor) */
+    int split;            /* 1: a strict part of what src holds */
+};
+
+struct hg_lneed {         /* an op's output where consumers read it */
+    int dev;
+    int64_t begin, end;   /* the rows needed there (begin == end: none) */
+    int64_t lbegin, lend; /* the part produced on dev (lbegin == lend: none) */
+    int xfer0, nxfer;     /* the transfers that bring the rest: the op's
+                           * xfer[xfer0 .. xfer0 + nxfer), sources ascending */
+    int concat;           /* pieces assembled (local part + transfers) */
+};
+
+struct hg_lop {
+    int group;
+    int nrep;             /* R: replicas over all devices */
+    int nplace, nneed, nxfer;
+    struct hg_lplace *place; /* [nplace] devices ascending */
+    struct hg_lneed *need;   /* [nneed] devices ascending; none without output */
+    struct hg_lxfer *xfer;   /* [nxfer] by need, sources ascending */
+    int agg;              /* the parameter (index into hg_lowered.agg) whose
+                           * gradient this op writes, -1 */
+    int rhost;            /* its group recomputes it: again just before op
+                           * rhost (docs/planner.md, "Simulator"), else -1 */
+    int cplace, cneed, cxfer; /* allocated entries */
+};
+
+enum hg_lagg_kind { HG_LAGG_NONE, HG_LAGG_RING, HG_LAGG_HIER, HG_LAGG_PS };
+const char *hg_lagg_kind_name(enum hg_lagg_kind k);
+
+struct hg_lagg {          /* one parameter's gradient aggregation */
+    int param, grad;      /* tensors (grad -1: forward-only graph) */
+    int op;               /* the op writing grad, -1: none; its places are
+                           * the devices holding a partial gradient, in ring
+                           * order */
+    enum hg_lagg_kind kind;
+    int ps;               /* HG_LAGG_PS: the server's device; else -1 */
+};
+
+struct hg_lowered {
+    const struct hg_pgraph *pg;
+    int nops, ndev, ngroups;
+    int64_t batch;        /* rows: pg->batch */
+    struct hg_lop *ops;   /* [nops] by op id */
+    struct hg_lagg *agg;  /* [pg->nparams] in the graph's parameter order */
+    int *order, *pos;     /* [nops] execution order; each op's position */
+    /* recomputation: what depends on the grouping and the order only */
+    int *recompute;       /* [ngroups] the group's flag */
+    int *droppable;       /* [nops] a forward output its group may drop */
+    int *host;            /* [ngroups] the op before which group k recomputes, -1 */
+    int *hstart, *hgroups; /* groups hosted by op v: hgroups[hstart[v] .. hstart[v + 1]) */
+    int *dstart, *dops;   /* droppable ops of group k in order: dops[dstart[k] .. dstart[k + 1]) */
+    int *gstart, *gops;   /* ops of group k: gops[gstart[k] .. gstart[k + 1]) */
+    int *stamp, stampv;   /* [nops] scratch of hg_lower_group */
+};
+
+/* The first row of replica j of R over B rows: floor(j * B / R). */
+int64_t hg_lower_bound(int64_t batch, int R, int j);
+struct hg_lowered *hg_lower_new(const struct hg_pgraph *pg);
+void hg_lower_free(struct hg_lowered *lw);
+/* Lowers st (checked first: -1 with err naming the group, op or device). */
+int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
+                  size_t errlen);
+/* st differs from the strategy last lowered in group g's configuration
+ * only: lowers again what that touches (g's ops, their producers' outputs,
+ * their gradients' aggregations).  changed[nops] gets those ops; returns
+ * their number.  The result equals hg_lower_full's. */
+int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, int *changed);
+/* Readable: per op its places, needs and transfers; per parameter its
+ * aggregation; the order. */
+int hg_lower_print(const struct hg_lowered *lw, FILE *f);
+
 /* ------------------------------------------------------------ simulator
- * (planner/sim.c) FlexFlow's task graph and simulation; docs/planner.md. */
+ * (planner/sim.c) FlexFlow's task graph and simulation of a lowered
+ * strategy, priced by hg_pprice; docs/planner.md. */
 struct hg_sim_result {
     double iter_s;                 /* per-iteration time */
     int64_t peak[HG_PLAN_MAXDEV];  /* per-device peak memory, bytes */
@@ -475,7 +627,7 @@ struct hg_sim_result {
     long ntasks;
 };
 struct hg_sim;
-struct hg_sim *hg_sim_new(const struct hg_pgraph *pg);
+struct hg_sim *hg_sim_new(const struct hg_pgraph *pg, const struct hg_pprice *pr);
 void hg_sim_free(struct hg_sim *s);
 /* Builds every task and simulates from scratch. */
 void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_result *r);
@@ -490,9 +642,8 @@ int hg_sim_trace(const struct hg_sim *s, FILE *f);
 /* Per op of the last simulation: the longest compute task, aggregation and
  * longest transfer out (the scheduler's weights). */
 void hg_sim_op_times(const struct hg_sim *s, int op, double *comp, double *comm);
-/* The AllReduce flavour the simulator chose for group g's cfg ("ring" or
- * "hierarchical"); tasks counted in the last simulation. */
-const char *hg_sim_allreduce_kind(const struct hg_pgraph *pg, const struct hg_gcfg *g);
+/* The lowered form of the last simulated strategy (owned by the sim). */
+const struct hg_lowered *hg_sim_lowered(const struct hg_sim *s);
 
 /* ------------------------------------------------------------ scheduler
  * (planner/sched.c) */

@@ -320,11 +320,14 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
 {
     char err[ERRLEN] = "";
     struct hg_pgraph *pg = NULL;
-    if (hg_pgraph_build(&pg, g, c, what, a->batch, err, sizeof(err)) != 0) {
+    struct hg_pprice *pr = NULL;
+    if (hg_pgraph_build(&pg, g, c, what, a->batch, err, sizeof(err)) != 0 ||
+        hg_pprice_build(&pr, pg, g, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgplan: %s\n", err);
+        hg_pgraph_free(pg);
         return 1;
     }
-    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim *sim = hg_sim_new(pg, pr);
     struct hg_strategy *best = NULL;
     struct hg_sim_result br;
     int rc = 0;
@@ -357,7 +360,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         int bi = -1;
         for (int b = 0; b < HG_BASE_COUNT; b++) {
             bs[b] = hg_strategy_new(pg->nops, pg->ndev, 1);
-            hg_strategy_group(bs[b], pg, ng);
+            hg_strategy_group(bs[b], pg, pr, ng);
             hg_baseline_apply(bs[b], pg, (enum hg_baseline)b);
             hg_sched_best(sim, pg, bs[b], &res[b], NULL);
             if (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi]))
@@ -485,6 +488,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
 done:
     hg_strategy_free(best);
     hg_sim_free(sim);
+    hg_pprice_free(pr);
     hg_pgraph_free(pg);
     return rc;
 }

@@ -973,10 +973,29 @@ int hg_cluster_set_profile(struct hg_cluster *c, const struct hg_profile *p, cha
                                       p->devs[i].name);
             for (int e = 0; e < d; e++)
                 c->devices[e].prof_dev = -1;
+            for (int l = 0; l < c->nlinks; l++)
+                c->links[l].mbw = 0;
             return hg_kerr(err, errlen, "%s: device %s: profile '%s' is not a device of %s "
                            "(it has: %s)", c->file[0] ? c->file : c->name, dv->name,
                            dv->profile, p->file[0] ? p->file : "the profile", names);
         }
+    }
+    /* measured links: one fit per link kind, put on every link between two
+     * profiled devices (so the cluster's path queries need no profile) */
+    double mbw[HG_LINK_KIND_COUNT] = {0}, mlat[HG_LINK_KIND_COUNT] = {0};
+    for (int k = 0; p && k < HG_LINK_KIND_COUNT; k++) {
+        const struct hg_prof_link *m = hg_prof_find_link(p, (enum hg_link_kind)k,
+                                                         HG_PROF_SENDRECV, 2);
+        if (m && m->fit.b > 0) {
+            mbw[k] = 1 / m->fit.b;
+            mlat[k] = m->fit.a;
+        }
+    }
+    for (int l = 0; l < c->nlinks; l++) {
+        struct hg_plink *k = &c->links[l];
+        int both = c->devices[k->a].prof_dev >= 0 && c->devices[k->b].prof_dev >= 0;
+        k->mbw = both ? mbw[k->kind] : 0;
+        k->mlat = both ? mlat[k->kind] : 0;
     }
     c->prof = p;
     return 0;

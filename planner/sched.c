@@ -7,7 +7,8 @@
  * scheduled (at their finish + comm); repeatedly take the ready op with the
  * highest rank (FIFO: the earliest ready, ties by id), start it when its
  * devices are free.  The sequence taken is a topological order: every
- * device runs its tasks in it. */
+ * device runs its tasks in it.  The devices of an op are those of the
+ * simulated strategy's lowering. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,23 +92,22 @@ void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
         if (indeg[v] == 0)
             push(&h, pol == HG_SCHED_RANK ? -rank[v] : 0, v);
     double avail[HG_PLAN_MAXDEV] = {0};
+    /* the devices holding each op: the simulated strategy's lowering */
+    const struct hg_lowered *lw = hg_sim_lowered(sim);
+    HG_CHECK(lw->nops == N && lw->ndev == nd);
     int p = 0;
     while (h.n > 0) {
         int v = pop(&h);
         st->order[p++] = v;
-        const struct hg_gcfg *g = &st->cfg[st->group[v]];
+        const struct hg_lop *o = &lw->ops[v];
+        HG_CHECK(o->group == st->group[v]);
         double s = ready[v];
-        for (int d = 0; d < nd; d++) {
-            int on = g->mode == HG_MODE_MP ? d == g->device : g->rep[d] > 0;
-            if (on && avail[d] > s)
-                s = avail[d];
-        }
+        for (int i = 0; i < o->nplace; i++)
+            if (avail[o->place[i].dev] > s)
+                s = avail[o->place[i].dev];
         double f = s + w[v];
-        for (int d = 0; d < nd; d++) {
-            int on = g->mode == HG_MODE_MP ? d == g->device : g->rep[d] > 0;
-            if (on)
-                avail[d] = f;
-        }
+        for (int i = 0; i < o->nplace; i++)
+            avail[o->place[i].dev] = f;
         for (int k = 0; k < pg->ops[v].ncons; k++) {
             int c = pg->ops[v].cons[k];
             if (f + cm[v] > ready[c])

@@ -1,19 +1,22 @@
 /* sim.c - FlexFlow's task graph and its simulation (docs/planner.md,
- * "Simulator").
+ * "Simulator"), of a strategy's lowered form (lower.c: which device runs
+ * which rows of each op, the transfers, the aggregations, the order, what
+ * is recomputed where) priced by the planner graph's prices (price.c).
  *
- * Tasks.  For op v at position p of the strategy's order, its *segment*:
- *  - a compute task on every device holding v (MP: its device; DP: every
- *    device with replicas, time r*a + b*r/R for r of R replicas, or a once
- *    for an op without a batch axis);
- *  - a gradient aggregation task when v produces a parameter's gradient in
- *    a DP group over 2+ devices: AllReduce (the cheaper of ring and
+ * Tasks.  For op v at position p of the order, its *segment*:
+ *  - a compute task on every device holding v: for r replicas of rows
+ *    [b, e) of B, r*a + b_op*(e - b)/B with the roofline's a + b_op*share,
+ *    or the profile's time at each replica's rows; a once for an op without
+ *    a batch axis;
+ *  - a gradient aggregation task when v writes a parameter's gradient that
+ *    the lowering aggregates: AllReduce (the lowering's ring or
  *    hierarchical, hg_cost_allreduce_*) or PS (hg_cost_ps), occupying every
  *    channel its traffic crosses;
- *  - transfers of v's output to the devices of its consumers: a tensor with
- *    a batch axis is split by batch intervals (device d of a DP group holds
- *    [sum_{d'<d} r_d', sum_{d'<=d} r_d') / R): each consumer device receives
- *    the overlap with every producer device's interval (split/concat);
- *    a tensor without one is copied whole from the first producer device.
+ *  - the lowering's transfers of v's output, one task each.
+ * Transfer and memory bytes are out_bytes times a difference of two batch
+ * fractions row / B, as doubles: the arithmetic of the replica-share
+ * intervals this replaced, so that batches the replicas divide price
+ * bitwise as before.
  * Resources are the devices and the channels of hg_cluster_path (links are
  * devices).  Every resource runs its tasks in the order of their segments
  * (the strategy's execution order), one at a time: transfers that share a
@@ -24,31 +27,27 @@
  * max(its inputs' arrival, every resource it uses free).  Since every task
  * depends only on tasks of earlier (or its own) segments, the state before
  * segment p is just the resources' free times, snapshot per segment.
- * Delta simulation: a change to group g rebuilds the segments of g's ops
- * and of their producers (whose transfers and memory depend on where g
- * runs), restores the snapshot before the earliest of them and re-runs the
- * pass from there: the same code on the same inputs, so bitwise the same
- * result as a full simulation.
+ * Delta simulation: a change to group g lowers again what g touches
+ * (hg_lower_group: g's ops and their producers, whose transfers and memory
+ * depend on where g runs), rebuilds those segments, restores the snapshot
+ * before the earliest of them and re-runs the pass from there: the same
+ * code on the same inputs, so bitwise the same result as a full simulation.
  *
  * Memory (bytes, per device): params + gradients + optimizer state of
- * every param an op on the device reads or updates, the device's share of
+ * every param an op on the device reads or updates, the device's rows of
  * the inputs, and activations by reference count in execution order: an
- * output shard is allocated at its producer's segment and freed after the
- * last consumer on that device.  Peak over the order; OOM above `memory`.
+ * output shard (the larger of the rows made there and the rows needed
+ * there) is allocated at its producer's segment and freed after the last
+ * consumer on that device.  Peak over the order; OOM above `memory`.
  *
- * Recomputation (gradient checkpointing; a group's `recompute`).  An op is
- * *droppable* when it is a forward op whose output is an activation with a
- * batch axis that some backward op reads and every forward op reading it is
- * in the same group (so the group's inputs from other groups stay: they are
- * its checkpoints).  The group's *host* is the earliest of those backward
- * readers in the order (droppable ops must come before it, else they are
- * not droppable).  With recompute on, a droppable output is freed after its
- * last forward reader; at the host, before the host's own tasks, the
- * group's droppable ops run again in order (same compute tasks, same
- * transfers to devices with backward readers) and their outputs live from
- * the host to the last backward reader.  Backward ops read the recomputed
- * arrival.  A changed group rebuilds the recompute segments of the hosts of
- * every rebuilt op, so delta simulation stays identical to full.
+ * Recomputation (gradient checkpointing; a group's `recompute`; which ops
+ * and where: lower.c).  A dropped output is freed after its last forward
+ * reader; at its host, before the host's own tasks, the group's droppable
+ * ops run again in order (same compute tasks, same transfers to devices
+ * with backward readers) and their outputs live from the host to the last
+ * backward reader.  Backward ops read the recomputed arrival.  A changed
+ * group rebuilds the recompute segments of the hosts of every rebuilt op,
+ * so delta simulation stays identical to full.
  * Simplification: the forward still sends a dropped output to a device whose
  * only readers are backward ops (and frees it at once); a runtime would wait
  * for the recomputation.
@@ -89,30 +88,23 @@ static int bneed_has(const struct seg *sg, int d) { return (int)(sg->bneed[d >> 
 
 struct hg_sim {
     const struct hg_pgraph *pg;
+    const struct hg_pprice *pr;
     const struct hg_cluster *c;
+    struct hg_lowered *lw;  /* the simulated strategy, lowered */
     int nops, ndev, nres, nchan;
     struct seg *seg;        /* by op id */
-    int *pos;               /* position of each op */
-    int *order;
     double *arr;            /* [nops*ndev] arrival of an op's output on a device */
     double *snap;           /* [(nops+1)*nres] resource free times before segment p */
-    double *avail;
-    struct hg_strategy *st; /* the simulated strategy (a copy) */
-    int *gstart, *gops;     /* members of each group (CSR) */
-    int ngroups;
-    int64_t *alloc_at, *free_after;
-    int *stamp;
+    double *avail;          /* [nres] */
+    int64_t *alloc_at, *free_after; /* [nops*ndev] bytes by (position, device) */
+    int *stamp;             /* [ntensors*ndev] memory: counted when == stampv */
     int stampv;
     int *mark;              /* [nops] delta: rebuilt when == markv */
     int markv;
-    long ntasks;
-    /* recomputation: by op (set_strategy: depend on grouping and order only) */
+    int *changed;           /* [nops] delta: the ops hg_lower_group lowered again */
+    /* recomputation: by (host) op */
     struct seg *rseg;       /* [nops] recompute tasks run at this (host) op */
     double *rarr;           /* [nops*ndev] arrival of a recomputed output */
-    int *droppable;         /* [nops] */
-    int *host;              /* [ngroups] host op or -1 */
-    int *hstart, *hgroups;  /* groups hosted by each op (CSR over op ids) */
-    int *dstart, *dops;     /* droppable ops of each group in order (CSR) */
 };
 
 static void *grow(void *v, int n, int *cap, size_t elt)
@@ -127,20 +119,21 @@ static void *grow(void *v, int n, int *cap, size_t elt)
     return v;
 }
 
-struct hg_sim *hg_sim_new(const struct hg_pgraph *pg)
+struct hg_sim *hg_sim_new(const struct hg_pgraph *pg, const struct hg_pprice *pr)
 {
+    HG_CHECK(pr->nops == pg->nops && pr->ndev == pg->ndev);
     struct hg_sim *s = calloc(1, sizeof(*s));
     HG_CHECK(s != NULL);
     s->pg = pg;
+    s->pr = pr;
     s->c = pg->c;
+    s->lw = hg_lower_new(pg);
     s->nops = pg->nops;
     s->ndev = pg->ndev;
     s->nchan = hg_cluster_n_channels(pg->c);
     s->nres = s->ndev + s->nchan;
     size_t N = (size_t)s->nops;
     s->seg = calloc(N + 1, sizeof(struct seg));
-    s->pos = malloc((N + 1) * sizeof(int));
-    s->order = malloc((N + 1) * sizeof(int));
     s->arr = malloc((N * (size_t)s->ndev + 1) * sizeof(double));
     s->snap = malloc((N + 1) * (size_t)s->nres * sizeof(double));
     s->avail = malloc((size_t)s->nres * sizeof(double));
@@ -148,11 +141,11 @@ struct hg_sim *hg_sim_new(const struct hg_pgraph *pg)
     s->free_after = malloc((N * (size_t)s->ndev + 1) * sizeof(int64_t));
     s->stamp = calloc((size_t)pg->ntensors * (size_t)s->ndev + 1, sizeof(int));
     s->mark = calloc(N + 1, sizeof(int));
+    s->changed = malloc((N + 1) * sizeof(int));
     s->rseg = calloc(N + 1, sizeof(struct seg));
     s->rarr = calloc(N * (size_t)s->ndev + 1, sizeof(double));
-    s->droppable = calloc(N + 1, sizeof(int));
-    HG_CHECK(s->seg && s->pos && s->order && s->arr && s->snap && s->avail && s->alloc_at &&
-             s->free_after && s->stamp && s->mark && s->rseg && s->rarr && s->droppable);
+    HG_CHECK(s->seg && s->arr && s->snap && s->avail && s->alloc_at && s->free_after &&
+             s->stamp && s->mark && s->changed && s->rseg && s->rarr);
     return s;
 }
 
@@ -170,14 +163,6 @@ void hg_sim_free(struct hg_sim *s)
     free(s->seg);
     free(s->rseg);
     free(s->rarr);
-    free(s->droppable);
-    free(s->host);
-    free(s->hstart);
-    free(s->hgroups);
-    free(s->dstart);
-    free(s->dops);
-    free(s->pos);
-    free(s->order);
     free(s->arr);
     free(s->snap);
     free(s->avail);
@@ -185,33 +170,14 @@ void hg_sim_free(struct hg_sim *s)
     free(s->free_after);
     free(s->stamp);
     free(s->mark);
-    free(s->gstart);
-    free(s->gops);
-    hg_strategy_free(s->st);
+    free(s->changed);
+    hg_lower_free(s->lw);
     free(s);
 }
 
-/* Replicas of op v's group per device and their total. */
-static int reps(const struct hg_strategy *st, int v, int *rep)
+const struct hg_lowered *hg_sim_lowered(const struct hg_sim *s)
 {
-    const struct hg_gcfg *g = &st->cfg[st->group[v]];
-    int R = 0;
-    for (int d = 0; d < st->ndev; d++) {
-        rep[d] = g->mode == HG_MODE_MP ? (d == g->device) : g->rep[d];
-        R += rep[d];
-    }
-    return R;
-}
-
-/* Batch intervals [lo, hi) of each device from replica counts. */
-static void intervals(const int *rep, int R, int ndev, double *lo, double *hi)
-{
-    int cum = 0;
-    for (int d = 0; d < ndev; d++) {
-        lo[d] = (double)cum / R;
-        cum += rep[d];
-        hi[d] = (double)cum / R;
-    }
+    return s->lw;
 }
 
 static struct task *add_task(struct seg *sg, int kind)
@@ -245,79 +211,81 @@ static void add_mem(struct seg *sg, int dev, int64_t bytes, int allocpos, int la
 /* Is v's output recomputed under the simulated strategy? */
 static int dropped(const struct hg_sim *s, int v)
 {
-    return s->droppable[v] && s->st->cfg[s->st->group[v]].recompute;
+    return s->lw->ops[v].rhost >= 0;
 }
 
-static int allreduce_hier_cheaper(const struct hg_cluster *c, const int *devs, int n,
-                                  double bytes, double *t)
+/* Row x's fraction of the batch (the head comment says why a double). */
+static double frac(const struct hg_sim *s, int64_t x)
 {
-    double r = hg_cost_allreduce_ring(c, devs, n, bytes);
-    double h = hg_cost_allreduce_hier(c, devs, n, bytes);
-    *t = h < r ? h : r;
-    return h < r;
+    return (double)x / (double)s->lw->batch;
 }
 
-const char *hg_sim_allreduce_kind(const struct hg_pgraph *pg, const struct hg_gcfg *g)
+/* Adds the channels of the path from a to b to t's resources. */
+static void add_path(struct hg_sim *s, struct seg *sg, struct task *t, int a, int b,
+                     struct hg_path *p)
 {
-    int devs[HG_PLAN_MAXDEV], n = 0;
-    for (int d = 0; d < pg->ndev; d++)
-        if (g->rep[d] > 0)
-            devs[n++] = d;
-    double t;
-    return n > 1 && allreduce_hier_cheaper(pg->c, devs, n, 1e8, &t) ? "hierarchical" : "ring";
+    hg_cluster_path(s->c, a, b, p);
+    for (int k = 0; k < p->nchan; k++)
+        add_res(sg, t, s->ndev + p->chan[k]);
 }
 
-static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
+/* The compute time of place p of op v: its replicas have q or q + 1 rows
+ * (q = B / R), each priced at its rows by the profile, or all together by
+ * the roofline (a launch each, b for their share of the batch). */
+static double comp_time(const struct hg_sim *s, int v, const struct hg_lplace *p)
+{
+    const struct hg_lop *lo = &s->lw->ops[v];
+    size_t i = hg_pprice_at(s->pr, v, p->dev);
+    int64_t B = s->lw->batch, rows = p->end - p->begin;
+    if (!s->pg->ops[v].batch)
+        return s->pr->a[i];
+    if (!s->pr->pe[i])
+        return p->nrep * s->pr->a[i] + s->pr->b[i] * ((double)rows / (double)B);
+    int64_t q = B / lo->nrep, n1 = rows - p->nrep * q, n0 = p->nrep - n1;
+    HG_CHECK(n1 >= 0 && n0 >= 0);
+    double t = 0;
+    if (n0 > 0)
+        t += (double)n0 * hg_prof_time(s->pr->pe[i], (double)q);
+    if (n1 > 0)
+        t += (double)n1 * hg_prof_time(s->pr->pe[i], (double)(q + 1));
+    return t / hg_pdevice_share(&s->c->devices[p->dev]);
+}
+
+static void build_seg(struct hg_sim *s, int v)
 {
     const struct hg_pop *o = &s->pg->ops[v];
+    const struct hg_lop *lo = &s->lw->ops[v];
     const struct hg_cluster *c = s->c;
+    const int *pos = s->lw->pos;
     struct seg *sg = &s->seg[v];
     int nd = s->ndev;
     sg->nt = sg->nr = sg->nm = 0;
-    int rep[HG_PLAN_MAXDEV], devs[HG_PLAN_MAXDEV], n = 0;
-    double lo[HG_PLAN_MAXDEV], hi[HG_PLAN_MAXDEV];
-    int R = reps(st, v, rep);
-    intervals(rep, R, nd, lo, hi);
-    for (int d = 0; d < nd; d++) {
-        if (rep[d] <= 0)
-            continue;
-        devs[n++] = d;
+    int devs[HG_PLAN_MAXDEV], n = lo->nplace; /* [n] the op's devices, in rank order */
+    for (int k = 0; k < n; k++) {
+        const struct hg_lplace *p = &lo->place[k];
+        devs[k] = p->dev;
         struct task *t = add_task(sg, T_COMP);
-        t->dev = d;
-        if (!o->batch) {
-            t->dur = o->a[d];
-        } else if (o->pe[d]) { /* the measured time at a replica's batch */
-            t->dur = rep[d] * hg_prof_time(o->pe[d], (double)s->pg->batch / R) /
-                     hg_pdevice_share(&c->devices[d]);
-        } else {
-            t->dur = rep[d] * o->a[d] + o->b[d] * ((double)rep[d] / R);
-        }
-        add_res(sg, t, d);
+        t->dev = p->dev;
+        t->dur = comp_time(s, v, p);
+        add_res(sg, t, p->dev);
     }
-    const struct hg_gcfg *g = &st->cfg[st->group[v]];
-    if (o->out_grad && g->mode == HG_MODE_DP && n > 1) {
+    const struct hg_lagg *ag = lo->agg >= 0 ? &s->lw->agg[lo->agg] : NULL;
+    if (ag && ag->kind != HG_LAGG_NONE) {
         struct task *t = add_task(sg, T_AGG);
+        struct hg_path p;
         t->bytes = (double)o->out_bytes;
-        if (g->agg == HG_AGG_AR) {
-            allreduce_hier_cheaper(c, devs, n, t->bytes, &t->dur);
-            for (int i = 0; i < n; i++) {
-                struct hg_path p;
-                hg_cluster_path(c, devs[i], devs[(i + 1) % n], &p);
-                for (int k = 0; k < p.nchan; k++)
-                    add_res(sg, t, nd + p.chan[k]);
-            }
+        if (ag->kind != HG_LAGG_PS) {
+            t->dur = ag->kind == HG_LAGG_HIER ? hg_cost_allreduce_hier(c, devs, n, t->bytes)
+                                              : hg_cost_allreduce_ring(c, devs, n, t->bytes);
+            for (int i = 0; i < n; i++)
+                add_path(s, sg, t, devs[i], devs[(i + 1) % n], &p);
         } else {
-            t->dur = hg_cost_ps(c, devs, n, g->ps, t->bytes);
+            t->dur = hg_cost_ps(c, devs, n, ag->ps, t->bytes);
             for (int i = 0; i < n; i++) {
-                if (devs[i] == g->ps)
+                if (devs[i] == ag->ps)
                     continue;
-                struct hg_path p;
-                hg_cluster_path(c, devs[i], g->ps, &p);
-                for (int k = 0; k < p.nchan; k++)
-                    add_res(sg, t, nd + p.chan[k]);
-                hg_cluster_path(c, g->ps, devs[i], &p);
-                for (int k = 0; k < p.nchan; k++)
-                    add_res(sg, t, nd + p.chan[k]);
+                add_path(s, sg, t, devs[i], ag->ps, &p);
+                add_path(s, sg, t, ag->ps, devs[i], &p);
             }
         }
         t->dev = devs[0];
@@ -331,91 +299,64 @@ static void build_seg(struct hg_sim *s, const struct hg_strategy *st, int v)
     }
     if (o->out < 0)
         return;
-    /* what the consumers need on each device: the hull of their intervals */
-    double jlo[HG_PLAN_MAXDEV], jhi[HG_PLAN_MAXDEV];
-    int need[HG_PLAN_MAXDEV], last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV];
+    /* the consumers' last positions on each device, for the memory */
+    int last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV]; /* [ndev] positions of the last
+                                                      * reader, the last forward reader */
     int drop = dropped(s, v);
     memset(sg->bneed, 0, sizeof sg->bneed);
-    for (int d = 0; d < nd; d++) {
-        need[d] = 0;
-        jlo[d] = 1;
-        jhi[d] = 0;
-        last[d] = lastf[d] = s->pos[v];
-    }
+    for (int d = 0; d < nd; d++)
+        last[d] = lastf[d] = pos[v];
     for (int k = 0; k < o->ncons; k++) {
-        int w = o->cons[k], wrep[HG_PLAN_MAXDEV];
-        double wlo[HG_PLAN_MAXDEV], whi[HG_PLAN_MAXDEV];
-        int WR = reps(st, w, wrep);
-        intervals(wrep, WR, nd, wlo, whi);
-        for (int e = 0; e < nd; e++) {
-            if (wrep[e] <= 0)
-                continue;
-            need[e] = 1;
-            int bw = 0; /* does w read the output with its batch axis? */
-            const struct hg_pop *ow = &s->pg->ops[w];
-            for (int i = 0; i < ow->nin; i++)
-                if (ow->in[i].op == v && ow->in[i].batch)
-                    bw = 1;
-            double a = bw ? wlo[e] : 0, b = bw ? whi[e] : 1;
-            jlo[e] = a < jlo[e] ? a : jlo[e];
-            jhi[e] = b > jhi[e] ? b : jhi[e];
-            if (s->pos[w] > last[e])
-                last[e] = s->pos[w];
-            if (ow->phase == HG_PH_FORWARD) {
-                if (s->pos[w] > lastf[e])
-                    lastf[e] = s->pos[w];
+        int w = o->cons[k];
+        const struct hg_lop *lw = &s->lw->ops[w];
+        for (int i = 0; i < lw->nplace; i++) {
+            int e = lw->place[i].dev;
+            if (pos[w] > last[e])
+                last[e] = pos[w];
+            if (s->pg->ops[w].phase == HG_PH_FORWARD) {
+                if (pos[w] > lastf[e])
+                    lastf[e] = pos[w];
             } else {
                 bneed_set(sg, e);
             }
         }
     }
     double B = (double)o->out_bytes;
+    int pi = 0, ni = 0;
     for (int e = 0; e < nd; e++) {
-        double prod = rep[e] > 0 ? (o->out_batch ? B * (hi[e] - lo[e]) : B) : 0;
+        while (pi < lo->nplace && lo->place[pi].dev < e)
+            pi++;
+        while (ni < lo->nneed && lo->need[ni].dev < e)
+            ni++;
+        const struct hg_lplace *mine = pi < lo->nplace && lo->place[pi].dev == e
+                                           ? &lo->place[pi] : NULL;
+        const struct hg_lneed *nn = ni < lo->nneed && lo->need[ni].dev == e ? &lo->need[ni]
+                                                                            : NULL;
+        double prod = !mine ? 0 : o->out_batch ? B * (frac(s, mine->end) - frac(s, mine->begin))
+                                               : B;
         double nb = 0;
-        if (need[e]) {
-            if (o->out_batch) {
-                nb = B * (jhi[e] - jlo[e]);
-                for (int k = 0; k < n; k++) {
-                    int d = devs[k];
-                    double a = lo[d] > jlo[e] ? lo[d] : jlo[e];
-                    double b = hi[d] < jhi[e] ? hi[d] : jhi[e];
-                    if (d == e || !(b > a))
-                        continue;
-                    struct task *t = add_task(sg, T_XFER);
-                    t->src = d;
-                    t->dst = e;
-                    t->bytes = B * (b - a);
-                    struct hg_path p;
-                    hg_cluster_path(c, d, e, &p);
-                    t->dur = hg_cost_transfer(&p, t->bytes);
-                    for (int i = 0; i < p.nchan; i++)
-                        add_res(sg, t, nd + p.chan[i]);
-                }
-            } else {
-                nb = B;
-                if (rep[e] <= 0) {
-                    struct task *t = add_task(sg, T_XFER);
-                    t->src = devs[0];
-                    t->dst = e;
-                    t->bytes = B;
-                    struct hg_path p;
-                    hg_cluster_path(c, devs[0], e, &p);
-                    t->dur = hg_cost_transfer(&p, t->bytes);
-                    for (int i = 0; i < p.nchan; i++)
-                        add_res(sg, t, nd + p.chan[i]);
-                }
+        if (nn) {
+            nb = o->out_batch ? B * (frac(s, nn->end) - frac(s, nn->begin)) : B;
+            for (int k = 0; k < nn->nxfer; k++) {
+                const struct hg_lxfer *x = &lo->xfer[nn->xfer0 + k];
+                struct task *t = add_task(sg, T_XFER);
+                struct hg_path p;
+                t->src = x->src;
+                t->dst = x->dst;
+                t->bytes = o->out_batch ? B * (frac(s, x->end) - frac(s, x->begin)) : B;
+                add_path(s, sg, t, x->src, x->dst, &p);
+                t->dur = hg_cost_transfer(&p, t->bytes);
             }
         }
         if (!o->out_grad) {
             int64_t m = (int64_t)llround(prod > nb ? prod : nb);
             if (!drop) {
-                add_mem(sg, e, m, s->pos[v], last[e]);
+                add_mem(sg, e, m, pos[v], last[e]);
             } else {
                 /* forward life, then the recomputed copy from the host on */
-                add_mem(sg, e, m, s->pos[v], lastf[e]);
+                add_mem(sg, e, m, pos[v], lastf[e]);
                 if (bneed_has(sg, e)) {
-                    int hp = s->pos[s->host[s->st->group[v]]];
+                    int hp = pos[lo->rhost];
                     add_mem(sg, e, m, hp, last[e] > hp ? last[e] : hp);
                 }
             }
@@ -430,12 +371,13 @@ static void build_rseg(struct hg_sim *s, int w)
 {
     struct seg *rs = &s->rseg[w];
     rs->nt = rs->nr = 0;
-    for (int i = s->hstart[w]; i < s->hstart[w + 1]; i++) {
-        int k = s->hgroups[i];
-        if (!s->st->cfg[k].recompute)
+    const struct hg_lowered *lw = s->lw;
+    for (int i = lw->hstart[w]; i < lw->hstart[w + 1]; i++) {
+        int k = lw->hgroups[i];
+        if (!lw->recompute[k])
             continue;
-        for (int j = s->dstart[k]; j < s->dstart[k + 1]; j++) {
-            int u = s->dops[j];
+        for (int j = lw->dstart[k]; j < lw->dstart[k + 1]; j++) {
+            int u = lw->dops[j];
             const struct seg *sg = &s->seg[u];
             for (int q = 0; q < sg->nt; q++) {
                 const struct task *f = &sg->t[q];
@@ -516,7 +458,7 @@ static double run_from(struct hg_sim *s, int p0)
     for (int p = p0; p < s->nops; p++) {
         if (p > p0)
             memcpy(s->snap + (size_t)p * nr, s->avail, (size_t)nr * sizeof(double));
-        int v = s->order[p];
+        int v = s->lw->order[p];
         const struct hg_pop *o = &s->pg->ops[v];
         struct seg *sg = &s->seg[v];
         if (s->rseg[v].nt)
@@ -557,7 +499,7 @@ static double run_from(struct hg_sim *s, int p0)
     return end;
 }
 
-static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_result *r)
+static void memory(struct hg_sim *s, struct hg_sim_result *r)
 {
     int nd = s->ndev, N = s->nops;
     const struct hg_pgraph *pg = s->pg;
@@ -578,11 +520,10 @@ static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim
             s->free_after[(size_t)m->lastpos * nd + m->dev] += m->bytes;
         }
         const struct hg_pop *o = &pg->ops[v];
-        int rep[HG_PLAN_MAXDEV];
-        int R = reps(st, v, rep);
-        for (int d = 0; d < nd; d++) {
-            if (rep[d] <= 0)
-                continue;
+        const struct hg_lop *lo = &s->lw->ops[v];
+        for (int i = 0; i < lo->nplace; i++) {
+            int d = lo->place[i].dev;
+            int64_t rows = lo->place[i].end - lo->place[i].begin;
             for (int k = 0; k < o->nparams; k++) {
                 int *sp = &s->stamp[(size_t)o->params[k] * nd + d];
                 if (*sp != s->stampv) {
@@ -596,7 +537,8 @@ static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim
                 int *sp = &s->stamp[(size_t)o->in[k].tensor * nd + d];
                 if (*sp != s->stampv) {
                     *sp = s->stampv;
-                    stat[d] += (int64_t)llround((double)o->in[k].bytes * rep[d] / R);
+                    stat[d] += (int64_t)llround((double)o->in[k].bytes * (double)rows /
+                                                (double)s->lw->batch);
                 }
             }
         }
@@ -622,109 +564,20 @@ static void memory(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim
         r->peak[d] = 0;
 }
 
-/* Lists by key (CSR): the items x of items[0..n) (NULL: 0..n-1), in that
- * order, with key[x] >= 0 go in (*list)[(*start)[key[x]] ..
- * (*start)[key[x] + 1]); keys are 0..nkeys-1. */
-static void csr(int nkeys, const int *key, const int *items, int n, int **start, int **list)
-{
-    free(*start);
-    free(*list);
-    *start = calloc((size_t)nkeys + 2, sizeof(int));
-    *list = malloc(((size_t)n + 1) * sizeof(int));
-    int *fill = malloc(((size_t)nkeys + 1) * sizeof(int)); /* [nkeys] next free slot */
-    HG_CHECK(*start && *list && fill);
-    for (int i = 0; i < n; i++) {
-        int x = items ? items[i] : i;
-        if (key[x] >= 0)
-            (*start)[key[x] + 1]++;
-    }
-    for (int k = 0; k < nkeys; k++)
-        (*start)[k + 1] += (*start)[k];
-    memcpy(fill, *start, (size_t)nkeys * sizeof(int));
-    for (int i = 0; i < n; i++) {
-        int x = items ? items[i] : i;
-        if (key[x] >= 0)
-            (*list)[fill[key[x]]++] = x;
-    }
-    free(fill);
-}
-
-/* Droppable ops, hosts and their CSR lists (see the head comment): they
- * depend on the grouping and the order, not on the configurations. */
-static void recompute_plan(struct hg_sim *s, const struct hg_strategy *st)
-{
-    const struct hg_pgraph *pg = s->pg;
-    int N = s->nops, G = st->ngroups;
-    for (int v = 0; v < N; v++) {
-        const struct hg_pop *o = &pg->ops[v];
-        int ok = o->phase == HG_PH_FORWARD && o->out >= 0 && !o->out_grad && o->out_batch, back = 0;
-        for (int k = 0; k < o->ncons && ok; k++) {
-            const struct hg_pop *w = &pg->ops[o->cons[k]];
-            if (w->phase != HG_PH_FORWARD)
-                back = 1;
-            else if (st->group[o->cons[k]] != st->group[v])
-                ok = 0;
-        }
-        s->droppable[v] = ok && back;
-    }
-    free(s->host);
-    s->host = malloc(((size_t)G + 1) * sizeof(int));
-    HG_CHECK(s->host != NULL);
-    for (int changed = 1; changed;) {
-        for (int k = 0; k < G; k++)
-            s->host[k] = -1;
-        for (int v = 0; v < N; v++) {
-            if (!s->droppable[v])
-                continue;
-            const struct hg_pop *o = &pg->ops[v];
-            int *h = &s->host[st->group[v]];
-            for (int k = 0; k < o->ncons; k++) {
-                int w = o->cons[k];
-                if (pg->ops[w].phase != HG_PH_FORWARD && (*h < 0 || s->pos[w] < s->pos[*h]))
-                    *h = w;
-            }
-        }
-        /* a droppable op must run before its group's host */
-        changed = 0;
-        for (int v = 0; v < N; v++)
-            if (s->droppable[v] && s->pos[v] >= s->pos[s->host[st->group[v]]]) {
-                s->droppable[v] = 0;
-                changed = 1;
-            }
-    }
-    csr(N, s->host, NULL, G, &s->hstart, &s->hgroups);
-    int *dkey = malloc(((size_t)N + 1) * sizeof(int)); /* [nops] group if droppable */
-    HG_CHECK(dkey != NULL);
-    for (int v = 0; v < N; v++)
-        dkey[v] = s->droppable[v] ? st->group[v] : -1;
-    csr(G, dkey, st->order, N, &s->dstart, &s->dops);
-    free(dkey);
-}
-
-static void set_strategy(struct hg_sim *s, const struct hg_strategy *st)
-{
-    HG_CHECK(st->nops == s->nops && st->ndev == s->ndev);
-    hg_strategy_free(s->st);
-    s->st = hg_strategy_copy(st);
-    memcpy(s->order, st->order, (size_t)s->nops * sizeof(int));
-    for (int p = 0; p < s->nops; p++)
-        s->pos[st->order[p]] = p;
-    s->ngroups = st->ngroups;
-    csr(st->ngroups, st->group, NULL, s->nops, &s->gstart, &s->gops);
-    recompute_plan(s, st);
-}
-
 void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_result *r)
 {
-    set_strategy(s, st);
+    char err[512];
+    HG_CHECK(st->nops == s->nops && st->ndev == s->ndev);
+    if (hg_lower_full(s->lw, st, err, sizeof(err)) != 0)
+        hg_check_failed(__FILE__, __LINE__, err); /* the caller's strategy is invalid */
     for (int v = 0; v < s->nops; v++)
-        build_seg(s, st, v);
+        build_seg(s, v);
     for (int v = 0; v < s->nops; v++)
         build_rseg(s, v);
     for (int i = 0; i < s->nres; i++)
         s->snap[i] = 0;
     r->iter_s = run_from(s, 0);
-    memory(s, st, r);
+    memory(s, r);
 }
 
 static int next_mark(struct hg_sim *s)
@@ -739,46 +592,29 @@ static int next_mark(struct hg_sim *s)
 void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
                   struct hg_sim_result *r)
 {
-    HG_CHECK(s->st && g >= 0 && g < s->ngroups && st->ngroups == s->ngroups);
-    s->st->cfg[g] = st->cfg[g];
+    const struct hg_lowered *lw = s->lw;
+    HG_CHECK(lw->ngroups > 0 && g >= 0 && g < lw->ngroups && st->ngroups == lw->ngroups);
+    int n = hg_lower_group(s->lw, st, g, s->changed);
     int p0 = s->nops;
-    int stampv = next_mark(s);
-    for (int i = s->gstart[g]; i < s->gstart[g + 1]; i++) {
-        int v = s->gops[i];
-        if (s->mark[v] != stampv) {
-            s->mark[v] = stampv;
-            build_seg(s, st, v);
-            p0 = s->pos[v] < p0 ? s->pos[v] : p0;
-        }
-        const struct hg_pop *o = &s->pg->ops[v];
-        for (int k = 0; k < o->nin; k++) {
-            int u = o->in[k].op;
-            if (u >= 0 && s->mark[u] != stampv) {
-                s->mark[u] = stampv;
-                build_seg(s, st, u);
-                p0 = s->pos[u] < p0 ? s->pos[u] : p0;
-            }
-        }
+    for (int i = 0; i < n; i++) {
+        int v = s->changed[i];
+        build_seg(s, v);
+        p0 = lw->pos[v] < p0 ? lw->pos[v] : p0;
     }
     /* the recompute segments that copy tasks of a rebuilt op */
-    stampv = next_mark(s);
-    for (int i = s->gstart[g]; i < s->gstart[g + 1]; i++) {
-        int v = s->gops[i];
-        const struct hg_pop *o = &s->pg->ops[v];
-        for (int k = -1; k < o->nin; k++) {
-            int u = k < 0 ? v : o->in[k].op;
-            int h = u >= 0 ? s->host[st->group[u]] : -1;
-            if (h >= 0 && s->mark[h] != stampv) {
-                s->mark[h] = stampv;
-                build_rseg(s, h);
-                p0 = s->pos[h] < p0 ? s->pos[h] : p0;
-            }
+    int stampv = next_mark(s);
+    for (int i = 0; i < n; i++) {
+        int h = lw->host[lw->ops[s->changed[i]].group];
+        if (h >= 0 && s->mark[h] != stampv) {
+            s->mark[h] = stampv;
+            build_rseg(s, h);
+            p0 = lw->pos[h] < p0 ? lw->pos[h] : p0;
         }
     }
     if (p0 >= s->nops)
         p0 = 0;
     r->iter_s = run_from(s, p0);
-    memory(s, st, r);
+    memory(s, r);
 }
 
 void hg_sim_op_times(const struct hg_sim *s, int op, double *comp, double *comm)
@@ -829,7 +665,7 @@ int hg_sim_trace(const struct hg_sim *s, FILE *f)
         first = 0;
     }
     for (int q = 0; q < 2 * s->nops; q++) {
-        int v = s->order[q / 2];
+        int v = s->lw->order[q / 2];
         /* a host's recompute segment, then its own */
         const struct seg *sg = q % 2 ? &s->seg[v] : &s->rseg[v];
         for (int i = 0; i < sg->nt; i++) {

@@ -1,7 +1,8 @@
-/* strategy.c - the planner graph (ops with their per-device roofline
- * times), strategies in memory (HeteroG's op groups, per-group MP or DP
- * configurations, the execution order), their checks and the versioned
- * strategy file (libconfig, docs/planner.md "Strategy file"). */
+/* strategy.c - strategies in memory (HeteroG's op groups, per-group MP or
+ * DP configurations, the execution order), their checks and the versioned
+ * strategy file (libconfig, docs/planner.md "Strategy file").  Everything
+ * here needs the planner graph's topology only, except the grouping (its
+ * centres are the most expensive ops: it takes the prices). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <libconfig.h>
@@ -12,146 +13,6 @@
 
 #include "planner/hg_planner.h"
 #include "planner/planner-impl.h"
-
-/* ------------------------------------------------------------ planner graph */
-
-static int64_t tbytes(const struct hg_tensor_info *t)
-{
-    return hg_shape_numel(&t->shape) * (int64_t)hg_dtype_size(t->dtype);
-}
-
-int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
-                    const struct hg_cluster *c, const char *model, int64_t batch,
-                    char *err, size_t errlen)
-{
-    *out = NULL;
-    if (c->ndev > HG_PLAN_MAXDEV)
-        return hg_kerr(err, errlen, "cluster %s: %d devices, the planner handles %d", c->name,
-                       c->ndev, HG_PLAN_MAXDEV);
-    struct hg_pgraph *pg = calloc(1, sizeof(*pg));
-    HG_CHECK(pg != NULL);
-    snprintf(pg->model, sizeof(pg->model), "%s", model ? model : "graph");
-    pg->batch = batch;
-    pg->c = c;
-    pg->nops = hg_graph_n_nodes(g);
-    pg->ndev = c->ndev;
-    pg->ntensors = hg_graph_n_tensors(g);
-    pg->ops = calloc((size_t)pg->nops, sizeof(struct hg_pop));
-    pg->pstatic = calloc((size_t)pg->ntensors, sizeof(int64_t));
-    int *ncons = calloc((size_t)pg->nops, sizeof(int));
-    HG_CHECK(pg->ops && pg->pstatic && ncons);
-    int rc = 0;
-    for (int t = 0; t < pg->ntensors; t++) {
-        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
-        if (ti->kind == HG_T_PARAM)
-            pg->pstatic[t] += tbytes(ti);
-        else if (ti->kind == HG_T_GRAD && ti->grad_of >= 0)
-            pg->pstatic[ti->grad_of] += tbytes(ti);
-        else if (ti->kind == HG_T_INPUT)
-            pg->input_bytes += tbytes(ti);
-    }
-    for (int n = 0; n < pg->nops && rc == 0; n++) {
-        const struct hg_node_info *nd = hg_graph_node(g, n);
-        struct hg_pop *o = &pg->ops[n];
-        o->kind = nd->op;
-        o->phase = nd->phase;
-        o->nin = nd->n_in;
-        o->out = nd->out;
-        o->params = calloc((size_t)nd->n_in + 1, sizeof(int));
-        HG_CHECK(o->params != NULL);
-        int upd = nd->out < 0;
-        for (int k = 0; k < nd->n_in; k++) {
-            const struct hg_tensor_info *ti = hg_graph_tensor(g, nd->in[k]);
-            o->in[k].tensor = nd->in[k];
-            o->in[k].op = ti->producer;
-            o->in[k].bytes = tbytes(ti);
-            o->in[k].batch = ti->batch_axis >= 0 &&
-                             (ti->kind == HG_T_ACT || ti->kind == HG_T_INPUT);
-            o->batch |= o->in[k].batch;
-            if (ti->kind == HG_T_PARAM)
-                o->params[o->nparams++] = nd->in[k];
-            else if (ti->kind == HG_T_STATE && upd && k > 0) {
-                /* optimizer state belongs to the updated param (input 0) */
-                const struct hg_tensor_info *p0 = hg_graph_tensor(g, nd->in[0]);
-                if (p0->kind == HG_T_PARAM) {
-                    /* counted once: states are inputs of exactly one update op */
-                    pg->pstatic[nd->in[0]] += tbytes(ti);
-                }
-            }
-            if (ti->producer >= 0) {
-                int dup = 0;
-                for (int j = 0; j < k; j++)
-                    dup |= o->in[j].op == ti->producer;
-                if (!dup)
-                    ncons[ti->producer]++;
-            }
-        }
-        if (nd->out >= 0) {
-            const struct hg_tensor_info *to = hg_graph_tensor(g, nd->out);
-            o->out_bytes = tbytes(to);
-            o->out_batch = to->batch_axis >= 0 && to->kind == HG_T_ACT;
-            o->out_grad = to->kind == HG_T_GRAD;
-            o->batch |= o->out_batch;
-        }
-        o->a = malloc((size_t)c->ndev * sizeof(double));
-        o->b = malloc((size_t)c->ndev * sizeof(double));
-        o->pe = malloc((size_t)c->ndev * sizeof(*o->pe));
-        HG_CHECK(o->a && o->b && o->pe);
-        for (int d = 0; d < c->ndev && rc == 0; d++) {
-            /* the profile where it has the op, else the roofline */
-            if (hg_cost_node(c, d, g, n, batch, &o->a[d], &o->b[d], &o->pe[d]) < 0)
-                rc = hg_kerr(err, errlen, "device %s: no 'peak_flops' for the roofline and "
-                             "no profiled time for node %d (%s)", c->devices[d].name, n,
-                             hg_op_table[nd->op].name);
-            else if (!o->batch) { /* runs whole on every device that holds it */
-                o->a[d] += o->b[d];
-                o->b[d] = 0;
-                o->pe[d] = NULL;
-            }
-        }
-    }
-    if (rc != 0) {
-        free(ncons);
-        hg_pgraph_free(pg);
-        return -1;
-    }
-    for (int n = 0; n < pg->nops; n++) {
-        pg->ops[n].cons = malloc((size_t)(ncons[n] + 1) * sizeof(int));
-        HG_CHECK(pg->ops[n].cons != NULL);
-    }
-    for (int n = 0; n < pg->nops; n++) {
-        struct hg_pop *o = &pg->ops[n];
-        for (int k = 0; k < o->nin; k++) {
-            int p = o->in[k].op;
-            if (p < 0)
-                continue;
-            int dup = 0;
-            for (int j = 0; j < k; j++)
-                dup |= o->in[j].op == p;
-            if (!dup)
-                pg->ops[p].cons[pg->ops[p].ncons++] = n;
-        }
-    }
-    free(ncons);
-    *out = pg;
-    return 0;
-}
-
-void hg_pgraph_free(struct hg_pgraph *pg)
-{
-    if (!pg)
-        return;
-    for (int n = 0; n < pg->nops; n++) {
-        free(pg->ops[n].cons);
-        free(pg->ops[n].params);
-        free(pg->ops[n].a);
-        free(pg->ops[n].b);
-        free(pg->ops[n].pe);
-    }
-    free(pg->ops);
-    free(pg->pstatic);
-    free(pg);
-}
 
 /* ------------------------------------------------------------ strategies */
 
@@ -193,8 +54,10 @@ void hg_strategy_free(struct hg_strategy *s)
     free(s);
 }
 
-void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg, int n)
+void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg,
+                       const struct hg_pprice *pr, int n)
 {
+    HG_CHECK(pr->nops == pg->nops && pr->ndev == pg->ndev);
     int N = pg->nops;
     if (n > N)
         n = N;
@@ -215,7 +78,7 @@ void hg_strategy_group(struct hg_strategy *s, const struct hg_pgraph *pg, int n)
         double *t = malloc((size_t)N * sizeof(double));
         HG_CHECK(t != NULL);
         for (int i = 0; i < N; i++)
-            t[i] = pg->ops[i].a[0] + pg->ops[i].b[0];
+            t[i] = pr->a[hg_pprice_at(pr, i, 0)] + pr->b[hg_pprice_at(pr, i, 0)];
         /* merge sort idx by t desc, id asc */
         int *tmp = malloc((size_t)N * sizeof(int));
         HG_CHECK(tmp != NULL);
@@ -322,6 +185,15 @@ int hg_gcfg_choose_ps(const struct hg_cluster *c, const int *rep)
         }
     }
     return best;
+}
+
+const char *hg_gcfg_allreduce_kind(const struct hg_cluster *c, const struct hg_gcfg *g)
+{
+    int devs[HG_PLAN_MAXDEV], n = 0;
+    for (int d = 0; d < c->ndev; d++)
+        if (g->rep[d] > 0)
+            devs[n++] = d;
+    return hg_cost_allreduce_hier_cheaper(c, devs, n, 1e8) ? "hierarchical" : "ring";
 }
 
 void hg_gcfg_even(struct hg_gcfg *g, const struct hg_cluster *c, enum hg_agg agg)
@@ -464,7 +336,7 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
             fprintf(f, ");\n      ");
             if (g->agg == HG_AGG_AR)
                 fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\";",
-                        hg_sim_allreduce_kind(pg, g));
+                        hg_gcfg_allreduce_kind(c, g));
             else
                 fprintf(f, "aggregate = \"ps\"; ps = \"%s\";", c->devices[g->ps].name);
         }

@@ -50,9 +50,9 @@ store:tests/fuzz_store.c comm/store.c
 text:tests/fuzz/fuzz_text.c data/text.c
 bpe:tests/fuzz/fuzz_bpe.c data/bpe.c data/text.c
 dict:tests/fuzz/fuzz_dict.c data/dict.c data/text.c
-cluster:tests/fuzz/fuzz_cluster.c planner/cluster.c
-profile:tests/fuzz/fuzz_profile.c planner/profile.c planner/cluster.c
-strategy:tests/fuzz/fuzz_strategy.c planner/strategy.c planner/cluster.c
+cluster:tests/fuzz/fuzz_cluster.c planner/cluster.c planner/cfg.c
+profile:tests/fuzz/fuzz_profile.c planner/profile.c planner/cluster.c planner/cfg.c
+strategy:tests/fuzz/fuzz_strategy.c planner/strategy.c planner/cluster.c planner/cfg.c planner/lower.c
 shard:tests/fuzz/fuzz_shard.c data/dataset.c
 "
 mkdir -p "$B/fuzz"

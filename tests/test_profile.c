@@ -397,10 +397,12 @@ static void test_cost_sim(void)
     /* the simulator: every op on device 0 (model parallel, one group) takes
      * the profiled times */
     struct hg_pgraph *pg = NULL;
+    struct hg_pprice *pr = NULL;
     REQUIRE(hg_pgraph_build(&pg, g, c, "small", batch, err, sizeof(err)) == 0, "%s", err);
+    REQUIRE(hg_pprice_build(&pr, pg, g, err, sizeof(err)) == 0, "%s", err);
     struct hg_strategy *st = hg_strategy_new(pg->nops, pg->ndev, 1);
     hg_gcfg_mp(&st->cfg[0], 0);
-    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim *sim = hg_sim_new(pg, pr);
     struct hg_sim_result res;
     hg_sim_full(sim, st, &res);
     EXPECT(close_to(res.iter_s, want_mp, 1e-9), "sim MP: %.9g s, want %.9g", res.iter_s,
@@ -408,13 +410,16 @@ static void test_cost_sim(void)
     /* unbinding gives the roofline back, and a different time */
     struct hg_cluster *c2 = cluster("0.5");
     struct hg_pgraph *pg2 = NULL;
+    struct hg_pprice *pr2 = NULL;
     REQUIRE(hg_pgraph_build(&pg2, g, c2, "small", batch, err, sizeof(err)) == 0, "%s", err);
-    struct hg_sim *sim2 = hg_sim_new(pg2);
+    REQUIRE(hg_pprice_build(&pr2, pg2, g, err, sizeof(err)) == 0, "%s", err);
+    struct hg_sim *sim2 = hg_sim_new(pg2, pr2);
     struct hg_sim_result res2;
     hg_sim_full(sim2, st, &res2);
     EXPECT(!close_to(res2.iter_s, res.iter_s, 1e-3), "roofline %g == profile %g", res2.iter_s,
            res.iter_s);
     hg_sim_free(sim2);
+    hg_pprice_free(pr2);
     hg_pgraph_free(pg2);
     hg_cluster_free(c2);
     /* data parallel over the two profiled devices: their AllReduce is the
@@ -445,9 +450,10 @@ static void test_cost_sim(void)
     double want_dp = 0;
     for (int k = 0; k < pg->nops; k++) {
         const struct hg_pop *o = &pg->ops[k];
-        want_dp += !o->batch ? o->a[0]
-                   : o->pe[0] ? hg_prof_time(o->pe[0], batch / 2.0) / 0.5
-                              : o->a[0] + o->b[0] / 2;
+        size_t i = hg_pprice_at(pr, k, 0);
+        want_dp += !o->batch ? pr->a[i]
+                   : pr->pe[i] ? hg_prof_time(pr->pe[i], batch / 2.0) / 0.5
+                               : pr->a[i] + pr->b[i] / 2;
         if (o->out_grad)
             want_dp += hg_cost_allreduce_ring(c, devs, 2, (double)o->out_bytes);
     }
@@ -456,6 +462,7 @@ static void test_cost_sim(void)
     hg_strategy_free(dp);
     hg_sim_free(sim);
     hg_strategy_free(st);
+    hg_pprice_free(pr);
     hg_pgraph_free(pg);
     /* a device naming a device the profile lacks */
     struct hg_profile *q = hg_prof_new();

@@ -37,13 +37,61 @@ static struct hg_cluster *example(const char *name)
     return c;
 }
 
+/* The prices of the planner graphs pgraph built, freed with them (pfree). */
+static struct {
+    const struct hg_pgraph *pg;
+    struct hg_pprice *pr;
+} priced[8];
+
 static struct hg_pgraph *pgraph(struct hg_graph *g, struct hg_cluster *c, int64_t b)
 {
     char err[512] = "";
     REQUIRE(hg_graph_resolve(g, NULL, err, sizeof(err)) == 0, "%s", err);
     struct hg_pgraph *pg = NULL;
     REQUIRE(hg_pgraph_build(&pg, g, c, "test", b, err, sizeof(err)) == 0, "%s", err);
+    size_t i = 0;
+    while (i < sizeof(priced) / sizeof(priced[0]) && priced[i].pg)
+        i++;
+    REQUIRE(i < sizeof(priced) / sizeof(priced[0]), "more than 8 planner graphs at once");
+    REQUIRE(hg_pprice_build(&priced[i].pr, pg, g, err, sizeof(err)) == 0, "%s", err);
+    priced[i].pg = pg;
     return pg;
+}
+
+static struct hg_pprice *price_of(const struct hg_pgraph *pg)
+{
+    for (size_t i = 0; i < sizeof(priced) / sizeof(priced[0]); i++)
+        if (priced[i].pg == pg)
+            return priced[i].pr;
+    REQUIRE(0, "a planner graph without prices");
+    return NULL;
+}
+
+static struct hg_sim *sim_new(const struct hg_pgraph *pg)
+{
+    return hg_sim_new(pg, price_of(pg));
+}
+
+static void pfree(struct hg_pgraph *pg)
+{
+    for (size_t i = 0; i < sizeof(priced) / sizeof(priced[0]); i++)
+        if (priced[i].pg == pg) {
+            hg_pprice_free(priced[i].pr);
+            priced[i].pg = NULL;
+            priced[i].pr = NULL;
+        }
+    hg_pgraph_free(pg);
+}
+
+/* Op v's price on device d: a, b. */
+static double pa(const struct hg_pgraph *pg, int v, int d)
+{
+    return price_of(pg)->a[hg_pprice_at(price_of(pg), v, d)];
+}
+
+static double pb(const struct hg_pgraph *pg, int v, int d)
+{
+    return price_of(pg)->b[hg_pprice_at(price_of(pg), v, d)];
 }
 
 /* one group per op, MP on dev[v] */
@@ -67,7 +115,7 @@ static void test_chain(void)
     struct hg_pgraph *pg = pgraph(g, c, 64);
     EXPECT(pg->nops == 3, "%d ops", pg->nops);
     struct hg_strategy *s = per_op(pg, NULL);
-    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim *sim = sim_new(pg);
     struct hg_sim_result r;
     hg_sim_full(sim, s, &r);
     double want = 0;
@@ -86,7 +134,7 @@ static void test_chain(void)
            (long long)r.peak[1]);
     hg_strategy_free(s);
     hg_sim_free(sim);
-    hg_pgraph_free(pg);
+    pfree(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
 }
@@ -114,7 +162,7 @@ static void test_dp2(void)
     struct hg_pgraph *pg = pgraph(g, c, 256);
     struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
     hg_gcfg_even(&s->cfg[0], c, HG_AGG_AR);
-    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim *sim = sim_new(pg);
     struct hg_sim_result r, r1;
     hg_sim_full(sim, s, &r);
     /* every op depends on the one before: the sum of half the batch ops,
@@ -123,8 +171,8 @@ static void test_dp2(void)
     int chain = 1;
     for (int v = 0; v < pg->nops; v++) {
         const struct hg_pop *o = &pg->ops[v];
-        want += o->batch ? o->a[0] + o->b[0] / 2 : o->a[0];
-        full += o->a[0] + o->b[0];
+        want += o->batch ? pa(pg, v, 0) + pb(pg, v, 0) / 2 : pa(pg, v, 0);
+        full += pa(pg, v, 0) + pb(pg, v, 0);
         if (v > 0) {
             int dep = 0;
             for (int k = 0; k < o->nin; k++)
@@ -149,7 +197,7 @@ static void test_dp2(void)
     /* OOM: the same on 1 MB devices */
     struct hg_cluster *tiny = cluster2("1MB");
     struct hg_pgraph *pt = pgraph(g, tiny, 256);
-    struct hg_sim *st = hg_sim_new(pt);
+    struct hg_sim *st = sim_new(pt);
     hg_sim_full(st, s, &r1);
     EXPECT(r1.oom == 1 && r1.overflow > 0, "tiny: oom %d", r1.oom);
     EXPECT(hg_search_cost(&r1) > 1e3, "an OOM strategy costs more than any feasible one");
@@ -157,11 +205,11 @@ static void test_dp2(void)
     hg_sim_full(st, s, &r1);
     EXPECT(r1.oom == 2, "tiny dp: oom %d", r1.oom);
     hg_sim_free(st);
-    hg_pgraph_free(pt);
+    pfree(pt);
     hg_cluster_free(tiny);
     hg_strategy_free(s);
     hg_sim_free(sim);
-    hg_pgraph_free(pg);
+    pfree(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
 }
@@ -183,7 +231,7 @@ static void test_forkjoin(void)
     struct hg_pgraph *pg = pgraph(g, c, 512);
     int dev[5] = {0, 0, 0, 1, 0};
     struct hg_strategy *s = per_op(pg, dev);
-    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim *sim = sim_new(pg);
     struct hg_sim_result rr, rf, rb;
     hg_sim_full(sim, s, &rr);
     hg_sched_order(sim, pg, s, HG_SCHED_FIFO);
@@ -200,7 +248,7 @@ static void test_forkjoin(void)
     EXPECT(hg_strategy_check(s, pg, err, sizeof(err)) == 0, "%s", err);
     hg_strategy_free(s);
     hg_sim_free(sim);
-    hg_pgraph_free(pg);
+    pfree(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
 }
@@ -232,12 +280,12 @@ static void test_delta(const char *name, const char *cl, int64_t batch, int ngro
     struct hg_graph *g = model(name, batch);
     struct hg_pgraph *pg = pgraph(g, c, batch);
     struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
-    hg_strategy_group(s, pg, ngroups);
+    hg_strategy_group(s, pg, price_of(pg), ngroups);
     EXPECT(s->ngroups == ngroups, "%s: %d groups", name, s->ngroups);
     hg_baseline_apply(s, pg, HG_BASE_CP_AR);
     for (int k = 0; k < s->ngroups && rec; k += 2)
         s->cfg[k].recompute = 1;
-    struct hg_sim *sd = hg_sim_new(pg), *sf = hg_sim_new(pg);
+    struct hg_sim *sd = sim_new(pg), *sf = sim_new(pg);
     struct hg_sim_result rd, rf;
     hg_sched_best(sd, pg, s, &rd, NULL);
     uint64_t rng = 42;
@@ -257,7 +305,7 @@ static void test_delta(const char *name, const char *cl, int64_t batch, int ngro
     hg_strategy_free(s);
     hg_sim_free(sd);
     hg_sim_free(sf);
-    hg_pgraph_free(pg);
+    pfree(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
 }
@@ -276,9 +324,9 @@ static void test_recompute(void)
         struct hg_graph *g = model(cases[i].name, cases[i].batch);
         struct hg_pgraph *pg = pgraph(g, c, cases[i].batch);
         struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
-        hg_strategy_group(s, pg, 64);
+        hg_strategy_group(s, pg, price_of(pg), 64);
         hg_baseline_apply(s, pg, HG_BASE_CP_AR);
-        struct hg_sim *sim = hg_sim_new(pg);
+        struct hg_sim *sim = sim_new(pg);
         struct hg_sim_result r0, r1;
         hg_sim_full(sim, s, &r0);
         for (int k = 0; k < s->ngroups; k++)
@@ -302,7 +350,7 @@ static void test_recompute(void)
                p1 / 1e9, r1.oom ? " (OOM)" : "");
         hg_strategy_free(s);
         hg_sim_free(sim);
-        hg_pgraph_free(pg);
+        pfree(pg);
         hg_graph_free(g);
     }
     hg_cluster_free(c);
@@ -314,9 +362,9 @@ static void test_mcmc(void)
     struct hg_graph *g = model("vgg19", 64);
     struct hg_pgraph *pg = pgraph(g, c, 64);
     struct hg_strategy *seed = hg_strategy_new(pg->nops, pg->ndev, 1);
-    hg_strategy_group(seed, pg, 24);
+    hg_strategy_group(seed, pg, price_of(pg), 24);
     hg_baseline_apply(seed, pg, HG_BASE_EV_PS);
-    struct hg_sim *sim = hg_sim_new(pg);
+    struct hg_sim *sim = sim_new(pg);
     struct hg_sim_result r0;
     hg_sched_best(sim, pg, seed, &r0, NULL);
     struct hg_search_opts o = {.max_iters = 400, .seed = 7};
@@ -412,7 +460,7 @@ static void test_mcmc(void)
     hg_strategy_free(b);
     hg_strategy_free(seed);
     hg_sim_free(sim);
-    hg_pgraph_free(pg);
+    pfree(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
 }

@@ -1,6 +1,6 @@
 /* fuzz_strategy.c - a strategy file (hgplan --out) from the input, for
  * VGG-19 at batch 16 on a 4-GPU cluster; a strategy that loads must pass
- * hg_strategy_check. */
+ * hg_strategy_check and lower, every op's replicas covering the batch. */
 #include "tests/fuzz/fuzz-util.h"
 #include "planner/hg_planner.h"
 
@@ -20,6 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct hg_pgraph *pg;
     static struct hg_cluster *c;
     static struct hg_graph *g; /* kept for the whole run, as pg points into it */
+    static struct hg_lowered *lw;
     char err[512];
     if (!pg) {
         g = hg_graph_new();
@@ -37,6 +38,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (hg_strategy_check(s, pg, err, sizeof(err)) != 0) {
             fprintf(stderr, "fuzz_strategy: loaded but fails its check: %s\n", err);
             abort();
+        }
+        if (!lw)
+            lw = hg_lower_new(pg);
+        if (hg_lower_full(lw, s, err, sizeof(err)) != 0) {
+            fprintf(stderr, "fuzz_strategy: loaded but does not lower: %s\n", err);
+            abort();
+        }
+        for (int v = 0; v < lw->nops; v++) {
+            const struct hg_lop *o = &lw->ops[v];
+            int64_t next = 0;
+            for (int i = 0; i < o->nplace; i++) {
+                if (o->place[i].begin != next || o->place[i].end < next) {
+                    fprintf(stderr, "fuzz_strategy: op %d: rows of place %d\n", v, i);
+                    abort();
+                }
+                next = o->place[i].end;
+            }
+            if (next != lw->batch) {
+                fprintf(stderr, "fuzz_strategy: op %d covers %lld rows\n", v, (long long)next);
+                abort();
+            }
         }
         hg_strategy_free(s);
     }

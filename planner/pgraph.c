@@ -1,0 +1,147 @@
+/* pgraph.c - the planner graph: a training graph's topology as the planner
+ * sees it (ops with their inputs, consumers and output bytes; parameters,
+ * their gradients and static bytes), on the cluster whose devices a
+ * strategy names.  No prices: a strategy loads and lowers on it without a
+ * cost table; price.c prices it for the simulator. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+
+static int64_t tbytes(const struct hg_tensor_info *t)
+{
+    return hg_shape_numel(&t->shape) * (int64_t)hg_dtype_size(t->dtype);
+}
+
+/* The parameters in the graph's order, their gradients and the ops that
+ * write them. */
+static void params(struct hg_pgraph *pg, const struct hg_graph *g)
+{
+    pg->nparams = hg_graph_n_params(g);
+    pg->param = malloc(((size_t)pg->nparams + 1) * sizeof(int));
+    pg->param_grad = malloc(((size_t)pg->nparams + 1) * sizeof(int));
+    pg->grad_op = malloc(((size_t)pg->nparams + 1) * sizeof(int));
+    HG_CHECK(pg->param && pg->param_grad && pg->grad_op);
+    for (int i = 0; i < pg->nparams; i++) {
+        int p = hg_graph_param_at(g, i);
+        int gp = hg_graph_grad(g, p);
+        pg->param[i] = p;
+        pg->param_grad[i] = gp;
+        pg->grad_op[i] = gp >= 0 ? hg_graph_tensor(g, gp)->producer : -1;
+    }
+}
+
+int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
+                    const struct hg_cluster *c, const char *model, int64_t batch,
+                    char *err, size_t errlen)
+{
+    *out = NULL;
+    if (c->ndev > HG_PLAN_MAXDEV)
+        return hg_kerr(err, errlen, "cluster %s: %d devices, the planner handles %d", c->name,
+                       c->ndev, HG_PLAN_MAXDEV);
+    if (batch < 1)
+        return hg_kerr(err, errlen, "graph %s: batch %lld: expected at least 1 sample",
+                       model ? model : "graph", (long long)batch);
+    struct hg_pgraph *pg = calloc(1, sizeof(*pg));
+    HG_CHECK(pg != NULL);
+    snprintf(pg->model, sizeof(pg->model), "%s", model ? model : "graph");
+    pg->batch = batch;
+    pg->c = c;
+    pg->nops = hg_graph_n_nodes(g);
+    pg->ndev = c->ndev;
+    pg->ntensors = hg_graph_n_tensors(g);
+    pg->ops = calloc((size_t)pg->nops + 1, sizeof(struct hg_pop));
+    pg->pstatic = calloc((size_t)pg->ntensors + 1, sizeof(int64_t));
+    int *ncons = calloc((size_t)pg->nops + 1, sizeof(int)); /* [nops] */
+    HG_CHECK(pg->ops && pg->pstatic && ncons);
+    for (int t = 0; t < pg->ntensors; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind == HG_T_PARAM)
+            pg->pstatic[t] += tbytes(ti);
+        else if (ti->kind == HG_T_GRAD && ti->grad_of >= 0)
+            pg->pstatic[ti->grad_of] += tbytes(ti);
+        else if (ti->kind == HG_T_INPUT)
+            pg->input_bytes += tbytes(ti);
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        const struct hg_node_info *nd = hg_graph_node(g, n);
+        struct hg_pop *o = &pg->ops[n];
+        o->kind = nd->op;
+        o->phase = nd->phase;
+        o->nin = nd->n_in;
+        o->out = nd->out;
+        o->params = calloc((size_t)nd->n_in + 1, sizeof(int));
+        HG_CHECK(o->params != NULL);
+        int upd = nd->out < 0;
+        for (int k = 0; k < nd->n_in; k++) {
+            const struct hg_tensor_info *ti = hg_graph_tensor(g, nd->in[k]);
+            o->in[k].tensor = nd->in[k];
+            o->in[k].op = ti->producer;
+            o->in[k].bytes = tbytes(ti);
+            o->in[k].batch = ti->batch_axis >= 0 &&
+                             (ti->kind == HG_T_ACT || ti->kind == HG_T_INPUT);
+            o->batch |= o->in[k].batch;
+            if (ti->kind == HG_T_PARAM)
+                o->params[o->nparams++] = nd->in[k];
+            else if (ti->kind == HG_T_STATE && upd && k > 0) {
+                /* optimizer state belongs to the updated param (input 0) */
+                const struct hg_tensor_info *p0 = hg_graph_tensor(g, nd->in[0]);
+                if (p0->kind == HG_T_PARAM) {
+                    /* counted once: states are inputs of exactly one update op */
+                    pg->pstatic[nd->in[0]] += tbytes(ti);
+                }
+            }
+            if (ti->producer >= 0) {
+                int dup = 0;
+                for (int j = 0; j < k; j++)
+                    dup |= o->in[j].op == ti->producer;
+                if (!dup)
+                    ncons[ti->producer]++;
+            }
+        }
+        if (nd->out >= 0) {
+            const struct hg_tensor_info *to = hg_graph_tensor(g, nd->out);
+            o->out_bytes = tbytes(to);
+            o->out_batch = to->batch_axis >= 0 && to->kind == HG_T_ACT;
+            o->out_grad = to->kind == HG_T_GRAD;
+            o->batch |= o->out_batch;
+        }
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        pg->ops[n].cons = malloc((size_t)(ncons[n] + 1) * sizeof(int));
+        HG_CHECK(pg->ops[n].cons != NULL);
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        struct hg_pop *o = &pg->ops[n];
+        for (int k = 0; k < o->nin; k++) {
+            int p = o->in[k].op;
+            if (p < 0)
+                continue;
+            int dup = 0;
+            for (int j = 0; j < k; j++)
+                dup |= o->in[j].op == p;
+            if (!dup)
+                pg->ops[p].cons[pg->ops[p].ncons++] = n;
+        }
+    }
+    free(ncons);
+    params(pg, g);
+    *out = pg;
+    return 0;
+}
+
+void hg_pgraph_free(struct hg_pgraph *pg)
+{
+    if (!pg)
+        return;
+    for (int n = 0; n < pg->nops; n++) {
+        free(pg->ops[n].cons);
+        free(pg->ops[n].params);
+    }
+    free(pg->ops);
+    free(pg->pstatic);
+    free(pg->param);
+    free(pg->param_grad);
+    free(pg->grad_op);
+    free(pg);
+}
