@@ -89,6 +89,11 @@ HG_HD static inline float hg_rand_u(uint64_t key, uint64_t index)
 /* Seconds on the monotonic clock (CLOCK_MONOTONIC): for durations and
  * deadlines, never for dates. */
 double hg_now(void);
+struct timespec;
+/* *ts = now + sec on the monotonic clock: the deadline of a
+ * pthread_cond_timedwait on a condition variable whose clock is set to
+ * CLOCK_MONOTONIC (pthread_condattr_setclock). */
+void hg_deadline_ts(struct timespec *ts, double sec);
 
 /* ---------------------------------------------------------- suggest.c */
 

@@ -109,18 +109,6 @@ static uint64_t numel_sig(const size_t *numel, int n)
     return h;
 }
 
-static void deadline_ts(struct timespec *ts, double s)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    double frac = s - (double)(time_t)s;
-    ts->tv_sec += (time_t)s;
-    ts->tv_nsec += (long)(frac * 1e9);
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* The clients not holding a push of id's step being gathered, as "1,3". */
 static void missing(const struct hg_ps *ps, int id, char *out, size_t len)
 {
@@ -298,7 +286,7 @@ static int serve_one(struct ps_client *cl, const struct ps_req *q)
     }
     int id = q->id, rc;
     if (q->op == PS_PUSH) {
-        deadline_ts(&dl, ps->timeout_s);
+        hg_deadline_ts(&dl, ps->timeout_s);
         pthread_mutex_lock(&ps->mu);
         rc = check_step(ps, cl, id, q->step, msg, sizeof msg);
         if (rc == 0)
@@ -321,7 +309,7 @@ static int serve_one(struct ps_client *cl, const struct ps_req *q)
         rc = rc == 0 ? reply(cl, 0, v, NULL, 0, e, sizeof e)
                      : reply_err(cl, msg, e, sizeof e);
     } else {
-        deadline_ts(&dl, ps->timeout_s);
+        hg_deadline_ts(&dl, ps->timeout_s);
         uint64_t want = q->step, v = 0;
         pthread_mutex_lock(&ps->mu);
         rc = wait_for(ps, id, &dl, has_version, &want, "a pull waits", msg,
@@ -458,7 +446,7 @@ int hg_ps_push(struct hg_ps *ps, int id, const float *grad, uint64_t step,
         struct ps_client *cl = &ps->cl[ps->local];
         struct timespec dl;
         char msg[PS_MSG] = "";
-        deadline_ts(&dl, ps->timeout_s);
+        hg_deadline_ts(&dl, ps->timeout_s);
         pthread_mutex_lock(&ps->mu);
         int rc = check_step(ps, cl, id, step, msg, sizeof msg);
         if (rc == 0)
@@ -488,7 +476,7 @@ int hg_ps_pull(struct hg_ps *ps, int id, float *param, uint64_t step,
     if (ps->is_server) {
         struct timespec dl;
         char msg[PS_MSG] = "";
-        deadline_ts(&dl, ps->timeout_s);
+        hg_deadline_ts(&dl, ps->timeout_s);
         pthread_mutex_lock(&ps->mu);
         int rc = wait_for(ps, id, &dl, has_version, &step, "a pull waits",
                           msg, sizeof msg);

@@ -132,18 +132,6 @@ static int fill_slot(struct hg_loader *ld, struct slot *s, int64_t step, char *e
     return 0;
 }
 
-static void deadline(struct timespec *ts, double sec)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    double whole = (double)(int64_t)sec;
-    ts->tv_sec += (time_t)whole;
-    ts->tv_nsec += (long)((sec - whole) * 1e9);
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 static void *producer(void *arg)
 {
     struct hg_loader *ld = arg;
@@ -154,7 +142,7 @@ static void *producer(void *arg)
         /* A full ring is not an error (training may be slow): wait on. */
         while (!ld->stop && s->state != SLOT_EMPTY) {
             struct timespec ts;
-            deadline(&ts, ld->timeout_s);
+            hg_deadline_ts(&ts, ld->timeout_s);
             pthread_cond_timedwait(&ld->cv_free, &ld->mu, &ts);
         }
         int stop = ld->stop;
@@ -317,7 +305,7 @@ int hg_loader_next(struct hg_loader *ld, struct hg_batch *b, char *err,
     int k = (int)(ld->next_step % ld->nslot);
     struct slot *s = &ld->slot[k];
     struct timespec ts;
-    deadline(&ts, ld->timeout_s);
+    hg_deadline_ts(&ts, ld->timeout_s);
     int rc = 0;
     while (s->state == SLOT_EMPTY && rc == 0)
         rc = pthread_cond_timedwait(&ld->cv_ready, &ld->mu, &ts);

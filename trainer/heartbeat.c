@@ -40,14 +40,7 @@ double hg_hb_limit(double timeout_s)
 static int pause_period(struct hg_hb *hb)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    double s = hb->period;
-    ts.tv_sec += (time_t)s;
-    ts.tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
+    hg_deadline_ts(&ts, hb->period);
     pthread_mutex_lock(&hb->mu);
     while (!hb->stop && pthread_cond_timedwait(&hb->cv, &hb->mu, &ts) != ETIMEDOUT)
         ;
@@ -158,7 +151,11 @@ static int start(struct hg_hb **out, const struct hg_hb *tmpl, const char *host,
         return -1;
     }
     pthread_mutex_init(&hb->mu, NULL);
-    pthread_cond_init(&hb->cv, NULL);
+    pthread_condattr_t ca; /* deadlines on the monotonic clock */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&hb->cv, &ca);
+    pthread_condattr_destroy(&ca);
     int e = pthread_create(&hb->thread, NULL, fn, hb);
     if (e != 0) {
         hg_store_close(hb->st);
