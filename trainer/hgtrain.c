@@ -560,8 +560,11 @@ static void print_profile(struct run *r)
         total += t[i];
     }
     char line[256];
-    snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates\n",
-             total, (unsigned long long)r->num_updates);
+    int views, fused, calls = hg_exec_kernel_calls(ex, &views, &fused);
+    snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates; "
+             "%d kernel calls per pass over %d nodes (%d reshapes are views, %d optimizer "
+             "nodes fused)\n", total, (unsigned long long)r->num_updates, calls,
+             hg_exec_n(ex), views, fused);
     logf_line(r, line, NULL);
     for (int k = 0; k < 15; k++) {
         int best = -1;

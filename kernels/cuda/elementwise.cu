@@ -10,7 +10,8 @@
  *
  * Every result is the CPU's bits: +,-,* and the shared ew-math.h formulas
  * (kernels/cuda is built with --fmad=false), SUM_TO in the CPU's order and
- * precision (reduce-impl.h); the activations' erff/expf/tanhf are CUDA's,
+ * precision (reduce-impl.h) except long kept columns (bias gradients), which
+ * are summed in fixed chunks (deterministic, not the CPU's bits); the activations' erff/expf/tanhf are CUDA's,
  * within 2 ulp of glibc's.
  */
 #include <string.h>
@@ -109,6 +110,11 @@ extern "C" HG_CUDA_FN(scale)
 
 /* ---- SUM_TO ------------------------------------------------------------ */
 
+/* Columns this long (a bias gradient over a batch of rows) are summed in
+ * chunks (reduce-impl.h): the CPU's single float chain per column keeps too
+ * few threads busy. */
+#define SUM_TO_CHUNKED 256
+
 extern "C" HG_CUDA_FN(sum_to)
 {
     const float *x = (const float *)a->in[0].data; /* [..] */
@@ -191,7 +197,24 @@ extern "C" HG_CUDA_FN(sum_to)
         c.nrun *= rd[k];
     }
     c.scale = 1.0f;
+    if (c.nrun >= SUM_TO_CHUNKED && a->ctx->ws_bytes >= hg_cu_col_ws(ny, c.nrun))
+        return hg_cu_sum_cols_chunked(a, x, y, &c, (double *)a->ctx->ws);
     return hg_cu_sum_cols(a, x, y, &c);
+}
+
+/* (x, ref) -> ref's shape: the chunked column sums' partials when the inner
+ * group is kept and the columns are long */
+extern "C" HG_WS_FN(cuda_sum_to)
+{
+    (void)n_in, (void)attr, (void)nthreads;
+    const long long nx = hg_shape_numel(&in[0]), ny = hg_shape_numel(out);
+    struct hg_rplan p;
+    if (ny == 0 || nx == ny)
+        return 0;
+    hg_rplan_make(&p, &in[0], out);
+    if (p.ng == 0 || p.red[p.ng - 1])
+        return 0;
+    return nx / ny >= SUM_TO_CHUNKED ? hg_cu_col_ws(ny, nx / ny) : 0;
 }
 
 /* ---- activations --------------------------------------------------------- */

@@ -209,6 +209,92 @@ int hg_cu_sum_cols(const struct hg_kargs *a, const float *x, float *y,
     return 0;
 }
 
+/* ---- column sums in chunks (SUM_TO's bias gradients) ---------------------- */
+
+#define CC_ROWS 64   /* rows per chunk at least */
+#define CC_MAX 128   /* chunks at most */
+#define CC_LANES 8   /* row lanes per block (blockDim.y) */
+
+int hg_cu_col_chunks(long long nrun)
+{
+    const long long c = (nrun + CC_ROWS - 1) / CC_ROWS;
+    return c < 1 ? 1 : c > CC_MAX ? CC_MAX : (int)c;
+}
+
+size_t hg_cu_col_ws(long long pk, long long nrun)
+{
+    return (size_t)hg_cu_col_chunks(nrun) * (size_t)pk * sizeof(double);
+}
+
+/* part[ch, p*K + c] = sum of chunk ch's rows of column c of output row p.
+ * Block (32, CC_LANES): x is the column within a 32-column tile (a warp
+ * reads 128 contiguous bytes), y the row lane; grid (P * tiles, chunks).
+ * ONE: a single reduced group (rows at a fixed stride, no division). */
+template <bool ONE>
+__global__ static void cols_part_kernel(const float *x, double *part,
+                                        struct hg_cu_cols c, int chunks)
+{
+    __shared__ double sh[CC_LANES][32];
+    const long long tiles = (c.K + 31) / 32;
+    const long long p = blockIdx.x / tiles, col = (blockIdx.x % tiles) * 32 + threadIdx.x;
+    const long long ch = blockIdx.y;
+    const long long lo = c.nrun * ch / chunks, hi = c.nrun * (ch + 1) / chunks;
+    float s = 0.0f;
+    if (col < c.K) {
+        const float *xc = x + group_off(p, c.nk, c.kd, c.ks) + col;
+        for (long long r = lo + threadIdx.y; r < hi; r += CC_LANES)
+            s += xc[ONE ? r * c.rs[0] : group_off(r, c.nr, c.rd, c.rs)];
+    }
+    sh[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < c.K) {
+        double t = 0;
+#pragma unroll
+        for (int l = 0; l < CC_LANES; l++)
+            t += sh[l][threadIdx.x];
+        part[ch * c.P * c.K + p * c.K + col] = t;
+    }
+}
+
+/* y[m] = (float)(chunks' partial sums in order) * scale */
+__global__ static void cols_fin_kernel(const double *part, float *y, long long pk,
+                                       int chunks, float scale)
+{
+    HG_CU_FOR(m, pk) {
+        double t = 0;
+        for (int ch = 0; ch < chunks; ch++)
+            t += part[ch * pk + m];
+        float s = (float)t;
+        if (scale != 1.0f)
+            s *= scale;
+        y[m] = s;
+    }
+}
+
+int hg_cu_sum_cols_chunked(const struct hg_kargs *a, const float *x, float *y,
+                           const struct hg_cu_cols *c, double *part)
+{
+    const long long pk = c->P * c->K;
+    const int chunks = hg_cu_col_chunks(c->nrun);
+    const long long tiles = (c->K + 31) / 32;
+    cudaStream_t st = hg_cu(a)->stream;
+
+    HG_CHECK(c->nk >= 0 && c->nr >= 1 && c->nr <= HG_MAX_DIMS);
+    if (pk == 0)
+        return 0;
+    HG_CHECK(c->P * tiles <= 0x7fffffffLL);
+    const dim3 grid((unsigned)(c->P * tiles), (unsigned)chunks), block(32, CC_LANES);
+    if (c->nr == 1)
+        cols_part_kernel<true><<<grid, block, 0, st>>>(x, part, *c, chunks);
+    else
+        cols_part_kernel<false><<<grid, block, 0, st>>>(x, part, *c, chunks);
+    HG_CU_LAUNCHED(a);
+    cols_fin_kernel<<<hg_cu_blocks(a, pk), HG_CU_THREADS, 0, st>>>(part, y, pk, chunks,
+                                                                  c->scale);
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
+
 /* ---- SUM, MEAN ---------------------------------------------------------- */
 
 /* x[outer, A] -> y[outer]: (float)(double sum in order * scale), the CPU's
