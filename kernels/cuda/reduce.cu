@@ -242,6 +242,7 @@ __global__ static void cols_part_kernel(const float *x, double *part,
     float s = 0.0f;
     if (col < c.K) {
         const float *xc = x + group_off(p, c.nk, c.kd, c.ks) + col;
+#pragma unroll 4
         for (long long r = lo + threadIdx.y; r < hi; r += CC_LANES)
             s += xc[ONE ? r * c.rs[0] : group_off(r, c.nr, c.rd, c.rs)];
     }
@@ -256,19 +257,43 @@ __global__ static void cols_part_kernel(const float *x, double *part,
     }
 }
 
-/* y[m] = (float)(chunks' partial sums in order) * scale */
-__global__ static void cols_fin_kernel(const double *part, float *y, long long pk,
-                                       int chunks, float scale)
+/* y[m] = (float)(sum over chunks of part[ch * pk + m]) * scale: a warp per
+ * output, lane l adding chunks l, l+32, ... in order, then a fixed shuffle
+ * tree (the chunks are many and short: one thread per output would wait on
+ * one load after another). */
+__global__ static void parts_sum_kernel(const double *part, float *y, long long pk,
+                                        int chunks, float scale)
 {
-    HG_CU_FOR(m, pk) {
+    const int lane = threadIdx.x % 32;
+    const long long nw = (long long)gridDim.x * blockDim.x / 32;
+    for (long long m = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; m < pk;
+         m += nw) {
         double t = 0;
-        for (int ch = 0; ch < chunks; ch++)
+        for (int ch = lane; ch < chunks; ch += 32)
             t += part[ch * pk + m];
-        float s = (float)t;
-        if (scale != 1.0f)
-            s *= scale;
-        y[m] = s;
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2)
+            t += __shfl_down_sync(0xffffffffu, t, o);
+        if (lane == 0) {
+            float s = (float)t;
+            if (scale != 1.0f)
+                s *= scale;
+            y[m] = s;
+        }
     }
+}
+
+int hg_cu_sum_parts(const struct hg_kargs *a, const double *part, float *y, long long pk,
+                    int chunks, float scale)
+{
+    if (pk == 0)
+        return 0;
+    long long blocks = (pk * 32 + HG_CU_THREADS - 1) / HG_CU_THREADS;
+    const long long cap = (long long)hg_cu(a)->sm_count * 16;
+    parts_sum_kernel<<<(unsigned)(blocks < cap ? blocks : cap), HG_CU_THREADS, 0,
+                       hg_cu(a)->stream>>>(part, y, pk, chunks, scale);
+    HG_CU_LAUNCHED(a);
+    return 0;
 }
 
 int hg_cu_sum_cols_chunked(const struct hg_kargs *a, const float *x, float *y,
@@ -289,10 +314,7 @@ int hg_cu_sum_cols_chunked(const struct hg_kargs *a, const float *x, float *y,
     else
         cols_part_kernel<false><<<grid, block, 0, st>>>(x, part, *c, chunks);
     HG_CU_LAUNCHED(a);
-    cols_fin_kernel<<<hg_cu_blocks(a, pk), HG_CU_THREADS, 0, st>>>(part, y, pk, chunks,
-                                                                  c->scale);
-    HG_CU_LAUNCHED(a);
-    return 0;
+    return hg_cu_sum_parts(a, part, y, pk, chunks, c->scale);
 }
 
 /* ---- SUM, MEAN ---------------------------------------------------------- */
