@@ -1252,7 +1252,7 @@ int main(int argc, char **argv)
                  "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
                  (long long)r.valid.n, r.o.valid_subset, desc, job);
         logf_line(&r, line, NULL);
-        if (r.o.cluster_file) {
+        if (r.o.cluster_file && !r.o.strategy) {
             int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
                              r.o.cluster_file);
             for (int i = 0; i < r.o.rank_capacity.n && k > 0 && k < (int)sizeof(line) - 32; i++)
