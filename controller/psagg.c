@@ -35,7 +35,7 @@ struct hg_psagg {
     int *id;             /* [np] its index k among its server's parameters */
     uint64_t *pushed;    /* [np] pushes of its gradient so far (PS steps) */
     uint64_t *pulled;    /* [np] publications of its value so far */
-    struct server *s;    /* [ns] ascending ranks */
+    struct server *s;    /* [world], the first ns used: ascending ranks */
     int ns;
 };
 

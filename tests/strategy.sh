@@ -8,8 +8,9 @@
 #     parameters beside AllReduce ones: the same loss at every update, and
 #     after K updates the same parameters (relative error <= 1e-5) and
 #     optimizer state (<= 1e-4) as 1 rank on the same global batches, with
-#     --clip-norm and --update-freq 2 too; EV-AR is bitwise the plain
-#     2-rank data parallelism;
+#     --clip-norm and --update-freq 2 too; the mixed one resumed half-way
+#     and over tcp is bitwise the straight shm run; EV-AR is bitwise the
+#     plain 2-rank data parallelism;
 #  2. refused, naming why: a model-parallel group, a group with other batch
 #     shares, a strategy for another batch, for another cluster, a job with
 #     another number of ranks, --strategy without --cluster-file;
@@ -119,6 +120,21 @@ grep -q '"clip": 100.0' "$tmp/c3-mixed-clip.log" || bad "c3-mixed-clip: nothing 
 run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
     bad "1 rank, update-freq 2"
 strat c3-mixed-uf2 3 c3 c3-mixed.cfg 48,24,24 --update-freq 2 && check c3-mixed-uf2 refu
+
+# resumed half-way (the servers' optimizer state went through rank 0's
+# checkpoint) and over tcp: bitwise the straight shm run
+M="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/c3-mixed.cfg"
+run resume $M --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "c3-mixed to update $((K / 2))"
+run resume $M --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "c3-mixed resumed"
+grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
+    { head -n 5 "$tmp/resume2.log"; bad "c3-mixed: the resume did not load update $((K / 2))"; }
+run tcp $M --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
+    { cat "$tmp/tcp.log"; bad "c3-mixed over tcp"; }
+for d in resume tcp; do
+    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "c3-mixed: $d differs from the straight shm run"; }
+done
+echo "ok: c3-mixed resumed and over tcp: bitwise"
 
 # EV-AR is plain data parallelism: bitwise
 run plain2 --devices cpu:2 --batch-size 48 --max-update "$K" >"$tmp/plain2.log" 2>&1 ||
