@@ -8,7 +8,9 @@
 #     parameters beside AllReduce ones: the same loss at every update, and
 #     after K updates the same parameters (relative error <= 1e-5) and
 #     optimizer state (<= 1e-4) as 1 rank on the same global batches, with
-#     --clip-norm and --update-freq 2 too; the mixed one resumed half-way
+#     --clip-norm and --update-freq 2 too; the same for the small
+#     Transformer (bert, Adam) with servers on ranks 0 and 1; the mixed
+#     one resumed half-way
 #     and over tcp is bitwise the straight shm run; EV-AR is bitwise the
 #     plain 2-rank data parallelism;
 #  2. refused, naming why: a model-parallel group, a group with other batch
@@ -135,6 +137,33 @@ for d in resume tcp; do
         { cat "$tmp/cmp"; bad "c3-mixed: $d differs from the straight shm run"; }
 done
 echo "ok: c3-mixed resumed and over tcp: bitwise"
+
+# the small Transformer (bert, Adam: two state tensors per parameter,
+# sequences of different lengths): CP-PS with the servers on ranks 0 and 1
+# in turn
+S=${HG_SRCDIR:-.}
+awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
+"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+"$HGPLAN" --task bert --data "$tmp/lm" --dropout 0 --batch 16 --optimizer adam \
+    --cluster "$tmp/c2.cfg" --search baselines --groups 8 --baseline CP-PS \
+    --out "$tmp/bert-cp-ps.cfg" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan bert"; }
+awk '/aggregate = "ps"/ { k++; sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 2) "\"") } { print }' \
+    "$tmp/bert-cp-ps.cfg" >"$tmp/bert-ps01.cfg"
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+runb bert-ps01 --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/bert-ps01.cfg" \
+    >"$tmp/bert-ps01.log" 2>&1 || { cat "$tmp/bert-ps01.log"; bad "bert-ps01 exited non-zero"; }
+grep -q "rows 10,6 of 16; 0 parameters all-reduced" "$tmp/bert-ps01.log" ||
+    { head -n 3 "$tmp/bert-ps01.log"; bad "bert-ps01: not rows 10,6, every parameter on a PS"; }
+check bert-ps01 bref
 
 # EV-AR is plain data parallelism: bitwise
 run plain2 --devices cpu:2 --batch-size 48 --max-update "$K" >"$tmp/plain2.log" 2>&1 ||
