@@ -141,6 +141,13 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
     ps->np = np;
     for (int r = 0; r < world; r++)
         clients[r] = r;
+    for (int i = 0; i < np; i++)
+        if (hg__psagg_served(cfg, i) && cfg->agg_ps[i] >= world) {
+            hg_kerr(err, errlen, "rank %d: parameter %d (%s) is served by rank %d, the job "
+                    "has %d ranks", ps->me, i, hg_graph_tensor(g, hg_graph_param_at(g, i))->name,
+                    cfg->agg_ps[i], world);
+            goto fail;
+        }
     /* servers in ascending rank order, every rank the same */
     for (int r = 0; r < world; r++) {
         int n = 0;
