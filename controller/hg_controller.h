@@ -128,6 +128,19 @@ struct hg_ctl_cfg {
      * (update_freq > 1) or a GPU plan uses a host backend. */
     double bucket_cap_mb;
     int update_freq;
+    /* A planned strategy's gradient aggregation (the trainer lowers it;
+     * NULL: AllReduce of every gradient, plain data parallelism).
+     * agg_ps[i], for the i-th parameter of the graph: -1: AllReduce over
+     * the job (the buckets above, which then skip the others); r: rank r
+     * is its parameter server (controller/psagg.c, comm/ps.c): r holds its
+     * master copy and optimizer state and runs its optimizer op, every rank
+     * pushes its gradient (PS_PUSH nodes after the buckets) and the others
+     * pull its new value (PS_PULL nodes after the optimizer).  CPU plans
+     * and backends with HG_COMM_PS only. */
+    const int *agg_ps;       /* [n_agg] */
+    int n_agg;
+    double ps_timeout_s;     /* a PS wait for a peer (0: 60 s); keep it
+                                below comm's timeout */
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */
@@ -181,6 +194,11 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
  * the ranks, in place. */
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen);
+/* Parameter-server aggregation (cfg.agg_ps): copies the optimizer state
+ * of the parameters served by ranks other than 0 to every rank (rank 0
+ * then checkpoints all of it).  Every rank calls it; a no-op without
+ * such parameters. */
+int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
 /* Parameter and graph summary for the log. */
 void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);
 
