@@ -442,16 +442,20 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
         }
     }
     ex->st.grad_bytes = pos - ex->grad_base;
-    /* Optimizer state slot by slot (every exp_avg in update order, then
-     * every exp_avg_sq), so a run of update nodes reads each operand as one
-     * flat span, like the params and grads (fuse_updates). */
+    /* Optimizer state slot by slot (every exp_avg in the graph's node
+     * order, which is the parameter order, then every exp_avg_sq), so a run
+     * of update nodes reads each operand as one flat span, like the params
+     * and grads (fuse_updates).  The graph's nodes, not this plan's: a plan
+     * that leaves some update nodes out (a parameter server's clients) has
+     * the same layout as every other rank's, so state blocks can be
+     * broadcast whole. */
     ex->state_base = pos = hg__align(pos);
     for (int t = 0; t < g->nt; t++)
         if (g->t[t].info.kind == HG_T_STATE)
             ex->off[t] = SIZE_MAX;
     for (int k = 0; k < HG_MAX_INPUTS; k++)
-        for (int i = 0; i < n; i++) {
-            const struct hg_node_info *nd = &g->n[order[i]];
+        for (int i = 0; i < g->nn; i++) {
+            const struct hg_node_info *nd = &g->n[i];
             if (k >= nd->n_in)
                 continue;
             int t = nd->in[k];
@@ -460,7 +464,7 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
                 pos += tensor_bytes(g, t);
             }
         }
-    for (int t = 0; t < g->nt; t++) /* state no node of this plan reads */
+    for (int t = 0; t < g->nt; t++) /* state no node reads */
         if (g->t[t].info.kind == HG_T_STATE && ex->off[t] == SIZE_MAX) {
             ex->off[t] = pos;
             pos += tensor_bytes(g, t);
