@@ -1,5 +1,5 @@
 /* matmul.cu - MATMUL and MATMUL_REDUCE through cuBLAS (the context's handle:
- * pedantic fp32, no TF32, on the context's stream).
+ * fp32 in cuBLAS's default math mode, never TF32, on the context's stream).
  *
  * Mixed precision (ctx->lowp, --bf16/--fp16): both operands are first
  * rounded to bf16/fp16 copies in the workspace (hg_ws_cuda_matmul*), then
@@ -96,8 +96,6 @@ static int gemm(const struct hg_kargs *a, cublasOperation_t ox, cublasOperation_
     if (lowp_operands(a, X, nx, W, nw, &lx, &lw) != 0)
         return -1;
     const cudaDataType_t t = a->ctx->lowp == HG_LOWP_BF16 ? CUDA_R_16BF : CUDA_R_16F;
-    /* the handle is pedantic for fp32; tensor cores need the default mode */
-    HG_CU_BLAS(a, cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH));
     cublasStatus_t s =
         batch == 1 ? cublasGemmEx(cu->blas, ox, ow, m, n, k, &alpha, lx, t, ldx, lw, t, ldw,
                                   &zero, Y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
@@ -106,7 +104,6 @@ static int gemm(const struct hg_kargs *a, cublasOperation_t ox, cublasOperation_
                                                 ldx, sx, lw, t, ldw, sw, &zero, Y,
                                                 CUDA_R_32F, ldy, sy, batch,
                                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    HG_CU_BLAS(a, cublasSetMathMode(cu->blas, CUBLAS_PEDANTIC_MATH));
     HG_CU_BLAS(a, s);
     return 0;
 }
