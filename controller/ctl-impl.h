@@ -36,6 +36,8 @@ struct hg_ctl {
     struct hg_dp *dp;        /* the comm callbacks of the train plan */
     int early;               /* comm nodes may start from the backward */
     int nbk;                 /* gradient buckets started from the backward */
+    int *owner;              /* [train.g's params] the rank owning each
+                                (hg_ctl_param_owner) */
 };
 
 /* dp.c: appends the AllReduce nodes of the gradient block to g (after

@@ -209,7 +209,7 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                 size_t errlen)
 {
     char path[4096];
-    if (r->rank != 0)
+    if (r->rank != 0 && !r->o.save_sharded)
         return 0; /* rank 0 writes for everyone: the parameters are equal */
     if (ckpt_path(r, name, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--save-dir too long");
@@ -226,8 +226,19 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .wall = hg_now() - r->t_start,
         .options = r->opts_text,
     };
-    return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
-                        errlen);
+    if (!r->o.save_sharded)
+        return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
+                            errlen);
+    /* every rank writes the parameters it owns, rank 0 the index */
+    int np = hg_graph_n_params(hg_ctl_graph(r->ctl));
+    int *owner = malloc((size_t)(np > 0 ? np : 1) * sizeof(int)); /* [np] */
+    if (!owner)
+        return hg_kerr(err, errlen, "out of memory");
+    hg_ctl_param_owners(r->ctl, owner);
+    int rc = hg_ckpt_save_sharded(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m,
+                                  r->comm, owner, err, errlen);
+    free(owner);
+    return rc;
 }
 
 /* One job per --save-dir: an flock on SAVE_DIR/hgtrain.lock, taken by
@@ -316,7 +327,7 @@ static void prune(const struct run *r, const char *pattern, int64_t keep)
             gl.gl_pathv[j] = t;
         }
     for (size_t i = 0; i + (size_t)keep < gl.gl_pathc; i++)
-        unlink(gl.gl_pathv[i]);
+        hg_ckpt_remove(gl.gl_pathv[i]); /* and its shards */
     globfree(&gl);
 }
 
@@ -799,24 +810,26 @@ static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
     return 0;
 }
 
-/* A save interrupted by SIGKILL or a crash leaves <name>.h5.tmp; nothing
- * else writes those names, so they go at the next start. */
+/* A save interrupted by SIGKILL or a crash leaves <name>.h5.tmp (or a
+ * shard's <name>.h5.<tag>.shard<k>-of-<n>.tmp); nothing else writes those
+ * names, so they go at the next start. */
 static void remove_stale_tmp(struct run *r)
 {
-    char pat[4096];
-    if (ckpt_path(r, "*.h5.tmp", pat, sizeof(pat)) != 0)
-        return;
-    glob_t gl;
-    if (glob(pat, 0, NULL, &gl) != 0)
-        return;
-    for (size_t i = 0; i < gl.gl_pathc; i++)
-        if (unlink(gl.gl_pathv[i]) == 0) {
-            char line[4200];
-            snprintf(line, sizeof(line), "| removed %s (left by an interrupted save)\n",
-                     gl.gl_pathv[i]);
-            logf_line(r, line, NULL);
-        }
-    globfree(&gl);
+    static const char *const pats[] = {"*.h5.tmp", "*.h5.*.shard*.tmp", NULL};
+    for (const char *const *p = pats; *p; p++) {
+        char pat[4096];
+        glob_t gl;
+        if (ckpt_path(r, *p, pat, sizeof(pat)) != 0 || glob(pat, 0, NULL, &gl) != 0)
+            continue;
+        for (size_t i = 0; i < gl.gl_pathc; i++)
+            if (unlink(gl.gl_pathv[i]) == 0) {
+                char line[4200];
+                snprintf(line, sizeof(line), "| removed %s (left by an interrupted save)\n",
+                         gl.gl_pathv[i]);
+                logf_line(r, line, NULL);
+            }
+        globfree(&gl);
+    }
 }
 
 /* checkpoint_best.h5 on disk bounds what may replace it, whatever the
@@ -856,6 +869,8 @@ struct resume_meta {
     int64_t loaded, num_updates, epoch, first_step;
     double best, train_wall, wall;
 };
+
+static int prepare_save_dir(struct run *r, char *err, size_t errlen);
 
 static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
 {
@@ -926,7 +941,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .loss_scale_init = o->fp16_init_scale,
                             .loss_scale_min = o->min_loss_scale,
                             .comm = r->comm, .bucket_cap_mb = o->bucket_cap_mb,
-                            .update_freq = (int)o->update_freq};
+                            .update_freq = (int)o->update_freq,
+                            .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
     cc.loss_scale_window = o->fp16_scale_window > 0
@@ -1019,8 +1035,25 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             r->t_start = hg_now() - meta.wall;
         }
     }
-    if (r->rank != 0)
-        return 0;
+    if (r->rank == 0 && prepare_save_dir(r, err, errlen) != 0)
+        return -1;
+    /* sharded saves are collective: every rank decides the same way
+     * whether checkpoint_best.h5 is replaced */
+    if (r->comm && o->save_sharded && !o->no_save) {
+        double b[2] = {r->best, r->best_locked}; /* rank 0's */
+        if (hg_comm_broadcast(r->comm, b, sizeof(b), 0, err, errlen) != 0)
+            return -1;
+        r->best = b[0];
+        r->best_locked = b[1] != 0;
+    }
+    return 0;
+}
+
+/* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
+ * checkpoint_best.h5's metric read. */
+static int prepare_save_dir(struct run *r, char *err, size_t errlen)
+{
+    const struct hg_opts *o = &r->o;
     if (!o->no_save && mkdir_p(o->save_dir) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
     if (!o->no_save && access(o->save_dir, W_OK) != 0)

@@ -193,6 +193,12 @@ const struct hg_opt hg_train_opts[] = {
              "print the op kinds that took the most time at the end"},
     {.name = "no-save", .type = HG_OPT_BOOL, .group = G_CKPT,
      .offset = OFF(no_save), .help = "write no checkpoints"},
+    {.name = "save-sharded", .type = HG_OPT_BOOL, .group = G_CKPT,
+     .offset = OFF(save_sharded), .flags = HG_OPTF_NOSAVE,
+     .help = "every rank writes the parameters it owns (spread over the ranks, "
+             "balanced by bytes) to a shard file of its own, rank 0 the metadata "
+             "and the shards' index (docs/distributed.md); --save-dir must be "
+             "a directory every rank sees"},
     {.name = "no-epoch-checkpoints", .type = HG_OPT_BOOL, .group = G_CKPT,
      .offset = OFF(no_epoch_checkpoints),
      .help = "only checkpoint_last and checkpoint_best"},
