@@ -18,7 +18,10 @@
 #     ckpt_cmp fail naming the shard file, with an exit status (no
 #     signal); a main file whose shards are all gone too;
 #  e. without the option: one file, as before (no shards, /params and
-#     /optimizer in it).
+#     /optimizer in it);
+#  f. hgtrain merge-checkpoint: the sharded checkpoint as one ordinary
+#     (version 2) file with the same tensors, which resumes like the
+#     sharded one; a broken shard or an unsharded input is refused.
 set -u
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
@@ -120,6 +123,20 @@ grep -q 'loaded .*10 updates' "$tmp/sh1.log" || bad "1 rank: no resume from the 
 same "$tmp/sh1/checkpoint_last.h5" "$tmp/u1/checkpoint_last.h5" \
     "1 rank: resumed from shards differs from resumed from one file"
 
+# ------------------------------------------------------- f. merge-checkpoint
+"$HGTRAIN" merge-checkpoint "$main" "$tmp/merged.h5" >"$tmp/merge.log" 2>&1 ||
+    { cat "$tmp/merge.log"; bad "merge-checkpoint failed"; }
+tensors "$tmp/merged.h5" | cmp -s - "$tmp/all" || bad "merge-checkpoint: not the model's tensors"
+h5dump -a /version "$tmp/merged.h5" 2>/dev/null | grep -q '(0): 2$' || bad "merge-checkpoint: not version 2"
+same "$tmp/merged.h5" "$tmp/u3/checkpoint_last.h5" "merge-checkpoint: tensors differ"
+cp -r "$tmp/u3" "$tmp/m3"
+run m3 $W3 --max-update 20 --restore-file "$tmp/merged.h5"
+same "$tmp/m3/checkpoint_last.h5" "$tmp/s3/checkpoint_last.h5" \
+    "3 ranks: resumed from the merged file differs from the straight run"
+"$HGTRAIN" merge-checkpoint "$tmp/u3/checkpoint_last.h5" "$tmp/m2.h5" >"$tmp/e" 2>&1 &&
+    bad "merge-checkpoint of an unsharded checkpoint succeeded"
+grep -q 'not a sharded checkpoint' "$tmp/e" || { cat "$tmp/e"; bad "merge-checkpoint: no 'not a sharded checkpoint'"; }
+
 # -------------------------------------------------- d. a shard gone wrong
 refused() { # name file what: the resume fails naming file
     n=$1
@@ -131,6 +148,9 @@ refused() { # name file what: the resume fails naming file
     grep -q "$2.*$3" "$tmp/$n.log" || { cat "$tmp/$n.log"; bad "$n: no '$3' naming $2"; }
     "$CMP" "$tmp/$n/checkpoint_last.h5" "$tmp/u3/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1
     [ $? = 2 ] && grep -q "$2" "$tmp/cmp" || { cat "$tmp/cmp"; bad "$n: ckpt_cmp did not name $2"; }
+    "$HGTRAIN" merge-checkpoint "$tmp/$n/checkpoint_last.h5" "$tmp/$n.h5" >"$tmp/e" 2>&1
+    [ $? = 1 ] && grep -q "$2.*$3" "$tmp/e" && [ ! -e "$tmp/$n.h5" ] ||
+        { cat "$tmp/e"; bad "$n: merge-checkpoint did not refuse naming $2"; }
 }
 f1=$(cd "$tmp/bad1" && ls checkpoint_last.h5.*.shard1-of-3)
 rm "$tmp/bad1/$f1"

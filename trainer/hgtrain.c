@@ -1119,9 +1119,36 @@ static int check_arch(const char *task, const char *archs, const char *arch, cha
                    arch, task, hg_suggest_text(arch, names, "", hint, sizeof(hint)), archs);
 }
 
+/* `hgtrain merge-checkpoint SHARDED.h5 OUT.h5`: a sharded checkpoint
+ * (--save-sharded) as one ordinary file, for h5py and export-pytorch. */
+static int merge_main(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: hgtrain merge-checkpoint SHARDED.h5 OUT.h5\n"
+        "  writes the checkpoint SHARDED.h5 and its shard files (--save-sharded),\n"
+        "  every CRC verified, as one ordinary checkpoint OUT.h5\n";
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+        fputs(usage, stderr);
+        return 2;
+    }
+    char err[ERRLEN];
+    if (hg_ckpt_merge(argv[1], argv[2], err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain merge-checkpoint: %s\n", err);
+        return 1;
+    }
+    printf("| merged %s into %s\n", argv[1], argv[2]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
+    if (argc > 1 && strcmp(argv[1], "merge-checkpoint") == 0)
+        return merge_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "generate") == 0)
         return hg_generate_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "interactive") == 0)
@@ -1136,9 +1163,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && argv[1][0] && argv[1][0] != '-') { /* a mistyped command? */
-        static const char *const cmds[] = {"generate", "interactive", NULL};
+        static const char *const cmds[] = {"generate", "interactive", "merge-checkpoint", NULL};
         char hint[96];
-        fprintf(stderr, "hgtrain: unknown command '%s'%s (commands: generate, interactive; "
+        fprintf(stderr, "hgtrain: unknown command '%s'%s (commands: generate, interactive, "
+                "merge-checkpoint; "
                 "training takes options only: hgtrain --help)\n", argv[1],
                 hg_suggest_text(argv[1], cmds, "", hint, sizeof(hint)));
         return 2;
