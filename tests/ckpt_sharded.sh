@@ -21,7 +21,13 @@
 #     /optimizer in it);
 #  f. hgtrain merge-checkpoint: the sharded checkpoint as one ordinary
 #     (version 2) file with the same tensors, which resumes like the
-#     sharded one; a broken shard or an unsharded input is refused.
+#     sharded one; a broken shard or an unsharded input is refused;
+#  g. h5py (where a python3 has it): docs/distributed.md's snippet reads
+#     the shards' parameters, equal to the one-file checkpoint's;
+#  h. a full disk (a tmpfs, where mounting is allowed) during a sharded
+#     save: every rank fails with an exit status naming the shard that
+#     did not fit, no .tmp and no new shard left, the previous checkpoint
+#     untouched and loadable.
 set -u
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
@@ -38,7 +44,7 @@ if ! command -v h5ls >/dev/null 2>&1; then
     exit 77
 fi
 tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
+trap 'umount "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
@@ -137,6 +143,63 @@ same "$tmp/m3/checkpoint_last.h5" "$tmp/s3/checkpoint_last.h5" \
     bad "merge-checkpoint of an unsharded checkpoint succeeded"
 grep -q 'not a sharded checkpoint' "$tmp/e" || { cat "$tmp/e"; bad "merge-checkpoint: no 'not a sharded checkpoint'"; }
 
+# ------------------------------------------------------------------ g. h5py
+py=""
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import h5py, numpy' >/dev/null 2>&1; then
+        py=$p
+        break
+    fi
+done
+if [ -n "$py" ]; then
+    # the snippet as docs/distributed.md has it, run in the save dir
+    sed -n '/^```python$/,/^```$/p' "$S/docs/distributed.md" | sed '1d;$d' >"$tmp/snippet.py"
+    grep -q 'main\["shards"\]' "$tmp/snippet.py" || bad "h5py: no snippet in docs/distributed.md"
+    (cd "$tmp/sh3" && "$py" - "$tmp/u3/checkpoint_last.h5" "$tmp/snippet.py") >"$tmp/py.log" 2>&1 <<'PY' ||
+import sys, h5py, numpy
+ref, snippet = sys.argv[1:]
+g = {}
+exec(open(snippet).read(), g)
+params = g["params"]
+with h5py.File(ref, "r") as f:
+    want = f["params"]
+    assert sorted(params) == sorted(want), (sorted(params)[:4], sorted(want)[:4])
+    for n in want:
+        assert numpy.array_equal(params[n], want[n][()]), n
+print("h5py: %d parameters" % len(params))
+PY
+        { cat "$tmp/py.log"; bad "h5py: the documented snippet does not read the shards"; }
+else
+    echo "note: no python3 with h5py; the h5py snippet is not run"
+fi
+
+# ------------------------------------------------- h. a full disk mid-save
+mkdir "$tmp/full"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=14m tmpfs "$tmp/full" 2>/dev/null; then
+    run full $W3 --max-update 4 --save-sharded
+    cp -r "$tmp/full" "$tmp/full.orig"
+    "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+        --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --validate-interval 0 \
+        --save-dir "$tmp/full" $W3 --max-update 8 --save-sharded >"$tmp/ob" 2>&1
+    st=$?
+    echo "  full disk, 3 ranks sharded: exit $st: $(grep -i 'no space' "$tmp/ob" | head -n 1)"
+    [ $st -ne 0 ] && [ $st -lt 128 ] && grep -q 'shard0-of-3\.tmp: .*No space left' "$tmp/ob" ||
+        { cat "$tmp/ob"; bad "sharded full disk: exit $st, shard not named"; }
+    grep -q 'rank 0 could not write its shard' "$tmp/ob" || bad "sharded full disk: the other ranks do not say why"
+    grep -qi 'signal' "$tmp/ob" && bad "sharded full disk: a signal reported"
+    ls "$tmp/full" | grep -q '\.tmp$' && bad "sharded full disk: .tmp left"
+    [ "$(ls "$tmp/full" | sort)" = "$(ls "$tmp/full.orig" | sort)" ] ||
+        { ls "$tmp/full"; bad "sharded full disk: files other than the previous checkpoint's"; }
+    for f in $(ls "$tmp/full.orig" | grep -v '^hgtrain.lock$'); do
+        cmp -s "$tmp/full/$f" "$tmp/full.orig/$f" || bad "sharded full disk: $f changed"
+    done
+    "$CMP" "$tmp/full/checkpoint_last.h5" "$tmp/full.orig/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "sharded full disk: the previous checkpoint does not load"; }
+    umount "$tmp/full"
+else
+    echo "note: cannot mount a tmpfs here; no sharded full-disk case"
+fi
+
 # -------------------------------------------------- d. a shard gone wrong
 refused() { # name file what: the resume fails naming file
     n=$1
@@ -197,5 +260,5 @@ rc=$?
 [ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "$fs" "$tmp/gbad.log" ||
     { cat "$tmp/gbad.log"; bad "generate with a shard missing: status $rc, shard not named"; }
 
-[ $fail = 0 ] && echo "ok  sharded checkpoints: layout, resume on 3/2/1 ranks, generate, broken shards"
+[ $fail = 0 ] && echo "ok  sharded checkpoints: layout, resume on 3/2/1 ranks, generate, merge, h5py, broken shards, full disk"
 exit $fail
