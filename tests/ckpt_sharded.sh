@@ -85,6 +85,12 @@ for k in 0 1 2; do
     f=$(ls "$tmp/sh3"/checkpoint_last.h5.*.shard$k-of-3 2>/dev/null)
     [ -n "$f" ] && tensors "$f" >"$tmp/t$k" && [ -s "$tmp/t$k" ] || bad "sharded: shard $k missing or empty"
 done
+# balanced by bytes, largest first onto the least-loaded rank: fc1.weight
+# (1179648 floats) to rank 0, conv2.weight (18432) to rank 1, the rest to 2
+params() { grep '^/params/' "$1" | sed 's|^/params/||' | tr '\n' ' '; }
+[ "$(params "$tmp/t0")" = "fc1.weight " ] && [ "$(params "$tmp/t1")" = "conv2.weight " ] &&
+    [ "$(params "$tmp/t2")" = "conv1.bias conv1.weight conv2.bias fc1.bias fc2.bias fc2.weight " ] ||
+    bad "sharded: not the greedy split: $(params "$tmp/t0")| $(params "$tmp/t1")| $(params "$tmp/t2")"
 sort "$tmp/t0" "$tmp/t1" "$tmp/t2" >"$tmp/union"
 [ -z "$(uniq -d "$tmp/union")" ] || bad "sharded: a tensor in two shards: $(uniq -d "$tmp/union")"
 cmp -s "$tmp/union" "$tmp/all" || { diff "$tmp/union" "$tmp/all"; bad "sharded: the shards' union is not the model"; }
