@@ -580,6 +580,46 @@ static void unlink_shards(const char *path, const struct shard_index *ix)
     }
 }
 
+int hg_ckpt_orphan_shard(const char *shard)
+{
+    /* <name>.<tag>.shard<k>-of-<n>: <name> is what precedes the tag */
+    char name[4096];
+    if (snprintf(name, sizeof(name), "%s", shard) >= (int)sizeof(name))
+        return 0;
+    char *dot = strrchr(name, '.');
+    if (!dot || strncmp(dot, ".shard", 6) != 0 || !strstr(dot, "-of-"))
+        return 0;
+    *dot = 0;
+    if (!(dot = strrchr(name, '.')) || strlen(dot + 1) != 8 ||
+        strspn(dot + 1, "0123456789abcdef") != 8)
+        return 0;
+    *dot = 0;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (access(name, F_OK) != 0)
+        return errno == ENOENT; /* no checkpoint of that name */
+    hid_t f = H5Fopen(name, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return 0; /* unreadable: keep what might be its shards */
+    int64_t version = 0;
+    int orphan = 0;
+    if (read_i64(f, "version", &version) == 0 && version < CKPT_VERSION_SHARDED) {
+        orphan = 1; /* one file now: it has no shards */
+    } else if (version == CKPT_VERSION_SHARDED) {
+        struct shard_index ix;
+        char e[64];
+        if (read_index(f, name, 0, &ix, e, sizeof(e)) == 0) {
+            const char *base = strrchr(shard, '/');
+            base = base ? base + 1 : shard;
+            orphan = 1;
+            for (int k = 0; k < ix.n; k++)
+                orphan &= strcmp(ix.e[k].file, base) != 0;
+            index_free(&ix);
+        }
+    }
+    H5Fclose(f);
+    return orphan;
+}
+
 int hg_ckpt_remove(const char *path)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);

@@ -104,6 +104,12 @@ int hg_ckpt_save_sharded(const char *path, const struct hg_graph *g,
 /* Removes the checkpoint at path and, for a sharded one, its shards;
  * unlink(2)'s result for path. */
 int hg_ckpt_remove(const char *path);
+/* 1 when shard, a file named like a shard of checkpoint <name>, belongs
+ * to no checkpoint: <name> does not exist, is one file, or its index does
+ * not list it (left by a save killed before <name> was written, or
+ * before the old shards were removed); 0 otherwise, also when <name> is
+ * unreadable. */
+int hg_ckpt_orphan_shard(const char *shard);
 /* Writes the sharded checkpoint src (verified) as one ordinary version 2
  * file dst (tensors by name, the same data, CRCs and metadata); src
  * unsharded is an error. */

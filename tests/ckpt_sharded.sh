@@ -7,7 +7,8 @@
 #     are disjoint and together the model's; the tensors are bitwise those
 #     of the same run saving one file (ckpt_cmp reads the sharded form);
 #     an older update checkpoint pruned by --keep-interval-updates takes
-#     its shards with it; a stale shard .tmp goes at the next start;
+#     its shards with it; a stale shard .tmp and shards that no checkpoint
+#     lists go at the next start, the listed ones stay;
 #  b. resumed from it (3 ranks, sharded again) to 20 updates == straight
 #     to 20, bitwise, and the previous save's shards are gone; resumed on
 #     2 ranks (plain saving) and on 1 rank (sharded) == the same resumes
@@ -112,10 +113,20 @@ for d in u3b u2 u1; do cp -r "$tmp/u3" "$tmp/$d"; done
 old=$(shards "$tmp/sh3b" checkpoint_last.h5)
 stale="$tmp/sh3b/checkpoint_last.h5.0badf00d.shard1-of-3.tmp"
 : >"$stale"
+# shards no checkpoint lists: of a name that is not there, or not in its index
+orphans="$tmp/sh3b/checkpoint_last.h5.0badf00d.shard0-of-3 $tmp/sh3b/checkpoint7.h5.12345678.shard0-of-1"
+for f in $orphans; do cp "$tmp/sh3b/$(cd "$tmp/sh3b" && ls checkpoint_last.h5.*.shard2-of-3)" "$f"; done
+kept=$(shards "$tmp/sh3b" checkpoint_1_8.h5)
 run sh3b $W3 --max-update 20 --save-sharded
 grep -q 'loaded .*checkpoint_last.h5: epoch 1, step 10, 10 updates' "$tmp/sh3b.log" ||
     bad "sharded resume did not load the 10-update checkpoint"
 [ ! -e "$stale" ] && grep -q "removed $stale" "$tmp/sh3b.log" || bad "stale shard .tmp not removed"
+for f in $orphans; do
+    [ ! -e "$f" ] && grep -q "removed $f (a shard of no checkpoint)" "$tmp/sh3b.log" ||
+        bad "orphan shard $f not removed and reported"
+done
+for f in $kept; do [ -e "$tmp/sh3b/$f" ] || bad "checkpoint_1_8.h5's shard $f removed"; done
+[ -n "$kept" ] || bad "no shards of checkpoint_1_8.h5 to keep"
 for f in $old; do [ ! -e "$tmp/sh3b/$f" ] || bad "the previous save's shard $f is left"; done
 [ "$(shards "$tmp/sh3b" checkpoint_last.h5 | wc -l)" = 3 ] || bad "resumed: want 3 new shards"
 run s3 $W3 --max-update 20

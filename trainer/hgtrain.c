@@ -811,8 +811,9 @@ static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
 }
 
 /* A save interrupted by SIGKILL or a crash leaves <name>.h5.tmp (or a
- * shard's <name>.h5.<tag>.shard<k>-of-<n>.tmp); nothing else writes those
- * names, so they go at the next start. */
+ * shard's <name>.h5.<tag>.shard<k>-of-<n>.tmp, or shards that no
+ * checkpoint lists); nothing else writes those names, so they go at the
+ * next start. */
 static void remove_stale_tmp(struct run *r)
 {
     static const char *const pats[] = {"*.h5.tmp", "*.h5.*.shard*.tmp", NULL};
@@ -830,6 +831,20 @@ static void remove_stale_tmp(struct run *r)
             }
         globfree(&gl);
     }
+    /* shards of no checkpoint (a save killed between its shards and its
+     * index, or before it removed the old ones) */
+    char pat[4096];
+    glob_t gl;
+    if (ckpt_path(r, "*.h5.*.shard*-of-*", pat, sizeof(pat)) != 0 || glob(pat, 0, NULL, &gl) != 0)
+        return;
+    for (size_t i = 0; i < gl.gl_pathc; i++)
+        if (hg_ckpt_orphan_shard(gl.gl_pathv[i]) && unlink(gl.gl_pathv[i]) == 0) {
+            char line[4200];
+            snprintf(line, sizeof(line), "| removed %s (a shard of no checkpoint)\n",
+                     gl.gl_pathv[i]);
+            logf_line(r, line, NULL);
+        }
+    globfree(&gl);
 }
 
 /* checkpoint_best.h5 on disk bounds what may replace it, whatever the
