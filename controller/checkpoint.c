@@ -881,7 +881,9 @@ int hg_ckpt_save_sharded(const char *path, const struct hg_graph *g,
                          path, r, rec[r].msg);
     /* every shard is durable: rank 0 writes the main file, the others
      * wait for its outcome */
-    int32_t ok = rc;
+    struct shard_rec ok;     /* rank 0's outcome (status, msg) */
+    memset(&ok, 0, sizeof(ok));
+    ok.status = rc;
     if (rc == 0 && rank == 0) {
         ix.n = n;
         ix.e = calloc((size_t)n, sizeof(*ix.e));
@@ -893,13 +895,15 @@ int hg_ckpt_save_sharded(const char *path, const struct hg_graph *g,
         free(img);
         if (rc == 0)
             unlink_shards(path, &old); /* the previous save's, now unreferenced */
-        ok = rc;
+        ok.status = rc;
+        if (rc != 0)
+            snprintf(ok.msg, sizeof(ok.msg), "%s", err);
     }
     if (comm && world > 1 && hg_comm_broadcast(comm, &ok, sizeof(ok), 0, ebuf, sizeof(ebuf)) != 0 &&
         rc == 0)
         rc = hg_kerr(err, errlen, "%s: %s", path, ebuf);
-    if (rc == 0 && ok != 0)
-        rc = hg_kerr(err, errlen, "%s: not saved: rank 0 could not write it", path);
+    if (rc == 0 && ok.status != 0)
+        rc = hg_kerr(err, errlen, "%s: not saved: rank 0 could not write it: %s", path, ok.msg);
 out:
     if (rc != 0 && mine[0])
         unlink(mine); /* never referenced */

@@ -98,7 +98,8 @@ static int set_owners(struct hg_ctl *c)
     int64_t *load = calloc((size_t)world, sizeof(int64_t));           /* [world] */
     int rc = by && size && load ? 0 : -1;
     for (int i = 0; rc == 0 && i < np; i++) {
-        size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, hg_graph_param_at(c->train.g, i))->shape);
+        int t = hg_graph_param_at(c->train.g, i);
+        size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, t)->shape);
         by[i] = i;
     }
     /* largest first, ties by parameter index (insertion sort: stable) */
