@@ -71,7 +71,7 @@ for arch in $archs; do
     wps=$(echo "$last" | sed 's/.*"wps": \([0-9.]*\).*/\1/')
     wpb=$(echo "$last" | sed 's/.*"wpb": \([0-9.]*\).*/\1/')
     bsz=$(echo "$last" | sed 's/.*"bsz": \([0-9.]*\).*/\1/')
-    np=$(sed -n 's/.*| \([0-9]*\) parameters.*/\1/p' "$work/$arch.log" | head -n 1)
+    np=$(sed -n 's/.*[^0-9]\([0-9][0-9]*\) parameters, .*/\1/p' "$work/$arch.log" | head -n 1)
     B=$(awk -v b="$bsz" 'BEGIN { printf "%d", b + 0.5 }')
     T=$(awk -v w="$wpb" -v b="$bsz" 'BEGIN { printf "%d", w / b + 0.5 }')
     torch=0

@@ -234,6 +234,12 @@ int hg_ps_push(struct hg_ps *ps, int id, const float *grad, uint64_t step,
  * version. */
 int hg_ps_pull(struct hg_ps *ps, int id, float *param, uint64_t step,
                uint64_t *version, char *err, size_t errlen);
+/* Server: master copy of id = param[numel[id]], its version = step (above
+ * the current one; no pushes of id pending), waking the pulls that wait
+ * for it: an id that clients only pull (the server computes its value,
+ * e.g. a parameter it updates itself). */
+int hg_ps_publish(struct hg_ps *ps, int id, const float *param, uint64_t step,
+                  char *err, size_t errlen);
 /* Client: says goodbye.  Server: waits for every service thread (each
  * ends when its client says goodbye or fails, at most the handle's
  * timeout after its last request).  Then frees. */

@@ -493,6 +493,31 @@ int hg_ps_pull(struct hg_ps *ps, int id, float *param, uint64_t step,
     return call(ps, &q, NULL, param, bytes, version, what, err, errlen);
 }
 
+int hg_ps_publish(struct hg_ps *ps, int id, const float *param, uint64_t step,
+                  char *err, size_t errlen)
+{
+    if (!ps->is_server)
+        return hg_kerr(err, errlen, "ps: rank %d publishes parameter %d, but the "
+                       "server is rank %d", ps->me, id, ps->server);
+    if (id < 0 || id >= ps->nparams)
+        return hg_kerr(err, errlen, "ps: rank %d: parameter %d outside 0..%d",
+                       ps->me, id, ps->nparams - 1);
+    pthread_mutex_lock(&ps->mu);
+    int rc = 0;
+    if (step <= ps->version[id] || ps->npending[id] > 0)
+        rc = hg_kerr(err, errlen, "ps: rank %d (server): publishing step %llu of "
+                     "parameter %d at version %llu%s", ps->me, (unsigned long long)step,
+                     id, (unsigned long long)ps->version[id],
+                     ps->npending[id] > 0 ? " with pushes pending" : "");
+    if (rc == 0) {
+        memcpy(ps->master + ps->off[id], param, ps->numel[id] * sizeof(float));
+        ps->version[id] = step;
+        pthread_cond_broadcast(&ps->cv);
+    }
+    pthread_mutex_unlock(&ps->mu);
+    return rc;
+}
+
 /* ---------------------------------------------------------- life cycle */
 
 static int check_config(const struct hg_comm *c, const struct hg_ps_config *cfg,

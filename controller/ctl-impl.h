@@ -17,9 +17,12 @@ struct plan {
     int n;      /* nodes in the order */
     int n_fb;   /* forward + backward nodes */
     int n_c;    /* end of the update's comm nodes */
+    int n_o;    /* end of the optimizer; [n_o, n): the PS_PULL nodes that
+                   bring parameters from their servers (psagg.c) */
 };
 
 struct hg_dp; /* dp.c */
+struct hg_psagg; /* psagg.c */
 
 struct hg_ctl {
     const struct hg_task *task;
@@ -38,15 +41,47 @@ struct hg_ctl {
     int nbk;                 /* gradient buckets started from the backward */
     int *owner;              /* [train.g's params] the rank owning each
                                 (hg_ctl_param_owner) */
+    struct hg_psagg *ps;     /* parameter servers of cfg.agg_ps, or NULL */
+    double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
+                                    rank serves, of all served ones */
 };
 
 /* dp.c: appends the AllReduce nodes of the gradient block to g (after
  * hg_graph_backward, before hg_graph_optimizer); *early: 1 when they may
  * start from the backward; returns the number of nodes. */
 int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *early);
-/* Installs the callbacks that run g's comm nodes on ex over comm. */
+/* Installs the callbacks that run g's comm nodes on ex over comm (PS_PUSH
+ * and PS_PULL through ps, which may be NULL). */
 struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
-                         struct hg_exec *ex, char *err, size_t errlen);
+                         struct hg_exec *ex, struct hg_psagg *ps, char *err,
+                         size_t errlen);
 void hg__dp_free(struct hg_dp *dp);
+
+/* psagg.c: cfg.agg_ps.  1 when parameter i is served by a PS. */
+int hg__psagg_served(const struct hg_ctl_cfg *cfg, int i);
+/* Appends a PS_PUSH node per served gradient (after the AllReduce nodes,
+ * before hg_graph_optimizer) or, pull = 1, a PS_PULL node per served
+ * parameter (after it); returns the number of nodes. */
+int hg__psagg_add(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int pull);
+/* Drops from order[n] the optimizer ops of parameters served by another
+ * rank than me; returns the new n. */
+int hg__psagg_filter(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me,
+                     int *order, int n);
+/* The PS handles (one per server rank, every rank a client; every rank
+ * calls it, in the same order).  NULL with err. */
+struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
+                               struct hg_exec *ex, const struct hg_ctl_cfg *cfg,
+                               char *err, size_t errlen);
+void hg__psagg_free(struct hg_psagg *ps);
+/* A PS_PUSH or PS_PULL node's callbacks (dp.c installs them). */
+int hg__psagg_start(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
+                    size_t errlen);
+int hg__psagg_wait(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
+                   size_t errlen);
+/* Sum of squares of the (summed) gradients this rank serves. */
+double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex);
+/* hg_ctl_sync_state's work. */
+int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
+                         size_t errlen);
 
 #endif

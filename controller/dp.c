@@ -67,7 +67,9 @@ int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *
         if (t < 0)
             continue;
         size_t m = (size_t)hg_shape_numel(&hg_graph_tensor(g, t)->shape);
-        sp[ns++] = (struct gspan){.lo = lo, .n = m, .ready = last[t], .t = t};
+        /* a gradient served by a parameter server is not all-reduced */
+        if (!hg__psagg_served(cfg, i))
+            sp[ns++] = (struct gspan){.lo = lo, .n = m, .ready = last[t], .t = t};
         lo += m;
     }
     /* gradients taken from the end of the block (the last layers', which
@@ -79,7 +81,8 @@ int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *
         struct bucket b = {.lo = sp[i].lo, .n = sp[i].n, .ready = sp[i].ready,
                            .first = sp[i].t, .last = sp[i].t};
         size_t hi = sp[i].lo + sp[i].n;
-        for (i++; i < ns && (double)(hi - sp[i].lo) * sizeof(float) <= cap; i++) {
+        for (i++; i < ns && sp[i].lo + sp[i].n == b.lo &&
+                  (double)(hi - sp[i].lo) * sizeof(float) <= cap; i++) {
             b.lo = sp[i].lo;
             b.first = sp[i].t;
             b.ready = sp[i].ready > b.ready ? sp[i].ready : b.ready;
@@ -109,12 +112,15 @@ struct hg_dp {
     int via_host;             /* a GPU plan, a backend of host memory: the
                                  span goes through the host mirror */
     struct hg_comm_req *req;  /* [nodes] the request of each comm node */
+    struct hg_psagg *ps;      /* PS_PUSH/PS_PULL nodes; NULL: none */
 };
 
 static int dp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
 {
     struct hg_dp *dp = arg;
     const struct hg_node_info *nd = hg_graph_node(dp->g, node);
+    if (dp->ps && (nd->op == HG_OP_PS_PUSH || nd->op == HG_OP_PS_PULL))
+        return hg__psagg_start(dp->ps, ex, node, err, errlen);
     if (nd->op != HG_OP_ALLREDUCE || nd->attr.comm.group != 0)
         return hg_kerr(err, errlen, "data parallelism runs AllReduce over the job only, "
                        "not %s over group %d", hg_op_table[nd->op].name,
@@ -132,6 +138,9 @@ static int dp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t er
 {
     struct hg_dp *dp = arg;
     struct hg_exec_buf b;
+    int op = hg_graph_node(dp->g, node)->op;
+    if (dp->ps && (op == HG_OP_PS_PUSH || op == HG_OP_PS_PULL))
+        return hg__psagg_wait(dp->ps, ex, node, err, errlen);
     if (hg_comm_wait_req(dp->comm, dp->req[node], err, errlen) != 0)
         return -1;
     dp->req[node] = (struct hg_comm_req){0};
@@ -142,7 +151,8 @@ static int dp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t er
 static const struct hg_exec_comm_ops dp_ops = {.start = dp_start, .wait = dp_wait};
 
 struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
-                         struct hg_exec *ex, char *err, size_t errlen)
+                         struct hg_exec *ex, struct hg_psagg *ps, char *err,
+                         size_t errlen)
 {
     struct hg_dp *dp = calloc(1, sizeof *dp);
     int nn = hg_graph_n_nodes(g);
@@ -155,6 +165,7 @@ struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
     }
     dp->comm = comm;
     dp->g = g;
+    dp->ps = ps;
     dp->via_host = hg_exec_device(ex) >= 0 &&
                    !(hg_comm_caps(comm) & HG_COMM_DEVICE_MEMORY);
     hg_exec_set_comm(ex, &dp_ops, dp);

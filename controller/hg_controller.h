@@ -160,12 +160,26 @@ struct hg_ctl_cfg {
      * (update_freq > 1) or a GPU plan uses a host backend. */
     double bucket_cap_mb;
     int update_freq;
-    /* Who owns each parameter (writes it and its optimizer state to
-     * checkpoints: hg_ctl_param_owner).  0: rank 0 owns every parameter
-     * (whole-model data parallelism: one checkpoint file); 1: parameters
-     * are spread over the ranks of comm, balanced by bytes (--save-sharded:
-     * each rank writes its own shard). */
+    /* Who owns each parameter (holds it and its optimizer state, writes
+     * them to checkpoints: hg_ctl_param_owner).  A parameter with a server
+     * (agg_ps below) is its server's; the others are rank 0's (0: whole-
+     * model data parallelism, one checkpoint file) or (1) spread over the
+     * ranks of comm, balanced by bytes (--save-sharded: each rank writes
+     * its own shard). */
     int spread_owners;
+    /* A planned strategy's gradient aggregation (the trainer lowers it;
+     * NULL: AllReduce of every gradient, plain data parallelism).
+     * agg_ps[i], for the i-th parameter of the graph: -1: AllReduce over
+     * the job (the buckets above, which then skip the others); r: rank r
+     * is its parameter server (controller/psagg.c, comm/ps.c): r holds its
+     * master copy and optimizer state and runs its optimizer op, every rank
+     * pushes its gradient (PS_PUSH nodes after the buckets) and the others
+     * pull its new value (PS_PULL nodes after the optimizer).  CPU plans
+     * and backends with HG_COMM_PS only. */
+    const int *agg_ps;       /* [n_agg] */
+    int n_agg;
+    double ps_timeout_s;     /* a PS wait for a peer (0: 60 s); keep it
+                                below comm's timeout */
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */
@@ -220,15 +234,22 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen);
 /* The rank that owns parameter i (hg_graph_param_at's order of the train
- * graph): it writes the parameter and its optimizer state to checkpoints.
- * Rank 0 for every parameter unless cfg.spread_owners, then greedy largest
- * first onto the least-loaded rank (ties: the lower parameter index, the
- * lower rank), the same on every rank. */
+ * graph): it holds the parameter's master copy and optimizer state and
+ * writes them to sharded checkpoints. Its parameter server when
+ * cfg.agg_ps gives one; else rank 0, unless cfg.spread_owners: then greedy
+ * largest first onto the rank with the fewest bytes so far (the servers'
+ * parameters counted; ties: the lower parameter index, the lower rank).
+ * The same on every rank. */
 int hg_ctl_param_owner(const struct hg_ctl *c, int i);
 /* owner[i] = hg_ctl_param_owner(c, i) for the n params of the train graph
  * (owner holds hg_graph_n_params(hg_ctl_graph(c)) ints); the number of
  * ranks that own at least one. */
 int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
+/* Parameter-server aggregation (cfg.agg_ps): copies the optimizer state
+ * of the parameters served by ranks other than 0 to every rank (rank 0
+ * then checkpoints all of it).  Every rank calls it; a no-op without
+ * such parameters. */
+int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
 /* Parameter and graph summary for the log. */
 void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);
 

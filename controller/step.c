@@ -47,33 +47,48 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
         if (nl > 0 && cap < cfg->max_batch * cfg->max_len)
             hg_graph_token_cap(p->g, kb, lens, nl, cap);
     }
-    int ncomm = 0, early = 0;
+    int ncomm = 0, early = 0, npull = 0;
     if (train) {
         hg_graph_backward(p->g, p->m.loss);
         if (cfg->comm)
             ncomm = hg__dp_add_allreduce(p->g, cfg, &early);
+        /* a strategy's parameter servers: pushes after the buckets, pulls
+         * after the optimizer (psagg.c) */
+        if (cfg->comm && cfg->agg_ps) {
+            int npush = hg__psagg_add(p->g, cfg, 0);
+            ncomm += npush;
+            early = early && npush == 0;
+        }
         hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
+        if (cfg->comm && cfg->agg_ps)
+            npull = hg__psagg_add(p->g, cfg, 1);
     }
     int *order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
     if (!order)
         return hg_kerr(err, errlen, "out of memory");
     p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+    if (npull > 0)
+        p->n = hg__psagg_filter(p->g, cfg, hg_comm_rank(cfg->comm), order, p->n);
     /* the order is phase by phase: the update nodes are its tail */
     p->n_fb = 0;
     while (p->n_fb < p->n && hg_graph_node(p->g, order[p->n_fb])->phase != HG_PH_UPDATE)
         p->n_fb++;
     /* the update phase opens with its comm nodes (appended first) */
     p->n_c = p->n_fb + ncomm;
+    p->n_o = p->n - npull;
     for (int i = p->n_fb; i < p->n; i++)
-        HG_CHECK((i < p->n_c) == ((hg_op_table[hg_graph_node(p->g, order[i])->op].flags &
-                                   HG_OPF_COMM) != 0));
+        HG_CHECK((i < p->n_c || i >= p->n_o) ==
+                 ((hg_op_table[hg_graph_node(p->g, order[i])->op].flags & HG_OPF_COMM) != 0));
     p->ex = hg_exec_new_dev(p->g, order, p->n, cfg->cuda ? cfg->cuda_device : -1, err,
                             errlen);
     free(order);
     if (!p->ex)
         return -1;
+    if (train && cfg->comm && npull > 0 &&
+        !(c->ps = hg__psagg_new(cfg->comm, p->g, p->ex, cfg, err, errlen)))
+        return -1;
     if (train && cfg->comm) {
-        c->dp = hg__dp_new(cfg->comm, p->g, p->ex, err, errlen);
+        c->dp = hg__dp_new(cfg->comm, p->g, p->ex, c->ps, err, errlen);
         if (!c->dp)
             return -1;
         c->early = early;
@@ -82,34 +97,40 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
     return 0;
 }
 
-/* c->owner: rank 0 for every parameter, or (cfg.spread_owners) greedy
- * largest first onto the least-loaded rank; -1 when out of memory. */
+/* c->owner: each parameter's server (cfg.agg_ps: it holds the master copy
+ * and optimizer state), the others rank 0's or, with cfg.spread_owners,
+ * greedy largest first onto the least-loaded rank (the servers' own
+ * parameters counted in their loads); -1 when out of memory. */
 static int set_owners(struct hg_ctl *c)
 {
     int np = hg_graph_n_params(c->train.g);
     int world = c->comm ? hg_comm_world(c->comm) : 1;
     c->owner = calloc((size_t)(np > 0 ? np : 1), sizeof(int)); /* [np] */
-    if (!c->owner)
-        return -1;
-    if (!c->cfg.spread_owners || world <= 1)
-        return 0;
     int *by = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));        /* [np] */
     int64_t *size = malloc((size_t)(np > 0 ? np : 1) * sizeof(int64_t)); /* [np] */
     int64_t *load = calloc((size_t)world, sizeof(int64_t));           /* [world] */
-    int rc = by && size && load ? 0 : -1;
+    int rc = c->owner && by && size && load ? 0 : -1;
+    int nfree = 0; /* parameters no server holds, in by[0..nfree) */
     for (int i = 0; rc == 0 && i < np; i++) {
         int t = hg_graph_param_at(c->train.g, i);
         size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, t)->shape);
-        by[i] = i;
+        int server = c->comm && c->cfg.agg_ps && i < c->cfg.n_agg ? c->cfg.agg_ps[i] : -1;
+        HG_CHECK(server < world);
+        if (server >= 0) {
+            c->owner[i] = server;
+            load[server] += size[i];
+        } else {
+            by[nfree++] = i;
+        }
     }
     /* largest first, ties by parameter index (insertion sort: stable) */
-    for (int i = 1; rc == 0 && i < np; i++)
+    for (int i = 1; rc == 0 && i < nfree; i++)
         for (int j = i; j > 0 && size[by[j - 1]] < size[by[j]]; j--) {
             int t = by[j - 1];
             by[j - 1] = by[j];
             by[j] = t;
         }
-    for (int k = 0; rc == 0 && k < np; k++) {
+    for (int k = 0; rc == 0 && c->cfg.spread_owners && k < nfree; k++) {
         int best = 0;
         for (int r = 1; r < world; r++)
             if (load[r] < load[best])
@@ -210,6 +231,7 @@ void hg_ctl_free(struct hg_ctl *c)
     }
     hg__dp_free(c->dp);
     free(c->owner);
+    hg__psagg_free(c->ps);
     free(c);
 }
 
@@ -282,7 +304,7 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
 int hg_ctl_buckets(const struct hg_ctl *c) { return c->nbk; }
 
 /* The scalars of a step, summed over ranks in one f64 allreduce. */
-enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_METRIC,
+enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
        R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
 static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
@@ -291,7 +313,8 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
     double v[R_N] = {[R_LOSS] = st->loss_sum, [R_NLL] = st->nll_sum, [R_SS] = st->sample_size,
                      [R_SENT] = st->nsentences,
                      [R_STOP_SIGNAL] = (st->stop & HG_STOP_SIGNAL) != 0,
-                     [R_STOP_TIME] = (st->stop & HG_STOP_TIME) != 0};
+                     [R_STOP_TIME] = (st->stop & HG_STOP_TIME) != 0,
+                     [R_PS_SQ] = c->ps_sq_own};
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
         v[R_METRIC + i] = st->metrics[i];
     if (hg_comm_allreduce_f64(c->comm, v, R_N, err, errlen) != 0)
@@ -300,6 +323,7 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
     st->nll_sum = v[R_NLL];
     st->sample_size = v[R_SS];
     st->nsentences = v[R_SENT];
+    c->ps_sq_all = v[R_PS_SQ];
     st->stop = (v[R_STOP_SIGNAL] > 0 ? HG_STOP_SIGNAL : 0) |
                (v[R_STOP_TIME] > 0 ? HG_STOP_TIME : 0);
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
@@ -310,7 +334,13 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen)
 {
+    c->ps_sq_own = 0;
     return c->comm ? reduce_stats(c, st, err, errlen) : 0;
+}
+
+int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen)
+{
+    return c->ps ? hg__psagg_sync_state(c->ps, c->train.ex, err, errlen) : 0;
 }
 
 int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
@@ -331,8 +361,12 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
          * on a rank without data), then the statistics: every rank issues
          * the same collectives in the same order */
         struct hg_step hs = {.step = num_updates + 1, .grad_scale = 1.f};
-        if (hg_exec_run(ex, &hs, c->train.n_fb, c->train.n_c, err, errlen) != 0 ||
-            reduce_stats(c, st, err, errlen) != 0)
+        if (hg_exec_run(ex, &hs, c->train.n_fb, c->train.n_c, err, errlen) != 0)
+            return -1;
+        /* the gradients a PS serves are summed on their server only: the
+         * norm adds each server's part */
+        c->ps_sq_own = c->ps ? hg__psagg_sumsq(c->ps, ex) : 0;
+        if (reduce_stats(c, st, err, errlen) != 0)
             return -1;
     }
     if (n_acc == 0 || st->sample_size <= 0) {
@@ -342,6 +376,8 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
     double sumsq;
     if (hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
         return -1;
+    if (c->ps)
+        sumsq += c->ps_sq_all - c->ps_sq_own;
     /* fp16: the grads are scaled by the loss scale */
     st->loss_scale = c->loss_scale;
     st->gnorm = sqrt(sumsq) / st->sample_size / c->loss_scale;

@@ -47,6 +47,7 @@ struct hg_exec {
     unsigned char *result;  /* [nt] kept or read by no node: downloaded */
     float *stash;           /* [grad floats] hg_exec_grad_op's, where grads live */
     int lowp;               /* enum hg_lowp */
+    int *fuse;              /* [n] update nodes run as one from this position */
 };
 
 void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, void *arg)
@@ -293,6 +294,45 @@ static size_t max_workspace(const struct hg_graph *g, const int *order, int n,
     return ws;
 }
 
+/* The optimizer's nodes, one per parameter, read params, grads and state
+ * that lie one after another in their blocks (state slot by slot).  A run
+ * of such nodes with the same op and attributes is one elementwise update
+ * over the runs' spans: one launch (one parallel region on the CPU)
+ * instead of one per parameter, the same arithmetic per element.
+ * fuse[i]: how many nodes from position i run as one (1: alone). */
+static int fusable(const struct hg_graph *g, const struct hg_node_info *a,
+                   const struct hg_node_info *b, const size_t *off, const size_t *bytes)
+{
+    if (b->op != a->op || b->n_in != a->n_in || b->out >= 0 || a->out >= 0 ||
+        memcmp(&a->attr, &b->attr, sizeof a->attr) != 0)
+        return 0;
+    for (int k = 0; k < a->n_in; k++) {
+        const struct hg_tensor_info *ta = &g->t[a->in[k]].info;
+        if (ta->dtype != HG_F32 || g->t[b->in[k]].info.dtype != HG_F32 ||
+            off[a->in[k]] == SIZE_MAX || off[a->in[k]] + bytes[a->in[k]] != off[b->in[k]])
+            return 0;
+    }
+    return 1;
+}
+
+static int fuse_updates(struct hg_exec *ex, char *err, size_t errlen)
+{
+    const struct hg_graph *g = ex->g;
+    ex->fuse = malloc((size_t)(ex->n ? ex->n : 1) * sizeof(int));
+    if (!ex->fuse)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int i = ex->n - 1; i >= 0; i--) {
+        const struct hg_node_info *a = &g->n[ex->order[i]];
+        const int upd = a->op == HG_OP_SGD_STEP || a->op == HG_OP_ADAMW_STEP ||
+                        a->op == HG_OP_ADADELTA_STEP;
+        ex->fuse[i] = 1;
+        if (upd && i + 1 < ex->n && ex->cm_at[i] < 0 && ex->cm_at[i + 1] < 0 &&
+            fusable(g, a, &g->n[ex->order[i + 1]], ex->off, ex->bytes))
+            ex->fuse[i] = ex->fuse[i + 1] + 1;
+    }
+    return 0;
+}
+
 struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
                             char *err, size_t errlen)
 {
@@ -402,9 +442,30 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
         }
     }
     ex->st.grad_bytes = pos - ex->grad_base;
+    /* Optimizer state slot by slot (every exp_avg in the graph's node
+     * order, which is the parameter order, then every exp_avg_sq), so a run
+     * of update nodes reads each operand as one flat span, like the params
+     * and grads (fuse_updates).  The graph's nodes, not this plan's: a plan
+     * that leaves some update nodes out (a parameter server's clients) has
+     * the same layout as every other rank's, so state blocks can be
+     * broadcast whole. */
     ex->state_base = pos = hg__align(pos);
     for (int t = 0; t < g->nt; t++)
-        if (g->t[t].info.kind == HG_T_STATE) {
+        if (g->t[t].info.kind == HG_T_STATE)
+            ex->off[t] = SIZE_MAX;
+    for (int k = 0; k < HG_MAX_INPUTS; k++)
+        for (int i = 0; i < g->nn; i++) {
+            const struct hg_node_info *nd = &g->n[i];
+            if (k >= nd->n_in)
+                continue;
+            int t = nd->in[k];
+            if (g->t[t].info.kind == HG_T_STATE && ex->off[t] == SIZE_MAX) {
+                ex->off[t] = pos;
+                pos += tensor_bytes(g, t);
+            }
+        }
+    for (int t = 0; t < g->nt; t++) /* state no node reads */
+        if (g->t[t].info.kind == HG_T_STATE && ex->off[t] == SIZE_MAX) {
             ex->off[t] = pos;
             pos += tensor_bytes(g, t);
         }
@@ -466,7 +527,7 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
         ex->sym[k] = corner[0][k];
     ex->resolved = 1;
     ex->cur = -1;
-    if (plan_comm(ex, err, errlen) != 0) {
+    if (plan_comm(ex, err, errlen) != 0 || fuse_updates(ex, err, errlen) != 0) {
         hg_exec_free(ex);
         return NULL;
     }
@@ -639,6 +700,7 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->order);
     free(ex->cm);
     free(ex->cm_at);
+    free(ex->fuse);
     free(ex);
 }
 
@@ -648,6 +710,27 @@ void hg_exec_mem(const struct hg_exec *ex, struct hg_mem_stats *st)
 }
 
 int hg_exec_n(const struct hg_exec *ex) { return ex->n; }
+
+int hg_exec_kernel_calls(const struct hg_exec *ex, int *views, int *fused)
+{
+    const struct hg_graph *g = ex->g;
+    int calls = 0;
+    *views = *fused = 0;
+    for (int i = 0; i < ex->n; i++) {
+        const struct hg_node_info *nd = &g->n[ex->order[i]];
+        if (ex->cm_at[i] >= 0)
+            continue;
+        if ((nd->op == HG_OP_RESHAPE || nd->op == HG_OP_RESHAPE_LIKE) &&
+            ex->off[nd->out] == ex->off[nd->in[0]]) {
+            (*views)++;
+            continue;
+        }
+        calls++;
+        *fused += ex->fuse[i] - 1;
+        i += ex->fuse[i] - 1;
+    }
+    return calls;
+}
 
 void *hg_exec_data(struct hg_exec *ex, int t)
 {
@@ -782,6 +865,14 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
             in[k].dtype = ti->dtype;
             in[k].shape = ti->shape;
         }
+        const int nf = ex->fuse[i] < end - i ? ex->fuse[i] : end - i;
+        if (nf > 1) { /* fuse_updates: each operand one flat span */
+            int64_t numel = 0;
+            for (int j = i; j < i + nf; j++)
+                numel += (int64_t)(ex->bytes[g->n[ex->order[j]].in[0]] / sizeof(float));
+            for (int k = 0; k < nd->n_in; k++)
+                in[k].shape = (struct hg_shape){.ndim = 1, .dim = {numel}};
+        }
         struct hg_kargs a = {.in = in, .n_in = nd->n_in, .attr = &nd->attr,
                              .ctx = &ctx};
         if (nd->out >= 0) {
@@ -807,6 +898,7 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
                     gpu ? " on cuda" : "", kerr);
             break;
         }
+        i += nf - 1; /* the fused nodes ran with this one */
         if (ex->early && ex->ncm)
             rc = comm_early(ex, i, err, errlen);
     }

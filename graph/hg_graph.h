@@ -355,6 +355,10 @@ void *hg_exec_stream(struct hg_exec *ex);
 /* Per-node wall time, accumulated over runs (the profiler's raw data). */
 void hg_exec_profile(struct hg_exec *ex, int on);
 const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
+/* Kernel calls in one pass over the whole order (communication nodes
+ * aside); *views: reshapes that are views (no call), *fused: update nodes
+ * run with an earlier one (memplan.c, fuse_updates in exec.c). */
+int hg_exec_kernel_calls(const struct hg_exec *ex, int *views, int *fused);
 /* Sets up shapes for st->sym without running anything (for filling inputs). */
 int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
                     size_t errlen);

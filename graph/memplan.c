@@ -5,6 +5,12 @@
  * training loop never allocates. Two tensors may share bytes only if their
  * live ranges [producer position, last reader position] do not meet; an
  * op's output never aliases its inputs because both are live at that op.
+ *
+ * The one exception is a view: RESHAPE and RESHAPE_LIKE of an activation
+ * change the shape, not the bytes, so their output is placed on their
+ * input's bytes (the copy kernels then have nothing to do), and the bytes
+ * stay live until the last reader of any view.  Activations are written
+ * only by their producer, so sharing bytes between views is safe.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,27 +44,40 @@ void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t
     int nt = g->nt;
     int *first = malloc((size_t)nt * sizeof(int));
     int *last = malloc((size_t)nt * sizeof(int));
-    HG_CHECK(first && last);
+    int *root = malloc((size_t)nt * sizeof(int)); /* [nt] the tensor whose bytes t uses */
+    HG_CHECK(first && last && root);
     for (int t = 0; t < nt; t++) {
         first[t] = last[t] = -1;
         off[t] = SIZE_MAX;
+        root[t] = t;
     }
     for (int i = 0; i < n; i++) {
         const struct hg_node_info *nd = &g->n[order[i]];
+        if ((nd->op == HG_OP_RESHAPE || nd->op == HG_OP_RESHAPE_LIKE) && nd->out >= 0 &&
+            g->t[nd->out].info.kind == HG_T_ACT && g->t[nd->in[0]].info.kind == HG_T_ACT &&
+            g->t[nd->out].info.dtype == g->t[nd->in[0]].info.dtype)
+            root[nd->out] = root[nd->in[0]]; /* the input's root: produced earlier */
+        /* a view's readers keep its root's bytes live */
         for (int k = 0; k < nd->n_in; k++)
-            last[nd->in[k]] = i;
+            last[nd->in[k]] = last[root[nd->in[k]]] = i;
         if (nd->out >= 0 && g->t[nd->out].info.kind == HG_T_ACT) {
             first[nd->out] = i;
             if (last[nd->out] < i)
                 last[nd->out] = i;
+            if (last[root[nd->out]] < i)
+                last[root[nd->out]] = i;
         }
     }
+    /* a kept or unread view keeps its root to the end */
+    for (int t = 0; t < nt; t++)
+        if (root[t] != t && first[t] >= 0 && (g->t[t].keep || last[t] == first[t]))
+            last[root[t]] = n;
     int nl = 0;
     struct live *lv = malloc((size_t)nt * sizeof(*lv));
     HG_CHECK(lv != NULL);
     *naive = 0;
     for (int t = 0; t < nt; t++) {
-        if (g->t[t].info.kind != HG_T_ACT)
+        if (g->t[t].info.kind != HG_T_ACT || root[t] != t)
             continue;
         if (first[t] < 0) {
             /* read before being produced in this order: a bug in the order */
@@ -70,7 +89,7 @@ void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t
         lv[nl].t = t;
         lv[nl].first = first[t];
         /* kept and unread tensors are results: live to the end */
-        lv[nl].last = (g->t[t].keep || unread) ? n : last[t];
+        lv[nl].last = (g->t[t].keep || unread || last[t] == n) ? n : last[t];
         lv[nl].size = hg__align(bytes ? bytes[t]
                                       : (size_t)hg_shape_numel(&ti->shape) *
                                             hg_dtype_size(ti->dtype));
@@ -102,8 +121,14 @@ void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t
         off[lv[i].t] = o;
     }
     *arena = top;
+    for (int t = 0; t < nt; t++) /* views: their root's bytes */
+        if (root[t] != t && first[t] >= 0) {
+            HG_CHECK(bytes ? bytes[t] <= bytes[root[t]] : 1);
+            off[t] = off[root[t]];
+        }
     free(placed);
     free(lv);
     free(first);
     free(last);
+    free(root);
 }

@@ -197,6 +197,7 @@ HG_WS_FN(cuda_conv2d); HG_WS_FN(cuda_conv2d_bwd_data); HG_WS_FN(cuda_conv2d_bwd_
 /* per-row losses and LAYERNORM_BWD_G's partial sums (fixed-order reductions) */
 HG_WS_FN(cuda_cross_entropy); HG_WS_FN(cuda_nll); HG_WS_FN(cuda_layernorm_bwd_g);
 HG_WS_FN(cuda_matmul); HG_WS_FN(cuda_matmul_reduce); /* --bf16/--fp16 operand copies */
+HG_WS_FN(cuda_sum_to); /* chunked column sums' partials */
 #endif
 
 #ifdef __cplusplus

@@ -39,7 +39,7 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_SUB, "sub", 2, 0, broadcast, elementwise, NULL, sub),
     ROW(HG_OP_MUL, "mul", 2, 0, broadcast, elementwise, NULL, mul),
     ROW(HG_OP_SCALE, "scale", 1, 0, like_first, elementwise, NULL, scale),
-    ROW(HG_OP_SUM_TO, "sum_to", 2, 0, like_second, reduce, NULL, sum_to),
+    ROW_CWS(HG_OP_SUM_TO, "sum_to", 2, 0, like_second, reduce, NULL, sum_to),
     ROW(HG_OP_RELU, "relu", 1, 0, like_first, elementwise, NULL, relu),
     ROW(HG_OP_RELU_BWD, "relu_bwd", 2, 0, like_first, elementwise, NULL, relu_bwd),
     ROW(HG_OP_GELU, "gelu", 1, 0, like_first, elementwise, NULL, gelu),

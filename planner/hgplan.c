@@ -45,7 +45,7 @@ struct args {
     int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
     int npworkers;
     int64_t preps, pwarmup;
-    char *search, *out, *trace, *strategy;
+    char *search, *out, *trace, *strategy, *baseline;
     double budget;
     double beta;
     int64_t seed, groups, iters;
@@ -114,6 +114,10 @@ static const struct hg_opt options[] = {
     {.name = "dp", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(dp),
      .help = "with --cluster: simulate hgtrain's data parallelism (every op on every "
              "device, even split, AllReduce)"},
+    {.name = "baseline", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(baseline),
+     .choices = "EV-PS|EV-AR|CP-PS|CP-AR|MP", .metavar = "B",
+     .help = "with --search baselines: the strategy to keep (--out, --trace) is this "
+             "baseline, not the fastest"},
     {.name = "out", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(out),
      .metavar = "FILE", .help = "write the best strategy (docs/planner.md)"},
     {.name = "trace", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(trace),
@@ -429,6 +433,13 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                          br.oom ? 0 : br.iter_s);
         print_result(o, strcmp(a->search, "mcmc") == 0 ? "hgplan" : "best", &br, c, 0);
         print_recompute(o, best);
+        for (int b = 0; a->baseline && b < HG_BASE_COUNT; b++)
+            if (strcmp(a->baseline, hg_baseline_name((enum hg_baseline)b)) == 0) {
+                hg_strategy_free(best);
+                best = hg_strategy_copy(bs[b]);
+                br = res[b];
+                fprintf(o, "kept: %s (--baseline)\n", a->baseline);
+            }
         for (int b = 0; b < HG_BASE_COUNT; b++)
             hg_strategy_free(bs[b]);
         hg_strategy_free(seed);

@@ -404,6 +404,27 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
         return hg__cfg_err(p, gr ? gr : root, "missing graph.n_ops");
     if (nops != pg->nops)
         return hg__cfg_err(p, gr, "graph.n_ops = %d, graph %s has %d ops", nops, pg->model, pg->nops);
+    /* the rows it splits and the devices it names: a strategy for another
+     * batch or another cluster is refused, naming the first difference */
+    long long fbatch;
+    if (config_setting_lookup_int64(gr, "batch", &fbatch) && fbatch != (long long)pg->batch)
+        return hg__cfg_err(p, gr, "graph.batch = %lld, graph %s is planned for a batch of %lld",
+                           fbatch, pg->model, (long long)pg->batch);
+    const config_setting_t *cl = config_setting_get_member(root, "cluster");
+    const config_setting_t *devs = cl ? config_setting_get_member(cl, "devices") : NULL;
+    if (devs && (config_setting_is_array(devs) || config_setting_is_list(devs))) {
+        int nd = config_setting_length(devs);
+        if (nd != pg->ndev)
+            return hg__cfg_err(p, devs, "cluster.devices lists %d devices, cluster %s has %d",
+                               nd, pg->c->name, pg->ndev);
+        for (int d = 0; d < nd; d++) {
+            const char *dn = config_setting_get_string_elem(devs, (unsigned)d);
+            if (dn && strcmp(dn, pg->c->devices[d].name) != 0)
+                return hg__cfg_err(p, devs, "cluster.devices[%d] is '%s', device %d of "
+                                   "cluster %s is '%s'", d, dn, d, pg->c->name,
+                                   pg->c->devices[d].name);
+        }
+    }
     const config_setting_t *groups = config_setting_get_member(root, "groups");
     if (!groups || !config_setting_is_list(groups) || config_setting_length(groups) < 1)
         return hg__cfg_err(p, groups ? groups : root, "'groups' must be a non-empty list");

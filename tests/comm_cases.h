@@ -530,6 +530,56 @@ static inline void ps_run(struct hg_comm *c, int server, const int *clients,
     free(want);
 }
 
+/* hg_ps_publish (world <= 8): server 0 publishes steps 1..PS_STEPS of an
+ * id nobody pushes, every other rank pulls each, bitwise; an old step and a publish
+ * from a client are refused, naming why. */
+static inline void ps_publish_run(struct hg_comm *c, double timeout_s)
+{
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[512] = "";
+    int cl[8];
+    for (int k = 0; k < world && k < 8; k++)
+        cl[k] = k;
+    size_t n = ps_numel[1];
+    float *x = malloc(n * sizeof *x); /* [n] */
+    REQUIRE(x, "malloc");
+    struct hg_ps_config cfg = {.server = 0, .clients = cl,
+                               .nclients = world < 8 ? world : 8, .nparams = 1,
+                               .numel = &ps_numel[1], .timeout_s = timeout_s};
+    struct hg_ps *ps;
+    if (world > 8) { /* the barriers below need every rank */
+        free(x);
+        return;
+    }
+    REQUIRE(hg_ps_new(&ps, c, &cfg, err, sizeof err) == 0, "rank %d ps: %s", me, err);
+    for (int s = 1; s <= PS_STEPS; s++) {
+        if (me == 0) {
+            for (size_t i = 0; i < n; i++)
+                x[i] = ps_grad(0, s, 1, i);
+            REQUIRE(hg_ps_publish(ps, 0, x, (uint64_t)s, err, sizeof err) == 0,
+                    "publish %d: %s", s, err);
+        } else {
+            uint64_t v = 0;
+            REQUIRE(hg_ps_pull(ps, 0, x, (uint64_t)s, &v, err, sizeof err) == 0,
+                    "rank %d pull of published step %d: %s", me, s, err);
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++) {
+                float w = ps_grad(0, s, 1, i);
+                bad += memcmp(&x[i], &w, sizeof w) != 0;
+            }
+            EXPECT(v == (uint64_t)s && bad == 0, "rank %d: published step %d: "
+                   "version %llu, %zu elements differ", me, s, (unsigned long long)v, bad);
+        }
+        /* the next step is published once every client has this one */
+        REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "barrier: %s", err);
+    }
+    int rc = hg_ps_publish(ps, 0, x, 1, err, sizeof err);
+    EXPECT(rc == -1 && strstr(err, me == 0 ? "at version" : "but the server is rank 0"),
+           "rank %d: a publish of an old step or from a client: %d %s", me, rc, err);
+    hg_ps_free(ps);
+    free(x);
+}
+
 /* World 4 or more: server 0, clients {1,2,3} pushing at once, the SGD
  * hook; any world of 2 or more: the last rank serves and is a client too
  * (its calls go straight in), the default sum. */
@@ -547,6 +597,8 @@ static inline void case_ps(struct hg_comm *c, double timeout_s)
         for (int k = 0; k < world && k < 8; k++)
             cl[k] = k;
         ps_run(c, world - 1, cl, world < 8 ? world : 8, 0, timeout_s);
+        REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "barrier: %s", err);
+        ps_publish_run(c, timeout_s);
     }
     REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "barrier: %s", err);
 }

@@ -17,6 +17,7 @@
 
 #define TOL_TRANS 1e-6 /* a few ulp of the largest output */
 #define TOL_RED 0.0    /* reductions: the CPU's order, so its bits */
+#define TOL_CHUNK 1e-5 /* chunked sums against the CPU's one float chain (its rounding) */
 
 /* one of n values */
 #define CU_PICK(r, ...)                                                        \
@@ -133,6 +134,11 @@ static void cu_sum_to(struct cu_case *c, struct hg_shape x, struct hg_shape ref,
     c->in[0] = x;
     c->in[1] = ref;
     c->tol = TOL_RED;
+    /* long kept columns (a workspace for their partial sums) are summed in
+     * fixed chunks, not in the CPU's order */
+    const hg_ws_fn cws = hg_op_table[HG_OP_SUM_TO].cuda_workspace;
+    if (cws && cws(c->in, 2, &ref, &c->attr, 1) > 0)
+        c->tol = TOL_CHUNK;
     cu_note(c, note);
 }
 
@@ -144,6 +150,18 @@ static void gen_sum_to_bias(struct cu_rng *r, struct cu_case *c)
         cu_sum_to(c, CU_SHAPE(n, t, d), CU_SHAPE(d), "[N,T,D] -> [D]");
     else
         cu_sum_to(c, CU_SHAPE(n, t, d), CU_SHAPE(1, t, d), "[N,T,D] -> [1,T,D]");
+}
+
+/* transformer bias gradients: thousands of rows, hundreds of columns (the
+ * chunked column sums), and a run of rows with a second stride */
+static void gen_sum_to_bias_long(struct cu_rng *r, struct cu_case *c)
+{
+    int64_t n = cu_int(r, 1, 60), t = cu_int(r, 100, 120), d = cu_int(r, 1, 300);
+    switch (cu_int(r, 0, 2)) {
+    case 0: cu_sum_to(c, CU_SHAPE(n * t, d), CU_SHAPE(d), "[R,D] -> [D] long"); break;
+    case 1: cu_sum_to(c, CU_SHAPE(n, t, d), CU_SHAPE(d), "[N,T,D] -> [D] long"); break;
+    default: cu_sum_to(c, CU_SHAPE(t, 3, n, d), CU_SHAPE(3, 1, d), "[T,3,N,D] -> [3,1,D] long");
+    }
 }
 
 /* conv bias gradient: the inner axes reduced (16-lane runs) */
@@ -501,7 +519,7 @@ static void gen_adadelta(struct cu_rng *r, struct cu_case *c)
 static const cu_gen_fn cu_gens_a[] = {
     gen_bin_same, gen_bin_bias, gen_bin_conv, gen_bin_scalar, gen_bin_both,
     gen_add_rand, gen_sub_rand, gen_mul_rand, gen_scale,
-    gen_sum_to_bias, gen_sum_to_conv, gen_sum_to_all, gen_sum_to_strided,
+    gen_sum_to_bias, gen_sum_to_bias_long, gen_sum_to_conv, gen_sum_to_all, gen_sum_to_strided,
     gen_sum_to_rand,
     gen_relu, gen_relu_bwd, gen_gelu, gen_gelu_bwd, gen_tanh, gen_tanh_bwd,
     gen_dropout_0, gen_dropout_01, gen_dropout_05, gen_dropout_1,

@@ -418,8 +418,63 @@ static void test_transformer_plan(void)
     EXPECT(hg_exec_run(ex, &s, 0, n, err, sizeof(err)) == 0, "%s", err);
     float l = *(float *)hg_exec_data(ex, loss);
     EXPECT(isfinite(l), "loss %g", l);
-    printf("ok  transformer plan: %d ops, arena %.1f KiB (naive %.1f KiB), loss %g\n", n,
-           st.act_bytes / 1024.0, st.act_naive / 1024.0, l);
+
+    /* Reshapes of activations are views (their input's bytes), and apart
+     * from views no two activations live at once share a byte, the views'
+     * readers counting as their root's (memplan.c). */
+    int nt = hg_graph_n_tensors(g), nviews = 0, checked = 0;
+    int *root = malloc((size_t)nt * sizeof(int)), *first = malloc((size_t)nt * sizeof(int));
+    int *last = malloc((size_t)nt * sizeof(int));
+    for (int t = 0; t < nt; t++) {
+        root[t] = t;
+        first[t] = last[t] = -1;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct hg_node_info *nd = hg_graph_node(g, order[i]);
+        if ((nd->op == HG_OP_RESHAPE || nd->op == HG_OP_RESHAPE_LIKE) &&
+            hg_graph_tensor(g, nd->out)->kind == HG_T_ACT &&
+            hg_graph_tensor(g, nd->in[0])->kind == HG_T_ACT) {
+            EXPECT(hg_exec_data(ex, nd->out) == hg_exec_data(ex, nd->in[0]),
+                   "reshape %s is a copy", hg_graph_tensor(g, nd->out)->name);
+            root[nd->out] = root[nd->in[0]];
+            nviews++;
+        }
+        for (int k = 0; k < nd->n_in; k++)
+            last[nd->in[k]] = last[root[nd->in[k]]] = i;
+        if (nd->out >= 0 && first[nd->out] < 0)
+            first[nd->out] = i;
+    }
+    for (int t = 0; t < nt; t++)
+        if (root[t] != t && last[t] > last[root[t]])
+            last[root[t]] = last[t];
+    for (int a = 0; a < nt; a++)
+        for (int b = a + 1; b < nt; b++) {
+            const struct hg_tensor_info *ta = hg_graph_tensor(g, a), *tb = hg_graph_tensor(g, b);
+            if (ta->kind != HG_T_ACT || tb->kind != HG_T_ACT || first[a] < 0 ||
+                first[b] < 0 || root[a] == root[b])
+                continue;
+            int ra = root[a], rb = root[b];
+            int la = last[ra] > first[a] ? last[ra] : n, lb = last[rb] > first[b] ? last[rb] : n;
+            if (!(first[a] <= lb && first[b] <= la))
+                continue;
+            char *pa = hg_exec_data(ex, a), *pb = hg_exec_data(ex, b);
+            size_t sa = (size_t)hg_shape_numel(&ta->shape) * hg_dtype_size(ta->dtype);
+            size_t sb = (size_t)hg_shape_numel(&tb->shape) * hg_dtype_size(tb->dtype);
+            EXPECT(pa + sa <= pb || pb + sb <= pa, "live tensors %s and %s overlap",
+                   ta->name, tb->name);
+            checked++;
+        }
+    EXPECT(nviews >= 20 && checked > 100, "%d views, %d live pairs checked", nviews, checked);
+    /* one AdamW call for every parameter: params, grads, exp_avg and
+     * exp_avg_sq each one span in update order */
+    int v, f, calls = hg_exec_kernel_calls(ex, &v, &f);
+    EXPECT(v == nviews && f == hg_graph_n_params(g) - 1 && calls == n - v - f,
+           "%d calls, %d views, %d fused of %d params", calls, v, f, hg_graph_n_params(g));
+    free(root);
+    free(first);
+    free(last);
+    printf("ok  transformer plan: %d ops, %d views, arena %.1f KiB (naive %.1f KiB), loss %g\n",
+           n, nviews, st.act_bytes / 1024.0, st.act_naive / 1024.0, l);
     free(order);
     hg_exec_free(ex);
     hg_graph_free(g);

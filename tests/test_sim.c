@@ -414,6 +414,10 @@ static void test_mcmc(void)
         {"id = 0; ops = (", "id = 0; ops = (100000, ", "op 100000 does not exist"},
         {"aggregate =", "bogus = 1; aggregate =", "unknown key 'bogus'"},
         {"recompute = true;", "recompute = 1;", "recompute: expected true or false"},
+        /* made for another batch or cluster */
+        {"batch = ", "batch = 1", "is planned for a batch of"},
+        {"devices = [", "devices = [\"extra:0\", ", "cluster.devices lists"},
+        {"devices = [\"", "devices = [\"x", "cluster.devices[0] is 'x"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         const char *at = strstr(buf, bad[i].from);

@@ -29,6 +29,7 @@
 #include "base/hg_base.h"
 #include "trainer/launch.h"
 #include "trainer/options.h"
+#include "trainer/strategy.h"
 #include "planner/hg_planner.h"
 
 #define ERRLEN 1024
@@ -116,6 +117,7 @@ struct run {
     struct hg_comm *comm; /* NULL: one rank */
     int cuda_device;      /* this worker's GPU, -1: the CPU */
     int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
+    struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
     void *ts;
@@ -209,8 +211,14 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                 size_t errlen)
 {
     char path[4096];
-    if (r->rank != 0 && !r->o.save_sharded)
-        return 0; /* rank 0 writes for everyone: the parameters are equal */
+    if (!r->o.save_sharded) {
+        /* rank 0 writes for everyone: the parameters are equal, and the
+         * optimizer state on other PS ranks comes to it first */
+        if (hg_ctl_sync_state(r->ctl, err, errlen) != 0)
+            return -1;
+        if (r->rank != 0)
+            return 0;
+    }
     if (ckpt_path(r, name, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--save-dir too long");
     struct hg_ckpt_meta m = {
@@ -571,8 +579,11 @@ static void print_profile(struct run *r)
         total += t[i];
     }
     char line[256];
-    snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates\n",
-             total, (unsigned long long)r->num_updates);
+    int views, fused, calls = hg_exec_kernel_calls(ex, &views, &fused);
+    snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates; "
+             "%d kernel calls per pass over %d nodes (%d reshapes are views, %d optimizer "
+             "nodes fused)\n", total, (unsigned long long)r->num_updates, calls,
+             hg_exec_n(ex), views, fused);
     logf_line(r, line, NULL);
     for (int k = 0; k < 15; k++) {
         int best = -1;
@@ -915,6 +926,25 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
+    if (o->strategy) {
+        /* the strategy's rows of the global batch are the per-rank budgets */
+        struct hg_ctl_cfg oc;
+        memset(&oc, 0, sizeof oc);
+        if (optimizer(o, &oc, err, errlen) != 0 ||
+            hg_strat_plan(&r->strat, o->strategy, o->cluster_file, r->task, r->ts,
+                          o->max_sentences, r->train.max_len, oc.optim, &oc.hyper,
+                          r->world, err, errlen) != 0)
+            return -1;
+        if (!(r->rank_sent = malloc((size_t)r->world * sizeof(int64_t))))
+            return hg_kerr(err, errlen, "out of memory");
+        r->max_sent = 0;
+        for (int i = 0; i < r->world; i++) {
+            r->rank_sent[i] = r->strat.rank_sent[i];
+            r->max_sent = r->rank_sent[i] > r->max_sent ? r->rank_sent[i] : r->max_sent;
+        }
+        if (r->rank == 0)
+            logf_line(r, r->strat.desc, NULL);
+    }
     for (int k = 0; k < 2; k++) {
         const struct hg_opt_list *l = lists[k + 1];
         if (l->n == 0)
@@ -957,6 +987,9 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .loss_scale_min = o->min_loss_scale,
                             .comm = r->comm, .bucket_cap_mb = o->bucket_cap_mb,
                             .update_freq = (int)o->update_freq,
+                            .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
+                            .n_agg = r->strat.nparams,
+                            .ps_timeout_s = o->distributed_timeout / 2,
                             .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
@@ -1096,7 +1129,7 @@ static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t er
     if (world > 0 && c->ndev != world) {
         rc = hg_kerr(err, errlen, "--cluster-file %s describes %d devices, but the job "
                      "has %d ranks (one rank per device)", o->cluster_file, c->ndev, world);
-    } else if (o->rank_capacity.n == 0) {
+    } else if (o->rank_capacity.n == 0 && !o->strategy) {
         double *cap = malloc((size_t)c->ndev * sizeof(double));
         if (!cap)
             rc = hg_kerr(err, errlen, "out of memory");
@@ -1302,7 +1335,7 @@ int main(int argc, char **argv)
                  "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
                  (long long)r.valid.n, r.o.valid_subset, desc, job);
         logf_line(&r, line, NULL);
-        if (r.o.cluster_file) {
+        if (r.o.cluster_file && !r.o.strategy) {
             int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
                              r.o.cluster_file);
             for (int i = 0; i < r.o.rank_capacity.n && k > 0 && k < (int)sizeof(line) - 32; i++)
@@ -1339,6 +1372,7 @@ int main(int argc, char **argv)
         hg_comm_free(r.comm);
     free(r.rank_tok);
     free(r.rank_sent);
+    hg_strat_free(&r.strat);
     hg_ctl_free(r.ctl);
     split_close(&r.train);
     if (r.valid.ds)

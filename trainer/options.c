@@ -271,6 +271,13 @@ const struct hg_opt hg_train_opts[] = {
      .help = "a cluster description (docs/planner.md): unless --rank-capacity "
              "is given, each rank's capacity is its device's speed (or peak "
              "FLOP/s); its devices must be as many as the job's ranks"},
+    {.name = "strategy", .type = HG_OPT_STR, .group = G_DIST,
+     .offset = OFF(strategy), .metavar = "FILE",
+     .help = "run a strategy written by hgplan --out for this task, "
+             "--cluster-file and global batch --max-sentences (device d is "
+             "rank d): its batch shares become the per-rank budgets and each "
+             "parameter is aggregated as it says (AllReduce or a parameter "
+             "server); only data-parallel-shaped strategies run so far"},
 };
 
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));
@@ -354,6 +361,14 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
     if (o->max_tokens == 0 && o->max_sentences == 0 && o->max_tokens_per_rank.n == 0 &&
         o->max_sentences_per_rank.n == 0)
         return hg_kerr(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
+    if (o->strategy && (!o->cluster_file || o->max_sentences <= 0))
+        return hg_kerr(err, errlen, "--strategy %s needs the --cluster-file it was planned "
+                       "for and the global batch (--max-sentences) it splits", o->strategy);
+    if (o->strategy && (o->rank_capacity.n || o->max_tokens_per_rank.n ||
+                        o->max_sentences_per_rank.n))
+        return hg_kerr(err, errlen, "--strategy %s gives the per-rank batch shares; drop "
+                       "--rank-capacity, --max-tokens-per-rank and --max-sentences-per-rank",
+                       o->strategy);
     if (o->nesterov && !(o->momentum > 0))
         return hg_kerr(err, errlen, "--nesterov needs --momentum > 0");
     struct hg_lr_sched ls;

@@ -102,6 +102,8 @@ struct hg_opts {
     struct hg_opt_list max_sentences_per_rank; /* per-rank --max-sentences */
     char *cluster_file;           /* --cluster-file: rank capacities from the
                                      devices of a cluster file (planner/) */
+    char *strategy;               /* --strategy: a planned strategy file
+                                     (hgplan --out) to execute */
 
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;

@@ -10,7 +10,8 @@
  *
  * Every result is the CPU's bits: +,-,* and the shared ew-math.h formulas
  * (kernels/cuda is built with --fmad=false), SUM_TO in the CPU's order and
- * precision (reduce-impl.h); the activations' erff/expf/tanhf are CUDA's,
+ * precision (reduce-impl.h) except long kept columns (bias gradients), which
+ * are summed in fixed chunks (deterministic, not the CPU's bits); the activations' erff/expf/tanhf are CUDA's,
  * within 2 ulp of glibc's.
  */
 #include <string.h>
@@ -51,6 +52,50 @@ __global__ static void binary_kernel(const float *pa, const float *pb, float *po
     }
 }
 
+/* The same over float4 units, 32-bit indices: when both operands run
+ * along the innermost axis (same shapes, a bias over rows), its length is a
+ * multiple of 4 and every pointer 16-byte aligned.  The plan is in units
+ * (binary's caller divides). */
+template <int ND, enum bop OP>
+__global__ static void binary4_kernel(const float4 *pa, const float4 *pb, float4 *po,
+                                      unsigned n, struct hg_bplan p)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += gridDim.x * blockDim.x) {
+        unsigned oa = 0, ob = 0, r = i;
+#pragma unroll
+        for (int k = ND - 1; k > 0; k--) {
+            const unsigned d = (unsigned)p.dim[k], ik = r % d;
+            r /= d;
+            oa += ik * (unsigned)p.sa[k];
+            ob += ik * (unsigned)p.sb[k];
+        }
+        oa += r * (unsigned)p.sa[0];
+        ob += r * (unsigned)p.sb[0];
+        const float4 x = pa[oa], y = pb[ob];
+        po[i] = make_float4(bop_apply<OP>(x.x, y.x), bop_apply<OP>(x.y, y.y),
+                            bop_apply<OP>(x.z, y.z), bop_apply<OP>(x.w, y.w));
+    }
+}
+
+/* binary4_kernel's conditions; p becomes the plan in float4 units */
+static int binary4_plan(struct hg_bplan *p, const void *pa, const void *pb, void *po,
+                        long long n)
+{
+    const int l = p->nd - 1;
+    if (p->sa[l] != 1 || p->sb[l] != 1 || p->dim[l] % 4 != 0 || n / 4 >= 0x7fffffffLL ||
+        ((uintptr_t)pa | (uintptr_t)pb | (uintptr_t)po) % 16 != 0)
+        return 0;
+    p->dim[l] /= 4;
+    for (int k = 0; k < l; k++) { /* multiples of the innermost run */
+        if (p->sa[k] % 4 != 0 || p->sb[k] % 4 != 0)
+            return 0;
+        p->sa[k] /= 4;
+        p->sb[k] /= 4;
+    }
+    return 1;
+}
+
 template <enum bop OP>
 static int binary(const struct hg_kargs *a)
 {
@@ -65,9 +110,22 @@ static int binary(const struct hg_kargs *a)
     if (n == 0)
         return 0;
     hg_bplan_make(&p, &va->shape, &vb->shape, &a->out->shape);
-    const unsigned nb = hg_cu_blocks(a, n);
     cudaStream_t st = hg_cu(a)->stream;
     static_assert(HG_MAX_DIMS == 6, "one case per rank below");
+    struct hg_bplan p4 = p;
+    if (p.nd <= 3 && binary4_plan(&p4, pa, pb, po, n)) {
+        const float4 *a4 = (const float4 *)pa, *b4 = (const float4 *)pb;
+        float4 *o4 = (float4 *)po;
+        const unsigned n4 = (unsigned)(n / 4), nb4 = hg_cu_blocks(a, n / 4);
+        switch (p4.nd) {
+        case 1: binary4_kernel<1, OP><<<nb4, HG_CU_THREADS, 0, st>>>(a4, b4, o4, n4, p4); break;
+        case 2: binary4_kernel<2, OP><<<nb4, HG_CU_THREADS, 0, st>>>(a4, b4, o4, n4, p4); break;
+        default: binary4_kernel<3, OP><<<nb4, HG_CU_THREADS, 0, st>>>(a4, b4, o4, n4, p4); break;
+        }
+        HG_CU_LAUNCHED(a);
+        return 0;
+    }
+    const unsigned nb = hg_cu_blocks(a, n);
     switch (p.nd) {
     case 1: binary_kernel<1, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
     case 2: binary_kernel<2, OP><<<nb, HG_CU_THREADS, 0, st>>>(pa, pb, po, n, p); break;
@@ -108,6 +166,11 @@ extern "C" HG_CUDA_FN(scale)
 }
 
 /* ---- SUM_TO ------------------------------------------------------------ */
+
+/* Columns this long (a bias gradient over a batch of rows) are summed in
+ * chunks (reduce-impl.h): the CPU's single float chain per column keeps too
+ * few threads busy. */
+#define SUM_TO_CHUNKED 256
 
 extern "C" HG_CUDA_FN(sum_to)
 {
@@ -191,7 +254,24 @@ extern "C" HG_CUDA_FN(sum_to)
         c.nrun *= rd[k];
     }
     c.scale = 1.0f;
+    if (c.nrun >= SUM_TO_CHUNKED && a->ctx->ws_bytes >= hg_cu_col_ws(ny, c.nrun))
+        return hg_cu_sum_cols_chunked(a, x, y, &c, (double *)a->ctx->ws);
     return hg_cu_sum_cols(a, x, y, &c);
+}
+
+/* (x, ref) -> ref's shape: the chunked column sums' partials when the inner
+ * group is kept and the columns are long */
+extern "C" HG_WS_FN(cuda_sum_to)
+{
+    (void)n_in, (void)attr, (void)nthreads;
+    const long long nx = hg_shape_numel(&in[0]), ny = hg_shape_numel(out);
+    struct hg_rplan p;
+    if (ny == 0 || nx == ny)
+        return 0;
+    hg_rplan_make(&p, &in[0], out);
+    if (p.ng == 0 || p.red[p.ng - 1])
+        return 0;
+    return nx / ny >= SUM_TO_CHUNKED ? hg_cu_col_ws(ny, nx / ny) : 0;
 }
 
 /* ---- activations --------------------------------------------------------- */

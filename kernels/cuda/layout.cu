@@ -37,29 +37,49 @@ struct pplan {
 };
 
 /* dst[i] = src[input offset of output element i]: writes coalesced, reads
- * coalesced too when the last input axis stays last. */
-template <typename T, int ND>
-__global__ static void permute_kernel(const T *src, T *dst, long long n,
-                                      struct pplan p)
+ * coalesced too when the last input axis stays last.  I: the index type
+ * (32-bit division is several times cheaper than 64-bit where it fits). */
+template <typename T, typename I, int ND>
+__global__ static void permute_kernel(const T *src, T *dst, I n, struct pplan p)
 {
-    HG_CU_FOR(i, n)
-        dst[i] = src[hg_cu_offset<ND>(i, p.dim, p.st)];
+    for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (I)gridDim.x * blockDim.x) {
+        I o = 0, r = i;
+#pragma unroll
+        for (int k = ND - 1; k > 0; k--) {
+            const I d = (I)p.dim[k];
+            o += (r % d) * (I)p.st[k];
+            r /= d;
+        }
+        dst[i] = src[o + r * (I)p.st[0]]; /* r < dim[0] */
+    }
 }
 
-template <typename T>
+template <typename T, typename I>
 static void permute_launch(const void *src, void *dst, long long n,
                            const struct pplan *p, unsigned nb, cudaStream_t st)
 {
     const T *s = (const T *)src;
     T *d = (T *)dst;
+    const I m = (I)n;
     static_assert(HG_MAX_DIMS == 6, "one case per rank below");
     switch (p->nd) { /* 1 is a plain copy, done by the caller */
-    case 2: permute_kernel<T, 2><<<nb, HG_CU_THREADS, 0, st>>>(s, d, n, *p); break;
-    case 3: permute_kernel<T, 3><<<nb, HG_CU_THREADS, 0, st>>>(s, d, n, *p); break;
-    case 4: permute_kernel<T, 4><<<nb, HG_CU_THREADS, 0, st>>>(s, d, n, *p); break;
-    case 5: permute_kernel<T, 5><<<nb, HG_CU_THREADS, 0, st>>>(s, d, n, *p); break;
-    default: permute_kernel<T, 6><<<nb, HG_CU_THREADS, 0, st>>>(s, d, n, *p); break;
+    case 2: permute_kernel<T, I, 2><<<nb, HG_CU_THREADS, 0, st>>>(s, d, m, *p); break;
+    case 3: permute_kernel<T, I, 3><<<nb, HG_CU_THREADS, 0, st>>>(s, d, m, *p); break;
+    case 4: permute_kernel<T, I, 4><<<nb, HG_CU_THREADS, 0, st>>>(s, d, m, *p); break;
+    case 5: permute_kernel<T, I, 5><<<nb, HG_CU_THREADS, 0, st>>>(s, d, m, *p); break;
+    default: permute_kernel<T, I, 6><<<nb, HG_CU_THREADS, 0, st>>>(s, d, m, *p); break;
     }
+}
+
+template <typename T>
+static void permute_by_index(const void *src, void *dst, long long n,
+                             const struct pplan *p, unsigned nb, cudaStream_t st)
+{
+    if (n < 0x7fffffffLL) /* every index and input offset is below n */
+        permute_launch<T, unsigned>(src, dst, n, p, nb, st);
+    else
+        permute_launch<T, long long>(src, dst, n, p, nb, st);
 }
 
 /* out.dim[i] = in.dim[perm[i]] */
@@ -106,13 +126,35 @@ extern "C" HG_CUDA_FN(permute)
                                          cudaMemcpyDeviceToDevice, st));
         return 0;
     }
-    const unsigned nb = hg_cu_blocks(a, n);
-    switch (esz) {
-    case 1: permute_launch<uint8_t>(src, dst, n, &p, nb, st); break;
-    case 2: permute_launch<uint16_t>(src, dst, n, &p, nb, st); break;
-    case 4: permute_launch<uint32_t>(src, dst, n, &p, nb, st); break;
-    case 8: permute_launch<uint64_t>(src, dst, n, &p, nb, st); break;
-    default: HG_CHECK(esz == 1 || esz == 2 || esz == 4 || esz == 8);
+    /* When the input's last axis stays last, move runs of it in units of up
+     * to 16 bytes: the other axes' strides are multiples of the run, so
+     * they stay whole in the wider unit. */
+    size_t unit = esz;
+    if (p.st[p.nd - 1] == 1) {
+        const size_t run = (size_t)p.dim[p.nd - 1] * esz;
+        for (size_t w = 16; w > esz; w /= 2)
+            if (run % w == 0 && (uintptr_t)src % w == 0 && (uintptr_t)dst % w == 0) {
+                unit = w;
+                break;
+            }
+        const long long f = (long long)(unit / esz);
+        if (f > 1) {
+            p.dim[p.nd - 1] /= f;
+            for (int k = 0; k < p.nd - 1; k++) {
+                HG_CHECK(p.st[k] % f == 0);
+                p.st[k] /= f;
+            }
+        }
+    }
+    const long long nu = (long long)((size_t)n * esz / unit); /* units moved */
+    const unsigned nb = hg_cu_blocks(a, nu);
+    switch (unit) {
+    case 1: permute_by_index<uint8_t>(src, dst, nu, &p, nb, st); break;
+    case 2: permute_by_index<uint16_t>(src, dst, nu, &p, nb, st); break;
+    case 4: permute_by_index<uint32_t>(src, dst, nu, &p, nb, st); break;
+    case 8: permute_by_index<uint2>(src, dst, nu, &p, nb, st); break;
+    case 16: permute_by_index<uint4>(src, dst, nu, &p, nb, st); break;
+    default: HG_CHECK(unit == 1 || unit == 2 || unit == 4 || unit == 8 || unit == 16);
     }
     HG_CU_LAUNCHED(a);
     return 0;

@@ -4,11 +4,12 @@
  * A row belongs to a warp or a block (rowwise.h); its sums are reduced in
  * double with a fixed tree.  LAYERNORM_BWD_G sums over rows without
  * atomics: row statistics and per-chunk column partials go to the
- * workspace (hg_ws_cuda_layernorm_bwd_g), then each column adds its
- * chunks in order.
+ * workspace (hg_ws_cuda_layernorm_bwd_g), then the chunks are added in a
+ * fixed order (hg_cu_sum_parts).
  */
 #include <math.h>
 
+#include "kernels/cuda/reduce-impl.h"
 #include "kernels/cuda/rowwise.h"
 
 /* LAYERNORM_BWD_G: rows are cut into at most GCHUNKS fixed chunks (fixed by
@@ -115,17 +116,7 @@ __global__ static void ln_part_k(const float *x, const float *dy, const float *m
     part[ch * D + j] = s;
 }
 
-/* pass 3: dg[j] = sum of the chunks' partials, in chunk order */
-__global__ static void ln_sum_k(const double *part, float *dg, long long D,
-                                int chunks)
-{
-    HG_CU_FOR(j, D) {
-        double s = 0;
-        for (int ch = 0; ch < chunks; ch++)
-            s += part[ch * D + j];
-        dg[j] = (float)s;
-    }
-}
+/* pass 3: dg = the chunks' partials added (hg_cu_sum_parts, reduce.cu) */
 
 /* (x[rows,D], gamma[D], beta[D]) -> y[rows,D] */
 extern "C" HG_CUDA_FN(layernorm)
@@ -203,9 +194,7 @@ extern "C" HG_CUDA_FN(layernorm_bwd_g)
     HG_CHECK((D + GCOLS - 1) / GCOLS <= 0x7fffffffLL);
     ln_part_k<<<grid, GCOLS, 0, cu->stream>>>(x, dy, mean, rstd, part, rows, D, chunks);
     HG_CU_LAUNCHED(a);
-    ln_sum_k<<<hg_cu_blocks(a, D), HG_CU_THREADS, 0, cu->stream>>>(part, dg, D, chunks);
-    HG_CU_LAUNCHED(a);
-    return 0;
+    return hg_cu_sum_parts(a, part, dg, D, chunks, 1.0f);
 }
 
 extern "C" HG_WS_FN(cuda_layernorm_bwd_g) /* (x, dy) -> dg */

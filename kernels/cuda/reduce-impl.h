@@ -59,6 +59,24 @@ struct hg_cu_cols {
 int hg_cu_sum_cols(const struct hg_kargs *a, const float *x, float *y,
                    const struct hg_cu_cols *cols);
 
+/* Column sums in a fixed chunked order instead of the CPU's (SUM_TO's bias
+ * gradients, where one float chain per column leaves most of the GPU idle):
+ * the rows are cut into hg_cu_col_chunks(nrun) chunks, fixed by the shape
+ * alone; each chunk's rows are summed in float by 8 row lanes, the lanes
+ * added in order in double, then the chunks by hg_cu_sum_parts.  Deterministic, closer to the
+ * exact sum than the CPU's chain, but not its bits.  part: the workspace,
+ * hg_cu_col_ws(P * K, nrun) bytes. */
+int hg_cu_col_chunks(long long nrun);
+size_t hg_cu_col_ws(long long pk, long long nrun);
+int hg_cu_sum_cols_chunked(const struct hg_kargs *a, const float *x, float *y,
+                           const struct hg_cu_cols *cols, double *part);
+
+/* y[m] = (float)(sum over ch < chunks of part[ch * pk + m]) * scale, m <
+ * pk: partial sums of a chunked reduction added in a fixed order (warp
+ * lanes take every 32nd chunk in order, then a fixed shuffle tree). */
+int hg_cu_sum_parts(const struct hg_kargs *a, const double *part, float *y, long long pk,
+                    int chunks, float scale);
+
 /* y[m], m in [0, ny): (float) of the double sum of output m's runs, or with
  * mean (chunks only) (float)(n ? sum / n : NAN), as kernels/cpu/reduce.c.
  * Launched on a's stream; 0, or -1 with a launch error in a->ctx->err.

@@ -209,6 +209,114 @@ int hg_cu_sum_cols(const struct hg_kargs *a, const float *x, float *y,
     return 0;
 }
 
+/* ---- column sums in chunks (SUM_TO's bias gradients) ---------------------- */
+
+#define CC_ROWS 64   /* rows per chunk at least */
+#define CC_MAX 128   /* chunks at most */
+#define CC_LANES 8   /* row lanes per block (blockDim.y) */
+
+int hg_cu_col_chunks(long long nrun)
+{
+    const long long c = (nrun + CC_ROWS - 1) / CC_ROWS;
+    return c < 1 ? 1 : c > CC_MAX ? CC_MAX : (int)c;
+}
+
+size_t hg_cu_col_ws(long long pk, long long nrun)
+{
+    return (size_t)hg_cu_col_chunks(nrun) * (size_t)pk * sizeof(double);
+}
+
+/* part[ch, p*K + c] = sum of chunk ch's rows of column c of output row p.
+ * Block (32, CC_LANES): x is the column within a 32-column tile (a warp
+ * reads 128 contiguous bytes), y the row lane; grid (P * tiles, chunks).
+ * ONE: a single reduced group (rows at a fixed stride, no division). */
+template <bool ONE>
+__global__ static void cols_part_kernel(const float *x, double *part,
+                                        struct hg_cu_cols c, int chunks)
+{
+    __shared__ double sh[CC_LANES][32];
+    const long long tiles = (c.K + 31) / 32;
+    const long long p = blockIdx.x / tiles, col = (blockIdx.x % tiles) * 32 + threadIdx.x;
+    const long long ch = blockIdx.y;
+    const long long lo = c.nrun * ch / chunks, hi = c.nrun * (ch + 1) / chunks;
+    float s = 0.0f;
+    if (col < c.K) {
+        const float *xc = x + group_off(p, c.nk, c.kd, c.ks) + col;
+#pragma unroll 4
+        for (long long r = lo + threadIdx.y; r < hi; r += CC_LANES)
+            s += xc[ONE ? r * c.rs[0] : group_off(r, c.nr, c.rd, c.rs)];
+    }
+    sh[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < c.K) {
+        double t = 0;
+#pragma unroll
+        for (int l = 0; l < CC_LANES; l++)
+            t += sh[l][threadIdx.x];
+        part[ch * c.P * c.K + p * c.K + col] = t;
+    }
+}
+
+/* y[m] = (float)(sum over chunks of part[ch * pk + m]) * scale: a warp per
+ * output, lane l adding chunks l, l+32, ... in order, then a fixed shuffle
+ * tree (the chunks are many and short: one thread per output would wait on
+ * one load after another). */
+__global__ static void parts_sum_kernel(const double *part, float *y, long long pk,
+                                        int chunks, float scale)
+{
+    const int lane = threadIdx.x % 32;
+    const long long nw = (long long)gridDim.x * blockDim.x / 32;
+    for (long long m = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; m < pk;
+         m += nw) {
+        double t = 0;
+        for (int ch = lane; ch < chunks; ch += 32)
+            t += part[ch * pk + m];
+#pragma unroll
+        for (int o = 16; o > 0; o /= 2)
+            t += __shfl_down_sync(0xffffffffu, t, o);
+        if (lane == 0) {
+            float s = (float)t;
+            if (scale != 1.0f)
+                s *= scale;
+            y[m] = s;
+        }
+    }
+}
+
+int hg_cu_sum_parts(const struct hg_kargs *a, const double *part, float *y, long long pk,
+                    int chunks, float scale)
+{
+    if (pk == 0)
+        return 0;
+    long long blocks = (pk * 32 + HG_CU_THREADS - 1) / HG_CU_THREADS;
+    const long long cap = (long long)hg_cu(a)->sm_count * 16;
+    parts_sum_kernel<<<(unsigned)(blocks < cap ? blocks : cap), HG_CU_THREADS, 0,
+                       hg_cu(a)->stream>>>(part, y, pk, chunks, scale);
+    HG_CU_LAUNCHED(a);
+    return 0;
+}
+
+int hg_cu_sum_cols_chunked(const struct hg_kargs *a, const float *x, float *y,
+                           const struct hg_cu_cols *c, double *part)
+{
+    const long long pk = c->P * c->K;
+    const int chunks = hg_cu_col_chunks(c->nrun);
+    const long long tiles = (c->K + 31) / 32;
+    cudaStream_t st = hg_cu(a)->stream;
+
+    HG_CHECK(c->nk >= 0 && c->nr >= 1 && c->nr <= HG_MAX_DIMS);
+    if (pk == 0)
+        return 0;
+    HG_CHECK(c->P * tiles <= 0x7fffffffLL);
+    const dim3 grid((unsigned)(c->P * tiles), (unsigned)chunks), block(32, CC_LANES);
+    if (c->nr == 1)
+        cols_part_kernel<true><<<grid, block, 0, st>>>(x, part, *c, chunks);
+    else
+        cols_part_kernel<false><<<grid, block, 0, st>>>(x, part, *c, chunks);
+    HG_CU_LAUNCHED(a);
+    return hg_cu_sum_parts(a, part, y, pk, chunks, c->scale);
+}
+
 /* ---- SUM, MEAN ---------------------------------------------------------- */
 
 /* x[outer, A] -> y[outer]: (float)(double sum in order * scale), the CPU's

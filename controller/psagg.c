@@ -1,0 +1,268 @@
+/* psagg.c - parameter-server aggregation of a planned strategy
+ * (cfg.agg_ps, from the trainer's lowering): a parameter served by rank r
+ * keeps its master copy and optimizer state on r.  Every rank's update
+ * then has, beside dp.c's AllReduce buckets of the other gradients,
+ *   PS_PUSH (gradient span)  every rank pushes its gradient sum to r's PS
+ *                            (comm/ps.c: r's service threads sum the
+ *                            pushes in rank order, as an AllReduce does);
+ *                            r pulls that sum into its gradient block, the
+ *                            others zero their copy (it is not theirs);
+ *   optimizer op             on r only (hg__psagg_filter drops it from the
+ *                            others' plans);
+ *   PS_PULL (param span)     r publishes the new value, the others pull it.
+ * One PS handle per server rank, every rank a client of each.  Ids of a
+ * handle: 2k is the gradient of its k-th parameter (pushed, summed), 2k+1
+ * its value (published by the server, pulled).  Every wait is the PS's
+ * (cfg.ps_timeout_s) or comm's, and names the peer. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctl-impl.h"
+
+struct server {
+    int rank;
+    struct hg_ps *ps;
+    int n;               /* parameters it serves */
+};
+
+struct hg_psagg {
+    struct hg_comm *comm;
+    const struct hg_graph *g;
+    int me;
+    int np;              /* the graph's parameters */
+    int *srv;            /* [np] index into s of each parameter's server, -1 */
+    int *id;             /* [np] its index k among its server's parameters */
+    uint64_t *pushed;    /* [np] pushes of its gradient so far (PS steps) */
+    uint64_t *pulled;    /* [np] publications of its value so far */
+    struct server *s;    /* [world], the first ns used: ascending ranks */
+    int ns;
+};
+
+int hg__psagg_served(const struct hg_ctl_cfg *cfg, int i)
+{
+    return cfg->agg_ps && i >= 0 && i < cfg->n_agg && cfg->agg_ps[i] >= 0;
+}
+
+int hg__psagg_add(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int pull)
+{
+    int n = 0;
+    enum hg_phase was = hg_graph_set_phase(g, HG_PH_UPDATE);
+    for (int i = 0; i < hg_graph_n_params(g); i++) {
+        int p = hg_graph_param_at(g, i), t = pull ? p : hg_graph_grad(g, p);
+        if (!hg__psagg_served(cfg, i) || hg_graph_grad(g, p) < 0)
+            continue;
+        union hg_attr at = {.comm = {.group = 0, .peer = cfg->agg_ps[i], .tag = i}};
+        hg_graph_comm_span(g, pull ? HG_OP_PS_PULL : HG_OP_PS_PUSH, t, t, &at);
+        n++;
+    }
+    hg_graph_set_phase(g, was);
+    return n;
+}
+
+/* The parameter index whose optimizer op node is, or -1. */
+static int optim_param(const struct hg_graph *g, int node)
+{
+    const struct hg_node_info *nd = hg_graph_node(g, node);
+    if (nd->phase != HG_PH_UPDATE || (hg_op_table[nd->op].flags & HG_OPF_COMM) ||
+        nd->n_in < 1 || hg_graph_tensor(g, nd->in[0])->kind != HG_T_PARAM)
+        return -1;
+    for (int i = 0; i < hg_graph_n_params(g); i++)
+        if (hg_graph_param_at(g, i) == nd->in[0])
+            return i;
+    return -1;
+}
+
+int hg__psagg_filter(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me,
+                     int *order, int n)
+{
+    int m = 0;
+    for (int k = 0; k < n; k++) {
+        int i = optim_param(g, order[k]);
+        if (i >= 0 && hg__psagg_served(cfg, i) && cfg->agg_ps[i] != me)
+            continue;
+        order[m++] = order[k];
+    }
+    return m;
+}
+
+/* The server's hook: a gradient id's master copy is the step's sum. */
+static int apply_sum(void *arg, int id, uint64_t step, float *master, const float *sum,
+                     size_t numel, char *err, size_t errlen)
+{
+    (void)arg, (void)step, (void)err, (void)errlen;
+    if (id % 2 == 0)
+        memcpy(master, sum, numel * sizeof(float));
+    return 0;
+}
+
+void hg__psagg_free(struct hg_psagg *ps)
+{
+    if (!ps)
+        return;
+    for (int k = 0; k < ps->ns; k++)
+        hg_ps_free(ps->s[k].ps);
+    free(ps->s);
+    free(ps->srv);
+    free(ps->id);
+    free(ps->pushed);
+    free(ps->pulled);
+    free(ps);
+}
+
+struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
+                               struct hg_exec *ex, const struct hg_ctl_cfg *cfg,
+                               char *err, size_t errlen)
+{
+    int np = hg_graph_n_params(g), world = hg_comm_world(comm);
+    if (hg_exec_device(ex) >= 0) {
+        hg_kerr(err, errlen, "rank %d: parameter-server aggregation runs on CPU plans "
+                "only so far (the strategy serves parameters from a PS)", hg_comm_rank(comm));
+        return NULL;
+    }
+    struct hg_psagg *ps = calloc(1, sizeof *ps);
+    if (ps) {
+        ps->srv = malloc((size_t)(np ? np : 1) * sizeof *ps->srv);
+        ps->id = malloc((size_t)(np ? np : 1) * sizeof *ps->id);
+        ps->pushed = calloc((size_t)(np ? np : 1), sizeof *ps->pushed);
+        ps->pulled = calloc((size_t)(np ? np : 1), sizeof *ps->pulled);
+        ps->s = calloc((size_t)world, sizeof *ps->s);
+    }
+    int *clients = malloc((size_t)world * sizeof *clients);    /* [world] */
+    size_t *numel = malloc((size_t)(2 * np + 2) * sizeof *numel); /* [<= 2 np] */
+    if (!ps || !ps->srv || !ps->id || !ps->pushed || !ps->pulled || !ps->s || !clients ||
+        !numel) {
+        hg_kerr(err, errlen, "out of memory");
+        goto fail;
+    }
+    ps->comm = comm;
+    ps->g = g;
+    ps->me = hg_comm_rank(comm);
+    ps->np = np;
+    for (int r = 0; r < world; r++)
+        clients[r] = r;
+    for (int i = 0; i < np; i++)
+        if (hg__psagg_served(cfg, i) && cfg->agg_ps[i] >= world) {
+            hg_kerr(err, errlen, "rank %d: parameter %d (%s) is served by rank %d, the job "
+                    "has %d ranks", ps->me, i, hg_graph_tensor(g, hg_graph_param_at(g, i))->name,
+                    cfg->agg_ps[i], world);
+            goto fail;
+        }
+    /* servers in ascending rank order, every rank the same */
+    for (int r = 0; r < world; r++) {
+        int n = 0;
+        for (int i = 0; i < np; i++) {
+            if (r == 0)
+                ps->srv[i] = -1;
+            int p = hg_graph_param_at(g, i);
+            if (!hg__psagg_served(cfg, i) || cfg->agg_ps[i] != r || hg_graph_grad(g, p) < 0)
+                continue;
+            ps->srv[i] = ps->ns;
+            ps->id[i] = n;
+            numel[2 * n] = numel[2 * n + 1] =
+                (size_t)hg_shape_numel(&hg_graph_tensor(g, p)->shape);
+            n++;
+        }
+        if (n == 0)
+            continue;
+        struct hg_ps_config pc = {.server = r, .clients = clients, .nclients = world,
+                                  .nparams = 2 * n, .numel = numel,
+                                  .timeout_s = cfg->ps_timeout_s > 0 ? cfg->ps_timeout_s : 60,
+                                  .apply = apply_sum};
+        struct server *s = &ps->s[ps->ns];
+        s->rank = r;
+        s->n = n;
+        if (hg_ps_new(&s->ps, comm, &pc, err, errlen) != 0)
+            goto fail;
+        ps->ns++;
+    }
+    free(clients);
+    free(numel);
+    return ps;
+fail:
+    free(clients);
+    free(numel);
+    hg__psagg_free(ps);
+    return NULL;
+}
+
+/* The parameter index of a PS node (its tag) and its server. */
+static int node_param(const struct hg_psagg *ps, int node, const struct server **s)
+{
+    int i = hg_graph_node(ps->g, node)->attr.comm.tag;
+    HG_CHECK(i >= 0 && i < ps->np && ps->srv[i] >= 0);
+    *s = &ps->s[ps->srv[i]];
+    return i;
+}
+
+int hg__psagg_start(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
+                    size_t errlen)
+{
+    const struct server *s;
+    int i = node_param(ps, node, &s);
+    struct hg_exec_buf b;
+    hg_exec_comm_buf(ex, node, &b);
+    float *buf = b.host; /* [numel]: the gradient (push) or parameter (pull) */
+    if (hg_graph_node(ps->g, node)->op == HG_OP_PS_PUSH)
+        return hg_ps_push(s->ps, 2 * ps->id[i], buf, ++ps->pushed[i], err, errlen);
+    ps->pulled[i]++;
+    if (s->rank == ps->me)
+        return hg_ps_publish(s->ps, 2 * ps->id[i] + 1, buf, ps->pulled[i], err, errlen);
+    return hg_ps_pull(s->ps, 2 * ps->id[i] + 1, buf, ps->pulled[i], NULL, err, errlen);
+}
+
+int hg__psagg_wait(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
+                   size_t errlen)
+{
+    const struct server *s;
+    int i = node_param(ps, node, &s);
+    if (hg_graph_node(ps->g, node)->op != HG_OP_PS_PUSH)
+        return 0;
+    struct hg_exec_buf b;
+    hg_exec_comm_buf(ex, node, &b);
+    float *buf = b.host; /* [numel] the gradient */
+    if (s->rank != ps->me) {
+        memset(buf, 0, b.bytes); /* not ours: out of this rank's norm */
+        return 0;
+    }
+    return hg_ps_pull(s->ps, 2 * ps->id[i], buf, ps->pushed[i], NULL, err, errlen);
+}
+
+double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex)
+{
+    double sq = 0;
+    for (int i = 0; i < ps->np; i++) {
+        if (ps->srv[i] < 0 || ps->s[ps->srv[i]].rank != ps->me)
+            continue;
+        int t = hg_graph_grad(ps->g, hg_graph_param_at(ps->g, i));
+        const float *x = hg_exec_data(ex, t); /* [numel] */
+        int64_t n = hg_shape_numel(&hg_graph_tensor(ps->g, t)->shape);
+        for (int64_t k = 0; k < n; k++)
+            sq += (double)x[k] * x[k];
+    }
+    return sq;
+}
+
+int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
+                         size_t errlen)
+{
+    /* the optimizer op of each served parameter names its state tensors */
+    int nn = hg_graph_n_nodes(ps->g);
+    for (int v = 0; v < nn; v++) {
+        int i = optim_param(ps->g, v);
+        if (i < 0 || ps->srv[i] < 0 || ps->s[ps->srv[i]].rank == 0)
+            continue;
+        const struct hg_node_info *nd = hg_graph_node(ps->g, v);
+        for (int k = 0; k < nd->n_in; k++) {
+            const struct hg_tensor_info *ti = hg_graph_tensor(ps->g, nd->in[k]);
+            if (ti->kind != HG_T_STATE)
+                continue;
+            void *x = hg_exec_data(ex, nd->in[k]); /* [numel] f32 */
+            size_t bytes = (size_t)hg_shape_numel(&ti->shape) * sizeof(float);
+            if (hg_comm_broadcast(ps->comm, x, bytes, ps->s[ps->srv[i]].rank, err,
+                                  errlen) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}

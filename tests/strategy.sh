@@ -1,0 +1,260 @@
+#!/bin/sh
+# Integration test: hgtrain --strategy runs data-parallel-shaped strategies
+# written by hgplan for this task (mnist without dropout, SGD with momentum,
+# a global batch of 96) on forked CPU workers:
+#  1. exactness: EV-AR, EV-PS, CP-AR, CP-PS on 2 ranks (speeds 2 and 1:
+#     rows 48/48 or 64/32), CP-PS on 3 ranks, and a hand-edited 3-rank
+#     strategy with parameter servers on ranks 0, 1 and 2 for different
+#     parameters beside AllReduce ones: the same loss at every update, and
+#     after K updates the same parameters (relative error <= 1e-5) and
+#     optimizer state (<= 1e-4) as 1 rank on the same global batches, with
+#     --clip-norm and --update-freq 2 too; the same for the small
+#     Transformer (bert, Adam) with servers on ranks 0 and 1; the mixed
+#     one resumed half-way
+#     and over tcp is bitwise the straight shm run, and so is it saved
+#     with --save-sharded (each server writing the parameters it serves)
+#     and resumed from the shards; EV-AR is bitwise the plain 2-rank data
+#     parallelism;
+#  2. refused, naming why: a model-parallel group, a group with other batch
+#     shares, a strategy for another batch, for another cluster, a job with
+#     another number of ranks, --strategy without --cluster-file;
+#  3. the parameter server (rank 1) killed mid-run: every rank exits within
+#     seconds, rank 1 named.
+set -u
+B=${HG_BUILDDIR:-.}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPLAN=${HGPLAN:-$B/hgplan}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
+SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
+    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+K=${HG_STRATEGY_UPDATES:-6}
+
+"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
+    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+run() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+        --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
+        --log-interval 1 --validate-interval 0 --threads 1 --save-dir "$tmp/$d" "$@"
+}
+losses() { sed -n 's/.*"update": \([0-9]*\),.*"loss": \([0-9.]*\),.*/\1 \2/p' "$1"; }
+same_losses() { # a b: every update's loss within 1e-5 (relative)
+    losses "$1" >"$tmp/la"
+    losses "$2" >"$tmp/lb"
+    [ "$(wc -l <"$tmp/la")" -ge "$K" ] && [ "$(wc -l <"$tmp/lb")" = "$(wc -l <"$tmp/la")" ] &&
+        paste "$tmp/la" "$tmp/lb" | awk '{ if ($1 != $3) exit 1; d = $2 - $4; if (d < 0) d = -d;
+            if (d > 1e-5 * $2 + 1e-4) exit 1 }'
+}
+
+# two ranks, the first twice as fast; three ranks, 2:1:1
+cat >"$tmp/c2.cfg" <<'EOF'
+name = "two";
+nodes = ( { name = "localhost";
+    devices = ( { kind = "cpu"; model = "fast"; count = 1; memory = "4GiB";
+                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 2.0; },
+                { kind = "cpu"; model = "slow"; count = 1; memory = "4GiB";
+                  peak_flops = "100GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
+    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
+EOF
+sed 's/"two"/"three"/; /model = "slow"/ s/count = 1/count = 2/' "$tmp/c2.cfg" >"$tmp/c3.cfg"
+grep -q 'model = "slow"; count = 2' "$tmp/c3.cfg" || bad "c3.cfg: the edit did not apply"
+plan() { # cluster baseline out
+    "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
+        --cluster "$tmp/$1.cfg" --search baselines --groups 8 --baseline "$2" \
+        --out "$tmp/$3" >"$tmp/plan.log" 2>&1 ||
+        { cat "$tmp/plan.log"; bad "hgplan $1 $2"; }
+}
+for b in EV-AR EV-PS CP-AR CP-PS MP; do
+    plan c2 $b $b.cfg
+done
+plan c3 CP-PS c3-CP-PS.cfg
+plan c3 EV-PS c3-EV-PS.cfg
+# parameter servers on ranks 1, 2, 0, ... for the groups in turn, every
+# fourth group all-reduced
+awk '/aggregate = "ps"/ { k++
+        if (k % 4 == 3) sub(/aggregate = "ps"; ps = "[^"]*";/, "aggregate = \"allreduce\";")
+        else sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 3) "\"") }
+     { print }' "$tmp/c3-CP-PS.cfg" >"$tmp/c3-mixed.cfg"
+for r in 0 1 2; do
+    grep -q "ps = \"localhost:$r\"" "$tmp/c3-mixed.cfg" || bad "c3-mixed.cfg: no PS on rank $r"
+done
+grep -q 'aggregate = "allreduce"' "$tmp/c3-mixed.cfg" || bad "c3-mixed.cfg: no AllReduce group"
+
+# ------------------------------------------------------------ 1. exactness
+run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+    { cat "$tmp/ref.log"; bad "1 rank"; }
+check() { # name ref
+    same_losses "$tmp/$2.log" "$tmp/$1.log" ||
+        { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: parameters differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-4 optimizer \
+        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
+    echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+}
+strat() { # name ranks cluster strategy rows args...
+    name=$1 n=$2 c=$3 s=$4 rows=$5
+    shift 5
+    run "$name" --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/$c.cfg" \
+        --strategy "$tmp/$s" "$@" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; bad "$name exited non-zero"; return; }
+    grep -q "strategy .*$s: data parallel, rows $rows of 96" "$tmp/$name.log" ||
+        { head -n 3 "$tmp/$name.log"; bad "$name: no 'rows $rows' line"; }
+}
+strat ev-ar 2 c2 EV-AR.cfg 48,48 && check ev-ar ref
+strat ev-ps 2 c2 EV-PS.cfg 48,48 && check ev-ps ref
+strat cp-ar 2 c2 CP-AR.cfg 64,32 && check cp-ar ref
+strat cp-ps 2 c2 CP-PS.cfg 64,32 && check cp-ps ref
+strat c3-cp-ps 3 c3 c3-CP-PS.cfg 48,24,24 && check c3-cp-ps ref
+strat c3-mixed 3 c3 c3-mixed.cfg 48,24,24 && check c3-mixed ref
+grep -q "2 parameters all-reduced, 6 on parameter servers" "$tmp/c3-mixed.log" ||
+    bad "c3-mixed: not 2 parameters all-reduced and 6 on parameter servers"
+run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
+strat c3-mixed-clip 3 c3 c3-mixed.cfg 48,24,24 --clip-norm 1 && check c3-mixed-clip refc
+grep -q '"clip": 100.0' "$tmp/c3-mixed-clip.log" || bad "c3-mixed-clip: nothing was clipped"
+run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
+    bad "1 rank, update-freq 2"
+strat c3-mixed-uf2 3 c3 c3-mixed.cfg 48,24,24 --update-freq 2 && check c3-mixed-uf2 refu
+
+# resumed half-way (the servers' optimizer state went through rank 0's
+# checkpoint) and over tcp: bitwise the straight shm run
+M="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/c3-mixed.cfg"
+run resume $M --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "c3-mixed to update $((K / 2))"
+run resume $M --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "c3-mixed resumed"
+grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
+    { head -n 5 "$tmp/resume2.log"; bad "c3-mixed: the resume did not load update $((K / 2))"; }
+run tcp $M --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
+    { cat "$tmp/tcp.log"; bad "c3-mixed over tcp"; }
+for d in resume tcp; do
+    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "c3-mixed: $d differs from the straight shm run"; }
+done
+echo "ok: c3-mixed resumed and over tcp: bitwise"
+# --save-sharded (docs/distributed.md): each server writes the parameters
+# it serves with their optimizer state, which no other rank holds (not
+# gathered to rank 0 first): the checkpoint half-way is bitwise the
+# one-file one, and resumed from its shards the run is bitwise the
+# straight one
+run half $M --max-update $((K / 2)) >"$tmp/half.log" 2>&1 || bad "c3-mixed to update $((K / 2))"
+run shard $M --max-update $((K / 2)) --save-sharded >"$tmp/shard1.log" 2>&1 ||
+    { cat "$tmp/shard1.log"; bad "c3-mixed sharded to update $((K / 2))"; }
+[ "$(ls "$tmp/shard" | grep -c '^checkpoint_last\.h5\..*\.shard[0-2]-of-3$')" = 3 ] ||
+    { ls "$tmp/shard"; bad "c3-mixed sharded: want a shard per server"; }
+"$CMP" "$tmp/half/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "c3-mixed sharded: the shards differ from the one-file checkpoint"; }
+run shard $M --max-update "$K" --save-sharded >"$tmp/shard2.log" 2>&1 ||
+    { cat "$tmp/shard2.log"; bad "c3-mixed sharded resumed"; }
+grep -q "loaded .* $((K / 2)) updates" "$tmp/shard2.log" ||
+    bad "c3-mixed sharded: the resume did not load update $((K / 2))"
+"$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "c3-mixed sharded: resumed from shards differs from the straight run"; }
+echo "ok: c3-mixed with --save-sharded: the servers' shards, resumed bitwise"
+
+# the small Transformer (bert, Adam: two state tensors per parameter,
+# sequences of different lengths): CP-PS with the servers on ranks 0 and 1
+# in turn
+S=${HG_SRCDIR:-.}
+awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
+"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+"$HGPLAN" --task bert --data "$tmp/lm" --dropout 0 --batch 16 --optimizer adam \
+    --cluster "$tmp/c2.cfg" --search baselines --groups 8 --baseline CP-PS \
+    --out "$tmp/bert-cp-ps.cfg" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan bert"; }
+awk '/aggregate = "ps"/ { k++; sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 2) "\"") } { print }' \
+    "$tmp/bert-cp-ps.cfg" >"$tmp/bert-ps01.cfg"
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+runb bert-ps01 --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/bert-ps01.cfg" \
+    >"$tmp/bert-ps01.log" 2>&1 || { cat "$tmp/bert-ps01.log"; bad "bert-ps01 exited non-zero"; }
+grep -q "rows 10,6 of 16; 0 parameters all-reduced" "$tmp/bert-ps01.log" ||
+    { head -n 3 "$tmp/bert-ps01.log"; bad "bert-ps01: not rows 10,6, every parameter on a PS"; }
+check bert-ps01 bref
+
+# EV-AR is plain data parallelism: bitwise
+run plain2 --devices cpu:2 --batch-size 48 --max-update "$K" >"$tmp/plain2.log" 2>&1 ||
+    bad "plain 2 ranks"
+"$CMP" "$tmp/plain2/checkpoint_last.h5" "$tmp/ev-ar/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "EV-AR differs from plain data parallelism"; }
+
+# ------------------------------------------------------------- 2. refused
+expect() { # pattern args...
+    pat=$1
+    shift
+    run bad "$@" >"$tmp/bad.log" 2>&1
+    rc=$?
+    [ $rc != 0 ] && grep -q -- "$pat" "$tmp/bad.log" ||
+        { cat "$tmp/bad.log"; bad "'$*': exit $rc, want an error and '$pat'"; }
+}
+expect "group 0 (op 0, conv2d) is model parallel on localhost:0; only data-parallel-shaped" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/MP.cfg"
+awk '/id = 3;/ { f = 1 } f && /replicas/ { sub(/\("localhost:1", 2\)/, "(\"localhost:1\", 1)"); f = 0 }
+     { print }' "$tmp/CP-AR.cfg" >"$tmp/uneven.cfg"
+cmp -s "$tmp/CP-AR.cfg" "$tmp/uneven.cfg" && bad "uneven.cfg: the edit did not apply"
+expect "group 3 (op [0-9]*, [a-z_0-9]*) gives localhost:0 rows \[0, 76) of the batch, group 0 (op 0) gives it \[0, 64); only data-parallel-shaped" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/uneven.cfg"
+expect "graph.batch = 96, graph mnist is planned for a batch of 64" \
+    --devices cpu:2 --batch-size 64 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg"
+expect "cluster.devices lists 3 devices, cluster two has 2" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/c3-mixed.cfg"
+expect "describes 2 devices, but the job has 3 ranks" \
+    --devices cpu:3 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg"
+expect "needs the --cluster-file it was planned for" \
+    --devices cpu:2 --batch-size 96 --strategy "$tmp/EV-AR.cfg"
+expect "graph.n_ops = 45, graph mnist has 49 ops" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg" \
+    --dropout 0.5
+echo "ok: refusals"
+
+# ------------------------------------------------- 3. the PS rank is killed
+sed 's/ps = "localhost:[0-9]"/ps = "localhost:1"/' "$tmp/c3-EV-PS.cfg" >"$tmp/ps1.cfg"
+(
+    exec "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --lr 0.01 \
+        --seed 5 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --save-dir "$tmp/kill" --devices cpu:3 --batch-size 96 --max-update 100000 \
+        --distributed-timeout 10 --cluster-file "$tmp/c3.cfg" --strategy "$tmp/ps1.cfg" \
+        >"$tmp/kill.log" 2>&1
+) &
+lp=$!
+i=0
+while ! grep -q '"update": 3,' "$tmp/kill.log" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
+victim=$(pgrep -P $lp -x hgtrain-r1)
+others=$(pgrep -P $lp | grep -vx "${victim:-x}")
+if [ -z "$victim" ]; then
+    cat "$tmp/kill.log"
+    bad "PS kill: no process named hgtrain-r1 under the launcher"
+    kill $lp
+fi
+t0=$(date +%s)
+kill -9 "$victim"
+wait $lp
+rc=$?
+dt=$(($(date +%s) - t0))
+[ $rc -ne 0 ] && [ $dt -le 10 ] || bad "PS kill: exit $rc after ${dt}s"
+grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
+    { cat "$tmp/kill.log"; bad "PS kill: the launcher did not name rank 1"; }
+grep -q "hgtrain: rank [02]: .*rank 1" "$tmp/kill.log" ||
+    { cat "$tmp/kill.log"; bad "PS kill: no other rank named rank 1"; }
+for p in $others; do
+    kill -0 "$p" 2>/dev/null && bad "PS kill: worker $p still alive"
+done
+echo "ok: the PS rank killed: the job ended in ${dt}s naming rank 1"
+exit $fail

@@ -1,0 +1,148 @@
+/* strategy.c - hgtrain --strategy: the strategy file planned for this
+ * task (hgplan --out), lowered, checked to be data-parallel shaped, and
+ * turned into what the controller runs: each rank's rows of the global
+ * batch (its budget) and each parameter's aggregation (AllReduce or the
+ * rank of its parameter server).  The controller never sees the planner:
+ * it gets these plain arrays in its config. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+#include "trainer/strategy.h"
+
+void hg_strat_free(struct hg_strat_run *s)
+{
+    if (!s)
+        return;
+    free(s->rank_sent);
+    free(s->agg_ps);
+    memset(s, 0, sizeof *s);
+}
+
+/* The rows each device holds of op v ([ndev][2], zeros where none). */
+static void op_rows(const struct hg_lowered *lw, int v, int64_t *rows)
+{
+    memset(rows, 0, (size_t)lw->ndev * 2 * sizeof *rows);
+    const struct hg_lop *op = &lw->ops[v];
+    for (int k = 0; k < op->nplace; k++) {
+        rows[2 * op->place[k].dev] = op->place[k].begin;
+        rows[2 * op->place[k].dev + 1] = op->place[k].end;
+    }
+}
+
+/* Every op holds the same rows on the same devices as op 0: -1 with err
+ * naming the first op group that does not. */
+static int dp_shaped(const struct hg_lowered *lw, const struct hg_strategy *st,
+                     const struct hg_cluster *c, const char *path, int64_t *ref,
+                     int64_t *rows, char *err, size_t errlen)
+{
+    op_rows(lw, 0, ref);
+    for (int v = 0; v < lw->nops; v++) {
+        int k = lw->ops[v].group;
+        const struct hg_gcfg *g = &st->cfg[k];
+        if (g->mode == HG_MODE_MP)
+            return hg_kerr(err, errlen, "--strategy %s: group %d (op %d, %s) is model "
+                           "parallel on %s; only data-parallel-shaped strategies (every "
+                           "group replicated over the same devices with the same batch "
+                           "shares) execute so far", path, k, v, hg_op_table[lw->pg->ops[v].kind].name,
+                           c->devices[g->device].name);
+        op_rows(lw, v, rows);
+        for (int d = 0; d < lw->ndev; d++)
+            if (rows[2 * d] != ref[2 * d] || rows[2 * d + 1] != ref[2 * d + 1])
+                return hg_kerr(err, errlen, "--strategy %s: group %d (op %d, %s) gives %s "
+                               "rows [%lld, %lld) of the batch, group %d (op 0) gives it "
+                               "[%lld, %lld); only data-parallel-shaped strategies (every "
+                               "group replicated over the same devices with the same batch "
+                               "shares) execute so far", path, k, v,
+                               hg_op_table[lw->pg->ops[v].kind].name, c->devices[d].name,
+                               (long long)rows[2 * d], (long long)rows[2 * d + 1],
+                               lw->ops[0].group, (long long)ref[2 * d],
+                               (long long)ref[2 * d + 1]);
+    }
+    return 0;
+}
+
+int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluster_file,
+                  const struct hg_task *task, void *ts, int64_t batch, int64_t max_len,
+                  enum hg_optim optim, const union hg_attr *hyper, int world,
+                  char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct hg_cluster *c = NULL;
+    struct hg_graph *g = hg_graph_new();
+    struct hg_pgraph *pg = NULL;
+    struct hg_strategy *st = NULL;
+    struct hg_lowered *lw = NULL;
+    int64_t *ref = NULL, *rows = NULL;
+    char e[512] = "";
+    int rc = -1;
+    struct hg_task_model m;
+    memset(&m, 0, sizeof m);
+    if (hg_cluster_load(&c, cluster_file, err, errlen) != 0)
+        goto done;
+    if (c->ndev != world) {
+        hg_kerr(err, errlen, "--strategy %s: cluster %s (--cluster-file %s) has %d devices, "
+                "the job has %d ranks (device d runs as rank d)", path, c->name, cluster_file,
+                c->ndev, world);
+        goto done;
+    }
+    /* the graph hgplan --task plans: the task's build, backward, optimizer */
+    if (task->build(ts, g, batch, max_len, 1, &m, e, sizeof e) != 0) {
+        hg_kerr(err, errlen, "--strategy %s: task %s: %s", path, task->name, e);
+        goto done;
+    }
+    hg_graph_backward(g, m.loss);
+    hg_graph_optimizer(g, optim, hyper);
+    if (hg_pgraph_build(&pg, g, c, task->name, batch, e, sizeof e) != 0 ||
+        hg_strategy_load(&st, path, pg, e, sizeof e) != 0) {
+        hg_kerr(err, errlen, "--strategy %s: %s", path, e);
+        goto done;
+    }
+    lw = hg_lower_new(pg);
+    ref = malloc((size_t)c->ndev * 2 * sizeof *ref);   /* [ndev][2] */
+    rows = malloc((size_t)c->ndev * 2 * sizeof *rows); /* [ndev][2] */
+    out->rank_sent = calloc((size_t)world, sizeof *out->rank_sent);
+    out->agg_ps = malloc((size_t)(pg->nparams ? pg->nparams : 1) * sizeof *out->agg_ps);
+    if (!lw || !ref || !rows || !out->rank_sent || !out->agg_ps) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    if (hg_lower_full(lw, st, e, sizeof e) != 0) {
+        hg_kerr(err, errlen, "--strategy %s: %s", path, e);
+        goto done;
+    }
+    if (dp_shaped(lw, st, c, path, ref, rows, err, errlen) != 0)
+        goto done;
+    out->world = world;
+    for (int d = 0; d < world; d++)
+        out->rank_sent[d] = ref[2 * d + 1] - ref[2 * d];
+    out->nparams = pg->nparams;
+    int nar = 0;
+    for (int i = 0; i < pg->nparams; i++) {
+        const struct hg_lagg *a = &lw->agg[i];
+        out->agg_ps[i] = a->kind == HG_LAGG_PS ? a->ps : -1;
+        out->nps += a->kind == HG_LAGG_PS;
+        nar += a->kind == HG_LAGG_RING || a->kind == HG_LAGG_HIER;
+    }
+    int n = snprintf(out->desc, sizeof out->desc, "| strategy %s: data parallel, rows", path);
+    for (int d = 0; d < world && n > 0 && n < (int)sizeof out->desc - 40; d++)
+        n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%lld", d ? "," : " ",
+                      (long long)out->rank_sent[d]);
+    if (n > 0 && n < (int)sizeof out->desc)
+        snprintf(out->desc + n, sizeof out->desc - (size_t)n, " of %lld; %d parameters "
+                 "all-reduced, %d on parameter servers\n", (long long)batch, nar, out->nps);
+    rc = 0;
+done:
+    if (rc != 0)
+        hg_strat_free(out);
+    free(ref);
+    free(rows);
+    hg_lower_free(lw);
+    hg_strategy_free(st);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+    return rc;
+}

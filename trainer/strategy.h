@@ -1,0 +1,35 @@
+/* strategy.h - hgtrain --strategy: a strategy planned by hgplan for this
+ * task's training graph, lowered (planner/lower.c) and reduced to what the
+ * controller runs: per-rank batch budgets and per-parameter aggregation
+ * (docs/planner.md, "Executing a strategy"). */
+#ifndef HG_TRAINER_STRATEGY_H
+#define HG_TRAINER_STRATEGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph/hg_graph.h"
+#include "tasks/hg_task.h"
+
+struct hg_strat_run {
+    int world;
+    int64_t *rank_sent;   /* [world] rows of the global batch per rank */
+    int nparams;
+    int *agg_ps;          /* [nparams] -1: AllReduce over the job; r: PS rank r */
+    int nps;              /* parameters served by a PS */
+    char desc[256];       /* one line for the log */
+};
+
+/* Builds the task's training graph for the global batch `batch` (the same
+ * build, backward and optimizer as the train plan), the planner graph over
+ * cluster_file, loads the strategy file against it (a strategy for another
+ * graph, batch or cluster is refused naming the first mismatch), lowers
+ * it and checks that it is data-parallel shaped for `world` ranks.  -1 with
+ * err naming the file and what is refused. */
+int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluster_file,
+                  const struct hg_task *task, void *ts, int64_t batch, int64_t max_len,
+                  enum hg_optim optim, const union hg_attr *hyper, int world,
+                  char *err, size_t errlen);
+void hg_strat_free(struct hg_strat_run *s);
+
+#endif
