@@ -39,6 +39,8 @@ struct hg_ctl {
     struct hg_dp *dp;        /* the comm callbacks of the train plan */
     int early;               /* comm nodes may start from the backward */
     int nbk;                 /* gradient buckets started from the backward */
+    int *owner;              /* [train.g's params] the rank owning each
+                                (hg_ctl_param_owner) */
     struct hg_psagg *ps;     /* parameter servers of cfg.agg_ps, or NULL */
     double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
                                     rank serves, of all served ones */
