@@ -101,7 +101,7 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
                          struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,
                          size_t errlen);
 void hg__mp_free(struct hg_mp *mp);
-/* The step the next pass's transfers carry (both ends check it). */
+/* The update the next pass belongs to (both ends of a transfer check it). */
 void hg__mp_set_step(struct hg_mp *mp, uint64_t step);
 /* Every parameter and its optimizer state broadcast from its owner: every
  * rank then holds all of them (checkpoints, validation). */

@@ -219,11 +219,11 @@ struct hg_mp {
     const struct hg_graph *g;
     const int *op_rank;   /* [n_op_rank] cfg.op_rank */
     int n_op_rank;
-    uint64_t step;        /* the pass's step (hg__mp_set_step) */
+    uint64_t step;        /* the update the pass belongs to (hg__mp_set_step) */
 };
 
 /* What precedes every transfer on the wire: the two ends check that they
- * pair up (the same transfer of the same step). */
+ * pair up (the same transfer of the same update). */
 struct wire {
     uint64_t step;
     int64_t tag;
@@ -250,23 +250,23 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
     if (send) {
         if (hg_comm_send(mp->comm, &w, sizeof w, peer, e, sizeof e) != 0 ||
             hg_comm_send(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
-            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, step "
+            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
                            "%llu) to rank %d: %s", me, name, (long long)w.tag,
                            (unsigned long long)w.step, peer, e);
         return 0;
     }
     if (hg_comm_recv(mp->comm, &o, sizeof o, peer, e, sizeof e) != 0)
-        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, step "
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
                        "%llu) from rank %d: %s", me, name, (long long)w.tag,
                        (unsigned long long)w.step, peer, e);
     if (o.step != w.step || o.tag != w.tag || o.bytes != w.bytes)
-        return hg_kerr(err, errlen, "rank %d: rank %d sent transfer %lld of step %llu "
-                       "(%lld bytes), expected transfer %lld of step %llu (%lld bytes): the "
+        return hg_kerr(err, errlen, "rank %d: rank %d sent transfer %lld of update %llu "
+                       "(%lld bytes), expected transfer %lld of update %llu (%lld bytes): the "
                        "ranks run different placements", me, peer, (long long)o.tag,
                        (unsigned long long)o.step, (long long)o.bytes, (long long)w.tag,
                        (unsigned long long)w.step, (long long)w.bytes);
     if (hg_comm_recv(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
-        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, step "
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
                        "%llu) from rank %d: %s", me, name, (long long)w.tag,
                        (unsigned long long)w.step, peer, e);
     return 0;

@@ -244,7 +244,7 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
     if (c->mp)
-        hg__mp_set_step(c->mp, hs.step);
+        hg__mp_set_step(c->mp, num_updates + 1);
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
         hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
