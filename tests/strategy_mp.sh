@@ -9,7 +9,8 @@
 #     baseline and 5 random placements: the same loss at every update and,
 #     after K updates, the same parameters and optimizer state as 1 rank
 #     on the same batches (relative error <= 1e-5; they are bitwise today);
-#     the validation loss of 1 rank;
+#     the validation loss of 1 rank; a small translation Transformer with
+#     the MP baseline and 3 random placements;
 #  2. a placement resumed half-way and run over tcp: bitwise the straight
 #     shm run;
 #  3. refused, naming why: a strategy mixing model- and data-parallel
@@ -150,6 +151,48 @@ for seed in 1 2 3 4 5; do
     n=$((2 + seed % 2))
     place bMP$n-ops.cfg brand$seed.cfg $seed $n
     stratb brand$seed $n c$n brand$seed.cfg && check brand$seed bref
+done
+
+# a small translation Transformer (encoder-decoder, label smoothing: the
+# loss and the NLL are two ops, possibly on two ranks; source and target
+# lengths change with every batch): the MP baseline and 3 random placements
+head -n 200 "$S/tests/data/corpus.en" >"$tmp/valid.en"
+head -n 200 "$S/tests/data/corpus.es" >"$tmp/valid.es"
+"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
+    --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/premt.log" 2>&1 ||
+    { cat "$tmp/premt.log"; bad "hgpreprocess translation"; }
+TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
+    --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
+    --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
+plan c2 MP 8 tMP.cfg $TM
+plan c2 MP 1000 tMP2-ops.cfg $TM
+plan c3 MP 1000 tMP3-ops.cfg $TM
+runt() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
+stratt() { # name ranks cluster strategy
+    runt "$1" --devices cpu:$2 --cluster-file "$tmp/$3.cfg" --strategy "$tmp/$4" \
+        >"$tmp/$1.log" 2>&1 || { cat "$tmp/$1.log"; bad "$1 exited non-zero"; return 1; }
+    grep -q "model parallel, the whole batch of 16 on every rank" "$tmp/$1.log" ||
+        { head -n 3 "$tmp/$1.log"; bad "$1: no 'model parallel' line"; }
+}
+stratt tmp 2 c2 tMP.cfg && check tmp tref
+for seed in 1 2 3; do
+    n=$((2 + seed % 2))
+    place tMP$n-ops.cfg trand$seed.cfg $seed $n
+    stratt trand$seed $n c$n trand$seed.cfg && check trand$seed tref
+done
+for t in tmp trand1 trand2 trand3; do # the NLL, counted by its op's rank
+    grep -o '"nll_loss": [0-9.]*' "$tmp/tref.log" >"$tmp/na"
+    grep -o '"nll_loss": [0-9.]*' "$tmp/$t.log" >"$tmp/nb"
+    [ -s "$tmp/na" ] && cmp -s "$tmp/na" "$tmp/nb" || bad "$t: nll_loss differs from 1 rank"
 done
 
 # ---------------------------------------- 2. resumed half-way, over tcp
