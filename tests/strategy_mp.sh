@@ -16,7 +16,8 @@
 #  3. refused, naming why: a strategy mixing model- and data-parallel
 #     groups (naming the first group), --update-freq 2;
 #  4. rank 1 killed mid-run: every rank exits within seconds, rank 1 and
-#     the tensor waited for named.
+#     the tensor waited for named; rank 1 stopped (SIGSTOP): named with
+#     the tensor after --distributed-timeout.
 set -u
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
@@ -228,39 +229,48 @@ expect "a model-parallel strategy runs CPU plans with one micro-batch per update
     --update-freq 2
 echo "ok: refusals"
 
-# -------------------------------------------------- 4. rank 1 is killed
-(
-    exec "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --lr 0.01 \
-        --seed 5 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --save-dir "$tmp/kill" --devices cpu:3 --batch-size 96 --max-update 100000 \
-        --distributed-timeout 10 --cluster-file "$tmp/c3.cfg" --strategy "$tmp/rand3.cfg" \
-        >"$tmp/kill.log" 2>&1
-) &
-lp=$!
-i=0
-while ! grep -q '"update": 3,' "$tmp/kill.log" 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
-victim=$(pgrep -P $lp -x hgtrain-r1)
-others=$(pgrep -P $lp | grep -vx "${victim:-x}")
-if [ -z "$victim" ]; then
-    cat "$tmp/kill.log"
-    bad "kill: no process named hgtrain-r1 under the launcher"
-    kill $lp
-fi
-t0=$(date +%s)
-kill -9 "$victim"
-wait $lp
-rc=$?
-dt=$(($(date +%s) - t0))
-[ $rc -ne 0 ] && [ $dt -le 10 ] || bad "kill: exit $rc after ${dt}s"
+# ---------------------------------------- 4. rank 1 killed, rank 1 stopped
+hit() { # name signal timeout: run rand3 and send rank 1 the signal at update 3
+    (
+        exec "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --lr 0.01 \
+            --seed 5 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+            --save-dir "$tmp/$1" --devices cpu:3 --batch-size 96 --max-update 100000 \
+            --distributed-timeout "$3" --cluster-file "$tmp/c3.cfg" --strategy "$tmp/rand3.cfg" \
+            >"$tmp/$1.log" 2>&1
+    ) &
+    lp=$!
+    i=0
+    while ! grep -q '"update": 3,' "$tmp/$1.log" 2>/dev/null && [ $i -lt 600 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    victim=$(pgrep -P $lp -x hgtrain-r1)
+    others=$(pgrep -P $lp | grep -vx "${victim:-x}")
+    if [ -z "$victim" ]; then
+        cat "$tmp/$1.log"
+        bad "$1: no process named hgtrain-r1 under the launcher"
+        kill $lp
+    fi
+    t0=$(date +%s)
+    kill -"$2" "$victim"
+    wait $lp
+    rc=$?
+    dt=$(($(date +%s) - t0))
+    [ $rc -ne 0 ] && [ $dt -le $(($3 + 6)) ] || bad "$1: exit $rc after ${dt}s"
+    for p in $others; do
+        kill -0 "$p" 2>/dev/null && bad "$1: worker $p still alive"
+    done
+}
+hit kill KILL 10
 grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
     { cat "$tmp/kill.log"; bad "kill: the launcher did not name rank 1"; }
 grep -q "hgtrain: rank [02]: .*\(receive\|send\) of tensor [^ ]* (transfer [0-9]*, update [0-9]*) \(from\|to\) rank 1" "$tmp/kill.log" ||
     { cat "$tmp/kill.log"; bad "kill: no other rank named rank 1 and the tensor"; }
-for p in $others; do
-    kill -0 "$p" 2>/dev/null && bad "kill: worker $p still alive"
-done
 echo "ok: rank 1 killed: the job ended in ${dt}s naming rank 1"
+# stopped: the waits' deadline (--distributed-timeout) names rank 1 and the tensor
+hit stop STOP 4
+grep -q "hgtrain: rank [02]: .*\(receive\|send\) of tensor [^ ]* (transfer [0-9]*, update [0-9]*) \(from\|to\) rank 1: .*rank 1" "$tmp/stop.log" ||
+    { cat "$tmp/stop.log"; bad "stop: no other rank named rank 1 and the tensor"; }
+kill -9 "$victim" 2>/dev/null
+echo "ok: rank 1 stopped: the job ended in ${dt}s naming rank 1"
 exit $fail
