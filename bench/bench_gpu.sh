@@ -19,7 +19,9 @@
 #        under torch.autocast with the same dtype),
 #        HG_BENCH_ARGS (more hgtrain options, e.g. "--distributed-backend nccl
 #        --bucket-cap-mb 25": one GPU running the bucketed NCCL path),
-#        HG_BENCH_ARCHS ("transformer_small transformer_base"),
+#        HG_BENCH_ARCHS ("transformer_small transformer_base"; also
+#        transformer_big: 6+6 layers, d 1024, 16 heads, FFN 4096, e.g. with
+#        HG_BENCH_MAX_TOKENS=16384),
 #        HG_BENCH_TORCH (1; 0: ours only)
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +63,7 @@ for arch in $archs; do
     case $arch in
     transformer_small) L=3 D=256 H=4 F=1024 ;;
     transformer_base) L=6 D=512 H=8 F=2048 ;;
+    transformer_big) L=6 D=1024 H=16 F=4096 ;;
     esac
     "$HGTRAIN" --task translation --data "$work/mt" --source-lang en --target-lang es \
         --arch $arch --optimizer adam --adam-betas '(0.9, 0.98)' --lr 0.0005 \

@@ -40,6 +40,8 @@ struct hg_ctl {
     struct hg_dp *dp;        /* the comm callbacks of the train plan */
     int early;               /* comm nodes may start from the backward */
     int nbk;                 /* gradient buckets started from the backward */
+    int *owner;              /* [train.g's params] the rank owning each
+                                (hg_ctl_param_owner) */
     struct hg_psagg *ps;     /* parameter servers of cfg.agg_ps, or NULL */
     double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
                                     rank serves, of all served ones (model
@@ -103,6 +105,9 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
 void hg__mp_free(struct hg_mp *mp);
 /* The update the next pass belongs to (both ends of a transfer check it). */
 void hg__mp_set_step(struct hg_mp *mp, uint64_t step);
+/* The rank owning parameter tensor `param` (that of its optimizer op);
+ * -1: no op updates it (every rank has it). */
+int hg__mp_owner(const struct hg_mp *mp, int param);
 /* Every parameter and its optimizer state broadcast from its owner: every
  * rank then holds all of them (checkpoints, validation). */
 int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen);

@@ -60,6 +60,8 @@ struct hg_ckpt_meta {
     const char *options;     /* the run's options as text (saved; on load:
                                 points into a buffer owned by the caller's
                                 struct until hg_ckpt_meta_free) */
+    int shards;              /* on load: 0: one file; else the number of
+                                shard files (a sharded checkpoint) */
 };
 
 /* Writes every param and every optimizer-state tensor of ex (by name) and
@@ -82,6 +84,36 @@ int hg_ckpt_load(const char *path, const struct hg_graph *g,
 int hg_ckpt_read_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
                       size_t errlen);
 void hg_ckpt_meta_free(struct hg_ckpt_meta *meta);
+/* Sharded saving (--save-sharded): every rank of comm (NULL: one process)
+ * calls it with the same owner[i], the rank that writes parameter i
+ * (hg_graph_param_at's order) and its optimizer state. Each rank owning
+ * any writes its shard, path.<tag>.shard<k>-of-<n> (k: the owners in rank
+ * order; tag: new at every save), like hg_ckpt_save (in memory, .tmp,
+ * fsync, rename); once every shard is durable (the ranks tell each other:
+ * an allgather), rank 0 writes path itself (rank 0's meta and the index:
+ * the shards' names, ranks, sizes, CRC-32s and parameters) the same way,
+ * then removes the shards of the checkpoint it replaced. Loading
+ * (hg_ckpt_load, hg_ckpt_read_meta) reads either form; a shard missing,
+ * of another size or CRC fails naming it. Any failure fails every rank
+ * (each removes its own new shard) and leaves the previous checkpoint
+ * whole. */
+int hg_ckpt_save_sharded(const char *path, const struct hg_graph *g,
+                         struct hg_exec *ex, const struct hg_ckpt_meta *meta,
+                         struct hg_comm *comm, const int *owner, char *err,
+                         size_t errlen);
+/* Removes the checkpoint at path and, for a sharded one, its shards;
+ * unlink(2)'s result for path. */
+int hg_ckpt_remove(const char *path);
+/* 1 when shard, a file named like a shard of checkpoint <name>, belongs
+ * to no checkpoint: <name> does not exist, is one file, or its index does
+ * not list it (left by a save killed before <name> was written, or
+ * before the old shards were removed); 0 otherwise, also when <name> is
+ * unreadable. */
+int hg_ckpt_orphan_shard(const char *shard);
+/* Writes the sharded checkpoint src (verified) as one ordinary version 2
+ * file dst (tensors by name, the same data, CRCs and metadata); src
+ * unsharded is an error. */
+int hg_ckpt_merge(const char *src, const char *dst, char *err, size_t errlen);
 
 /* ------------------------------------------------------- training step */
 
@@ -128,6 +160,14 @@ struct hg_ctl_cfg {
      * (update_freq > 1) or a GPU plan uses a host backend. */
     double bucket_cap_mb;
     int update_freq;
+    /* Who owns each parameter (holds it and its optimizer state, writes
+     * them to checkpoints: hg_ctl_param_owner).  A parameter with a server
+     * (agg_ps below) is its server's, one updated under model parallelism
+     * (op_rank below) its optimizer op's rank's; the others are rank 0's (0: whole-
+     * model data parallelism, one checkpoint file) or (1) spread over the
+     * ranks of comm, balanced by bytes (--save-sharded: each rank writes
+     * its own shard). */
+    int spread_owners;
     /* A planned strategy's gradient aggregation (the trainer lowers it;
      * NULL: AllReduce of every gradient, plain data parallelism).
      * agg_ps[i], for the i-th parameter of the graph: -1: AllReduce over
@@ -205,6 +245,19 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
  * the ranks, in place. */
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen);
+/* The rank that owns parameter i (hg_graph_param_at's order of the train
+ * graph): it holds the parameter's master copy and optimizer state and
+ * writes them to sharded checkpoints. Its parameter server when
+ * cfg.agg_ps gives one, the rank of its optimizer op under model
+ * parallelism (cfg.op_rank); else rank 0, unless cfg.spread_owners: then greedy
+ * largest first onto the rank with the fewest bytes so far (the servers'
+ * parameters counted; ties: the lower parameter index, the lower rank).
+ * The same on every rank. */
+int hg_ctl_param_owner(const struct hg_ctl *c, int i);
+/* owner[i] = hg_ctl_param_owner(c, i) for the n params of the train graph
+ * (owner holds hg_graph_n_params(hg_ctl_graph(c)) ints); the number of
+ * ranks that own at least one. */
+int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
 /* Parameter-server aggregation (cfg.agg_ps): copies the optimizer state
  * of the parameters served by ranks other than 0 to every rank (rank 0
  * then checkpoints all of it); model parallelism (cfg.op_rank): every

@@ -302,6 +302,16 @@ void hg__mp_free(struct hg_mp *mp) { free(mp); }
 
 void hg__mp_set_step(struct hg_mp *mp, uint64_t step) { mp->step = step; }
 
+int hg__mp_owner(const struct hg_mp *mp, int param)
+{
+    for (int v = 0; v < mp->n_op_rank; v++) {
+        const struct hg_node_info *nd = hg_graph_node(mp->g, v);
+        if (nd->out < 0 && nd->phase == HG_PH_UPDATE && nd->n_in > 0 && nd->in[0] == param)
+            return mp->op_rank[v];
+    }
+    return -1;
+}
+
 int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
 {
     /* each optimizer op's parameter and state from the op's rank, in the

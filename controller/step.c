@@ -119,6 +119,77 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
     return 0;
 }
 
+/* c->owner: each parameter's server (cfg.agg_ps: it holds the master copy
+ * and optimizer state), the others rank 0's or, with cfg.spread_owners,
+ * greedy largest first onto the least-loaded rank (the servers' own
+ * parameters counted in their loads); -1 when out of memory. */
+static int set_owners(struct hg_ctl *c)
+{
+    int np = hg_graph_n_params(c->train.g);
+    int world = c->comm ? hg_comm_world(c->comm) : 1;
+    c->owner = calloc((size_t)(np > 0 ? np : 1), sizeof(int)); /* [np] */
+    int *by = malloc((size_t)(np > 0 ? np : 1) * sizeof(int));        /* [np] */
+    int64_t *size = malloc((size_t)(np > 0 ? np : 1) * sizeof(int64_t)); /* [np] */
+    int64_t *load = calloc((size_t)world, sizeof(int64_t));           /* [world] */
+    int rc = c->owner && by && size && load ? 0 : -1;
+    int nfree = 0; /* parameters no server holds, in by[0..nfree) */
+    for (int i = 0; rc == 0 && i < np; i++) {
+        int t = hg_graph_param_at(c->train.g, i);
+        size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, t)->shape);
+        int server = c->comm && c->cfg.agg_ps && i < c->cfg.n_agg ? c->cfg.agg_ps[i] : -1;
+        /* model parallelism: the rank that holds and updates it */
+        if (c->mp)
+            server = hg__mp_owner(c->mp, t);
+        HG_CHECK(server < world);
+        if (server >= 0) {
+            c->owner[i] = server;
+            load[server] += size[i];
+        } else {
+            by[nfree++] = i;
+        }
+    }
+    /* largest first, ties by parameter index (insertion sort: stable) */
+    for (int i = 1; rc == 0 && i < nfree; i++)
+        for (int j = i; j > 0 && size[by[j - 1]] < size[by[j]]; j--) {
+            int t = by[j - 1];
+            by[j - 1] = by[j];
+            by[j] = t;
+        }
+    for (int k = 0; rc == 0 && c->cfg.spread_owners && k < nfree; k++) {
+        int best = 0;
+        for (int r = 1; r < world; r++)
+            if (load[r] < load[best])
+                best = r;
+        c->owner[by[k]] = best;
+        load[best] += size[by[k]];
+    }
+    free(by);
+    free(size);
+    free(load);
+    return rc;
+}
+
+int hg_ctl_param_owner(const struct hg_ctl *c, int i)
+{
+    HG_CHECK(i >= 0 && i < hg_graph_n_params(c->train.g));
+    return c->owner[i];
+}
+
+int hg_ctl_param_owners(const struct hg_ctl *c, int *owner)
+{
+    int np = hg_graph_n_params(c->train.g);
+    int world = c->comm ? hg_comm_world(c->comm) : 1;
+    int n = 0;
+    for (int r = 0; r < world; r++) {
+        int has = 0;
+        for (int i = 0; i < np; i++)
+            has |= c->owner[i] == r;
+        n += has;
+    }
+    memcpy(owner, c->owner, (size_t)np * sizeof(int));
+    return n;
+}
+
 int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
                const struct hg_ctl_cfg *cfg, char *err, size_t errlen)
 {
@@ -152,6 +223,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
                        "(%zu vs %zu parameters)", task->name, np, npv);
     }
     hg_exec_grad_block(c->train.ex, &c->ngrad);
+    if (set_owners(c) != 0) {
+        hg_ctl_free(c);
+        return hg_kerr(err, errlen, "out of memory");
+    }
     c->loss_scale = 1;
     if (cfg->lowp != HG_LOWP_NONE) {
         if (!cfg->cuda) {
@@ -186,6 +261,7 @@ void hg_ctl_free(struct hg_ctl *c)
         hg_graph_free(ps[i]->g);
     }
     hg__dp_free(c->dp);
+    free(c->owner);
     hg__psagg_free(c->ps);
     hg__mp_free(c->mp);
     free(c);

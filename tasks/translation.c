@@ -101,6 +101,7 @@ static const struct tr_arch tr_archs[] = {
     {"transformer_small", 3, 256, 1024, 4},  /* a 2-core machine in an hour */
     {"transformer_base", 6, 512, 2048, 8},   /* Vaswani et al.'s base model */
     {"transformer", 6, 512, 2048, 8},        /* fairseq's name for base */
+    {"transformer_big", 6, 1024, 4096, 16},  /* Vaswani et al.'s big model */
     {NULL, 0, 0, 0, 0}};
 #define TR_DEFAULT_ARCH "transformer_base"
 
@@ -227,8 +228,7 @@ static int tr_setup(void **state, const char *data, const struct hg_task_args *a
         if (strcmp(tr_archs[i].name, arch) == 0)
             a = &tr_archs[i];
     if (!a) {
-        snprintf(err, errlen, "translation: --arch %s: unknown (transformer_tiny, "
-                 "transformer_small, transformer_base, transformer)", arch);
+        snprintf(err, errlen, "translation: --arch %s: unknown (%s)", arch, hg_tr_archs());
         return -1;
     }
     s.enc = (struct tr_side){a->layers, a->d, a->ffn, a->heads, 0};

@@ -8,12 +8,18 @@
  * largest per-tensor error is printed too (a tensor whose sum cancels,
  * e.g. a bias gradient, shows summation-order noise more than the whole).
  * Exits 1 if a group exceeds TOL or a tensor is missing, 2 on a usage or
- * read error. */
+ * read error. A sharded checkpoint (--save-sharded) is first merged into
+ * one ordinary file (hg_ckpt_merge, which verifies every shard); a shard
+ * that fails is an error (2) naming it. */
+#define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "controller/hg_controller.h"
 
 struct walk {
     hid_t fa, fb;
@@ -87,8 +93,43 @@ int main(int argc, char **argv)
     const char *const *groups = argc > 4 ? (const char *const *)argv + 4 : def;
     int ngroups = argc > 4 ? argc - 4 : 2;
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t fa = H5Fopen(argv[1], H5F_ACC_RDONLY, H5P_DEFAULT);
-    hid_t fb = H5Fopen(argv[2], H5F_ACC_RDONLY, H5P_DEFAULT);
+    /* sharded: merged into a temporary file ([2] names, "" for none) */
+    char merged[2][64] = {"", ""};
+    const char *file[2] = {argv[1], argv[2]};
+    for (int i = 0; i < 2; i++) {
+        struct hg_ckpt_meta m;
+        char err[4400];
+        if (hg_ckpt_read_meta(file[i], &m, err, sizeof(err)) != 0) {
+            if (strstr(err, "shard")) { /* an unreadable shard is not a format question */
+                fprintf(stderr, "ckpt_cmp: %s\n", err);
+                return 2;
+            }
+            continue; /* the HDF5 open below says what is wrong */
+        }
+        int sharded = m.shards > 0;
+        hg_ckpt_meta_free(&m);
+        if (!sharded)
+            continue;
+        const char *td = getenv("TMPDIR");
+        snprintf(merged[i], sizeof(merged[i]), "%.40s/ckpt_cmp.XXXXXX", td && *td ? td : "/tmp");
+        int fd = mkstemp(merged[i]);
+        if (fd < 0) {
+            fprintf(stderr, "ckpt_cmp: cannot make a temporary file in %s\n", merged[i]);
+            return 2;
+        }
+        close(fd);
+        if (hg_ckpt_merge(file[i], merged[i], err, sizeof(err)) != 0) {
+            fprintf(stderr, "ckpt_cmp: %s\n", err);
+            unlink(merged[i]);
+            return 2;
+        }
+        file[i] = merged[i];
+    }
+    hid_t fa = H5Fopen(file[0], H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t fb = H5Fopen(file[1], H5F_ACC_RDONLY, H5P_DEFAULT);
+    for (int i = 0; i < 2; i++)
+        if (merged[i][0])
+            unlink(merged[i]); /* open: gone once closed */
     if (fa < 0 || fb < 0) {
         fprintf(stderr, "ckpt_cmp: cannot open %s\n", fa < 0 ? argv[1] : argv[2]);
         return 2;

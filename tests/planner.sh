@@ -57,7 +57,7 @@ grep -q '"name": "image"' "$tmp/mnist.json" || bad "mnist export lacks its input
 "$HGPLAN" --task mnist --dropout 0 --forward-only --export-graph "$tmp/m0.json" >/dev/null 2>&1 ||
     bad "task option --dropout"
 grep -q '"phase": "backward"' "$tmp/m0.json" && bad "--forward-only exported a backward"
-for f in heterog-8gpu heterog-12gpu hetseq-4node hetseq-8node local; do
+for f in heterog-8gpu heterog-12gpu hetseq-4node hetseq-8node local netns-2node-1g netns-2node-100m; do
     "$HGPLAN" --cluster "$EX/$f.cfg" >"$tmp/c.out" 2>&1 || { cat "$tmp/c.out"; bad "--cluster $f"; }
     grep -q "^cluster $f " "$tmp/c.out" || bad "$f summary"
 done

@@ -11,10 +11,13 @@
 #     --clip-norm and --update-freq 2 too; the same for the small
 #     Transformer (bert, Adam) with servers on ranks 0 and 1; the mixed
 #     one resumed half-way
-#     and over tcp is bitwise the straight shm run; EV-AR is bitwise the
-#     plain 2-rank data parallelism;
+#     and over tcp is bitwise the straight shm run, and so is it saved
+#     with --save-sharded (each server writing the parameters it serves)
+#     and resumed from the shards; EV-AR is bitwise the plain 2-rank data
+#     parallelism;
 #  2. refused, naming why: a group with other batch shares (model-parallel
-#     strategies: tests/strategy_mp.sh), a strategy for another batch, for another cluster, a job with
+#     strategies: tests/strategy_mp.sh), a strategy for another batch, for
+#     another cluster, a job with
 #     another number of ranks, --strategy without --cluster-file;
 #  3. the parameter server (rank 1) killed mid-run: every rank exits within
 #     seconds, rank 1 named.
@@ -137,6 +140,25 @@ for d in resume tcp; do
         { cat "$tmp/cmp"; bad "c3-mixed: $d differs from the straight shm run"; }
 done
 echo "ok: c3-mixed resumed and over tcp: bitwise"
+# --save-sharded (docs/distributed.md): each server writes the parameters
+# it serves with their optimizer state, which no other rank holds (not
+# gathered to rank 0 first): the checkpoint half-way is bitwise the
+# one-file one, and resumed from its shards the run is bitwise the
+# straight one
+run half $M --max-update $((K / 2)) >"$tmp/half.log" 2>&1 || bad "c3-mixed to update $((K / 2))"
+run shard $M --max-update $((K / 2)) --save-sharded >"$tmp/shard1.log" 2>&1 ||
+    { cat "$tmp/shard1.log"; bad "c3-mixed sharded to update $((K / 2))"; }
+[ "$(ls "$tmp/shard" | grep -c '^checkpoint_last\.h5\..*\.shard[0-2]-of-3$')" = 3 ] ||
+    { ls "$tmp/shard"; bad "c3-mixed sharded: want a shard per server"; }
+"$CMP" "$tmp/half/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "c3-mixed sharded: the shards differ from the one-file checkpoint"; }
+run shard $M --max-update "$K" --save-sharded >"$tmp/shard2.log" 2>&1 ||
+    { cat "$tmp/shard2.log"; bad "c3-mixed sharded resumed"; }
+grep -q "loaded .* $((K / 2)) updates" "$tmp/shard2.log" ||
+    bad "c3-mixed sharded: the resume did not load update $((K / 2))"
+"$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "c3-mixed sharded: resumed from shards differs from the straight run"; }
+echo "ok: c3-mixed with --save-sharded: the servers' shards, resumed bitwise"
 
 # the small Transformer (bert, Adam: two state tensors per parameter,
 # sequences of different lengths): CP-PS with the servers on ranks 0 and 1

@@ -12,7 +12,9 @@
 #     the validation loss of 1 rank; a small translation Transformer with
 #     the MP baseline and 3 random placements;
 #  2. a placement resumed half-way and run over tcp: bitwise the straight
-#     shm run;
+#     shm run; saved with --save-sharded (each parameter written by the
+#     rank of its optimizer op), bitwise the one-file checkpoint, and
+#     resumed from the shards, bitwise the straight run;
 #  3. refused, naming why: a strategy mixing model- and data-parallel
 #     groups (naming the first group), --update-freq 2;
 #  4. rank 1 killed mid-run: every rank exits within seconds, rank 1 and
@@ -209,6 +211,24 @@ for d in resume tcp; do
         { cat "$tmp/cmp"; bad "rand3: $d differs from the straight shm run"; }
 done
 echo "ok: rand3 resumed and over tcp: bitwise"
+# --save-sharded: each parameter's owner (the rank of its optimizer op)
+# writes it and its optimizer state, not gathered to rank 0 first: the
+# checkpoint half-way is bitwise the one-file one, and resumed from its
+# shards the run is bitwise the straight one
+run shard $R --max-update $((K / 2)) --save-sharded >"$tmp/shard1.log" 2>&1 ||
+    { cat "$tmp/shard1.log"; bad "rand3 sharded to update $((K / 2))"; }
+[ "$(ls "$tmp/shard" | grep -c '^checkpoint_last\.h5\..*\.shard[0-2]-of-[23]$')" -ge 2 ] ||
+    { ls "$tmp/shard"; bad "rand3 sharded: want a shard per owner (2 or 3)"; }
+run half $R --max-update $((K / 2)) >"$tmp/half.log" 2>&1 || bad "rand3 to update $((K / 2))"
+"$CMP" "$tmp/half/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "rand3 sharded: the shards differ from the one-file checkpoint"; }
+run shard $R --max-update "$K" --save-sharded >"$tmp/shard2.log" 2>&1 ||
+    { cat "$tmp/shard2.log"; bad "rand3 sharded resumed"; }
+grep -q "loaded .* $((K / 2)) updates" "$tmp/shard2.log" ||
+    bad "rand3 sharded: the resume did not load update $((K / 2))"
+"$CMP" "$tmp/rand3/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "rand3 sharded: resumed from shards differs from the straight run"; }
+echo "ok: rand3 with --save-sharded: the owners' shards, resumed bitwise"
 
 # ------------------------------------------------------------- 3. refused
 expect() { # pattern args...

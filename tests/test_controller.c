@@ -4,6 +4,7 @@
  * mismatches named, every flipped byte detected or harmless. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -360,6 +361,102 @@ static int test_tmpfs_full(const char *dir)
     return 0;
 }
 
+/* The one shard of dir/name written by a world of 1 ("" if none) */
+static void one_shard(const char *dir, const char *name, char *out, size_t len)
+{
+    char pat[600];
+    snprintf(pat, sizeof(pat), "%s/%s.*.shard*", dir, name);
+    glob_t gl;
+    out[0] = 0;
+    if (glob(pat, 0, NULL, &gl) == 0) {
+        if (gl.gl_pathc == 1)
+            snprintf(out, len, "%s", gl.gl_pathv[0]);
+        globfree(&gl);
+    }
+}
+
+/* Sharded saving in one process (every parameter rank 0's: one shard),
+ * merging, removing, orphans; the collective form: tests/ckpt_sharded.sh. */
+static void test_sharded(const char *dir)
+{
+    char path[512], merged[512], err[4600], shard[600], shard2[600];
+    snprintf(path, sizeof(path), "%s/checkpoint_s.h5", dir);
+    snprintf(merged, sizeof(merged), "%s/merged.h5", dir);
+    struct net a, b, c;
+    net_build(&a, 16);
+    for (uint64_t s = 1; s <= 3; s++)
+        net_step(&a, s);
+    int owner[4] = {0, 0, 0, 0}; /* [params] */
+    REQUIRE(hg_graph_n_params(a.g) == 4, "%d params", hg_graph_n_params(a.g));
+    struct hg_ckpt_meta meta = {.epoch = 2, .num_updates = 3, .iter = {.epoch = 3, .step = 17},
+                                .seed = 99, .best_metric = 1.25, .metric_name = "loss",
+                                .options = "--lr 0.01 --task mnist"};
+    EXPECT(hg_ckpt_save_sharded(path, a.g, a.ex, &meta, NULL, owner, err, sizeof(err)) == 0,
+           "%s", err);
+    one_shard(dir, "checkpoint_s.h5", shard, sizeof(shard));
+    EXPECT(shard[0], "no single shard of %s", path);
+    struct hg_ckpt_meta got;
+    EXPECT(hg_ckpt_read_meta(path, &got, err, sizeof(err)) == 0 && got.shards == 1 &&
+               got.num_updates == 3 && strcmp(got.options, meta.options) == 0,
+           "read_meta: %s", err);
+    hg_ckpt_meta_free(&got);
+    net_build(&b, 16);
+    EXPECT(hg_ckpt_load(path, b.g, b.ex, 0, &got, err, sizeof(err)) == 0 && got.shards == 1 &&
+               got.iter.step == 17, "load: %s", err);
+    hg_ckpt_meta_free(&got);
+    EXPECT(same_blocks(&a, &b), "sharded: params/state differ after load");
+    /* saved again: a new shard, the old one gone */
+    EXPECT(hg_ckpt_save_sharded(path, a.g, a.ex, &meta, NULL, owner, err, sizeof(err)) == 0,
+           "%s", err);
+    one_shard(dir, "checkpoint_s.h5", shard2, sizeof(shard2));
+    EXPECT(shard2[0] && strcmp(shard, shard2) != 0 && access(shard, F_OK) != 0,
+           "second save: shards %s, %s", shard, shard2);
+    /* merged: one version 2 file with the same tensors */
+    EXPECT(hg_ckpt_merge(path, merged, err, sizeof(err)) == 0, "merge: %s", err);
+    net_build(&c, 16);
+    EXPECT(hg_ckpt_load(merged, c.g, c.ex, 0, &got, err, sizeof(err)) == 0 && got.shards == 0 &&
+               got.checksummed && got.best_metric == 1.25, "merged: %s", err);
+    hg_ckpt_meta_free(&got);
+    EXPECT(same_blocks(&a, &c), "merged: params/state differ");
+    EXPECT(hg_ckpt_merge(merged, path, err, sizeof(err)) == -1 &&
+               strstr(err, "not a sharded checkpoint"), "merge of one file: %s", err);
+    /* orphans: not listed, no such checkpoint; listed or not shard-named: kept */
+    char orphan[700];
+    snprintf(orphan, sizeof(orphan), "%s/checkpoint_s.h5.0badf00d.shard0-of-1", dir);
+    EXPECT(hg_ckpt_orphan_shard(orphan) == 1 && hg_ckpt_orphan_shard(shard2) == 0,
+           "orphan: not listed / listed");
+    snprintf(orphan, sizeof(orphan), "%s/nothing.h5.0badf00d.shard0-of-1", dir);
+    EXPECT(hg_ckpt_orphan_shard(orphan) == 1, "orphan: no checkpoint of that name");
+    snprintf(orphan, sizeof(orphan), "%s/checkpoint_s.h5.notatag.shard0-of-1", dir);
+    EXPECT(hg_ckpt_orphan_shard(orphan) == 0, "orphan: not a shard's name");
+    /* a corrupt shard is named */
+    size_t len = 0;
+    char *img = slurp(shard2, &len);
+    REQUIRE(img && len > 2000, "read %s", shard2);
+    img[len / 2] ^= 1;
+    spit(shard2, img, len);
+    img[len / 2] ^= 1;
+    EXPECT(hg_ckpt_load(path, c.g, c.ex, 0, &got, err, sizeof(err)) == -1 &&
+               strstr(err, shard2) && strstr(err, "checksum mismatch"), "corrupt shard: %s", err);
+    spit(shard2, img, len - 1);
+    EXPECT(hg_ckpt_read_meta(path, &got, err, sizeof(err)) == -1 && strstr(err, shard2) &&
+               strstr(err, "truncated"), "truncated shard: %s", err);
+    spit(shard2, img, len);
+    free(img);
+    /* a one-file save over it, and removal, take the shards along */
+    EXPECT(hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(access(shard2, F_OK) != 0, "one-file save left the shard %s", shard2);
+    EXPECT(hg_ckpt_save_sharded(path, a.g, a.ex, &meta, NULL, owner, err, sizeof(err)) == 0,
+           "%s", err);
+    one_shard(dir, "checkpoint_s.h5", shard, sizeof(shard));
+    EXPECT(hg_ckpt_remove(path) == 0 && access(path, F_OK) != 0 && shard[0] &&
+               access(shard, F_OK) != 0, "remove left %s or its shard", path);
+    net_free(&a);
+    net_free(&b);
+    net_free(&c);
+    printf("ok  sharded checkpoints in one process: load, merge, orphans, corrupt shards\n");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/hg_ckpt_XXXXXX";
@@ -383,6 +480,7 @@ int main(void)
     EXPECT(child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st) &&
                WEXITSTATUS(st) == 0, "corruption tests: child status %#x", st);
     test_checkpoints(dir);
+    test_sharded(dir);
     test_tmpfs_full(dir);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

@@ -213,10 +213,14 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
                 size_t errlen)
 {
     char path[4096];
-    if (hg_ctl_sync_state(r->ctl, err, errlen) != 0) /* state on other PS ranks */
-        return -1;
-    if (r->rank != 0)
-        return 0; /* rank 0 writes for everyone: the parameters are equal */
+    if (!r->o.save_sharded) {
+        /* rank 0 writes for everyone: the parameters are equal, and the
+         * optimizer state on other PS ranks comes to it first */
+        if (hg_ctl_sync_state(r->ctl, err, errlen) != 0)
+            return -1;
+        if (r->rank != 0)
+            return 0;
+    }
     if (ckpt_path(r, name, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--save-dir too long");
     struct hg_ckpt_meta m = {
@@ -232,8 +236,19 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .wall = hg_now() - r->t_start,
         .options = r->opts_text,
     };
-    return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
-                        errlen);
+    if (!r->o.save_sharded)
+        return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
+                            errlen);
+    /* every rank writes the parameters it owns, rank 0 the index */
+    int np = hg_graph_n_params(hg_ctl_graph(r->ctl));
+    int *owner = malloc((size_t)(np > 0 ? np : 1) * sizeof(int)); /* [np] */
+    if (!owner)
+        return hg_kerr(err, errlen, "out of memory");
+    hg_ctl_param_owners(r->ctl, owner);
+    int rc = hg_ckpt_save_sharded(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m,
+                                  r->comm, owner, err, errlen);
+    free(owner);
+    return rc;
 }
 
 /* One job per --save-dir: an flock on SAVE_DIR/hgtrain.lock, taken by
@@ -322,7 +337,7 @@ static void prune(const struct run *r, const char *pattern, int64_t keep)
             gl.gl_pathv[j] = t;
         }
     for (size_t i = 0; i + (size_t)keep < gl.gl_pathc; i++)
-        unlink(gl.gl_pathv[i]);
+        hg_ckpt_remove(gl.gl_pathv[i]); /* and its shards */
     globfree(&gl);
 }
 
@@ -808,20 +823,37 @@ static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
     return 0;
 }
 
-/* A save interrupted by SIGKILL or a crash leaves <name>.h5.tmp; nothing
- * else writes those names, so they go at the next start. */
+/* A save interrupted by SIGKILL or a crash leaves <name>.h5.tmp (or a
+ * shard's <name>.h5.<tag>.shard<k>-of-<n>.tmp, or shards that no
+ * checkpoint lists); nothing else writes those names, so they go at the
+ * next start. */
 static void remove_stale_tmp(struct run *r)
 {
+    static const char *const pats[] = {"*.h5.tmp", "*.h5.*.shard*.tmp", NULL};
+    for (const char *const *p = pats; *p; p++) {
+        char pat[4096];
+        glob_t gl;
+        if (ckpt_path(r, *p, pat, sizeof(pat)) != 0 || glob(pat, 0, NULL, &gl) != 0)
+            continue;
+        for (size_t i = 0; i < gl.gl_pathc; i++)
+            if (unlink(gl.gl_pathv[i]) == 0) {
+                char line[4200];
+                snprintf(line, sizeof(line), "| removed %s (left by an interrupted save)\n",
+                         gl.gl_pathv[i]);
+                logf_line(r, line, NULL);
+            }
+        globfree(&gl);
+    }
+    /* shards of no checkpoint (a save killed between its shards and its
+     * index, or before it removed the old ones) */
     char pat[4096];
-    if (ckpt_path(r, "*.h5.tmp", pat, sizeof(pat)) != 0)
-        return;
     glob_t gl;
-    if (glob(pat, 0, NULL, &gl) != 0)
+    if (ckpt_path(r, "*.h5.*.shard*-of-*", pat, sizeof(pat)) != 0 || glob(pat, 0, NULL, &gl) != 0)
         return;
     for (size_t i = 0; i < gl.gl_pathc; i++)
-        if (unlink(gl.gl_pathv[i]) == 0) {
+        if (hg_ckpt_orphan_shard(gl.gl_pathv[i]) && unlink(gl.gl_pathv[i]) == 0) {
             char line[4200];
-            snprintf(line, sizeof(line), "| removed %s (left by an interrupted save)\n",
+            snprintf(line, sizeof(line), "| removed %s (a shard of no checkpoint)\n",
                      gl.gl_pathv[i]);
             logf_line(r, line, NULL);
         }
@@ -865,6 +897,8 @@ struct resume_meta {
     int64_t loaded, num_updates, epoch, first_step;
     double best, train_wall, wall;
 };
+
+static int prepare_save_dir(struct run *r, char *err, size_t errlen);
 
 static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
 {
@@ -965,7 +999,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .n_agg = r->strat.nparams,
                             .ps_timeout_s = o->distributed_timeout / 2,
                             .op_rank = r->strat.mp ? r->strat.op_rank : NULL,
-                            .n_op_rank = r->strat.nops};
+                            .n_op_rank = r->strat.nops,
+                            .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
     cc.loss_scale_window = o->fp16_scale_window > 0
@@ -1058,8 +1093,25 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             r->t_start = hg_now() - meta.wall;
         }
     }
-    if (r->rank != 0)
-        return 0;
+    if (r->rank == 0 && prepare_save_dir(r, err, errlen) != 0)
+        return -1;
+    /* sharded saves are collective: every rank decides the same way
+     * whether checkpoint_best.h5 is replaced */
+    if (r->comm && o->save_sharded && !o->no_save) {
+        double b[2] = {r->best, r->best_locked}; /* rank 0's */
+        if (hg_comm_broadcast(r->comm, b, sizeof(b), 0, err, errlen) != 0)
+            return -1;
+        r->best = b[0];
+        r->best_locked = b[1] != 0;
+    }
+    return 0;
+}
+
+/* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
+ * checkpoint_best.h5's metric read. */
+static int prepare_save_dir(struct run *r, char *err, size_t errlen)
+{
+    const struct hg_opts *o = &r->o;
     if (!o->no_save && mkdir_p(o->save_dir) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
     if (!o->no_save && access(o->save_dir, W_OK) != 0)
@@ -1125,9 +1177,36 @@ static int check_arch(const char *task, const char *archs, const char *arch, cha
                    arch, task, hg_suggest_text(arch, names, "", hint, sizeof(hint)), archs);
 }
 
+/* `hgtrain merge-checkpoint SHARDED.h5 OUT.h5`: a sharded checkpoint
+ * (--save-sharded) as one ordinary file, for h5py and export-pytorch. */
+static int merge_main(int argc, char **argv)
+{
+    static const char usage[] =
+        "usage: hgtrain merge-checkpoint SHARDED.h5 OUT.h5\n"
+        "  writes the checkpoint SHARDED.h5 and its shard files (--save-sharded),\n"
+        "  every CRC verified, as one ordinary checkpoint OUT.h5\n";
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (argc != 3 || argv[1][0] == '-' || argv[2][0] == '-') {
+        fputs(usage, stderr);
+        return 2;
+    }
+    char err[ERRLEN];
+    if (hg_ckpt_merge(argv[1], argv[2], err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain merge-checkpoint: %s\n", err);
+        return 1;
+    }
+    printf("| merged %s into %s\n", argv[1], argv[2]);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
+    if (argc > 1 && strcmp(argv[1], "merge-checkpoint") == 0)
+        return merge_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "generate") == 0)
         return hg_generate_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "interactive") == 0)
@@ -1142,9 +1221,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc > 1 && argv[1][0] && argv[1][0] != '-') { /* a mistyped command? */
-        static const char *const cmds[] = {"generate", "interactive", NULL};
+        static const char *const cmds[] = {"generate", "interactive", "merge-checkpoint", NULL};
         char hint[96];
-        fprintf(stderr, "hgtrain: unknown command '%s'%s (commands: generate, interactive; "
+        fprintf(stderr, "hgtrain: unknown command '%s'%s (commands: generate, interactive, "
+                "merge-checkpoint; "
                 "training takes options only: hgtrain --help)\n", argv[1],
                 hg_suggest_text(argv[1], cmds, "", hint, sizeof(hint)));
         return 2;

@@ -193,6 +193,12 @@ const struct hg_opt hg_train_opts[] = {
              "print the op kinds that took the most time at the end"},
     {.name = "no-save", .type = HG_OPT_BOOL, .group = G_CKPT,
      .offset = OFF(no_save), .help = "write no checkpoints"},
+    {.name = "save-sharded", .type = HG_OPT_BOOL, .group = G_CKPT,
+     .offset = OFF(save_sharded), .flags = HG_OPTF_NOSAVE,
+     .help = "every rank writes the parameters it owns (spread over the ranks, "
+             "balanced by bytes) to a shard file of its own, rank 0 the metadata "
+             "and the shards' index (docs/distributed.md); --save-dir must be "
+             "a directory every rank sees"},
     {.name = "no-epoch-checkpoints", .type = HG_OPT_BOOL, .group = G_CKPT,
      .offset = OFF(no_epoch_checkpoints),
      .help = "only checkpoint_last and checkpoint_best"},
@@ -282,6 +288,7 @@ const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]
 static const char usage[] =
     "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N) [options]\n"
     "       hgtrain generate|interactive --data DIR --path CHECKPOINT ... (their --help)\n"
+    "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5 (a --save-sharded checkpoint as one file)\n"
     "Options may also come from -c FILE (libconfig); the command line wins.\n";
 
 /* fairseq options with no meaning here, each with what to do instead:

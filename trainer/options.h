@@ -84,6 +84,7 @@ struct hg_opts {
     int no_save;
     int profile_ops;              /* time every op; print the top kinds */
     int no_epoch_checkpoints;
+    int save_sharded;             /* each rank writes a shard (the params it owns) */
     char *best_checkpoint_metric; /* default "loss" */
     int maximize_best_checkpoint_metric;
     int64_t patience;             /* validations without improvement; 0: off */

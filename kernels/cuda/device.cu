@@ -211,7 +211,10 @@ extern "C" struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t err
     cublasStatus_t bs;
     if ((bs = cublasCreate(&c->blas)) != CUBLAS_STATUS_SUCCESS ||
         (bs = cublasSetStream(c->blas, c->stream)) != CUBLAS_STATUS_SUCCESS ||
-        (bs = cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH)) != CUBLAS_STATUS_SUCCESS) {
+        /* fp32 GEMMs in fp32 (TF32 only with CUBLAS_TF32_TENSOR_OP_MATH,
+         * which we never set); the default mode, not the pedantic one,
+         * which may pick slower kernels */
+        (bs = cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
         hg_kerr(err, errlen, "cuda:%d: cuBLAS: %s", device, cublasGetStatusString(bs));
         hg_cuda_ctx_free(c);
         return NULL;

@@ -35,8 +35,9 @@ int hg_cuda_set_device(int device, char *err, size_t errlen);
 int hg_cuda_device_name(int device, char *buf, size_t len);
 
 /* A context on one device: makes it current for the calling thread,
- * creates a non-blocking stream, a cuBLAS handle (pedantic fp32: no TF32,
- * so results stay within fp32 rounding of the CPU's), a cuDNN handle when
+ * creates a non-blocking stream, a cuBLAS handle (default math mode: fp32
+ * GEMMs in fp32, never TF32, so results stay within fp32 rounding of the
+ * CPU's), a cuDNN handle when
  * built with cuDNN, and the device error word.  Kernels of hg_op_table's
  * .cuda column take it as ctx->dev. */
 struct hg_cuda_ctx *hg_cuda_ctx_new(int device, char *err, size_t errlen);

@@ -1,5 +1,5 @@
 /* matmul.cu - MATMUL and MATMUL_REDUCE through cuBLAS (the context's handle:
- * pedantic fp32, no TF32, on the context's stream).
+ * fp32 in cuBLAS's default math mode, never TF32, on the context's stream).
  *
  * Mixed precision (ctx->lowp, --bf16/--fp16): both operands are first
  * rounded to bf16/fp16 copies in the workspace (hg_ws_cuda_matmul*), then
@@ -40,11 +40,30 @@ template <> __device__ __nv_bfloat16 to_lowp<__nv_bfloat16>(float x)
 }
 template <> __device__ __half to_lowp<__half>(float x) { return __float2half_rn(x); }
 
+/* 4 low-precision values as one 8-byte store */
+template <typename T> struct __align__(8) lowp4 { T v[4]; };
+
+/* y[i] = x[i] rounded, for two arrays in one launch: units of 4 elements
+ * (one 16-byte load, one 8-byte store where x is 16-byte aligned; the
+ * workspace copies always are), unit u < ua in the first array. */
 template <typename T>
-__global__ static void round_kernel(const float *x, T *y, long long n)
+__global__ static void round2_kernel(const float *x0, T *y0, long long n0, const float *x1,
+                                     T *y1, long long n1, long long ua, long long units)
 {
-    HG_CU_FOR(i, n)
-    y[i] = to_lowp<T>(x[i]);
+    HG_CU_FOR(u, units) {
+        const bool first = u < ua;
+        const float *x = first ? x0 : x1;
+        T *y = first ? y0 : y1;
+        const long long n = first ? n0 : n1, i = (first ? u : u - ua) * 4;
+        if (i + 4 <= n && (uintptr_t)(x + i) % 16 == 0) {
+            const float4 v = *(const float4 *)(x + i);
+            lowp4<T> o = {{to_lowp<T>(v.x), to_lowp<T>(v.y), to_lowp<T>(v.z), to_lowp<T>(v.w)}};
+            *(lowp4<T> *)(y + i) = o;
+        } else {
+            for (long long j = i; j < i + 4 && j < n; j++)
+                y[j] = to_lowp<T>(x[j]);
+        }
+    }
 }
 
 /* Low-precision copies of A[na] and B[nb] in the workspace: *la, *lb. */
@@ -55,19 +74,14 @@ static int lowp_operands(const struct hg_kargs *a, const float *A, int64_t na,
     HG_CHECK(a->ctx->ws_bytes >= lowp_bytes(na) + lowp_bytes(nb));
     *la = a->ctx->ws;
     *lb = (char *)a->ctx->ws + lowp_bytes(na);
-    if (a->ctx->lowp == HG_LOWP_BF16) {
-        round_kernel<<<hg_cu_blocks(a, na), HG_CU_THREADS, 0, cu->stream>>>(
-            A, (__nv_bfloat16 *)*la, (long long)na);
-        HG_CU_LAUNCHED(a);
-        round_kernel<<<hg_cu_blocks(a, nb), HG_CU_THREADS, 0, cu->stream>>>(
-            B, (__nv_bfloat16 *)*lb, (long long)nb);
-    } else {
-        round_kernel<<<hg_cu_blocks(a, na), HG_CU_THREADS, 0, cu->stream>>>(
-            A, (__half *)*la, (long long)na);
-        HG_CU_LAUNCHED(a);
-        round_kernel<<<hg_cu_blocks(a, nb), HG_CU_THREADS, 0, cu->stream>>>(
-            B, (__half *)*lb, (long long)nb);
-    }
+    const long long ua = (na + 3) / 4, units = ua + (nb + 3) / 4;
+    if (a->ctx->lowp == HG_LOWP_BF16)
+        round2_kernel<<<hg_cu_blocks(a, units), HG_CU_THREADS, 0, cu->stream>>>(
+            A, (__nv_bfloat16 *)*la, (long long)na, B, (__nv_bfloat16 *)*lb, (long long)nb,
+            ua, units);
+    else
+        round2_kernel<<<hg_cu_blocks(a, units), HG_CU_THREADS, 0, cu->stream>>>(
+            A, (__half *)*la, (long long)na, B, (__half *)*lb, (long long)nb, ua, units);
     HG_CU_LAUNCHED(a);
     return 0;
 }
@@ -96,8 +110,6 @@ static int gemm(const struct hg_kargs *a, cublasOperation_t ox, cublasOperation_
     if (lowp_operands(a, X, nx, W, nw, &lx, &lw) != 0)
         return -1;
     const cudaDataType_t t = a->ctx->lowp == HG_LOWP_BF16 ? CUDA_R_16BF : CUDA_R_16F;
-    /* the handle is pedantic for fp32; tensor cores need the default mode */
-    HG_CU_BLAS(a, cublasSetMathMode(cu->blas, CUBLAS_DEFAULT_MATH));
     cublasStatus_t s =
         batch == 1 ? cublasGemmEx(cu->blas, ox, ow, m, n, k, &alpha, lx, t, ldx, lw, t, ldw,
                                   &zero, Y, CUDA_R_32F, ldy, CUBLAS_COMPUTE_32F,
@@ -106,7 +118,6 @@ static int gemm(const struct hg_kargs *a, cublasOperation_t ox, cublasOperation_
                                                 ldx, sx, lw, t, ldw, sw, &zero, Y,
                                                 CUDA_R_32F, ldy, sy, batch,
                                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    HG_CU_BLAS(a, cublasSetMathMode(cu->blas, CUBLAS_PEDANTIC_MATH));
     HG_CU_BLAS(a, s);
     return 0;
 }
