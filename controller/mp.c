@@ -139,10 +139,11 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
             return hg_kerr(err, errlen, "model parallelism: op %d (%s) is placed on rank "
                            "%d, the job has %d", v, hg_op_table[hg_graph_node(g, v)->op].name,
                            cfg->op_rank[v], world);
-    int *src = malloc((size_t)(nt ? nt : 1) * sizeof *src);                  /* [nt] */
-    unsigned char *need = malloc((size_t)(nt ? nt : 1) * (size_t)world);    /* [nt][world] */
-    struct xfer *xf = malloc((size_t)(nt ? nt : 1) * (size_t)world * sizeof *xf); /* [<= nt*world] */
-    int *node = malloc((size_t)(nt ? nt : 1) * (size_t)world * sizeof *node);  /* [nx] SEND/RECV of me, -1 */
+    size_t cap = (size_t)(nt ? nt : 1) * (size_t)world;
+    int *src = malloc((size_t)(nt ? nt : 1) * sizeof *src); /* [nt] */
+    unsigned char *need = malloc(cap);                       /* [nt][world] */
+    struct xfer *xf = malloc(cap * sizeof *xf);              /* [<= nt * world] */
+    int *node = malloc(cap * sizeof *node); /* [nx] this rank's SEND/RECV of each, -1 */
     int *order = NULL, n = 0, rc = -1;
     if (!src || !need || !xf || !node) {
         hg_kerr(err, errlen, "out of memory");

@@ -58,8 +58,9 @@ static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st,
 
 /* Every op holds the same rows on the same devices as op 0: -1 with err
  * naming the first op group that does not. */
-static int dp_shaped(const struct hg_lowered *lw, const struct hg_cluster *c, const char *path, int64_t *ref,
-                     int64_t *rows, char *err, size_t errlen)
+static int dp_shaped(const struct hg_lowered *lw, const struct hg_cluster *c,
+                     const char *path, int64_t *ref, int64_t *rows, char *err,
+                     size_t errlen)
 {
     op_rows(lw, 0, ref);
     for (int v = 0; v < lw->nops; v++) {
