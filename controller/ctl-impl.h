@@ -23,6 +23,7 @@ struct plan {
 
 struct hg_dp; /* dp.c */
 struct hg_psagg; /* psagg.c */
+struct hg_mp; /* mp.c */
 
 struct hg_ctl {
     const struct hg_task *task;
@@ -43,7 +44,12 @@ struct hg_ctl {
                                 (hg_ctl_param_owner) */
     struct hg_psagg *ps;     /* parameter servers of cfg.agg_ps, or NULL */
     double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
-                                    rank serves, of all served ones */
+                                    rank serves, of all served ones (model
+                                    parallelism: that this rank computes, of
+                                    all) */
+    struct hg_mp *mp;        /* cfg.op_rank's transfers, or NULL */
+    int mp_loss, mp_nll;     /* model parallelism: this rank runs the loss
+                                (and sample size) op, the nll op */
 };
 
 /* dp.c: appends the AllReduce nodes of the gradient block to g (after
@@ -83,5 +89,27 @@ double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex);
 /* hg_ctl_sync_state's work. */
 int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
                          size_t errlen);
+
+/* mp.c: cfg.op_rank.  Appends to g (after hg_graph_optimizer) this
+ * rank's SEND and RECV nodes, rewires its ops' inputs made on other ranks
+ * to the RECVs and gives its order (*order malloc'ed): its ops in id
+ * order, each transfer right after the op making it (parameters first).
+ * Returns the order's length, or -1 with err (a placement that does not
+ * fit the graph, one that could deadlock). */
+int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,
+                int **order, char *err, size_t errlen);
+/* Installs the callbacks that run the SEND and RECV nodes over comm. */
+struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
+                         struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,
+                         size_t errlen);
+void hg__mp_free(struct hg_mp *mp);
+/* The update the next pass belongs to (both ends of a transfer check it). */
+void hg__mp_set_step(struct hg_mp *mp, uint64_t step);
+/* The rank owning parameter tensor `param` (that of its optimizer op);
+ * -1: no op updates it (every rank has it). */
+int hg__mp_owner(const struct hg_mp *mp, int param);
+/* Every parameter and its optimizer state broadcast from its owner: every
+ * rank then holds all of them (checkpoints, validation). */
+int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen);
 
 #endif

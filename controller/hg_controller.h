@@ -162,7 +162,8 @@ struct hg_ctl_cfg {
     int update_freq;
     /* Who owns each parameter (holds it and its optimizer state, writes
      * them to checkpoints: hg_ctl_param_owner).  A parameter with a server
-     * (agg_ps below) is its server's; the others are rank 0's (0: whole-
+     * (agg_ps below) is its server's, one updated under model parallelism
+     * (op_rank below) its optimizer op's rank's; the others are rank 0's (0: whole-
      * model data parallelism, one checkpoint file) or (1) spread over the
      * ranks of comm, balanced by bytes (--save-sharded: each rank writes
      * its own shard). */
@@ -180,6 +181,17 @@ struct hg_ctl_cfg {
     int n_agg;
     double ps_timeout_s;     /* a PS wait for a peer (0: 60 s); keep it
                                 below comm's timeout */
+    /* Model parallelism (NULL: none; the trainer lowers a strategy whose
+     * every op group is whole on one device): op_rank[v], for node v of
+     * the train graph as the task's build, hg_graph_backward and
+     * hg_graph_optimizer make it, is the rank that runs it.  Every rank
+     * feeds the whole batch; each runs its ops only, SEND/RECV nodes carry
+     * the tensors between ranks (controller/mp.c), a parameter lives on
+     * the rank of its optimizer op, the loss and sample size are counted
+     * by the loss op's rank.  No gradient aggregation (agg_ps unused);
+     * CPU plans, one micro-batch per update. */
+    const int *op_rank;      /* [n_op_rank] */
+    int n_op_rank;
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */
@@ -236,7 +248,8 @@ int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
 /* The rank that owns parameter i (hg_graph_param_at's order of the train
  * graph): it holds the parameter's master copy and optimizer state and
  * writes them to sharded checkpoints. Its parameter server when
- * cfg.agg_ps gives one; else rank 0, unless cfg.spread_owners: then greedy
+ * cfg.agg_ps gives one, the rank of its optimizer op under model
+ * parallelism (cfg.op_rank); else rank 0, unless cfg.spread_owners: then greedy
  * largest first onto the rank with the fewest bytes so far (the servers'
  * parameters counted; ties: the lower parameter index, the lower rank).
  * The same on every rank. */
@@ -247,8 +260,9 @@ int hg_ctl_param_owner(const struct hg_ctl *c, int i);
 int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
 /* Parameter-server aggregation (cfg.agg_ps): copies the optimizer state
  * of the parameters served by ranks other than 0 to every rank (rank 0
- * then checkpoints all of it).  Every rank calls it; a no-op without
- * such parameters. */
+ * then checkpoints all of it); model parallelism (cfg.op_rank): every
+ * parameter and its state from the rank that owns it.  Every rank calls
+ * it; a no-op without such parameters. */
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
 /* Parameter and graph summary for the log. */
 void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);

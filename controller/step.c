@@ -48,25 +48,36 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
             hg_graph_token_cap(p->g, kb, lens, nl, cap);
     }
     int ncomm = 0, early = 0, npull = 0;
+    /* model parallelism: no gradient aggregation; this rank's ops and the
+     * transfers between ranks (mp.c) */
+    int mp = train && cfg->comm && cfg->op_rank;
     if (train) {
         hg_graph_backward(p->g, p->m.loss);
-        if (cfg->comm)
+        if (cfg->comm && !mp)
             ncomm = hg__dp_add_allreduce(p->g, cfg, &early);
         /* a strategy's parameter servers: pushes after the buckets, pulls
          * after the optimizer (psagg.c) */
-        if (cfg->comm && cfg->agg_ps) {
+        if (cfg->comm && cfg->agg_ps && !mp) {
             int npush = hg__psagg_add(p->g, cfg, 0);
             ncomm += npush;
             early = early && npush == 0;
         }
         hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
-        if (cfg->comm && cfg->agg_ps)
+        if (cfg->comm && cfg->agg_ps && !mp)
             npull = hg__psagg_add(p->g, cfg, 1);
     }
-    int *order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
-    if (!order)
-        return hg_kerr(err, errlen, "out of memory");
-    p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+    int *order = NULL;
+    if (mp) {
+        p->n = hg__mp_plan(p->g, cfg, hg_comm_rank(cfg->comm), hg_comm_world(cfg->comm),
+                           &order, err, errlen);
+        if (p->n < 0)
+            return -1;
+    } else {
+        order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
+        if (!order)
+            return hg_kerr(err, errlen, "out of memory");
+        p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+    }
     if (npull > 0)
         p->n = hg__psagg_filter(p->g, cfg, hg_comm_rank(cfg->comm), order, p->n);
     /* the order is phase by phase: the update nodes are its tail */
@@ -87,7 +98,18 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
     if (train && cfg->comm && npull > 0 &&
         !(c->ps = hg__psagg_new(cfg->comm, p->g, p->ex, cfg, err, errlen)))
         return -1;
-    if (train && cfg->comm) {
+    if (mp) {
+        /* the loss and the sample size are counted by the loss op's rank
+         * (every rank feeds the same batch); the gradients this rank
+         * computes are the only ones in its grad block (the norm sums the
+         * ranks' squares) */
+        int me = hg_comm_rank(cfg->comm), nll = p->m.nll >= 0 ? p->m.nll : p->m.loss;
+        c->mp_loss = cfg->op_rank[hg_graph_tensor(p->g, p->m.loss)->producer] == me;
+        c->mp_nll = cfg->op_rank[hg_graph_tensor(p->g, nll)->producer] == me;
+        if (!(c->mp = hg__mp_new(cfg->comm, p->g, p->ex, cfg, err, errlen)) ||
+            hg_exec_grad_op(p->ex, HG_GRAD_ZERO, err, errlen) != 0)
+            return -1;
+    } else if (train && cfg->comm) {
         c->dp = hg__dp_new(cfg->comm, p->g, p->ex, c->ps, err, errlen);
         if (!c->dp)
             return -1;
@@ -115,6 +137,9 @@ static int set_owners(struct hg_ctl *c)
         int t = hg_graph_param_at(c->train.g, i);
         size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, t)->shape);
         int server = c->comm && c->cfg.agg_ps && i < c->cfg.n_agg ? c->cfg.agg_ps[i] : -1;
+        /* model parallelism: the rank that holds and updates it */
+        if (c->mp)
+            server = hg__mp_owner(c->mp, t);
         HG_CHECK(server < world);
         if (server >= 0) {
             c->owner[i] = server;
@@ -178,6 +203,12 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     c->comm = cfg->comm;
     if (c->cfg.max_bad_updates <= 0)
         c->cfg.max_bad_updates = 10;
+    if (cfg->comm && cfg->op_rank && (cfg->cuda || cfg->update_freq > 1)) {
+        hg_ctl_free(c);
+        return hg_kerr(err, errlen, "a model-parallel strategy runs CPU plans with one "
+                       "micro-batch per update so far (%s)", cfg->cuda ? "--devices cuda"
+                       : "--update-freq > 1: its gradients arrive outside the grad block");
+    }
     if (build(c, &c->train, task, ts, cfg, 1, err, errlen) != 0 ||
         build(c, &c->valid, task, ts, cfg, 0, err, errlen) != 0) {
         hg_ctl_free(c);
@@ -232,6 +263,7 @@ void hg_ctl_free(struct hg_ctl *c)
     hg__dp_free(c->dp);
     free(c->owner);
     hg__psagg_free(c->ps);
+    hg__mp_free(c->mp);
     free(c);
 }
 
@@ -287,14 +319,20 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
+    if (c->mp)
+        hg__mp_set_step(c->mp, num_updates + 1);
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
         hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
-    st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
-    st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
-                                                ? c->train.m.nll : c->train.m.loss);
-    st->sample_size += ss;
-    st->nsentences += (double)b->size;
+    /* model parallelism: each counted once, by the rank that has it */
+    if (!c->mp || c->mp_loss) {
+        st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
+        st->sample_size += ss;
+        st->nsentences += (double)b->size;
+    }
+    if (!c->mp || c->mp_nll)
+        st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
+                                                    ? c->train.m.nll : c->train.m.loss);
     if (c->n_acc >= 1 && hg_exec_grad_op(c->train.ex, HG_GRAD_ADD, err, errlen) != 0)
         return -1;
     c->n_acc++;
@@ -340,6 +378,8 @@ int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
 
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen)
 {
+    if (c->mp)
+        return hg__mp_sync(c->mp, c->train.ex, err, errlen);
     return c->ps ? hg__psagg_sync_state(c->ps, c->train.ex, err, errlen) : 0;
 }
 
@@ -366,6 +406,8 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         /* the gradients a PS serves are summed on their server only: the
          * norm adds each server's part */
         c->ps_sq_own = c->ps ? hg__psagg_sumsq(c->ps, ex) : 0;
+        if (c->mp && hg_exec_grad_sumsq(ex, &c->ps_sq_own, err, errlen) != 0)
+            return -1;
         if (reduce_stats(c, st, err, errlen) != 0)
             return -1;
     }
@@ -373,8 +415,8 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         st->skipped = 1; /* nothing seen: no update */
         return 0;
     }
-    double sumsq;
-    if (hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
+    double sumsq = c->ps_sq_all;
+    if (!c->mp && hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
         return -1;
     if (c->ps)
         sumsq += c->ps_sq_all - c->ps_sq_own;
@@ -432,6 +474,14 @@ int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
 {
     if (b->size == 0)
         return 0;
+    /* model parallelism: every rank feeds the whole valid set; the
+     * parameters gathered from their owners (every rank), rank 0 counts */
+    if (c->valid_stale && c->mp && hg__mp_sync(c->mp, c->train.ex, err, errlen) != 0)
+        return -1;
+    if (c->mp && hg_comm_rank(c->comm) != 0) {
+        c->valid_stale = 0;
+        return 0;
+    }
     if (c->valid_stale) {
         size_t n, nv;
         const float *p = hg_exec_param_block(c->train.ex, &n);

@@ -13,6 +13,8 @@ struct hg_trec {
     float const_value;     /* HG_T_CONST */
     int keep;              /* live until the end of a run */
     int grad;              /* params: gradient tensor, -1 if none */
+    int like;              /* a RECV output: the tensor whose shape it takes
+                              at every resolve (hg_graph_recv_like), else -1 */
 };
 
 struct hg_graph {

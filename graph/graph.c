@@ -175,6 +175,7 @@ int hg__graph_tensor(struct hg_graph *g, const char *name, enum hg_tkind kind,
     r->info.producer = -1;
     r->info.grad_of = -1;
     r->grad = -1;
+    r->like = -1;
     return id;
 }
 
@@ -361,6 +362,44 @@ int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
     return nd.out; /* -1 for update ops */
 }
 
+int hg_graph_recv_like(struct hg_graph *g, int like, const union hg_attr *attr)
+{
+    HG_CHECK(like >= 0 && like < g->nt);
+    const struct hg_tensor_info *ti = &g->t[like].info;
+    union hg_attr at = *attr;
+    at.comm.dtype = ti->dtype;
+    at.comm.batch_axis = ti->batch_axis;
+    at.comm.ndim = ti->shape.ndim;
+    for (int i = 0; i < ti->shape.ndim; i++) {
+        HG_CHECK(ti->shape.dim[i] >= 0 && ti->shape.dim[i] <= INT32_MAX);
+        at.comm.dim[i] = (int32_t)ti->shape.dim[i]; /* the current shape; resolve follows like */
+    }
+    int t = hg_graph_op(g, HG_OP_RECV, NULL, 0, &at);
+    g->t[t].like = like;
+    /* named after what it carries, for messages */
+    size_t len = strlen(g->t[like].name) + 6;
+    char *name = malloc(len);
+    HG_CHECK(name != NULL);
+    snprintf(name, len, "%s.recv", g->t[like].name);
+    free(g->t[t].name);
+    g->t[t].name = name;
+    g->t[t].info.name = name;
+    return t;
+}
+
+void hg_graph_rewire(struct hg_graph *g, int node, int from, int to)
+{
+    HG_CHECK(node >= 0 && node < g->nn && from >= 0 && from < g->nt && to >= 0 && to < g->nt);
+    const struct hg_tensor_info *a = &g->t[from].info, *b = &g->t[to].info;
+    HG_CHECK(a->dtype == b->dtype && a->shape.ndim == b->shape.ndim);
+    for (int i = 0; i < a->shape.ndim; i++)
+        HG_CHECK(a->shape.dim[i] == b->shape.dim[i]);
+    struct hg_node_info *nd = &g->n[node];
+    for (int k = 0; k < nd->n_in; k++)
+        if (nd->in[k] == from)
+            nd->in[k] = to;
+}
+
 int hg_graph_n_tensors(const struct hg_graph *g) { return g->nt; }
 int hg_graph_n_nodes(const struct hg_graph *g) { return g->nn; }
 int hg_graph_n_params(const struct hg_graph *g) { return g->np; }
@@ -430,6 +469,18 @@ int hg_graph_resolve(struct hg_graph *g, const int64_t *sym, char *err,
         const struct hg_node_info *nd = &g->n[n];
         if (nd->out < 0)
             continue;
+        /* a RECV standing for a tensor of another rank, and that rank's
+         * readers' inputs before them (its readers come earlier in id
+         * order than it: it was appended after the optimizer) */
+        for (int k = 0; k < nd->n_in; k++) {
+            int like = g->t[nd->in[k]].like;
+            if (like >= 0)
+                g->t[nd->in[k]].info.shape = g->t[like].info.shape;
+        }
+        if (g->t[nd->out].like >= 0) {
+            g->t[nd->out].info.shape = g->t[g->t[nd->out].like].info.shape;
+            continue;
+        }
         struct hg_shape s;
         enum hg_dtype dt;
         char e[256] = "";

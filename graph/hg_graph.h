@@ -99,6 +99,15 @@ int hg_graph_op(struct hg_graph *g, enum hg_op op, const int *in, int n_in,
  * that reads a tensor depending on a parameter (no gradient rule). */
 int hg_graph_comm_span(struct hg_graph *g, enum hg_op op, int first, int last,
                        const union hg_attr *attr);
+/* Model parallelism (controller/mp.c): a RECV node whose output has the
+ * dtype, batch axis and shape of tensor `like` (made on another rank) at
+ * every resolve, so its readers see the shapes `like`'s readers would;
+ * attr->comm's peer, group and tag are kept, its dtype and dims filled
+ * in.  Returns the output. */
+int hg_graph_recv_like(struct hg_graph *g, int like, const union hg_attr *attr);
+/* Node `node` reads `to` wherever it read `from` (a RECV output standing
+ * for a tensor of another rank: the same dtype and shape). */
+void hg_graph_rewire(struct hg_graph *g, int node, int from, int to);
 /* The phase appended nodes get (backward and optimizer set their own);
  * returns the previous one.  Whole-model DP appends its AllReduce nodes in
  * HG_PH_UPDATE between hg_graph_backward and hg_graph_optimizer. */

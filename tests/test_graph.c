@@ -960,6 +960,46 @@ static void test_comm_send_recv(void)
            ws);
 }
 
+/* A RECV standing for another rank's tensor (model parallelism): its
+ * shape follows the tensor's at every resolve, and so do the shapes of
+ * the readers rewired to it, though it comes after them in id order. */
+static void test_recv_like(void)
+{
+    struct mlp m;
+    build_mlp(&m, 16, HG_OPTIM_SGD);
+    struct hg_graph *g = m.g;
+    union hg_attr at = {.comm = {.peer = 1, .tag = 7}};
+    int r = hg_graph_recv_like(g, m.h, &at);
+    const struct hg_tensor_info *ti = hg_graph_tensor(g, r);
+    EXPECT(ti->shape.ndim == 2 && ti->shape.dim[0] == 16 && ti->shape.dim[1] == 16 &&
+           ti->batch_axis == 0 && ti->dtype == HG_F32, "recv's shape");
+    EXPECT(strstr(ti->name, ".recv") != NULL, "recv named %s", ti->name);
+    EXPECT(hg_graph_node(g, ti->producer)->attr.comm.peer == 1 &&
+           hg_graph_node(g, ti->producer)->attr.comm.tag == 7, "peer and tag kept");
+    int reader = -1;
+    for (int n = 0; n < hg_graph_n_nodes(g) && reader < 0; n++) {
+        const struct hg_node_info *nd = hg_graph_node(g, n);
+        for (int k = 0; k < nd->n_in; k++)
+            if (nd->in[k] == m.h && nd->phase == HG_PH_FORWARD)
+                reader = n;
+    }
+    EXPECT(reader >= 0 && reader < ti->producer, "a forward reader of h before the recv");
+    hg_graph_rewire(g, reader, m.h, r);
+    const struct hg_node_info *nd = hg_graph_node(g, reader);
+    int reads_r = 0, reads_h = 0;
+    for (int k = 0; k < nd->n_in; k++)
+        reads_r += nd->in[k] == r, reads_h += nd->in[k] == m.h;
+    EXPECT(reads_r == 1 && reads_h == 0, "rewired: reads recv %d, h %d", reads_r, reads_h);
+    int64_t sym[1] = {5};
+    char err[256] = "";
+    EXPECT(hg_graph_resolve(g, sym, err, sizeof err) == 0, "%s", err);
+    EXPECT(hg_graph_tensor(g, r)->shape.dim[0] == 5, "recv rows %lld",
+           (long long)hg_graph_tensor(g, r)->shape.dim[0]);
+    EXPECT(hg_graph_tensor(g, nd->out)->shape.dim[0] == 5, "reader rows %lld",
+           (long long)hg_graph_tensor(g, nd->out)->shape.dim[0]);
+    hg_graph_free(g);
+}
+
 int main(void)
 {
     test_memory_plan();
@@ -976,6 +1016,7 @@ int main(void)
     test_token_cap_uneven();
     test_comm_allreduce();
     test_comm_send_recv();
+    test_recv_like();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

@@ -114,6 +114,8 @@ static void split_close(struct split *s)
 struct run {
     struct hg_opts o;
     int rank, world;      /* this process in the job */
+    int data_rank;        /* whose batches it reads: its rank; 0 for a
+                             model-parallel strategy (the whole batch) */
     struct hg_comm *comm; /* NULL: one rank */
     int cuda_device;      /* this worker's GPU, -1: the CPU */
     int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
@@ -354,7 +356,7 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
     if (hg_epoch_plan(&ep, r->valid.cost, r->valid.n, &vo, 1, err, errlen) != 0)
         return -1;
     struct hg_loader *ld;
-    struct hg_loader_opts lo = {.rank = r->rank, .prefetch = 2, .pad_id = 1,
+    struct hg_loader_opts lo = {.rank = r->data_rank, .prefetch = 2, .pad_id = 1,
                                 .timeout_s = r->o.distributed_timeout};
     if (hg_loader_open(&ld, r->valid.ds, ep, &lo, 0, err, errlen) != 0) {
         hg_epoch_free(ep);
@@ -612,7 +614,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                           err, errlen) != 0)
             return -1;
         struct hg_loader *ld;
-        struct hg_loader_opts lo = {.rank = r->rank, .prefetch = 4, .pad_id = 1,
+        struct hg_loader_opts lo = {.rank = r->data_rank, .prefetch = 4, .pad_id = 1,
                                     .timeout_s = o->distributed_timeout};
         if (hg_loader_open(&ld, r->train.ds, ep, &lo, first_step, err, errlen) != 0) {
             hg_epoch_free(ep);
@@ -935,12 +937,18 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                           o->max_sentences, r->train.max_len, oc.optim, &oc.hyper,
                           r->world, err, errlen) != 0)
             return -1;
-        if (!(r->rank_sent = malloc((size_t)r->world * sizeof(int64_t))))
-            return hg_kerr(err, errlen, "out of memory");
-        r->max_sent = 0;
-        for (int i = 0; i < r->world; i++) {
-            r->rank_sent[i] = r->strat.rank_sent[i];
-            r->max_sent = r->rank_sent[i] > r->max_sent ? r->rank_sent[i] : r->max_sent;
+        if (r->strat.mp) {
+            /* model parallel: every rank reads what one rank would, the
+             * whole global batch (rank 0's batches of a world of 1) */
+            r->data_rank = 0;
+        } else {
+            if (!(r->rank_sent = malloc((size_t)r->world * sizeof(int64_t))))
+                return hg_kerr(err, errlen, "out of memory");
+            r->max_sent = 0;
+            for (int i = 0; i < r->world; i++) {
+                r->rank_sent[i] = r->strat.rank_sent[i];
+                r->max_sent = r->rank_sent[i] > r->max_sent ? r->rank_sent[i] : r->max_sent;
+            }
         }
         if (r->rank == 0)
             logf_line(r, r->strat.desc, NULL);
@@ -962,7 +970,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     r->bo = (struct hg_batch_opts){
         .max_tokens = r->max_tok, .max_sentences = r->max_sent,
         .required_multiple = o->required_batch_size_multiple,
-        .world = r->world,
+        .world = r->strat.mp ? 1 : r->world,
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
@@ -990,6 +998,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
                             .n_agg = r->strat.nparams,
                             .ps_timeout_s = o->distributed_timeout / 2,
+                            .op_rank = r->strat.mp ? r->strat.op_rank : NULL,
+                            .n_op_rank = r->strat.nops,
                             .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
@@ -1298,6 +1308,7 @@ int main(int argc, char **argv)
     }
     r.cuda_device = L.cuda ? L.dev[local] : -1;
     r.rank = r.comm ? hg_comm_rank(r.comm) : 0;
+    r.data_rank = r.rank;
     r.world = r.comm ? hg_comm_world(r.comm) : 1;
     r.json = strcmp(r.o.log_format, "json") == 0;
     r.tty = strcmp(r.o.log_format, "tqdm") == 0 && isatty(2) && r.rank == 0;

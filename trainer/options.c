@@ -275,9 +275,12 @@ const struct hg_opt hg_train_opts[] = {
      .offset = OFF(strategy), .metavar = "FILE",
      .help = "run a strategy written by hgplan --out for this task, "
              "--cluster-file and global batch --max-sentences (device d is "
-             "rank d): its batch shares become the per-rank budgets and each "
-             "parameter is aggregated as it says (AllReduce or a parameter "
-             "server); only data-parallel-shaped strategies run so far"},
+             "rank d): a data-parallel-shaped one's batch shares become the "
+             "per-rank budgets and each parameter is aggregated as it says "
+             "(AllReduce or a parameter server); a model-parallel one (every "
+             "op group whole on one device) runs each op on its device's rank, "
+             "every rank reading the whole batch, tensors sent between ranks; "
+             "a mix of the two is refused"},
 };
 
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));

@@ -1,9 +1,10 @@
 /* strategy.c - hgtrain --strategy: the strategy file planned for this
- * task (hgplan --out), lowered, checked to be data-parallel shaped, and
- * turned into what the controller runs: each rank's rows of the global
- * batch (its budget) and each parameter's aggregation (AllReduce or the
- * rank of its parameter server).  The controller never sees the planner:
- * it gets these plain arrays in its config. */
+ * task (hgplan --out), lowered, checked to be data-parallel shaped or
+ * model parallel, and turned into what the controller runs: each rank's
+ * rows of the global batch (its budget) and each parameter's aggregation
+ * (AllReduce or the rank of its parameter server), or the rank of every
+ * op (model parallel: every rank reads the whole batch).  The controller
+ * never sees the planner: it gets these plain arrays in its config. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ void hg_strat_free(struct hg_strat_run *s)
         return;
     free(s->rank_sent);
     free(s->agg_ps);
+    free(s->op_rank);
     memset(s, 0, sizeof *s);
 }
 
@@ -32,22 +34,37 @@ static void op_rows(const struct hg_lowered *lw, int v, int64_t *rows)
     }
 }
 
+/* All groups model parallel (1), none (0), or -1 with err naming the
+ * first group whose mode differs from op 0's. */
+static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st,
+                  const char *path, char *err, size_t errlen)
+{
+    int k0 = lw->ops[0].group, mp = st->cfg[k0].mode == HG_MODE_MP;
+    for (int v = 0; v < lw->nops; v++) {
+        int k = lw->ops[v].group;
+        if ((st->cfg[k].mode == HG_MODE_MP) != mp)
+            return hg_kerr(err, errlen, "--strategy %s: group %d (op %d, %s) is %s, group "
+                           "%d (op 0, %s) is %s; a strategy mixing model-parallel and "
+                           "data-parallel groups needs split and concat along the batch "
+                           "(per-op batch sizes), not built yet: only strategies whose "
+                           "groups are all data-parallel shaped or all model parallel "
+                           "execute", path, k, v, hg_op_table[lw->pg->ops[v].kind].name,
+                           mp ? "data parallel" : "model parallel", k0,
+                           hg_op_table[lw->pg->ops[0].kind].name,
+                           mp ? "model parallel" : "data parallel");
+    }
+    return mp;
+}
+
 /* Every op holds the same rows on the same devices as op 0: -1 with err
  * naming the first op group that does not. */
-static int dp_shaped(const struct hg_lowered *lw, const struct hg_strategy *st,
-                     const struct hg_cluster *c, const char *path, int64_t *ref,
-                     int64_t *rows, char *err, size_t errlen)
+static int dp_shaped(const struct hg_lowered *lw, const struct hg_cluster *c,
+                     const char *path, int64_t *ref, int64_t *rows, char *err,
+                     size_t errlen)
 {
     op_rows(lw, 0, ref);
     for (int v = 0; v < lw->nops; v++) {
         int k = lw->ops[v].group;
-        const struct hg_gcfg *g = &st->cfg[k];
-        if (g->mode == HG_MODE_MP)
-            return hg_kerr(err, errlen, "--strategy %s: group %d (op %d, %s) is model "
-                           "parallel on %s; only data-parallel-shaped strategies (every "
-                           "group replicated over the same devices with the same batch "
-                           "shares) execute so far", path, k, v, hg_op_table[lw->pg->ops[v].kind].name,
-                           c->devices[g->device].name);
         op_rows(lw, v, rows);
         for (int d = 0; d < lw->ndev; d++)
             if (rows[2 * d] != ref[2 * d] || rows[2 * d + 1] != ref[2 * d + 1])
@@ -113,7 +130,42 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluste
         hg_kerr(err, errlen, "--strategy %s: %s", path, e);
         goto done;
     }
-    if (dp_shaped(lw, st, c, path, ref, rows, err, errlen) != 0)
+    int mp = all_mp(lw, st, path, err, errlen);
+    if (mp < 0)
+        goto done;
+    if (mp) {
+        /* every op on its group's device, device d = rank d; every rank
+         * reads the whole batch */
+        out->mp = 1;
+        out->world = world;
+        out->nops = lw->nops;
+        out->nparams = pg->nparams;
+        out->op_rank = malloc((size_t)lw->nops * sizeof *out->op_rank);
+        if (!out->op_rank) {
+            hg_kerr(err, errlen, "out of memory");
+            goto done;
+        }
+        for (int v = 0; v < lw->nops; v++) {
+            HG_CHECK(lw->ops[v].nplace == 1);
+            out->op_rank[v] = lw->ops[v].place[0].dev;
+        }
+        for (int d = 0; d < world; d++)
+            out->rank_sent[d] = batch;
+        int n = snprintf(out->desc, sizeof out->desc, "| strategy %s: model parallel, "
+                         "the whole batch of %lld on every rank; ops per rank", path,
+                         (long long)batch);
+        for (int d = 0; d < world && n > 0 && n < (int)sizeof out->desc - 24; d++) {
+            int k = 0;
+            for (int v = 0; v < lw->nops; v++)
+                k += out->op_rank[v] == d;
+            n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ", k);
+        }
+        if (n > 0 && n < (int)sizeof out->desc)
+            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "\n");
+        rc = 0;
+        goto done;
+    }
+    if (dp_shaped(lw, c, path, ref, rows, err, errlen) != 0)
         goto done;
     out->world = world;
     for (int d = 0; d < world; d++)

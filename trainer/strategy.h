@@ -17,6 +17,11 @@ struct hg_strat_run {
     int nparams;
     int *agg_ps;          /* [nparams] -1: AllReduce over the job; r: PS rank r */
     int nps;              /* parameters served by a PS */
+    int mp;               /* 1: every op group whole on one device (model
+                             parallel): every rank reads the whole batch */
+    int nops;
+    int *op_rank;         /* [nops] mp: the rank running each op of the
+                             training graph */
     char desc[256];       /* one line for the log */
 };
 
@@ -24,8 +29,10 @@ struct hg_strat_run {
  * build, backward and optimizer as the train plan), the planner graph over
  * cluster_file, loads the strategy file against it (a strategy for another
  * graph, batch or cluster is refused naming the first mismatch), lowers
- * it and checks that it is data-parallel shaped for `world` ranks.  -1 with
- * err naming the file and what is refused. */
+ * it and checks that it is data-parallel shaped (rows and aggregation per
+ * rank) or model parallel (every group whole on one device: op_rank) for
+ * `world` ranks; a mix of the two is refused.  -1 with err naming the
+ * file and what is refused. */
 int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluster_file,
                   const struct hg_task *task, void *ts, int64_t batch, int64_t max_len,
                   enum hg_optim optim, const union hg_attr *hyper, int world,

@@ -1,0 +1,336 @@
+/* mp.c - model parallelism: a strategy that places every op of the
+ * training graph whole on one rank (cfg.op_rank).  Every rank builds the
+ * same graph; this file gives each rank its part of it: the ops placed on
+ * it, a SEND node after each op whose output a node of another rank reads
+ * (one per reading rank), a RECV node standing for each tensor of another
+ * rank that its ops read (their inputs rewired to it), and the callbacks
+ * that run those nodes over comm/'s point-to-point calls.  A parameter
+ * lives on the rank of its optimizer op (its owner), which sends its value
+ * to the other ranks that read it at the start of every step. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctl-impl.h"
+
+/* One transfer of a step: tensor t from rank src to rank dst, after node
+ * `after` of the graph's id order (-1: before every node: parameters). */
+struct xfer {
+    int t, src, dst, after;
+};
+
+/* The owner of every tensor ([nt]: the rank that makes it, -1: every rank
+ * has it: inputs, constants, optimizer state, parameters no op updates). */
+static void sources(const struct hg_graph *g, const int *op_rank, int nn, int *src)
+{
+    int nt = hg_graph_n_tensors(g);
+    for (int t = 0; t < nt; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        src[t] = ti->producer >= 0 && ti->producer < nn ? op_rank[ti->producer] : -1;
+    }
+    for (int v = 0; v < nn; v++) {
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        if (nd->out < 0 && nd->phase == HG_PH_UPDATE && nd->n_in > 0 &&
+            hg_graph_tensor(g, nd->in[0])->kind == HG_T_PARAM)
+            src[nd->in[0]] = op_rank[v]; /* updated in place by its owner */
+    }
+}
+
+/* Every transfer of a step in one global order: parameters first (tensor
+ * order), then each op's output right after the op (id order), reading
+ * ranks ascending.  Every rank's sends and receives are this order
+ * filtered to the rank, so the earliest unfinished transfer always has
+ * both ends waiting for it.  Returns the count; xf[<= nt * world]. */
+static int transfers(const struct hg_graph *g, const int *op_rank, int nn, int world,
+                     const int *src, unsigned char *need, struct xfer *xf)
+{
+    int nt = hg_graph_n_tensors(g), nx = 0;
+    memset(need, 0, (size_t)nt * (size_t)world);
+    for (int v = 0; v < nn; v++) {
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        for (int k = 0; k < nd->n_in; k++) {
+            int t = nd->in[k];
+            if (src[t] >= 0 && src[t] != op_rank[v])
+                need[(size_t)t * (size_t)world + (size_t)op_rank[v]] = 1;
+        }
+    }
+    for (int t = 0; t < nt; t++)
+        if (hg_graph_tensor(g, t)->kind == HG_T_PARAM)
+            for (int q = 0; q < world; q++)
+                if (need[(size_t)t * (size_t)world + (size_t)q])
+                    xf[nx++] = (struct xfer){.t = t, .src = src[t], .dst = q, .after = -1};
+    for (int v = 0; v < nn; v++) {
+        int t = hg_graph_node(g, v)->out;
+        if (t < 0)
+            continue;
+        for (int q = 0; q < world; q++)
+            if (need[(size_t)t * (size_t)world + (size_t)q])
+                xf[nx++] = (struct xfer){.t = t, .src = src[t], .dst = q, .after = v};
+    }
+    return nx;
+}
+
+/* Plays every rank's sequence of transfers with blocking sends and
+ * receives (each waits for its peer): -1 with err naming the ranks and
+ * tensors that would wait for each other forever. */
+static int check_deadlock(const struct hg_graph *g, const struct xfer *xf, int nx,
+                          int world, char *err, size_t errlen)
+{
+    int *len = calloc((size_t)world, sizeof *len);           /* [world] */
+    int *at = calloc((size_t)world, sizeof *at);             /* [world] next of each */
+    int *seq = malloc((size_t)(2 * nx + 1) * sizeof *seq);   /* [world][<= nx] by start */
+    int *start = malloc((size_t)(world + 1) * sizeof *start); /* [world + 1] */
+    int rc = 0;
+    if (!len || !at || !seq || !start) {
+        rc = hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < nx; i++)
+        len[xf[i].src]++, len[xf[i].dst]++;
+    start[0] = 0;
+    for (int q = 0; q < world; q++)
+        start[q + 1] = start[q] + len[q];
+    for (int i = 0; i < nx; i++) {
+        seq[start[xf[i].src] + at[xf[i].src]++] = i;
+        seq[start[xf[i].dst] + at[xf[i].dst]++] = i;
+    }
+    memset(at, 0, (size_t)world * sizeof *at);
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int q = 0; q < world; q++) {
+            if (at[q] == len[q])
+                continue;
+            int i = seq[start[q] + at[q]], p = xf[i].src == q ? xf[i].dst : xf[i].src;
+            if (at[p] < len[p] && seq[start[p] + at[p]] == i) {
+                at[q]++, at[p]++;
+                moved = 1;
+            }
+        }
+    }
+    for (int q = 0; q < world && rc == 0; q++)
+        if (at[q] < len[q]) {
+            const struct xfer *x = &xf[seq[start[q] + at[q]]];
+            rc = hg_kerr(err, errlen, "model parallelism: rank %d would wait forever to "
+                         "%s tensor %s %s rank %d (its peer waits for another transfer); "
+                         "refusing the placement", q, x->src == q ? "send" : "receive",
+                         hg_graph_tensor(g, x->t)->name, x->src == q ? "to" : "from",
+                         x->src == q ? x->dst : x->src);
+        }
+done:
+    free(len);
+    free(at);
+    free(seq);
+    free(start);
+    return rc;
+}
+
+int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,
+                int **order_out, char *err, size_t errlen)
+{
+    *order_out = NULL;
+    int nn = hg_graph_n_nodes(g), nt = hg_graph_n_tensors(g);
+    if (cfg->n_op_rank != nn)
+        return hg_kerr(err, errlen, "model parallelism: the placement has %d ops, the "
+                       "train graph %d", cfg->n_op_rank, nn);
+    for (int v = 0; v < nn; v++)
+        if (cfg->op_rank[v] < 0 || cfg->op_rank[v] >= world)
+            return hg_kerr(err, errlen, "model parallelism: op %d (%s) is placed on rank "
+                           "%d, the job has %d", v, hg_op_table[hg_graph_node(g, v)->op].name,
+                           cfg->op_rank[v], world);
+    size_t cap = (size_t)(nt ? nt : 1) * (size_t)world;
+    int *src = malloc((size_t)(nt ? nt : 1) * sizeof *src); /* [nt] */
+    unsigned char *need = malloc(cap);                       /* [nt][world] */
+    struct xfer *xf = malloc(cap * sizeof *xf);              /* [<= nt * world] */
+    int *node = malloc(cap * sizeof *node); /* [nx] this rank's SEND/RECV of each, -1 */
+    int *order = NULL, n = 0, rc = -1;
+    if (!src || !need || !xf || !node) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    sources(g, cfg->op_rank, nn, src);
+    int nx = transfers(g, cfg->op_rank, nn, world, src, need, xf);
+    if (check_deadlock(g, xf, nx, world, err, errlen) != 0)
+        goto done;
+    /* this rank's SEND and RECV nodes, appended after the optimizer in the
+     * phase of what they carry (parameters: the forward's) */
+    enum hg_phase was = hg_graph_set_phase(g, HG_PH_FORWARD);
+    for (int i = 0; i < nx; i++) {
+        const struct xfer *x = &xf[i];
+        node[i] = -1;
+        if (x->src != me && x->dst != me)
+            continue;
+        enum hg_phase ph = x->after < 0 ? HG_PH_FORWARD : hg_graph_node(g, x->after)->phase;
+        if (ph == HG_PH_UPDATE) {
+            hg_graph_set_phase(g, was);
+            hg_kerr(err, errlen, "model parallelism: tensor %s of the update phase (op %d, "
+                    "%s) is read on rank %d, made on rank %d", hg_graph_tensor(g, x->t)->name,
+                    x->after, hg_op_table[hg_graph_node(g, x->after)->op].name, x->dst, x->src);
+            goto done;
+        }
+        hg_graph_set_phase(g, ph);
+        union hg_attr at = {.comm = {.group = 0, .tag = i}};
+        node[i] = hg_graph_n_nodes(g);
+        if (x->src == me) {
+            at.comm.peer = x->dst;
+            hg_graph_op(g, HG_OP_SEND, &x->t, 1, &at);
+        } else {
+            at.comm.peer = x->src;
+            int r = hg_graph_recv_like(g, x->t, &at);
+            for (int v = 0; v < nn; v++)
+                if (cfg->op_rank[v] == me)
+                    hg_graph_rewire(g, v, x->t, r);
+        }
+    }
+    hg_graph_set_phase(g, was);
+    order = malloc((size_t)hg_graph_n_nodes(g) * sizeof *order); /* [nodes] */
+    if (!order) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    /* the id order of this rank's ops, each transfer right after its
+     * producer (parameters first) */
+    int i = 0;
+    for (; i < nx && xf[i].after < 0; i++)
+        if (node[i] >= 0)
+            order[n++] = node[i];
+    for (int v = 0; v < nn; v++) {
+        if (cfg->op_rank[v] == me)
+            order[n++] = v;
+        for (; i < nx && xf[i].after == v; i++)
+            if (node[i] >= 0)
+                order[n++] = node[i];
+    }
+    HG_CHECK(i == nx);
+    *order_out = order;
+    order = NULL;
+    rc = n;
+done:
+    free(src);
+    free(need);
+    free(xf);
+    free(node);
+    free(order);
+    return rc;
+}
+
+struct hg_mp {
+    struct hg_comm *comm;
+    const struct hg_graph *g;
+    const int *op_rank;   /* [n_op_rank] cfg.op_rank */
+    int n_op_rank;
+    uint64_t step;        /* the update the pass belongs to (hg__mp_set_step) */
+};
+
+/* What precedes every transfer on the wire: the two ends check that they
+ * pair up (the same transfer of the same update). */
+struct wire {
+    uint64_t step;
+    int64_t tag;
+    int64_t bytes;
+};
+
+static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
+{
+    struct hg_mp *mp = arg;
+    const struct hg_node_info *nd = hg_graph_node(mp->g, node);
+    int me = hg_comm_rank(mp->comm), peer = nd->attr.comm.peer;
+    if (nd->op != HG_OP_SEND && nd->op != HG_OP_RECV)
+        return hg_kerr(err, errlen, "model parallelism runs SEND and RECV only, not %s",
+                       hg_op_table[nd->op].name);
+    int send = nd->op == HG_OP_SEND;
+    int t = send ? nd->in[0] : nd->out;
+    const struct hg_tensor_info *ti = hg_graph_tensor(mp->g, t);
+    const char *name = ti->name; /* a RECV's: "<tensor>.recv" */
+    struct hg_exec_buf b;
+    hg_exec_comm_buf(ex, node, &b);
+    char *buf = b.host; /* [b.bytes] the tensor's current bytes */
+    struct wire w = {.step = mp->step, .tag = nd->attr.comm.tag, .bytes = (int64_t)b.bytes}, o;
+    char e[300] = "";
+    if (send) {
+        if (hg_comm_send(mp->comm, &w, sizeof w, peer, e, sizeof e) != 0 ||
+            hg_comm_send(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
+            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
+                           "%llu) to rank %d: %s", me, name, (long long)w.tag,
+                           (unsigned long long)w.step, peer, e);
+        return 0;
+    }
+    if (hg_comm_recv(mp->comm, &o, sizeof o, peer, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
+                       "%llu) from rank %d: %s", me, name, (long long)w.tag,
+                       (unsigned long long)w.step, peer, e);
+    if (o.step != w.step || o.tag != w.tag || o.bytes != w.bytes)
+        return hg_kerr(err, errlen, "rank %d: rank %d sent transfer %lld of update %llu "
+                       "(%lld bytes), expected transfer %lld of update %llu (%lld bytes): the "
+                       "ranks run different placements", me, peer, (long long)o.tag,
+                       (unsigned long long)o.step, (long long)o.bytes, (long long)w.tag,
+                       (unsigned long long)w.step, (long long)w.bytes);
+    if (hg_comm_recv(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
+                       "%llu) from rank %d: %s", me, name, (long long)w.tag,
+                       (unsigned long long)w.step, peer, e);
+    return 0;
+}
+
+/* Everything happened in start, in the plan's order. */
+static int mp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
+{
+    (void)arg, (void)ex, (void)node, (void)err, (void)errlen;
+    return 0;
+}
+
+static const struct hg_exec_comm_ops mp_ops = {.start = mp_start, .wait = mp_wait};
+
+struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
+                         struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,
+                         size_t errlen)
+{
+    struct hg_mp *mp = calloc(1, sizeof *mp);
+    if (!mp) {
+        hg_kerr(err, errlen, "out of memory");
+        return NULL;
+    }
+    mp->comm = comm;
+    mp->g = g;
+    mp->op_rank = cfg->op_rank;
+    mp->n_op_rank = cfg->n_op_rank;
+    hg_exec_set_comm(ex, &mp_ops, mp);
+    return mp;
+}
+
+void hg__mp_free(struct hg_mp *mp) { free(mp); }
+
+void hg__mp_set_step(struct hg_mp *mp, uint64_t step) { mp->step = step; }
+
+int hg__mp_owner(const struct hg_mp *mp, int param)
+{
+    for (int v = 0; v < mp->n_op_rank; v++) {
+        const struct hg_node_info *nd = hg_graph_node(mp->g, v);
+        if (nd->out < 0 && nd->phase == HG_PH_UPDATE && nd->n_in > 0 && nd->in[0] == param)
+            return mp->op_rank[v];
+    }
+    return -1;
+}
+
+int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
+{
+    /* each optimizer op's parameter and state from the op's rank, in the
+     * graph's order (the same calls on every rank) */
+    for (int v = 0; v < mp->n_op_rank; v++) {
+        const struct hg_node_info *nd = hg_graph_node(mp->g, v);
+        if (nd->out >= 0 || nd->phase != HG_PH_UPDATE)
+            continue;
+        for (int k = 0; k < nd->n_in; k++) {
+            int t = nd->in[k];
+            const struct hg_tensor_info *ti = hg_graph_tensor(mp->g, t);
+            if (ti->kind != HG_T_PARAM && ti->kind != HG_T_STATE)
+                continue;
+            size_t bytes = (size_t)hg_shape_numel(&ti->shape) * hg_dtype_size(ti->dtype);
+            if (hg_comm_broadcast(mp->comm, hg_exec_data(ex, t), bytes, mp->op_rank[v],
+                                  err, errlen) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}

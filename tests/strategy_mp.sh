@@ -1,0 +1,296 @@
+#!/bin/sh
+# Integration test: hgtrain --strategy runs model-parallel strategies
+# (every op group whole on one device; controller/mp.c) on forked CPU
+# workers, every rank reading the whole global batch:
+#  1. exactness: mnist (SGD with momentum, a global batch of 96) with
+#     hgplan's MP baseline on 2 ranks and 5 random placements of single-op
+#     groups on 2 and 3 ranks (seeded), one with --clip-norm; the small
+#     Transformer (bert, Adam, sequences of different lengths) with the MP
+#     baseline and 5 random placements: the same loss at every update and,
+#     after K updates, the same parameters and optimizer state as 1 rank
+#     on the same batches (relative error <= 1e-5; they are bitwise today);
+#     the validation loss of 1 rank; a small translation Transformer with
+#     the MP baseline and 3 random placements;
+#  2. a placement resumed half-way and run over tcp: bitwise the straight
+#     shm run; saved with --save-sharded (each parameter written by the
+#     rank of its optimizer op), bitwise the one-file checkpoint, and
+#     resumed from the shards, bitwise the straight run;
+#  3. refused, naming why: a strategy mixing model- and data-parallel
+#     groups (naming the first group), --update-freq 2;
+#  4. rank 1 killed mid-run: every rank exits within seconds, rank 1 and
+#     the tensor waited for named; rank 1 stopped (SIGSTOP): named with
+#     the tensor after --distributed-timeout.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-.}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPLAN=${HGPLAN:-$B/hgplan}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
+SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
+    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+K=${HG_STRATEGY_UPDATES:-6}
+
+"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
+    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+run() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+        --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
+        --log-interval 1 --validate-interval 0 --threads 1 --save-dir "$tmp/$d" "$@"
+}
+losses() { sed -n 's/.*"update": \([0-9]*\),.*"loss": \([0-9.]*\),.*/\1 \2/p' "$1"; }
+same_losses() { # a b: every update's loss within 1e-5 (relative)
+    losses "$1" >"$tmp/la"
+    losses "$2" >"$tmp/lb"
+    [ "$(wc -l <"$tmp/la")" -ge "$K" ] && [ "$(wc -l <"$tmp/lb")" = "$(wc -l <"$tmp/la")" ] &&
+        paste "$tmp/la" "$tmp/lb" | awk '{ if ($1 != $3) exit 1; d = $2 - $4; if (d < 0) d = -d;
+            if (d > 1e-5 * $2 + 1e-4) exit 1 }'
+}
+check() { # name ref
+    same_losses "$tmp/$2.log" "$tmp/$1.log" ||
+        { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: parameters differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 optimizer \
+        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
+    echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+}
+# random placements: every model-parallel group on a device drawn with the seed
+place() { # in out seed ranks
+    awk -v seed="$3" -v n="$4" 'BEGIN { srand(seed) }
+        /mode = "mp"/ { sub(/device = "[^"]*"/, "device = \"localhost:" int(rand() * n) "\"") }
+        { print }' "$tmp/$1" >"$tmp/$2"
+    cmp -s "$tmp/$1" "$tmp/$2" && bad "$2: the placement did not change"
+}
+
+cat >"$tmp/c2.cfg" <<'EOF'
+name = "two";
+nodes = ( { name = "localhost";
+    devices = ( { kind = "cpu"; model = "fast"; count = 1; memory = "4GiB";
+                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 2.0; },
+                { kind = "cpu"; model = "slow"; count = 1; memory = "4GiB";
+                  peak_flops = "100GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
+    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
+EOF
+sed 's/"two"/"three"/; /model = "slow"/ s/count = 1/count = 2/' "$tmp/c2.cfg" >"$tmp/c3.cfg"
+plan() { # cluster baseline groups out task-args...
+    c=$1 b=$2 g=$3 o=$4
+    shift 4
+    "$HGPLAN" "$@" --cluster "$tmp/$c.cfg" --search baselines --groups "$g" --baseline "$b" \
+        --out "$tmp/$o" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan $c $b"; }
+}
+M="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd"
+plan c2 MP 8 MP.cfg $M
+plan c2 MP 45 MP2-ops.cfg $M
+plan c3 MP 45 MP3-ops.cfg $M
+plan c2 CP-AR 8 CP-AR.cfg $M
+
+# ------------------------------------------------------------ 1. exactness
+run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+    { cat "$tmp/ref.log"; bad "1 rank"; }
+strat() { # name ranks cluster strategy args...
+    name=$1 n=$2 c=$3 s=$4
+    shift 4
+    run "$name" --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/$c.cfg" \
+        --strategy "$tmp/$s" "$@" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; bad "$name exited non-zero"; return 1; }
+    grep -q "strategy .*$s: model parallel, the whole batch of 96 on every rank" "$tmp/$name.log" ||
+        { head -n 3 "$tmp/$name.log"; bad "$name: no 'model parallel' line"; }
+}
+strat mp 2 c2 MP.cfg && check mp ref
+for seed in 1 2 3 4 5; do
+    n=$((2 + seed % 2))
+    place MP$n-ops.cfg rand$seed.cfg $seed $n
+    strat rand$seed $n c$n rand$seed.cfg && check rand$seed ref
+done
+run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
+strat rand3-clip 3 c3 rand3.cfg --clip-norm 1 && check rand3-clip refc
+grep -q '"clip": 100.0' "$tmp/rand3-clip.log" || bad "rand3-clip: nothing was clipped"
+# validation: rank 0 runs it on the parameters gathered from their owners
+run v1 --batch-size 96 --max-update 2 --validate-interval 1 --validate-interval-updates 2 >"$tmp/v1.log" 2>&1 ||
+    bad "1 rank, validated"
+run v3 --devices cpu:3 --batch-size 96 --max-update 2 --validate-interval 1 --validate-interval-updates 2 \
+    --cluster-file "$tmp/c3.cfg" --strategy "$tmp/rand3.cfg" >"$tmp/v3.log" 2>&1 ||
+    { cat "$tmp/v3.log"; bad "rand3, validated"; }
+v1=$(grep -o '"valid_loss": [0-9.]*, .*"valid_accuracy": [0-9.]*' "$tmp/v1.log")
+v3=$(grep -o '"valid_loss": [0-9.]*, .*"valid_accuracy": [0-9.]*' "$tmp/v3.log")
+[ -n "$v1" ] && [ "$v1" = "$v3" ] || bad "rand3: validation '$v3', 1 rank '$v1'"
+
+# the small Transformer: Adam, two state tensors per parameter, shapes that
+# change with every batch
+awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
+"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+BM="--task bert --data $tmp/lm --dropout 0 --batch 16 --optimizer adam"
+plan c2 MP 8 bMP.cfg $BM
+plan c2 MP 500 bMP2-ops.cfg $BM
+plan c3 MP 500 bMP3-ops.cfg $BM
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+stratb() { # name ranks cluster strategy
+    runb "$1" --devices cpu:$2 --cluster-file "$tmp/$3.cfg" --strategy "$tmp/$4" \
+        >"$tmp/$1.log" 2>&1 || { cat "$tmp/$1.log"; bad "$1 exited non-zero"; return 1; }
+    grep -q "model parallel, the whole batch of 16 on every rank" "$tmp/$1.log" ||
+        { head -n 3 "$tmp/$1.log"; bad "$1: no 'model parallel' line"; }
+}
+stratb bmp 2 c2 bMP.cfg && check bmp bref
+for seed in 1 2 3 4 5; do
+    n=$((2 + seed % 2))
+    place bMP$n-ops.cfg brand$seed.cfg $seed $n
+    stratb brand$seed $n c$n brand$seed.cfg && check brand$seed bref
+done
+
+# a small translation Transformer (encoder-decoder, label smoothing: the
+# loss and the NLL are two ops, possibly on two ranks; source and target
+# lengths change with every batch): the MP baseline and 3 random placements
+head -n 200 "$S/tests/data/corpus.en" >"$tmp/valid.en"
+head -n 200 "$S/tests/data/corpus.es" >"$tmp/valid.es"
+"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
+    --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/premt.log" 2>&1 ||
+    { cat "$tmp/premt.log"; bad "hgpreprocess translation"; }
+TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
+    --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
+    --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
+plan c2 MP 8 tMP.cfg $TM
+plan c2 MP 1000 tMP2-ops.cfg $TM
+plan c3 MP 1000 tMP3-ops.cfg $TM
+runt() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
+stratt() { # name ranks cluster strategy
+    runt "$1" --devices cpu:$2 --cluster-file "$tmp/$3.cfg" --strategy "$tmp/$4" \
+        >"$tmp/$1.log" 2>&1 || { cat "$tmp/$1.log"; bad "$1 exited non-zero"; return 1; }
+    grep -q "model parallel, the whole batch of 16 on every rank" "$tmp/$1.log" ||
+        { head -n 3 "$tmp/$1.log"; bad "$1: no 'model parallel' line"; }
+}
+stratt tmp 2 c2 tMP.cfg && check tmp tref
+for seed in 1 2 3; do
+    n=$((2 + seed % 2))
+    place tMP$n-ops.cfg trand$seed.cfg $seed $n
+    stratt trand$seed $n c$n trand$seed.cfg && check trand$seed tref
+done
+for t in tmp trand1 trand2 trand3; do # the NLL, counted by its op's rank
+    grep -o '"nll_loss": [0-9.]*' "$tmp/tref.log" >"$tmp/na"
+    grep -o '"nll_loss": [0-9.]*' "$tmp/$t.log" >"$tmp/nb"
+    [ -s "$tmp/na" ] && cmp -s "$tmp/na" "$tmp/nb" || bad "$t: nll_loss differs from 1 rank"
+done
+
+# ---------------------------------------- 2. resumed half-way, over tcp
+R="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/rand3.cfg"
+run resume $R --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "rand3 to update $((K / 2))"
+run resume $R --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "rand3 resumed"
+grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
+    { head -n 5 "$tmp/resume2.log"; bad "rand3: the resume did not load update $((K / 2))"; }
+run tcp $R --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
+    { cat "$tmp/tcp.log"; bad "rand3 over tcp"; }
+for d in resume tcp; do
+    "$CMP" "$tmp/rand3/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "rand3: $d differs from the straight shm run"; }
+done
+echo "ok: rand3 resumed and over tcp: bitwise"
+# --save-sharded: each parameter's owner (the rank of its optimizer op)
+# writes it and its optimizer state, not gathered to rank 0 first: the
+# checkpoint half-way is bitwise the one-file one, and resumed from its
+# shards the run is bitwise the straight one
+run shard $R --max-update $((K / 2)) --save-sharded >"$tmp/shard1.log" 2>&1 ||
+    { cat "$tmp/shard1.log"; bad "rand3 sharded to update $((K / 2))"; }
+[ "$(ls "$tmp/shard" | grep -c '^checkpoint_last\.h5\..*\.shard[0-2]-of-[23]$')" -ge 2 ] ||
+    { ls "$tmp/shard"; bad "rand3 sharded: want a shard per owner (2 or 3)"; }
+run half $R --max-update $((K / 2)) >"$tmp/half.log" 2>&1 || bad "rand3 to update $((K / 2))"
+"$CMP" "$tmp/half/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "rand3 sharded: the shards differ from the one-file checkpoint"; }
+run shard $R --max-update "$K" --save-sharded >"$tmp/shard2.log" 2>&1 ||
+    { cat "$tmp/shard2.log"; bad "rand3 sharded resumed"; }
+grep -q "loaded .* $((K / 2)) updates" "$tmp/shard2.log" ||
+    bad "rand3 sharded: the resume did not load update $((K / 2))"
+"$CMP" "$tmp/rand3/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "rand3 sharded: resumed from shards differs from the straight run"; }
+echo "ok: rand3 with --save-sharded: the owners' shards, resumed bitwise"
+
+# ------------------------------------------------------------- 3. refused
+expect() { # pattern args...
+    pat=$1
+    shift
+    run bad "$@" >"$tmp/bad.log" 2>&1
+    rc=$?
+    [ $rc != 0 ] && grep -q -- "$pat" "$tmp/bad.log" ||
+        { cat "$tmp/bad.log"; bad "'$*': exit $rc, want an error and '$pat'"; }
+}
+# group 3 of CP-AR made model parallel on rank 1
+awk '/id = 3;/ { f = 1 } f && /mode = "dp"/ { print "      mode = \"mp\"; device = \"localhost:1\"; },"
+        getline; f = 0; next } { print }' "$tmp/CP-AR.cfg" >"$tmp/mixed.cfg"
+expect "group 3 (op 9, reshape) is model parallel, group 0 (op 0, conv2d) is data parallel; a strategy mixing model-parallel and data-parallel groups needs split and concat" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/mixed.cfg"
+expect "a model-parallel strategy runs CPU plans with one micro-batch per update so far" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/MP.cfg" \
+    --update-freq 2
+echo "ok: refusals"
+
+# ---------------------------------------- 4. rank 1 killed, rank 1 stopped
+hit() { # name signal timeout: run rand3 and send rank 1 the signal at update 3
+    (
+        exec "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --lr 0.01 \
+            --seed 5 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+            --save-dir "$tmp/$1" --devices cpu:3 --batch-size 96 --max-update 100000 \
+            --distributed-timeout "$3" --cluster-file "$tmp/c3.cfg" --strategy "$tmp/rand3.cfg" \
+            >"$tmp/$1.log" 2>&1
+    ) &
+    lp=$!
+    i=0
+    while ! grep -q '"update": 3,' "$tmp/$1.log" 2>/dev/null && [ $i -lt 600 ]; do
+        sleep 0.1
+        i=$((i + 1))
+    done
+    victim=$(pgrep -P $lp -x hgtrain-r1)
+    others=$(pgrep -P $lp | grep -vx "${victim:-x}")
+    if [ -z "$victim" ]; then
+        cat "$tmp/$1.log"
+        bad "$1: no process named hgtrain-r1 under the launcher"
+        kill $lp
+    fi
+    t0=$(date +%s)
+    kill -"$2" "$victim"
+    wait $lp
+    rc=$?
+    dt=$(($(date +%s) - t0))
+    [ $rc -ne 0 ] && [ $dt -le $(($3 + 6)) ] || bad "$1: exit $rc after ${dt}s"
+    for p in $others; do
+        kill -0 "$p" 2>/dev/null && bad "$1: worker $p still alive"
+    done
+}
+hit kill KILL 10
+grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
+    { cat "$tmp/kill.log"; bad "kill: the launcher did not name rank 1"; }
+grep -q "hgtrain: rank [02]: .*\(receive\|send\) of tensor [^ ]* (transfer [0-9]*, update [0-9]*) \(from\|to\) rank 1" "$tmp/kill.log" ||
+    { cat "$tmp/kill.log"; bad "kill: no other rank named rank 1 and the tensor"; }
+echo "ok: rank 1 killed: the job ended in ${dt}s naming rank 1"
+# stopped: the waits' deadline (--distributed-timeout) names rank 1 and the tensor
+hit stop STOP 4
+grep -q "hgtrain: rank [02]: .*\(receive\|send\) of tensor [^ ]* (transfer [0-9]*, update [0-9]*) \(from\|to\) rank 1: .*rank 1" "$tmp/stop.log" ||
+    { cat "$tmp/stop.log"; bad "stop: no other rank named rank 1 and the tensor"; }
+kill -9 "$victim" 2>/dev/null
+echo "ok: rank 1 stopped: the job ended in ${dt}s naming rank 1"
+exit $fail
