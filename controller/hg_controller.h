@@ -47,7 +47,8 @@ double hg_lr_at(const struct hg_lr_sched *s, int64_t num_updates);
 struct hg_ckpt_meta {
     int64_t epoch;           /* epochs finished */
     int64_t num_updates;
-    struct hg_iter_state iter; /* where the data iterator resumes */
+    struct hg_iter_state iter; /* where the data iterator resumes (on load,
+                                  iter.segs is malloc'ed like options) */
     uint64_t seed;
     double best_metric;      /* NaN: none yet */
     const char *metric_name; /* the metric best_metric is (saved; on load:

@@ -117,6 +117,9 @@ struct run {
     struct hg_comm *comm; /* NULL: one rank */
     int cuda_device;      /* this worker's GPU, -1: the CPU */
     int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
+    int64_t *segs, nsegs;          /* [nsegs] this epoch's segments as words
+                                      (hg_epoch_segs_decode); saved mid-epoch */
+    FILE *trace;                   /* HG_TRACE_SAMPLES: this rank's consumed samples */
     struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
@@ -221,7 +224,9 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .epoch = iter_step < 0 ? r->epoch : r->epoch - 1,
         .num_updates = (int64_t)r->num_updates,
         .iter = {.epoch = (uint64_t)(iter_step < 0 ? r->epoch + 1 : r->epoch),
-                 .step = iter_step < 0 ? 0 : iter_step},
+                 .step = iter_step < 0 ? 0 : iter_step,
+                 .segs = iter_step < 0 ? NULL : r->segs,
+                 .nsegs = iter_step < 0 ? 0 : r->nsegs},
         .seed = (uint64_t)r->o.seed,
         .best_metric = r->best,
         .metric_name = r->o.best_checkpoint_metric,
@@ -585,6 +590,57 @@ static void print_profile(struct run *r)
     }
 }
 
+/* The plan of epoch r->epoch from first_step on. A fresh epoch is one
+ * segment with this run's budgets; a resumed one continues the
+ * checkpoint's segments, and starts a new one at first_step when this run
+ * has another world or other budgets (docs/distributed.md, "Resuming on
+ * another cluster"). No segments from the checkpoint (a file from before
+ * segments): one segment with this run's budgets, as always. */
+static int plan_epoch(struct run *r, int64_t first_step, struct hg_epoch **ep,
+                      char *err, size_t errlen)
+{
+    if (first_step == 0) {
+        free(r->segs);
+        r->segs = NULL;
+        r->nsegs = 0;
+    }
+    if (hg_epoch_segs_append(&r->segs, &r->nsegs, r->nsegs ? first_step : 0, &r->bo,
+                             err, errlen) < 0)
+        return -1;
+    enum { MAXSEG = 4096 };
+    struct hg_epoch_seg *sg = malloc(MAXSEG * sizeof(*sg)); /* [MAXSEG] */
+    if (!sg)
+        return hg_kerr(err, errlen, "out of memory");
+    int ns = hg_epoch_segs_decode(r->segs, r->nsegs, sg, MAXSEG, err, errlen);
+    int rc = ns < 0 ? -1
+                    : hg_epoch_plan_segments(ep, r->train.cost, r->train.n, sg, ns,
+                                             r->bo.seed, r->bo.shuffle,
+                                             (uint64_t)r->epoch, err, errlen);
+    if (rc == 0 && ns > 1 && first_step == sg[ns - 1].start && r->rank == 0) {
+        char line[256];
+        snprintf(line, sizeof(line), "| epoch %lld: segment %d from step %lld on %d "
+                 "ranks: %lld steps in the epoch\n", (long long)r->epoch, ns - 1,
+                 (long long)first_step, sg[ns - 1].world, (long long)hg_epoch_steps(*ep));
+        logf_line(r, line, NULL);
+    }
+    free(sg);
+    return rc;
+}
+
+/* HG_TRACE_SAMPLES (a test aid): the sample indices this rank consumes,
+ * one line per step, "epoch E step S rank R: i i ...". */
+static void trace_batch(struct run *r, const struct hg_epoch *ep, int64_t step)
+{
+    int64_t c;
+    const int64_t *idx = hg_epoch_batch(ep, r->rank, step, &c);
+    fprintf(r->trace, "epoch %lld step %lld rank %d:", (long long)r->epoch,
+            (long long)step, r->rank);
+    for (int64_t i = 0; i < c; i++)
+        fprintf(r->trace, " %lld", (long long)idx[i]);
+    fputc('\n', r->trace);
+    fflush(r->trace);
+}
+
 /* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
 static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
 {
@@ -593,8 +649,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         if (o->max_epoch > 0 && r->epoch > o->max_epoch)
             return 0;
         struct hg_epoch *ep;
-        if (hg_epoch_plan(&ep, r->train.cost, r->train.n, &r->bo, (uint64_t)r->epoch,
-                          err, errlen) != 0)
+        if (plan_epoch(r, first_step, &ep, err, errlen) != 0)
             return -1;
         struct hg_loader *ld;
         struct hg_loader_opts lo = {.rank = r->rank, .prefetch = 4, .pad_id = 1,
@@ -612,6 +667,8 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         double lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
         while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1) {
             double t0 = hg_now();
+            if (r->trace)
+                trace_batch(r, ep, b.step);
             step++;
             if (hg_ctl_accumulate(r->ctl, r->num_updates, &b, &st, err, errlen) != 0) {
                 rc = -1;
@@ -860,7 +917,7 @@ static void best_from_disk(struct run *r)
 
 /* What rank 0 read from the checkpoint, for the others. */
 struct resume_meta {
-    int64_t loaded, num_updates, epoch, first_step;
+    int64_t loaded, num_updates, epoch, first_step, nsegs;
     double best, train_wall, wall;
 };
 
@@ -869,6 +926,13 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     struct hg_opts *o = &r->o;
     if (!o->data)
         return hg_kerr(err, errlen, "--data is required");
+    const char *trace = getenv("HG_TRACE_SAMPLES"); /* a test aid: docs/distributed.md */
+    if (trace && *trace) {
+        char tp[4096];
+        snprintf(tp, sizeof(tp), "%s.rank%d", trace, r->rank);
+        if (!(r->trace = fopen(tp, "a")))
+            return hg_kerr(err, errlen, "HG_TRACE_SAMPLES: %s: %s", tp, strerror(errno));
+    }
     struct hg_task_args ta = {.values = (const char *const *)o->task_vals_,
                               .arch = o->arch};
     if (r->task->setup && r->task->setup(&r->ts, o->data, &ta, err, errlen) != 0)
@@ -1020,12 +1084,19 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         if (!o->reset_dataloader) {
             r->epoch = (int64_t)m.iter.epoch;
             *first_step = m.iter.step;
+            if (m.iter.nsegs > 0 && m.iter.step > 0) { /* the epoch's segments */
+                r->segs = (int64_t *)m.iter.segs;
+                r->nsegs = m.iter.nsegs;
+                m.iter.segs = NULL;
+                m.iter.nsegs = 0;
+            }
         }
         if (o->reset_lr_scheduler)
             r->num_updates = 0;
         hg_ckpt_meta_free(&m);
         meta = (struct resume_meta){.loaded = 1, .num_updates = (int64_t)r->num_updates,
                               .epoch = r->epoch, .first_step = *first_step,
+                              .nsegs = r->nsegs,
                               .best = r->best, .train_wall = r->train_wall,
                               .wall = hg_now() - r->t_start};
         char line[4300];
@@ -1046,7 +1117,14 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             r->best = meta.best;
             r->train_wall = meta.train_wall;
             r->t_start = hg_now() - meta.wall;
+            r->nsegs = meta.nsegs;
+            if (r->nsegs > 0 && !(r->segs = malloc((size_t)r->nsegs * sizeof(int64_t))))
+                return hg_kerr(err, errlen, "rank %d: out of memory", r->rank);
         }
+        if (meta.loaded && meta.nsegs > 0 &&
+            hg_comm_broadcast(r->comm, r->segs, (size_t)meta.nsegs * sizeof(int64_t), 0,
+                              err, errlen) != 0)
+            return -1;
     }
     if (r->rank != 0)
         return 0;
@@ -1292,6 +1370,9 @@ int main(int argc, char **argv)
         hg_comm_free(r.comm);
     free(r.rank_tok);
     free(r.rank_sent);
+    free(r.segs);
+    if (r.trace)
+        fclose(r.trace);
     hg_strat_free(&r.strat);
     hg_ctl_free(r.ctl);
     split_close(&r.train);
