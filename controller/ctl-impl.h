@@ -42,6 +42,13 @@ struct hg_ctl {
     struct hg_psagg *ps;     /* parameter servers of cfg.agg_ps, or NULL */
     double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
                                     rank serves, of all served ones */
+    double t_compute, t_wait; /* this update so far: forward + backward,
+                                 gradient collectives (seconds) */
+    int world;               /* ranks of comm (1 without) */
+    double *red;             /* [R_N + 2 * world] the statistics reduce's
+                                buffer: step.c's slots, then per rank its
+                                compute and wait times */
+    double *rank_t;          /* [2 * world] the last update's, per rank */
 };
 
 /* dp.c: appends the AllReduce nodes of the gradient block to g (after

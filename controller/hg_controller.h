@@ -94,6 +94,10 @@ void hg_ckpt_meta_free(struct hg_ckpt_meta *meta);
  * batch of their union would. */
 struct hg_ctl_cfg {
     enum hg_optim optim;
+    double slowdown;         /* --rank-slowdown: this rank's forward +
+                                backward take this many times their time
+                                (the rest asleep), and no gradient bucket
+                                starts from the backward; 0: as they are */
     union hg_attr hyper;     /* optimizer hyper-parameters */
     double clip_norm;        /* 0: no clipping */
     int64_t max_batch, max_len;
@@ -193,6 +197,13 @@ int hg_ctl_buckets(const struct hg_ctl *c);
 int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
 /* Sums validation statistics (loss, sample size, samples, metrics) over
  * the ranks, in place. */
+/* Per rank, its compute time (forward + backward of the update's
+ * micro-batches, --rank-slowdown's sleep included) and its wait time
+ * (the update's gradient collectives, where a fast rank waits for the
+ * slowest; the statistics reduce that carries these numbers is not
+ * counted) of the last update, in seconds: *t [2 * world], t[2r] and
+ * t[2r + 1]. Returns world (1 without comm). */
+int hg_ctl_rank_times(const struct hg_ctl *c, const double **t);
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen);
 /* Parameter-server aggregation (cfg.agg_ps): copies the optimizer state

@@ -120,6 +120,9 @@ struct run {
     int64_t *segs, nsegs;          /* [nsegs] this epoch's segments as words
                                       (hg_epoch_segs_decode); saved mid-epoch */
     FILE *trace;                   /* HG_TRACE_SAMPLES: this rank's consumed samples */
+    double *rank_t;                /* [2 * world] per rank, compute and wait
+                                      seconds summed over the updates since
+                                      the last log line */
     struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
@@ -412,9 +415,14 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     double dt = hg_now() - m->t0;
     double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
     double nll = m->nll / (m->ss > 0 ? m->ss : 1) / log(2.0);
-    char line[1024], js[1024];
+    char line[1024];
+    /* per rank: 2 numbers of at most 20 characters */
+    size_t jn = 1024 + 48 * (size_t)r->world;
+    char *js = malloc(jn); /* [jn] */
+    if (!js)
+        return;
     /* "update" and "num_updates" (fairseq's key) are the same number */
-    snprintf(js, sizeof(js),
+    snprintf(js, jn,
              "{\"epoch\": %lld, \"update\": %llu, \"num_updates\": %llu, \"step\": %lld, "
              "\"steps\": %lld, \"loss\": %.4f, \"nll_loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, "
              "\"ups\": %.2f, \"wpb\": %.1f, \"bsz\": %.1f, \"lr\": %.6g, \"gnorm\": %.3f, "
@@ -434,9 +442,22 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     size_t len = strlen(line), lj = strlen(js);
     if (r->o.fp16 && len >= 2 && lj >= 2) { /* the scale joins the end of the line */
         snprintf(line + len - 1, sizeof(line) - len + 1, " | loss_scale %g\n", m->loss_scale);
-        snprintf(js + lj - 2, sizeof(js) - lj + 2, ", \"loss_scale\": %g}\n", m->loss_scale);
+        snprintf(js + lj - 2, jn - lj + 2, ", \"loss_scale\": %g}\n", m->loss_scale);
     }
+    /* per rank, seconds per update: compute (forward + backward) and wait
+     * (gradient collectives): the straggler computes longest, waits least */
+    for (int k = 0; k < 2; k++) {
+        lj = strlen(js);
+        int w = snprintf(js + lj - 2, jn - lj + 2, ", \"%s\": [", k ? "wait" : "compute");
+        size_t p = lj - 2 + (size_t)w;
+        for (int i = 0; i < r->world; i++)
+            p += (size_t)snprintf(js + p, jn - p, "%s%.6f", i ? ", " : "",
+                                  r->rank_t[2 * i + k] / m->n);
+        snprintf(js + p, jn - p, "]}\n");
+    }
+    memset(r->rank_t, 0, 2 * (size_t)r->world * sizeof(double));
     logf_line(r, line, js);
+    free(js);
     memset(m, 0, sizeof(*m));
     m->t0 = hg_now();
 }
@@ -690,6 +711,10 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             r->train_wall += hg_now() - t0;
             int stop_req = (st.stop & HG_STOP_SIGNAL) != 0, stop_time = (st.stop & HG_STOP_TIME) != 0;
             if (!st.skipped) {
+                const double *rt;
+                int nw = hg_ctl_rank_times(r->ctl, &rt);
+                for (int i = 0; i < 2 * nw && nw == r->world; i++)
+                    r->rank_t[i] += rt[i];
                 m.bsz += st.nsentences;
                 r->num_updates++;
                 m.loss += st.loss_sum;
@@ -926,6 +951,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     struct hg_opts *o = &r->o;
     if (!o->data)
         return hg_kerr(err, errlen, "--data is required");
+    if (!(r->rank_t = calloc(2 * (size_t)r->world, sizeof(double))))
+        return hg_kerr(err, errlen, "out of memory");
     const char *trace = getenv("HG_TRACE_SAMPLES"); /* a test aid: docs/distributed.md */
     if (trace && *trace) {
         char tp[4096];
@@ -953,6 +980,13 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                            names[k], lists[k]->n, r->world,
                            k == 0 && o->cluster_file ? ": from --cluster-file " : "",
                            k == 0 && o->cluster_file ? o->cluster_file : "");
+    if (o->rank_slowdown.n > 0 && o->rank_slowdown.n != r->world)
+        return hg_kerr(err, errlen, "--rank-slowdown has %d entries for a world of %d ranks",
+                       o->rank_slowdown.n, r->world);
+    for (int i = 0; i < o->rank_slowdown.n; i++)
+        if (!(o->rank_slowdown.v[i] >= 1))
+            return hg_kerr(err, errlen, "--rank-slowdown: rank %d's factor is %g, must be >= 1",
+                           i, o->rank_slowdown.v[i]);
     int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
@@ -1016,6 +1050,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .loss_scale_init = o->fp16_init_scale,
                             .loss_scale_min = o->min_loss_scale,
                             .comm = r->comm, .bucket_cap_mb = o->bucket_cap_mb,
+                            .slowdown = o->rank_slowdown.n ? o->rank_slowdown.v[r->rank] : 0,
                             .update_freq = (int)o->update_freq,
                             .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
                             .n_agg = r->strat.nparams,
@@ -1371,6 +1406,7 @@ int main(int argc, char **argv)
     free(r.rank_tok);
     free(r.rank_sent);
     free(r.segs);
+    free(r.rank_t);
     if (r.trace)
         fclose(r.trace);
     hg_strat_free(&r.strat);
