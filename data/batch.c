@@ -3,8 +3,9 @@
  * The plan is a pure function of (lengths, opts, epoch): no state, no
  * clock, no thread count, only integer arithmetic and one IEEE division
  * per rank, so every rank computes the same plan on its own and a resumed
- * run re-plans exactly the epoch it left (struct hg_iter_state then only
- * needs the step). The algorithm, in full:
+ * run re-plans exactly the epoch it left (struct hg_iter_state: the step,
+ * and the segments below when the cluster changed). The algorithm, in
+ * full:
  *
  * 0. Budgets. maxc = max(capacity) (capacity NULL: all 1; every entry
  *    must be finite and > 0). For rank r:

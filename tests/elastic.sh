@@ -110,4 +110,26 @@ run s s --devices cpu:2 --batch-size 16 --rank-capacity 1,3 --max-update 6
 run s s --devices cpu:2 --batch-size 16 --max-sentences-per-rank 5,16 --max-update 9
 [ "$(grep -c "segment [0-9]* from step" "$tmp/s.log")" = 1 ] ||
     { grep segment "$tmp/s.log"; bad "same budgets (--rank-capacity 1,3 = --max-sentences-per-rank 5,16) started a segment"; }
+
+# 4. --rank-slowdown 1,3: rank 1's compute time about 3 times rank 0's (the
+#    json log's per-rank times, summed over updates 3..12); rank 0 waits
+run sd sd --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --max-update 12 --no-save
+sed -n 's/.*"update": \([0-9]*\),.*"compute": \[\([0-9.]*\), \([0-9.]*\)\], "wait": \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3 \4 \5/p' \
+    "$tmp/sd.log" >"$tmp/sd.t"
+[ "$(wc -l <"$tmp/sd.t")" -ge 12 ] || { cat "$tmp/sd.log"; bad "--rank-slowdown: no per-rank compute and wait times in the json log"; }
+ratio=$(awk '$1 > 2 { c0 += $2; c1 += $3; w0 += $4; w1 += $5 }
+    END { if (c0 > 0) printf "%.2f %.2f", c1 / c0, w0 - w1; else print "0 0" }' "$tmp/sd.t")
+set -- $ratio
+if awk -v r="$1" -v w="$2" 'BEGIN { exit !(r >= 2.2 && r <= 4.5 && w > 0) }'; then
+    echo "ok: --rank-slowdown 1,3: rank 1 computes $1 times as long as rank 0, which waits ${2}s longer"
+else
+    bad "--rank-slowdown 1,3: compute ratio $1 (want about 3), rank 0 waits ${2}s longer than rank 1"
+fi
+for l in 1,3,1 1,0.5; do
+    "$HGTRAIN" --task mnist --data "$tmp/fm" --validate-interval 0 --no-save --devices cpu:2 \
+        --batch-size 16 --rank-slowdown $l --max-update 1 >"$tmp/sdbad.log" 2>&1 &&
+        bad "--rank-slowdown $l accepted"
+    grep -q -- "--rank-slowdown" "$tmp/sdbad.log" ||
+        { cat "$tmp/sdbad.log"; bad "--rank-slowdown $l: the error does not name the option"; }
+done
 exit $fail
