@@ -120,6 +120,11 @@ struct run {
     int64_t *segs, nsegs;          /* [nsegs] this epoch's segments as words
                                       (hg_epoch_segs_decode); saved mid-epoch */
     FILE *trace;                   /* HG_TRACE_SAMPLES: this rank's consumed samples */
+    int64_t rebalance;             /* --rebalance-interval in effect (0: off) */
+    double *cap;                   /* [world] --rebalance-interval: the
+                                      capacities in effect (r->bo.capacity) */
+    double *rb_cost, *rb_time;     /* [world] per rank, batch cost and compute
+                                      seconds since the last decision */
     double *rank_t;                /* [2 * world] per rank, compute and wait
                                       seconds summed over the updates since
                                       the last log line */
@@ -617,22 +622,38 @@ static void print_profile(struct run *r)
  * has another world or other budgets (docs/distributed.md, "Resuming on
  * another cluster"). No segments from the checkpoint (a file from before
  * segments): one segment with this run's budgets, as always. */
-static int plan_epoch(struct run *r, int64_t first_step, struct hg_epoch **ep,
-                      char *err, size_t errlen)
+static int plan_epoch(struct run *r, int64_t first_step, int resumed,
+                      struct hg_epoch **ep, char *err, size_t errlen)
 {
     if (first_step == 0) {
         free(r->segs);
         r->segs = NULL;
         r->nsegs = 0;
     }
-    if (hg_epoch_segs_append(&r->segs, &r->nsegs, r->nsegs ? first_step : 0, &r->bo,
-                             err, errlen) < 0)
-        return -1;
     enum { MAXSEG = 4096 };
     struct hg_epoch_seg *sg = malloc(MAXSEG * sizeof(*sg)); /* [MAXSEG] */
     if (!sg)
         return hg_kerr(err, errlen, "out of memory");
-    int ns = hg_epoch_segs_decode(r->segs, r->nsegs, sg, MAXSEG, err, errlen);
+    int ns = r->nsegs ? hg_epoch_segs_decode(r->segs, r->nsegs, sg, MAXSEG, err, errlen) : 0;
+    /* --rebalance-interval resumed on the same world: the last segment's
+     * budgets (a decision of the run that saved it) go on, and the
+     * capacities start from them */
+    int keep = resumed && r->rebalance && ns > 0 && sg[ns - 1].world == r->world;
+    if (keep) {
+        const struct hg_epoch_seg *g = &sg[ns - 1];
+        const int64_t *b = g->sent[0] != INT64_MAX ? g->sent : g->tok;
+        int64_t mx = 1;
+        for (int i = 0; i < r->world; i++)
+            mx = b[i] > mx ? b[i] : mx;
+        for (int i = 0; i < r->world; i++)
+            r->cap[i] = b[i] > 0 ? (double)b[i] / (double)mx : 1.0 / (double)mx;
+    }
+    if (ns >= 0 && !keep &&
+        hg_epoch_segs_append(&r->segs, &r->nsegs, r->nsegs ? first_step : 0, &r->bo,
+                             err, errlen) < 0)
+        ns = -1;
+    if (ns >= 0 && !keep)
+        ns = hg_epoch_segs_decode(r->segs, r->nsegs, sg, MAXSEG, err, errlen);
     int rc = ns < 0 ? -1
                     : hg_epoch_plan_segments(ep, r->train.cost, r->train.n, sg, ns,
                                              r->bo.seed, r->bo.shuffle,
@@ -646,6 +667,64 @@ static int plan_epoch(struct run *r, int64_t first_step, struct hg_epoch **ep,
     }
     free(sg);
     return rc;
+}
+
+/* Rank i's batch at step: its cost, samples x their largest cost (the
+ * padding-aware cost the budgets bound). */
+static double batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
+                         int64_t step)
+{
+    int64_t c;
+    const int64_t *idx = hg_epoch_batch(ep, i, step, &c);
+    int32_t mx = 0;
+    for (int64_t k = 0; k < c; k++)
+        mx = r->train.cost[idx[k]] > mx ? r->train.cost[idx[k]] : mx;
+    return (double)c * (double)mx;
+}
+
+/* --rebalance-interval: each rank's speed over the last interval (batch
+ * cost per compute second, the same numbers on every rank: the costs from
+ * the plan, the times from the statistics allreduce), relative to the
+ * fastest, moves the capacities halfway there (an exponential moving
+ * average, so one noisy interval does not swing them); new budgets start
+ * a segment at step. 1: a new segment; 0: the same budgets; -1: error. */
+static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
+{
+    double vmax = 0;
+    for (int i = 0; i < r->world; i++) {
+        double v = r->rb_time[i] > 0 ? r->rb_cost[i] / r->rb_time[i] : 0;
+        vmax = v > vmax ? v : vmax;
+    }
+    /* a rank without data or time this interval keeps its capacity */
+    for (int i = 0; i < r->world && vmax > 0; i++)
+        if (r->rb_time[i] > 0 && r->rb_cost[i] > 0)
+            r->cap[i] = 0.5 * r->cap[i] + 0.5 * (r->rb_cost[i] / r->rb_time[i] / vmax);
+    double cmax = 0;
+    for (int i = 0; i < r->world; i++)
+        cmax = r->cap[i] > cmax ? r->cap[i] : cmax;
+    for (int i = 0; i < r->world; i++) /* the fastest is 1 */
+        r->cap[i] = r->cap[i] / cmax;
+    memset(r->rb_cost, 0, (size_t)r->world * sizeof(double));
+    memset(r->rb_time, 0, (size_t)r->world * sizeof(double));
+    int nr = hg_epoch_segs_append(&r->segs, &r->nsegs, step, &r->bo, err, errlen);
+    if (nr == 1 && r->rank == 0) {
+        size_t jn = 256 + 24 * (size_t)r->world;
+        char *js = malloc(jn); /* [jn] */
+        if (!js)
+            return hg_kerr(err, errlen, "out of memory");
+        int k = snprintf(js, jn, "{\"rebalance\": %llu, \"epoch\": %lld, \"step\": %lld, "
+                         "\"capacity\": [", (unsigned long long)r->num_updates,
+                         (long long)r->epoch, (long long)step);
+        for (int i = 0; i < r->world; i++)
+            k += snprintf(js + k, jn - (size_t)k, "%s%.4f", i ? ", " : "", r->cap[i]);
+        snprintf(js + k, jn - (size_t)k, "]}\n");
+        char line[128];
+        snprintf(line, sizeof(line), "| update %llu: rebalanced the capacities\n",
+                 (unsigned long long)r->num_updates);
+        logf_line(r, line, js);
+        free(js);
+    }
+    return nr;
 }
 
 /* HG_TRACE_SAMPLES (a test aid): the sample indices this rank consumes,
@@ -670,7 +749,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         if (o->max_epoch > 0 && r->epoch > o->max_epoch)
             return 0;
         struct hg_epoch *ep;
-        if (plan_epoch(r, first_step, &ep, err, errlen) != 0)
+        if (plan_epoch(r, first_step, first_step > 0, &ep, err, errlen) != 0)
             return -1;
         struct hg_loader *ld;
         struct hg_loader_opts lo = {.rank = r->rank, .prefetch = 4, .pad_id = 1,
@@ -690,6 +769,8 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             double t0 = hg_now();
             if (r->trace)
                 trace_batch(r, ep, b.step);
+            for (int i = 0; r->rebalance && i < r->world; i++)
+                r->rb_cost[i] += batch_cost(r, ep, i, b.step);
             step++;
             if (hg_ctl_accumulate(r->ctl, r->num_updates, &b, &st, err, errlen) != 0) {
                 rc = -1;
@@ -715,6 +796,8 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 int nw = hg_ctl_rank_times(r->ctl, &rt);
                 for (int i = 0; i < 2 * nw && nw == r->world; i++)
                     r->rank_t[i] += rt[i];
+                for (int i = 0; r->rebalance && i < nw && nw == r->world; i++)
+                    r->rb_time[i] += rt[2 * i];
                 m.bsz += st.nsentences;
                 r->num_updates++;
                 m.loss += st.loss_sum;
@@ -726,6 +809,14 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 m.n++;
             }
             memset(&st, 0, sizeof(st));
+            /* decided before any save, so a checkpoint of this update
+             * holds the new segment as the run goes on with it */
+            int resegment = 0;
+            if (r->rebalance && r->num_updates % (uint64_t)r->rebalance == 0 && step < steps &&
+                (resegment = rebalance(r, step, err, errlen)) < 0) {
+                rc = -1;
+                break;
+            }
             if (r->num_updates % (uint64_t)o->log_interval == 0)
                 log_train(r, &m, step, steps, lr);
             else if (r->tty)
@@ -769,6 +860,18 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             if (stop_now) {
                 rc = stop_req ? 2 : 3;
                 break;
+            }
+            if (resegment) { /* a new segment from this step on */
+                hg_loader_close(ld);
+                hg_epoch_free(ep);
+                ld = NULL;
+                ep = NULL;
+                if (plan_epoch(r, step, 0, &ep, err, errlen) != 0 ||
+                    hg_loader_open(&ld, r->train.ds, ep, &lo, step, err, errlen) != 0) {
+                    rc = -1;
+                    break;
+                }
+                steps = hg_epoch_steps(ep);
             }
         }
         hg_loader_close(ld);
@@ -1030,6 +1133,23 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
+    if (o->rebalance_interval < 0)
+        return hg_kerr(err, errlen, "--rebalance-interval %lld: must be >= 0",
+                       (long long)o->rebalance_interval);
+    if (o->rebalance_interval > 0 && (r->rank_tok || r->rank_sent))
+        return hg_kerr(err, errlen, "--rebalance-interval sets the per-rank budgets; drop "
+                       "--max-tokens-per-rank, --max-sentences-per-rank and --strategy");
+    r->rebalance = r->world > 1 ? o->rebalance_interval : 0;
+    if (r->rebalance) {
+        r->cap = malloc((size_t)r->world * sizeof(double));
+        r->rb_cost = calloc((size_t)r->world, sizeof(double));
+        r->rb_time = calloc((size_t)r->world, sizeof(double));
+        if (!r->cap || !r->rb_cost || !r->rb_time)
+            return hg_kerr(err, errlen, "out of memory");
+        for (int i = 0; i < r->world; i++)
+            r->cap[i] = o->rank_capacity.n > 0 ? o->rank_capacity.v[i] : 1.0;
+        r->bo.capacity = r->cap; /* what rebalance() changes */
+    }
     hg_opts_lr_sched(o, &r->sched);
     if (hg_lr_check(&r->sched, err, errlen) != 0)
         return -1;
@@ -1407,6 +1527,9 @@ int main(int argc, char **argv)
     free(r.rank_sent);
     free(r.segs);
     free(r.rank_t);
+    free(r.cap);
+    free(r.rb_cost);
+    free(r.rb_time);
     if (r.trace)
         fclose(r.trace);
     hg_strat_free(&r.strat);
