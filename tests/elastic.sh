@@ -13,7 +13,9 @@
 #     ends with the same parameters (relative 1e-5) and optimizer state
 #     (1e-4), with --update-freq 1 and 2;
 #  3. a resume on the same shape adds no segment (the checkpoint's
-#     segments continue as they were).
+#     segments continue as they were);
+#  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
+#  5. --rebalance-interval across a resume.
 set -u
 B=${HG_BUILDDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -98,10 +100,10 @@ for uf in 1 2; do
         bad "$e: the 1-rank chain's steps differ"
     fi
     "$CMP" "$tmp/$o/checkpoint_last.h5" "$tmp/$e/checkpoint_last.h5" 1e-5 params \
-        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$e: parameters differ from the 1-rank chain"; }
+        >"$tmp/cmpp" 2>&1 || { cat "$tmp/cmpp"; bad "$e: parameters differ from the 1-rank chain"; }
     "$CMP" "$tmp/$o/checkpoint_last.h5" "$tmp/$e/checkpoint_last.h5" 1e-4 optimizer \
         >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$e: optimizer state differs from the 1-rank chain"; }
-    echo "ok: $e: parameters and optimizer state as the 1-rank chain's: $(head -n 1 "$tmp/cmp")"
+    echo "ok: $e: as the 1-rank chain: $(head -n 1 "$tmp/cmpp"); $(head -n 1 "$tmp/cmp")"
 done
 
 # 3. the same shape again: no new segment, the same batches as straight on
@@ -132,4 +134,24 @@ for l in 1,3,1 1,0.5; do
     grep -q -- "--rank-slowdown" "$tmp/sdbad.log" ||
         { cat "$tmp/sdbad.log"; bad "--rank-slowdown $l: the error does not name the option"; }
 done
+
+# 5. --rebalance-interval 3 with --rank-slowdown 1,3 on 2 ranks, stopped at
+#    update 9 and resumed to the end of the epoch: the capacities move
+#    towards the speeds (rank 1's below 0.7), each decision is logged, the
+#    resumed run goes on with the checkpoint's segments, and the epoch is
+#    consumed exactly once
+run rb rb --devices cpu:2 --batch-size 32 --rank-slowdown 1,3 --rebalance-interval 3 \
+    --max-update 9
+run rb rb --devices cpu:2 --batch-size 32 --rank-slowdown 1,3 --rebalance-interval 3
+last=$(sed -n 's/.*"rebalance": [0-9]*,.*"capacity": \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2/p' \
+    "$tmp/rb.log" | tail -n 1)
+set -- $last
+[ $# = 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a == 1 && b < 0.7) }' ||
+    { grep rebalance "$tmp/rb.log"; bad "--rebalance-interval: capacities '$last', want 1 and < 0.7"; }
+grep -q '"rebalance": 9,' "$tmp/rb.log" && grep -q "segment 3 from step 9" "$tmp/rb.log" ||
+    { grep -v '"update"' "$tmp/rb.log"; bad "--rebalance-interval: the decision at update 9 was not resumed"; }
+ids rb | sort -n >"$tmp/rb.ids"
+[ "$(wc -l <"$tmp/rb.ids")" = $N ] && [ "$(uniq "$tmp/rb.ids" | wc -l)" = $N ] &&
+    echo "ok: --rebalance-interval 3: rank 1's capacity $2 at the end, $(grep -c '"rebalance"' "$tmp/rb.log") decisions, each sample once across a resume" ||
+    bad "--rebalance-interval: $(wc -l <"$tmp/rb.ids") samples consumed, $(uniq "$tmp/rb.ids" | wc -l) distinct"
 exit $fail
