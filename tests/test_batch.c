@@ -663,7 +663,6 @@ static void test_segments(int ncases)
         uint8_t *seen = calloc((size_t)(n > 0 ? n : 1), 1);
         int64_t dup = 0, tok[8], sent[8];
         struct hg_epoch_seg g1[3];
-        hg_epoch_segs_decode(w, nw1, g1, 3, err, sizeof(err));
         int last1 = hg_epoch_segs_decode(w, nw1, g1, 3, err, sizeof(err)) - 1;
         int64_t a1 = hg_epoch_first_step(e1), a2 = hg_epoch_first_step(e2);
         hg_epoch_budgets(&c[0].o, tok, sent, err, sizeof(err));

@@ -1195,8 +1195,9 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         char line[160];
         snprintf(line, sizeof(line),
                  "| gradients in %d bucket%s of at most %g MiB (or one tensor), all-reduced "
-                 "from the backward\n",
-                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb);
+                 "%s\n",
+                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb,
+                 o->rank_slowdown.n ? "after the backward (--rank-slowdown)" : "from the backward");
         logf_line(r, line, NULL);
     }
 
