@@ -11,12 +11,12 @@
 
 #include "controller/ctl-impl.h"
 
-#define HG_MAX_SYMS_TASK 16
+#define HG_MAX_SYMS_TASK 16 /* graph symbols: at most HG_MAX_SYMS in graph.c */
 
 /* The scalars of a step, summed over ranks in one f64 allreduce (then,
  * per rank, its compute and wait times: hg_ctl_rank_times). */
 enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
-       R_N = R_METRIC + HG_TASK_MAX_METRICS }; /* graph symbols: at most HG_MAX_SYMS in graph.c */
+       R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
 static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
                  const struct hg_ctl_cfg *cfg, int train, char *err, size_t errlen)
@@ -262,9 +262,10 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
 
 int hg_ctl_buckets(const struct hg_ctl *c) { return c->nbk; }
 
-
-static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
-                        size_t errlen)
+/* times: an update's (its compute and wait times go along and come back
+ * as c->rank_t); 0: validation's (zeros, c->rank_t stays) */
+static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, int times,
+                        char *err, size_t errlen)
 {
     double *v = c->red; /* [R_N + 2 * world] */
     memset(v, 0, ((size_t)R_N + 2 * (size_t)c->world) * sizeof(*v));
@@ -280,12 +281,13 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
     /* each rank its own slots: the sum is every rank's times (exact:
      * the others add zeros) */
     int me = hg_comm_rank(c->comm);
-    v[R_N + 2 * me] = c->t_compute;
-    v[R_N + 2 * me + 1] = c->t_wait;
+    v[R_N + 2 * me] = times ? c->t_compute : 0;
+    v[R_N + 2 * me + 1] = times ? c->t_wait : 0;
     if (hg_comm_allreduce_f64(c->comm, v, (size_t)R_N + 2 * (size_t)c->world, err,
                               errlen) != 0)
         return -1;
-    memcpy(c->rank_t, v + R_N, 2 * (size_t)c->world * sizeof(*v));
+    if (times)
+        memcpy(c->rank_t, v + R_N, 2 * (size_t)c->world * sizeof(*v));
     st->loss_sum = v[R_LOSS];
     st->nll_sum = v[R_NLL];
     st->sample_size = v[R_SS];
@@ -302,19 +304,7 @@ int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen)
 {
     c->ps_sq_own = 0;
-    /* validation: no times of an update (the last update's are kept) */
-    double tc = c->t_compute, tw = c->t_wait, *keep = malloc(2 * (size_t)c->world *
-                                                             sizeof(*keep)); /* [2 * world] */
-    if (!keep)
-        return hg_kerr(err, errlen, "out of memory");
-    memcpy(keep, c->rank_t, 2 * (size_t)c->world * sizeof(*keep));
-    c->t_compute = c->t_wait = 0;
-    int rc = c->comm ? reduce_stats(c, st, err, errlen) : 0;
-    memcpy(c->rank_t, keep, 2 * (size_t)c->world * sizeof(*keep));
-    free(keep);
-    c->t_compute = tc;
-    c->t_wait = tw;
-    return rc;
+    return c->comm ? reduce_stats(c, st, 0, err, errlen) : 0;
 }
 
 int hg_ctl_rank_times(const struct hg_ctl *c, const double **t)
@@ -354,7 +344,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         /* the gradients a PS serves are summed on their server only: the
          * norm adds each server's part */
         c->ps_sq_own = c->ps ? hg__psagg_sumsq(c->ps, ex) : 0;
-        if (reduce_stats(c, st, err, errlen) != 0)
+        if (reduce_stats(c, st, 1, err, errlen) != 0)
             return -1;
     }
     if (!c->comm) {
