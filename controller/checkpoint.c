@@ -9,6 +9,11 @@
  *   /params/<name>   f32, the parameter's shape (torch's state_dict names),
  *                    attribute crc32 (u32: CRC-32 of its little-endian data)
  *   /optimizer/<name>  f32, optimizer state (<param>.exp_avg, ...), crc32
+ *   /iter_segs       i64 [k], only when saved mid-epoch: the epoch's
+ *                    segments as words (hg_epoch_segs_decode), attribute
+ *                    crc32 (of its little-endian words); absent: one
+ *                    segment (files from before segments read as before,
+ *                    and a reader from before ignores it)
  * File format bounds V18..LATEST: superblock and object headers carry
  * HDF5's own checksums. Version 1 files (no CRCs) still load, flagged as
  * unverified.
@@ -113,6 +118,19 @@ static uint32_t meta_crc(const struct hg_ckpt_meta *m)
     return m->options ? crc32_update(crc, m->options, strlen(m->options)) : crc;
 }
 
+/* CRC-32 of n int64 words as their little-endian bytes (the file's order) */
+static uint32_t crc_i64(const int64_t *w, int64_t n)
+{
+    uint32_t crc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        unsigned char b[8];
+        for (int k = 0; k < 8; k++)
+            b[k] = (unsigned char)((uint64_t)w[i] >> (8 * k));
+        crc = crc32_update(crc, b, 8);
+    }
+    return crc;
+}
+
 /* A scalar attribute stored as file_t from memory of type mem_t. */
 static int attr_write(hid_t loc, const char *name, hid_t file_t, hid_t mem_t,
                       const void *v)
@@ -193,6 +211,54 @@ static char *read_str(hid_t loc, const char *name)
 static int attr_u32(hid_t loc, const char *name, uint32_t v)
 {
     return attr_write(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, &v);
+}
+
+/* The epoch's segments as the dataset /iter_segs [nsegs] (none: none). */
+static int write_segs(hid_t f, const struct hg_iter_state *it)
+{
+    if (it->nsegs <= 0)
+        return 0;
+    hsize_t dim = (hsize_t)it->nsegs;
+    hid_t sp = H5Screate_simple(1, &dim, NULL);
+    hid_t d = H5Dcreate2(f, "iter_segs", H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT);
+    herr_t rc = d < 0 ? -1 : H5Dwrite(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                      it->segs);
+    if (rc >= 0 && attr_u32(d, "crc32", crc_i64(it->segs, it->nsegs)) != 0)
+        rc = -1;
+    if (d >= 0)
+        H5Dclose(d);
+    H5Sclose(sp);
+    return rc < 0 ? -1 : 0;
+}
+
+/* /iter_segs into it->segs (malloc'ed), if the file has it; -1: corrupt. */
+static int read_segs(hid_t f, struct hg_iter_state *it)
+{
+    if (H5Lexists(f, "iter_segs", H5P_DEFAULT) <= 0)
+        return 0;
+    hid_t d = H5Dopen2(f, "iter_segs", H5P_DEFAULT);
+    hid_t sp = d < 0 ? -1 : H5Dget_space(d);
+    hsize_t dim = 0;
+    int rc = sp < 0 || H5Sget_simple_extent_ndims(sp) != 1 ||
+             H5Sget_simple_extent_dims(sp, &dim, NULL) < 0 || dim < 1 ? -1 : 0;
+    int64_t *w = rc ? NULL : malloc((size_t)dim * sizeof(*w)); /* [dim] */
+    uint32_t crc = 0;
+    if (rc == 0 && (!w || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
+                                 w) < 0 ||
+                    attr_read(d, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
+                    crc != crc_i64(w, (int64_t)dim))) {
+        free(w);
+        rc = -1;
+    } else if (rc == 0) {
+        it->segs = w;
+        it->nsegs = (int64_t)dim;
+    }
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (d >= 0)
+        H5Dclose(d);
+    return rc;
 }
 
 static int write_tensor(hid_t grp, const char *name, const struct hg_shape *s,
@@ -330,7 +396,7 @@ static int write_meta(hid_t f, const struct hg_ckpt_meta *meta, int version)
         attr_f64(f, "train_wall", meta->train_wall) ||
         attr_f64(f, "wall", meta->wall) ||
         attr_str(f, "options", meta->options ? meta->options : "") ||
-        attr_u32(f, "meta_crc32", meta_crc(meta)) ? -1 : 0;
+        attr_u32(f, "meta_crc32", meta_crc(meta)) || write_segs(f, &meta->iter) ? -1 : 0;
 }
 
 /* Closes f, returning its image (malloc'ed, *len bytes), or NULL with err
@@ -1029,6 +1095,8 @@ static hid_t open_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
     meta->options = read_str(f, "options");
     meta->checksummed = version >= 2;
     meta->shards = 0;
+    if (rc == 0 && read_segs(f, &meta->iter) != 0)
+        rc = hg_kerr(err, errlen, "%s: corrupt dataset iter_segs", path);
     if (rc == 0 && version >= 2) {
         meta->metric_name = read_str(f, "metric_name");
         if (!meta->metric_name || !meta->options ||
@@ -1307,4 +1375,7 @@ void hg_ckpt_meta_free(struct hg_ckpt_meta *meta)
     free((char *)meta->options);
     free((char *)meta->metric_name);
     meta->options = meta->metric_name = NULL;
+    free((int64_t *)meta->iter.segs);
+    meta->iter.segs = NULL;
+    meta->iter.nsegs = 0;
 }

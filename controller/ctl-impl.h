@@ -50,6 +50,13 @@ struct hg_ctl {
     struct hg_mp *mp;        /* cfg.op_rank's transfers, or NULL */
     int mp_loss, mp_nll;     /* model parallelism: this rank runs the loss
                                 (and sample size) op, the nll op */
+    double t_compute, t_wait; /* this update so far: forward + backward,
+                                 gradient collectives (seconds) */
+    int world;               /* ranks of comm (1 without) */
+    double *red;             /* [R_N + 2 * world] the statistics reduce's
+                                buffer: step.c's slots, then per rank its
+                                compute and wait times */
+    double *rank_t;          /* [2 * world] the last update's, per rank */
 };
 
 /* dp.c: appends the AllReduce nodes of the gradient block to g (after

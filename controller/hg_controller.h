@@ -47,7 +47,8 @@ double hg_lr_at(const struct hg_lr_sched *s, int64_t num_updates);
 struct hg_ckpt_meta {
     int64_t epoch;           /* epochs finished */
     int64_t num_updates;
-    struct hg_iter_state iter; /* where the data iterator resumes */
+    struct hg_iter_state iter; /* where the data iterator resumes (on load,
+                                  iter.segs is malloc'ed like options) */
     uint64_t seed;
     double best_metric;      /* NaN: none yet */
     const char *metric_name; /* the metric best_metric is (saved; on load:
@@ -125,6 +126,10 @@ int hg_ckpt_merge(const char *src, const char *dst, char *err, size_t errlen);
  * batch of their union would. */
 struct hg_ctl_cfg {
     enum hg_optim optim;
+    double slowdown;         /* --rank-slowdown: this rank's forward +
+                                backward take this many times their time
+                                (the rest asleep), and no gradient bucket
+                                starts from the backward; 0: as they are */
     union hg_attr hyper;     /* optimizer hyper-parameters */
     double clip_norm;        /* 0: no clipping */
     int64_t max_batch, max_len;
@@ -243,6 +248,13 @@ int hg_ctl_buckets(const struct hg_ctl *c);
 int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
 /* Sums validation statistics (loss, sample size, samples, metrics) over
  * the ranks, in place. */
+/* Per rank, its compute time (forward + backward of the update's
+ * micro-batches, --rank-slowdown's sleep included) and its wait time
+ * (the update's gradient collectives, where a fast rank waits for the
+ * slowest; the statistics reduce that carries these numbers is not
+ * counted) of the last update, in seconds: *t [2 * world], t[2r] and
+ * t[2r + 1]. Returns world (1 without comm). */
+int hg_ctl_rank_times(const struct hg_ctl *c, const double **t);
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen);
 /* The rank that owns parameter i (hg_graph_param_at's order of the train

@@ -7,10 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "controller/ctl-impl.h"
 
 #define HG_MAX_SYMS_TASK 16 /* graph symbols: at most HG_MAX_SYMS in graph.c */
+
+/* The scalars of a step, summed over ranks in one f64 allreduce (then,
+ * per rank, its compute and wait times: hg_ctl_rank_times). */
+enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
+       R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
 static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
                  const struct hg_ctl_cfg *cfg, int train, char *err, size_t errlen)
@@ -201,6 +207,13 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     c->ts = ts;
     c->cfg = *cfg;
     c->comm = cfg->comm;
+    c->world = cfg->comm ? hg_comm_world(cfg->comm) : 1;
+    c->red = malloc(((size_t)R_N + 2 * (size_t)c->world) * sizeof(double));
+    c->rank_t = calloc(2 * (size_t)c->world, sizeof(double));
+    if (!c->red || !c->rank_t) {
+        hg_ctl_free(c);
+        return hg_kerr(err, errlen, "out of memory");
+    }
     if (c->cfg.max_bad_updates <= 0)
         c->cfg.max_bad_updates = 10;
     if (cfg->comm && cfg->op_rank && (cfg->cuda || cfg->update_freq > 1)) {
@@ -264,6 +277,8 @@ void hg_ctl_free(struct hg_ctl *c)
     free(c->owner);
     hg__psagg_free(c->ps);
     hg__mp_free(c->mp);
+    free(c->red);
+    free(c->rank_t);
     free(c);
 }
 
@@ -299,6 +314,15 @@ static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
     return hg_exec_prepare(p->ex, st, err, errlen);
 }
 
+/* --rank-slowdown: asleep, so no core is taken from another rank */
+static void sleep_s(double s)
+{
+    struct timespec ts = {.tv_sec = (time_t)s,
+                          .tv_nsec = (long)((s - floor(s)) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
                       const struct hg_batch *b, struct hg_ctl_stats *st,
                       char *err, size_t errlen)
@@ -315,15 +339,24 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     /* comm nodes start from the backward only when it gives the update's
      * gradient (one micro-batch per update: cfg.update_freq 1) */
     HG_CHECK(!(c->early && c->n_acc > 0));
-    hg_exec_set_early_comm(c->train.ex, c->early);
+    /* --rank-slowdown sleeps after the backward: no bucket may leave
+     * before, or a slow rank's gradients would not be late */
+    hg_exec_set_early_comm(c->train.ex, c->early && !(c->cfg.slowdown > 0));
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
+    double t0 = hg_now();
     if (c->mp)
         hg__mp_set_step(c->mp, num_updates + 1);
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
         hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
+    /* the run has finished (on a GPU it waited for the device): the forward
+     * and backward are done */
+    double dt = hg_now() - t0;
+    if (c->cfg.slowdown > 1)
+        sleep_s((c->cfg.slowdown - 1) * dt);
+    c->t_compute += hg_now() - t0;
     /* model parallelism: each counted once, by the rank that has it */
     if (!c->mp || c->mp_loss) {
         st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
@@ -341,22 +374,32 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
 
 int hg_ctl_buckets(const struct hg_ctl *c) { return c->nbk; }
 
-/* The scalars of a step, summed over ranks in one f64 allreduce. */
-enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
-       R_N = R_METRIC + HG_TASK_MAX_METRICS };
-
-static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, char *err,
-                        size_t errlen)
+/* times: an update's (its compute and wait times go along and come back
+ * as c->rank_t); 0: validation's (zeros, c->rank_t stays) */
+static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, int times,
+                        char *err, size_t errlen)
 {
-    double v[R_N] = {[R_LOSS] = st->loss_sum, [R_NLL] = st->nll_sum, [R_SS] = st->sample_size,
-                     [R_SENT] = st->nsentences,
-                     [R_STOP_SIGNAL] = (st->stop & HG_STOP_SIGNAL) != 0,
-                     [R_STOP_TIME] = (st->stop & HG_STOP_TIME) != 0,
-                     [R_PS_SQ] = c->ps_sq_own};
+    double *v = c->red; /* [R_N + 2 * world] */
+    memset(v, 0, ((size_t)R_N + 2 * (size_t)c->world) * sizeof(*v));
+    v[R_LOSS] = st->loss_sum;
+    v[R_NLL] = st->nll_sum;
+    v[R_SS] = st->sample_size;
+    v[R_SENT] = st->nsentences;
+    v[R_STOP_SIGNAL] = (st->stop & HG_STOP_SIGNAL) != 0;
+    v[R_STOP_TIME] = (st->stop & HG_STOP_TIME) != 0;
+    v[R_PS_SQ] = c->ps_sq_own;
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
         v[R_METRIC + i] = st->metrics[i];
-    if (hg_comm_allreduce_f64(c->comm, v, R_N, err, errlen) != 0)
+    /* each rank its own slots: the sum is every rank's times (exact:
+     * the others add zeros) */
+    int me = hg_comm_rank(c->comm);
+    v[R_N + 2 * me] = times ? c->t_compute : 0;
+    v[R_N + 2 * me + 1] = times ? c->t_wait : 0;
+    if (hg_comm_allreduce_f64(c->comm, v, (size_t)R_N + 2 * (size_t)c->world, err,
+                              errlen) != 0)
         return -1;
+    if (times)
+        memcpy(c->rank_t, v + R_N, 2 * (size_t)c->world * sizeof(*v));
     st->loss_sum = v[R_LOSS];
     st->nll_sum = v[R_NLL];
     st->sample_size = v[R_SS];
@@ -373,7 +416,13 @@ int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen)
 {
     c->ps_sq_own = 0;
-    return c->comm ? reduce_stats(c, st, err, errlen) : 0;
+    return c->comm ? reduce_stats(c, st, 0, err, errlen) : 0;
+}
+
+int hg_ctl_rank_times(const struct hg_ctl *c, const double **t)
+{
+    *t = c->rank_t;
+    return c->world;
 }
 
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen)
@@ -388,6 +437,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
 {
     int n_acc = c->n_acc;
     c->n_acc = 0;
+    c->t_wait = 0;
     struct hg_exec *ex = c->train.ex;
     /* the update's gradient sum into the grad block (it stays on a GPU) */
     if (n_acc > 1 && hg_exec_grad_op(ex, HG_GRAD_RESTORE, err, errlen) != 0)
@@ -401,16 +451,23 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
          * on a rank without data), then the statistics: every rank issues
          * the same collectives in the same order */
         struct hg_step hs = {.step = num_updates + 1, .grad_scale = 1.f};
+        double t0 = hg_now();
         if (hg_exec_run(ex, &hs, c->train.n_fb, c->train.n_c, err, errlen) != 0)
             return -1;
+        c->t_wait = hg_now() - t0;
         /* the gradients a PS serves are summed on their server only: the
          * norm adds each server's part */
         c->ps_sq_own = c->ps ? hg__psagg_sumsq(c->ps, ex) : 0;
         if (c->mp && hg_exec_grad_sumsq(ex, &c->ps_sq_own, err, errlen) != 0)
             return -1;
-        if (reduce_stats(c, st, err, errlen) != 0)
+        if (reduce_stats(c, st, 1, err, errlen) != 0)
             return -1;
     }
+    if (!c->comm) {
+        c->rank_t[0] = c->t_compute;
+        c->rank_t[1] = 0;
+    }
+    c->t_compute = 0; /* the next update's from here */
     if (n_acc == 0 || st->sample_size <= 0) {
         st->skipped = 1; /* nothing seen: no update */
         return 0;

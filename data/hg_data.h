@@ -138,10 +138,55 @@ int64_t hg_epoch_steps(const struct hg_epoch *ep);
 const int64_t *hg_epoch_batch(const struct hg_epoch *ep, int rank,
                               int64_t step, int64_t *count);
 
+/* Resolved budgets of o (data/batch.c, step 0): tok[world], sent[world],
+ * INT64_MAX for "no limit", 0 for "no samples". -1 on bad options. */
+int hg_epoch_budgets(const struct hg_batch_opts *o, int64_t *tok, int64_t *sent,
+                     char *err, size_t errlen);
+
+/* A segment of an epoch (docs/data.md, "Segments"): from epoch step start
+ * on, the samples no earlier segment consumed are cut for world ranks
+ * with these resolved budgets. */
+struct hg_epoch_seg {
+    int64_t start;             /* first epoch step; 0 for segment 0 */
+    int world;
+    int64_t required_multiple;
+    const int64_t *tok;        /* [world] resolved token budgets */
+    const int64_t *sent;       /* [world] resolved sentence budgets */
+};
+
+/* The plan of the last of seg[nseg] after the earlier ones consumed
+ * their steps: hg_epoch_batch serves steps hg_epoch_first_step(ep) ..
+ * hg_epoch_steps(ep) - 1 for seg[nseg - 1].world ranks. seed and shuffle
+ * as in hg_batch_opts. Errors: a segment starting after the end of the
+ * previous one, bad budgets, a sample longer than every budget. */
+int hg_epoch_plan_segments(struct hg_epoch **out, const int32_t *lengths, int64_t n,
+                           const struct hg_epoch_seg *seg, int nseg, uint64_t seed,
+                           int shuffle, uint64_t epoch, char *err, size_t errlen);
+/* The first step the plan holds (its last segment's start; 0 for
+ * hg_epoch_plan). */
+int64_t hg_epoch_first_step(const struct hg_epoch *ep);
+
+/* Segments as int64 words, as checkpoints hold them: per segment
+ * [start, world, required_multiple, tok[world], sent[world]].
+ * decode fills seg[] (pointers into w) and returns the count, or -1
+ * naming what is corrupt. append adds a segment starting at start with
+ * o's budgets to the malloc'ed *words [*nw]: 0 when the last segment has
+ * the same world and budgets (nothing added), 1 when added (a segment
+ * that starts at the last one's step replaces it), -1 on bad options. */
+int hg_epoch_segs_decode(const int64_t *w, int64_t nw, struct hg_epoch_seg *seg,
+                         int maxseg, char *err, size_t errlen);
+int hg_epoch_segs_append(int64_t **words, int64_t *nw, int64_t start,
+                         const struct hg_batch_opts *o, char *err, size_t errlen);
+
 /* Where an iterator is: saved in checkpoints, restored exactly. */
 struct hg_iter_state {
     uint64_t epoch;  /* 1-based */
     int64_t step;    /* next step within the epoch */
+    /* the epoch's segments so far as words (hg_epoch_segs_decode); NULL,
+     * 0: one segment with the run's own budgets (checkpoints before
+     * segments existed) */
+    const int64_t *segs; /* [nsegs] */
+    int64_t nsegs;
 };
 
 /* ---------------------------------------------------------------- loader */

@@ -203,7 +203,9 @@ int hg_loader_open(struct hg_loader **out, struct hg_dataset *ds,
     ld->timeout_s = o->timeout_s > 0 ? o->timeout_s : 60.0;
     ld->held = -1;
     ld->nsteps = hg_epoch_steps(ep);
-    ld->next_step = first_step < 0 ? 0 : first_step;
+    /* a segmented plan holds its last segment's steps only */
+    ld->next_step = first_step < hg_epoch_first_step(ep) ? hg_epoch_first_step(ep)
+                                                          : first_step;
 
     /* field kinds and dtypes: the dataset's (private accessors) */
     ld->nfields = hg__dataset_nfields(ds);

@@ -63,7 +63,9 @@ W3="--devices cpu:3 --max-sentences-per-rank 48,40,8"
 W2="--devices cpu:2 --max-sentences-per-rank 48,48"
 W1="--batch-size 96"
 # the tensors of a file: "group/name" per line, sorted
-tensors() { h5ls -r "$1" | awk '$2 == "Dataset" { print $1 }' | sort; }
+tensors() { # the model's datasets (not the epoch's segment list, /iter_segs)
+    h5ls -r "$1" | awk '$2 == "Dataset" && $1 != "/iter_segs" { print $1 }' | sort
+}
 same() { # a b what: bitwise equal tensors
     "$CMP" "$1" "$2" 0 >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$3"; }
 }

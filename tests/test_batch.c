@@ -405,13 +405,13 @@ static void test_resume(void)
             break;
         }
         int64_t steps = hg_epoch_steps(ep);
-        struct hg_iter_state st = {epoch, 0};
+        struct hg_iter_state st = {.epoch = epoch, .step = 0};
         int64_t na = consume(ep, 4, &st, INT64_MAX, a, 0);
         hg_epoch_free(ep);
         for (int64_t k = 0; k <= steps; k += 1 + steps / 7) {
             /* run to step k, "checkpoint" the state, throw everything
              * away, re-plan from the state and go on */
-            struct hg_iter_state s1 = {epoch, 0};
+            struct hg_iter_state s1 = {.epoch = epoch, .step = 0};
             struct hg_epoch *e1, *e2;
             if (hg_epoch_plan(&e1, len, n, &o, epoch, err, sizeof(err)))
                 break;
@@ -569,6 +569,145 @@ static void test_rank_lists(void)
                strstr(err, "length 13"), "unplaceable sample: '%s'", err);
 }
 
+/* ------------------------------------------------------------ segments */
+
+/* Marks the samples of steps [a, b) of ep (all ranks) in seen[]; counts
+ * a sample seen twice in *dup and checks each batch against the budgets. */
+static void mark(const struct hg_epoch *ep, int world, int64_t a, int64_t b,
+                 const int32_t *len, const int64_t *tok, const int64_t *sent,
+                 uint8_t *seen, int64_t *dup)
+{
+    for (int64_t st = a; st < b; st++)
+        for (int r = 0; r < world; r++) {
+            int64_t c;
+            const int64_t *idx = hg_epoch_batch(ep, r, st, &c);
+            checks++;
+            EXPECT(fits(len, idx, c, tok[r], sent[r]), "segment batch over budget: "
+                   "step %lld rank %d count %lld", (long long)st, r, (long long)c);
+            for (int64_t i = 0; i < c; i++)
+                *dup += seen[idx[i]]++ != 0;
+        }
+}
+
+/* An epoch cut into 3 segments with other worlds and budgets (as a run
+ * resumed on other clusters): every sample is consumed exactly once; the
+ * 2-segment plan and the 3-segment plan agree on the steps they share;
+ * one segment equals hg_epoch_plan; the words round-trip. */
+static void test_segments(int ncases)
+{
+    char err[256];
+    for (int id = 0; id < ncases; id++) {
+        struct rcase c[3];
+        random_case(&c[0]);
+        for (int k = 1; k < 3; k++) {
+            random_case(&c[k]);
+            free(c[k].len);
+            c[k].o.seed = c[0].o.seed, c[k].o.shuffle = c[0].o.shuffle;
+            /* every segment holds the longest sample, as a run's
+             * options must (hgtrain refuses them otherwise) */
+            if (c[k].o.max_tokens && c[k].o.max_tokens < c[0].o.max_tokens)
+                c[k].o.max_tokens = c[0].o.max_tokens;
+            if (!c[0].o.max_tokens)
+                c[k].o.max_tokens = 0, c[k].o.max_sentences += !c[k].o.max_sentences;
+        }
+        const int64_t n = c[0].n;
+        const int32_t *len = c[0].len;
+        uint64_t epoch = (uint64_t)irand(1, 5);
+        struct hg_epoch *e0, *e1 = NULL, *e2 = NULL, *ref;
+        int64_t *w = NULL, nw = 0;
+        if (hg_epoch_plan(&ref, len, n, &c[0].o, epoch, err, sizeof(err))) {
+            free(c[0].len);
+            continue; /* a sample no budget holds: test_random's business */
+        }
+        /* segment 0 alone is the one-segment plan */
+        EXPECT(hg_epoch_segs_append(&w, &nw, 0, &c[0].o, err, sizeof(err)) == 1,
+               "append 0: %s", err);
+        EXPECT(hg_epoch_segs_append(&w, &nw, 5, &c[0].o, err, sizeof(err)) == 0,
+               "case %d: the same budgets appended a segment", id);
+        struct hg_epoch_seg sg[3];
+        int ns = hg_epoch_segs_decode(w, nw, sg, 3, err, sizeof(err));
+        EXPECT(ns == 1, "decode: %d, %s", ns, err);
+        EXPECT(hg_epoch_plan_segments(&e0, len, n, sg, 1, c[0].o.seed, c[0].o.shuffle,
+                                      epoch, err, sizeof(err)) == 0, "%s", err);
+        struct flat fa, fb;
+        flatten(ref, c[0].o.world, n, &fa);
+        flatten(e0, c[0].o.world, n, &fb);
+        checks++;
+        EXPECT(flat_equal(&fa, &fb), "case %d: one segment differs from the plan", id);
+        flat_free(&fa);
+        flat_free(&fb);
+        int64_t s1 = irand(0, hg_epoch_steps(e0));
+        EXPECT(hg_epoch_segs_append(&w, &nw, s1, &c[1].o, err, sizeof(err)) >= 0,
+               "append 1: %s", err);
+        ns = hg_epoch_segs_decode(w, nw, sg, 3, err, sizeof(err));
+        EXPECT(ns >= 1, "decode: %s", err);
+        if (hg_epoch_plan_segments(&e1, len, n, sg, ns, c[0].o.seed, c[0].o.shuffle,
+                                   epoch, err, sizeof(err)) != 0) {
+            EXPECT(0, "case %d: 2 segments: %s", id, err);
+            goto next;
+        }
+        EXPECT(hg_epoch_first_step(e1) == (ns == 2 ? s1 : 0), "first step %lld, want %lld",
+               (long long)hg_epoch_first_step(e1), (long long)s1);
+        int64_t s2 = irand(hg_epoch_first_step(e1), hg_epoch_steps(e1));
+        int64_t nw1 = nw;
+        EXPECT(hg_epoch_segs_append(&w, &nw, s2, &c[2].o, err, sizeof(err)) >= 0,
+               "append 2: %s", err);
+        int ns2 = hg_epoch_segs_decode(w, nw, sg, 3, err, sizeof(err));
+        if (hg_epoch_plan_segments(&e2, len, n, sg, ns2, c[0].o.seed, c[0].o.shuffle,
+                                   epoch, err, sizeof(err)) != 0) {
+            EXPECT(0, "case %d: 3 segments: %s", id, err);
+            goto next;
+        }
+        /* segment 0's steps before s1, segment 1's from the 2-segment
+         * plan up to s2, the rest from the 3-segment plan */
+        uint8_t *seen = calloc((size_t)(n > 0 ? n : 1), 1);
+        int64_t dup = 0, tok[8], sent[8];
+        struct hg_epoch_seg g1[3];
+        int last1 = hg_epoch_segs_decode(w, nw1, g1, 3, err, sizeof(err)) - 1;
+        int64_t a1 = hg_epoch_first_step(e1), a2 = hg_epoch_first_step(e2);
+        hg_epoch_budgets(&c[0].o, tok, sent, err, sizeof(err));
+        mark(ref, c[0].o.world, 0, a1 > 0 ? a1 : (a2 < s1 ? a2 : s1), len, tok, sent,
+             seen, &dup);
+        mark(e1, g1[last1].world, a1, a2, len, g1[last1].tok, g1[last1].sent, seen,
+             &dup);
+        mark(e2, sg[ns2 - 1].world, a2, hg_epoch_steps(e2), len, sg[ns2 - 1].tok,
+             sg[ns2 - 1].sent, seen, &dup);
+        int64_t missing = 0;
+        for (int64_t i = 0; i < n; i++)
+            missing += !seen[i];
+        checks++;
+        EXPECT(dup == 0 && missing == 0, "case %d (n %lld, steps at %lld, %lld): %lld "
+               "repeated, %lld missing", id, (long long)n, (long long)s1, (long long)s2,
+               (long long)dup, (long long)missing);
+        free(seen);
+        /* a start past the previous segment's end is refused */
+        struct hg_epoch *bad;
+        struct hg_epoch_seg sb[2] = {sg[0], sg[0]};
+        struct hg_epoch *one;
+        EXPECT(hg_epoch_plan_segments(&one, len, n, sb, 1, c[0].o.seed, 1, epoch, err,
+                                      sizeof(err)) == 0, "%s", err);
+        sb[1].start = hg_epoch_steps(one) + 1;
+        hg_epoch_free(one);
+        err[0] = 0;
+        int brc = hg_epoch_plan_segments(&bad, len, n, sb, 2, c[0].o.seed, 1, epoch, err,
+                                         sizeof(err));
+        EXPECT(brc == -1 && strstr(err, "segment 1"),
+               "a segment past the end: %d '%s'", brc, err);
+    next:
+        hg_epoch_free(ref);
+        hg_epoch_free(e0);
+        hg_epoch_free(e1);
+        hg_epoch_free(e2);
+        free(w);
+        free(c[0].len);
+    }
+    /* corrupt words */
+    int64_t junk[4] = {0, 7, 1, 5};
+    struct hg_epoch_seg sg[2];
+    EXPECT(hg_epoch_segs_decode(junk, 4, sg, 2, err, sizeof(err)) == -1 &&
+               strstr(err, "corrupt"), "junk words: '%s'", err);
+}
+
 int main(int argc, char **argv)
 {
     int ncases = argc > 1 ? atoi(argv[1]) : 400;
@@ -579,6 +718,7 @@ int main(int argc, char **argv)
     test_resume();
     test_errors();
     test_rank_lists();
+    test_segments(ncases / 2);
     printf("test_batch: %d random cases, %ld checks, %d failures\n", ncases,
            checks, failures);
     return failures ? 1 : 0;

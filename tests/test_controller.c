@@ -128,8 +128,11 @@ static void test_checkpoints(const char *dir)
     net_build(&a, 16);
     for (uint64_t s = 1; s <= 3; s++)
         net_step(&a, s);
+    /* two segments: 2 ranks from step 0, 1 rank from step 9 */
+    static const int64_t segs[] = {0, 2, 1, 100, 50, 8, 4, 9, 1, 8, INT64_MAX, 12};
     struct hg_ckpt_meta meta = {.epoch = 2, .num_updates = 3,
-                                .iter = {.epoch = 3, .step = 17}, .seed = 99,
+                                .iter = {.epoch = 3, .step = 17, .segs = segs, .nsegs = 12},
+                                .seed = 99,
                                 .best_metric = 1.25, .metric_name = "loss",
                                 .options = "--lr 0.01 --task mnist"};
     EXPECT(hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err)) == 0, "%s", err);
@@ -145,7 +148,9 @@ static void test_checkpoints(const char *dir)
     EXPECT(hg_ckpt_load(path, b.g, b.ex, 0, &got, err, sizeof(err)) == 0, "%s", err);
     EXPECT(got.epoch == 2 && got.num_updates == 3 && got.iter.epoch == 3 &&
            got.iter.step == 17 && got.seed == 99 && got.best_metric == 1.25 &&
-           got.options && strcmp(got.options, meta.options) == 0, "meta round trip");
+           got.options && strcmp(got.options, meta.options) == 0 && got.iter.nsegs == 12 &&
+           got.iter.segs && memcmp(got.iter.segs, segs, sizeof(segs)) == 0,
+           "meta round trip");
     hg_ckpt_meta_free(&got);
     EXPECT(same_blocks(&a, &b), "params/state differ after load");
     for (uint64_t s = 4; s <= 6; s++) {
@@ -259,7 +264,9 @@ static void test_corruption(const char *dir)
     net_build(&a, 16);
     for (uint64_t s = 1; s <= 2; s++)
         net_step(&a, s);
-    struct hg_ckpt_meta meta = {.epoch = 1, .num_updates = 2, .iter = {.epoch = 2, .step = 5},
+    static const int64_t segs[] = {0, 1, 1, 64, 8, 3, 1, 1, 32, 4};
+    struct hg_ckpt_meta meta = {.epoch = 1, .num_updates = 2,
+                                .iter = {.epoch = 2, .step = 5, .segs = segs, .nsegs = 10},
                                 .seed = 3, .best_metric = 0.5, .metric_name = "loss",
                                 .options = "--task mnist"}, got;
     REQUIRE(hg_ckpt_save(path, a.g, a.ex, &meta, err, sizeof(err)) == 0, "%s", err);
@@ -306,7 +313,8 @@ static void test_corruption(const char *dir)
             int same = same_blocks(&a, &b) && got.epoch == 1 && got.num_updates == 2 &&
                        got.iter.epoch == 2 && got.iter.step == 5 && got.seed == 3 &&
                        got.best_metric == 0.5 && strcmp(got.options, meta.options) == 0 &&
-                       strcmp(got.metric_name, "loss") == 0;
+                       strcmp(got.metric_name, "loss") == 0 && got.iter.nsegs == 10 &&
+                       memcmp(got.iter.segs, segs, sizeof(segs)) == 0;
             EXPECT(same, "byte %zu flipped: loaded different values", o);
             harmless++;
         } else {

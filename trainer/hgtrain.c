@@ -119,6 +119,17 @@ struct run {
     struct hg_comm *comm; /* NULL: one rank */
     int cuda_device;      /* this worker's GPU, -1: the CPU */
     int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
+    int64_t *segs, nsegs;          /* [nsegs] this epoch's segments as words
+                                      (hg_epoch_segs_decode); saved mid-epoch */
+    FILE *trace;                   /* HG_TRACE_SAMPLES: this rank's consumed samples */
+    int64_t rebalance;             /* --rebalance-interval in effect (0: off) */
+    double *cap;                   /* [world] --rebalance-interval: the
+                                      capacities in effect (r->bo.capacity) */
+    double *rb_cost, *rb_time;     /* [world] per rank, batch cost and compute
+                                      seconds since the last decision */
+    double *rank_t;                /* [2 * world] per rank, compute and wait
+                                      seconds summed over the updates since
+                                      the last log line */
     struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
@@ -227,7 +238,9 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .epoch = iter_step < 0 ? r->epoch : r->epoch - 1,
         .num_updates = (int64_t)r->num_updates,
         .iter = {.epoch = (uint64_t)(iter_step < 0 ? r->epoch + 1 : r->epoch),
-                 .step = iter_step < 0 ? 0 : iter_step},
+                 .step = iter_step < 0 ? 0 : iter_step,
+                 .segs = iter_step < 0 ? NULL : r->segs,
+                 .nsegs = iter_step < 0 ? 0 : r->nsegs},
         .seed = (uint64_t)r->o.seed,
         .best_metric = r->best,
         .metric_name = r->o.best_checkpoint_metric,
@@ -424,9 +437,14 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     double dt = hg_now() - m->t0;
     double loss = m->loss / (m->ss > 0 ? m->ss : 1) / log(2.0);
     double nll = m->nll / (m->ss > 0 ? m->ss : 1) / log(2.0);
-    char line[1024], js[1024];
+    char line[1024];
+    /* per rank: 2 numbers of at most 20 characters */
+    size_t jn = 1024 + 48 * (size_t)r->world;
+    char *js = malloc(jn); /* [jn] */
+    if (!js)
+        return;
     /* "update" and "num_updates" (fairseq's key) are the same number */
-    snprintf(js, sizeof(js),
+    snprintf(js, jn,
              "{\"epoch\": %lld, \"update\": %llu, \"num_updates\": %llu, \"step\": %lld, "
              "\"steps\": %lld, \"loss\": %.4f, \"nll_loss\": %.4f, \"ppl\": %.2f, \"wps\": %.0f, "
              "\"ups\": %.2f, \"wpb\": %.1f, \"bsz\": %.1f, \"lr\": %.6g, \"gnorm\": %.3f, "
@@ -446,9 +464,22 @@ static void log_train(struct run *r, struct meters *m, int64_t step, int64_t ste
     size_t len = strlen(line), lj = strlen(js);
     if (r->o.fp16 && len >= 2 && lj >= 2) { /* the scale joins the end of the line */
         snprintf(line + len - 1, sizeof(line) - len + 1, " | loss_scale %g\n", m->loss_scale);
-        snprintf(js + lj - 2, sizeof(js) - lj + 2, ", \"loss_scale\": %g}\n", m->loss_scale);
+        snprintf(js + lj - 2, jn - lj + 2, ", \"loss_scale\": %g}\n", m->loss_scale);
     }
+    /* per rank, seconds per update: compute (forward + backward) and wait
+     * (gradient collectives): the straggler computes longest, waits least */
+    for (int k = 0; k < 2; k++) {
+        lj = strlen(js);
+        int w = snprintf(js + lj - 2, jn - lj + 2, ", \"%s\": [", k ? "wait" : "compute");
+        size_t p = lj - 2 + (size_t)w;
+        for (int i = 0; i < r->world; i++)
+            p += (size_t)snprintf(js + p, jn - p, "%s%.6f", i ? ", " : "",
+                                  r->rank_t[2 * i + k] / m->n);
+        snprintf(js + p, jn - p, "]}\n");
+    }
+    memset(r->rank_t, 0, 2 * (size_t)r->world * sizeof(double));
     logf_line(r, line, js);
+    free(js);
     memset(m, 0, sizeof(*m));
     m->t0 = hg_now();
 }
@@ -602,6 +633,131 @@ static void print_profile(struct run *r)
     }
 }
 
+/* The plan of epoch r->epoch from first_step on. A fresh epoch is one
+ * segment with this run's budgets; a resumed one continues the
+ * checkpoint's segments, and starts a new one at first_step when this run
+ * has another world or other budgets (docs/distributed.md, "Resuming on
+ * another cluster"). No segments from the checkpoint (a file from before
+ * segments): one segment with this run's budgets, as always. */
+static int plan_epoch(struct run *r, int64_t first_step, int resumed,
+                      struct hg_epoch **ep, char *err, size_t errlen)
+{
+    if (first_step == 0) {
+        free(r->segs);
+        r->segs = NULL;
+        r->nsegs = 0;
+    }
+    enum { MAXSEG = 4096 };
+    struct hg_epoch_seg *sg = malloc(MAXSEG * sizeof(*sg)); /* [MAXSEG] */
+    if (!sg)
+        return hg_kerr(err, errlen, "out of memory");
+    int ns = r->nsegs ? hg_epoch_segs_decode(r->segs, r->nsegs, sg, MAXSEG, err, errlen) : 0;
+    /* --rebalance-interval resumed on the same world: the last segment's
+     * budgets (a decision of the run that saved it) go on, and the
+     * capacities start from them */
+    int keep = resumed && r->rebalance && ns > 0 && sg[ns - 1].world == r->world;
+    if (keep) {
+        const struct hg_epoch_seg *g = &sg[ns - 1];
+        const int64_t *b = g->sent[0] != INT64_MAX ? g->sent : g->tok;
+        int64_t mx = 1;
+        for (int i = 0; i < r->world; i++)
+            mx = b[i] > mx ? b[i] : mx;
+        for (int i = 0; i < r->world; i++)
+            r->cap[i] = b[i] > 0 ? (double)b[i] / (double)mx : 1.0 / (double)mx;
+    }
+    if (ns >= 0 && !keep &&
+        hg_epoch_segs_append(&r->segs, &r->nsegs, r->nsegs ? first_step : 0, &r->bo,
+                             err, errlen) < 0)
+        ns = -1;
+    if (ns >= 0 && !keep)
+        ns = hg_epoch_segs_decode(r->segs, r->nsegs, sg, MAXSEG, err, errlen);
+    int rc = ns < 0 ? -1
+                    : hg_epoch_plan_segments(ep, r->train.cost, r->train.n, sg, ns,
+                                             r->bo.seed, r->bo.shuffle,
+                                             (uint64_t)r->epoch, err, errlen);
+    if (rc == 0 && ns > 1 && first_step == sg[ns - 1].start && r->rank == 0) {
+        char line[256];
+        snprintf(line, sizeof(line), "| epoch %lld: segment %d from step %lld on %d "
+                 "ranks: %lld steps in the epoch\n", (long long)r->epoch, ns - 1,
+                 (long long)first_step, sg[ns - 1].world, (long long)hg_epoch_steps(*ep));
+        logf_line(r, line, NULL);
+    }
+    free(sg);
+    return rc;
+}
+
+/* Rank i's batch at step: its cost, samples x their largest cost (the
+ * padding-aware cost the budgets bound). */
+static double batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
+                         int64_t step)
+{
+    int64_t c;
+    const int64_t *idx = hg_epoch_batch(ep, i, step, &c);
+    int32_t mx = 0;
+    for (int64_t k = 0; k < c; k++)
+        mx = r->train.cost[idx[k]] > mx ? r->train.cost[idx[k]] : mx;
+    return (double)c * (double)mx;
+}
+
+/* --rebalance-interval: each rank's speed over the last interval (batch
+ * cost per compute second, the same numbers on every rank: the costs from
+ * the plan, the times from the statistics allreduce), relative to the
+ * fastest, moves the capacities halfway there (an exponential moving
+ * average, so one noisy interval does not swing them); new budgets start
+ * a segment at step. 1: a new segment; 0: the same budgets; -1: error. */
+static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
+{
+    double vmax = 0;
+    for (int i = 0; i < r->world; i++) {
+        double v = r->rb_time[i] > 0 ? r->rb_cost[i] / r->rb_time[i] : 0;
+        vmax = v > vmax ? v : vmax;
+    }
+    /* a rank without data or time this interval keeps its capacity */
+    for (int i = 0; i < r->world && vmax > 0; i++)
+        if (r->rb_time[i] > 0 && r->rb_cost[i] > 0)
+            r->cap[i] = 0.5 * r->cap[i] + 0.5 * (r->rb_cost[i] / r->rb_time[i] / vmax);
+    double cmax = 0;
+    for (int i = 0; i < r->world; i++)
+        cmax = r->cap[i] > cmax ? r->cap[i] : cmax;
+    for (int i = 0; i < r->world; i++) /* the fastest is 1 */
+        r->cap[i] = r->cap[i] / cmax;
+    memset(r->rb_cost, 0, (size_t)r->world * sizeof(double));
+    memset(r->rb_time, 0, (size_t)r->world * sizeof(double));
+    int nr = hg_epoch_segs_append(&r->segs, &r->nsegs, step, &r->bo, err, errlen);
+    if (nr == 1 && r->rank == 0) {
+        size_t jn = 256 + 24 * (size_t)r->world;
+        char *js = malloc(jn); /* [jn] */
+        if (!js)
+            return hg_kerr(err, errlen, "out of memory");
+        int k = snprintf(js, jn, "{\"rebalance\": %llu, \"epoch\": %lld, \"step\": %lld, "
+                         "\"capacity\": [", (unsigned long long)r->num_updates,
+                         (long long)r->epoch, (long long)step);
+        for (int i = 0; i < r->world; i++)
+            k += snprintf(js + k, jn - (size_t)k, "%s%.4f", i ? ", " : "", r->cap[i]);
+        snprintf(js + k, jn - (size_t)k, "]}\n");
+        char line[128];
+        snprintf(line, sizeof(line), "| update %llu: rebalanced the capacities\n",
+                 (unsigned long long)r->num_updates);
+        logf_line(r, line, js);
+        free(js);
+    }
+    return nr;
+}
+
+/* HG_TRACE_SAMPLES (a test aid): the sample indices this rank consumes,
+ * one line per step, "epoch E step S rank R: i i ...". */
+static void trace_batch(struct run *r, const struct hg_epoch *ep, int64_t step)
+{
+    int64_t c;
+    const int64_t *idx = hg_epoch_batch(ep, r->rank, step, &c);
+    fprintf(r->trace, "epoch %lld step %lld rank %d:", (long long)r->epoch,
+            (long long)step, r->rank);
+    for (int64_t i = 0; i < c; i++)
+        fprintf(r->trace, " %lld", (long long)idx[i]);
+    fputc('\n', r->trace);
+    fflush(r->trace);
+}
+
 /* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
 static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
 {
@@ -610,8 +766,7 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         if (o->max_epoch > 0 && r->epoch > o->max_epoch)
             return 0;
         struct hg_epoch *ep;
-        if (hg_epoch_plan(&ep, r->train.cost, r->train.n, &r->bo, (uint64_t)r->epoch,
-                          err, errlen) != 0)
+        if (plan_epoch(r, first_step, first_step > 0, &ep, err, errlen) != 0)
             return -1;
         struct hg_loader *ld;
         struct hg_loader_opts lo = {.rank = r->data_rank, .prefetch = 4, .pad_id = 1,
@@ -629,6 +784,10 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         double lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
         while ((rc = hg_loader_next(ld, &b, err, errlen)) == 1) {
             double t0 = hg_now();
+            if (r->trace)
+                trace_batch(r, ep, b.step);
+            for (int i = 0; r->rebalance && i < r->world; i++)
+                r->rb_cost[i] += batch_cost(r, ep, i, b.step);
             step++;
             if (hg_ctl_accumulate(r->ctl, r->num_updates, &b, &st, err, errlen) != 0) {
                 rc = -1;
@@ -650,6 +809,12 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             r->train_wall += hg_now() - t0;
             int stop_req = (st.stop & HG_STOP_SIGNAL) != 0, stop_time = (st.stop & HG_STOP_TIME) != 0;
             if (!st.skipped) {
+                const double *rt;
+                int nw = hg_ctl_rank_times(r->ctl, &rt);
+                for (int i = 0; i < 2 * nw && nw == r->world; i++)
+                    r->rank_t[i] += rt[i];
+                for (int i = 0; r->rebalance && i < nw && nw == r->world; i++)
+                    r->rb_time[i] += rt[2 * i];
                 m.bsz += st.nsentences;
                 r->num_updates++;
                 m.loss += st.loss_sum;
@@ -661,6 +826,14 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
                 m.n++;
             }
             memset(&st, 0, sizeof(st));
+            /* decided before any save, so a checkpoint of this update
+             * holds the new segment as the run goes on with it */
+            int resegment = 0;
+            if (r->rebalance && r->num_updates % (uint64_t)r->rebalance == 0 && step < steps &&
+                (resegment = rebalance(r, step, err, errlen)) < 0) {
+                rc = -1;
+                break;
+            }
             if (r->num_updates % (uint64_t)o->log_interval == 0)
                 log_train(r, &m, step, steps, lr);
             else if (r->tty)
@@ -704,6 +877,18 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             if (stop_now) {
                 rc = stop_req ? 2 : 3;
                 break;
+            }
+            if (resegment) { /* a new segment from this step on */
+                hg_loader_close(ld);
+                hg_epoch_free(ep);
+                ld = NULL;
+                ep = NULL;
+                if (plan_epoch(r, step, 0, &ep, err, errlen) != 0 ||
+                    hg_loader_open(&ld, r->train.ds, ep, &lo, step, err, errlen) != 0) {
+                    rc = -1;
+                    break;
+                }
+                steps = hg_epoch_steps(ep);
             }
         }
         hg_loader_close(ld);
@@ -894,7 +1079,7 @@ static void best_from_disk(struct run *r)
 
 /* What rank 0 read from the checkpoint, for the others. */
 struct resume_meta {
-    int64_t loaded, num_updates, epoch, first_step;
+    int64_t loaded, num_updates, epoch, first_step, nsegs;
     double best, train_wall, wall;
 };
 
@@ -905,6 +1090,15 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     struct hg_opts *o = &r->o;
     if (!o->data)
         return hg_kerr(err, errlen, "--data is required");
+    if (!(r->rank_t = calloc(2 * (size_t)r->world, sizeof(double))))
+        return hg_kerr(err, errlen, "out of memory");
+    const char *trace = getenv("HG_TRACE_SAMPLES"); /* a test aid: docs/distributed.md */
+    if (trace && *trace) {
+        char tp[4096];
+        snprintf(tp, sizeof(tp), "%s.rank%d", trace, r->rank);
+        if (!(r->trace = fopen(tp, "a")))
+            return hg_kerr(err, errlen, "HG_TRACE_SAMPLES: %s: %s", tp, strerror(errno));
+    }
     struct hg_task_args ta = {.values = (const char *const *)o->task_vals_,
                               .arch = o->arch};
     if (r->task->setup && r->task->setup(&r->ts, o->data, &ta, err, errlen) != 0)
@@ -925,6 +1119,13 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                            names[k], lists[k]->n, r->world,
                            k == 0 && o->cluster_file ? ": from --cluster-file " : "",
                            k == 0 && o->cluster_file ? o->cluster_file : "");
+    if (o->rank_slowdown.n > 0 && o->rank_slowdown.n != r->world)
+        return hg_kerr(err, errlen, "--rank-slowdown has %d entries for a world of %d ranks",
+                       o->rank_slowdown.n, r->world);
+    for (int i = 0; i < o->rank_slowdown.n; i++)
+        if (!(o->rank_slowdown.v[i] >= 1))
+            return hg_kerr(err, errlen, "--rank-slowdown: rank %d's factor is %g, must be >= 1",
+                           i, o->rank_slowdown.v[i]);
     int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
@@ -974,6 +1175,23 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
+    if (o->rebalance_interval < 0)
+        return hg_kerr(err, errlen, "--rebalance-interval %lld: must be >= 0",
+                       (long long)o->rebalance_interval);
+    if (o->rebalance_interval > 0 && (r->rank_tok || r->rank_sent))
+        return hg_kerr(err, errlen, "--rebalance-interval sets the per-rank budgets; drop "
+                       "--max-tokens-per-rank, --max-sentences-per-rank and --strategy");
+    r->rebalance = r->world > 1 ? o->rebalance_interval : 0;
+    if (r->rebalance) {
+        r->cap = malloc((size_t)r->world * sizeof(double));
+        r->rb_cost = calloc((size_t)r->world, sizeof(double));
+        r->rb_time = calloc((size_t)r->world, sizeof(double));
+        if (!r->cap || !r->rb_cost || !r->rb_time)
+            return hg_kerr(err, errlen, "out of memory");
+        for (int i = 0; i < r->world; i++)
+            r->cap[i] = o->rank_capacity.n > 0 ? o->rank_capacity.v[i] : 1.0;
+        r->bo.capacity = r->cap; /* what rebalance() changes */
+    }
     hg_opts_lr_sched(o, &r->sched);
     if (hg_lr_check(&r->sched, err, errlen) != 0)
         return -1;
@@ -994,6 +1212,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .loss_scale_init = o->fp16_init_scale,
                             .loss_scale_min = o->min_loss_scale,
                             .comm = r->comm, .bucket_cap_mb = o->bucket_cap_mb,
+                            .slowdown = o->rank_slowdown.n ? o->rank_slowdown.v[r->rank] : 0,
                             .update_freq = (int)o->update_freq,
                             .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
                             .n_agg = r->strat.nparams,
@@ -1021,8 +1240,9 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         char line[160];
         snprintf(line, sizeof(line),
                  "| gradients in %d bucket%s of at most %g MiB (or one tensor), all-reduced "
-                 "from the backward\n",
-                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb);
+                 "%s\n",
+                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb,
+                 o->rank_slowdown.n ? "after the backward (--rank-slowdown)" : "from the backward");
         logf_line(r, line, NULL);
     }
 
@@ -1065,12 +1285,19 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         if (!o->reset_dataloader) {
             r->epoch = (int64_t)m.iter.epoch;
             *first_step = m.iter.step;
+            if (m.iter.nsegs > 0 && m.iter.step > 0) { /* the epoch's segments */
+                r->segs = (int64_t *)m.iter.segs;
+                r->nsegs = m.iter.nsegs;
+                m.iter.segs = NULL;
+                m.iter.nsegs = 0;
+            }
         }
         if (o->reset_lr_scheduler)
             r->num_updates = 0;
         hg_ckpt_meta_free(&m);
         meta = (struct resume_meta){.loaded = 1, .num_updates = (int64_t)r->num_updates,
                               .epoch = r->epoch, .first_step = *first_step,
+                              .nsegs = r->nsegs,
                               .best = r->best, .train_wall = r->train_wall,
                               .wall = hg_now() - r->t_start};
         char line[4300];
@@ -1091,7 +1318,14 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             r->best = meta.best;
             r->train_wall = meta.train_wall;
             r->t_start = hg_now() - meta.wall;
+            r->nsegs = meta.nsegs;
+            if (r->nsegs > 0 && !(r->segs = malloc((size_t)r->nsegs * sizeof(int64_t))))
+                return hg_kerr(err, errlen, "rank %d: out of memory", r->rank);
         }
+        if (meta.loaded && meta.nsegs > 0 &&
+            hg_comm_broadcast(r->comm, r->segs, (size_t)meta.nsegs * sizeof(int64_t), 0,
+                              err, errlen) != 0)
+            return -1;
     }
     if (r->rank == 0 && prepare_save_dir(r, err, errlen) != 0)
         return -1;
@@ -1383,6 +1617,13 @@ int main(int argc, char **argv)
         hg_comm_free(r.comm);
     free(r.rank_tok);
     free(r.rank_sent);
+    free(r.segs);
+    free(r.rank_t);
+    free(r.cap);
+    free(r.rb_cost);
+    free(r.rb_time);
+    if (r.trace)
+        fclose(r.trace);
     hg_strat_free(&r.strat);
     hg_ctl_free(r.ctl);
     split_close(&r.train);

@@ -55,6 +55,15 @@ const struct hg_opt hg_train_opts[] = {
      .offset = OFF(rank_capacity), .flags = HG_OPTF_POSITIVE, .metavar = "C0,C1,...",
      .help = "relative speed of each rank; batches are split in proportion "
              "(default: equal)"},
+    {.name = "rank-slowdown", .type = HG_OPT_LIST, .group = G_GEN,
+     .offset = OFF(rank_slowdown), .flags = HG_OPTF_POSITIVE, .metavar = "F0,F1,...",
+     .help = "a test and benchmark aid: rank r's forward and backward take F_r "
+             "times their time (it sleeps the rest); each F_r >= 1"},
+    {.name = "rebalance-interval", .type = HG_OPT_I64, .group = G_GEN,
+     .offset = OFF(rebalance_interval), .metavar = "N",
+     .help = "every N updates, set the ranks' capacities in proportion to their "
+             "measured speed and cut the rest of the epoch with them (0: off; "
+             "not with per-rank budget lists or --strategy)"},
     {.name = "list-tasks", .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(list_tasks), .flags = HG_OPTF_NOSAVE,
      .help = "list the built-in tasks and exit"},

@@ -32,6 +32,8 @@ struct hg_opts {
     int64_t log_interval;         /* --log-interval updates, default 100 */
     char *log_file;               /* --log-file PATH */
     struct hg_opt_list rank_capacity; /* --rank-capacity 2,1,1 (n 0: equal) */
+    struct hg_opt_list rank_slowdown; /* --rank-slowdown 1,3 (n 0: none) */
+    int64_t rebalance_interval;       /* --rebalance-interval N (0: off) */
     int list_tasks;               /* --list-tasks */
     int help;                     /* --help */
     int version;                  /* --version */

@@ -1,0 +1,157 @@
+#!/bin/sh
+# Integration test: resuming mid-epoch on another cluster shape
+# (docs/distributed.md, "Resuming on another cluster"). On 960
+# Fashion-MNIST images (20 steps of 3 x 16):
+#  1. 3 ranks train half the epoch (--max-update), 2 ranks with
+#     --rank-capacity 1,3 (--max-sentences-per-rank 5,16 with
+#     --update-freq 2) a few more updates, 4 ranks the rest of the epoch:
+#     the sample indices the ranks consumed (HG_TRACE_SAMPLES) are the
+#     epoch, each exactly once; the logged bsz adds up to 960;
+#  2. exactness: a chain of 1-rank runs whose budgets are the sums of the
+#     ranks' (48, 21, 64: the same global batch at every step, the same
+#     cut and step order) consumes the same samples at every step and
+#     ends with the same parameters (relative 1e-5) and optimizer state
+#     (1e-4), with --update-freq 1 and 2;
+#  3. a resume on the same shape adds no segment (the checkpoint's
+#     segments continue as they were);
+#  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
+#  5. --rebalance-interval across a resume.
+set -u
+B=${HG_BUILDDIR:-.}
+HGTRAIN=${HGTRAIN:-$B/hgtrain}
+HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
+SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
+    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
+    exit 77
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+N=960 # 0x3c0: the IDX headers below say so
+
+# the first N images and labels as IDX files (headers rewritten for N)
+{ printf '\0\0\10\3\0\0\3\300\0\0\0\34\0\0\0\34'
+  gunzip -c "$SRC/train-images-idx3-ubyte.gz" | tail -c +17 | head -c $((N * 784)); } >"$tmp/img"
+{ printf '\0\0\10\1\0\0\3\300'
+  gunzip -c "$SRC/train-labels-idx1-ubyte.gz" | tail -c +9 | head -c $N; } >"$tmp/lab"
+"$HGPRE" images --images "$tmp/img" --labels "$tmp/lab" --out "$tmp/fm" --prefix train \
+    >"$tmp/pre.log" 2>&1 || { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+
+run() { # name save-dir args...: appends to $tmp/name.log, traces to $tmp/name.trace.rankR
+    name=$1
+    d=$2
+    shift 2
+    HG_TRACE_SAMPLES="$tmp/$name.trace" "$HGTRAIN" --task mnist --data "$tmp/fm" \
+        --dropout 0 --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
+        --log-interval 1 --validate-interval 0 --max-epoch 1 --required-batch-size-multiple 1 --save-dir "$tmp/$d" "$@" \
+        >>"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name: $* exited non-zero"; }
+}
+ids() { # name: every sample index the ranks consumed in epoch 1, one a line
+    cat "$tmp/$1".trace.rank* | sed -n 's/^epoch 1 step [0-9]* rank [0-9]*://p' |
+        tr ' ' '\n' | grep .
+}
+steps() { # name: per step, the sorted union of the ranks' samples
+    cat "$tmp/$1".trace.rank* | sed -n 's/^epoch 1 step \([0-9]*\) rank [0-9]*:/\1/p' |
+        awk '{ for (i = 2; i <= NF; i++) print $1, $i }' | sort -n -k1,1 -k2,2 |
+        awk '$1 != s { if (NR > 1) print l; s = $1; l = $1 ":" } { l = l " " $2 } END { print l }'
+}
+bsz_sum() { # log: the samples of every update, each update once
+    sed -n 's/.*"update": \([0-9]*\),.*"bsz": \([0-9.]*\),.*/\1 \2/p' "$1" |
+        awk '!seen[$1]++ { s += $2 } END { print s + 0 }'
+}
+
+for uf in 1 2; do
+    if [ $uf = 1 ]; then mid="--rank-capacity 1,3"; u1=10; u2=14; else
+        mid="--max-sentences-per-rank 5,16"; u1=5; u2=7; fi
+    e=e$uf
+    run $e $e --devices cpu:3 --batch-size 16 --update-freq $uf --max-update $u1
+    run $e $e --devices cpu:2 --batch-size 16 $mid --update-freq $uf --max-update $u2
+    run $e $e --devices cpu:4 --batch-size 16 --update-freq $uf
+    grep -q "segment 1 from step 10 on 2 ranks" "$tmp/$e.log" ||
+        bad "$e: no segment 1 on 2 ranks at step 10"
+    grep -q "segment 2 from step 14 on 4 ranks" "$tmp/$e.log" ||
+        bad "$e: no segment 2 on 4 ranks at step 14"
+    ids $e | sort -n >"$tmp/$e.ids"
+    got=$(wc -l <"$tmp/$e.ids")
+    uniq=$(uniq "$tmp/$e.ids" | wc -l)
+    range=$(awk -v n=$N '$1 < 0 || $1 >= n' "$tmp/$e.ids" | wc -l)
+    if [ "$got" = $N ] && [ "$uniq" = $N ] && [ "$range" = 0 ]; then
+        echo "ok: $e: 3 -> 2 -> 4 ranks consumed each of the $N samples once"
+    else
+        bad "$e: $got samples consumed, $uniq distinct, $range out of range (want $N each)"
+    fi
+    [ "$(bsz_sum "$tmp/$e.log")" = $N ] ||
+        bad "$e: the updates' bsz add up to $(bsz_sum "$tmp/$e.log"), not $N"
+
+    # the same global batches on one rank
+    o=o$uf
+    run $o $o --batch-size 48 --update-freq $uf --max-update $u1
+    run $o $o --batch-size 21 --update-freq $uf --max-update $u2
+    run $o $o --batch-size 64 --update-freq $uf
+    steps $e >"$tmp/$e.steps"
+    steps $o >"$tmp/$o.steps"
+    if cmp -s "$tmp/$e.steps" "$tmp/$o.steps" && [ "$(wc -l <"$tmp/$o.steps")" = 21 ]; then
+        echo "ok: $e: the 1-rank chain 48 -> 21 -> 64 consumed the same samples at each of 21 steps"
+    else
+        diff "$tmp/$e.steps" "$tmp/$o.steps" | head -n 6
+        bad "$e: the 1-rank chain's steps differ"
+    fi
+    "$CMP" "$tmp/$o/checkpoint_last.h5" "$tmp/$e/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmpp" 2>&1 || { cat "$tmp/cmpp"; bad "$e: parameters differ from the 1-rank chain"; }
+    "$CMP" "$tmp/$o/checkpoint_last.h5" "$tmp/$e/checkpoint_last.h5" 1e-4 optimizer \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$e: optimizer state differs from the 1-rank chain"; }
+    echo "ok: $e: as the 1-rank chain: $(head -n 1 "$tmp/cmpp"); $(head -n 1 "$tmp/cmp")"
+done
+
+# 3. the same shape again: no new segment, the same batches as straight on
+run s s --devices cpu:3 --batch-size 16 --max-update 4
+run s s --devices cpu:2 --batch-size 16 --rank-capacity 1,3 --max-update 6
+run s s --devices cpu:2 --batch-size 16 --max-sentences-per-rank 5,16 --max-update 9
+[ "$(grep -c "segment [0-9]* from step" "$tmp/s.log")" = 1 ] ||
+    { grep segment "$tmp/s.log"; bad "same budgets (--rank-capacity 1,3 = --max-sentences-per-rank 5,16) started a segment"; }
+
+# 4. --rank-slowdown 1,3: rank 1's compute time about 3 times rank 0's (the
+#    json log's per-rank times, summed over updates 3..12); rank 0 waits
+run sd sd --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --max-update 12 --no-save
+sed -n 's/.*"update": \([0-9]*\),.*"compute": \[\([0-9.]*\), \([0-9.]*\)\], "wait": \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3 \4 \5/p' \
+    "$tmp/sd.log" >"$tmp/sd.t"
+[ "$(wc -l <"$tmp/sd.t")" -ge 12 ] || { cat "$tmp/sd.log"; bad "--rank-slowdown: no per-rank compute and wait times in the json log"; }
+ratio=$(awk '$1 > 2 { c0 += $2; c1 += $3; w0 += $4; w1 += $5 }
+    END { if (c0 > 0) printf "%.2f %.2f", c1 / c0, w0 - w1; else print "0 0" }' "$tmp/sd.t")
+set -- $ratio
+if awk -v r="$1" -v w="$2" 'BEGIN { exit !(r >= 2.2 && r <= 4.5 && w > 0) }'; then
+    echo "ok: --rank-slowdown 1,3: rank 1 computes $1 times as long as rank 0, which waits ${2}s longer"
+else
+    bad "--rank-slowdown 1,3: compute ratio $1 (want about 3), rank 0 waits ${2}s longer than rank 1"
+fi
+for l in 1,3,1 1,0.5; do
+    "$HGTRAIN" --task mnist --data "$tmp/fm" --validate-interval 0 --no-save --devices cpu:2 \
+        --batch-size 16 --rank-slowdown $l --max-update 1 >"$tmp/sdbad.log" 2>&1 &&
+        bad "--rank-slowdown $l accepted"
+    grep -q -- "--rank-slowdown" "$tmp/sdbad.log" ||
+        { cat "$tmp/sdbad.log"; bad "--rank-slowdown $l: the error does not name the option"; }
+done
+
+# 5. --rebalance-interval 3 with --rank-slowdown 1,3 on 2 ranks, stopped at
+#    update 9 and resumed to the end of the epoch: the capacities move
+#    towards the speeds (rank 1's below 0.7), each decision is logged, the
+#    resumed run goes on with the checkpoint's segments, and the epoch is
+#    consumed exactly once
+run rb rb --devices cpu:2 --batch-size 32 --rank-slowdown 1,3 --rebalance-interval 3 \
+    --max-update 9
+run rb rb --devices cpu:2 --batch-size 32 --rank-slowdown 1,3 --rebalance-interval 3
+last=$(sed -n 's/.*"rebalance": [0-9]*,.*"capacity": \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2/p' \
+    "$tmp/rb.log" | tail -n 1)
+set -- $last
+[ $# = 2 ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a == 1 && b < 0.7) }' ||
+    { grep rebalance "$tmp/rb.log"; bad "--rebalance-interval: capacities '$last', want 1 and < 0.7"; }
+grep -q '"rebalance": 9,' "$tmp/rb.log" && grep -q "segment 3 from step 9" "$tmp/rb.log" ||
+    { grep -v '"update"' "$tmp/rb.log"; bad "--rebalance-interval: the decision at update 9 was not resumed"; }
+ids rb | sort -n >"$tmp/rb.ids"
+[ "$(wc -l <"$tmp/rb.ids")" = $N ] && [ "$(uniq "$tmp/rb.ids" | wc -l)" = $N ] &&
+    echo "ok: --rebalance-interval 3: rank 1's capacity $2 at the end, $(grep -c '"rebalance"' "$tmp/rb.log") decisions, each sample once across a resume" ||
+    bad "--rebalance-interval: $(wc -l <"$tmp/rb.ids") samples consumed, $(uniq "$tmp/rb.ids" | wc -l) distinct"
+exit $fail
