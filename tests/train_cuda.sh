@@ -124,7 +124,7 @@ mt cuda:0 mt-fp16 --max-update 3 --fp16 --fp16-init-scale 1e9
 n=$(grep -c "fp16 gradient overflow" "$tmp/mt-fp16.log")
 echo "fp16 from scale 1e9: $n overflows skipped; update 3 loss $(loss_of "$tmp/mt-fp16.log")"
 [ "$n" -ge 5 ] || bad "--fp16 at scale 1e9 did not overflow and back off"
-s=$(sed -n 's/.*"update": 3,.*"loss_scale": \([0-9.e+-]*\)}.*/\1/p' "$tmp/mt-fp16.log")
+s=$(sed -n 's/.*"update": 3,.*"loss_scale": \([0-9.e+-]*\)[,}].*/\1/p' "$tmp/mt-fp16.log")
 awk -v s="$s" 'BEGIN { exit !(s > 0 && s < 65536) }' || bad "fp16 loss scale '$s' not backed off"
 "$CMP" "$tmp/mt-fp16/checkpoint_last.h5" "$tmp/mt-cuda/checkpoint_last.h5" 1e-2 params ||
     bad "--fp16 far from fp32 once the scale fits"
