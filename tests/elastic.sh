@@ -17,19 +17,7 @@
 #  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
 #  5. --rebalance-interval across a resume.
 set -u
-B=${HG_BUILDDIR:-.}
-HGTRAIN=${HGTRAIN:-$B/hgtrain}
-HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
-CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
-SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
-    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
-    exit 77
-fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 N=960 # 0x3c0: the IDX headers below say so
 
 # the first N images and labels as IDX files (headers rewritten for N)

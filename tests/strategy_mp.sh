@@ -21,40 +21,7 @@
 #     the tensor waited for named; rank 1 stopped (SIGSTOP): named with
 #     the tensor after --distributed-timeout.
 set -u
-B=${HG_BUILDDIR:-.}
-S=${HG_SRCDIR:-.}
-HGTRAIN=${HGTRAIN:-$B/hgtrain}
-HGPLAN=${HGPLAN:-$B/hgplan}
-HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
-CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
-SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
-    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
-    exit 77
-fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-K=${HG_STRATEGY_UPDATES:-6}
-
-"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
-    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
-run() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
-        --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
-        --log-interval 1 --validate-interval 0 --threads 1 --save-dir "$tmp/$d" "$@"
-}
-losses() { sed -n 's/.*"update": \([0-9]*\),.*"loss": \([0-9.]*\),.*/\1 \2/p' "$1"; }
-same_losses() { # a b: every update's loss within 1e-5 (relative)
-    losses "$1" >"$tmp/la"
-    losses "$2" >"$tmp/lb"
-    [ "$(wc -l <"$tmp/la")" -ge "$K" ] && [ "$(wc -l <"$tmp/lb")" = "$(wc -l <"$tmp/la")" ] &&
-        paste "$tmp/la" "$tmp/lb" | awk '{ if ($1 != $3) exit 1; d = $2 - $4; if (d < 0) d = -d;
-            if (d > 1e-5 * $2 + 1e-4) exit 1 }'
-}
+. "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 check() { # name ref
     same_losses "$tmp/$2.log" "$tmp/$1.log" ||
         { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }

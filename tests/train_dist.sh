@@ -24,19 +24,7 @@
 #     wrong token is refused and does not disturb them), file:// init,
 #     Slurm's environment, mpirun (when built with MPI).
 set -u
-B=${HG_BUILDDIR:-.}
-HGTRAIN=${HGTRAIN:-$B/hgtrain}
-HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
-CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
-SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
-    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
-    exit 77
-fi
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
+. "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_DIST_UPDATES:-12}
 
 "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
