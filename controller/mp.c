@@ -299,7 +299,10 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
     return mp;
 }
 
-void hg__mp_free(struct hg_mp *mp) { free(mp); }
+void hg__mp_free(struct hg_mp *mp)
+{
+    free(mp);
+}
 
 void hg__mp_set_step(struct hg_mp *mp, uint64_t step) { mp->step = step; }
 

@@ -321,9 +321,9 @@ static int check_segs(const struct hg_epoch_seg *seg, int nseg, char *err,
 }
 
 /* The plan of segments seg[0 .. nseg): see "Segments" at the top. */
-static int plan(struct hg_epoch **out, const int32_t *lengths, int64_t n,
-                const struct hg_epoch_seg *seg, int nseg, uint64_t seed, int shuffle,
-                uint64_t epoch, int64_t max_tokens, char *err, size_t errlen)
+static int plan_epoch(struct hg_epoch **out, const int32_t *lengths, int64_t n,
+                      const struct hg_epoch_seg *seg, int nseg, uint64_t seed, int shuffle,
+                      uint64_t epoch, int64_t max_tokens, char *err, size_t errlen)
 {
     for (int64_t i = 0; i < n; i++)
         if (lengths[i] < 0)
@@ -426,8 +426,8 @@ int hg_epoch_plan(struct hg_epoch **out, const int32_t *lengths, int64_t n,
     struct hg_epoch_seg g = {.start = 0, .world = o->world,
                              .required_multiple = o->required_multiple,
                              .tok = tok, .sent = sent};
-    int rc = plan(out, lengths, n, &g, 1, o->seed, o->shuffle, epoch, o->max_tokens,
-                  err, errlen);
+    int rc = plan_epoch(out, lengths, n, &g, 1, o->seed, o->shuffle, epoch, o->max_tokens,
+                        err, errlen);
     free(tok);
     free(sent);
     return rc;
@@ -443,7 +443,7 @@ int hg_epoch_plan_segments(struct hg_epoch **out, const int32_t *lengths, int64_
                        (long long)n, (const void *)lengths);
     if (check_segs(seg, nseg, err, errlen))
         return -1;
-    return plan(out, lengths, n, seg, nseg, seed, shuffle, epoch, 0, err, errlen);
+    return plan_epoch(out, lengths, n, seg, nseg, seed, shuffle, epoch, 0, err, errlen);
 }
 
 /* ------------------------------------------------ segments as int64 words */
