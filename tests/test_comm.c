@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -33,6 +34,18 @@ static const size_t sizes[] = {1, 7, 1000, 3u << 20};
 
 /* ------------------------------------------------------------ /dev/shm */
 
+/* Processes of this test: itself and every worker it forked (segment
+ * names carry their creator's pid: comm/shm.c).  Other tests running at the
+ * same time make segments of their own, which must not count. */
+static long our_pids[4096];
+static int n_our_pids;
+
+static void note_pid(long pid)
+{
+    if (n_our_pids < (int)(sizeof our_pids / sizeof our_pids[0]))
+        our_pids[n_our_pids++] = pid;
+}
+
 static int count_ours(void)
 {
     DIR *d = opendir("/dev/shm");
@@ -40,9 +53,15 @@ static int count_ours(void)
         return 0;
     int n = 0;
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, "hgcomm.", 7) == 0)
-            n++;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, "hgcomm.", 7) != 0)
+            continue;
+        long pid = strtol(e->d_name + 7, NULL, 10);
+        int ours = pid == (long)getpid();
+        for (int i = 0; i < n_our_pids && !ours; i++)
+            ours = pid == our_pids[i];
+        n += ours;
+    }
     closedir(d);
     return n;
 }
@@ -69,6 +88,7 @@ static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
     for (int r = 0; r < world; r++) {
         pids[r] = fork();
         REQUIRE(pids[r] >= 0, "fork");
+        note_pid((long)pids[r]);
         if (pids[r] == 0) {
             char err[256];
             struct hg_comm *c;
