@@ -93,6 +93,7 @@ static int run_world(struct hg_comm_shm_group *g, int world, worker_fn *fn,
             char err[256];
             struct hg_comm *c;
             int rc = 1;
+            failures = 0; /* the parent's earlier failures are the parent's */
             if (hg_comm_shm_join(&c, g, r, err, sizeof err) != 0) {
                 printf("rank %d: %s\n", r, err);
             } else {
