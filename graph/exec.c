@@ -48,6 +48,7 @@ struct hg_exec {
     float *stash;           /* [grad floats] hg_exec_grad_op's, where grads live */
     int lowp;               /* enum hg_lowp */
     int *fuse;              /* [n] update nodes run as one from this position */
+    int64_t *fuse_numel;    /* [n] the elements of each operand's span from it */
 };
 
 void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, void *arg)
@@ -319,16 +320,20 @@ static int fuse_updates(struct hg_exec *ex, char *err, size_t errlen)
 {
     const struct hg_graph *g = ex->g;
     ex->fuse = malloc((size_t)(ex->n ? ex->n : 1) * sizeof(int));
-    if (!ex->fuse)
+    ex->fuse_numel = malloc((size_t)(ex->n ? ex->n : 1) * sizeof(int64_t));
+    if (!ex->fuse || !ex->fuse_numel)
         return hg_kerr(err, errlen, "out of memory");
     for (int i = ex->n - 1; i >= 0; i--) {
         const struct hg_node_info *a = &g->n[ex->order[i]];
         const int upd = a->op == HG_OP_SGD_STEP || a->op == HG_OP_ADAMW_STEP ||
                         a->op == HG_OP_ADADELTA_STEP;
         ex->fuse[i] = 1;
+        ex->fuse_numel[i] = a->n_in > 0 ? (int64_t)(ex->bytes[a->in[0]] / sizeof(float)) : 0;
         if (upd && i + 1 < ex->n && ex->cm_at[i] < 0 && ex->cm_at[i + 1] < 0 &&
-            fusable(g, a, &g->n[ex->order[i + 1]], ex->off, ex->bytes))
+            fusable(g, a, &g->n[ex->order[i + 1]], ex->off, ex->bytes)) {
             ex->fuse[i] = ex->fuse[i + 1] + 1;
+            ex->fuse_numel[i] += ex->fuse_numel[i + 1];
+        }
     }
     return 0;
 }
@@ -701,6 +706,7 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->cm);
     free(ex->cm_at);
     free(ex->fuse);
+    free(ex->fuse_numel);
     free(ex);
 }
 
@@ -867,9 +873,8 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         }
         const int nf = ex->fuse[i] < end - i ? ex->fuse[i] : end - i;
         if (nf > 1) { /* fuse_updates: each operand one flat span */
-            int64_t numel = 0;
-            for (int j = i; j < i + nf; j++)
-                numel += (int64_t)(ex->bytes[g->n[ex->order[j]].in[0]] / sizeof(float));
+            /* the run from i, less what lies beyond end */
+            int64_t numel = ex->fuse_numel[i] - (nf < ex->fuse[i] ? ex->fuse_numel[i + nf] : 0);
             for (int k = 0; k < nd->n_in; k++)
                 in[k].shape = (struct hg_shape){.ndim = 1, .dim = {numel}};
         }

@@ -9,35 +9,17 @@
 #     store within the limit and exits non-zero;
 #  3. mpirun -np 2 (built with MPI): rank 1 stopped -> rank 0 names it.
 set -u
-B=${HG_BUILDDIR:-.}
-HGTRAIN=${HGTRAIN:-$B/hgtrain}
-HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
-SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-if [ ! -f "$SRC/train-images-idx3-ubyte.gz" ]; then
-    echo "SKIP: no Fashion-MNIST at $SRC (Debian package dataset-fashion-mnist)"
-    exit 77
-fi
-tmp=$(mktemp -d) || exit 1
+. "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 pids=
 trap 'for p in $pids; do kill -CONT $p; kill -KILL $p; done 2>/dev/null; rm -rf "$tmp"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
 LIMIT=10 # hg_hb_limit(20)
 
-"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
-    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+fm_shards
 args() { # save-dir
     echo --task mnist --data "$tmp/fm" --valid-subset test --optimizer sgd --lr 0.01 \
         --log-format json --log-interval 1 --validate-interval 0 --save-dir "$tmp/$1" \
         --max-sentences-per-rank 64,32 --threads 1 --max-update 100000 \
         --distributed-timeout 20
-}
-wait_update() { # log: until update 3 is logged (at most 60 s)
-    i=0
-    while ! grep -q '"update": 3,' "$1" 2>/dev/null && [ $i -lt 600 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
 }
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 tok=0123456789abcdef0123456789abcdef

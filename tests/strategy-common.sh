@@ -6,8 +6,7 @@
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
 
-"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
-    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+fm_shards
 run() { # save-dir args...
     d=$1
     shift

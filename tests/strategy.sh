@@ -198,11 +198,7 @@ sed 's/ps = "localhost:[0-9]"/ps = "localhost:1"/' "$tmp/c3-EV-PS.cfg" >"$tmp/ps
         >"$tmp/kill.log" 2>&1
 ) &
 lp=$!
-i=0
-while ! grep -q '"update": 3,' "$tmp/kill.log" 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+wait_update "$tmp/kill.log"
 victim=$(pgrep -P $lp -x hgtrain-r1)
 others=$(pgrep -P $lp | grep -vx "${victim:-x}")
 if [ -z "$victim" ]; then

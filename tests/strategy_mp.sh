@@ -226,11 +226,7 @@ hit() { # name signal timeout: run rand3 and send rank 1 the signal at update 3
             >"$tmp/$1.log" 2>&1
     ) &
     lp=$!
-    i=0
-    while ! grep -q '"update": 3,' "$tmp/$1.log" 2>/dev/null && [ $i -lt 600 ]; do
-        sleep 0.1
-        i=$((i + 1))
-    done
+    wait_update "$tmp/$1.log"
     victim=$(pgrep -P $lp -x hgtrain-r1)
     others=$(pgrep -P $lp | grep -vx "${victim:-x}")
     if [ -z "$victim" ]; then

@@ -27,8 +27,7 @@ set -u
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_DIST_UPDATES:-12}
 
-"$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
-    { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+fm_shards
 run() { # save-dir args...
     d=$1
     shift
@@ -219,11 +218,7 @@ grep -q "exited with status" "$tmp/term.log" && bad "SIGTERM reported as a failu
 bg stop --devices cpu:3 --batch-size 32 --max-update 100000 --distributed-timeout 4 \
     >"$tmp/stop.log" 2>&1
 lp=$!
-i=0
-while ! grep -q '"update": 3,' "$tmp/stop.log" 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+wait_update "$tmp/stop.log"
 victim=$(pgrep -P $lp -x hgtrain-r1)
 waiter=$(pgrep -P $lp -x hgtrain-r2)
 t0=$(date +%s)
@@ -347,11 +342,7 @@ l1=$!
     --distributed-timeout 4 --distributed-world-size 2 --distributed-rank 0 \
     --distributed-init-method tcp://127.0.0.1:$((port + 4)) >"$tmp/l-stop-0.log" 2>&1) &
 p0=$!
-i=0
-while ! grep -q '"update": 3,' "$tmp/l-stop-0.log" 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+wait_update "$tmp/l-stop-0.log"
 victim=$(pgrep -P $l1 -x hgtrain-r1)
 [ -n "$victim" ] && kill -STOP "$victim"
 wait $l1
