@@ -214,8 +214,8 @@ grep -q "saved and stopped cleanly" "$tmp/term.log" || { cat "$tmp/term.log"; ba
 grep -q "exited with status" "$tmp/term.log" && bad "SIGTERM reported as a failure"
 
 # SIGSTOP of rank 1: the waiting ranks sleep (CPU < 5%), the launcher names
-# rank 1 after min(30 s, --distributed-timeout) and ends the job
-bg stop --devices cpu:3 --batch-size 32 --max-update 100000 --distributed-timeout 4 \
+# rank 1 after min(30 s, --distributed-timeout / 2) and ends the job
+bg stop --devices cpu:3 --batch-size 32 --max-update 100000 --distributed-timeout 8 \
     >"$tmp/stop.log" 2>&1
 lp=$!
 wait_update "$tmp/stop.log"

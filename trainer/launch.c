@@ -462,13 +462,24 @@ static void describe_status(int status, char *buf, size_t len)
  * until the timeout; after this long stopped it is named and the job ends. */
 #define STOPPED_S 30.0
 
+/* the first local rank that is stopped now, or -1 */
+static int stopped_rank(int n, const int *done, const double *stopped_at)
+{
+    for (int i = 0; i < n; i++)
+        if (!done[i] && stopped_at[i] > 0)
+            return i;
+    return -1;
+}
+
 static void supervise(struct hg_launch *L, const pid_t *pid)
 {
     int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0;
     int done[HG_LAUNCH_MAX_LOCAL] = {0};
     double stopped_at[HG_LAUNCH_MAX_LOCAL] = {0};
     int stop_sig[HG_LAUNCH_MAX_LOCAL] = {0};
-    double stop_limit = L->timeout < STOPPED_S ? L->timeout : STOPPED_S;
+    /* half the peers' timeout, so the launcher names the stopped rank before
+     * a rank that waits for it gives up */
+    double stop_limit = 0.5 * L->timeout < STOPPED_S ? 0.5 * L->timeout : STOPPED_S;
     double kill_at = 0;
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
@@ -509,7 +520,18 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 continue;
             }
             int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-            if (bad && code == 0) {
+            int st = stopped_rank(n, done, stopped_at);
+            if (bad && code == 0 && st >= 0) {
+                /* it gave up waiting for a stopped rank: that one is the cause */
+                fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
+                        "for %.0f s and rank %d gave up waiting for it; stopping the job\n",
+                        L->rank0 + st, (long)pid[st], stop_sig[st], strsignal(stop_sig[st]),
+                        hg_now() - stopped_at[st], L->rank0 + i);
+                stopped_at[st] = 0;
+                kill(pid[st], SIGKILL);
+                code = 1;
+                kill_at = hg_now() + GRACE_S;
+            } else if (bad && code == 0) {
                 char how[128];
                 describe_status(status, how, sizeof(how));
                 fprintf(stderr, "hgtrain: rank %d (pid %ld) %s; stopping the other "
