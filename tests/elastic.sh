@@ -15,7 +15,8 @@
 #  3. a resume on the same shape adds no segment (the checkpoint's
 #     segments continue as they were);
 #  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
-#  5. --rebalance-interval across a resume.
+#  5. --rebalance-interval across a resume;
+#  6. --max-restarts 1: rank 1 of 3 killed, the job ends on the other 2.
 set -u
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 N=960 # 0x3c0: the IDX headers below say so
@@ -142,4 +143,55 @@ ids rb | sort -n >"$tmp/rb.ids"
 [ "$(wc -l <"$tmp/rb.ids")" = $N ] && [ "$(uniq "$tmp/rb.ids" | wc -l)" = $N ] &&
     echo "ok: --rebalance-interval 3: rank 1's capacity $2 at the end, $(grep -c '"rebalance"' "$tmp/rb.log") decisions, each sample once across a resume" ||
     bad "--rebalance-interval: $(wc -l <"$tmp/rb.ids") samples consumed, $(uniq "$tmp/rb.ids" | wc -l) distinct"
+
+# 6. --max-restarts 1: 3 workers (rank 1 slowed 20x, so the job lasts),
+#    rank 1 SIGKILLed at a random update after the first save: the launcher
+#    restarts the job on the 2 survivors from checkpoint_last.h5 and the
+#    epoch ends; the first start's samples before the resumed step and the
+#    restart's are the epoch, each once; no worker and no shared memory left
+k=$(($(od -An -N1 -tu1 /dev/urandom) % 8 + 5)) # 5..12; a save at 4 and 8
+HG_TRACE_SAMPLES="$tmp/mr.trace" "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 \
+    --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json --log-interval 1 \
+    --validate-interval 0 --max-epoch 1 --required-batch-size-multiple 1 --save-dir "$tmp/mr" \
+    --devices cpu:3 --batch-size 16 --rank-slowdown 1,20,1 --save-interval-updates 4 \
+    --max-restarts 1 >"$tmp/mr.log" 2>&1 &
+lp=$!
+i=0
+while ! grep -q "\"update\": $k," "$tmp/mr.log" 2>/dev/null && [ $i -lt 1200 ]; do
+    sleep 0.05
+    i=$((i + 1))
+done
+victim=$(pgrep -P $lp -x hgtrain-r1)
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $lp
+rc=$?
+sleep 0.5
+if [ $rc = 0 ] && grep -q "hgtrain: rank 1 was killed by signal 9 (Killed); restart 1 of 1 on the 2 surviving devices (--devices cpu:2), resuming from $tmp/mr/checkpoint_last.h5" "$tmp/mr.log"; then
+    echo "ok: --max-restarts 1: rank 1 killed at update $k, the job restarted on 2 workers and ended"
+else
+    grep -v '"update"' "$tmp/mr.log"
+    bad "--max-restarts 1: exit $rc after SIGKILL of rank 1 at update $k, or no restart reported"
+fi
+grep -q '"done: [0-9]* updates' "$tmp/mr.log" &&
+    grep '"update"' "$tmp/mr.log" | tail -n 1 | grep -q '"step": \([0-9]*\), "steps": \1,' ||
+    bad "--max-restarts 1: the epoch did not end ($(grep '"update"' "$tmp/mr.log" | tail -n 1))"
+"$HGTRAIN" --task mnist --data "$tmp/fm" --no-save --batch-size 16 --max-update 1 \
+    --max-restarts 1 >"$tmp/mrbad.log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q -- "--max-restarts restarts the workers of a job on one node" "$tmp/mrbad.log" ||
+    { cat "$tmp/mrbad.log"; bad "--max-restarts on one rank: exit $rc, want 2 and a message"; }
+[ -z "$(pgrep -f "$tmp/mr")" ] || bad "--max-restarts 1: workers left: $(pgrep -f "$tmp/mr")"
+[ "$(ls /dev/shm 2>/dev/null | grep -c "^hgcomm\.$lp\.")" = 0 ] ||
+    bad "--max-restarts 1: segments left in /dev/shm"
+K=$(cat "$tmp"/mr.trace.restart1.rank* 2>/dev/null |
+    sed -n 's/^epoch 1 step \([0-9]*\) rank.*/\1/p' | sort -n | head -n 1)
+{ cat "$tmp"/mr.trace.rank[0-9]* | awk -v k="${K:-0}" '$1 == "epoch" && $2 == 1 && $4 < k';
+  cat "$tmp"/mr.trace.restart1.rank*; } 2>/dev/null >"$tmp/mr.trace.all"
+sed -n 's/^epoch 1 step [0-9]* rank [0-9]*://p' "$tmp/mr.trace.all" | tr ' ' '\n' | grep . |
+    sort -n >"$tmp/mr.ids"
+if [ -n "$K" ] && [ "$(wc -l <"$tmp/mr.ids")" = $N ] && [ "$(uniq "$tmp/mr.ids" | wc -l)" = $N ]; then
+    echo "ok: --max-restarts 1: resumed at step $K on 2 ranks; 3 ranks then 2 consumed each of the $N samples once"
+else
+    bad "--max-restarts 1: resumed at step '$K'; $(wc -l <"$tmp/mr.ids") samples consumed, $(uniq "$tmp/mr.ids" | wc -l) distinct (want $N)"
+fi
 exit $fail

@@ -1362,6 +1362,28 @@ static int prepare_save_dir(struct run *r, char *err, size_t errlen)
 /* --cluster-file: the capacities of its devices, in rank order, become
  * --rank-capacity unless that is given.  world < 0: not known before
  * MPI_Init (setup() then checks the count against the real world). */
+/* --max-restarts needs a launcher on the only node and no plan bound to
+ * the devices */
+static int restarts_possible(const struct hg_opts *o, const struct hg_launch *L, char *err,
+                            size_t errlen)
+{
+    if (o->max_restarts < 0)
+        return hg_kerr(err, errlen, "--max-restarts %lld: want N >= 0",
+                       (long long)o->max_restarts);
+    if (o->max_restarts == 0)
+        return 0;
+    if (L->world < 2 || L->world != L->nlocal || L->backend == HG_BK_MPI)
+        return hg_kerr(err, errlen, "--max-restarts restarts the workers of a job on one "
+                       "node (--devices cpu:N or several GPUs); a job of one rank, of "
+                       "several nodes or under mpirun is restarted by its scheduler with "
+                       "the same command (it resumes from checkpoint_last.h5; "
+                       "docs/distributed.md)");
+    if (o->strategy)
+        return hg_kerr(err, errlen, "--max-restarts with --strategy %s: the strategy is "
+                       "planned for these devices, and a restart drops one", o->strategy);
+    return 0;
+}
+
 static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t errlen)
 {
     if (!o->cluster_file)
@@ -1519,22 +1541,34 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 2;
     }
-    /* the job: fork this node's workers before anything starts a thread */
+    /* the job: fork this node's workers before anything starts a thread;
+     * the launcher starts it again on the survivors (--max-restarts) */
     struct hg_launch L;
-    if (hg_launch_plan(&L, &r.o, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hgtrain: %s\n", err);
-        hg_opts_free(&r.o);
-        return 2;
-    }
-    if (cluster_capacities(&r.o, L.world, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hgtrain: %s\n", err);
-        hg_opts_free(&r.o);
-        return 2;
-    }
     int local = 0;
-    if (hg_launch_start(&L, &local, err, sizeof(err)) != 0 ||
-        hg_launch_connect(&L, local, &r.comm, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hgtrain: rank %d: %s\n", L.rank0 + local, err);
+    for (int attempt = 1;; attempt++) {
+        if (hg_launch_plan(&L, &r.o, err, sizeof(err)) != 0 ||
+            restarts_possible(&r.o, &L, err, sizeof(err)) != 0 ||
+            cluster_capacities(&r.o, L.world, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgtrain: %s\n", err);
+            hg_opts_free(&r.o);
+            return 2;
+        }
+        if (hg_launch_start(&L, &local, err, sizeof(err)) != 0) {
+            local = -2; /* an error, in err */
+            break;
+        }
+        if (local >= 0)
+            break;
+        /* the launcher: its workers have ended */
+        if (hg_launch_restart(&L, &r.o, attempt, err, sizeof(err)) != 1) {
+            if (r.o.max_restarts > 0 && L.status != 0)
+                fprintf(stderr, "hgtrain: not restarting: %s\n", err);
+            hg_opts_free(&r.o);
+            return L.status;
+        }
+    }
+    if (local < 0 || hg_launch_connect(&L, local, &r.comm, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgtrain: rank %d: %s\n", L.rank0 + (local < 0 ? 0 : local), err);
         hg_comm_abort(r.comm);
         hg_launch_finish(&L, NULL);
         hg_opts_free(&r.o);

@@ -323,6 +323,96 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
     return 0;
 }
 
+/* ------------------------------------------------------------- restart */
+
+/* drops entry i of a per-rank list given for n ranks */
+static void drop_entry(struct hg_opt_list *l, int n, int i)
+{
+    if (l->n != n || i >= n)
+        return;
+    memmove(l->v + i, l->v + i + 1, (size_t)(n - i - 1) * sizeof(double));
+    l->n--;
+}
+
+static volatile sig_atomic_t parent_signal;
+
+int hg_launch_restart(const struct hg_launch *L, struct hg_opts *o, int attempt, char *err,
+                      size_t errlen)
+{
+    static char trace0[4096]; /* HG_TRACE_SAMPLES as the user gave it */
+    int n = L->nlocal, d = L->dead;
+    if (L->status == 0)
+        return hg_kerr(err, errlen, "the job ended well");
+    if (parent_signal)
+        return hg_kerr(err, errlen, "the launcher was stopped by a signal");
+    if (o->max_restarts <= 0)
+        return hg_kerr(err, errlen, "no --max-restarts");
+    if (d < 0)
+        return hg_kerr(err, errlen, "no worker died by a signal (a worker that exits "
+                       "with an error would fail the same way again)");
+    if (attempt > o->max_restarts)
+        return hg_kerr(err, errlen, "rank %d %s, and the %lld restart%s of "
+                       "--max-restarts %lld %s used", L->rank0 + d, L->dead_how,
+                       (long long)o->max_restarts, o->max_restarts == 1 ? "" : "s",
+                       (long long)o->max_restarts, o->max_restarts == 1 ? "is" : "are");
+    if (n < 2)
+        return hg_kerr(err, errlen, "rank %d %s and no device survives", L->rank0 + d,
+                       L->dead_how);
+    /* the survivors' devices */
+    char dev[4096];
+    size_t k = 0;
+    if (!L->cuda)
+        k = (size_t)snprintf(dev, sizeof(dev), "cpu:%d", n - 1);
+    else
+        for (int i = 0; i < n && k < sizeof(dev); i++)
+            if (i != d)
+                k += (size_t)snprintf(dev + k, sizeof(dev) - k, "%scuda:%d", k ? "," : "",
+                                      L->dev[i]);
+    char *devs = strdup(dev);
+    if (k >= sizeof(dev) || !devs) {
+        free(devs);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    free(o->devices);
+    o->devices = devs;
+    o->distributed_gpus = 0;
+    drop_entry(&o->rank_capacity, n, d);
+    drop_entry(&o->rank_slowdown, n, d);
+    drop_entry(&o->max_tokens_per_rank, n, d);
+    drop_entry(&o->max_sentences_per_rank, n, d);
+    /* its capacities are in --rank-capacity now; it describes the old shape */
+    free(o->cluster_file);
+    o->cluster_file = NULL;
+    /* resume from the last checkpoint, whatever the first start restored */
+    char ck[4096];
+    snprintf(ck, sizeof(ck), "%s/checkpoint_last.h5", o->save_dir);
+    int have = !o->no_save && access(ck, F_OK) == 0;
+    if (have) {
+        char *rf = strdup("checkpoint_last.h5");
+        if (!rf)
+            return hg_kerr(err, errlen, "out of memory");
+        free(o->restore_file);
+        o->restore_file = rf;
+        o->reset_dataloader = o->reset_lr_scheduler = o->reset_meters = 0;
+        o->reset_optimizer = 0;
+    }
+    /* a test aid (docs/distributed.md): each start traces to its own files */
+    const char *tr = getenv("HG_TRACE_SAMPLES");
+    if (tr && *tr) {
+        if (!trace0[0])
+            snprintf(trace0, sizeof(trace0), "%s", tr);
+        char t[4200];
+        snprintf(t, sizeof(t), "%s.restart%d", trace0, attempt);
+        setenv("HG_TRACE_SAMPLES", t, 1);
+    }
+    fprintf(stderr, "hgtrain: rank %d %s; restart %d of %lld on the %d surviving device%s "
+            "(--devices %s), %s%s\n", L->rank0 + d, L->dead_how, attempt,
+            (long long)o->max_restarts, n - 1, n - 1 == 1 ? "" : "s", o->devices,
+            have ? "resuming from " : "from the start (no checkpoint yet",
+            have ? ck : ")");
+    return 1;
+}
+
 void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len)
 {
     if (L->world == 1) {
@@ -445,8 +535,6 @@ static int serve(struct hg_launch *L, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ supervise */
 
-static volatile sig_atomic_t parent_signal;
-
 static void on_parent_signal(int sig) { parent_signal = sig; }
 
 static void describe_status(int status, char *buf, size_t len)
@@ -463,6 +551,17 @@ static void describe_status(int status, char *buf, size_t len)
 #define STOPPED_S 30.0
 
 /* the first local rank that is stopped now, or -1 */
+/* a stopped worker that the launcher kills is the job's dead rank */
+static void stop_dead(struct hg_launch *L, int i, int sig, int *ours)
+{
+    ours[i] = 1;
+    if (L->dead < 0) {
+        L->dead = i;
+        snprintf(L->dead_how, sizeof(L->dead_how), "was stopped (signal %d, %s) and killed",
+                 sig, strsignal(sig));
+    }
+}
+
 static int stopped_rank(int n, const int *done, const double *stopped_at)
 {
     for (int i = 0; i < n; i++)
@@ -471,10 +570,14 @@ static int stopped_rank(int n, const int *done, const double *stopped_at)
     return -1;
 }
 
+/* Supervises the workers until all have ended; sets L->status and, where
+ * a worker died by a signal nobody here sent (SIGKILL, the OOM killer) or
+ * stayed stopped, L->dead and L->dead_how. */
 static void supervise(struct hg_launch *L, const pid_t *pid)
 {
     int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0;
     int done[HG_LAUNCH_MAX_LOCAL] = {0};
+    int ours[HG_LAUNCH_MAX_LOCAL] = {0}; /* killed by this launcher */
     double stopped_at[HG_LAUNCH_MAX_LOCAL] = {0};
     int stop_sig[HG_LAUNCH_MAX_LOCAL] = {0};
     /* half the peers' timeout, so the launcher names the stopped rank before
@@ -507,6 +610,10 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
             }
             done[i] = 1;
             live--;
+            if (WIFSIGNALED(status) && !ours[i] && L->dead < 0) {
+                L->dead = i;
+                describe_status(status, L->dead_how, sizeof(L->dead_how));
+            }
             /* a rank that stopped on a signal after its save is no failure */
             if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_SIGNAL) {
                 clean++;
@@ -528,6 +635,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                         L->rank0 + st, (long)pid[st], stop_sig[st], strsignal(stop_sig[st]),
                         hg_now() - stopped_at[st], L->rank0 + i);
                 stopped_at[st] = 0;
+                stop_dead(L, st, stop_sig[st], ours);
                 kill(pid[st], SIGKILL);
                 code = 1;
                 kill_at = hg_now() + GRACE_S;
@@ -549,6 +657,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                         "for %.0f s; stopping the job\n", L->rank0 + i, (long)pid[i],
                         stop_sig[i], strsignal(stop_sig[i]), hg_now() - stopped_at[i]);
                 stopped_at[i] = 0;
+                stop_dead(L, i, stop_sig[i], ours);
                 kill(pid[i], SIGKILL);
                 if (code == 0) {
                     code = 1;
@@ -570,6 +679,7 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 if (!done[i]) {
                     fprintf(stderr, "hgtrain: rank %d (pid %ld) did not stop within "
                             "%.0f s; killing it\n", L->rank0 + i, (long)pid[i], GRACE_S);
+                    ours[i] = 1;
                     kill(pid[i], SIGKILL);
                 }
             kill_at = 0;
@@ -583,13 +693,16 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
         code = 1; /* as a single process stopped by a signal exits */
     }
     hg_hb_watch_stop(L->watch);
+    L->watch = NULL;
     if (L->server)
         hg_store_server_stop(L->server);
+    L->server = NULL;
     if (L->shm)
         hg_comm_shm_group_free(L->shm);
+    L->shm = NULL;
     if (L->file[0] && L->serve)
         unlink(L->file);
-    exit(code);
+    L->status = code;
 }
 
 int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
@@ -644,8 +757,11 @@ int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
                 break;
         close(L->port_pipe[1]);
     }
+    L->dead = -1;
+    L->dead_how[0] = 0;
     supervise(L, pid);
-    return -1; /* not reached */
+    *local = -1;
+    return 0;
 }
 
 /* mpirun starts the ranks itself, so no launcher sees them stop: rank 0

@@ -45,6 +45,12 @@ struct hg_launch {
     struct hg_hb *beat;             /* a worker's heartbeat (heartbeat.h) */
     struct hg_hb *watch;            /* where the store is served: the watcher */
     int port_pipe[2];     /* parent -> workers: the store's port */
+    /* set in the launcher when its workers have ended (*local == -1) */
+    int status;           /* the job's exit status */
+    int dead;             /* local index of the worker that died by a signal
+                             not sent here (SIGKILL, OOM) or stayed stopped;
+                             -1: none (it exited, or none failed) */
+    char dead_how[128];   /* "was killed by signal 9 (Killed)" */
 };
 
 /* Works out the job from the options and the environment (Slurm, mpirun).
@@ -55,11 +61,13 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
 void hg_launch_describe(const struct hg_launch *L, char *buf, size_t len);
 
 /* Forks the local workers (see `forked`): returns in each worker with its
- * local index (0..nlocal-1); the parent supervises them and exits with the
- * job's status (it never returns).  A worker that dies takes the others
- * with it within the grace period: they notice through the backend and
- * exit naming it; the parent kills what is left after the grace period.
- * With nlocal == 1 returns 0 at once in this process. */
+ * local index (0..nlocal-1); the parent supervises them and returns 0 with
+ * *local == -1 once all have ended, with status and dead set (it has freed
+ * what it set up, so the caller may start the job again).  A worker that
+ * dies takes the others with it within the grace period: they notice
+ * through the backend and exit naming it; the parent kills what is left
+ * after the grace period.  With nlocal == 1 returns 0 at once in this
+ * process. */
 int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen);
 
 /* In a worker (after the fork, before any thread of its own): the
@@ -67,6 +75,16 @@ int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen);
  * one. */
 int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm,
                       char *err, size_t errlen);
+
+/* In the launcher after hg_launch_start returned with *local == -1: whether
+ * to start the job again (restart `attempt` of --max-restarts, counted from
+ * 1).  Yes (returns 1) when a worker died and restarts are left: the dead
+ * worker's device and its entries of the per-rank lists are dropped from
+ * *o, the job resumes from the save dir's checkpoint_last.h5, the traces of
+ * HG_TRACE_SAMPLES go to PATH.restartK; says what it does on stderr.
+ * Returns -1 with the reason in err when it does not. */
+int hg_launch_restart(const struct hg_launch *L, struct hg_opts *o, int attempt, char *err,
+                      size_t errlen);
 
 /* Frees what the worker holds (the store server when it serves). */
 void hg_launch_finish(struct hg_launch *L, struct hg_comm *comm);

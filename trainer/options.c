@@ -228,6 +228,11 @@ const struct hg_opt hg_train_opts[] = {
     {.name = "distributed-gpus", .type = HG_OPT_I64, .group = G_DIST,
      .offset = OFF(distributed_gpus), .def = "0", .flags = TRANSIENT,
      .help = "GPUs on this node, one worker each (--devices cuda:N)"},
+    {.name = "max-restarts", .type = HG_OPT_I64, .group = G_DIST,
+     .offset = OFF(max_restarts), .def = "0", .flags = TRANSIENT, .metavar = "N",
+     .help = "one node: when a worker dies (killed by a signal, e.g. the OOM "
+             "killer, or stopped), restart the job from the save dir's "
+             "checkpoint_last.h5 on the surviving devices, at most N times"},
     {.name = "distributed-world-size", .type = HG_OPT_I64, .group = G_DIST,
      .offset = OFF(distributed_world_size), .def = "0", .flags = TRANSIENT,
      .help = "ranks in the whole job (0: this node's workers; under Slurm "
