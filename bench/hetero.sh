@@ -59,6 +59,7 @@ run_job() {
             --task mnist --data "$work/fm" --valid-subset test --optimizer sgd \
             --momentum 0.9 --lr 0.01 --log-format json --log-interval 10 \
             --validate-interval 0 --no-save --threads 1 --max-update "$updates" \
+            --rebalance-interval 0 \
             --distributed-world-size 2 --distributed-rank $r --distributed-timeout 120 \
             --distributed-init-method "tcp://$HG_NETNS_SUBNET.1:$port" "$@" \
             >"$work/$tag-$r.log" 2>&1 &

@@ -15,7 +15,8 @@
 #  3. a resume on the same shape adds no segment (the checkpoint's
 #     segments continue as they were);
 #  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
-#  5. --rebalance-interval across a resume;
+#  5. --rebalance-interval across a resume; on by default, off with
+#     --rank-capacity given;
 #  6. --max-restarts 1: rank 1 of 3 killed, the job ends on the other 2.
 set -u
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
@@ -143,6 +144,15 @@ ids rb | sort -n >"$tmp/rb.ids"
 [ "$(wc -l <"$tmp/rb.ids")" = $N ] && [ "$(uniq "$tmp/rb.ids" | wc -l)" = $N ] &&
     echo "ok: --rebalance-interval 3: rank 1's capacity $2 at the end, $(grep -c '"rebalance"' "$tmp/rb.log") decisions, each sample once across a resume" ||
     bad "--rebalance-interval: $(wc -l <"$tmp/rb.ids") samples consumed, $(uniq "$tmp/rb.ids" | wc -l) distinct"
+
+# 5b. on by default (every 50 updates) on several ranks, off when the user
+#     set the budgets (--rank-capacity by hand)
+run ad ad --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --no-save
+grep -q '"rebalance": 50,' "$tmp/ad.log" ||
+    { grep -v '"update"' "$tmp/ad.log"; bad "no rebalancing at update 50 by default"; }
+run an an --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --rank-capacity 1,1 --no-save
+grep -q '"rebalance"' "$tmp/an.log" && bad "rebalanced with --rank-capacity given"
+grep -q '"update": 60,' "$tmp/an.log" || bad "--rank-capacity 1,1: not 60 updates"
 
 # 6. --max-restarts 1: 3 workers (rank 1 slowed 20x, so the job lasts),
 #    rank 1 SIGKILLed at a random update after the first save: the launcher

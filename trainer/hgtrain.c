@@ -699,6 +699,10 @@ static double batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
     return (double)c * (double)mx;
 }
 
+/* --rebalance-interval -1 (the default) on several ranks */
+#define REBALANCE_AUTO 50
+#define REBALANCE_BAND 0.05
+
 /* --rebalance-interval: each rank's speed over the last interval (batch
  * cost per compute second, the same numbers on every rank: the costs from
  * the plan, the times from the statistics allreduce), relative to the
@@ -711,6 +715,18 @@ static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
     for (int i = 0; i < r->world; i++) {
         double v = r->rb_time[i] > 0 ? r->rb_cost[i] / r->rb_time[i] : 0;
         vmax = v > vmax ? v : vmax;
+    }
+    /* every speed within REBALANCE_BAND of its capacity: nothing to gain,
+     * and ranks of equal speed keep equal budgets through timing noise */
+    int near = 1;
+    for (int i = 0; i < r->world && vmax > 0; i++)
+        if (r->rb_time[i] > 0 && r->rb_cost[i] > 0 &&
+            fabs(r->rb_cost[i] / r->rb_time[i] / vmax - r->cap[i]) > REBALANCE_BAND * r->cap[i])
+            near = 0;
+    if (near) {
+        memset(r->rb_cost, 0, (size_t)r->world * sizeof(double));
+        memset(r->rb_time, 0, (size_t)r->world * sizeof(double));
+        return 0;
     }
     /* a rank without data or time this interval keeps its capacity */
     for (int i = 0; i < r->world && vmax > 0; i++)
@@ -1175,13 +1191,21 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
-    if (o->rebalance_interval < 0)
-        return hg_kerr(err, errlen, "--rebalance-interval %lld: must be >= 0",
-                       (long long)o->rebalance_interval);
+    if (o->rebalance_interval < -1)
+        return hg_kerr(err, errlen, "--rebalance-interval %lld: want N >= 0 (or -1: "
+                       "automatic)", (long long)o->rebalance_interval);
     if (o->rebalance_interval > 0 && (r->rank_tok || r->rank_sent))
         return hg_kerr(err, errlen, "--rebalance-interval sets the per-rank budgets; drop "
                        "--max-tokens-per-rank, --max-sentences-per-rank and --strategy");
-    r->rebalance = r->world > 1 ? o->rebalance_interval : 0;
+    /* automatic: on, unless the user set the budgets (capacities from a
+     * cluster file are datasheet peaks, which measuring corrects) */
+    int64_t rbi = o->rebalance_interval;
+    if (rbi < 0)
+        rbi = r->rank_tok || r->rank_sent || o->strategy ||
+                      (o->rank_capacity.n > 0 && !o->cluster_file)
+                  ? 0
+                  : REBALANCE_AUTO;
+    r->rebalance = r->world > 1 ? rbi : 0;
     if (r->rebalance) {
         r->cap = malloc((size_t)r->world * sizeof(double));
         r->rb_cost = calloc((size_t)r->world, sizeof(double));

@@ -60,10 +60,11 @@ const struct hg_opt hg_train_opts[] = {
      .help = "a test and benchmark aid: rank r's forward and backward take F_r "
              "times their time (it sleeps the rest); each F_r >= 1"},
     {.name = "rebalance-interval", .type = HG_OPT_I64, .group = G_GEN,
-     .offset = OFF(rebalance_interval), .metavar = "N",
+     .offset = OFF(rebalance_interval), .def = "-1", .min = -1, .metavar = "N",
      .help = "every N updates, set the ranks' capacities in proportion to their "
-             "measured speed and cut the rest of the epoch with them (0: off; "
-             "not with per-rank budget lists or --strategy)"},
+             "measured speed and cut the rest of the epoch with them (-1: 50 "
+             "on several ranks unless --rank-capacity, per-rank budget lists or "
+             "--strategy set the budgets; 0: off)"},
     {.name = "list-tasks", .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(list_tasks), .flags = HG_OPTF_NOSAVE,
      .help = "list the built-in tasks and exit"},

@@ -33,7 +33,7 @@ struct hg_opts {
     char *log_file;               /* --log-file PATH */
     struct hg_opt_list rank_capacity; /* --rank-capacity 2,1,1 (n 0: equal) */
     struct hg_opt_list rank_slowdown; /* --rank-slowdown 1,3 (n 0: none) */
-    int64_t rebalance_interval;       /* --rebalance-interval N (0: off) */
+    int64_t rebalance_interval;       /* --rebalance-interval N (0: off, -1: auto) */
     int list_tasks;               /* --list-tasks */
     int help;                     /* --help */
     int version;                  /* --version */
