@@ -131,6 +131,9 @@ struct run {
                                       seconds summed over the updates since
                                       the last log line */
     struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
+    char *plan_text;               /* --plan: the strategy file planned before
+                                      the fork (every rank the same text) */
+    char plan_path[4200];          /* --plan: SAVE_DIR/strategy.cfg (its name) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
     void *ts;
@@ -248,6 +251,7 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .train_wall = r->train_wall,
         .wall = hg_now() - r->t_start,
         .options = r->opts_text,
+        .strategy = r->plan_text,
     };
     if (!r->o.save_sharded)
         return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
@@ -1129,14 +1133,15 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
-    if (o->strategy) {
+    if (o->strategy || r->plan_text) {
         /* the strategy's rows of the global batch are the per-rank budgets */
         struct hg_ctl_cfg oc;
         memset(&oc, 0, sizeof oc);
         if (optimizer(o, &oc, err, errlen) != 0 ||
-            hg_strat_plan(&r->strat, o->strategy, o->cluster_file, r->task, r->ts,
-                          o->max_sentences, r->train.max_len, oc.optim, &oc.hyper,
-                          r->world, err, errlen) != 0)
+            hg_strat_plan(&r->strat, r->plan_text ? r->plan_path : o->strategy, r->plan_text,
+                          o->cluster_file, r->task, r->ts, o->max_sentences,
+                          r->train.max_len, oc.optim, &oc.hyper, r->world, err,
+                          errlen) != 0)
             return -1;
         if (r->strat.mp) {
             /* model parallel: every rank reads what one rank would, the
@@ -1180,7 +1185,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                        (long long)o->rebalance_interval);
     if (o->rebalance_interval > 0 && (r->rank_tok || r->rank_sent))
         return hg_kerr(err, errlen, "--rebalance-interval sets the per-rank budgets; drop "
-                       "--max-tokens-per-rank, --max-sentences-per-rank and --strategy");
+                       "--max-tokens-per-rank, --max-sentences-per-rank, --strategy and --plan");
     r->rebalance = r->world > 1 ? o->rebalance_interval : 0;
     if (r->rebalance) {
         r->cap = malloc((size_t)r->world * sizeof(double));
@@ -1343,6 +1348,87 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
 
 /* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
  * checkpoint_best.h5's metric read. */
+/* --plan: SAVE_DIR/strategy.cfg, written to .tmp, fsynced, renamed. */
+static int write_plan(const struct run *r, char *err, size_t errlen)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->plan_path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return hg_kerr(err, errlen, "--plan: %s: %s", tmp, strerror(errno));
+    size_t len = strlen(r->plan_text), done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, r->plan_text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : ENOSPC;
+            close(fd);
+            unlink(tmp);
+            return hg_kerr(err, errlen, "--plan: %s: write failed: %s", tmp, strerror(e));
+        }
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return hg_kerr(err, errlen, "--plan: %s: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, r->plan_path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return hg_kerr(err, errlen, "--plan: %s: %s", r->plan_path, strerror(e));
+    }
+    return 0;
+}
+
+/* --plan, in the launcher before the fork: the task's training graph for
+ * the global batch and the train split's longest sample, planned on
+ * --cluster-file; the table goes to standard output, the strategy's text
+ * to r->plan_text (every forked rank inherits the same text). */
+static int plan_before_fork(struct run *r, char *err, size_t errlen)
+{
+    struct hg_opts *o = &r->o;
+    if (!o->data)
+        return hg_kerr(err, errlen, "--data is required");
+    int n = o->no_save ? snprintf(r->plan_path, sizeof r->plan_path, "(--plan %s)", o->plan)
+                       : snprintf(r->plan_path, sizeof r->plan_path, "%s/strategy.cfg",
+                                  o->save_dir);
+    if (n < 0 || n >= (int)sizeof r->plan_path)
+        return hg_kerr(err, errlen, "--save-dir too long");
+    void *ts = NULL;
+    struct split tr;
+    struct hg_ctl_cfg oc;
+    memset(&tr, 0, sizeof tr);
+    memset(&oc, 0, sizeof oc);
+    struct hg_task_args ta = {.values = (const char *const *)o->task_vals_, .arch = o->arch};
+    int rc = -1;
+    if (r->task->setup && r->task->setup(&ts, o->data, &ta, err, errlen) != 0)
+        return -1;
+    if (split_open(&tr, r->task, ts, o->data, "train", err, errlen) == 0 &&
+        optimizer(o, &oc, err, errlen) == 0) {
+        struct hg_plan_opts po = {.mcmc = strcmp(o->plan, "mcmc") == 0,
+                                  .budget_s = o->plan_budget,
+                                  .max_iters = (long)o->plan_iters,
+                                  .seed = (uint64_t)o->seed,
+                                  .executable = 1};
+        printf("| --plan %s on --cluster-file %s, global batch %lld:\n", o->plan,
+               o->cluster_file, (long long)o->max_sentences);
+        rc = hg_strat_search(&r->plan_text, stdout, &po, o->cluster_file, r->task, ts,
+                             o->max_sentences, tr.max_len, oc.optim, &oc.hyper, err, errlen);
+        if (rc == 0)
+            printf("| --plan %s: the strategy%s%s\n", o->plan,
+                   o->no_save ? " (not written: --no-save)" : " goes to ",
+                   o->no_save ? "" : r->plan_path);
+        fflush(stdout);
+    }
+    if (tr.ds)
+        split_close(&tr);
+    if (r->task->teardown && ts)
+        r->task->teardown(ts);
+    return rc;
+}
+
 static int prepare_save_dir(struct run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -1355,6 +1441,8 @@ static int prepare_save_dir(struct run *r, char *err, size_t errlen)
         return -1;
     if (!o->no_save)
         remove_stale_tmp(r);
+    if (!o->no_save && r->plan_text && write_plan(r, err, errlen) != 0)
+        return -1;
     best_from_disk(r);
     return 0;
 }
@@ -1373,7 +1461,7 @@ static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t er
     if (world > 0 && c->ndev != world) {
         rc = hg_kerr(err, errlen, "--cluster-file %s describes %d devices, but the job "
                      "has %d ranks (one rank per device)", o->cluster_file, c->ndev, world);
-    } else if (o->rank_capacity.n == 0 && !o->strategy) {
+    } else if (o->rank_capacity.n == 0 && !o->strategy && !o->plan) {
         double *cap = malloc((size_t)c->ndev * sizeof(double));
         if (!cap)
             rc = hg_kerr(err, errlen, "out of memory");
@@ -1531,12 +1619,30 @@ int main(int argc, char **argv)
         hg_opts_free(&r.o);
         return 2;
     }
+    if (r.o.plan) {
+        /* planned once, here, so that every rank runs the same strategy */
+        if (L.nlocal != L.world) {
+            fprintf(stderr, "hgtrain: --plan %s plans in the launcher before it forks the "
+                    "job's ranks, but this launch (%s) starts %d of the %d ranks here; plan "
+                    "with hgplan --search %s --out FILE and give every rank --strategy "
+                    "FILE\n", r.o.plan, L.how, L.nlocal, L.world, r.o.plan);
+            hg_opts_free(&r.o);
+            return 2;
+        }
+        if (plan_before_fork(&r, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgtrain: %s\n", err);
+            free(r.plan_text);
+            hg_opts_free(&r.o);
+            return 1;
+        }
+    }
     int local = 0;
     if (hg_launch_start(&L, &local, err, sizeof(err)) != 0 ||
         hg_launch_connect(&L, local, &r.comm, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgtrain: rank %d: %s\n", L.rank0 + local, err);
         hg_comm_abort(r.comm);
         hg_launch_finish(&L, NULL);
+        free(r.plan_text);
         hg_opts_free(&r.o);
         return 1;
     }
@@ -1580,7 +1686,7 @@ int main(int argc, char **argv)
                  "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
                  (long long)r.valid.n, r.o.valid_subset, desc, job);
         logf_line(&r, line, NULL);
-        if (r.o.cluster_file && !r.o.strategy) {
+        if (r.o.cluster_file && !r.o.strategy && !r.o.plan) {
             int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
                              r.o.cluster_file);
             for (int i = 0; i < r.o.rank_capacity.n && k > 0 && k < (int)sizeof(line) - 32; i++)
@@ -1625,6 +1731,7 @@ int main(int argc, char **argv)
     if (r.trace)
         fclose(r.trace);
     hg_strat_free(&r.strat);
+    free(r.plan_text);
     hg_ctl_free(r.ctl);
     split_close(&r.train);
     if (r.valid.ds)
