@@ -123,9 +123,9 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
             [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
             [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
         fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
-                "%.2f s, seed %llu; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
+                "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
                 seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
-                (unsigned long long)po->seed,
+                (long long)po->seed,
                 pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
         if (po->executable)
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
