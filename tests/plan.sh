@@ -11,9 +11,11 @@
 #     optimizer state (<= 1e-4) as 1 rank on the same global batches; and
 #     bitwise the run of --strategy SAVE_DIR/strategy.cfg;
 #  2. --plan mcmc --plan-budget 2: the same checks; with --plan-iters the
-#     strategy is the same file twice;
+#     strategy is the same file twice; --plan-profile prices as hgplan
+#     --profile does (hgplan's file and table for the same profile);
 #  3. refused, naming why: --plan with --strategy, without --cluster-file,
-#     with per-rank budgets, in a launch that does not fork every rank.
+#     with per-rank budgets, in a launch that does not fork every rank;
+#     --plan-profile without --plan.
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 
@@ -109,6 +111,35 @@ grep -q '^mcmc from .*: 500 proposals' "$tmp/pi1.log" || bad "pi1: not 500 propo
 [ -s "$tmp/pi1/strategy.cfg" ] && cmp -s "$tmp/pi1/strategy.cfg" "$tmp/pi2/strategy.cfg" ||
     bad "--plan mcmc --plan-iters 500 twice: different strategies"
 
+# --plan-profile: hgplan --profile's prices (a quick profile of this graph
+# on one thread; local.cfg's devices name cpu-t1): hgplan's file again, and
+# not the roofline's table
+EX=${HG_SRCDIR:-.}/examples/clusters
+"$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --batch 96 \
+    --profile-out "$tmp/prof.cfg" --profile-batches 48,96 --profile-threads 1 \
+    --profile-repeats 1 --profile-warmup 0 --profile-worlds none >"$tmp/prof.log" 2>&1 ||
+    { cat "$tmp/prof.log"; bad "hgplan --profile-out"; }
+for p in prof rl; do  # measured prices, the roofline
+    [ $p = prof ] && pp="--plan-profile $tmp/prof.cfg" || pp=""
+    # shellcheck disable=SC2086
+    run "p$p" --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$EX/local.cfg" \
+        --plan baselines $pp >"$tmp/p$p.log" 2>&1 || { cat "$tmp/p$p.log"; bad "p$p exited non-zero"; }
+    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$tmp/p$p.log" >"$tmp/p$p.table"
+done
+grep -q "measured prices from --plan-profile $tmp/prof.cfg" "$tmp/pprof.log" ||
+    bad "pprof: does not say it uses the profile"
+[ -s "$tmp/pprof.table" ] && ! cmp -s "$tmp/pprof.table" "$tmp/prl.table" ||
+    bad "--plan-profile: the table is the roofline's"
+"$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
+    --cluster "$EX/local.cfg" --profile "$tmp/prof.cfg" --search baselines \
+    --out "$tmp/hgplan-prof.cfg" >"$tmp/hgplan-prof.log" 2>&1 ||
+    { cat "$tmp/hgplan-prof.log"; bad "hgplan --profile --search baselines"; }
+cmp -s "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" ||
+    { diff "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" | head; bad "pprof: not hgplan's file"; }
+sed -n '/^simulated per-iteration time:$/,/^  best /p' "$tmp/hgplan-prof.log" >"$tmp/hp.table"
+cmp -s "$tmp/hp.table" "$tmp/pprof.table" || { diff "$tmp/hp.table" "$tmp/pprof.table"; bad "pprof: not hgplan's table"; }
+echo "ok: --plan-profile: hgplan --profile's file and table"
+
 # ------------------------------------------------------------ 3. refused
 refused() { # name message args...
     name=$1 msg=$2
@@ -125,6 +156,8 @@ refused r-lists "--plan baselines gives the per-rank batch shares" --devices cpu
     --cluster-file "$tmp/c2.cfg" --plan baselines --max-sentences-per-rank 64,32
 refused r-kind "--plan: expected baselines or mcmc" --devices cpu:2 \
     --cluster-file "$tmp/c2.cfg" --plan random
+refused r-profile "--plan-profile $tmp/prof.cfg prices the planning of --plan" --devices cpu:2 \
+    --cluster-file "$tmp/c2.cfg" --plan-profile "$tmp/prof.cfg"
 # torchrun's variables: one rank of two in this process
 (
     export HG_JOB_TOKEN=0123456789abcdef0123456789abcdef WORLD_SIZE=2 RANK=0 LOCAL_RANK=0 \

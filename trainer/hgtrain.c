@@ -1412,9 +1412,12 @@ static int plan_before_fork(struct run *r, char *err, size_t errlen)
                                   .max_iters = (long)o->plan_iters,
                                   .seed = (uint64_t)o->seed,
                                   .executable = 1};
-        printf("| --plan %s on --cluster-file %s, global batch %lld:\n", o->plan,
-               o->cluster_file, (long long)o->max_sentences);
-        rc = hg_strat_search(&r->plan_text, stdout, &po, o->cluster_file, r->task, ts,
+        printf("| --plan %s on --cluster-file %s, global batch %lld, %s%s:\n", o->plan,
+               o->cluster_file, (long long)o->max_sentences,
+               o->plan_profile ? "measured prices from --plan-profile " : "roofline prices",
+               o->plan_profile ? o->plan_profile : "");
+        rc = hg_strat_search(&r->plan_text, stdout, &po, o->cluster_file, o->plan_profile,
+                             r->task, ts,
                              o->max_sentences, tr.max_len, oc.optim, &oc.hyper, err, errlen);
         if (rc == 0)
             printf("| --plan %s: the strategy%s%s\n", o->plan,

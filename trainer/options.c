@@ -293,7 +293,8 @@ const struct hg_opt hg_train_opts[] = {
     {.name = "plan", .type = HG_OPT_STR, .group = G_DIST, .offset = OFF(plan),
      .choices = "baselines|mcmc", .metavar = "S",
      .help = "plan at start-up for this task's training graph on --cluster-file "
-             "(roofline prices; global batch --max-sentences) and train with the "
+             "(global batch --max-sentences; roofline prices unless --plan-profile) "
+             "and train with the "
              "result as --strategy would: 'baselines' keeps the fastest simulated "
              "data-parallel baseline (EV-PS, EV-AR, CP-PS, CP-AR), 'mcmc' searches "
              "from it among the strategies this build executes for --plan-budget "
@@ -304,6 +305,11 @@ const struct hg_opt hg_train_opts[] = {
      .offset = OFF(plan_budget), .def = "10", .flags = HG_OPTF_POSITIVE,
      .metavar = "SECONDS",
      .help = "--plan mcmc: the search's wall-clock budget"},
+    {.name = "plan-profile", .type = HG_OPT_STR, .group = G_DIST,
+     .offset = OFF(plan_profile), .metavar = "FILE",
+     .help = "--plan: price the devices of --cluster-file that name a profiled "
+             "device with FILE's measurements (hgplan --profile-out; the roofline "
+             "elsewhere), as hgplan --profile does"},
     {.name = "plan-iters", .type = HG_OPT_I64, .group = G_DIST, .offset = OFF(plan_iters),
      .def = "0", .min = 0, .metavar = "N",
      .help = "--plan mcmc: stop after N proposals (0: none); the result depends on "
@@ -402,6 +408,9 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
     if (o->plan && o->strategy)
         return hg_kerr(err, errlen, "--plan %s plans the strategy that --strategy %s would "
                        "give; give one of them", o->plan, o->strategy);
+    if (o->plan_profile && !o->plan)
+        return hg_kerr(err, errlen, "--plan-profile %s prices the planning of --plan; "
+                       "give --plan baselines|mcmc", o->plan_profile);
     if (o->plan && (!o->cluster_file || o->max_sentences <= 0))
         return hg_kerr(err, errlen, "--plan %s needs the --cluster-file to plan for and the "
                        "global batch (--max-sentences) to split", o->plan);

@@ -99,12 +99,14 @@ static int build_graph(struct hg_graph *g, const char *what, const struct hg_tas
 }
 
 int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
-                    const char *cluster_file, const struct hg_task *task, void *ts,
+                    const char *cluster_file, const char *profile,
+                    const struct hg_task *task, void *ts,
                     int64_t batch, int64_t max_len, enum hg_optim optim,
                     const union hg_attr *hyper, char *err, size_t errlen)
 {
     *text = NULL;
     struct hg_cluster *c = NULL;
+    struct hg_profile *prof = NULL;
     struct hg_graph *g = hg_graph_new();
     struct hg_pgraph *pg = NULL;
     struct hg_pprice *pr = NULL;
@@ -115,6 +117,11 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
     if (hg_cluster_load(&c, cluster_file, err, errlen) != 0 ||
         build_graph(g, "--plan", task, ts, batch, max_len, optim, hyper, err, errlen) != 0)
         goto done;
+    if (profile && (hg_prof_load(&prof, profile, e, sizeof e) != 0 ||
+                    hg_cluster_set_profile(c, prof, e, sizeof e) != 0)) {
+        hg_kerr(err, errlen, "--plan-profile %s", e);
+        goto done;
+    }
     if (hg_pgraph_build(&pg, g, c, task->name, batch, e, sizeof e) != 0 ||
         hg_pprice_build(&pr, pg, g, e, sizeof e) != 0) {
         hg_kerr(err, errlen, "--plan: --cluster-file %s: %s", cluster_file, e);
@@ -144,6 +151,7 @@ done:
     hg_pgraph_free(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
+    hg_prof_free(prof);
     return rc;
 }
 
