@@ -667,11 +667,14 @@ const char *hg_baseline_name(enum hg_baseline b);
 /* Fills every group's cfg of s (grouping already done). */
 void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
                        enum hg_baseline b);
-/* 1 when hgtrain's executor runs st (trainer/strategy.c): every group
- * data parallel with the same replicas on every device, at least one each
- * (aggregation free per group: AllReduce or any PS), or every group model
- * parallel; no recomputation (the executor keeps every activation). */
-int hg_strategy_executable(const struct hg_strategy *st);
+/* The strategies hgtrain's executor runs (trainer/strategy.c), as bits:
+ * HG_EXEC_DP every group data parallel with the same replicas on every
+ * device, at least one each (aggregation free per group: AllReduce or any
+ * PS); HG_EXEC_MP every group model parallel (CPU plans, one micro-batch
+ * per update).  Neither recomputes (the executor keeps every activation). */
+enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u };
+/* 1 when st is one of the kinds (a set of HG_EXEC_* bits). */
+int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds);
 /* The search objective: the time if it fits, else a penalty above any
  * feasible time. */
 double hg_search_cost(const struct hg_sim_result *r);
@@ -698,8 +701,10 @@ struct hg_search_opts {
                            * one and the slowest proposal, so that everything
                            * ends within budget_s (a proposal on 1024 devices
                            * can cost seconds) */
-    int executable;       /* 1: only strategies hgtrain executes today
-                           * (hg_strategy_executable); the seed must be one.
+    unsigned executable;  /* HG_EXEC_* bits: only strategies hgtrain
+                           * executes today of these kinds
+                           * (hg_strategy_executable; 0: any); the seed must
+                           * be one.
                            * A proposal that would leave them is applied to
                            * every group (lift: its replicas to every group,
                            * or the MP baseline's placement around it; a full
@@ -733,9 +738,10 @@ struct hg_plan_opts {
     long max_iters;       /* MCMC proposals at most (0: none) */
     uint64_t seed;
     double beta;          /* 0: 1000 (divided by the seed's cost) */
-    int executable;       /* 1: only strategies hgtrain executes: the best of
+    unsigned executable;  /* HG_EXEC_* bits (0: any strategy): the best of
                            * the data-parallel baselines, no recomputation,
-                           * the search restricted (hg_search_opts) */
+                           * the search restricted to these kinds
+                           * (hg_search_opts); needs HG_EXEC_DP */
     const char *keep;     /* a baseline's name: keep it, not the best */
 };
 /* Simulates the baselines, searches with opts, prints hgplan's table to o

@@ -130,8 +130,9 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         if (po->executable)
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
         if (po->executable)
-            fprintf(o, "  executable strategies only: %ld proposals had no executable form\n",
-                    ss.skipped);
+            fprintf(o, "  executable strategies only (%s): %ld proposals had no "
+                    "executable form\n", po->executable & HG_EXEC_MP ? "data-parallel shaped "
+                    "or model parallel" : "data-parallel shaped", ss.skipped);
     }
     fprintf(o, "simulated per-iteration time:\n");
     for (int b = 0; b < HG_BASE_COUNT; b++)

@@ -171,9 +171,11 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
     cfg->recompute = st->cfg[k].recompute;
 }
 
-int hg_strategy_executable(const struct hg_strategy *st)
+int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
 {
     const struct hg_gcfg *c0 = &st->cfg[0];
+    if (!(kinds & (c0->mode == HG_MODE_DP ? HG_EXEC_DP : HG_EXEC_MP)))
+        return 0;
     for (int k = 0; k < st->ngroups; k++) {
         const struct hg_gcfg *c = &st->cfg[k];
         if (c->recompute || c->mode != c0->mode)
@@ -261,11 +263,12 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
         if (o->executable) {
             nc.recompute = 0;
             st->cfg[g] = nc;
-            if (!hg_strategy_executable(st)) {
+            if (!hg_strategy_executable(st, o->executable)) {
                 st->cfg[g] = old;
                 memcpy(undo, st->cfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
                 lift(st, pg, g, &nc);
-                if (!hg_strategy_executable(st)) { /* a device left without a replica */
+                /* a device left without a replica, or MP not asked for */
+                if (!hg_strategy_executable(st, o->executable)) {
                     memcpy(st->cfg, undo, (size_t)st->ngroups * sizeof(struct hg_gcfg));
                     stats->skipped++;
                     continue;

@@ -1386,7 +1386,7 @@ static int write_plan(const struct run *r, char *err, size_t errlen)
  * the global batch and the train split's longest sample, planned on
  * --cluster-file; the table goes to standard output, the strategy's text
  * to r->plan_text (every forked rank inherits the same text). */
-static int plan_before_fork(struct run *r, char *err, size_t errlen)
+static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     if (!o->data)
@@ -1411,7 +1411,11 @@ static int plan_before_fork(struct run *r, char *err, size_t errlen)
                                   .budget_s = o->plan_budget,
                                   .max_iters = (long)o->plan_iters,
                                   .seed = (uint64_t)o->seed,
-                                  .executable = 1};
+                                  /* model parallelism runs CPU plans of
+                                   * one micro-batch per update so far */
+                                  .executable = HG_EXEC_DP |
+                                                (!cuda && o->update_freq == 1 ? HG_EXEC_MP
+                                                                              : 0)};
         printf("| --plan %s on --cluster-file %s, global batch %lld, %s%s:\n", o->plan,
                o->cluster_file, (long long)o->max_sentences,
                o->plan_profile ? "measured prices from --plan-profile " : "roofline prices",
@@ -1632,7 +1636,7 @@ int main(int argc, char **argv)
             hg_opts_free(&r.o);
             return 2;
         }
-        if (plan_before_fork(&r, err, sizeof(err)) != 0) {
+        if (plan_before_fork(&r, L.cuda, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgtrain: %s\n", err);
             free(r.plan_text);
             hg_opts_free(&r.o);

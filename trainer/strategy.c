@@ -133,7 +133,7 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
     }
     struct hg_sim_result br;
     best = hg_plan_run(o, sim, pg, pr, po, &br);
-    HG_CHECK(!po->executable || hg_strategy_executable(best));
+    HG_CHECK(!po->executable || hg_strategy_executable(best, po->executable));
     hg_sim_full(sim, best, &br);
     size_t len = 0;
     FILE *f = open_memstream(text, &len);
