@@ -3,7 +3,8 @@
 # "Planning at start-up") and trains with what it planned, on 2 forked CPU
 # workers (mnist without dropout, SGD with momentum, a global batch of 96,
 # the two-device cluster of tests/strategy.sh: speeds 2 and 1):
-#  1. --plan baselines: hgplan's table on standard output, the fastest
+#  1. --plan baselines: hgplan's table in the log (JSON records under
+#     --log-format json, its own lines under simple), the fastest
 #     data-parallel baseline written to SAVE_DIR/strategy.cfg (the file
 #     hgplan --search baselines --out writes for the same graph) and kept
 #     in the checkpoint (attribute "strategy", the file's bytes); the same
@@ -40,6 +41,12 @@ check() { # name ref
         >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
     echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
 }
+# msgs LOG: a json log's messages as text (the table's lines hold no quote
+# or backslash)
+msgs() { sed -n 's/^{"message": "\(.*\)"}$/\1/p' "$1"; }
+table() { # LOG: hgplan's "simulated per-iteration time" table
+    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$1"
+}
 planned() { # name args...: a 2-rank run with --plan; its strategy file and table
     name=$1
     shift
@@ -49,12 +56,15 @@ planned() { # name args...: a 2-rank run with --plan; its strategy file and tabl
     [ -s "$tmp/$name/strategy.cfg" ] || { ls "$tmp/$name"; bad "$name: no strategy.cfg"; }
     [ -z "$(ls "$tmp/$name" | grep '\.tmp$')" ] || bad "$name: a .tmp file left"
     grep -q '^version = 1;' "$tmp/$name/strategy.cfg" || bad "$name: strategy.cfg is no strategy file"
+    # --log-format json: the table as JSON records, nothing else on stdout
+    grep -v '^{' "$tmp/$name.log" >"$tmp/nonjson" && { head "$tmp/nonjson"; bad "$name: not JSON Lines"; }
+    msgs "$tmp/$name.log" >"$tmp/$name.msgs"
     for row in EV-PS EV-AR CP-PS CP-AR MP; do
-        grep -q "^  $row  *[0-9.]* s" "$tmp/$name.log" || bad "$name: no $row row in the table"
+        grep -q "^  $row  *[0-9.]* s" "$tmp/$name.msgs" || bad "$name: no $row row in the table"
     done
-    grep -q '^simulated per-iteration time:$' "$tmp/$name.log" || bad "$name: no table"
+    grep -q '^simulated per-iteration time:$' "$tmp/$name.msgs" || bad "$name: no table"
     grep -q "strategy $tmp/$name/strategy.cfg: data parallel, rows [0-9]*,[0-9]* of 96" \
-        "$tmp/$name.log" || { head -n 30 "$tmp/$name.log"; bad "$name: not run as planned"; }
+        "$tmp/$name.msgs" || { head -n 30 "$tmp/$name.log"; bad "$name: not run as planned"; }
     # the checkpoint keeps the strategy file's bytes
     if command -v h5dump >/dev/null 2>&1; then
         rm -f "$tmp/attr.bin"
@@ -71,16 +81,16 @@ planned() { # name args...: a 2-rank run with --plan; its strategy file and tabl
 if planned pb --plan baselines; then
     check pb ref
     # the fastest data-parallel baseline on this cluster is capacity-proportional
-    grep -q '^best: CP-' "$tmp/pb.log" || bad "pb: the best baseline is not CP-AR or CP-PS"
-    grep -q 'rows 64,32 of 96' "$tmp/pb.log" || bad "pb: not the 2:1 rows"
+    grep -q '^best: CP-' "$tmp/pb.msgs" || bad "pb: the best baseline is not CP-AR or CP-PS"
+    grep -q 'rows 64,32 of 96' "$tmp/pb.msgs" || bad "pb: not the 2:1 rows"
     # the file hgplan writes for the same graph, and the same table
     "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
         --cluster "$tmp/c2.cfg" --search baselines --out "$tmp/hgplan.cfg" \
         >"$tmp/hgplan.log" 2>&1 || { cat "$tmp/hgplan.log"; bad "hgplan --search baselines"; }
     cmp -s "$tmp/hgplan.cfg" "$tmp/pb/strategy.cfg" ||
         { diff "$tmp/hgplan.cfg" "$tmp/pb/strategy.cfg" | head; bad "pb: not hgplan's file"; }
-    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$tmp/hgplan.log" >"$tmp/t1"
-    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$tmp/pb.log" >"$tmp/t2"
+    table "$tmp/hgplan.log" >"$tmp/t1"
+    table "$tmp/pb.msgs" >"$tmp/t2"
     [ -s "$tmp/t1" ] && cmp -s "$tmp/t1" "$tmp/t2" ||
         { diff "$tmp/t1" "$tmp/t2"; bad "pb: the table differs from hgplan's"; }
     # and the run is the run of --strategy SAVE_DIR/strategy.cfg, bitwise
@@ -95,9 +105,11 @@ fi
 # ------------------------------------------------------------ 2. mcmc
 if planned pm --plan mcmc --plan-budget 2; then
     check pm ref
-    grep -q '^mcmc from CP-' "$tmp/pm.log" || bad "pm: no 'mcmc from' line"
-    grep -q '^  stopped at ' "$tmp/pm.log" || bad "pm: no 'stopped at' line"
-    grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.log" || bad "pm: no hgplan row"
+    grep -q '^mcmc from CP-' "$tmp/pm.msgs" || bad "pm: no 'mcmc from' line"
+    grep -q '^  stopped at ' "$tmp/pm.msgs" || bad "pm: no 'stopped at' line"
+    grep -q '^  executable strategies only (data-parallel shaped or model parallel): ' \
+        "$tmp/pm.msgs" || bad "pm: the search was not restricted"
+    grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no hgplan row"
 fi
 # with a proposal cap the search is reproducible: the same file twice
 for d in pi1 pi2; do
@@ -105,9 +117,10 @@ for d in pi1 pi2; do
         --plan mcmc --plan-iters 500 --plan-budget 60 >"$tmp/$d.log" 2>&1 ||
         { cat "$tmp/$d.log"; bad "$d exited non-zero"; }
 done
-grep -q '^  stopped at the proposal cap$' "$tmp/pi1.log" ||
-    { grep mcmc -A2 "$tmp/pi1.log"; bad "pi1: did not stop at the proposal cap"; }
-grep -q '^mcmc from .*: 500 proposals' "$tmp/pi1.log" || bad "pi1: not 500 proposals"
+msgs "$tmp/pi1.log" >"$tmp/pi1.msgs"
+grep -q '^  stopped at the proposal cap$' "$tmp/pi1.msgs" ||
+    { grep mcmc -A2 "$tmp/pi1.msgs"; bad "pi1: did not stop at the proposal cap"; }
+grep -q '^mcmc from .*: 500 proposals' "$tmp/pi1.msgs" || bad "pi1: not 500 proposals"
 [ -s "$tmp/pi1/strategy.cfg" ] && cmp -s "$tmp/pi1/strategy.cfg" "$tmp/pi2/strategy.cfg" ||
     bad "--plan mcmc --plan-iters 500 twice: different strategies"
 
@@ -123,10 +136,12 @@ for p in prof rl; do  # measured prices, the roofline
     [ $p = prof ] && pp="--plan-profile $tmp/prof.cfg" || pp=""
     # shellcheck disable=SC2086
     run "p$p" --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$EX/local.cfg" \
-        --plan baselines $pp >"$tmp/p$p.log" 2>&1 || { cat "$tmp/p$p.log"; bad "p$p exited non-zero"; }
-    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$tmp/p$p.log" >"$tmp/p$p.table"
+        --plan baselines $pp --log-format simple >"$tmp/p$p.log" 2>&1 ||
+        { cat "$tmp/p$p.log"; bad "p$p exited non-zero"; }
+    table "$tmp/p$p.log" >"$tmp/p$p.table"
 done
-grep -q "measured prices from --plan-profile $tmp/prof.cfg" "$tmp/pprof.log" ||
+grep -q "^| --plan baselines on --cluster-file .*measured prices from --plan-profile $tmp/prof.cfg" \
+    "$tmp/pprof.log" ||
     bad "pprof: does not say it uses the profile"
 [ -s "$tmp/pprof.table" ] && ! cmp -s "$tmp/pprof.table" "$tmp/prl.table" ||
     bad "--plan-profile: the table is the roofline's"
@@ -136,7 +151,7 @@ grep -q "measured prices from --plan-profile $tmp/prof.cfg" "$tmp/pprof.log" ||
     { cat "$tmp/hgplan-prof.log"; bad "hgplan --profile --search baselines"; }
 cmp -s "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" ||
     { diff "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" | head; bad "pprof: not hgplan's file"; }
-sed -n '/^simulated per-iteration time:$/,/^  best /p' "$tmp/hgplan-prof.log" >"$tmp/hp.table"
+table "$tmp/hgplan-prof.log" >"$tmp/hp.table"
 cmp -s "$tmp/hp.table" "$tmp/pprof.table" || { diff "$tmp/hp.table" "$tmp/pprof.table"; bad "pprof: not hgplan's table"; }
 echo "ok: --plan-profile: hgplan --profile's file and table"
 

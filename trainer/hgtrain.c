@@ -133,6 +133,7 @@ struct run {
     struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
     char *plan_text;               /* --plan: the strategy file planned before
                                       the fork (every rank the same text) */
+    char *plan_table;              /* --plan: hgplan's table, logged by rank 0 */
     char plan_path[4200];          /* --plan: SAVE_DIR/strategy.cfg (its name) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
@@ -1346,8 +1347,6 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     return 0;
 }
 
-/* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
- * checkpoint_best.h5's metric read. */
 /* --plan: SAVE_DIR/strategy.cfg, written to .tmp, fsynced, renamed. */
 static int write_plan(const struct run *r, char *err, size_t errlen)
 {
@@ -1384,8 +1383,8 @@ static int write_plan(const struct run *r, char *err, size_t errlen)
 
 /* --plan, in the launcher before the fork: the task's training graph for
  * the global batch and the train split's longest sample, planned on
- * --cluster-file; the table goes to standard output, the strategy's text
- * to r->plan_text (every forked rank inherits the same text). */
+ * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
+ * the strategy's text to r->plan_text (every forked rank inherits both). */
 static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
@@ -1416,18 +1415,25 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
                                   .executable = HG_EXEC_DP |
                                                 (!cuda && o->update_freq == 1 ? HG_EXEC_MP
                                                                               : 0)};
-        printf("| --plan %s on --cluster-file %s, global batch %lld, %s%s:\n", o->plan,
-               o->cluster_file, (long long)o->max_sentences,
-               o->plan_profile ? "measured prices from --plan-profile " : "roofline prices",
-               o->plan_profile ? o->plan_profile : "");
-        rc = hg_strat_search(&r->plan_text, stdout, &po, o->cluster_file, o->plan_profile,
-                             r->task, ts,
-                             o->max_sentences, tr.max_len, oc.optim, &oc.hyper, err, errlen);
-        if (rc == 0)
-            printf("| --plan %s: the strategy%s%s\n", o->plan,
-                   o->no_save ? " (not written: --no-save)" : " goes to ",
-                   o->no_save ? "" : r->plan_path);
-        fflush(stdout);
+        size_t len = 0;
+        FILE *t = open_memstream(&r->plan_table, &len);
+        if (!t) {
+            hg_kerr(err, errlen, "out of memory");
+        } else {
+            fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld, %s%s:\n",
+                    o->plan, o->cluster_file, (long long)o->max_sentences,
+                    o->plan_profile ? "measured prices from --plan-profile "
+                                    : "roofline prices",
+                    o->plan_profile ? o->plan_profile : "");
+            rc = hg_strat_search(&r->plan_text, t, &po, o->cluster_file, o->plan_profile,
+                                 r->task, ts, o->max_sentences, tr.max_len, oc.optim,
+                                 &oc.hyper, err, errlen);
+            fprintf(t, "| --plan %s: the strategy%s%s\n", o->plan,
+                    o->no_save ? " (not written: --no-save)" : " goes to ",
+                    o->no_save ? "" : r->plan_path);
+            if (fclose(t) != 0 && rc == 0)
+                rc = hg_kerr(err, errlen, "out of memory");
+        }
     }
     if (tr.ds)
         split_close(&tr);
@@ -1436,6 +1442,8 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
     return rc;
 }
 
+/* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
+ * checkpoint_best.h5's metric read. */
 static int prepare_save_dir(struct run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -1639,6 +1647,7 @@ int main(int argc, char **argv)
         if (plan_before_fork(&r, L.cuda, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgtrain: %s\n", err);
             free(r.plan_text);
+            free(r.plan_table);
             hg_opts_free(&r.o);
             return 1;
         }
@@ -1650,6 +1659,7 @@ int main(int argc, char **argv)
         hg_comm_abort(r.comm);
         hg_launch_finish(&L, NULL);
         free(r.plan_text);
+        free(r.plan_table);
         hg_opts_free(&r.o);
         return 1;
     }
@@ -1682,6 +1692,17 @@ int main(int argc, char **argv)
     }
     r.opts_text = hg_opts_to_string(&r.o);
     r.t_start = hg_now();
+    /* --plan's table, line by line: JSON records under --log-format json */
+    for (char *p = r.plan_table, *e; p && *p; p = e + 1) {
+        if (!(e = strchr(p, '\n')))
+            e = p + strlen(p) - 1;
+        char c = e[1];
+        e[1] = 0;
+        logf_line(&r, p, NULL);
+        e[1] = c;
+        if (!c)
+            break;
+    }
 
     int64_t first_step = 0;
     int rc = setup(&r, &first_step, err, sizeof(err));
@@ -1739,6 +1760,7 @@ int main(int argc, char **argv)
         fclose(r.trace);
     hg_strat_free(&r.strat);
     free(r.plan_text);
+    free(r.plan_table);
     hg_ctl_free(r.ctl);
     split_close(&r.train);
     if (r.valid.ds)

@@ -298,7 +298,7 @@ const struct hg_opt hg_train_opts[] = {
              "result as --strategy would: 'baselines' keeps the fastest simulated "
              "data-parallel baseline (EV-PS, EV-AR, CP-PS, CP-AR), 'mcmc' searches "
              "from it among the strategies this build executes for --plan-budget "
-             "seconds; prints hgplan's table, writes SAVE_DIR/strategy.cfg and "
+             "seconds; logs hgplan's table, writes SAVE_DIR/strategy.cfg and "
              "stores the strategy in every checkpoint; planned once, before the "
              "workers are forked"},
     {.name = "plan-budget", .type = HG_OPT_REAL, .group = G_DIST,
