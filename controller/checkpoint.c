@@ -115,7 +115,11 @@ static uint32_t meta_crc(const struct hg_ckpt_meta *m)
                      m->metric_name ? m->metric_name : "", m->maximize, m->train_wall,
                      m->wall);
     uint32_t crc = crc32_update(0, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-    return m->options ? crc32_update(crc, m->options, strlen(m->options)) : crc;
+    crc = m->options ? crc32_update(crc, m->options, strlen(m->options)) : crc;
+    /* the strategy only when there is one: older files' CRCs stay valid */
+    return m->strategy ? crc32_update(crc32_update(crc, "strategy ", 9), m->strategy,
+                                      strlen(m->strategy))
+                       : crc;
 }
 
 /* CRC-32 of n int64 words as their little-endian bytes (the file's order) */
@@ -396,6 +400,7 @@ static int write_meta(hid_t f, const struct hg_ckpt_meta *meta, int version)
         attr_f64(f, "train_wall", meta->train_wall) ||
         attr_f64(f, "wall", meta->wall) ||
         attr_str(f, "options", meta->options ? meta->options : "") ||
+        (meta->strategy && attr_str(f, "strategy", meta->strategy)) ||
         attr_u32(f, "meta_crc32", meta_crc(meta)) || write_segs(f, &meta->iter) ? -1 : 0;
 }
 
@@ -1093,6 +1098,7 @@ static hid_t open_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
     meta->iter.epoch = (uint64_t)iter_epoch;
     meta->seed = (uint64_t)seed;
     meta->options = read_str(f, "options");
+    meta->strategy = read_str(f, "strategy");
     meta->checksummed = version >= 2;
     meta->shards = 0;
     if (rc == 0 && read_segs(f, &meta->iter) != 0)
@@ -1374,7 +1380,8 @@ void hg_ckpt_meta_free(struct hg_ckpt_meta *meta)
 {
     free((char *)meta->options);
     free((char *)meta->metric_name);
-    meta->options = meta->metric_name = NULL;
+    free((char *)meta->strategy);
+    meta->options = meta->metric_name = meta->strategy = NULL;
     free((int64_t *)meta->iter.segs);
     meta->iter.segs = NULL;
     meta->iter.nsegs = 0;

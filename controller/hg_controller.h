@@ -61,6 +61,10 @@ struct hg_ckpt_meta {
     const char *options;     /* the run's options as text (saved; on load:
                                 points into a buffer owned by the caller's
                                 struct until hg_ckpt_meta_free) */
+    const char *strategy;    /* hgtrain --plan: the strategy file's text
+                                (attribute "strategy", written when set; on
+                                load: malloc'ed like options, NULL when the
+                                file has none) */
     int shards;              /* on load: 0: one file; else the number of
                                 shard files (a sharded checkpoint) */
 };

@@ -667,6 +667,14 @@ const char *hg_baseline_name(enum hg_baseline b);
 /* Fills every group's cfg of s (grouping already done). */
 void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
                        enum hg_baseline b);
+/* The strategies hgtrain's executor runs (trainer/strategy.c), as bits:
+ * HG_EXEC_DP every group data parallel with the same replicas on every
+ * device, at least one each (aggregation free per group: AllReduce or any
+ * PS); HG_EXEC_MP every group model parallel (CPU plans, one micro-batch
+ * per update).  Neither recomputes (the executor keeps every activation). */
+enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u };
+/* 1 when st is one of the kinds (a set of HG_EXEC_* bits). */
+int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds);
 /* The search objective: the time if it fits, else a penalty above any
  * feasible time. */
 double hg_search_cost(const struct hg_sim_result *r);
@@ -693,9 +701,24 @@ struct hg_search_opts {
                            * one and the slowest proposal, so that everything
                            * ends within budget_s (a proposal on 1024 devices
                            * can cost seconds) */
+    unsigned executable;  /* HG_EXEC_* bits: only strategies hgtrain
+                           * executes today of these kinds
+                           * (hg_strategy_executable; 0: any); the seed must
+                           * be one.
+                           * A proposal that would leave them is applied to
+                           * every group (lift: its replicas to every group,
+                           * or the MP baseline's placement around it; a full
+                           * simulation), and skipped when even that is not
+                           * executable; recomputation is never proposed */
 };
+/* Why a search stopped: the first two are reproducible (the result
+ * depends on the seed and the inputs alone), the budget is not. */
+enum hg_search_stop { HG_SEARCH_STOP_ITERS, HG_SEARCH_STOP_STAGNATION,
+                      HG_SEARCH_STOP_BUDGET };
 struct hg_search_stats {
     long iters, accepted, improved;
+    enum hg_search_stop stop;
+    long skipped;         /* executable: proposals with no executable form */
     double seconds, seed_cost, best_cost;
 };
 /* Metropolis-Hastings from st (the seed) on delta simulation; st becomes
@@ -704,5 +727,35 @@ struct hg_search_stats {
 void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
                     struct hg_strategy *st, const struct hg_search_opts *o,
                     struct hg_search_stats *stats);
+
+/* ------------------------------------------------------------ planning
+ * (planner/plan.c) The baselines and the search as hgplan --search and
+ * hgtrain --plan run them, with the table both print (docs/planner.md). */
+struct hg_plan_opts {
+    int mcmc;             /* 0: the best baseline; 1: MCMC from it */
+    int groups;           /* HeteroG op groups (0: 64) */
+    double budget_s;      /* MCMC wall-clock budget (0: 30) */
+    long max_iters;       /* MCMC proposals at most (0: none) */
+    uint64_t seed;
+    double beta;          /* 0: 1000 (divided by the seed's cost) */
+    unsigned executable;  /* HG_EXEC_* bits (0: any strategy): the best of
+                           * the data-parallel baselines, no recomputation,
+                           * the search restricted to these kinds
+                           * (hg_search_opts); needs HG_EXEC_DP */
+    const char *keep;     /* a baseline's name: keep it, not the best */
+};
+/* Simulates the baselines, searches with opts, prints hgplan's table to o
+ * and returns the strategy chosen (the caller frees it), simulated in
+ * *br.  Deterministic given the options when the search stops on
+ * max_iters or stagnation (20000 proposals without a new best) before
+ * budget_s. */
+struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
+                                const struct hg_pprice *pr, const struct hg_plan_opts *opts,
+                                struct hg_sim_result *br);
+/* One row of the table: time, speedup against ref (> 0), peaks per device. */
+void hg_plan_print_result(FILE *o, const char *name, const struct hg_sim_result *r,
+                          const struct hg_cluster *c, double ref);
+/* "recomputation in N of M groups", when N > 0. */
+void hg_plan_print_recompute(FILE *o, const struct hg_strategy *st);
 
 #endif

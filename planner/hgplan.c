@@ -285,39 +285,6 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
     }
 }
 
-static void print_result(FILE *o, const char *name, const struct hg_sim_result *r,
-                         const struct hg_cluster *c, double ref)
-{
-    fprintf(o, "  %-8s %9.4f s", name, r->iter_s);
-    if (ref > 0 && !r->oom)
-        fprintf(o, "  speedup of the found strategy %+6.1f%%", (r->iter_s - ref) / ref * 100);
-    fprintf(o, "%s\n    peak GB:", r->oom ? "  OOM" : "");
-    if (c->ndev > 32) { /* a line per device would be thousands of columns */
-        int hi = 0, lo = 0;
-        for (int d = 1; d < c->ndev; d++) {
-            hi = r->peak[d] > r->peak[hi] ? d : hi;
-            lo = r->peak[d] < r->peak[lo] ? d : lo;
-        }
-        fprintf(o, " %d devices, lowest %s=%.2f, highest %s=%.2f, %d over their memory\n",
-                c->ndev, c->devices[lo].name, (double)r->peak[lo] / 1e9, c->devices[hi].name,
-                (double)r->peak[hi] / 1e9, r->oom);
-        return;
-    }
-    for (int d = 0; d < c->ndev; d++)
-        fprintf(o, " %s=%.2f%s", c->devices[d].name, (double)r->peak[d] / 1e9,
-                r->peak[d] > c->devices[d].memory ? "(OOM)" : "");
-    fprintf(o, "\n");
-}
-
-static void print_recompute(FILE *o, const struct hg_strategy *st)
-{
-    int n = 0;
-    for (int k = 0; k < st->ngroups; k++)
-        n += st->cfg[k].recompute != 0;
-    if (n)
-        fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
-}
-
 /* Baselines, search, strategy file and trace. */
 static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                 const char *what, const struct args *a)
@@ -345,7 +312,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         hg_sim_full(sim, best, &br);
         fprintf(o, "data parallel as hgtrain runs it (%d device%s, even split, AllReduce):\n",
                 pg->ndev, pg->ndev == 1 ? "" : "s");
-        print_result(o, "dp", &br, c, 0);
+        hg_plan_print_result(o, "dp", &br, c, 0);
     } else if (a->strategy) {
         if (hg_strategy_load(&best, a->strategy, pg, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: %s\n", err);
@@ -354,95 +321,17 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         }
         hg_sim_full(sim, best, &br);
         fprintf(o, "strategy %s (%d groups):\n", a->strategy, best->ngroups);
-        print_result(o, "file", &br, c, 0);
-        print_recompute(o, best);
+        hg_plan_print_result(o, "file", &br, c, 0);
+        hg_plan_print_recompute(o, best);
     } else {
-        int ng = a->groups ? (int)a->groups : 64;
-        struct hg_sim_result res[HG_BASE_COUNT];
-        struct hg_strategy *bs[HG_BASE_COUNT];
-        fprintf(o, "baselines (%d op groups, list-scheduled):\n", ng);
-        int bi = -1;
-        for (int b = 0; b < HG_BASE_COUNT; b++) {
-            bs[b] = hg_strategy_new(pg->nops, pg->ndev, 1);
-            hg_strategy_group(bs[b], pg, pr, ng);
-            hg_baseline_apply(bs[b], pg, (enum hg_baseline)b);
-            hg_sched_best(sim, pg, bs[b], &res[b], NULL);
-            if (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi]))
-                bi = b;
-        }
-        struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
-        struct hg_sim_result sr = res[bi];
-        const char *seed_how = "";
-        if (res[bi].oom) {
-            /* every baseline is out of memory: seed with the best of them
-             * recomputing every group's activations */
-            for (int b = 0; b < HG_BASE_COUNT; b++) {
-                struct hg_strategy *t = hg_strategy_copy(bs[b]);
-                struct hg_sim_result tr;
-                for (int k = 0; k < t->ngroups; k++)
-                    t->cfg[k].recompute = 1;
-                hg_sched_best(sim, pg, t, &tr, NULL);
-                if (hg_search_cost(&tr) < hg_search_cost(&sr)) {
-                    hg_strategy_free(seed);
-                    seed = t;
-                    sr = tr;
-                    bi = b;
-                    seed_how = " with recomputation";
-                } else {
-                    hg_strategy_free(t);
-                }
-            }
-            fprintf(o, "every baseline is out of memory; %s with recomputation in every group: "
-                    "%.4f s%s\n", hg_baseline_name((enum hg_baseline)bi), sr.iter_s,
-                    sr.oom ? " (still OOM)" : "");
-        }
-        best = hg_strategy_copy(seed);
-        br = sr;
-        double st0 = hg_now();
-        if (strcmp(a->search, "mcmc") == 0) {
-            struct hg_search_opts so = {.budget_s = a->budget > 0 ? a->budget : 30,
-                                        .max_iters = a->iters,
-                                        .stagnation = 20000,
-                                        .seed = (uint64_t)a->seed,
-                                        .after_full = 5, /* sched_best, the check */
-                                        .beta = (a->beta > 0 ? a->beta : 1000) /
-                                                hg_search_cost(&br)};
-            struct hg_search_stats ss;
-            hg_search_mcmc(sim, pg, best, &so, &ss);
-            enum hg_sched_policy pol;
-            hg_sched_best(sim, pg, best, &br, &pol);
-            /* never worse than the seed */
-            if (hg_search_cost(&br) > hg_search_cost(&sr)) {
-                hg_strategy_free(best);
-                best = hg_strategy_copy(seed);
-                hg_sim_full(sim, best, &br);
-            }
-            if (ss.iters == 0 && so.budget_s > 0)
-                fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
-                        "and the result's simulations on this cluster (%.2f s so far)\n",
-                        so.budget_s, hg_now() - st0);
-            fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
-                    "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
-                    seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
-                    (long long)a->seed,
-                    pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
-        }
-        fprintf(o, "simulated per-iteration time:\n");
-        for (int b = 0; b < HG_BASE_COUNT; b++)
-            print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
-                         br.oom ? 0 : br.iter_s);
-        print_result(o, strcmp(a->search, "mcmc") == 0 ? "hgplan" : "best", &br, c, 0);
-        print_recompute(o, best);
-        for (int b = 0; a->baseline && b < HG_BASE_COUNT; b++)
-            if (strcmp(a->baseline, hg_baseline_name((enum hg_baseline)b)) == 0) {
-                hg_strategy_free(best);
-                best = hg_strategy_copy(bs[b]);
-                br = res[b];
-                fprintf(o, "kept: %s (--baseline)\n", a->baseline);
-            }
-        for (int b = 0; b < HG_BASE_COUNT; b++)
-            hg_strategy_free(bs[b]);
-        hg_strategy_free(seed);
+        struct hg_plan_opts po = {.mcmc = strcmp(a->search, "mcmc") == 0,
+                                  .groups = (int)a->groups,
+                                  .budget_s = a->budget,
+                                  .max_iters = a->iters,
+                                  .seed = (uint64_t)a->seed,
+                                  .beta = a->beta,
+                                  .keep = a->baseline};
+        best = hg_plan_run(o, sim, pg, pr, &po, &br);
     }
     if (a->search && strcmp(a->search, "mcmc") == 0) {
         /* the simulator's speed: full simulations vs delta simulations of

@@ -171,6 +171,50 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
     cfg->recompute = st->cfg[k].recompute;
 }
 
+int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
+{
+    const struct hg_gcfg *c0 = &st->cfg[0];
+    if (!(kinds & (c0->mode == HG_MODE_DP ? HG_EXEC_DP : HG_EXEC_MP)))
+        return 0;
+    for (int k = 0; k < st->ngroups; k++) {
+        const struct hg_gcfg *c = &st->cfg[k];
+        if (c->recompute || c->mode != c0->mode)
+            return 0;
+        if (c->mode != HG_MODE_DP)
+            continue;
+        for (int d = 0; d < st->ndev; d++)
+            if (c->rep[d] < 1 || c->rep[d] != c0->rep[d])
+                return 0;
+    }
+    return 1;
+}
+
+/* An executable-only search's move that would leave the executable
+ * strategies, applied to every group: a data-parallel cfg's replicas to
+ * every group (each keeping its own aggregation when it was data parallel
+ * already, its PS re-chosen for the new replicas); a model-parallel cfg
+ * on top of the MP baseline's placement of the other groups. */
+static void lift(struct hg_strategy *st, const struct hg_pgraph *pg, int g,
+                 const struct hg_gcfg *nc)
+{
+    if (nc->mode == HG_MODE_MP) {
+        hg_baseline_apply(st, pg, HG_BASE_MP);
+        for (int k = 0; k < st->ngroups; k++)
+            st->cfg[k].recompute = 0;
+    } else {
+        for (int k = 0; k < st->ngroups; k++) {
+            struct hg_gcfg c = *nc;
+            if (k != g && st->cfg[k].mode == HG_MODE_DP) {
+                c.agg = st->cfg[k].agg;
+                c.ps = c.agg == HG_AGG_PS ? hg_gcfg_choose_ps(pg->c, c.rep) : nc->ps;
+            }
+            c.recompute = 0;
+            st->cfg[k] = c;
+        }
+    }
+    st->cfg[g] = *nc;
+}
+
 void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
                     const struct hg_search_opts *o, struct hg_search_stats *stats)
 {
@@ -188,15 +232,26 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
     struct hg_gcfg *bestcfg = malloc((size_t)st->ngroups * sizeof(struct hg_gcfg));
     HG_CHECK(bestcfg != NULL);
     memcpy(bestcfg, st->cfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+    struct hg_gcfg *undo = NULL; /* [ngroups] before a whole-strategy move */
+    if (o->executable) {
+        undo = malloc((size_t)st->ngroups * sizeof(struct hg_gcfg));
+        HG_CHECK(undo != NULL);
+    }
     long since = 0;
     for (;;) {
-        if (o->max_iters > 0 && stats->iters >= o->max_iters)
+        if (o->max_iters > 0 && stats->iters >= o->max_iters) {
+            stats->stop = HG_SEARCH_STOP_ITERS;
             break;
-        if (o->stagnation > 0 && since >= o->stagnation)
+        }
+        if (o->stagnation > 0 && since >= o->stagnation) {
+            stats->stop = HG_SEARCH_STOP_STAGNATION;
             break;
+        }
         double t1 = hg_now();
-        if (o->budget_s > 0 && t1 - t0 + t_step + reserve >= o->budget_s)
+        if (o->budget_s > 0 && t1 - t0 + t_step + reserve >= o->budget_s) {
+            stats->stop = HG_SEARCH_STOP_BUDGET;
             break;
+        }
         stats->iters++;
         since++;
         int g;
@@ -204,8 +259,28 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
         propose(o->propose_ctx, pg, st, &rng, &g, &nc);
         HG_CHECK(g >= 0 && g < st->ngroups);
         old = st->cfg[g];
+        int whole = 0;
+        if (o->executable) {
+            nc.recompute = 0;
+            st->cfg[g] = nc;
+            if (!hg_strategy_executable(st, o->executable)) {
+                st->cfg[g] = old;
+                memcpy(undo, st->cfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+                lift(st, pg, g, &nc);
+                /* a device left without a replica, or MP not asked for */
+                if (!hg_strategy_executable(st, o->executable)) {
+                    memcpy(st->cfg, undo, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+                    stats->skipped++;
+                    continue;
+                }
+                whole = 1;
+            }
+        }
         st->cfg[g] = nc;
-        hg_sim_delta(sim, st, g, &r);
+        if (whole)
+            hg_sim_full(sim, st, &r);
+        else
+            hg_sim_delta(sim, st, g, &r);
         double c = hg_search_cost(&r);
         if (c <= cur || urand(&rng) < exp(-beta * (c - cur))) {
             cur = c;
@@ -216,6 +291,9 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
                 stats->improved++;
                 since = 0;
             }
+        } else if (whole) {
+            memcpy(st->cfg, undo, (size_t)st->ngroups * sizeof(struct hg_gcfg));
+            hg_sim_full(sim, st, &r);
         } else {
             st->cfg[g] = old;
             hg_sim_delta(sim, st, g, &r);
@@ -224,6 +302,7 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
     }
     memcpy(st->cfg, bestcfg, (size_t)st->ngroups * sizeof(struct hg_gcfg));
     free(bestcfg);
+    free(undo);
     hg_sim_full(sim, st, &r);
     stats->best_cost = hg_search_cost(&r);
     stats->seconds = hg_now() - t0;

@@ -149,7 +149,8 @@ static void test_checkpoints(const char *dir)
     EXPECT(got.epoch == 2 && got.num_updates == 3 && got.iter.epoch == 3 &&
            got.iter.step == 17 && got.seed == 99 && got.best_metric == 1.25 &&
            got.options && strcmp(got.options, meta.options) == 0 && got.iter.nsegs == 12 &&
-           got.iter.segs && memcmp(got.iter.segs, segs, sizeof(segs)) == 0,
+           got.iter.segs && memcmp(got.iter.segs, segs, sizeof(segs)) == 0 &&
+           got.strategy == NULL,
            "meta round trip");
     hg_ckpt_meta_free(&got);
     EXPECT(same_blocks(&a, &b), "params/state differ after load");
@@ -221,6 +222,16 @@ static void test_checkpoints(const char *dir)
     EXPECT(hg_ckpt_read_meta(path, &got, err, sizeof(err)) == 0 && got.checksummed &&
            got.best_metric == 1.25 && got.metric_name && strcmp(got.metric_name, "loss") == 0,
            "read_meta: %s", err);
+    hg_ckpt_meta_free(&got);
+    /* hgtrain --plan's strategy text: kept verbatim, under the metadata CRC */
+    char planned[600];
+    snprintf(planned, sizeof(planned), "%s/planned.h5", dir);
+    struct hg_ckpt_meta pm = meta;
+    pm.strategy = "version = 1;\ngraph = { model = \"mnist\"; };\n";
+    EXPECT(hg_ckpt_save(planned, a.g, a.ex, &pm, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(hg_ckpt_read_meta(planned, &got, err, sizeof(err)) == 0 && got.checksummed &&
+           got.strategy && strcmp(got.strategy, pm.strategy) == 0,
+           "strategy round trip: %s", err);
     hg_ckpt_meta_free(&got);
     printf("ok  checkpoints: exact round trip and resume, 0600, failures named\n");
     net_free(&a);

@@ -379,6 +379,42 @@ static void test_mcmc(void)
            st1.best_cost, hg_search_cost(&r0));
     printf("mcmc vgg19/64 on 8 GPUs: EV-PS %.4f s -> %.4f s (%ld proposals, %ld improvements)\n",
            r0.iter_s, st1.best_cost, st1.iters, st1.improved);
+    /* restricted to what hgtrain executes (hgtrain --plan mcmc): the free
+     * search leaves that set, the restricted one never does, and is just
+     * as deterministic and never worse than its seed */
+    const unsigned dpmp = HG_EXEC_DP | HG_EXEC_MP;
+    EXPECT(hg_strategy_executable(seed, dpmp) && !hg_strategy_executable(a, dpmp),
+           "the free search's result is executable (seed %d, result %d)",
+           hg_strategy_executable(seed, dpmp), hg_strategy_executable(a, dpmp));
+    struct hg_search_opts ox = {.max_iters = 400, .seed = 7, .executable = dpmp};
+    struct hg_strategy *xa = hg_strategy_copy(seed), *xb = hg_strategy_copy(seed);
+    struct hg_search_stats sx1, sx2;
+    hg_search_mcmc(sim, pg, xa, &ox, &sx1);
+    hg_search_mcmc(sim, pg, xb, &ox, &sx2);
+    EXPECT(hg_strategy_executable(xa, dpmp) && sx1.iters == 400 && sx1.stop == HG_SEARCH_STOP_ITERS &&
+           sx1.skipped > 0 && sx1.skipped < sx1.iters && sx1.best_cost == sx2.best_cost &&
+           memcmp(xa->cfg, xb->cfg, (size_t)xa->ngroups * sizeof(struct hg_gcfg)) == 0 &&
+           sx1.best_cost <= hg_search_cost(&r0),
+           "executable mcmc: executable %d, %ld proposals (%ld skipped), %.9g vs %.9g, seed "
+           "%.9g", hg_strategy_executable(xa, dpmp), sx1.iters, sx1.skipped, sx1.best_cost,
+           sx2.best_cost, hg_search_cost(&r0));
+    for (int k = 0; k < xa->ngroups; k++)
+        EXPECT(!xa->cfg[k].recompute, "executable mcmc: group %d recomputes", k);
+    printf("mcmc vgg19/64 on 8 GPUs, executable only: %.4f s (%ld proposals, %ld skipped, "
+           "%ld improvements)\n", sx1.best_cost, sx1.iters, sx1.skipped, sx1.improved);
+    /* data parallel only (hgtrain --plan mcmc with --update-freq > 1 or on
+     * GPUs): the same search never reaches a model-parallel strategy */
+    struct hg_search_opts od = {.max_iters = 400, .seed = 7, .executable = HG_EXEC_DP};
+    struct hg_strategy *xd = hg_strategy_copy(seed);
+    struct hg_search_stats sd;
+    hg_search_mcmc(sim, pg, xd, &od, &sd);
+    EXPECT(hg_strategy_executable(xd, HG_EXEC_DP) && sd.skipped > sx1.skipped &&
+           !hg_strategy_executable(seed, HG_EXEC_MP),
+           "data-parallel-only mcmc: executable %d, %ld skipped (%ld with MP)",
+           hg_strategy_executable(xd, HG_EXEC_DP), sd.skipped, sx1.skipped);
+    hg_strategy_free(xd);
+    hg_strategy_free(xa);
+    hg_strategy_free(xb);
     /* round trip through the file */
     char *buf = NULL;
     size_t len = 0;

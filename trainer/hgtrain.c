@@ -131,6 +131,10 @@ struct run {
                                       seconds summed over the updates since
                                       the last log line */
     struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
+    char *plan_text;               /* --plan: the strategy file planned before
+                                      the fork (every rank the same text) */
+    char *plan_table;              /* --plan: hgplan's table, logged by rank 0 */
+    char plan_path[4200];          /* --plan: SAVE_DIR/strategy.cfg (its name) */
     int64_t max_tok, max_sent;     /* the largest rank's budgets (0: none) */
     const struct hg_task *task;
     void *ts;
@@ -248,6 +252,7 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .train_wall = r->train_wall,
         .wall = hg_now() - r->t_start,
         .options = r->opts_text,
+        .strategy = r->plan_text,
     };
     if (!r->o.save_sharded)
         return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
@@ -1145,14 +1150,15 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     int64_t **dst[2] = {&r->rank_tok, &r->rank_sent};
     r->max_tok = o->max_tokens;
     r->max_sent = o->max_sentences;
-    if (o->strategy) {
+    if (o->strategy || r->plan_text) {
         /* the strategy's rows of the global batch are the per-rank budgets */
         struct hg_ctl_cfg oc;
         memset(&oc, 0, sizeof oc);
         if (optimizer(o, &oc, err, errlen) != 0 ||
-            hg_strat_plan(&r->strat, o->strategy, o->cluster_file, r->task, r->ts,
-                          o->max_sentences, r->train.max_len, oc.optim, &oc.hyper,
-                          r->world, err, errlen) != 0)
+            hg_strat_plan(&r->strat, r->plan_text ? r->plan_path : o->strategy, r->plan_text,
+                          o->cluster_file, r->task, r->ts, o->max_sentences,
+                          r->train.max_len, oc.optim, &oc.hyper, r->world, err,
+                          errlen) != 0)
             return -1;
         if (r->strat.mp) {
             /* model parallel: every rank reads what one rank would, the
@@ -1196,12 +1202,12 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                        "automatic)", (long long)o->rebalance_interval);
     if (o->rebalance_interval > 0 && (r->rank_tok || r->rank_sent))
         return hg_kerr(err, errlen, "--rebalance-interval sets the per-rank budgets; drop "
-                       "--max-tokens-per-rank, --max-sentences-per-rank and --strategy");
+                       "--max-tokens-per-rank, --max-sentences-per-rank, --strategy and --plan");
     /* automatic: on, unless the user set the budgets (capacities from a
      * cluster file are datasheet peaks, which measuring corrects) */
     int64_t rbi = o->rebalance_interval;
     if (rbi < 0)
-        rbi = r->rank_tok || r->rank_sent || o->strategy ||
+        rbi = r->rank_tok || r->rank_sent || o->strategy || r->plan_text ||
                       (o->rank_capacity.n > 0 && !o->cluster_file)
                   ? 0
                   : REBALANCE_AUTO;
@@ -1365,6 +1371,101 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     return 0;
 }
 
+/* --plan: SAVE_DIR/strategy.cfg, written to .tmp, fsynced, renamed. */
+static int write_plan(const struct run *r, char *err, size_t errlen)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->plan_path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return hg_kerr(err, errlen, "--plan: %s: %s", tmp, strerror(errno));
+    size_t len = strlen(r->plan_text), done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, r->plan_text + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int e = n < 0 ? errno : ENOSPC;
+            close(fd);
+            unlink(tmp);
+            return hg_kerr(err, errlen, "--plan: %s: write failed: %s", tmp, strerror(e));
+        }
+        done += (size_t)n;
+    }
+    if (fsync(fd) != 0 || close(fd) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return hg_kerr(err, errlen, "--plan: %s: %s", tmp, strerror(e));
+    }
+    if (rename(tmp, r->plan_path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return hg_kerr(err, errlen, "--plan: %s: %s", r->plan_path, strerror(e));
+    }
+    return 0;
+}
+
+/* --plan, in the launcher before the fork: the task's training graph for
+ * the global batch and the train split's longest sample, planned on
+ * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
+ * the strategy's text to r->plan_text (every forked rank inherits both). */
+static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
+{
+    struct hg_opts *o = &r->o;
+    if (!o->data)
+        return hg_kerr(err, errlen, "--data is required");
+    int n = o->no_save ? snprintf(r->plan_path, sizeof r->plan_path, "(--plan %s)", o->plan)
+                       : snprintf(r->plan_path, sizeof r->plan_path, "%s/strategy.cfg",
+                                  o->save_dir);
+    if (n < 0 || n >= (int)sizeof r->plan_path)
+        return hg_kerr(err, errlen, "--save-dir too long");
+    void *ts = NULL;
+    struct split tr;
+    struct hg_ctl_cfg oc;
+    memset(&tr, 0, sizeof tr);
+    memset(&oc, 0, sizeof oc);
+    struct hg_task_args ta = {.values = (const char *const *)o->task_vals_, .arch = o->arch};
+    int rc = -1;
+    if (r->task->setup && r->task->setup(&ts, o->data, &ta, err, errlen) != 0)
+        return -1;
+    if (split_open(&tr, r->task, ts, o->data, "train", err, errlen) == 0 &&
+        optimizer(o, &oc, err, errlen) == 0) {
+        struct hg_plan_opts po = {.mcmc = strcmp(o->plan, "mcmc") == 0,
+                                  .budget_s = o->plan_budget,
+                                  .max_iters = (long)o->plan_iters,
+                                  .seed = (uint64_t)o->seed,
+                                  /* model parallelism runs CPU plans of
+                                   * one micro-batch per update so far */
+                                  .executable = HG_EXEC_DP |
+                                                (!cuda && o->update_freq == 1 ? HG_EXEC_MP
+                                                                              : 0)};
+        size_t len = 0;
+        FILE *t = open_memstream(&r->plan_table, &len);
+        if (!t) {
+            hg_kerr(err, errlen, "out of memory");
+        } else {
+            fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld, %s%s:\n",
+                    o->plan, o->cluster_file, (long long)o->max_sentences,
+                    o->plan_profile ? "measured prices from --plan-profile "
+                                    : "roofline prices",
+                    o->plan_profile ? o->plan_profile : "");
+            rc = hg_strat_search(&r->plan_text, t, &po, o->cluster_file, o->plan_profile,
+                                 r->task, ts, o->max_sentences, tr.max_len, oc.optim,
+                                 &oc.hyper, err, errlen);
+            fprintf(t, "| --plan %s: the strategy%s%s\n", o->plan,
+                    o->no_save ? " (not written: --no-save)" : " goes to ",
+                    o->no_save ? "" : r->plan_path);
+            if (fclose(t) != 0 && rc == 0)
+                rc = hg_kerr(err, errlen, "out of memory");
+        }
+    }
+    if (tr.ds)
+        split_close(&tr);
+    if (r->task->teardown && ts)
+        r->task->teardown(ts);
+    return rc;
+}
+
 /* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
  * checkpoint_best.h5's metric read. */
 static int prepare_save_dir(struct run *r, char *err, size_t errlen)
@@ -1379,6 +1480,8 @@ static int prepare_save_dir(struct run *r, char *err, size_t errlen)
         return -1;
     if (!o->no_save)
         remove_stale_tmp(r);
+    if (!o->no_save && r->plan_text && write_plan(r, err, errlen) != 0)
+        return -1;
     best_from_disk(r);
     return 0;
 }
@@ -1402,9 +1505,10 @@ static int restarts_possible(const struct hg_opts *o, const struct hg_launch *L,
                        "several nodes or under mpirun is restarted by its scheduler with "
                        "the same command (it resumes from checkpoint_last.h5; "
                        "docs/distributed.md)");
-    if (o->strategy)
-        return hg_kerr(err, errlen, "--max-restarts with --strategy %s: the strategy is "
-                       "planned for these devices, and a restart drops one", o->strategy);
+    if (o->strategy || o->plan)
+        return hg_kerr(err, errlen, "--max-restarts with --%s %s: the strategy is "
+                       "planned for these devices, and a restart drops one",
+                       o->strategy ? "strategy" : "plan", o->strategy ? o->strategy : o->plan);
     return 0;
 }
 
@@ -1419,7 +1523,7 @@ static int cluster_capacities(struct hg_opts *o, int world, char *err, size_t er
     if (world > 0 && c->ndev != world) {
         rc = hg_kerr(err, errlen, "--cluster-file %s describes %d devices, but the job "
                      "has %d ranks (one rank per device)", o->cluster_file, c->ndev, world);
-    } else if (o->rank_capacity.n == 0 && !o->strategy) {
+    } else if (o->rank_capacity.n == 0 && !o->strategy && !o->plan) {
         double *cap = malloc((size_t)c->ndev * sizeof(double));
         if (!cap)
             rc = hg_kerr(err, errlen, "out of memory");
@@ -1577,6 +1681,24 @@ int main(int argc, char **argv)
             hg_opts_free(&r.o);
             return 2;
         }
+        if (r.o.plan) {
+            /* planned once, here, so that every rank runs the same strategy */
+            if (L.nlocal != L.world) {
+                fprintf(stderr, "hgtrain: --plan %s plans in the launcher before it forks "
+                        "the job's ranks, but this launch (%s) starts %d of the %d ranks "
+                        "here; plan with hgplan --search %s --out FILE and give every rank "
+                        "--strategy FILE\n", r.o.plan, L.how, L.nlocal, L.world, r.o.plan);
+                hg_opts_free(&r.o);
+                return 2;
+            }
+            if (plan_before_fork(&r, L.cuda, err, sizeof(err)) != 0) {
+                fprintf(stderr, "hgtrain: %s\n", err);
+                free(r.plan_text);
+                free(r.plan_table);
+                hg_opts_free(&r.o);
+                return 1;
+            }
+        }
         if (hg_launch_start(&L, &local, err, sizeof(err)) != 0) {
             local = -2; /* an error, in err */
             break;
@@ -1587,14 +1709,18 @@ int main(int argc, char **argv)
         if (hg_launch_restart(&L, &r.o, attempt, err, sizeof(err)) != 1) {
             if (r.o.max_restarts > 0 && L.status != 0)
                 fprintf(stderr, "hgtrain: not restarting: %s\n", err);
+            free(r.plan_text);
+            free(r.plan_table);
             hg_opts_free(&r.o);
-            return L.status;
+            exit(L.status); /* what the launcher holds beyond this is on main's frame */
         }
     }
     if (local < 0 || hg_launch_connect(&L, local, &r.comm, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgtrain: rank %d: %s\n", L.rank0 + (local < 0 ? 0 : local), err);
         hg_comm_abort(r.comm);
         hg_launch_finish(&L, NULL);
+        free(r.plan_text);
+        free(r.plan_table);
         hg_opts_free(&r.o);
         return 1;
     }
@@ -1627,6 +1753,17 @@ int main(int argc, char **argv)
     }
     r.opts_text = hg_opts_to_string(&r.o);
     r.t_start = hg_now();
+    /* --plan's table, line by line: JSON records under --log-format json */
+    for (char *p = r.plan_table, *e; p && *p; p = e + 1) {
+        if (!(e = strchr(p, '\n')))
+            e = p + strlen(p) - 1;
+        char c = e[1];
+        e[1] = 0;
+        logf_line(&r, p, NULL);
+        e[1] = c;
+        if (!c)
+            break;
+    }
 
     int64_t first_step = 0;
     int rc = setup(&r, &first_step, err, sizeof(err));
@@ -1638,7 +1775,7 @@ int main(int argc, char **argv)
                  "| %s\n| %s\n", r.task->name, r.o.data, (long long)r.train.n,
                  (long long)r.valid.n, r.o.valid_subset, desc, job);
         logf_line(&r, line, NULL);
-        if (r.o.cluster_file && !r.o.strategy) {
+        if (r.o.cluster_file && !r.o.strategy && !r.o.plan) {
             int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
                              r.o.cluster_file);
             for (int i = 0; i < r.o.rank_capacity.n && k > 0 && k < (int)sizeof(line) - 32; i++)
@@ -1683,6 +1820,8 @@ int main(int argc, char **argv)
     if (r.trace)
         fclose(r.trace);
     hg_strat_free(&r.strat);
+    free(r.plan_text);
+    free(r.plan_table);
     hg_ctl_free(r.ctl);
     split_close(&r.train);
     if (r.valid.ds)

@@ -63,8 +63,8 @@ const struct hg_opt hg_train_opts[] = {
      .offset = OFF(rebalance_interval), .def = "-1", .min = -1, .metavar = "N",
      .help = "every N updates, set the ranks' capacities in proportion to their "
              "measured speed and cut the rest of the epoch with them (-1: 50 "
-             "on several ranks unless --rank-capacity, per-rank budget lists or "
-             "--strategy set the budgets; 0: off)"},
+             "on several ranks unless --rank-capacity, per-rank budget lists, "
+             "--strategy or --plan set the budgets; 0: off)"},
     {.name = "list-tasks", .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(list_tasks), .flags = HG_OPTF_NOSAVE,
      .help = "list the built-in tasks and exit"},
@@ -296,6 +296,30 @@ const struct hg_opt hg_train_opts[] = {
              "op group whole on one device) runs each op on its device's rank, "
              "every rank reading the whole batch, tensors sent between ranks; "
              "a mix of the two is refused"},
+    {.name = "plan", .type = HG_OPT_STR, .group = G_DIST, .offset = OFF(plan),
+     .choices = "baselines|mcmc", .metavar = "S",
+     .help = "plan at start-up for this task's training graph on --cluster-file "
+             "(global batch --max-sentences; roofline prices unless --plan-profile) "
+             "and train with the "
+             "result as --strategy would: 'baselines' keeps the fastest simulated "
+             "data-parallel baseline (EV-PS, EV-AR, CP-PS, CP-AR), 'mcmc' searches "
+             "from it among the strategies this build executes for --plan-budget "
+             "seconds; logs hgplan's table, writes SAVE_DIR/strategy.cfg and "
+             "stores the strategy in every checkpoint; planned once, before the "
+             "workers are forked"},
+    {.name = "plan-budget", .type = HG_OPT_REAL, .group = G_DIST,
+     .offset = OFF(plan_budget), .def = "10", .flags = HG_OPTF_POSITIVE,
+     .metavar = "SECONDS",
+     .help = "--plan mcmc: the search's wall-clock budget"},
+    {.name = "plan-profile", .type = HG_OPT_STR, .group = G_DIST,
+     .offset = OFF(plan_profile), .metavar = "FILE",
+     .help = "--plan: price the devices of --cluster-file that name a profiled "
+             "device with FILE's measurements (hgplan --profile-out; the roofline "
+             "elsewhere), as hgplan --profile does"},
+    {.name = "plan-iters", .type = HG_OPT_I64, .group = G_DIST, .offset = OFF(plan_iters),
+     .def = "0", .min = 0, .metavar = "N",
+     .help = "--plan mcmc: stop after N proposals (0: none); the result depends on "
+             "--seed alone when N proposals finish within --plan-budget"},
 };
 
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));
@@ -387,6 +411,20 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
         return hg_kerr(err, errlen, "--strategy %s gives the per-rank batch shares; drop "
                        "--rank-capacity, --max-tokens-per-rank and --max-sentences-per-rank",
                        o->strategy);
+    if (o->plan && o->strategy)
+        return hg_kerr(err, errlen, "--plan %s plans the strategy that --strategy %s would "
+                       "give; give one of them", o->plan, o->strategy);
+    if (o->plan_profile && !o->plan)
+        return hg_kerr(err, errlen, "--plan-profile %s prices the planning of --plan; "
+                       "give --plan baselines|mcmc", o->plan_profile);
+    if (o->plan && (!o->cluster_file || o->max_sentences <= 0))
+        return hg_kerr(err, errlen, "--plan %s needs the --cluster-file to plan for and the "
+                       "global batch (--max-sentences) to split", o->plan);
+    if (o->plan && (o->rank_capacity.n || o->max_tokens_per_rank.n ||
+                    o->max_sentences_per_rank.n))
+        return hg_kerr(err, errlen, "--plan %s gives the per-rank batch shares; drop "
+                       "--rank-capacity, --max-tokens-per-rank and --max-sentences-per-rank",
+                       o->plan);
     if (o->nesterov && !(o->momentum > 0))
         return hg_kerr(err, errlen, "--nesterov needs --momentum > 0");
     struct hg_lr_sched ls;

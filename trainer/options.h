@@ -107,6 +107,10 @@ struct hg_opts {
                                      devices of a cluster file (planner/) */
     char *strategy;               /* --strategy: a planned strategy file
                                      (hgplan --out) to execute */
+    char *plan;                   /* --plan baselines|mcmc: plan at start-up */
+    double plan_budget;           /* --plan-budget: the search's seconds */
+    int64_t plan_iters;           /* --plan-iters: proposals at most (0: none) */
+    char *plan_profile;           /* --plan-profile: hgplan --profile-out's file */
 
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;

@@ -4,7 +4,9 @@
  * rows of the global batch (its budget) and each parameter's aggregation
  * (AllReduce or the rank of its parameter server), or the rank of every
  * op (model parallel: every rank reads the whole batch).  The controller
- * never sees the planner: it gets these plain arrays in its config. */
+ * never sees the planner: it gets these plain arrays in its config.
+ * --plan: the planner room's baselines and search (planner/plan.c) over
+ * the same graph, restricted to what this file executes. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,10 +83,82 @@ static int dp_shaped(const struct hg_lowered *lw, const struct hg_cluster *c,
     return 0;
 }
 
-int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluster_file,
-                  const struct hg_task *task, void *ts, int64_t batch, int64_t max_len,
-                  enum hg_optim optim, const union hg_attr *hyper, int world,
-                  char *err, size_t errlen)
+/* The graph hgplan --task plans: the task's build, backward, optimizer. */
+static int build_graph(struct hg_graph *g, const char *what, const struct hg_task *task,
+                       void *ts, int64_t batch, int64_t max_len, enum hg_optim optim,
+                       const union hg_attr *hyper, char *err, size_t errlen)
+{
+    struct hg_task_model m;
+    char e[512] = "";
+    memset(&m, 0, sizeof m);
+    if (task->build(ts, g, batch, max_len, 1, &m, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "%s: task %s: %s", what, task->name, e);
+    hg_graph_backward(g, m.loss);
+    hg_graph_optimizer(g, optim, hyper);
+    return 0;
+}
+
+int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
+                    const char *cluster_file, const char *profile,
+                    const struct hg_task *task, void *ts,
+                    int64_t batch, int64_t max_len, enum hg_optim optim,
+                    const union hg_attr *hyper, char *err, size_t errlen)
+{
+    *text = NULL;
+    struct hg_cluster *c = NULL;
+    struct hg_profile *prof = NULL;
+    struct hg_graph *g = hg_graph_new();
+    struct hg_pgraph *pg = NULL;
+    struct hg_pprice *pr = NULL;
+    struct hg_sim *sim = NULL;
+    struct hg_strategy *best = NULL;
+    char e[512] = "";
+    int rc = -1;
+    if (hg_cluster_load(&c, cluster_file, err, errlen) != 0 ||
+        build_graph(g, "--plan", task, ts, batch, max_len, optim, hyper, err, errlen) != 0)
+        goto done;
+    if (profile && (hg_prof_load(&prof, profile, e, sizeof e) != 0 ||
+                    hg_cluster_set_profile(c, prof, e, sizeof e) != 0)) {
+        hg_kerr(err, errlen, "--plan-profile %s", e);
+        goto done;
+    }
+    if (hg_pgraph_build(&pg, g, c, task->name, batch, e, sizeof e) != 0 ||
+        hg_pprice_build(&pr, pg, g, e, sizeof e) != 0) {
+        hg_kerr(err, errlen, "--plan: --cluster-file %s: %s", cluster_file, e);
+        goto done;
+    }
+    if (!(sim = hg_sim_new(pg, pr))) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    struct hg_sim_result br;
+    best = hg_plan_run(o, sim, pg, pr, po, &br);
+    HG_CHECK(!po->executable || hg_strategy_executable(best, po->executable));
+    hg_sim_full(sim, best, &br);
+    size_t len = 0;
+    FILE *f = open_memstream(text, &len);
+    if (!f || hg_strategy_save(best, pg, cluster_file, &br, f) != 0 || fclose(f) != 0) {
+        hg_kerr(err, errlen, "--plan: the strategy's text: out of memory");
+        free(*text);
+        *text = NULL;
+        goto done;
+    }
+    rc = 0;
+done:
+    hg_strategy_free(best);
+    hg_sim_free(sim);
+    hg_pprice_free(pr);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+    hg_prof_free(prof);
+    return rc;
+}
+
+int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
+                  const char *cluster_file, const struct hg_task *task, void *ts,
+                  int64_t batch, int64_t max_len, enum hg_optim optim,
+                  const union hg_attr *hyper, int world, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     struct hg_cluster *c = NULL;
@@ -95,8 +169,6 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluste
     int64_t *ref = NULL, *rows = NULL;
     char e[512] = "";
     int rc = -1;
-    struct hg_task_model m;
-    memset(&m, 0, sizeof m);
     if (hg_cluster_load(&c, cluster_file, err, errlen) != 0)
         goto done;
     if (c->ndev != world) {
@@ -105,15 +177,13 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluste
                 c->ndev, world);
         goto done;
     }
-    /* the graph hgplan --task plans: the task's build, backward, optimizer */
-    if (task->build(ts, g, batch, max_len, 1, &m, e, sizeof e) != 0) {
-        hg_kerr(err, errlen, "--strategy %s: task %s: %s", path, task->name, e);
+    char what[4200];
+    snprintf(what, sizeof what, "--strategy %s", path);
+    if (build_graph(g, what, task, ts, batch, max_len, optim, hyper, err, errlen) != 0)
         goto done;
-    }
-    hg_graph_backward(g, m.loss);
-    hg_graph_optimizer(g, optim, hyper);
     if (hg_pgraph_build(&pg, g, c, task->name, batch, e, sizeof e) != 0 ||
-        hg_strategy_load(&st, path, pg, e, sizeof e) != 0) {
+        (text ? hg_strategy_parse(&st, text, path, pg, e, sizeof e)
+              : hg_strategy_load(&st, path, pg, e, sizeof e)) != 0) {
         hg_kerr(err, errlen, "--strategy %s: %s", path, e);
         goto done;
     }

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph/hg_graph.h"
 #include "tasks/hg_task.h"
@@ -31,12 +32,25 @@ struct hg_strat_run {
  * graph, batch or cluster is refused naming the first mismatch), lowers
  * it and checks that it is data-parallel shaped (rows and aggregation per
  * rank) or model parallel (every group whole on one device: op_rank) for
- * `world` ranks; a mix of the two is refused.  -1 with err naming the
- * file and what is refused. */
-int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *cluster_file,
-                  const struct hg_task *task, void *ts, int64_t batch, int64_t max_len,
-                  enum hg_optim optim, const union hg_attr *hyper, int world,
-                  char *err, size_t errlen);
+ * `world` ranks; a mix of the two is refused.  text != NULL: the
+ * strategy file's text (--plan; path only names it).  -1 with err naming
+ * the file and what is refused. */
+int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
+                  const char *cluster_file, const struct hg_task *task, void *ts,
+                  int64_t batch, int64_t max_len, enum hg_optim optim,
+                  const union hg_attr *hyper, int world, char *err, size_t errlen);
+struct hg_plan_opts;
+/* --plan: the same training graph on cluster_file, priced with profile's
+ * measurements where its devices name a profiled device (profile NULL:
+ * the roofline everywhere), planned by the planner room (hg_plan_run with
+ * opts, which should ask for executable strategies), its table printed to
+ * o; *text: the chosen strategy as a strategy file (malloc'ed).  -1 with
+ * err naming the file. */
+int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *opts,
+                    const char *cluster_file, const char *profile,
+                    const struct hg_task *task, void *ts,
+                    int64_t batch, int64_t max_len, enum hg_optim optim,
+                    const union hg_attr *hyper, char *err, size_t errlen);
 void hg_strat_free(struct hg_strat_run *s);
 
 #endif

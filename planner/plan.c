@@ -1,0 +1,156 @@
+/* plan.c - planning as hgplan --search and hgtrain --plan run it: the
+ * baselines simulated and list-scheduled, the MCMC search from the best of
+ * them (restricted to what hgtrain executes when asked), and the table
+ * both programs print. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+
+void hg_plan_print_result(FILE *o, const char *name, const struct hg_sim_result *r,
+                          const struct hg_cluster *c, double ref)
+{
+    fprintf(o, "  %-8s %9.4f s", name, r->iter_s);
+    if (ref > 0 && !r->oom)
+        fprintf(o, "  speedup of the found strategy %+6.1f%%", (r->iter_s - ref) / ref * 100);
+    fprintf(o, "%s\n    peak GB:", r->oom ? "  OOM" : "");
+    if (c->ndev > 32) { /* a line per device would be thousands of columns */
+        int hi = 0, lo = 0;
+        for (int d = 1; d < c->ndev; d++) {
+            hi = r->peak[d] > r->peak[hi] ? d : hi;
+            lo = r->peak[d] < r->peak[lo] ? d : lo;
+        }
+        fprintf(o, " %d devices, lowest %s=%.2f, highest %s=%.2f, %d over their memory\n",
+                c->ndev, c->devices[lo].name, (double)r->peak[lo] / 1e9, c->devices[hi].name,
+                (double)r->peak[hi] / 1e9, r->oom);
+        return;
+    }
+    for (int d = 0; d < c->ndev; d++)
+        fprintf(o, " %s=%.2f%s", c->devices[d].name, (double)r->peak[d] / 1e9,
+                r->peak[d] > c->devices[d].memory ? "(OOM)" : "");
+    fprintf(o, "\n");
+}
+
+void hg_plan_print_recompute(FILE *o, const struct hg_strategy *st)
+{
+    int n = 0;
+    for (int k = 0; k < st->ngroups; k++)
+        n += st->cfg[k].recompute != 0;
+    if (n)
+        fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
+}
+
+/* Executable: the data-parallel baselines only, no recomputation. */
+static int candidate(const struct hg_plan_opts *po, int b)
+{
+    return !po->executable || b != HG_BASE_MP;
+}
+
+struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
+                                const struct hg_pprice *pr, const struct hg_plan_opts *po,
+                                struct hg_sim_result *br)
+{
+    const struct hg_cluster *c = pg->c;
+    int ng = po->groups > 0 ? po->groups : 64;
+    struct hg_sim_result res[HG_BASE_COUNT];
+    struct hg_strategy *bs[HG_BASE_COUNT];
+    fprintf(o, "baselines (%d op groups, list-scheduled):\n", ng);
+    int bi = -1;
+    for (int b = 0; b < HG_BASE_COUNT; b++) {
+        bs[b] = hg_strategy_new(pg->nops, pg->ndev, 1);
+        hg_strategy_group(bs[b], pg, pr, ng);
+        hg_baseline_apply(bs[b], pg, (enum hg_baseline)b);
+        hg_sched_best(sim, pg, bs[b], &res[b], NULL);
+        if (candidate(po, b) && (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi])))
+            bi = b;
+    }
+    struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
+    struct hg_sim_result sr = res[bi];
+    const char *seed_how = "";
+    if (res[bi].oom && !po->executable) {
+        /* every baseline is out of memory: seed with the best of them
+         * recomputing every group's activations */
+        for (int b = 0; b < HG_BASE_COUNT; b++) {
+            struct hg_strategy *t = hg_strategy_copy(bs[b]);
+            struct hg_sim_result tr;
+            for (int k = 0; k < t->ngroups; k++)
+                t->cfg[k].recompute = 1;
+            hg_sched_best(sim, pg, t, &tr, NULL);
+            if (hg_search_cost(&tr) < hg_search_cost(&sr)) {
+                hg_strategy_free(seed);
+                seed = t;
+                sr = tr;
+                bi = b;
+                seed_how = " with recomputation";
+            } else {
+                hg_strategy_free(t);
+            }
+        }
+        fprintf(o, "every baseline is out of memory; %s with recomputation in every group: "
+                "%.4f s%s\n", hg_baseline_name((enum hg_baseline)bi), sr.iter_s,
+                sr.oom ? " (still OOM)" : "");
+    }
+    struct hg_strategy *best = hg_strategy_copy(seed);
+    *br = sr;
+    double st0 = hg_now();
+    if (po->mcmc) {
+        struct hg_search_opts so = {.budget_s = po->budget_s > 0 ? po->budget_s : 30,
+                                    .max_iters = po->max_iters,
+                                    .stagnation = 20000,
+                                    .seed = po->seed,
+                                    .after_full = 5, /* sched_best, the check */
+                                    .beta = (po->beta > 0 ? po->beta : 1000) /
+                                            hg_search_cost(br),
+                                    .executable = po->executable};
+        struct hg_search_stats ss;
+        hg_search_mcmc(sim, pg, best, &so, &ss);
+        enum hg_sched_policy pol;
+        hg_sched_best(sim, pg, best, br, &pol);
+        /* never worse than the seed */
+        if (hg_search_cost(br) > hg_search_cost(&sr)) {
+            hg_strategy_free(best);
+            best = hg_strategy_copy(seed);
+            hg_sim_full(sim, best, br);
+        }
+        if (ss.iters == 0 && so.budget_s > 0)
+            fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
+                    "and the result's simulations on this cluster (%.2f s so far)\n",
+                    so.budget_s, hg_now() - st0);
+        static const char *const stops[] = {
+            [HG_SEARCH_STOP_ITERS] = "the proposal cap",
+            [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
+            [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
+        fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
+                "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
+                seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
+                (long long)po->seed,
+                pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
+        if (po->executable)
+            fprintf(o, "  stopped at %s\n", stops[ss.stop]);
+        if (po->executable)
+            fprintf(o, "  executable strategies only (%s): %ld proposals had no "
+                    "executable form\n", po->executable & HG_EXEC_MP ? "data-parallel shaped "
+                    "or model parallel" : "data-parallel shaped", ss.skipped);
+    }
+    fprintf(o, "simulated per-iteration time:\n");
+    for (int b = 0; b < HG_BASE_COUNT; b++)
+        hg_plan_print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
+                             br->oom ? 0 : br->iter_s);
+    hg_plan_print_result(o, po->mcmc ? "hgplan" : "best", br, c, 0);
+    hg_plan_print_recompute(o, best);
+    if (!po->mcmc && po->executable)
+        fprintf(o, "best: %s\n", hg_baseline_name((enum hg_baseline)bi));
+    for (int b = 0; po->keep && b < HG_BASE_COUNT; b++)
+        if (strcmp(po->keep, hg_baseline_name((enum hg_baseline)b)) == 0) {
+            hg_strategy_free(best);
+            best = hg_strategy_copy(bs[b]);
+            *br = res[b];
+            fprintf(o, "kept: %s (--baseline)\n", po->keep);
+        }
+    for (int b = 0; b < HG_BASE_COUNT; b++)
+        hg_strategy_free(bs[b]);
+    hg_strategy_free(seed);
+    return best;
+}

@@ -1,0 +1,185 @@
+#!/bin/sh
+# Integration test: hgtrain --plan plans at start-up (docs/planner.md,
+# "Planning at start-up") and trains with what it planned, on 2 forked CPU
+# workers (mnist without dropout, SGD with momentum, a global batch of 96,
+# the two-device cluster of tests/strategy.sh: speeds 2 and 1):
+#  1. --plan baselines: hgplan's table in the log (JSON records under
+#     --log-format json, its own lines under simple), the fastest
+#     data-parallel baseline written to SAVE_DIR/strategy.cfg (the file
+#     hgplan --search baselines --out writes for the same graph) and kept
+#     in the checkpoint (attribute "strategy", the file's bytes); the same
+#     losses and, after K updates, the same parameters (<= 1e-5) and
+#     optimizer state (<= 1e-4) as 1 rank on the same global batches; and
+#     bitwise the run of --strategy SAVE_DIR/strategy.cfg;
+#  2. --plan mcmc --plan-budget 2: the same checks; with --plan-iters the
+#     strategy is the same file twice; --plan-profile prices as hgplan
+#     --profile does (hgplan's file and table for the same profile);
+#  3. refused, naming why: --plan with --strategy, without --cluster-file,
+#     with per-rank budgets, in a launch that does not fork every rank;
+#     --plan-profile without --plan.
+set -u
+. "${HG_SRCDIR:-.}/tests/strategy-common.sh"
+
+cat >"$tmp/c2.cfg" <<'EOF'
+name = "two";
+nodes = ( { name = "localhost";
+    devices = ( { kind = "cpu"; model = "fast"; count = 1; memory = "4GiB";
+                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 2.0; },
+                { kind = "cpu"; model = "slow"; count = 1; memory = "4GiB";
+                  peak_flops = "100GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
+    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
+EOF
+
+run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+    { cat "$tmp/ref.log"; bad "1 rank"; }
+check() { # name ref
+    same_losses "$tmp/$2.log" "$tmp/$1.log" ||
+        { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: parameters differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-4 optimizer \
+        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
+    echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+}
+# msgs LOG: a json log's messages as text (the table's lines hold no quote
+# or backslash)
+msgs() { sed -n 's/^{"message": "\(.*\)"}$/\1/p' "$1"; }
+table() { # LOG: hgplan's "simulated per-iteration time" table
+    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$1"
+}
+planned() { # name args...: a 2-rank run with --plan; its strategy file and table
+    name=$1
+    shift
+    run "$name" --devices cpu:2 --batch-size 96 --max-update "$K" \
+        --cluster-file "$tmp/c2.cfg" "$@" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; bad "$name exited non-zero"; return 1; }
+    [ -s "$tmp/$name/strategy.cfg" ] || { ls "$tmp/$name"; bad "$name: no strategy.cfg"; }
+    [ -z "$(ls "$tmp/$name" | grep '\.tmp$')" ] || bad "$name: a .tmp file left"
+    grep -q '^version = 1;' "$tmp/$name/strategy.cfg" || bad "$name: strategy.cfg is no strategy file"
+    # --log-format json: the table as JSON records, nothing else on stdout
+    grep -v '^{' "$tmp/$name.log" >"$tmp/nonjson" && { head "$tmp/nonjson"; bad "$name: not JSON Lines"; }
+    msgs "$tmp/$name.log" >"$tmp/$name.msgs"
+    for row in EV-PS EV-AR CP-PS CP-AR MP; do
+        grep -q "^  $row  *[0-9.]* s" "$tmp/$name.msgs" || bad "$name: no $row row in the table"
+    done
+    grep -q '^simulated per-iteration time:$' "$tmp/$name.msgs" || bad "$name: no table"
+    grep -q "strategy $tmp/$name/strategy.cfg: data parallel, rows [0-9]*,[0-9]* of 96" \
+        "$tmp/$name.msgs" || { head -n 30 "$tmp/$name.log"; bad "$name: not run as planned"; }
+    # the checkpoint keeps the strategy file's bytes
+    if command -v h5dump >/dev/null 2>&1; then
+        rm -f "$tmp/attr.bin"
+        h5dump -a strategy -b -o "$tmp/attr.bin" "$tmp/$name/checkpoint_last.h5" \
+            >/dev/null 2>&1 && cmp -s "$tmp/attr.bin" "$tmp/$name/strategy.cfg" ||
+            bad "$name: the checkpoint's strategy attribute is not strategy.cfg"
+    else
+        echo "note: no h5dump: the checkpoint's strategy attribute is not compared"
+    fi
+    return 0
+}
+
+# ------------------------------------------------------------ 1. baselines
+if planned pb --plan baselines; then
+    check pb ref
+    # the fastest data-parallel baseline on this cluster is capacity-proportional
+    grep -q '^best: CP-' "$tmp/pb.msgs" || bad "pb: the best baseline is not CP-AR or CP-PS"
+    grep -q 'rows 64,32 of 96' "$tmp/pb.msgs" || bad "pb: not the 2:1 rows"
+    # the file hgplan writes for the same graph, and the same table
+    "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
+        --cluster "$tmp/c2.cfg" --search baselines --out "$tmp/hgplan.cfg" \
+        >"$tmp/hgplan.log" 2>&1 || { cat "$tmp/hgplan.log"; bad "hgplan --search baselines"; }
+    cmp -s "$tmp/hgplan.cfg" "$tmp/pb/strategy.cfg" ||
+        { diff "$tmp/hgplan.cfg" "$tmp/pb/strategy.cfg" | head; bad "pb: not hgplan's file"; }
+    table "$tmp/hgplan.log" >"$tmp/t1"
+    table "$tmp/pb.msgs" >"$tmp/t2"
+    [ -s "$tmp/t1" ] && cmp -s "$tmp/t1" "$tmp/t2" ||
+        { diff "$tmp/t1" "$tmp/t2"; bad "pb: the table differs from hgplan's"; }
+    # and the run is the run of --strategy SAVE_DIR/strategy.cfg, bitwise
+    cp "$tmp/pb/strategy.cfg" "$tmp/pb.cfg"
+    run ps --devices cpu:2 --batch-size 96 --max-update "$K" --cluster-file "$tmp/c2.cfg" \
+        --strategy "$tmp/pb.cfg" >"$tmp/ps.log" 2>&1 || { cat "$tmp/ps.log"; bad "--strategy"; }
+    "$CMP" "$tmp/ps/checkpoint_last.h5" "$tmp/pb/checkpoint_last.h5" 0 params >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "pb: differs from --strategy SAVE_DIR/strategy.cfg"; }
+    echo "ok: --plan baselines: hgplan's file and table, bitwise --strategy"
+fi
+
+# ------------------------------------------------------------ 2. mcmc
+if planned pm --plan mcmc --plan-budget 2; then
+    check pm ref
+    grep -q '^mcmc from CP-' "$tmp/pm.msgs" || bad "pm: no 'mcmc from' line"
+    grep -q '^  stopped at ' "$tmp/pm.msgs" || bad "pm: no 'stopped at' line"
+    grep -q '^  executable strategies only (data-parallel shaped or model parallel): ' \
+        "$tmp/pm.msgs" || bad "pm: the search was not restricted"
+    grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no hgplan row"
+fi
+# with a proposal cap the search is reproducible: the same file twice
+for d in pi1 pi2; do
+    run "$d" --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
+        --plan mcmc --plan-iters 500 --plan-budget 60 >"$tmp/$d.log" 2>&1 ||
+        { cat "$tmp/$d.log"; bad "$d exited non-zero"; }
+done
+msgs "$tmp/pi1.log" >"$tmp/pi1.msgs"
+grep -q '^  stopped at the proposal cap$' "$tmp/pi1.msgs" ||
+    { grep mcmc -A2 "$tmp/pi1.msgs"; bad "pi1: did not stop at the proposal cap"; }
+grep -q '^mcmc from .*: 500 proposals' "$tmp/pi1.msgs" || bad "pi1: not 500 proposals"
+[ -s "$tmp/pi1/strategy.cfg" ] && cmp -s "$tmp/pi1/strategy.cfg" "$tmp/pi2/strategy.cfg" ||
+    bad "--plan mcmc --plan-iters 500 twice: different strategies"
+
+# --plan-profile: hgplan --profile's prices (a quick profile of this graph
+# on one thread; local.cfg's devices name cpu-t1): hgplan's file again, and
+# not the roofline's table
+EX=${HG_SRCDIR:-.}/examples/clusters
+"$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --batch 96 \
+    --profile-out "$tmp/prof.cfg" --profile-batches 48,96 --profile-threads 1 \
+    --profile-repeats 1 --profile-warmup 0 --profile-worlds none >"$tmp/prof.log" 2>&1 ||
+    { cat "$tmp/prof.log"; bad "hgplan --profile-out"; }
+for p in prof rl; do  # measured prices, the roofline
+    [ $p = prof ] && pp="--plan-profile $tmp/prof.cfg" || pp=""
+    # shellcheck disable=SC2086
+    run "p$p" --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$EX/local.cfg" \
+        --plan baselines $pp --log-format simple >"$tmp/p$p.log" 2>&1 ||
+        { cat "$tmp/p$p.log"; bad "p$p exited non-zero"; }
+    table "$tmp/p$p.log" >"$tmp/p$p.table"
+done
+grep -q "^| --plan baselines on --cluster-file .*measured prices from --plan-profile $tmp/prof.cfg" \
+    "$tmp/pprof.log" ||
+    bad "pprof: does not say it uses the profile"
+[ -s "$tmp/pprof.table" ] && ! cmp -s "$tmp/pprof.table" "$tmp/prl.table" ||
+    bad "--plan-profile: the table is the roofline's"
+"$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
+    --cluster "$EX/local.cfg" --profile "$tmp/prof.cfg" --search baselines \
+    --out "$tmp/hgplan-prof.cfg" >"$tmp/hgplan-prof.log" 2>&1 ||
+    { cat "$tmp/hgplan-prof.log"; bad "hgplan --profile --search baselines"; }
+cmp -s "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" ||
+    { diff "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" | head; bad "pprof: not hgplan's file"; }
+table "$tmp/hgplan-prof.log" >"$tmp/hp.table"
+cmp -s "$tmp/hp.table" "$tmp/pprof.table" || { diff "$tmp/hp.table" "$tmp/pprof.table"; bad "pprof: not hgplan's table"; }
+echo "ok: --plan-profile: hgplan --profile's file and table"
+
+# ------------------------------------------------------------ 3. refused
+refused() { # name message args...
+    name=$1 msg=$2
+    shift 2
+    run "$name" --batch-size 96 --max-update 1 "$@" >"$tmp/$name.log" 2>&1 &&
+        bad "$name: accepted"
+    grep -q -- "$msg" "$tmp/$name.log" || { cat "$tmp/$name.log"; bad "$name: no '$msg'"; }
+    [ ! -e "$tmp/$name/strategy.cfg" ] || bad "$name: wrote a strategy"
+}
+refused r-strategy "--plan baselines plans the strategy that --strategy" --devices cpu:2 \
+    --cluster-file "$tmp/c2.cfg" --plan baselines --strategy "$tmp/c2.cfg"
+refused r-cluster "--plan mcmc needs the --cluster-file" --devices cpu:2 --plan mcmc
+refused r-lists "--plan baselines gives the per-rank batch shares" --devices cpu:2 \
+    --cluster-file "$tmp/c2.cfg" --plan baselines --max-sentences-per-rank 64,32
+refused r-kind "--plan: expected baselines or mcmc" --devices cpu:2 \
+    --cluster-file "$tmp/c2.cfg" --plan random
+refused r-profile "--plan-profile $tmp/prof.cfg prices the planning of --plan" --devices cpu:2 \
+    --cluster-file "$tmp/c2.cfg" --plan-profile "$tmp/prof.cfg"
+# torchrun's variables: one rank of two in this process
+(
+    export HG_JOB_TOKEN=0123456789abcdef0123456789abcdef WORLD_SIZE=2 RANK=0 LOCAL_RANK=0 \
+        LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=1
+    refused r-launch "starts 1 of the 2 ranks here" --cluster-file "$tmp/c2.cfg" \
+        --plan baselines
+    exit $fail
+) || fail=1
+echo "ok: refusals"
+exit $fail
