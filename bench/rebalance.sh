@@ -3,8 +3,10 @@
 # by hand?  Forked CPU workers train the mnist CNN (Fashion-MNIST, 128
 # samples per rank and step at capacity 1) with the last worker slowed
 # (--rank-slowdown: it sleeps f-1 times its compute time, so no core is
-# taken), on 2 and 3 workers, slowed 2x and 3x, three ways:
-#   equal      static equal budgets (--rank-capacity unset);
+# taken), on 2 and 3 workers, slowed 2x and 3x, three ways (3 workers on
+# a 2-core machine: all slowed 2x more, e.g. 2,2,6 for 3x, so that they
+# need 1.25 cores and do not slow each other):
+#   equal      static equal budgets (--rebalance-interval 0);
 #   oracle     static budgets from the true slowdown (--rank-capacity
 #              1,...,1/f): what a user who knows the slowdown sets;
 #   rebalance  --rebalance-interval N from equal budgets.
@@ -82,10 +84,14 @@ line() { # label log from
 half=$((updates / 2))
 for w in 2 3; do
     for f in 2 3; do
-        sd=$(awk -v w=$w -v f=$f 'BEGIN { s = ""; for (i = 1; i < w; i++) s = s "1,"; print s f }')
+        # 3 workers on 2 cores: every worker slowed 2x more, so that they
+        # use 1.25 cores at most and slow each other as little as 2 do
+        base=1
+        [ "$w" -gt "$(nproc)" ] && base=2
+        sd=$(awk -v w=$w -v f=$f -v b=$base 'BEGIN { s = ""; for (i = 1; i < w; i++) s = s b ","; print s b * f }')
         oc=$(awk -v w=$w -v f=$f 'BEGIN { s = ""; for (i = 1; i < w; i++) s = s "1,"; printf "%s%.4f\n", s, 1 / f }')
         echo "$w workers, --rank-slowdown $sd:"
-        train "$work/eq.log" --devices cpu:$w --rank-slowdown "$sd"
+        train "$work/eq.log" --devices cpu:$w --rank-slowdown "$sd" --rebalance-interval 0
         wait $!
         train "$work/or.log" --devices cpu:$w --rank-slowdown "$sd" --rank-capacity "$oc"
         wait $!
@@ -106,6 +112,7 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
     echo "2 workers pinned to cores 0 and 1, a busy loop on core 1 from update $third:"
     for mode in equal rebalance; do
         extra=()
+        extra=(--rebalance-interval 0)
         [ $mode = rebalance ] && extra=(--rebalance-interval "$interval")
         train "$work/$mode-mid.log" --devices cpu:2 "${extra[@]}"
         lp=$!

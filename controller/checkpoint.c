@@ -4,8 +4,10 @@
  *   /                attributes: format "hgtrain-checkpoint", version 2,
  *                    epoch, num_updates, iter_epoch, iter_step, seed,
  *                    best_metric, metric_name, maximize, train_wall, wall
- *                    (meters), options (string), meta_crc32 (u32: CRC-32
- *                    of the attributes above, see meta_crc())
+ *                    (meters), options (string), data_samples and
+ *                    data_hash (i64, the training data the iterator
+ *                    indexes; absent in older files), meta_crc32 (u32:
+ *                    CRC-32 of the attributes above, see meta_crc())
  *   /params/<name>   f32, the parameter's shape (torch's state_dict names),
  *                    attribute crc32 (u32: CRC-32 of its little-endian data)
  *   /optimizer/<name>  f32, optimizer state (<param>.exp_avg, ...), crc32
@@ -116,6 +118,11 @@ static uint32_t meta_crc(const struct hg_ckpt_meta *m)
                      m->wall);
     uint32_t crc = crc32_update(0, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
     crc = m->options ? crc32_update(crc, m->options, strlen(m->options)) : crc;
+    if (m->iter.data_n > 0) { /* only when recorded: older files' CRCs stay valid */
+        n = snprintf(buf, sizeof(buf), "data %lld %llu", (long long)m->iter.data_n,
+                     (unsigned long long)m->iter.data_hash);
+        crc = crc32_update(crc, buf, (size_t)n);
+    }
     /* the strategy only when there is one: older files' CRCs stay valid */
     return m->strategy ? crc32_update(crc32_update(crc, "strategy ", 9), m->strategy,
                                       strlen(m->strategy))
@@ -401,6 +408,8 @@ static int write_meta(hid_t f, const struct hg_ckpt_meta *meta, int version)
         attr_f64(f, "wall", meta->wall) ||
         attr_str(f, "options", meta->options ? meta->options : "") ||
         (meta->strategy && attr_str(f, "strategy", meta->strategy)) ||
+        (meta->iter.data_n > 0 && (attr_i64(f, "data_samples", meta->iter.data_n) ||
+                                   attr_i64(f, "data_hash", (int64_t)meta->iter.data_hash))) ||
         attr_u32(f, "meta_crc32", meta_crc(meta)) || write_segs(f, &meta->iter) ? -1 : 0;
 }
 
@@ -1099,6 +1108,11 @@ static hid_t open_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
     meta->seed = (uint64_t)seed;
     meta->options = read_str(f, "options");
     meta->strategy = read_str(f, "strategy");
+    int64_t dn = 0, dh = 0; /* absent in files from before: not recorded */
+    if (read_i64(f, "data_samples", &dn) != 0 || read_i64(f, "data_hash", &dh) != 0)
+        dn = dh = 0;
+    meta->iter.data_n = dn;
+    meta->iter.data_hash = (uint64_t)dh;
     meta->checksummed = version >= 2;
     meta->shards = 0;
     if (rc == 0 && read_segs(f, &meta->iter) != 0)

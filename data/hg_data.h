@@ -187,6 +187,10 @@ struct hg_iter_state {
      * segments existed) */
     const int64_t *segs; /* [nsegs] */
     int64_t nsegs;
+    /* the training data the steps index (0, 0: not recorded): its sample
+     * count and a 64-bit FNV-1a hash of the samples' costs */
+    int64_t data_n;
+    uint64_t data_hash;
 };
 
 /* ---------------------------------------------------------------- loader */

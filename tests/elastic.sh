@@ -145,6 +145,37 @@ ids rb | sort -n >"$tmp/rb.ids"
     echo "ok: --rebalance-interval 3: rank 1's capacity $2 at the end, $(grep -c '"rebalance"' "$tmp/rb.log") decisions, each sample once across a resume" ||
     bad "--rebalance-interval: $(wc -l <"$tmp/rb.ids") samples consumed, $(uniq "$tmp/rb.ids" | wc -l) distinct"
 
+# 5a. exactness: a rebalanced run (2 ranks, a decision every 2 updates)
+#     against a chain of 1-rank runs whose budget at every step is the sum
+#     of the ranks' (the logged "sentences" of each decision): the same
+#     samples at every step, the same parameters (1e-5) and optimizer
+#     state (1e-4)
+run rx rx --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --rebalance-interval 2 \
+    --max-update 12
+sed -n 's/.*"rebalance": \([0-9]*\),.*"step": \([0-9]*\),.*"sentences": \[\([^]]*\)\].*/\2 \3/p' \
+    "$tmp/rx.log" | tr -d ',' | awk '{ s = 0; for (i = 2; i <= NF; i++) s += $i; print $1, s }' \
+    >"$tmp/rx.dec"
+if [ -s "$tmp/rx.dec" ]; then
+    b=32
+    while read -r at nb; do
+        run ox ox --batch-size $b --max-update "$at"
+        b=$nb
+    done <"$tmp/rx.dec"
+    run ox ox --batch-size $b --max-update 12
+    steps rx >"$tmp/rx.steps"
+    steps ox >"$tmp/ox.steps"
+    cmp -s "$tmp/rx.steps" "$tmp/ox.steps" && [ "$(wc -l <"$tmp/ox.steps")" = 12 ] ||
+        { diff "$tmp/rx.steps" "$tmp/ox.steps" | head -n 4; bad "rebalanced: the 1-rank chain's steps differ"; }
+    "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmpp" 2>&1 || { cat "$tmp/cmpp"; bad "rebalanced: parameters differ from the 1-rank chain"; }
+    "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-4 optimizer \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "rebalanced: optimizer state differs from the 1-rank chain"; }
+    echo "ok: rebalanced at steps $(cut -d' ' -f1 "$tmp/rx.dec" | tr '\n' ' ')as the 1-rank chain with budgets $(cut -d' ' -f2 "$tmp/rx.dec" | tr '\n' ' ')"
+else
+    grep -v '"update"' "$tmp/rx.log"
+    bad "--rebalance-interval 2 with --rank-slowdown 1,3: no decision with budgets logged"
+fi
+
 # 5b. on by default (every 50 updates) on several ranks, off when the user
 #     set the budgets (--rank-capacity by hand)
 run ad ad --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --no-save
@@ -153,6 +184,25 @@ grep -q '"rebalance": 50,' "$tmp/ad.log" ||
 run an an --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --rank-capacity 1,1 --no-save
 grep -q '"rebalance"' "$tmp/an.log" && bad "rebalanced with --rank-capacity given"
 grep -q '"update": 60,' "$tmp/an.log" || bad "--rank-capacity 1,1: not 60 updates"
+
+# 5c. a checkpoint saved mid-epoch indexes its training data: a resume on
+#     other data (the first 480 images) is refused naming both, and goes
+#     with --reset-dataloader
+{ printf '\0\0\10\3\0\0\1\340\0\0\0\34\0\0\0\34'; tail -c +17 "$tmp/img" | head -c $((480 * 784)); } >"$tmp/img480"
+{ printf '\0\0\10\1\0\0\1\340'; tail -c +9 "$tmp/lab" | head -c 480; } >"$tmp/lab480"
+"$HGPRE" images --images "$tmp/img480" --labels "$tmp/lab480" --out "$tmp/fm480" --prefix train \
+    >"$tmp/pre480.log" 2>&1 || { cat "$tmp/pre480.log"; bad "hgpreprocess 480 images"; }
+run dd dd --devices cpu:2 --batch-size 16 --max-update 5
+other() { # args...: resume dd on the 480 images
+    "$HGTRAIN" --task mnist --data "$tmp/fm480" --dropout 0 --optimizer sgd --lr 0.01 \
+        --seed 5 --validate-interval 0 --max-update 7 --batch-size 16 --save-dir "$tmp/dd" \
+        --required-batch-size-multiple 1 "$@" >"$tmp/dd2.log" 2>&1
+}
+other && bad "a mid-epoch checkpoint of 960 images resumed on 480"
+grep -q "saved in the middle of epoch 1 (step 5) of training data with 960 samples .*has 480" \
+    "$tmp/dd2.log" || { cat "$tmp/dd2.log"; bad "other data: no message naming both"; }
+other --reset-dataloader || { cat "$tmp/dd2.log"; bad "other data with --reset-dataloader refused"; }
+echo "ok: a mid-epoch checkpoint of 960 images refused on 480, taken with --reset-dataloader"
 
 # 6. --max-restarts 1: 3 workers (rank 1 slowed 20x, so the job lasts),
 #    rank 1 SIGKILLed at a random update after the first save: the launcher

@@ -122,6 +122,8 @@ struct run {
     int64_t *segs, nsegs;          /* [nsegs] this epoch's segments as words
                                       (hg_epoch_segs_decode); saved mid-epoch */
     FILE *trace;                   /* HG_TRACE_SAMPLES: this rank's consumed samples */
+    uint64_t data_hash;            /* FNV-1a of train.cost: which data a checkpoint's
+                                      epoch position indexes */
     int64_t rebalance;             /* --rebalance-interval in effect (0: off) */
     double *cap;                   /* [world] --rebalance-interval: the
                                       capacities in effect (r->bo.capacity) */
@@ -244,7 +246,8 @@ static int save(struct run *r, const char *name, int64_t iter_step, char *err,
         .iter = {.epoch = (uint64_t)(iter_step < 0 ? r->epoch + 1 : r->epoch),
                  .step = iter_step < 0 ? 0 : iter_step,
                  .segs = iter_step < 0 ? NULL : r->segs,
-                 .nsegs = iter_step < 0 ? 0 : r->nsegs},
+                 .nsegs = iter_step < 0 ? 0 : r->nsegs,
+                 .data_n = r->train.n, .data_hash = r->data_hash},
         .seed = (uint64_t)r->o.seed,
         .best_metric = r->best,
         .metric_name = r->o.best_checkpoint_metric,
@@ -746,7 +749,7 @@ static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
     memset(r->rb_time, 0, (size_t)r->world * sizeof(double));
     int nr = hg_epoch_segs_append(&r->segs, &r->nsegs, step, &r->bo, err, errlen);
     if (nr == 1 && r->rank == 0) {
-        size_t jn = 256 + 24 * (size_t)r->world;
+        size_t jn = 256 + 48 * (size_t)r->world;
         char *js = malloc(jn); /* [jn] */
         if (!js)
             return hg_kerr(err, errlen, "out of memory");
@@ -755,6 +758,23 @@ static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
                          (long long)r->epoch, (long long)step);
         for (int i = 0; i < r->world; i++)
             k += snprintf(js + k, jn - (size_t)k, "%s%.4f", i ? ", " : "", r->cap[i]);
+        /* the budgets the capacities give (the new segment's) */
+        struct hg_epoch_seg *sg = malloc((size_t)r->nsegs * sizeof(*sg)); /* [nsegs] */
+        int ns = sg ? hg_epoch_segs_decode(r->segs, r->nsegs, sg, (int)r->nsegs, err, errlen)
+                    : -1;
+        if (ns > 0) {
+            const struct hg_epoch_seg *g = &sg[ns - 1];
+            int sent = g->sent[0] != INT64_MAX;
+            k += snprintf(js + k, jn - (size_t)k, "], \"%s\": [", sent ? "sentences" : "tokens");
+            for (int i = 0; i < r->world; i++)
+                k += snprintf(js + k, jn - (size_t)k, "%s%lld", i ? ", " : "",
+                              (long long)(sent ? g->sent[i] : g->tok[i]));
+        }
+        free(sg);
+        if (ns <= 0) {
+            free(js);
+            return ns < 0 ? -1 : hg_kerr(err, errlen, "rebalance: no segment");
+        }
         snprintf(js + k, jn - (size_t)k, "]}\n");
         char line[128];
         snprintf(line, sizeof(line), "| update %llu: rebalanced the capacities\n",
@@ -783,6 +803,9 @@ static void trace_batch(struct run *r, const struct hg_epoch *ep, int64_t step)
 static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
+    /* resumed at --max-update or beyond: nothing to do (not one more) */
+    if (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update)
+        return 0;
     for (;; r->epoch++, first_step = 0) {
         if (o->max_epoch > 0 && r->epoch > o->max_epoch)
             return 0;
@@ -1126,6 +1149,11 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         return -1;
     if (split_open(&r->train, r->task, r->ts, o->data, "train", err, errlen) != 0)
         return -1;
+    r->data_hash = 14695981039346656037ull; /* FNV-1a, 64 bits */
+    for (int64_t i = 0; i < r->train.n; i++)
+        for (int b = 0; b < 4; b++)
+            r->data_hash = (r->data_hash ^ (((uint32_t)r->train.cost[i] >> (8 * b)) & 0xff)) *
+                           1099511628211ull;
     if (o->validate_interval > 0 &&
         split_open(&r->valid, r->task, r->ts, o->data, o->valid_subset, err, errlen) != 0)
         return -1;
@@ -1313,6 +1341,19 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
             r->t_start -= m.wall;
         }
         if (!o->reset_dataloader) {
+            if (m.iter.step > 0 && m.iter.data_n > 0 &&
+                (m.iter.data_n != r->train.n || m.iter.data_hash != r->data_hash)) {
+                hg_kerr(err, errlen, "%s was saved in the middle of epoch %llu (step %lld) "
+                        "of training data with %lld samples (hash %016llx), but --data %s "
+                        "has %lld (hash %016llx): the epoch cannot go on with other data; "
+                        "train on the data it was saved with, or give --reset-dataloader "
+                        "to start the epoch afresh", path, (unsigned long long)m.iter.epoch,
+                        (long long)m.iter.step, (long long)m.iter.data_n,
+                        (unsigned long long)m.iter.data_hash, o->data, (long long)r->train.n,
+                        (unsigned long long)r->data_hash);
+                hg_ckpt_meta_free(&m);
+                return -1;
+            }
             r->epoch = (int64_t)m.iter.epoch;
             *first_step = m.iter.step;
             if (m.iter.nsegs > 0 && m.iter.step > 0) { /* the epoch's segments */
