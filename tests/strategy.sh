@@ -9,7 +9,9 @@
 #     after K updates the same parameters (relative error <= 1e-5) and
 #     optimizer state (<= 1e-4) as 1 rank on the same global batches, with
 #     --clip-norm and --update-freq 2 too; the same for the small
-#     Transformer (bert, Adam) with servers on ranks 0 and 1; the mixed
+#     Transformer (bert, Adam) with servers on ranks 0 and 1; 20 random
+#     data-parallel-shaped strategies on 2-4 ranks (replica counts 0-4 per
+#     device, AllReduce or a server on a random rank per group); the mixed
 #     one resumed half-way
 #     and over tcp is bitwise the straight shm run, and so is it saved
 #     with --save-sharded (each server writing the parameters it serves)
@@ -62,13 +64,17 @@ grep -q 'aggregate = "allreduce"' "$tmp/c3-mixed.cfg" || bad "c3-mixed.cfg: no A
 run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
     { cat "$tmp/ref.log"; bad "1 rank"; }
 check() { # name ref
+    f0=$fail
+    fail=0
     same_losses "$tmp/$2.log" "$tmp/$1.log" ||
         { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }
     "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 params \
         >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: parameters differ from 1 rank"; }
     "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-4 optimizer \
         >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
-    echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+    [ $fail = 0 ] && echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+    [ $fail = 0 ] && fail=$f0
+    [ $fail = 0 ]
 }
 strat() { # name ranks cluster strategy rows args...
     name=$1 n=$2 c=$3 s=$4 rows=$5
@@ -93,6 +99,42 @@ grep -q '"clip": 100.0' "$tmp/c3-mixed-clip.log" || bad "c3-mixed-clip: nothing 
 run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
     bad "1 rank, update-freq 2"
 strat c3-mixed-uf2 3 c3 c3-mixed.cfg 48,24,24 --update-freq 2 && check c3-mixed-uf2 refu
+
+# 20 random data-parallel-shaped strategies on 2-4 ranks, drawn from
+# hgplan's EV-PS with a seed each: replica counts 0-4 per device (zero on
+# some: ranks with no rows), every group AllReduce (40%) or a parameter
+# server on a random rank (also one with no rows)
+sed 's/"three"/"four"/; /model = "slow"/ s/count = 2/count = 3/' "$tmp/c3.cfg" >"$tmp/c4.cfg"
+for n in 2 3 4; do plan c$n EV-PS ev$n.cfg; done
+randomize() { # seed ranks strategy
+    awk -v seed="$1" -v n="$2" 'BEGIN { srand(seed); t = 0
+            for (i = 0; i < n; i++) { r[i] = int(rand() * 5); t += r[i] }
+            if (t == 0) r[int(rand() * n)] = 1 + int(rand() * 4)
+            s = ""; for (i = 0; i < n; i++) s = s (i ? ", " : "") "(\"localhost:" i "\", " r[i] ")"
+            rep = "replicas = (" s ");" }
+        /mode = "dp"/ { sub(/replicas = \(.*\);/, rep) }
+        /aggregate = "ps"/ { if (rand() < 0.4) sub(/aggregate = "ps"; ps = "[^"]*";/, "aggregate = \"allreduce\";")
+            else sub(/ps = "[^"]*"/, "ps = \"localhost:" int(rand() * n) "\"") }
+        { print }' "$3"
+}
+zero=0 nrand=0
+for seed in $(seq 1 20); do
+    n=$((2 + seed % 3))
+    randomize $seed $n "$tmp/ev$n.cfg" >"$tmp/r$seed.cfg"
+    run r$seed --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/c$n.cfg" \
+        --strategy "$tmp/r$seed.cfg" --required-batch-size-multiple 1 >"$tmp/r$seed.log" 2>&1 ||
+        { cat "$tmp/r$seed.log"; bad "random strategy $seed exited non-zero"; continue; }
+    check r$seed ref
+    grep -q "rows .*\b0\b.* of 96\|rows 0," "$tmp/r$seed.log" && zero=$((zero + 1))
+    nrand=$((nrand + 1))
+done
+[ $zero -ge 3 ] || bad "random strategies: only $zero with a rank of no rows"
+# rows that are not multiples of --required-batch-size-multiple (8): said
+run r3-cut --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
+    --strategy "$tmp/r3.cfg" --no-save >"$tmp/r3-cut.log" 2>&1 || bad "r3 with multiple 8"
+grep -q "rows .* not multiples of --required-batch-size-multiple 8" "$tmp/r3-cut.log" ||
+    { grep -v '"update"' "$tmp/r3-cut.log"; bad "r3: cut rows not reported"; }
+echo "ok: $nrand random strategies on 2-4 ranks ($zero with a rank of no rows) == 1 rank"
 
 # resumed half-way (the servers' optimizer state went through rank 0's
 # checkpoint) and over tcp: bitwise the straight shm run

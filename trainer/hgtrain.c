@@ -1203,6 +1203,20 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         }
         if (r->rank == 0)
             logf_line(r, r->strat.desc, NULL);
+        /* the batcher cuts a rank's batch to the required multiple: say so
+         * where that is not the strategy's rows */
+        int64_t m = o->required_batch_size_multiple, kept = 0, cut = 0;
+        for (int i = 0; r->rank_sent && i < r->world; i++) {
+            int64_t b = r->rank_sent[i];
+            kept += b >= m ? b - b % m : b;
+            cut += b >= m && b % m != 0;
+        }
+        if (cut && r->rank == 0)
+            fprintf(stderr, "hgtrain: warning: %lld of the strategy's rows per rank are not "
+                    "multiples of --required-batch-size-multiple %lld: the batcher cuts them "
+                    "(%lld of %lld samples a step); give --required-batch-size-multiple 1 to "
+                    "train its rows exactly\n", (long long)cut, (long long)m, (long long)kept,
+                    (long long)o->max_sentences);
     }
     for (int k = 0; k < 2; k++) {
         const struct hg_opt_list *l = lists[k + 1];
