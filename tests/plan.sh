@@ -20,27 +20,9 @@
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 
-cat >"$tmp/c2.cfg" <<'EOF'
-name = "two";
-nodes = ( { name = "localhost";
-    devices = ( { kind = "cpu"; model = "fast"; count = 1; memory = "4GiB";
-                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 2.0; },
-                { kind = "cpu"; model = "slow"; count = 1; memory = "4GiB";
-                  peak_flops = "100GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
-    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
-EOF
 
 run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
     { cat "$tmp/ref.log"; bad "1 rank"; }
-check() { # name ref
-    same_losses "$tmp/$2.log" "$tmp/$1.log" ||
-        { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }
-    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 params \
-        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: parameters differ from 1 rank"; }
-    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-4 optimizer \
-        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
-    echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
-}
 # msgs LOG: a json log's messages as text (the table's lines hold no quote
 # or backslash)
 msgs() { sed -n 's/^{"message": "\(.*\)"}$/\1/p' "$1"; }

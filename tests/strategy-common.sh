@@ -1,8 +1,11 @@
-# strategy-common.sh - sourced by tests/strategy.sh and
-# tests/strategy_mp.sh: mnist-common.sh, the shards in $tmp/fm, run() (the
-# mnist job both compare: no dropout, SGD with momentum, one thread per
-# rank) and same_losses() (every update's loss within 1e-5 of the other
-# log's, at least $K updates).
+# strategy-common.sh - sourced by tests/strategy.sh, tests/strategy_mp.sh
+# and tests/plan.sh: mnist-common.sh, the shards in $tmp/fm, run() (the
+# mnist job they compare: no dropout, SGD with momentum, one thread per
+# rank), same_losses() (every update's loss within 1e-5 of the other
+# log's, at least $K updates), check() (a run against the 1-rank run: its
+# losses, parameters within 1e-5 and optimizer state within $OPT_TOL) and
+# the cluster files $tmp/c2.cfg (two ranks, the first twice as fast) and
+# $tmp/c3.cfg (three, 2:1:1).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
 
@@ -22,3 +25,29 @@ same_losses() { # a b: every update's loss within 1e-5 (relative)
         paste "$tmp/la" "$tmp/lb" | awk '{ if ($1 != $3) exit 1; d = $2 - $4; if (d < 0) d = -d;
             if (d > 1e-5 * $2 + 1e-4) exit 1 }'
 }
+OPT_TOL=${OPT_TOL:-1e-4}
+check() { # name ref: ok (status 0) or bad (status 1)
+    f0=$fail
+    fail=0
+    same_losses "$tmp/$2.log" "$tmp/$1.log" ||
+        { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$1: losses differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: parameters differ from 1 rank"; }
+    "$CMP" "$tmp/$2/checkpoint_last.h5" "$tmp/$1/checkpoint_last.h5" "$OPT_TOL" optimizer \
+        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$1: optimizer state differs from 1 rank"; }
+    [ $fail = 0 ] && echo "ok: $1 == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+    [ $fail = 0 ] && fail=$f0
+    [ $fail = 0 ]
+}
+
+cat >"$tmp/c2.cfg" <<'EOF'
+name = "two";
+nodes = ( { name = "localhost";
+    devices = ( { kind = "cpu"; model = "fast"; count = 1; memory = "4GiB";
+                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 2.0; },
+                { kind = "cpu"; model = "slow"; count = 1; memory = "4GiB";
+                  peak_flops = "100GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
+    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
+EOF
+sed 's/"two"/"three"/; /model = "slow"/ s/count = 1/count = 2/' "$tmp/c2.cfg" >"$tmp/c3.cfg"
+grep -q 'model = "slow"; count = 2' "$tmp/c3.cfg" || bad "c3.cfg: the edit did not apply"
