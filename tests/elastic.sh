@@ -216,11 +216,7 @@ HG_TRACE_SAMPLES="$tmp/mr.trace" "$HGTRAIN" --task mnist --data "$tmp/fm" --drop
     --devices cpu:3 --batch-size 16 --rank-slowdown 1,20,1 --save-interval-updates 4 \
     --max-restarts 1 >"$tmp/mr.log" 2>&1 &
 lp=$!
-i=0
-while ! grep -q "\"update\": $k," "$tmp/mr.log" 2>/dev/null && [ $i -lt 1200 ]; do
-    sleep 0.05
-    i=$((i + 1))
-done
+wait_update "$tmp/mr.log" $k
 victim=$(pgrep -P $lp -x hgtrain-r1)
 [ -n "$victim" ] && kill -KILL "$victim"
 wait $lp

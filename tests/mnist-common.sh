@@ -2,7 +2,7 @@
 # task on forked CPU workers: the programs (each overridable from the
 # environment), SKIP (77) without Fashion-MNIST, a temporary directory
 # $tmp removed on exit, bad() to record a failure in $fail, fm_shards()
-# (the shards in $tmp/fm) and wait_update() (a json log's third update).
+# (the shards in $tmp/fm) and wait_update() (a json log's update N).
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -22,9 +22,9 @@ fm_shards() {
     "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
         { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
 }
-wait_update() { # log: until update 3 is logged (at most 60 s)
+wait_update() { # log [update]: until that update (3) is logged (at most 60 s)
     i=0
-    while ! grep -q '"update": 3,' "$1" 2>/dev/null && [ $i -lt 600 ]; do
+    while ! grep -q "\"update\": ${2:-3}," "$1" 2>/dev/null && [ $i -lt 600 ]; do
         sleep 0.1
         i=$((i + 1))
     done

@@ -197,11 +197,7 @@ kill_test kill-tcp tcp
 
 bg term --devices cpu:2 --batch-size 32 --max-update 100000 >"$tmp/term.log" 2>&1
 lp=$!
-i=0
-while ! grep -q '"update": 5,' "$tmp/term.log" 2>/dev/null && [ $i -lt 600 ]; do
-    sleep 0.1
-    i=$((i + 1))
-done
+wait_update "$tmp/term.log" 5
 kill -TERM $lp
 wait $lp
 rc=$?
