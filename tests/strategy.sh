@@ -15,8 +15,10 @@
 #     one resumed half-way
 #     and over tcp is bitwise the straight shm run, and so is it saved
 #     with --save-sharded (each server writing the parameters it serves)
-#     and resumed from the shards; EV-AR is bitwise the plain 2-rank data
-#     parallelism;
+#     and resumed from the shards; resumed by plain data parallelism and
+#     under another strategy it ends as the straight run (and resumes on 1
+#     rank);
+#     EV-AR is bitwise the plain 2-rank data parallelism;
 #  2. refused, naming why: a group with other batch shares (model-parallel
 #     strategies: tests/strategy_mp.sh), a strategy for another batch, for
 #     another cluster, a job with
@@ -144,6 +146,31 @@ grep -q "loaded .* $((K / 2)) updates" "$tmp/shard2.log" ||
 "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/shard/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
     { cat "$tmp/cmp"; bad "c3-mixed sharded: resumed from shards differs from the straight run"; }
 echo "ok: c3-mixed with --save-sharded: the servers' shards, resumed bitwise"
+# the checkpoint of c3-mixed half-way resumed under other strategies:
+# plain data parallelism with the same rows and the c3 CP-PS baseline
+# (every server on rank 0) end as the straight c3-mixed run; one rank
+# resumes it too (with other batches: a new segment, docs/distributed.md)
+for x in one plain3 cpps3; do
+    rm -rf "$tmp/$x"
+    mkdir -p "$tmp/$x"
+    cp "$tmp/half/checkpoint_last.h5" "$tmp/$x/"
+done
+run one --batch-size 96 --max-update "$K" >"$tmp/one.log" 2>&1 || bad "c3-mixed resumed on 1 rank"
+run plain3 --devices cpu:3 --max-sentences-per-rank 48,24,24 --max-update "$K" \
+    >"$tmp/plain3.log" 2>&1 || bad "c3-mixed resumed by plain data parallelism"
+run cpps3 --devices cpu:3 --batch-size 96 --cluster-file "$tmp/c3.cfg" \
+    --strategy "$tmp/c3-CP-PS.cfg" --max-update "$K" >"$tmp/cpps3.log" 2>&1 ||
+    bad "c3-mixed resumed under CP-PS"
+for x in one plain3 cpps3; do
+    grep -q "loaded .* $((K / 2)) updates" "$tmp/$x.log" ||
+        { head -n 5 "$tmp/$x.log"; bad "$x: the resume did not load update $((K / 2))"; }
+    [ $x = one ] && continue
+    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$x/checkpoint_last.h5" 1e-5 params \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "c3-mixed resumed as $x: parameters differ"; }
+    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$x/checkpoint_last.h5" 1e-4 optimizer \
+        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "c3-mixed resumed as $x: optimizer state differs"; }
+done
+echo "ok: c3-mixed's checkpoint resumed by plain data parallelism and under CP-PS: as the straight run; on 1 rank"
 
 # the small Transformer (bert, Adam: two state tensors per parameter,
 # sequences of different lengths): CP-PS with the servers on ranks 0 and 1
