@@ -17,7 +17,8 @@
 #  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
 #  5. --rebalance-interval across a resume; on by default, off with
 #     --rank-capacity given;
-#  6. --max-restarts 1: rank 1 of 3 killed, the job ends on the other 2.
+#  6. --max-restarts 1: rank 1 of 3 killed, the job ends on the other 2;
+#     with --restart-devices all, on both of 2 again.
 set -u
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 N=960 # 0x3c0: the IDX headers below say so
@@ -231,6 +232,25 @@ fi
 grep -q '"done: [0-9]* updates' "$tmp/mr.log" &&
     grep '"update"' "$tmp/mr.log" | tail -n 1 | grep -q '"step": \([0-9]*\), "steps": \1,' ||
     bad "--max-restarts 1: the epoch did not end ($(grep '"update"' "$tmp/mr.log" | tail -n 1))"
+# --restart-devices all: the dead worker's device too (2 workers again)
+HG_TRACE_SAMPLES="$tmp/ma.trace" "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 \
+    --optimizer sgd --lr 0.01 --seed 5 --log-format json --log-interval 1 \
+    --validate-interval 0 --max-epoch 1 --required-batch-size-multiple 1 --save-dir "$tmp/ma" \
+    --devices cpu:2 --batch-size 16 --rank-slowdown 1,20 --save-interval-updates 4 \
+    --max-restarts 1 --restart-devices all >"$tmp/ma.log" 2>&1 &
+lp=$!
+wait_update "$tmp/ma.log" 6
+victim=$(pgrep -P $lp -x hgtrain-r1)
+[ -n "$victim" ] && kill -KILL "$victim"
+wait $lp
+rc=$?
+if [ $rc = 0 ] && grep -q "restart 1 of 1 on the 2 devices (--devices cpu:2), resuming" "$tmp/ma.log" &&
+    [ "$(grep -c "ranks 0-1 of 2 on this node" "$tmp/ma.log")" = 2 ]; then
+    echo "ok: --restart-devices all: restarted on both devices"
+else
+    grep -v '"update"' "$tmp/ma.log"
+    bad "--restart-devices all: exit $rc, or not restarted on both devices"
+fi
 "$HGTRAIN" --task mnist --data "$tmp/fm" --no-save --batch-size 16 --max-update 1 \
     --max-restarts 1 >"$tmp/mrbad.log" 2>&1
 rc=$?

@@ -355,17 +355,18 @@ int hg_launch_restart(const struct hg_launch *L, struct hg_opts *o, int attempt,
                        "--max-restarts %lld %s used", L->rank0 + d, L->dead_how,
                        (long long)o->max_restarts, o->max_restarts == 1 ? "" : "s",
                        (long long)o->max_restarts, o->max_restarts == 1 ? "is" : "are");
-    if (n < 2)
+    int all = o->restart_devices && strcmp(o->restart_devices, "all") == 0;
+    if (n < 2 && !all)
         return hg_kerr(err, errlen, "rank %d %s and no device survives", L->rank0 + d,
                        L->dead_how);
-    /* the survivors' devices */
-    char dev[4096];
+    /* the survivors' devices (all: the same as before) */
+    char dev[4096] = "";
     size_t k = 0;
     if (!L->cuda)
-        k = (size_t)snprintf(dev, sizeof(dev), "cpu:%d", n - 1);
+        k = (size_t)snprintf(dev, sizeof(dev), "cpu:%d", all ? n : n - 1);
     else
         for (int i = 0; i < n && k < sizeof(dev); i++)
-            if (i != d)
+            if (i != d || all)
                 k += (size_t)snprintf(dev + k, sizeof(dev) - k, "%scuda:%d", k ? "," : "",
                                       L->dev[i]);
     char *devs = strdup(dev);
@@ -376,13 +377,15 @@ int hg_launch_restart(const struct hg_launch *L, struct hg_opts *o, int attempt,
     free(o->devices);
     o->devices = devs;
     o->distributed_gpus = 0;
-    drop_entry(&o->rank_capacity, n, d);
-    drop_entry(&o->rank_slowdown, n, d);
-    drop_entry(&o->max_tokens_per_rank, n, d);
-    drop_entry(&o->max_sentences_per_rank, n, d);
-    /* its capacities are in --rank-capacity now; it describes the old shape */
-    free(o->cluster_file);
-    o->cluster_file = NULL;
+    if (!all) {
+        drop_entry(&o->rank_capacity, n, d);
+        drop_entry(&o->rank_slowdown, n, d);
+        drop_entry(&o->max_tokens_per_rank, n, d);
+        drop_entry(&o->max_sentences_per_rank, n, d);
+        /* its capacities are in --rank-capacity now; it describes the old shape */
+        free(o->cluster_file);
+        o->cluster_file = NULL;
+    }
     /* resume from the last checkpoint, whatever the first start restored */
     char ck[4096];
     snprintf(ck, sizeof(ck), "%s/checkpoint_last.h5", o->save_dir);
@@ -405,10 +408,11 @@ int hg_launch_restart(const struct hg_launch *L, struct hg_opts *o, int attempt,
         snprintf(t, sizeof(t), "%s.restart%d", trace0, attempt);
         setenv("HG_TRACE_SAMPLES", t, 1);
     }
-    fprintf(stderr, "hgtrain: rank %d %s; restart %d of %lld on the %d surviving device%s "
+    int m = all ? n : n - 1;
+    fprintf(stderr, "hgtrain: rank %d %s; restart %d of %lld on the %d %sdevice%s "
             "(--devices %s), %s%s\n", L->rank0 + d, L->dead_how, attempt,
-            (long long)o->max_restarts, n - 1, n - 1 == 1 ? "" : "s", o->devices,
-            have ? "resuming from " : "from the start (no checkpoint yet",
+            (long long)o->max_restarts, m, all ? "" : "surviving ", m == 1 ? "" : "s",
+            o->devices, have ? "resuming from " : "from the start (no checkpoint yet",
             have ? ck : ")");
     return 1;
 }

@@ -234,6 +234,12 @@ const struct hg_opt hg_train_opts[] = {
      .help = "one node: when a worker dies (killed by a signal, e.g. the OOM "
              "killer, or stopped), restart the job from the save dir's "
              "checkpoint_last.h5 on the surviving devices, at most N times"},
+    {.name = "restart-devices", .type = HG_OPT_STR, .group = G_DIST,
+     .offset = OFF(restart_devices), .def = "survivors", .flags = TRANSIENT,
+     .choices = "survivors|all",
+     .help = "where --max-restarts restarts: the survivors, or all the devices "
+             "(the dead worker's device too: an OOM-killed process leaves its "
+             "device usable)"},
     {.name = "distributed-world-size", .type = HG_OPT_I64, .group = G_DIST,
      .offset = OFF(distributed_world_size), .def = "0", .flags = TRANSIENT,
      .help = "ranks in the whole job (0: this node's workers; under Slurm "

@@ -94,6 +94,7 @@ struct hg_opts {
     char *devices;                /* --devices cpu | cpu:N | cuda:0,cuda:1 | cuda:N */
     int64_t distributed_gpus;     /* --distributed-gpus N: --devices cuda:N */
     int64_t max_restarts;         /* restarts on the survivors after a death */
+    char *restart_devices;        /* survivors|all: where a restart runs */
     int64_t distributed_world_size; /* 0: this node's workers (or Slurm/MPI) */
     int64_t distributed_rank;     /* first global rank on this node */
     char *distributed_init_method; /* tcp://HOST:PORT | file:///PATH */
