@@ -22,7 +22,8 @@
 # rebalance / oracle (target >= 0.95) and rebalance / equal.
 #
 # usage: bench/rebalance.sh [BUILD_DIR]   env: HG_BENCH_UPDATES (160),
-#        HG_BENCH_INTERVAL (10), HG_FASHION_MNIST
+#        HG_BENCH_INTERVAL (10), HG_BENCH_WORKERS ("2 3"), HG_BENCH_MIDRUN
+#        (1: the load that starts mid-run; 0: not), HG_FASHION_MNIST
 set -euo pipefail
 build=${1:-.}
 updates=${HG_BENCH_UPDATES:-160}
@@ -82,7 +83,7 @@ line() { # label log from
         "$1" "$4" "$5" "$(awk -v m="$6" 'BEGIN { print 100 * m }')" "$(caps "$2")"
 }
 half=$((updates / 2))
-for w in 2 3; do
+for w in ${HG_BENCH_WORKERS:-2 3}; do
     for f in 2 3; do
         # 3 workers on 2 cores: every worker slowed 2x more, so that they
         # use 1.25 cores at most and slow each other as little as 2 do
@@ -107,7 +108,7 @@ for w in 2 3; do
 done
 
 # a slowdown that appears mid-run: a busy loop on worker 1's core
-if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+if [ "${HG_BENCH_MIDRUN:-1}" = 1 ] && [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
     third=$((updates / 3))
     echo "2 workers pinned to cores 0 and 1, a busy loop on core 1 from update $third:"
     for mode in equal rebalance; do

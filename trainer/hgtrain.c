@@ -129,6 +129,9 @@ struct run {
                                       capacities in effect (r->bo.capacity) */
     double *rb_cost, *rb_time;     /* [world] per rank, batch cost and compute
                                       seconds since the last decision */
+    int rb_guess;                  /* the capacities are a guess (the options'),
+                                      not yet a measurement: the first
+                                      decision goes all the way */
     double *rank_t;                /* [2 * world] per rank, compute and wait
                                       seconds summed over the updates since
                                       the last log line */
@@ -665,6 +668,7 @@ static int plan_epoch(struct run *r, int64_t first_step, int resumed,
      * capacities start from them */
     int keep = resumed && r->rebalance && ns > 0 && sg[ns - 1].world == r->world;
     if (keep) {
+        r->rb_guess = 0; /* a decision of the run that saved it */
         const struct hg_epoch_seg *g = &sg[ns - 1];
         const int64_t *b = g->sent[0] != INT64_MAX ? g->sent : g->tok;
         int64_t mx = 1;
@@ -715,8 +719,9 @@ static double batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
  * cost per compute second, the same numbers on every rank: the costs from
  * the plan, the times from the statistics allreduce), relative to the
  * fastest, moves the capacities halfway there (an exponential moving
- * average, so one noisy interval does not swing them); new budgets start
- * a segment at step. 1: a new segment; 0: the same budgets; -1: error. */
+ * average, so one noisy interval does not swing them; the first decision
+ * after a guess goes all the way); new budgets start a segment at step.
+ * 1: a new segment; 0: the same budgets; -1: error. */
 static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
 {
     double vmax = 0;
@@ -734,12 +739,15 @@ static int rebalance(struct run *r, int64_t step, char *err, size_t errlen)
     if (near) {
         memset(r->rb_cost, 0, (size_t)r->world * sizeof(double));
         memset(r->rb_time, 0, (size_t)r->world * sizeof(double));
+        r->rb_guess = 0;
         return 0;
     }
+    double w = r->rb_guess ? 1.0 : 0.5;
+    r->rb_guess = 0;
     /* a rank without data or time this interval keeps its capacity */
     for (int i = 0; i < r->world && vmax > 0; i++)
         if (r->rb_time[i] > 0 && r->rb_cost[i] > 0)
-            r->cap[i] = 0.5 * r->cap[i] + 0.5 * (r->rb_cost[i] / r->rb_time[i] / vmax);
+            r->cap[i] = (1 - w) * r->cap[i] + w * (r->rb_cost[i] / r->rb_time[i] / vmax);
     double cmax = 0;
     for (int i = 0; i < r->world; i++)
         cmax = r->cap[i] > cmax ? r->cap[i] : cmax;
@@ -1263,6 +1271,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         for (int i = 0; i < r->world; i++)
             r->cap[i] = o->rank_capacity.n > 0 ? o->rank_capacity.v[i] : 1.0;
         r->bo.capacity = r->cap; /* what rebalance() changes */
+        r->rb_guess = 1;
     }
     hg_opts_lr_sched(o, &r->sched);
     if (hg_lr_check(&r->sched, err, errlen) != 0)
