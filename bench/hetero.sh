@@ -106,7 +106,7 @@ measure_links() {
         tail -n 3 "$work/$1-links-0.log" "$work/$1-links-1.log" >&2
         return 1
     fi
-    sed -n 's/^  tcp /  measured tcp /p' "$work/$1-links-0.log"
+    sed -n "s/^  tcp /  $1: measured tcp /p" "$work/$1-links-0.log"
 }
 
 export HG_NETNS_SUBNET=10.$((100 + $$ % 100)).$(($$ % 200))

@@ -14,7 +14,8 @@
 #  3. refusals: no token, a rank outside the world, --task beside tcp,
 #     --distributed-* without --profile-links tcp, a bad init method (exit
 #     2); a rank whose peers never come gives up within the timeout with a
-#     message (exit 1).
+#     message (exit 1); a rank killed while measuring is named by the other
+#     at once, which writes no profile (exit 1).
 set -u
 B=${HG_BUILDDIR:-.}
 HGPLAN=${HGPLAN:-$B/hgplan}
@@ -161,6 +162,32 @@ expect 1 "a peer that never comes" $lk --distributed-rank 1 --distributed-timeou
 t1=$(date +%s)
 [ $((t1 - t0)) -le 30 ] || bad "a peer that never comes: gave up after $((t1 - t0)) s"
 echo "ok: a peer that never comes: $(cat "$tmp/x.out")"
+
+# a rank killed while measuring: the other names it at once, well within the
+# timeout
+k="--profile-links tcp --distributed-world-size 2 --profile-sizes 16777216 --profile-repeats 500
+   --distributed-timeout 20 --distributed-init-method tcp://127.0.0.1:$((port + 2))"
+# shellcheck disable=SC2086
+"$HGPLAN" $k --distributed-rank 0 --profile-out "$tmp/k.cfg" >"$tmp/k0.out" 2>&1 &
+k0=$!
+# shellcheck disable=SC2086
+"$HGPLAN" $k --distributed-rank 1 --profile-out "$tmp/k.cfg" >"$tmp/k1.out" 2>&1 &
+k1=$!
+pids="$k0 $k1"
+i=0
+while ! grep -qs 'waiting for' "$tmp/k0.out" && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+kill -9 $k1
+t0=$(date +%s)
+wait $k0
+rc=$?
+t1=$(date +%s)
+pids=
+[ $rc = 1 ] || bad "a killed rank: the other exited $rc, expected 1"
+grep -q 'rank 1' "$tmp/k0.out" || bad "a killed rank is not named: $(cat "$tmp/k0.out")"
+[ $((t1 - t0)) -le 10 ] || bad "a killed rank: noticed after $((t1 - t0)) s"
+[ -e "$tmp/k.cfg" ] && bad "a failed measurement wrote a profile"
+echo "ok: a killed rank: $(grep hgplan: "$tmp/k0.out")"
 
 [ $fail = 0 ] && echo PASS
 exit $fail
