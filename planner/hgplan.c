@@ -3,9 +3,9 @@
  * cluster file, price the graph on each device kind (profile or roofline);
  * with --profile-out: measure the task's ops and the shm links on this
  * machine and write a profile, or (--profile-links tcp) the tcp links
- * between hgplan processes on several nodes; with --search: simulate the baselines,
- * search with MCMC; --dp: simulate hgtrain's data parallelism; write the
- * strategy and the trace (docs/planner.md).
+ * between hgplan processes on several nodes; with --search: simulate the
+ * baselines, search with MCMC; --dp: simulate hgtrain's data parallelism;
+ * write the strategy and the trace (docs/planner.md).
  *
  * Exit status: 0 done, 1 runtime error (a file, a build), 2 usage error. */
 #define _GNU_SOURCE
