@@ -2,20 +2,29 @@
 # hetero.sh - planned strategies executed on a cluster of network
 # namespaces (scripts/netns-cluster): two "nodes" of one CPU worker each,
 # joined by links shaped to each rate in HG_BENCH_RATES.  For each rate and
-# each strategy, hgplan's simulated step time (roofline, or the measured
-# profile of HG_BENCH_PROFILE) beside the step time measured by running
-# `hgtrain --strategy` in the two namespaces over the tcp backend, and the
-# plain data-parallel path (no --strategy, --max-sentences per rank =
-# half the global batch) as the reference for EV-AR.
+# each strategy, hgplan's simulated step time beside the step time measured
+# by running `hgtrain --strategy` in the two namespaces over the tcp backend,
+# and the plain data-parallel path (no --strategy, --max-sentences per
+# rank = half the global batch) as the reference for EV-AR.
 # mnist, global batch HG_BENCH_BATCH (128), SGD, one thread per worker.
+# The links are measured first in the namespaces (hgplan --profile-links
+# tcp, one process per node) and the simulation prices the network with
+# that profile; the ops with HG_BENCH_PROFILE's measurements (merged into
+# it), or the roofline without one (the cluster file's devices then name
+# no profiled device).
 #
 # usage: bench/hetero.sh [BUILD_DIR]        (as root: it makes namespaces)
 #   env: HG_BENCH_RATES ("1gbit 100mbit"; cluster files
 #        examples/clusters/netns-2node-{1g,100m}.cfg describe them),
 #        HG_BENCH_STRATEGIES ("EV-AR EV-PS CP-AR CP-PS"), HG_BENCH_UPDATES
 #        (40; the step time is the median over log intervals of 10 after
-#        the first), HG_BENCH_BATCH (128), HG_BENCH_PROFILE (hgplan
-#        --profile FILE), HG_FASHION_MNIST
+#        the first), HG_BENCH_BATCH (128), HG_BENCH_PROFILE (an ops
+#        profile, hgplan --profile-out), HG_BENCH_LINK_SIZES (message bytes
+#        of the link measurement: 1048576,4194304, as tests/netns.sh; tbf
+#        passes a 64 KB burst at once, so small messages look faster than
+#        the rate and skew the fit: with 4096 among them the 100mbit
+#        set-up's AllReduce fit came out at 310 Mbit/s, 70% off its points),
+#        HG_FASHION_MNIST
 # Benchmarks are reports, not tests: a run that fails is printed as such.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +38,7 @@ strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS}
 updates=${HG_BENCH_UPDATES:-40}
 batch=${HG_BENCH_BATCH:-128}
 fm=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-prof=${HG_BENCH_PROFILE:+--profile $HG_BENCH_PROFILE}
+lsizes=${HG_BENCH_LINK_SIZES:-1048576,4194304}
 [ "$(id -u)" = 0 ] || { echo "hetero.sh: needs root (network namespaces)" >&2; exit 1; }
 work=$(mktemp -d)
 name=hgb$$
@@ -77,6 +86,31 @@ run_job() {
     fi
 }
 
+# measure_links RATE: hgplan --profile-links tcp in both nodes; rank 0
+# writes $work/RATE-links.cfg (HG_BENCH_PROFILE's entries merged in)
+measure_links() {
+    lport=$((port + 1000))
+    for r in 0 1; do
+        # shellcheck disable=SC2086
+        HG_JOB_TOKEN=0123456789abcdef0123456789abcdef "$NC" exec $name $r "$HGPLAN" \
+            --profile-links tcp --distributed-world-size 2 --distributed-rank $r \
+            --distributed-init-method "tcp://$HG_NETNS_SUBNET.1:$lport" \
+            --distributed-timeout 300 --profile-sizes "$lsizes" --profile-repeats 5 \
+            --profile-warmup 1 ${HG_BENCH_PROFILE:+--profile "$HG_BENCH_PROFILE"} \
+            --profile-out "$work/$1-links.cfg" >"$work/$1-links-$r.log" 2>&1 &
+        eval "l$r=\$!"
+    done
+    # shellcheck disable=SC2154
+    wait "$l0"; rc0=$?
+    # shellcheck disable=SC2154
+    wait "$l1"; rc1=$?
+    if [ $rc0 -ne 0 ] || [ $rc1 -ne 0 ]; then
+        tail -n 3 "$work/$1-links-0.log" "$work/$1-links-1.log" >&2
+        return 1
+    fi
+    sed -n "s/^  tcp /  $1: measured tcp /p" "$work/$1-links-0.log"
+}
+
 export HG_NETNS_SUBNET=10.$((100 + $$ % 100)).$(($$ % 200))
 printf '%-8s %-8s %12s %12s %10s\n' link strategy "simulated s" "measured s" "meas/sim"
 for rate in $rates; do
@@ -86,6 +120,13 @@ for rate in $rates; do
     *) echo "hetero.sh: no cluster file for rate $rate" >&2; exit 1 ;;
     esac
     "$NC" up $name "$rate,$rate" >/dev/null || exit 1
+    measure_links "$rate" || { echo "hetero.sh: the link measurement failed" >&2; exit 1; }
+    prof="--profile $work/$rate-links.cfg"
+    if [ -z "${HG_BENCH_PROFILE:-}" ]; then
+        # no ops measured: the devices are priced by the roofline
+        sed '/profile = "cpu-t1";/d' "$cfg" >"$work/$rate-cluster.cfg"
+        cfg=$work/$rate-cluster.cfg
+    fi
     dp=$(run_job "$rate-dp" --max-sentences $((batch / 2)))
     printf '%-8s %-8s %12s %12s %10s\n' "$rate" "plain-DP" "-" "$dp" "-"
     for s in $strategies; do

@@ -14,7 +14,7 @@
 
 static const char *const dev_kind_names[HG_DEV_KIND_COUNT] = {"gpu", "cpu"};
 static const char *const link_kind_names[HG_LINK_KIND_COUNT] = {"nvlink", "pcie",
-                                                                "shm", "net"};
+                                                                "shm", "net", "tcp"};
 
 const char *hg_dev_kind_name(enum hg_dev_kind k)
 {
@@ -591,9 +591,12 @@ double hg_cluster_channel_bw(const struct hg_cluster *c, int chan)
         return bw;
     }
     chan -= 2 * c->nlinks;
+    /* a measured network: the NICs carry what the tcp backend measured
+     * between two nodes, and the switch at least that much */
+    double m = c->prof ? c->net_mbw : 0;
     if (chan < 2 * c->nnodes)
-        return c->nodes[chan / 2].nic_bw;
-    return c->switch_bw;
+        return m > 0 ? m : c->nodes[chan / 2].nic_bw;
+    return m > c->switch_bw ? m : c->switch_bw;
 }
 
 void hg_cluster_path(const struct hg_cluster *c, int from, int to, struct hg_path *p)
@@ -614,6 +617,10 @@ void hg_cluster_path(const struct hg_cluster *c, int from, int to, struct hg_pat
     double bw = na->nic_bw < nb->nic_bw ? na->nic_bw : nb->nic_bw;
     p->bw = bw < c->switch_bw ? bw : c->switch_bw;
     p->lat = c->net_lat;
+    if (c->prof && c->net_mbw > 0) { /* the bound profile's tcp point to point */
+        p->bw = c->net_mbw;
+        p->lat = c->net_mlat;
+    }
     p->kind = HG_LINK_NET;
     p->nchan = 3;
     p->chan[0] = 2 * c->nlinks + 2 * a->node;
@@ -751,7 +758,12 @@ void hg_cluster_print(const struct hg_cluster *c, FILE *f)
     }
     if (c->nnodes > 1) {
         fmt_bw(b1, sizeof(b1), c->switch_bw);
-        fprintf(f, "  network: switch %s, latency %.3g us\n", b1, c->net_lat * 1e6);
+        fprintf(f, "  network: switch %s, latency %.3g us", b1, c->net_lat * 1e6);
+        if (c->prof && c->net_mbw > 0) {
+            fmt_bw(b2, sizeof(b2), c->net_mbw);
+            fprintf(f, "; between nodes %s, %.3g us (profiled, tcp)", b2, c->net_mlat * 1e6);
+        }
+        fputc('\n', f);
     }
     double cap[4096];
     if (c->ndev <= 4096 && hg_cluster_rank_capacities(c, cap, NULL, 0) == 0) {

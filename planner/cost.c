@@ -182,15 +182,38 @@ static void ring_hop(const struct hg_cluster *c, const int *devs, int n, double 
     free(use);
 }
 
-/* The bound profile's AllReduce of this world size, when every device of
- * devs is profiled, all are on one node and the ring's links are of one
- * kind the profile measured: what the backend does, time-sharing of the
+/* The bound profile's tcp fit of coll over n ranks, when devs[n] are on n
+ * different nodes (every hop between them crosses the network, as between
+ * the processes hgplan --profile-links tcp measured, one per node).  1 with
+ * *t, else 0. */
+static int prof_net(const struct hg_cluster *c, const int *devs, int n, enum hg_prof_coll coll,
+                    double bytes, double *t)
+{
+    if (!c->prof || n < 2 || n > c->nnodes)
+        return 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (c->devices[devs[i]].node == c->devices[devs[j]].node)
+                return 0;
+    const struct hg_prof_link *m = hg_prof_find_link(c->prof, HG_LINK_TCP, coll, n);
+    if (!m)
+        return 0;
+    *t = m->fit.a + m->fit.b * bytes;
+    return 1;
+}
+
+/* The bound profile's AllReduce of this world size: over devices on as many
+ * nodes, its tcp fit (prof_net); when every device of devs is profiled,
+ * all are on one node and the ring's links are of one kind the profile
+ * measured, that kind's fit: what the backend does, time-sharing of the
  * cores included, rather than the ring formula.  1 with *t, else 0. */
 static int prof_allreduce(const struct hg_cluster *c, const int *devs, int n, double bytes,
                           double *t)
 {
     if (!c->prof)
         return 0;
+    if (prof_net(c, devs, n, HG_PROF_ALLREDUCE, bytes, t))
+        return 1;
     int node = c->devices[devs[0]].node, kind = -1;
     for (int i = 0; i < n; i++) {
         const struct hg_pdevice *d = &c->devices[devs[i]];
@@ -264,9 +287,11 @@ double hg_cost_allreduce_hier(const struct hg_cluster *c, const int *devs, int n
                     leader[m++] = devs[i];
                     break;
                 }
-        double bw, lat;
-        ring_hop(c, leader, m, &bw, &lat);
-        inter = hg_cost_ring_allreduce(m, bytes, bw, lat);
+        if (!prof_net(c, leader, m, HG_PROF_ALLREDUCE, bytes, &inter)) {
+            double bw, lat;
+            ring_hop(c, leader, m, &bw, &lat);
+            inter = hg_cost_ring_allreduce(m, bytes, bw, lat);
+        }
     }
     free(grp);
     free(cnt);
@@ -284,6 +309,13 @@ int hg_cost_allreduce_hier_cheaper(const struct hg_cluster *c, const int *devs, 
 double hg_cost_ps(const struct hg_cluster *c, const int *devs, int n, int ps,
                   double bytes)
 {
+    /* a server among its clients, one per node: the measured tcp step */
+    int served = 0;
+    double t;
+    for (int i = 0; i < n; i++)
+        served |= devs[i] == ps;
+    if (served && prof_net(c, devs, n, HG_PROF_PS, bytes, &t))
+        return t;
     int nch = hg_cluster_n_channels(c);
     double *up = calloc((size_t)nch, sizeof(double)), *down = calloc((size_t)nch, sizeof(double));
     HG_CHECK(up && down);

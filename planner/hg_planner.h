@@ -24,7 +24,10 @@
 /* ------------------------------------------------------------ clusters */
 
 enum hg_dev_kind { HG_DEV_GPU, HG_DEV_CPU, HG_DEV_KIND_COUNT };
-enum hg_link_kind { HG_LINK_NVLINK, HG_LINK_PCIE, HG_LINK_SHM, HG_LINK_NET,
+/* HG_LINK_NET: the path between two nodes (NIC, switch, NIC); HG_LINK_TCP:
+ * a profile's measurement of the tcp backend between nodes (docs/planner.md,
+ * "Profiler"); a cluster file's intra-node links are nvlink, pcie or shm. */
+enum hg_link_kind { HG_LINK_NVLINK, HG_LINK_PCIE, HG_LINK_SHM, HG_LINK_NET, HG_LINK_TCP,
                     HG_LINK_KIND_COUNT };
 const char *hg_dev_kind_name(enum hg_dev_kind k);
 const char *hg_link_kind_name(enum hg_link_kind k);
@@ -89,6 +92,9 @@ struct hg_cluster {
     double switch_bw;     /* bytes/s through the switch (0: one node) */
     double net_lat;       /* seconds, NIC to NIC through the switch */
     const struct hg_profile *prof; /* bound by hg_cluster_set_profile (not owned) */
+    double net_mbw, net_mlat; /* the bound profile's (tcp, sendrecv) fit: bytes/s
+                               * and seconds of every path between nodes, the
+                               * NICs' bandwidth (0: none, the file's values hold) */
 };
 
 /* Reads and validates a libconfig cluster file (format: docs/planner.md).
@@ -225,13 +231,17 @@ struct hg_prof_op {
     struct hg_prof_fit fit;                      /* seconds = a + b * batch */
 };
 
-enum hg_prof_coll { HG_PROF_SENDRECV, HG_PROF_ALLREDUCE, HG_PROF_COLL_COUNT };
+enum hg_prof_coll { HG_PROF_SENDRECV, HG_PROF_ALLREDUCE, HG_PROF_PS, HG_PROF_COLL_COUNT };
 const char *hg_prof_coll_name(enum hg_prof_coll k);
 
 struct hg_prof_link {
-    enum hg_link_kind kind;   /* the backend's link: shm */
+    enum hg_link_kind kind;   /* the backend's link: shm (forked workers) or
+                               * tcp (one process per node) */
     enum hg_prof_coll coll;   /* sendrecv: one way between 2 ranks; allreduce:
-                               * f32 sum over `world` ranks, start to last finish */
+                               * f32 sum over `world` ranks, start to last finish;
+                               * ps: one step of a parameter server on rank 0
+                               * with every rank a client (push bytes, pull
+                               * them back), start to the last pull's end */
     int world;
     int npts;
     double x[HG_PROF_MAXPTS], t[HG_PROF_MAXPTS]; /* bytes, seconds */
@@ -323,7 +333,11 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
  * devices whose kind p measured point to point has the measured latency
  * and bandwidth (hg_cluster_path, hg_cluster_channel_bw), and AllReduce
  * over profiled devices of one node the measured fit of that world size
- * (hg_cost_allreduce_ring). */
+ * (hg_cost_allreduce_ring).  Between nodes, p's (tcp, sendrecv) fit is
+ * every path's latency and bandwidth and every NIC's bandwidth (the
+ * switch carries at least that much); AllReduce over n devices on n
+ * different nodes costs p's (tcp, allreduce, n) fit, a parameter server
+ * among them its (tcp, ps, n) fit (hg_cost_allreduce_*, hg_cost_ps). */
 int hg_cluster_set_profile(struct hg_cluster *c, const struct hg_profile *p, char *err,
                            size_t errlen);
 

@@ -2,9 +2,10 @@
  * task's training graph, export the graph as JSON, read and summarise a
  * cluster file, price the graph on each device kind (profile or roofline);
  * with --profile-out: measure the task's ops and the shm links on this
- * machine and write a profile; with --search: simulate the baselines,
- * search with MCMC; --dp: simulate hgtrain's data parallelism; write the
- * strategy and the trace (docs/planner.md).
+ * machine and write a profile, or (--profile-links tcp) the tcp links
+ * between hgplan processes on several nodes; with --search: simulate the
+ * baselines, search with MCMC; --dp: simulate hgtrain's data parallelism;
+ * write the strategy and the trace (docs/planner.md).
  *
  * Exit status: 0 done, 1 runtime error (a file, a build), 2 usage error. */
 #define _GNU_SOURCE
@@ -22,6 +23,7 @@
 
 #include "base/hg_base.h"
 #include "planner/hg_planner.h"
+#include "comm/hg_comm.h"
 #include "planner/prof-links.h"
 #include "tasks/hg_task.h"
 
@@ -31,7 +33,9 @@ static const char usage[] =
     "usage: hgplan (--model M | --task T [--data DIR] [task options]) [--batch B]\n"
     "              [--seq-len L] [--optimizer sgd|adam|adamw|adadelta]\n"
     "              [--cluster FILE] [--export-graph FILE]\n"
-    "       hgplan --list-models | --cluster FILE\n";
+    "       hgplan --list-models | --cluster FILE\n"
+    "       hgplan --profile-links tcp --distributed-world-size W --distributed-rank R\n"
+    "              --distributed-init-method tcp://HOST:PORT --profile-out FILE\n";
 
 #define MAXLIST 16
 
@@ -45,6 +49,9 @@ struct args {
     int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
     int npworkers;
     int64_t preps, pwarmup;
+    char *profile_links, *dinit, *dtoken;
+    int64_t dworld, drank;
+    double dtimeout;
     char *search, *out, *trace, *strategy, *baseline;
     double budget;
     double beta;
@@ -145,6 +152,27 @@ static const struct hg_opt options[] = {
              "measurement)"},
     {.name = "profile-sizes", PROFILE_LIST(4), .offset = OFF(lsizes),
      .help = "message bytes (default 4096,65536,1048576,4194304,16777216)"},
+    {.name = "profile-links", .type = HG_OPT_STR, .group = G_PROFILE,
+     .offset = OFF(profile_links), .choices = "shm|tcp", .metavar = "K",
+     .help = "shm: with --task, the shm links of forked workers (the default); tcp: "
+             "only the tcp links between this process and the other ranks' hgplan "
+             "(--distributed-*), rank 0 writes --profile-out"},
+    {.name = "distributed-world-size", .type = HG_OPT_I64, .group = G_PROFILE,
+     .offset = OFF(dworld), .min = 2, .max = 64, .metavar = "W",
+     .help = "--profile-links tcp: hgplan processes joined (one per node)"},
+    {.name = "distributed-rank", .type = HG_OPT_I64, .group = G_PROFILE,
+     .offset = OFF(drank), .def = "0", .metavar = "R",
+     .help = "--profile-links tcp: this process's rank (0 serves the store and writes "
+             "the profile)"},
+    {.name = "distributed-init-method", .type = HG_OPT_STR, .group = G_PROFILE,
+     .offset = OFF(dinit), .metavar = "tcp://HOST:PORT",
+     .help = "--profile-links tcp: the rendezvous store, on rank 0's HOST"},
+    {.name = "distributed-token-file", .type = HG_OPT_STR, .group = G_PROFILE,
+     .offset = OFF(dtoken), .metavar = "FILE",
+     .help = "--profile-links tcp: the job token (0600), else $HG_JOB_TOKEN"},
+    {.name = "distributed-timeout", .type = HG_OPT_REAL, .group = G_PROFILE,
+     .offset = OFF(dtimeout), .def = "120", .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
+     .help = "--profile-links tcp: every wait (store, links, parameter server)"},
     /* ---------------------------------------------------------------- other */
     {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .group = G_OTHER,
      .offset = OFF(help), .help = "show this help (with --task: the task's options too)"},
@@ -631,6 +659,9 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
     return rc;
 }
 
+static int write_profile(FILE *o, struct hg_profile *p, const char *path, int argc,
+                         char **argv);
+
 /* --profile-out: the shm links first (they fork: no thread may exist yet),
  * then every op of the task's graph at each batch, once per thread count;
  * the profile is written to a.profile_out. */
@@ -724,6 +755,12 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     hg_graph_free(g);
     if (rc != 0)
         return rc;
+    return write_profile(o, p, a->profile_out, argc, argv);
+}
+
+/* Host, date and command into p, then p into path. */
+static int write_profile(FILE *o, struct hg_profile *p, const char *path, int argc, char **argv)
+{
     if (gethostname(p->host, sizeof(p->host)) != 0)
         p->host[0] = 0;
     p->host[sizeof(p->host) - 1] = 0;
@@ -734,15 +771,104 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     for (int i = 0; i < argc && len < sizeof(p->source); i++)
         len += (size_t)snprintf(p->source + len, sizeof(p->source) - len, "%s%s", i ? " " : "",
                                 argv[i]);
-    FILE *f = fopen(a->profile_out, "w");
+    FILE *f = fopen(path, "w");
     if (!f || hg_prof_save(p, f) != 0 || fclose(f) != 0) {
-        fprintf(stderr, "hgplan: --profile-out %s: write failed: %s\n", a->profile_out,
-                strerror(errno));
+        fprintf(stderr, "hgplan: --profile-out %s: write failed: %s\n", path, strerror(errno));
         return 1;
     }
-    fprintf(o, "wrote %s (%d devices, %d op entries, %d link entries)\n", a->profile_out,
-            p->ndevs, p->nops, p->nlinks);
+    fprintf(o, "wrote %s (%d devices, %d op entries, %d link entries)\n", path, p->ndevs,
+            p->nops, p->nlinks);
     return 0;
+}
+
+/* --profile-links tcp: this process is one rank of --distributed-world-size
+ * hgplan processes; the tcp links between them are measured and rank 0
+ * writes them (merged into --profile's entries) to --profile-out. */
+static int profile_tcp(FILE *o, const struct args *a, struct hg_opt_prog *prog, int argc,
+                       char **argv)
+{
+    char err[ERRLEN] = "";
+    static const char *const refused[] = {"model", "task", "cluster", "export-graph",
+                                          "search", "strategy", "dp", "out", "trace",
+                                          "list-models", "profile-batches", "profile-threads",
+                                          "profile-workers", "profile-worlds", NULL};
+    for (int i = 0; refused[i]; i++)
+        if (hg_opt_given(prog, refused[i]) == 1) {
+            fprintf(stderr, "hgplan: --profile-links tcp measures the links only: no --%s "
+                    "(measure the ops with --task ... --profile-out and merge the two with "
+                    "--profile)\n", refused[i]);
+            return 2;
+        }
+    if (!a->profile_out || !a->dworld || !a->dinit) {
+        fprintf(stderr, "hgplan: --profile-links tcp needs --profile-out, "
+                "--distributed-world-size and --distributed-init-method tcp://HOST:PORT\n");
+        return 2;
+    }
+    if (a->drank >= a->dworld) {
+        fprintf(stderr, "hgplan: --distributed-rank %lld: outside a world of %lld\n",
+                (long long)a->drank, (long long)a->dworld);
+        return 2;
+    }
+    char host[256];
+    const char *hp = strncmp(a->dinit, "tcp://", 6) == 0 ? a->dinit + 6 : NULL;
+    const char *colon = hp ? strrchr(hp, ':') : NULL;
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || colon == hp || *end || port < 1 || port > 65535 ||
+        (size_t)(colon - hp) >= sizeof(host)) {
+        fprintf(stderr, "hgplan: --distributed-init-method %s: want tcp://HOST:PORT\n",
+                a->dinit);
+        return 2;
+    }
+    memcpy(host, hp, (size_t)(colon - hp));
+    host[colon - hp] = 0;
+    const char *env = getenv("HG_JOB_TOKEN");
+    if ((!env || !*env) && !a->dtoken) {
+        fprintf(stderr, "hgplan: --profile-links tcp: the ranks are separate processes and "
+                "need one job token: export HG_JOB_TOKEN (32 hex digits) or give "
+                "--distributed-token-file (mode 0600)\n");
+        return 2;
+    }
+    char token[HG_STORE_TOKEN_LEN + 1];
+    if (hg_store_token_load(token, a->dtoken, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: rank %lld: %s\n", (long long)a->drank, err);
+        return 1;
+    }
+    int rank = (int)a->drank;
+    struct hg_profile *p = NULL;
+    if (rank == 0 && a->profile && hg_prof_load(&p, a->profile, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --profile %s\n", err);
+        return 1;
+    }
+    if (!p)
+        p = hg_prof_new();
+    int64_t sizes[MAXLIST];
+    int ns = a->npsizes;
+    memcpy(sizes, a->psizes, sizeof(sizes));
+    if (!ns) {
+        static const int64_t def[] = {4096, 65536, 1048576, 4194304, 16777216};
+        for (size_t k = 0; k < sizeof(def) / sizeof(def[0]); k++)
+            sizes[ns++] = def[k];
+    }
+    struct hg_prof_tcp_opts to = {.rank = rank, .world = (int)a->dworld, .host = host,
+                                  .port = (int)port, .token = token, .sizes = sizes,
+                                  .nsizes = ns, .reps = a->preps ? (int)a->preps : 7,
+                                  .warmup = a->pwarmup ? (int)a->pwarmup : 2,
+                                  .timeout_s = a->dtimeout, .log = o};
+    fprintf(o, "profiling the tcp links: rank %d of %d, store at %s:%ld; %d sizes, %d calls "
+            "after %d of each (AllReduce, ping-pong, PS step):\n", rank, to.world, host, port,
+            ns, to.reps, to.warmup);
+    int rc = 0;
+    if (hg_prof_measure_tcp(p, &to, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: rank %d: --profile-links tcp: %s\n", rank, err);
+        rc = 1;
+    } else if (rank == 0) {
+        rc = write_profile(o, p, a->profile_out, argc, argv);
+    } else {
+        fprintf(o, "rank %d: done (rank 0 writes the profile)\n", rank);
+    }
+    hg_prof_free(p);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -798,6 +924,17 @@ int main(int argc, char **argv)
     list_to_array(&a.lworlds, a.pworlds, &a.npworlds);
     if (hg_opt_given(&p, "profile-worlds") != 1)
         a.npworlds = -1;
+    int tcp = a.profile_links && strcmp(a.profile_links, "tcp") == 0;
+    if (!tcp && (a.dworld || a.dinit || a.dtoken || hg_opt_given(&p, "distributed-rank") == 1 ||
+                 hg_opt_given(&p, "distributed-timeout") == 1)) {
+        fprintf(stderr, "hgplan: the --distributed-* options need --profile-links tcp\n");
+        rc = 2;
+        goto out;
+    }
+    if (tcp) {
+        rc = profile_tcp(stdout, &a, &p, argc, argv);
+        goto out;
+    }
     if ((a.search || a.strategy || a.out || a.trace || a.dp) &&
         (!a.cluster || (!a.model && !a.task))) {
         fprintf(stderr, "hgplan: --search, --strategy, --dp, --out and --trace need a graph "
@@ -822,9 +959,9 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!a.profile_out && (a.npbatch || a.npthreads || a.npworlds >= 0 || a.npsizes ||
-                           a.npworkers || a.preps || a.pwarmup)) {
-        fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-worlds/-sizes/-repeats/-warmup "
-                "need --profile-out\n");
+                           a.npworkers || a.preps || a.pwarmup || a.profile_links)) {
+        fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-worlds/-sizes/-repeats/-warmup/"
+                "-links need --profile-out\n");
         rc = 2;
         goto out;
     }

@@ -14,7 +14,7 @@
 #include "planner/hg_planner.h"
 #include "planner/planner-impl.h"
 
-static const char *const coll_names[HG_PROF_COLL_COUNT] = {"sendrecv", "allreduce"};
+static const char *const coll_names[HG_PROF_COLL_COUNT] = {"sendrecv", "allreduce", "ps"};
 
 const char *hg_prof_coll_name(enum hg_prof_coll k)
 {
@@ -560,12 +560,16 @@ static const config_setting_t *list_key(struct hg_cfgctx *c, const config_settin
 
 static int parse_devices(struct hg_cfgctx *c, struct hg_profile *p, const config_setting_t *root)
 {
-    int n;
+    int n, nl = 0;
     const config_setting_t *l = list_key(c, root, "devices", 1, &n);
     if (!l)
         return -1;
-    if (n == 0)
-        return hg__cfg_err(c, l, "profile: 'devices' is empty");
+    /* a profile of links only (hgplan --profile-links tcp) has no devices */
+    const config_setting_t *links = config_setting_get_member(root, "links");
+    if (links && config_setting_type(links) == CONFIG_TYPE_LIST)
+        nl = config_setting_length(links);
+    if (n == 0 && nl == 0)
+        return hg__cfg_err(c, l, "profile: 'devices' is empty (and there are no 'links')");
     for (int i = 0; i < n; i++) {
         const config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
         char what[64], name[64], kind[16], model[128] = "";
@@ -663,13 +667,14 @@ static int parse_links(struct hg_cfgctx *c, struct hg_profile *p, const config_s
             k++;
         if (k == HG_LINK_KIND_COUNT)
             return hg__cfg_err(c, config_setting_get_member(g, "kind"),
-                               "%s: kind '%s': expected nvlink, pcie, shm or net", what, kind);
+                               "%s: kind '%s': expected nvlink, pcie, shm, net or tcp", what,
+                               kind);
         int m = 0;
         while (m < HG_PROF_COLL_COUNT && strcmp(coll_names[m], coll) != 0)
             m++;
         if (m == HG_PROF_COLL_COUNT)
             return hg__cfg_err(c, config_setting_get_member(g, "op"),
-                               "%s: op '%s': expected sendrecv or allreduce", what, coll);
+                               "%s: op '%s': expected sendrecv, allreduce or ps", what, coll);
         if (world != floor(world) || (m == HG_PROF_SENDRECV && world != 2))
             return hg__cfg_err(c, config_setting_get_member(g, "world"),
                                "%s: world %g: a whole number (2 for sendrecv)", what, world);
@@ -975,11 +980,16 @@ int hg_cluster_set_profile(struct hg_cluster *c, const struct hg_profile *p, cha
                 c->devices[e].prof_dev = -1;
             for (int l = 0; l < c->nlinks; l++)
                 c->links[l].mbw = 0;
+            c->net_mbw = 0;
             return hg_kerr(err, errlen, "%s: device %s: profile '%s' is not a device of %s "
                            "(it has: %s)", c->file[0] ? c->file : c->name, dv->name,
                            dv->profile, p->file[0] ? p->file : "the profile", names);
         }
     }
+    /* the network between nodes: the tcp backend's point-to-point fit */
+    const struct hg_prof_link *t = hg_prof_find_link(p, HG_LINK_TCP, HG_PROF_SENDRECV, 2);
+    c->net_mbw = t && t->fit.b > 0 ? 1 / t->fit.b : 0;
+    c->net_mlat = t && t->fit.b > 0 ? t->fit.a : 0;
     /* measured links: one fit per link kind, put on every link between two
      * profiled devices (so the cluster's path queries need no profile) */
     double mbw[HG_LINK_KIND_COUNT] = {0}, mlat[HG_LINK_KIND_COUNT] = {0};

@@ -4,6 +4,8 @@
 #  1. without root it refuses with a clear message and makes nothing;
 #  2. `up` makes two nodes, node 0's link shaped to 100 Mbit/s: a stream
 #     between them runs at 70-105 Mbit/s, the unshaped loopback far faster;
+#     hgplan --profile-links tcp, one process in each node, measures the
+#     link: its tcp sendrecv bandwidth fit is 60-110 Mbit/s;
 #  3. training across the two nodes (one launcher and rank in each, the tcp
 #     backend over the shaped link) gives the parameters of the same two
 #     ranks on shm (ckpt_cmp);
@@ -18,6 +20,7 @@ B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
 HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+HGPLAN=${HGPLAN:-$B/hgplan}
 CMP=${CKPT_CMP:-$B/tests/ckpt_cmp}
 NC=$S/scripts/netns-cluster
 SRC=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -85,6 +88,37 @@ if command -v python3 >/dev/null 2>&1; then
     echo "ok: node 0 -> node 1 over the 100 Mbit/s link: $mbit Mbit/s"
     awk -v m="$mbit" 'BEGIN { exit !(m >= 70 && m <= 105) }' ||
         bad "shaped link: $mbit Mbit/s, expected 70-105"
+fi
+
+# the profiler across the nodes: rank 0 in node 0 (the shaped link), rank 1
+# in node 1; messages of 1 and 4 MiB (tbf lets a burst of 64 KB through at
+# once, so a message of a few times that looks faster than the rate)
+lport=$((24000 + $$ % 20000))
+for r in 0 1; do
+    HG_JOB_TOKEN=0123456789abcdef0123456789abcdef "$NC" exec $name $r "$HGPLAN" \
+        --profile-links tcp --distributed-world-size 2 --distributed-rank $r \
+        --distributed-init-method "tcp://$ip0:$lport" --distributed-timeout 60 \
+        --profile-sizes 1048576,4194304 --profile-repeats 3 --profile-warmup 1 \
+        --profile-out "$tmp/links.cfg" >"$tmp/links$r.log" 2>&1 &
+    eval "l$r=\$!"
+done
+# shellcheck disable=SC2154
+wait "$l0"
+rc0=$?
+# shellcheck disable=SC2154
+wait "$l1"
+rc1=$?
+if [ $rc0 -ne 0 ] || [ $rc1 -ne 0 ]; then
+    cat "$tmp/links0.log" "$tmp/links1.log"
+    bad "hgplan --profile-links tcp across the nodes: exit $rc0 $rc1"
+else
+    grep '  tcp ' "$tmp/links0.log"
+    bw=$(awk 'f { if (match($0, /bandwidth = [^;]*/)) print substr($0, RSTART + 12, RLENGTH - 12); exit }
+              index($0, "kind = \"tcp\"; op = \"sendrecv\"") { f = 1 }' "$tmp/links.cfg")
+    mbit=$(awk -v b="$bw" 'BEGIN { printf "%.1f", b * 8 / 1e6 }')
+    echo "ok: the profiler's tcp sendrecv fit over the 100 Mbit/s link: $mbit Mbit/s"
+    awk -v m="$mbit" 'BEGIN { exit !(m >= 60 && m <= 110) }' ||
+        bad "measured tcp bandwidth $mbit Mbit/s (bandwidth = '$bw'), expected 60-110"
 fi
 
 # 3. training across the nodes == the same ranks on shm

@@ -3,8 +3,11 @@
  * trips and bad files give errors naming the file, line and key; op
  * signatures are one per batch size; the cost model and the simulator use
  * profiled times where present (op by op, time_share, the measured
- * AllReduce and point-to-point fits) and the roofline elsewhere; a small
- * graph measured with the executor gives an entry per (op, signature). */
+ * AllReduce and point-to-point fits) and the roofline elsewhere; the tcp
+ * fits (hgplan --profile-links tcp) price the paths between nodes,
+ * AllReduce over one device per node and a PS among them, and a profile of
+ * links only loads; a small graph measured with the executor gives an
+ * entry per (op, signature). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
@@ -522,6 +525,113 @@ static void test_measure(void)
     hg_graph_free(g);
 }
 
+/* ------------------------------------------------------------ tcp links */
+
+static const char *nodes3_txt =
+    "network = { switch_bandwidth = \"10Gbps\"; latency = \"50us\"; };\n"
+    "nodes = (\n"
+    " { name = \"n0\"; nic_bandwidth = \"1Gbps\"; devices = ({ kind = \"cpu\"; count = 1;\n"
+    "   memory = \"8GiB\"; peak_flops = \"100GFLOP/s\"; }); },\n"
+    " { name = \"n1\"; nic_bandwidth = \"1Gbps\"; devices = ({ kind = \"cpu\"; count = 1;\n"
+    "   memory = \"8GiB\"; peak_flops = \"100GFLOP/s\"; }); },\n"
+    " { name = \"n2\"; nic_bandwidth = \"1Gbps\"; devices = ({ kind = \"cpu\"; count = 2;\n"
+    "   memory = \"8GiB\"; peak_flops = \"100GFLOP/s\"; });\n"
+    "   intra = { kind = \"shm\"; bandwidth = \"12GB/s\"; latency = \"1us\"; }; });\n";
+
+/* an exact line: latency a, bandwidth bw, at 1 kB and 1 MB */
+static void tcp_link(struct hg_profile *p, enum hg_prof_coll coll, int world, double a,
+                     double bw)
+{
+    char err[256] = "";
+    double x[2] = {1e3, 1e6}, t[2] = {a + 1e3 / bw, a + 1e6 / bw};
+    REQUIRE(hg_prof_set_link(p, HG_LINK_TCP, coll, world, 2, x, t, err, sizeof(err)) == 0, "%s",
+            err);
+}
+
+static void test_tcp(void)
+{
+    char err[512] = "";
+    struct hg_cluster *c = NULL;
+    REQUIRE(hg_cluster_parse(&c, nodes3_txt, "nodes3", err, sizeof(err)) == 0, "%s", err);
+    REQUIRE(c->ndev == 4 && c->nnodes == 3, "%d devices on %d nodes", c->ndev, c->nnodes);
+    struct hg_path p0, p;
+    hg_cluster_path(c, 0, 1, &p0);
+    EXPECT(close_to(p0.bw, 1.25e8, 1e-9) && close_to(p0.lat, 5e-5, 1e-9), "file path %g %g",
+           p0.bw, p0.lat);
+    int d01[2] = {0, 1}, d012[3] = {0, 1, 2}, d23[2] = {2, 3}, d02[2] = {0, 2};
+    double ring01 = hg_cost_allreduce_ring(c, d01, 2, 1e6);
+    double ring23 = hg_cost_allreduce_ring(c, d23, 2, 1e6);
+    double ps01 = hg_cost_ps(c, d01, 2, 0, 1e6);
+    double ps012 = hg_cost_ps(c, d012, 3, 0, 1e6);
+
+    /* a profile of tcp links only: no devices, and it loads */
+    struct hg_profile *pr = hg_prof_new();
+    tcp_link(pr, HG_PROF_SENDRECV, 2, 2e-4, 1e7);
+    tcp_link(pr, HG_PROF_ALLREDUCE, 2, 3e-4, 5e6);
+    tcp_link(pr, HG_PROF_ALLREDUCE, 3, 5e-4, 4e6);
+    tcp_link(pr, HG_PROF_PS, 2, 4e-4, 2e6);
+    char *text = save_str(pr);
+    struct hg_profile *q = NULL;
+    REQUIRE(hg_prof_parse(&q, text, "tcp.cfg", err, sizeof(err)) == 0, "%s\n%s", err, text);
+    EXPECT(q->ndevs == 0 && q->nlinks == 4, "links only: %d devices, %d links", q->ndevs,
+           q->nlinks);
+    EXPECT(strstr(text, "kind = \"tcp\"; op = \"ps\"; world = 2;") != NULL, "saved:\n%s", text);
+    char *again = save_str(q);
+    EXPECT(strcmp(text, again) == 0, "second save differs:\n%s\n---\n%s", text, again);
+    free(again);
+    free(text);
+    bad("version = 1;\ndevices = ();\n", (const char *[]){"bad.cfg:2", "'devices' is empty",
+                                                          NULL});
+    bad("version = 1;\n" DEVS "links = ({ kind = \"tcp\"; op = \"pushpull\"; world = 2;\n"
+        " latency = 1e-6; bandwidth = 1e10; });\n",
+        (const char *[]){"bad.cfg:3", "op 'pushpull'", "sendrecv, allreduce or ps", NULL});
+
+    /* bound: the paths between nodes and the NICs take the sendrecv fit */
+    REQUIRE(hg_cluster_set_profile(c, q, err, sizeof(err)) == 0, "%s", err);
+    EXPECT(close_to(c->net_mbw, 1e7, 1e-6) && close_to(c->net_mlat, 2e-4, 1e-6),
+           "bound network %g B/s %g s", c->net_mbw, c->net_mlat);
+    hg_cluster_path(c, 0, 1, &p);
+    EXPECT(close_to(p.bw, 1e7, 1e-6) && close_to(p.lat, 2e-4, 1e-6), "measured path %g %g",
+           p.bw, p.lat);
+    EXPECT(close_to(hg_cluster_channel_bw(c, p.chan[0]), 1e7, 1e-6) &&
+           close_to(hg_cluster_channel_bw(c, p.chan[1]), 1.25e9, 1e-9),
+           "channels: NIC %g, switch %g", hg_cluster_channel_bw(c, p.chan[0]),
+           hg_cluster_channel_bw(c, p.chan[1]));
+    EXPECT(close_to(hg_cost_transfer(&p, 1e6), 2e-4 + 1e6 / 1e7, 1e-6), "transfer %g",
+           hg_cost_transfer(&p, 1e6));
+    hg_cluster_path(c, 2, 3, &p);
+    EXPECT(p.bw == 12e9 && p.lat == 1e-6, "a same-node path moved: %g %g", p.bw, p.lat);
+    /* AllReduce over one device per node: the fit of that world */
+    double t = hg_cost_allreduce_ring(c, d01, 2, 1e6);
+    EXPECT(close_to(t, 3e-4 + 1e6 / 5e6, 1e-6) && !close_to(t, ring01, 1e-3),
+           "allreduce world 2: %g (file %g)", t, ring01);
+    t = hg_cost_allreduce_ring(c, d012, 3, 1e6);
+    EXPECT(close_to(t, 5e-4 + 1e6 / 4e6, 1e-6), "allreduce world 3: %g", t);
+    EXPECT(close_to(hg_cost_allreduce_hier(c, d01, 2, 1e6), 3e-4 + 1e6 / 5e6, 1e-6),
+           "hierarchical over 2 nodes: %g", hg_cost_allreduce_hier(c, d01, 2, 1e6));
+    /* two devices of one node: no tcp in between, the file's shm link */
+    EXPECT(hg_cost_allreduce_ring(c, d23, 2, 1e6) == ring23, "same node: %g, file %g",
+           hg_cost_allreduce_ring(c, d23, 2, 1e6), ring23);
+    /* the PS among its clients, one per node: the fit; without a fit of
+     * that world: the formula, over the measured channels */
+    t = hg_cost_ps(c, d01, 2, 0, 1e6);
+    EXPECT(close_to(t, 4e-4 + 1e6 / 2e6, 1e-6) && !close_to(t, ps01, 1e-3), "ps world 2: %g "
+           "(file %g)", t, ps01);
+    t = hg_cost_ps(c, d012, 3, 0, 1e6);
+    EXPECT(close_to(t, 2 * 1e6 / 1e7 + 2 * 1e6 / 1e7 + 2 * 2e-4, 1e-6) && t != ps012,
+           "ps world 3 (no fit): %g (file %g)", t, ps012);
+    t = hg_cost_ps(c, d02, 2, 3, 1e6); /* a server that is not a client */
+    EXPECT(!close_to(t, 4e-4 + 1e6 / 2e6, 1e-3), "ps served elsewhere took the fit: %g", t);
+    /* unbound: the file's network again */
+    REQUIRE(hg_cluster_set_profile(c, NULL, err, sizeof(err)) == 0, "%s", err);
+    hg_cluster_path(c, 0, 1, &p);
+    EXPECT(p.bw == p0.bw && p.lat == p0.lat && hg_cost_allreduce_ring(c, d01, 2, 1e6) == ring01,
+           "unbound path %g %g", p.bw, p.lat);
+    hg_prof_free(q);
+    hg_prof_free(pr);
+    hg_cluster_free(c);
+}
+
 int main(void)
 {
     test_fit();
@@ -530,6 +640,7 @@ int main(void)
     test_bad_files();
     test_sig();
     test_cost_sim();
+    test_tcp();
     test_measure();
     printf("%s: %d failure%s\n", __FILE__, failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
