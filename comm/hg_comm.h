@@ -283,6 +283,10 @@ int hg_store_token_load(char token[HG_STORE_TOKEN_LEN + 1], const char *path,
 int hg_store_token_save(const char *token, const char *path, char *err,
                         size_t errlen);
 
+/* 1 when every address of host is a loopback one (localhost, 127.0.0.1,
+ * ::1, ...): a store for it listens there only, never on all interfaces. */
+int hg_store_loopback_only(const char *host);
+
 /* Starts serving on host:port (host NULL or "" = all interfaces; port 0 =
  * any free port, see hg_store_server_port) in a thread of this process.
  * `world` is the number of ranks expected (for messages naming the

@@ -877,6 +877,28 @@ static void server_free(struct hg_store_server *s)
     free(s);
 }
 
+int hg_store_loopback_only(const char *host)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *ai = NULL;
+    if (!host || !host[0] || getaddrinfo(host, NULL, &hints, &ai) != 0)
+        return 0;
+    int all = ai != NULL;
+    for (struct addrinfo *a = ai; a; a = a->ai_next) {
+        if (a->ai_family == AF_INET) {
+            const struct sockaddr_in *v4 = (const void *)a->ai_addr;
+            all &= (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
+        } else if (a->ai_family == AF_INET6) {
+            const struct sockaddr_in6 *v6 = (const void *)a->ai_addr;
+            all &= IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
+        } else {
+            all = 0;
+        }
+    }
+    freeaddrinfo(ai);
+    return all;
+}
+
 int hg_store_server_start(struct hg_store_server **sp, const char *host,
                           int port, const char *token, int world, char *err,
                           size_t errlen)

@@ -3,9 +3,6 @@
  * as hgtrain's ranks join (the rendezvous store on rank 0's host, the job
  * token, the tcp backend) (prof-links.h).  Part of the hgplan program. */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,29 +15,6 @@ static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
-}
-
-/* 1 when every address of host is a loopback one: the store then listens
- * there only, as hgtrain's does (else on every interface of rank 0's node) */
-static int loopback_only(const char *host)
-{
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (!host[0] || getaddrinfo(host, NULL, &hints, &ai) != 0)
-        return 0;
-    int all = ai != NULL;
-    for (struct addrinfo *a = ai; a; a = a->ai_next) {
-        if (a->ai_family == AF_INET) {
-            const struct sockaddr_in *v4 = (const void *)a->ai_addr;
-            all &= (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
-        } else if (a->ai_family == AF_INET6) {
-            const struct sockaddr_in6 *v6 = (const void *)a->ai_addr;
-            all &= IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
-        } else {
-            all = 0;
-        }
-    }
-    freeaddrinfo(ai);
-    return all;
 }
 
 /* What one rank times, each call on its own clock after a barrier. */
@@ -199,7 +173,7 @@ int hg_prof_measure_tcp(struct hg_profile *p, const struct hg_prof_tcp_opts *o, 
     struct hg_comm *c = NULL;
     int rc = 0;
     if (o->rank == 0) {
-        rc = hg_store_server_start(&srv, loopback_only(o->host) ? o->host : "", o->port,
+        rc = hg_store_server_start(&srv, hg_store_loopback_only(o->host) ? o->host : "", o->port,
                                    o->token, o->world, err, errlen);
         if (rc == 0 && o->log)
             fprintf(o->log, "  rank 0: the store serves on port %d; waiting for %d rank%s\n",

@@ -4,8 +4,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -495,34 +493,10 @@ static int read_init_file(struct hg_launch *L, int rank, char *err, size_t errle
     }
 }
 
-/* 1 when every address of host is a loopback one (localhost, 127.0.0.1,
- * ::1, ...): the store then listens there only, never on all interfaces. */
-static int loopback_only(const char *host)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct addrinfo *ai = NULL;
-    if (!host[0] || getaddrinfo(host, NULL, &hints, &ai) != 0)
-        return 0;
-    int all = ai != NULL;
-    for (struct addrinfo *a = ai; a; a = a->ai_next) {
-        if (a->ai_family == AF_INET) {
-            const struct sockaddr_in *v4 = (const void *)a->ai_addr;
-            all &= (ntohl(v4->sin_addr.s_addr) >> 24) == 127;
-        } else if (a->ai_family == AF_INET6) {
-            const struct sockaddr_in6 *v6 = (const void *)a->ai_addr;
-            all &= IN6_IS_ADDR_LOOPBACK(&v6->sin6_addr);
-        } else {
-            all = 0;
-        }
-    }
-    freeaddrinfo(ai);
-    return all;
-}
-
 /* In the process that serves: start the store, publish its port. */
 static int serve(struct hg_launch *L, char *err, size_t errlen)
 {
-    const char *bind_host = loopback_only(L->host) ? L->host : "";
+    const char *bind_host = hg_store_loopback_only(L->host) ? L->host : "";
     if (hg_store_server_start(&L->server, bind_host, L->port, L->token, L->world, err,
                               errlen) != 0)
         return -1;
