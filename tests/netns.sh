@@ -13,7 +13,8 @@
 #     made by someone else survives, and `down` of a name it never made is
 #     refused;
 #  5. `run` removes its nodes when its command fails and when the script is
-#     stopped by SIGTERM mid-command (no namespace, no process left).
+#     stopped by SIGTERM mid-command or while it builds them (no namespace,
+#     no process left).
 # SKIP (77) when not root, or namespaces, bridges or tbf are not available.
 set -u
 B=${HG_BUILDDIR:-.}
@@ -172,7 +173,9 @@ rc=$?
 "$NC" run ${name}r 1mbit,1mbit sh -c '"$0" exec "$HG_NETNS_NAME" 1 sleep 300' "$NC" &
 rp=$!
 i=0
-while [ "$(ip netns pids ${name}r-n1 2>/dev/null | wc -l)" = 0 ] && [ $i -lt 100 ]; do
+# until the command's sleep runs in node 1 (up's own commands run there too)
+while ! ip netns pids ${name}r-n1 2>/dev/null | xargs -r ps -o comm= -p | grep -qx sleep &&
+    [ $i -lt 100 ]; do
     sleep 0.1
     i=$((i + 1))
 done
@@ -183,6 +186,15 @@ rc=$?
 [ "$(ours ${name}r)" = 0 ] || bad "run left namespaces after SIGTERM"
 pgrep -f "sleep 300" >/dev/null && { pkill -f "sleep 300"; bad "a process in a node outlived run"; }
 echo "ok: run removed its nodes after exit 3 and after SIGTERM ($rc)"
+# SIGTERM while `up` still builds the nodes
+"$NC" run ${name}u 1mbit,1mbit sleep 300 >/dev/null 2>&1 &
+rp=$!
+sleep 0.2
+kill -TERM $rp
+wait $rp
+[ "$(ours ${name}u)" = 0 ] && [ ! -e "$HG_NETNS_STATE/${name}u" ] ||
+    bad "run left namespaces or its state file after SIGTERM early on"
+pkill -f "sleep 300" && bad "a process in a node outlived run (SIGTERM early on)"
 
 [ $fail = 0 ] && echo PASS
 exit $fail
