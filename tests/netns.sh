@@ -94,21 +94,29 @@ fi
 # the profiler across the nodes: rank 0 in node 0 (the shaped link), rank 1
 # in node 1; messages of 1 and 4 MiB (tbf lets a burst of 64 KB through at
 # once, so a message of a few times that looks faster than the rate)
+# on_both TAG FN: FN R (rank R's command, run in node R) for R = 0 and 1
+# at once, output in $tmp/TAG0.log and TAG1.log; rc0, rc1: their statuses
+token=0123456789abcdef0123456789abcdef
+on_both() {
+    for r in 0 1; do
+        "$2" $r >"$tmp/$1$r.log" 2>&1 &
+        eval "q$r=\$!"
+    done
+    # shellcheck disable=SC2154
+    wait "$q0"
+    rc0=$?
+    # shellcheck disable=SC2154
+    wait "$q1"
+    rc1=$?
+}
 lport=$((24000 + $$ % 20000))
-for r in 0 1; do
-    HG_JOB_TOKEN=0123456789abcdef0123456789abcdef "$NC" exec $name $r "$HGPLAN" \
-        --profile-links tcp --distributed-world-size 2 --distributed-rank $r \
+links_rank() { # r
+    HG_JOB_TOKEN=$token "$NC" exec $name "$1" "$HGPLAN" --profile-links tcp --distributed-world-size 2 --distributed-rank "$1" \
         --distributed-init-method "tcp://$ip0:$lport" --distributed-timeout 60 \
         --profile-sizes 1048576,4194304 --profile-repeats 3 --profile-warmup 1 \
-        --profile-out "$tmp/links.cfg" >"$tmp/links$r.log" 2>&1 &
-    eval "l$r=\$!"
-done
-# shellcheck disable=SC2154
-wait "$l0"
-rc0=$?
-# shellcheck disable=SC2154
-wait "$l1"
-rc1=$?
+        --profile-out "$tmp/links.cfg"
+}
+on_both links links_rank
 if [ $rc0 -ne 0 ] || [ $rc1 -ne 0 ]; then
     cat "$tmp/links0.log" "$tmp/links1.log"
     bad "hgplan --profile-links tcp across the nodes: exit $rc0 $rc1"
@@ -132,20 +140,12 @@ args="--task mnist --data $tmp/fm --valid-subset test --optimizer sgd --lr 0.01
 "$HGTRAIN" $args --devices cpu:2 --save-dir "$tmp/shm" >"$tmp/shm.log" 2>&1 ||
     { cat "$tmp/shm.log"; bad "2 ranks on shm"; }
 port=$((21000 + $$ % 20000))
-for r in 0 1; do
+net_rank() { # r
     # shellcheck disable=SC2086
-    HG_JOB_TOKEN=0123456789abcdef0123456789abcdef "$NC" exec $name $r "$HGTRAIN" $args \
-        --distributed-world-size 2 --distributed-rank $r \
-        --distributed-init-method "tcp://$ip0:$port" --save-dir "$tmp/net$r" \
-        >"$tmp/net$r.log" 2>&1 &
-    eval "p$r=\$!"
-done
-# shellcheck disable=SC2154
-wait "$p0"
-rc0=$?
-# shellcheck disable=SC2154
-wait "$p1"
-rc1=$?
+    HG_JOB_TOKEN=$token "$NC" exec $name "$1" "$HGTRAIN" $args --distributed-world-size 2 --distributed-rank "$1" \
+        --distributed-init-method "tcp://$ip0:$port" --save-dir "$tmp/net$1"
+}
+on_both net net_rank
 if [ $rc0 -ne 0 ] || [ $rc1 -ne 0 ]; then
     cat "$tmp/net0.log" "$tmp/net1.log"
     bad "two nodes over the shaped link: exit $rc0 $rc1"

@@ -1247,9 +1247,6 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
-    if (o->rebalance_interval < -1)
-        return hg_kerr(err, errlen, "--rebalance-interval %lld: want N >= 0 (or -1: "
-                       "automatic)", (long long)o->rebalance_interval);
     if (o->rebalance_interval > 0 && (r->rank_tok || r->rank_sent))
         return hg_kerr(err, errlen, "--rebalance-interval sets the per-rank budgets; drop "
                        "--max-tokens-per-rank, --max-sentences-per-rank, --strategy and --plan");
@@ -1558,9 +1555,6 @@ static int prepare_save_dir(struct run *r, char *err, size_t errlen)
 static int restarts_possible(const struct hg_opts *o, const struct hg_launch *L, char *err,
                             size_t errlen)
 {
-    if (o->max_restarts < 0)
-        return hg_kerr(err, errlen, "--max-restarts %lld: want N >= 0",
-                       (long long)o->max_restarts);
     if (o->max_restarts == 0)
         return 0;
     if (L->world < 2 || L->world != L->nlocal || L->backend == HG_BK_MPI)
