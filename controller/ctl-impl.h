@@ -99,8 +99,9 @@ int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
 
 /* mp.c: cfg.op_rank.  Appends to g (after hg_graph_optimizer) this
  * rank's SEND and RECV nodes, rewires its ops' inputs made on other ranks
- * to the RECVs and gives its order (*order malloc'ed): its ops in id
- * order, each transfer right after the op making it (parameters first).
+ * to the RECVs and gives its order (*order malloc'ed): its ops in the
+ * execution order (cfg.op_order's, else id order), each transfer right
+ * after the op making it (parameters first).
  * Returns the order's length, or -1 with err (a placement that does not
  * fit the graph, one that could deadlock). */
 int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,

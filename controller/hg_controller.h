@@ -201,6 +201,16 @@ struct hg_ctl_cfg {
      * CPU plans, one micro-batch per update. */
     const int *op_rank;      /* [n_op_rank] */
     int n_op_rank;
+    /* A planned strategy's execution order (NULL: the graph's id order):
+     * op_order[i], a topological order of the nodes of the train graph as
+     * the task's build, hg_graph_backward and hg_graph_optimizer make it.
+     * The forward and backward run in it (model parallelism: this rank's
+     * of them, every transfer right after the op making it); the update
+     * runs after the gradient statistics, in id order, whatever it says
+     * (its ops would otherwise overwrite parameters a backward op of the
+     * order still reads, and consecutive ones fuse). */
+    const int *op_order;     /* [n_op_order] */
+    int n_op_order;
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */

@@ -15,8 +15,8 @@
 
 #include "controller/ctl-impl.h"
 
-/* One transfer of a step: tensor t from rank src to rank dst, after node
- * `after` of the graph's id order (-1: before every node: parameters). */
+/* One transfer of a step: tensor t from rank src to rank dst, right after
+ * node `after` (-1: before every node: parameters). */
 struct xfer {
     int t, src, dst, after;
 };
@@ -39,12 +39,12 @@ static void sources(const struct hg_graph *g, const int *op_rank, int nn, int *s
 }
 
 /* Every transfer of a step in one global order: parameters first (tensor
- * order), then each op's output right after the op (id order), reading
- * ranks ascending.  Every rank's sends and receives are this order
+ * order), then each op's output right after the op (ops in seq[nn], the
+ * execution order), reading ranks ascending.  Every rank's sends and receives are this order
  * filtered to the rank, so the earliest unfinished transfer always has
  * both ends waiting for it.  Returns the count; xf[<= nt * world]. */
-static int transfers(const struct hg_graph *g, const int *op_rank, int nn, int world,
-                     const int *src, unsigned char *need, struct xfer *xf)
+static int transfers(const struct hg_graph *g, const int *op_rank, const int *seq, int nn,
+                     int world, const int *src, unsigned char *need, struct xfer *xf)
 {
     int nt = hg_graph_n_tensors(g), nx = 0;
     memset(need, 0, (size_t)nt * (size_t)world);
@@ -61,8 +61,8 @@ static int transfers(const struct hg_graph *g, const int *op_rank, int nn, int w
             for (int q = 0; q < world; q++)
                 if (need[(size_t)t * (size_t)world + (size_t)q])
                     xf[nx++] = (struct xfer){.t = t, .src = src[t], .dst = q, .after = -1};
-    for (int v = 0; v < nn; v++) {
-        int t = hg_graph_node(g, v)->out;
+    for (int i = 0; i < nn; i++) {
+        int v = seq[i], t = hg_graph_node(g, v)->out;
         if (t < 0)
             continue;
         for (int q = 0; q < world; q++)
@@ -126,6 +126,35 @@ done:
     return rc;
 }
 
+/* The execution order of the graph's nn nodes into seq[nn]: cfg.op_order's
+ * forward and backward nodes, then the update's in id order (the
+ * controller runs it after the gradient statistics); the id order without
+ * one. */
+static int sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
+                    char *err, size_t errlen)
+{
+    int nfb = 0, k = 0;
+    while (nfb < nn && hg_graph_node(g, nfb)->phase != HG_PH_UPDATE)
+        nfb++;
+    for (int v = 0; v < nn; v++)
+        seq[v] = v;
+    if (!cfg->op_order)
+        return 0;
+    unsigned char *seen = calloc((size_t)nfb + 1, 1); /* [nfb] */
+    if (!seen)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int i = 0; i < cfg->n_op_order && k <= nfb; i++) {
+        int v = cfg->op_order[i];
+        if (v >= 0 && v < nfb && !seen[v]++)
+            seq[k++] = v;
+    }
+    free(seen);
+    if (k != nfb)
+        return hg_kerr(err, errlen, "model parallelism: the planned order has %d of the "
+                       "train graph's %d forward and backward ops", k, nfb);
+    return 0;
+}
+
 int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,
                 int **order_out, char *err, size_t errlen)
 {
@@ -144,13 +173,16 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
     unsigned char *need = malloc(cap);                       /* [nt][world] */
     struct xfer *xf = malloc(cap * sizeof *xf);              /* [<= nt * world] */
     int *node = malloc(cap * sizeof *node); /* [nx] this rank's SEND/RECV of each, -1 */
+    int *seq = malloc((size_t)(nn ? nn : 1) * sizeof *seq); /* [nn] execution order */
     int *order = NULL, n = 0, rc = -1;
-    if (!src || !need || !xf || !node) {
+    if (!src || !need || !xf || !node || !seq) {
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
+    if (sequence(g, cfg, nn, seq, err, errlen) != 0)
+        goto done;
     sources(g, cfg->op_rank, nn, src);
-    int nx = transfers(g, cfg->op_rank, nn, world, src, need, xf);
+    int nx = transfers(g, cfg->op_rank, seq, nn, world, src, need, xf);
     if (check_deadlock(g, xf, nx, world, err, errlen) != 0)
         goto done;
     /* this rank's SEND and RECV nodes, appended after the optimizer in the
@@ -189,13 +221,14 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
-    /* the id order of this rank's ops, each transfer right after its
-     * producer (parameters first) */
+    /* this rank's ops in the execution order, each transfer right after
+     * its producer (parameters first) */
     int i = 0;
     for (; i < nx && xf[i].after < 0; i++)
         if (node[i] >= 0)
             order[n++] = node[i];
-    for (int v = 0; v < nn; v++) {
+    for (int j = 0; j < nn; j++) {
+        int v = seq[j];
         if (cfg->op_rank[v] == me)
             order[n++] = v;
         for (; i < nx && xf[i].after == v; i++)
@@ -211,6 +244,7 @@ done:
     free(need);
     free(xf);
     free(node);
+    free(seq);
     free(order);
     return rc;
 }

@@ -512,6 +512,11 @@ const char *hg_gcfg_allreduce_kind(const struct hg_cluster *c, const struct hg_g
  * -1 with err naming the group, op or device. */
 int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg,
                       char *err, size_t errlen);
+/* Replaces the order by a random topological one (producers first; each
+ * step draws uniformly among the ops whose producers have all run), the
+ * same for the same seed: tests of executors that must follow any order. */
+void hg_strategy_random_order(struct hg_strategy *s, const struct hg_pgraph *pg,
+                              uint64_t seed);
 
 struct hg_sim_result;
 /* The versioned strategy file (docs/planner.md, "Strategy file"). */

@@ -55,7 +55,7 @@ struct args {
     char *search, *out, *trace, *strategy, *baseline;
     double budget;
     double beta;
-    int64_t seed, groups, iters;
+    int64_t seed, groups, iters, order_seed;
     char **task_vals;
     /* the --profile-* lists as read, copied into the arrays above */
     struct hg_opt_list lbatch, lthreads, lworkers, lworlds, lsizes;
@@ -129,6 +129,10 @@ static const struct hg_opt options[] = {
      .metavar = "FILE", .help = "write the best strategy (docs/planner.md)"},
     {.name = "trace", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(trace),
      .metavar = "FILE", .help = "write its simulated timeline (Chrome trace JSON)"},
+    {.name = "random-order", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(order_seed),
+     .def = "-1", .min = -1, .metavar = "SEED",
+     .help = "replace the kept strategy's order by a random valid one drawn with SEED "
+             "(-1: keep it): a test aid, executors must follow any valid order"},
     /* ------------------------------------------------------------ profiling */
     {.name = "profile-out", .type = HG_OPT_STR, .group = G_PROFILE,
      .offset = OFF(profile_out), .metavar = "FILE",
@@ -392,6 +396,10 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                 "delta speedup %.2fx\n", x.ntasks, tf * 1e3, (double)x.ntasks / tf, td * 1e3,
                 tf / td);
         hg_strategy_free(t);
+    }
+    if (a->order_seed >= 0) {
+        hg_strategy_random_order(best, pg, (uint64_t)a->order_seed);
+        fprintf(o, "order: random, seed %lld\n", (long long)a->order_seed);
     }
     hg_sim_full(sim, best, &br);
     fprintf(o, "  tasks: %ld\n", br.ntasks);

@@ -284,6 +284,34 @@ int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg, c
     return rc;
 }
 
+void hg_strategy_random_order(struct hg_strategy *s, const struct hg_pgraph *pg,
+                              uint64_t seed)
+{
+    HG_CHECK(s->nops == pg->nops);
+    int N = pg->nops;
+    int *indeg = calloc((size_t)N + 1, sizeof(int)); /* [N] unplaced producers */
+    int *ready = malloc(((size_t)N + 1) * sizeof(int)); /* [<= N] ops free to go */
+    HG_CHECK(indeg && ready);
+    for (int v = 0; v < N; v++)
+        for (int k = 0; k < pg->ops[v].ncons; k++)
+            indeg[pg->ops[v].cons[k]]++;
+    int nr = 0, p = 0;
+    for (int v = 0; v < N; v++)
+        if (indeg[v] == 0)
+            ready[nr++] = v;
+    for (uint64_t i = 0; nr > 0; i++) {
+        int j = (int)(hg_mix64(seed * 0x9e3779b97f4a7c15ull + i) % (uint64_t)nr), v = ready[j];
+        ready[j] = ready[--nr];
+        s->order[p++] = v;
+        for (int k = 0; k < pg->ops[v].ncons; k++)
+            if (--indeg[pg->ops[v].cons[k]] == 0)
+                ready[nr++] = pg->ops[v].cons[k];
+    }
+    HG_CHECK(p == N); /* consumers come after producers: id order is topological */
+    free(indeg);
+    free(ready);
+}
+
 /* ------------------------------------------------------------ file */
 
 static void write_ops(FILE *f, const struct hg_strategy *s, int k)

@@ -11,7 +11,8 @@
 #     --clip-norm and --update-freq 2 too; the same for the small
 #     Transformer (bert, Adam) with servers on ranks 0 and 1; 20 random
 #     data-parallel-shaped strategies on 2-4 ranks (replica counts 0-4 per
-#     device, AllReduce or a server on a random rank per group); the mixed
+#     device, AllReduce or a server on a random rank per group, a random
+#     valid execution order, which changes no bit); the mixed
 #     one resumed half-way
 #     and over tcp is bitwise the straight shm run, and so is it saved
 #     with --save-sharded (each server writing the parameters it serves)
@@ -94,14 +95,27 @@ randomize() { # seed ranks strategy
             else sub(/ps = "[^"]*"/, "ps = \"localhost:" int(rand() * n) "\"") }
         { print }' "$3"
 }
+# and a random valid execution order each (hgplan --random-order): the
+# forward and backward run in it (the log says how many ops moved)
+reorder() { # cluster strategy seed
+    "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
+        --cluster "$tmp/$1.cfg" --strategy "$tmp/$2" --random-order "$3" --out "$tmp/$2" \
+        >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan --random-order $3 on $2"; }
+}
 zero=0 nrand=0
 for seed in $(seq 1 20); do
     n=$((2 + seed % 3))
     randomize $seed $n "$tmp/ev$n.cfg" >"$tmp/r$seed.cfg"
+    # r1 also without an order (ids; hgplan writes its list schedule's)
+    [ $seed = 1 ] && awk '/^order = \[/ { skip = 1 } skip { if (/\];/) skip = 0; next } { print }' \
+        "$tmp/r1.cfg" >"$tmp/r1-ids.cfg"
+    reorder c$n r$seed.cfg $seed
     run r$seed --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/c$n.cfg" \
         --strategy "$tmp/r$seed.cfg" --required-batch-size-multiple 1 >"$tmp/r$seed.log" 2>&1 ||
         { cat "$tmp/r$seed.log"; bad "random strategy $seed exited non-zero"; continue; }
     check r$seed ref
+    grep -q "planned order ([1-9][0-9]* ops moved)" "$tmp/r$seed.log" ||
+        { head -n 5 "$tmp/r$seed.log"; bad "random strategy $seed: not run in its planned order"; }
     grep -q "rows .*\b0\b.* of 96\|rows 0," "$tmp/r$seed.log" && zero=$((zero + 1))
     nrand=$((nrand + 1))
 done
@@ -111,7 +125,15 @@ run r3-cut --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c
     --strategy "$tmp/r3.cfg" --no-save >"$tmp/r3-cut.log" 2>&1 || bad "r3 with multiple 8"
 grep -q "rows .* not multiples of --required-batch-size-multiple 8" "$tmp/r3-cut.log" ||
     { grep -v '"update"' "$tmp/r3-cut.log"; bad "r3: cut rows not reported"; }
-echo "ok: $nrand random strategies on 2-4 ranks ($zero with a rank of no rows) == 1 rank"
+echo "ok: $nrand random strategies on 2-4 ranks ($zero with a rank of no rows), each in a random order, == 1 rank"
+# the order changes no arithmetic: r1 in the id order is bitwise r1
+run r1-ids --devices cpu:3 --batch-size 96 --max-update "$K" --cluster-file "$tmp/c3.cfg" \
+    --strategy "$tmp/r1-ids.cfg" --required-batch-size-multiple 1 >"$tmp/r1-ids.log" 2>&1 ||
+    { cat "$tmp/r1-ids.log"; bad "r1 in the id order exited non-zero"; }
+grep -q "planned order" "$tmp/r1-ids.log" && bad "r1-ids: the id order reported as planned"
+"$CMP" "$tmp/r1/checkpoint_last.h5" "$tmp/r1-ids/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+    { cat "$tmp/cmp"; bad "r1: its random order differs from the id order"; }
+echo "ok: r1 in a random order is bitwise r1 in the id order"
 
 # resumed half-way (the servers' optimizer state went through rank 0's
 # checkpoint) and over tcp: bitwise the straight shm run

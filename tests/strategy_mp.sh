@@ -6,7 +6,9 @@
 #     hgplan's MP baseline on 2 ranks and 5 random placements of single-op
 #     groups on 2 and 3 ranks (seeded), one with --clip-norm; the small
 #     Transformer (bert, Adam, sequences of different lengths) with the MP
-#     baseline and 5 random placements: the same loss at every update and,
+#     baseline and 5 random placements (all random placements, here and
+#     below, in a random valid execution order of their own, which every
+#     rank follows): the same loss at every update and,
 #     after K updates, the same parameters and optimizer state as 1 rank
 #     on the same batches (relative error <= 1e-5; they are bitwise today);
 #     the validation loss of 1 rank; a small translation Transformer with
@@ -31,6 +33,20 @@ place() { # in out seed ranks
     cmp -s "$tmp/$1" "$tmp/$2" && bad "$2: the placement did not change"
 }
 
+# a random valid execution order (hgplan --random-order): each rank runs
+# its forward and backward ops in it, every transfer right after its
+# producer (the log says how many ops moved)
+reorder() { # cluster strategy seed task-args...
+    c=$1 s=$2 o=$3
+    shift 3
+    "$HGPLAN" "$@" --cluster "$tmp/$c.cfg" --strategy "$tmp/$s" --random-order "$o" \
+        --out "$tmp/$s" >"$tmp/plan.log" 2>&1 ||
+        { cat "$tmp/plan.log"; bad "hgplan --random-order $o on $s"; }
+}
+ordered() { # log
+    grep -q "planned order ([1-9][0-9]* ops moved)" "$tmp/$1.log" ||
+        { head -n 5 "$tmp/$1.log"; bad "$1: not run in its planned order"; }
+}
 plan() { # cluster baseline groups out task-args...
     c=$1 b=$2 g=$3 o=$4
     shift 4
@@ -59,7 +75,8 @@ strat mp 2 c2 MP.cfg && check mp ref
 for seed in 1 2 3 4 5; do
     n=$((2 + seed % 2))
     place MP$n-ops.cfg rand$seed.cfg $seed $n
-    strat rand$seed $n c$n rand$seed.cfg && check rand$seed ref
+    reorder c$n rand$seed.cfg $seed $M
+    strat rand$seed $n c$n rand$seed.cfg && check rand$seed ref && ordered rand$seed
 done
 run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
 strat rand3-clip 3 c3 rand3.cfg --clip-norm 1 && check rand3-clip refc
@@ -102,7 +119,8 @@ stratb bmp 2 c2 bMP.cfg && check bmp bref
 for seed in 1 2 3 4 5; do
     n=$((2 + seed % 2))
     place bMP$n-ops.cfg brand$seed.cfg $seed $n
-    stratb brand$seed $n c$n brand$seed.cfg && check brand$seed bref
+    reorder c$n brand$seed.cfg $seed $BM
+    stratb brand$seed $n c$n brand$seed.cfg && check brand$seed bref && ordered brand$seed
 done
 
 # a small translation Transformer (encoder-decoder, label smoothing: the
@@ -139,7 +157,8 @@ stratt tmp 2 c2 tMP.cfg && check tmp tref
 for seed in 1 2 3; do
     n=$((2 + seed % 2))
     place tMP$n-ops.cfg trand$seed.cfg $seed $n
-    stratt trand$seed $n c$n trand$seed.cfg && check trand$seed tref
+    reorder c$n trand$seed.cfg $seed $TM
+    stratt trand$seed $n c$n trand$seed.cfg && check trand$seed tref && ordered trand$seed
 done
 for t in tmp trand1 trand2 trand3; do # the NLL, counted by its op's rank
     grep -o '"nll_loss": [0-9.]*' "$tmp/tref.log" >"$tmp/na"

@@ -356,26 +356,7 @@ static struct hg_strategy *random_strategy(const struct hg_pgraph *pg, uint64_t 
         s->group[v] = blocks ? (int)((int64_t)v * G / N) : (int)(rnd(rng) % (uint64_t)G);
     for (int k = 0; k < G; k++)
         random_cfg(&s->cfg[k], nd, rng);
-    int *indeg = calloc((size_t)N + 1, sizeof(int)), *ready = malloc(((size_t)N + 1) * sizeof(int));
-    REQUIRE(indeg && ready, "alloc");
-    for (int v = 0; v < N; v++)
-        for (int k = 0; k < pg->ops[v].ncons; k++)
-            indeg[pg->ops[v].cons[k]]++;
-    int nr = 0, p = 0;
-    for (int v = 0; v < N; v++)
-        if (indeg[v] == 0)
-            ready[nr++] = v;
-    while (nr > 0) {
-        int i = (int)(rnd(rng) % (uint64_t)nr), v = ready[i];
-        ready[i] = ready[--nr];
-        s->order[p++] = v;
-        for (int k = 0; k < pg->ops[v].ncons; k++)
-            if (--indeg[pg->ops[v].cons[k]] == 0)
-                ready[nr++] = pg->ops[v].cons[k];
-    }
-    REQUIRE(p == N, "random order: %d of %d ops", p, N);
-    free(indeg);
-    free(ready);
+    hg_strategy_random_order(s, pg, rnd(rng));
     return s;
 }
 

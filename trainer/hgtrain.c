@@ -1297,6 +1297,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .ps_timeout_s = o->distributed_timeout / 2,
                             .op_rank = r->strat.mp ? r->strat.op_rank : NULL,
                             .n_op_rank = r->strat.nops,
+                            .op_order = r->strat.order,
+                            .n_op_order = r->strat.nops,
                             .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");

@@ -22,6 +22,7 @@ void hg_strat_free(struct hg_strat_run *s)
     free(s->rank_sent);
     free(s->agg_ps);
     free(s->op_rank);
+    free(s->order);
     memset(s, 0, sizeof *s);
 }
 
@@ -34,6 +35,37 @@ static void op_rows(const struct hg_lowered *lw, int v, int64_t *rows)
         rows[2 * op->place[k].dev] = op->place[k].begin;
         rows[2 * op->place[k].dev + 1] = op->place[k].end;
     }
+}
+
+/* out->order: the lowered order when it differs from the id order in the
+ * forward and backward (what the controller runs in it; the update runs in
+ * id order whatever it says: hg_ctl_cfg.op_order), with out->moved. */
+static int planned_order(struct hg_strat_run *out, const struct hg_lowered *lw,
+                         const struct hg_graph *g, char *err, size_t errlen)
+{
+    out->nops = lw->nops;
+    int k = 0;
+    for (int i = 0; i < lw->nops; i++) {
+        int v = lw->order[i];
+        if (hg_graph_node(g, v)->phase != HG_PH_UPDATE)
+            out->moved += v != k++;
+    }
+    if (out->moved == 0)
+        return 0;
+    out->order = malloc((size_t)lw->nops * sizeof *out->order);
+    if (!out->order)
+        return hg_kerr(err, errlen, "out of memory");
+    memcpy(out->order, lw->order, (size_t)lw->nops * sizeof *out->order);
+    return 0;
+}
+
+/* The log's words for the order into b[64] ("": the id order). */
+static const char *order_desc(const struct hg_strat_run *out, char *b)
+{
+    b[0] = 0;
+    if (out->order)
+        snprintf(b, 64, "; planned order (%d ops moved)", out->moved);
+    return b;
 }
 
 /* All groups model parallel (1), none (0), or -1 with err naming the
@@ -161,6 +193,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
                   const union hg_attr *hyper, int world, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    char ob[64]; /* order_desc */
     struct hg_cluster *c = NULL;
     struct hg_graph *g = hg_graph_new();
     struct hg_pgraph *pg = NULL;
@@ -203,6 +236,8 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
     int mp = all_mp(lw, st, path, err, errlen);
     if (mp < 0)
         goto done;
+    if (planned_order(out, lw, g, err, errlen) != 0)
+        goto done;
     if (mp) {
         /* every op on its group's device, device d = rank d; every rank
          * reads the whole batch */
@@ -231,7 +266,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
             n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ", k);
         }
         if (n > 0 && n < (int)sizeof out->desc)
-            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "\n");
+            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s\n", order_desc(out, ob));
         rc = 0;
         goto done;
     }
@@ -254,7 +289,8 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
                       (long long)out->rank_sent[d]);
     if (n > 0 && n < (int)sizeof out->desc)
         snprintf(out->desc + n, sizeof out->desc - (size_t)n, " of %lld; %d parameters "
-                 "all-reduced, %d on parameter servers\n", (long long)batch, nar, out->nps);
+                 "all-reduced, %d on parameter servers%s\n", (long long)batch, nar, out->nps,
+                 order_desc(out, ob));
     rc = 0;
 done:
     if (rc != 0)

@@ -23,6 +23,11 @@ struct hg_strat_run {
     int nops;
     int *op_rank;         /* [nops] mp: the rank running each op of the
                              training graph */
+    int *order;           /* [nops] the strategy's execution order of the
+                             training graph's ops (lw->order), or NULL
+                             when it is the id order */
+    int moved;            /* forward and backward ops that order puts
+                             elsewhere than the id order */
     char desc[256];       /* one line for the log */
 };
 
