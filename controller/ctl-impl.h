@@ -24,6 +24,7 @@ struct plan {
 struct hg_dp; /* dp.c */
 struct hg_psagg; /* psagg.c */
 struct hg_mp; /* mp.c */
+struct hg_hyb; /* hybrid.c */
 
 struct hg_ctl {
     const struct hg_task *task;
@@ -48,6 +49,7 @@ struct hg_ctl {
                                     parallelism: that this rank computes, of
                                     all) */
     struct hg_mp *mp;        /* cfg.op_rank's transfers, or NULL */
+    struct hg_hyb *hyb;      /* cfg.n_pieces's split graph, or NULL */
     int mp_loss, mp_nll;     /* model parallelism: this rank runs the loss
                                 (and sample size) op, the nll op */
     double t_compute, t_wait; /* this update so far: forward + backward,
@@ -119,5 +121,23 @@ int hg__mp_owner(const struct hg_mp *mp, int param);
 /* Every parameter and its optimizer state broadcast from its owner: every
  * rank then holds all of them (checkpoints, validation). */
 int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen);
+
+/* hybrid.c: cfg.n_pieces.  After the task's build: copies the forward
+ * once per piece of the batch (inputs cut by row), sets m's loss and NLL to
+ * the pieces' sums; NULL with err (an op that mixes rows across the batch,
+ * too many pieces). */
+struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
+                             const struct hg_ctl_cfg *cfg, char *err, size_t errlen);
+/* After the optimizer: the rank of every node of g (-1: none runs it) into
+ * *op_rank (owned by h), for hg__mp_plan. */
+int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+                  const int **op_rank, char *err, size_t errlen);
+/* The pieces' batch symbols for the batch symbol's value in sym[]. */
+void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym);
+/* After fill() and hg_exec_prepare: the pieces' rows of the inputs copied
+ * into their own inputs (a batch of B). */
+int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
+                 int64_t B);
+void hg__hyb_free(struct hg_hyb *h);
 
 #endif

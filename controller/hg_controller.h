@@ -193,7 +193,8 @@ struct hg_ctl_cfg {
     /* Model parallelism (NULL: none; the trainer lowers a strategy whose
      * every op group is whole on one device): op_rank[v], for node v of
      * the train graph as the task's build, hg_graph_backward and
-     * hg_graph_optimizer make it, is the rank that runs it.  Every rank
+     * hg_graph_optimizer make it, is the rank that runs it (-1: none; the
+     * task's nodes of a split graph, hybrid.c).  Every rank
      * feeds the whole batch; each runs its ops only, SEND/RECV nodes carry
      * the tensors between ranks (controller/mp.c), a parameter lives on
      * the rank of its optimizer op, the loss and sample size are counted
@@ -211,6 +212,28 @@ struct hg_ctl_cfg {
      * order still reads, and consecutive ones fuse). */
     const int *op_order;     /* [n_op_order] */
     int n_op_order;
+    /* Strategies whose groups split the batch differently (model-parallel
+     * groups beside data-parallel ones, groups with other replica counts;
+     * controller/hybrid.c; n_pieces 0: none).  The bounds of every op's
+     * rows cut the planned batch piece_batch into pieces [piece[p],
+     * piece[p + 1]); a batch of B samples is cut at piece[p] * B /
+     * piece_batch.  piece_dev[v * n_pieces + p]: the rank computing piece
+     * p's rows of node v of the train graph as the task's build,
+     * hg_graph_backward and hg_graph_optimizer make it (n_op_rank nodes);
+     * bwd_node[bwd_start[v] .. bwd_start[v + 1]): the backward nodes of
+     * that graph that forward node v's gradient rule made, in order (not
+     * the accumulating ADDs: hg_graph_node_origin); param_rank[i]: the rank
+     * owning parameter i (its optimizer op).  Every rank feeds the whole
+     * batch; the rest is model parallelism over the split graph (op_rank
+     * unused). */
+    int n_pieces;
+    const int64_t *piece;    /* [n_pieces + 1] */
+    int64_t piece_batch;
+    const int *piece_dev;    /* [n_op_rank][n_pieces] */
+    const int *bwd_start;    /* [n_op_rank + 1] */
+    const int *bwd_node;     /* [bwd_start[n_op_rank]] */
+    const int *param_rank;   /* [n_param_rank] */
+    int n_param_rank;
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */

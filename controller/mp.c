@@ -50,7 +50,7 @@ static int transfers(const struct hg_graph *g, const int *op_rank, const int *se
     memset(need, 0, (size_t)nt * (size_t)world);
     for (int v = 0; v < nn; v++) {
         const struct hg_node_info *nd = hg_graph_node(g, v);
-        for (int k = 0; k < nd->n_in; k++) {
+        for (int k = 0; k < nd->n_in && op_rank[v] >= 0; k++) {
             int t = nd->in[k];
             if (src[t] >= 0 && src[t] != op_rank[v])
                 need[(size_t)t * (size_t)world + (size_t)op_rank[v]] = 1;
@@ -164,7 +164,7 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
         return hg_kerr(err, errlen, "model parallelism: the placement has %d ops, the "
                        "train graph %d", cfg->n_op_rank, nn);
     for (int v = 0; v < nn; v++)
-        if (cfg->op_rank[v] < 0 || cfg->op_rank[v] >= world)
+        if (cfg->op_rank[v] < -1 || cfg->op_rank[v] >= world)
             return hg_kerr(err, errlen, "model parallelism: op %d (%s) is placed on rank "
                            "%d, the job has %d", v, hg_op_table[hg_graph_node(g, v)->op].name,
                            cfg->op_rank[v], world);

@@ -11,7 +11,7 @@
 
 #include "controller/ctl-impl.h"
 
-#define HG_MAX_SYMS_TASK 16 /* graph symbols: at most HG_MAX_SYMS in graph.c */
+#define HG_MAX_SYMS_TASK HG_MAX_SYMS /* graph symbols */
 
 /* The scalars of a step, summed over ranks in one f64 allreduce (then,
  * per rank, its compute and wait times: hg_ctl_rank_times). */
@@ -82,8 +82,12 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
     int ncomm = 0, early = 0, npull = 0;
     /* model parallelism: no gradient aggregation; this rank's ops and the
      * transfers between ranks (mp.c) */
-    int mp = train && cfg->comm && cfg->op_rank;
+    int mp = train && cfg->comm && (cfg->op_rank || cfg->n_pieces > 0);
     if (train) {
+        /* a strategy splitting the batch: the forward once per piece
+         * (hybrid.c), run as model parallelism over the copies */
+        if (mp && cfg->n_pieces > 0 && !(c->hyb = hg__hyb_split(p->g, &p->m, cfg, err, errlen)))
+            return -1;
         hg_graph_backward(p->g, p->m.loss);
         if (cfg->comm && !mp)
             ncomm = hg__dp_add_allreduce(p->g, cfg, &early);
@@ -99,6 +103,20 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
             npull = hg__psagg_add(p->g, cfg, 1);
     }
     int *order = NULL;
+    struct hg_ctl_cfg hc;
+    if (mp && c->hyb) {
+        /* every node of the split graph placed; the ranks of its nodes are
+         * the model-parallel placement from here on */
+        hc = *cfg;
+        if (hg__hyb_ranks(c->hyb, p->g, cfg, &hc.op_rank, err, errlen) != 0)
+            return -1;
+        hc.n_op_rank = hg_graph_n_nodes(p->g);
+        hc.op_order = NULL;
+        hc.n_op_order = 0;
+        c->cfg.op_rank = hc.op_rank;
+        c->cfg.n_op_rank = hc.n_op_rank;
+        cfg = &hc;
+    }
     if (mp) {
         p->n = hg__mp_plan(p->g, cfg, hg_comm_rank(cfg->comm), hg_comm_world(cfg->comm),
                            &order, err, errlen);
@@ -246,7 +264,8 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     }
     if (c->cfg.max_bad_updates <= 0)
         c->cfg.max_bad_updates = 10;
-    if (cfg->comm && cfg->op_rank && (cfg->cuda || cfg->update_freq > 1)) {
+    if (cfg->comm && (cfg->op_rank || cfg->n_pieces > 0) &&
+        (cfg->cuda || cfg->update_freq > 1)) {
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs CPU plans with one "
                        "micro-batch per update so far (%s)", cfg->cuda ? "--devices cuda"
@@ -307,6 +326,7 @@ void hg_ctl_free(struct hg_ctl *c)
     free(c->owner);
     hg__psagg_free(c->ps);
     hg__mp_free(c->mp);
+    hg__hyb_free(c->hyb);
     free(c->red);
     free(c->rank_t);
     free(c);
@@ -339,9 +359,14 @@ static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
         return -1;
     for (int i = 0; i < p->m.nsym; i++)
         sym[HG_SYM_INDEX(p->m.sym[i])] = f.sym_value[i];
+    int hyb = c->hyb && p == &c->train;
+    if (hyb)
+        hg__hyb_syms(c->hyb, sym);
     st->sym = sym;
     *sample_size = f.sample_size;
-    return hg_exec_prepare(p->ex, st, err, errlen);
+    if (hg_exec_prepare(p->ex, st, err, errlen) != 0)
+        return -1;
+    return hyb ? hg__hyb_copy(c->hyb, p->ex, p->g, b->size) : 0;
 }
 
 /* --rank-slowdown: asleep, so no core is taken from another rank */

@@ -11,6 +11,8 @@ struct ad {
     struct hg_graph *g;
     int *grad;  /* [nt at start] accumulated gradient per tensor, -1 none */
     char *need; /* [nt at start] depends on a param */
+    int *nacc;  /* [nnacc] the accumulating ADD nodes (hg_graph_node_origin) */
+    int nnacc, cnacc;
 };
 
 static const struct hg_shape *shp(const struct hg_graph *g, int t)
@@ -32,8 +34,15 @@ static void acc(struct ad *ad, int t, int gi)
         return;
     if (ad->grad[t] < 0)
         ad->grad[t] = gi;
-    else
+    else {
         ad->grad[t] = hg__op2(ad->g, HG_OP_ADD, ad->grad[t], gi, NULL);
+        if (ad->nnacc == ad->cnacc) {
+            ad->cnacc = ad->cnacc ? 2 * ad->cnacc : 64;
+            ad->nacc = realloc(ad->nacc, (size_t)ad->cnacc * sizeof *ad->nacc);
+            HG_CHECK(ad->nacc != NULL);
+        }
+        ad->nacc[ad->nnacc++] = ad->g->nn - 1;
+    }
 }
 
 /* [..,X,Y] -> [..,Y,X] */
@@ -252,13 +261,22 @@ int hg_graph_backward(struct hg_graph *g, int loss)
     if (ad.need[loss])
         ad.grad[loss] = seed;
 
+    /* origin of every backward node: the forward node whose rule made it
+     * (the nodes [start[k], start[k + 1]) of the k-th rule run) */
+    int *from = malloc((size_t)(nn + 1) * sizeof(int));  /* [nn] rule run -> node */
+    int *start = malloc((size_t)(nn + 2) * sizeof(int)); /* [runs + 1] */
+    HG_CHECK(from && start);
+    int runs = 0;
     for (int n = nn - 1; n >= 0; n--) {
         /* copy: appending ops may move g->n */
         struct hg_node_info nd = g->n[n];
         if (nd.out < 0 || !ad.need[nd.out] || ad.grad[nd.out] < 0)
             continue;
+        from[runs] = n;
+        start[runs++] = g->nn;
         grad_node(&ad, &nd, ad.grad[nd.out]);
     }
+    start[runs] = g->nn;
 
     /* Each param's gradient becomes a distinct GRAD tensor (grad block). */
     for (int i = 0; i < g->np; i++) {
@@ -283,9 +301,32 @@ int hg_graph_backward(struct hg_graph *g, int loss)
         g->t[p].grad = gp;
     }
     g->phase = HG_PH_FORWARD;
+    free(g->origin);
+    g->norigin = g->nn;
+    g->origin = malloc((size_t)g->nn * sizeof(int));
+    HG_CHECK(g->origin != NULL);
+    for (int w = 0; w < g->nn; w++)
+        g->origin[w] = -1;
+    for (int k = 0; k < runs; k++)
+        for (int w = start[k]; w < start[k + 1]; w++)
+            g->origin[w] = from[k];
+    for (int i = 0; i < ad.nnacc; i++)
+        g->origin[ad.nacc[i]] = -2 - g->origin[ad.nacc[i]];
+    free(from);
+    free(start);
     free(ad.grad);
     free(ad.need);
+    free(ad.nacc);
     return 0;
+}
+
+int hg_graph_node_origin(const struct hg_graph *g, int node, int *accum)
+{
+    HG_CHECK(node >= 0 && node < g->nn);
+    int o = node < g->norigin ? g->origin[node] : -1;
+    if (accum)
+        *accum = o <= -2;
+    return o <= -2 ? -2 - o : o;
 }
 
 int hg_graph_grad(const struct hg_graph *g, int param)

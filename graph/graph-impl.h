@@ -35,6 +35,10 @@ struct hg_graph {
     int np, cp;
     enum hg_phase phase; /* phase of appended nodes */
     int has_backward, has_optimizer;
+    int *origin;       /* [norigin] hg_graph_node_origin's answer per node
+                          (hg_graph_backward): v, -2 - v (an accumulating
+                          ADD), -1 */
+    int norigin;
 };
 
 /* Adds a tensor record; returns its id. */

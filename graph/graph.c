@@ -32,6 +32,7 @@ void hg_graph_free(struct hg_graph *g)
     free(g->t);
     free(g->n);
     free(g->params);
+    free(g->origin);
     free(g);
 }
 

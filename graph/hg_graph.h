@@ -15,7 +15,7 @@ struct hg_exec;
 
 /* A symbolic dimension is stored as a negative number in a declared shape. */
 #define HG_SYM(k) (-1 - (int64_t)(k))
-#define HG_MAX_SYMS 16 /* symbols per graph */
+#define HG_MAX_SYMS 64 /* symbols per graph (a split graph has one per piece) */
 #define HG_IS_SYM(d) ((d) < 0)
 #define HG_SYM_INDEX(d) ((int)(-1 - (d)))
 
@@ -138,7 +138,15 @@ void hg_graph_print(const struct hg_graph *g, void *file);
 
 /* Autodiff: appends the backward of loss ([1]) w.r.t. every param. */
 int hg_graph_backward(struct hg_graph *g, int loss);
-int hg_graph_grad(const struct hg_graph *g, int param); /* -1 if none */
+int hg_graph_grad(const struct hg_graph *g, int param);
+/* After hg_graph_backward: the forward node whose gradient rule appended
+ * node `node` (-1: none: a forward or update node, a gradient's copy into
+ * its GRAD tensor), and *accum (may be NULL) 1 when it is an ADD summing a
+ * further contribution into a tensor's gradient (the tensor feeds several
+ * consumers).  Two graphs that differ only in how often a tensor is
+ * consumed append the same other nodes per forward node, in the same
+ * order: controller/hybrid.c places the backward of a split graph by it. */
+int hg_graph_node_origin(const struct hg_graph *g, int node, int *accum); /* -1 if none */
 
 /* Optimizer update as ops of the graph (one per param). lr, step and the
  * gradient scale come from the run (struct hg_step).  hyper: .sgd for SGD,

@@ -1295,8 +1295,17 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
                             .n_agg = r->strat.nparams,
                             .ps_timeout_s = o->distributed_timeout / 2,
-                            .op_rank = r->strat.mp ? r->strat.op_rank : NULL,
+                            .op_rank = r->strat.mp && !r->strat.npieces ? r->strat.op_rank
+                                                                        : NULL,
                             .n_op_rank = r->strat.nops,
+                            .n_pieces = r->strat.npieces,
+                            .piece = r->strat.piece,
+                            .piece_batch = r->strat.npieces ? r->strat.piece[r->strat.npieces] : 0,
+                            .piece_dev = r->strat.piece_dev,
+                            .bwd_start = r->strat.bwd_start,
+                            .bwd_node = r->strat.bwd_node,
+                            .param_rank = r->strat.param_rank,
+                            .n_param_rank = r->strat.nparams,
                             .op_order = r->strat.order,
                             .n_op_order = r->strat.nops,
                             .spread_owners = o->save_sharded};

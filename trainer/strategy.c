@@ -23,6 +23,11 @@ void hg_strat_free(struct hg_strat_run *s)
     free(s->agg_ps);
     free(s->op_rank);
     free(s->order);
+    free(s->piece);
+    free(s->piece_dev);
+    free(s->bwd_start);
+    free(s->bwd_node);
+    free(s->param_rank);
     memset(s, 0, sizeof *s);
 }
 
@@ -68,26 +73,108 @@ static const char *order_desc(const struct hg_strat_run *out, char *b)
     return b;
 }
 
-/* All groups model parallel (1), none (0), or -1 with err naming the
- * first group whose mode differs from op 0's. */
-static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st,
-                  const char *path, char *err, size_t errlen)
+/* All groups model parallel (1), none (0), or a mix (2). */
+static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st)
 {
     int k0 = lw->ops[0].group, mp = st->cfg[k0].mode == HG_MODE_MP;
-    for (int v = 0; v < lw->nops; v++) {
-        int k = lw->ops[v].group;
-        if ((st->cfg[k].mode == HG_MODE_MP) != mp)
-            return hg_kerr(err, errlen, "--strategy %s: group %d (op %d, %s) is %s, group "
-                           "%d (op 0, %s) is %s; a strategy mixing model-parallel and "
-                           "data-parallel groups needs split and concat along the batch "
-                           "(per-op batch sizes), not built yet: only strategies whose "
-                           "groups are all data-parallel shaped or all model parallel "
-                           "execute", path, k, v, hg_op_table[lw->pg->ops[v].kind].name,
-                           mp ? "data parallel" : "model parallel", k0,
-                           hg_op_table[lw->pg->ops[0].kind].name,
-                           mp ? "model parallel" : "data parallel");
-    }
+    for (int v = 0; v < lw->nops; v++)
+        if ((st->cfg[lw->ops[v].group].mode == HG_MODE_MP) != mp)
+            return 2;
     return mp;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A strategy whose groups split the batch differently (controller/
+ * hybrid.c): the pieces (the bounds of every forward and backward op's
+ * rows), each op's rank per piece, the backward nodes each forward node's
+ * gradient rule made (hg_graph_node_origin) and the parameters' owners
+ * (a server, else the first device of the optimizer op). */
+static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
+                  const struct hg_pgraph *pg, const struct hg_graph *g, char *err,
+                  size_t errlen)
+{
+    int nops = lw->nops, ncut = 0;
+    for (int v = 0; v < nops; v++)
+        ncut += 2 * lw->ops[v].nplace;
+    int64_t *cut = malloc(((size_t)ncut + 2) * sizeof *cut); /* [ncut + 2] */
+    if (!cut)
+        return hg_kerr(err, errlen, "out of memory");
+    ncut = 0;
+    cut[ncut++] = 0;
+    cut[ncut++] = lw->batch;
+    for (int v = 0; v < nops; v++) {
+        if (hg_graph_node(g, v)->phase == HG_PH_UPDATE)
+            continue;
+        for (int k = 0; k < lw->ops[v].nplace; k++) {
+            cut[ncut++] = lw->ops[v].place[k].begin;
+            cut[ncut++] = lw->ops[v].place[k].end;
+        }
+    }
+    qsort(cut, (size_t)ncut, sizeof *cut, cmp_i64);
+    int np = 0;
+    for (int i = 0; i < ncut; i++)
+        if (cut[i] > 0 && cut[i] <= lw->batch && (np == 0 || cut[i] != cut[np]))
+            cut[++np] = cut[i];
+    cut[0] = 0;
+    out->npieces = np;
+    out->piece = cut;
+    out->piece_dev = malloc((size_t)nops * (size_t)np * sizeof *out->piece_dev);
+    out->bwd_start = calloc((size_t)nops + 2, sizeof *out->bwd_start);
+    out->bwd_node = malloc(((size_t)hg_graph_n_nodes(g) + 1) * sizeof *out->bwd_node);
+    out->param_rank = malloc(((size_t)pg->nparams + 1) * sizeof *out->param_rank);
+    int *prank = malloc(((size_t)hg_graph_n_tensors(g) + 1) * sizeof *prank); /* [nt] */
+    if (!out->piece_dev || !out->bwd_start || !out->bwd_node || !out->param_rank || !prank) {
+        free(prank);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    for (int v = 0; v < nops; v++)
+        for (int p = 0; p < np; p++) {
+            const struct hg_lop *op = &lw->ops[v];
+            int d = op->place[0].dev;
+            for (int k = 0; k < op->nplace; k++)
+                if (op->place[k].begin <= cut[p] && cut[p] < op->place[k].end)
+                    d = op->place[k].dev;
+            out->piece_dev[(size_t)v * (size_t)np + (size_t)p] = d;
+        }
+    /* bwd_node: by origin, each origin's in node order */
+    int nn = hg_graph_n_nodes(g);
+    for (int w = 0; w < nn; w++) {
+        int accum, o = hg_graph_node_origin(g, w, &accum);
+        if (o >= 0 && !accum)
+            out->bwd_start[o + 1]++;
+    }
+    for (int v = 0; v < nops; v++)
+        out->bwd_start[v + 1] += out->bwd_start[v];
+    int *at = calloc((size_t)nops + 1, sizeof *at); /* [nops] filled so far */
+    if (!at) {
+        free(prank);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    for (int w = 0; w < nn; w++) {
+        int accum, o = hg_graph_node_origin(g, w, &accum);
+        if (o >= 0 && !accum)
+            out->bwd_node[out->bwd_start[o] + at[o]++] = w;
+    }
+    free(at);
+    for (int t = 0; t < hg_graph_n_tensors(g); t++)
+        prank[t] = -1;
+    for (int u = 0; u < nops; u++) {
+        const struct hg_node_info *nd = hg_graph_node(g, u);
+        if (nd->phase == HG_PH_UPDATE && nd->out < 0 && nd->n_in > 0)
+            prank[nd->in[0]] = lw->ops[u].place[0].dev;
+    }
+    for (int i = 0; i < pg->nparams; i++) {
+        const struct hg_lagg *a = &lw->agg[i];
+        int r = a->kind == HG_LAGG_PS ? a->ps : prank[pg->param[i]];
+        out->param_rank[i] = r >= 0 ? r : 0;
+    }
+    free(prank);
+    return 0;
 }
 
 /* Every op holds the same rows on the same devices as op 0: -1 with err
@@ -233,12 +320,10 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
         hg_kerr(err, errlen, "--strategy %s: %s", path, e);
         goto done;
     }
-    int mp = all_mp(lw, st, path, err, errlen);
-    if (mp < 0)
-        goto done;
+    int mp = all_mp(lw, st);
     if (planned_order(out, lw, g, err, errlen) != 0)
         goto done;
-    if (mp) {
+    if (mp == 1) {
         /* every op on its group's device, device d = rank d; every rank
          * reads the whole batch */
         out->mp = 1;
@@ -270,8 +355,32 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
         rc = 0;
         goto done;
     }
-    if (dp_shaped(lw, c, path, ref, rows, err, errlen) != 0)
+    if (mp == 2 || dp_shaped(lw, c, path, ref, rows, e, sizeof e) != 0) {
+        /* groups that split the batch differently: every rank reads the
+         * whole batch and runs its ops' pieces */
+        if (hybrid(out, lw, pg, g, err, errlen) != 0)
+            goto done;
+        out->mp = 1;
+        out->world = world;
+        out->nparams = pg->nparams;
+        for (int d = 0; d < world; d++)
+            out->rank_sent[d] = batch;
+        int n = snprintf(out->desc, sizeof out->desc, "| strategy %s: the batch of %lld "
+                         "split into %d pieces, each op's on its group's device; the whole "
+                         "batch on every rank; op pieces per rank", path, (long long)batch,
+                         out->npieces);
+        for (int d = 0; d < world && n > 0 && n < (int)sizeof out->desc - 24; d++) {
+            int k = 0;
+            for (int v = 0; v < lw->nops; v++)
+                for (int p = 0; p < out->npieces; p++)
+                    k += out->piece_dev[(size_t)v * (size_t)out->npieces + (size_t)p] == d;
+            n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ", k);
+        }
+        if (n > 0 && n < (int)sizeof out->desc)
+            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "\n");
+        rc = 0;
         goto done;
+    }
     out->world = world;
     for (int d = 0; d < world; d++)
         out->rank_sent[d] = ref[2 * d + 1] - ref[2 * d];

@@ -26,6 +26,14 @@ struct hg_strat_run {
     int *order;           /* [nops] the strategy's execution order of the
                              training graph's ops (lw->order), or NULL
                              when it is the id order */
+    /* groups that split the batch differently (mp is then 1: every rank
+     * reads the whole batch; controller/hybrid.c, hg_ctl_cfg.n_pieces) */
+    int npieces;
+    int64_t *piece;       /* [npieces + 1] bounds of the pieces, rows */
+    int *piece_dev;       /* [nops][npieces] the rank of each op's piece */
+    int *bwd_start;       /* [nops + 1] */
+    int *bwd_node;        /* each forward node's backward nodes */
+    int *param_rank;      /* [nparams] each parameter's owner */
     int moved;            /* forward and backward ops that order puts
                              elsewhere than the id order */
     char desc[256];       /* one line for the log */

@@ -1,0 +1,361 @@
+/* hybrid.c - strategies whose op groups split the batch differently (model-
+ * parallel groups beside data-parallel ones, replica counts that differ from
+ * group to group): HeteroG's graph compiler on the model-parallel runtime.
+ *
+ * The lowering gives every op its devices and their rows of the planned
+ * batch.  The union of all those row bounds cuts the batch into pieces, and
+ * every op computes each piece on exactly one device.  So each rank builds
+ * the same split graph: the task's forward copied once per piece (its
+ * inputs are the pieces' rows of the task's inputs, copied in after fill();
+ * ops that read no batch input, e.g. on parameters only, stay one), the
+ * loss the sum of the pieces' losses; then backward and optimizer as
+ * always, so every parameter's gradient is the sum over the pieces (an ADD
+ * per further piece, autodiff's accumulation).  Every node of that graph
+ * gets the rank of its op's piece (a backward node: the strategy's place
+ * of the original backward node it corresponds to, hg_graph_node_origin;
+ * an optimizer op: its parameter's owner), and mp.c runs it: each rank its
+ * nodes, SEND/RECV where a tensor crosses ranks.  The original forward
+ * nodes stay in the graph and run nowhere.
+ *
+ * The sums over the batch (loss, weight gradients) are the pieces' sums
+ * added, so a run equals one rank within float rounding; dropout draws its
+ * masks per piece (the same distribution, not one rank's masks). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/ctl-impl.h"
+
+struct hg_hyb {
+    int np;              /* pieces */
+    int nf;              /* the task's forward nodes (the originals) */
+    int nn;              /* nodes when hg__hyb_split returned */
+    int64_t plan_batch;  /* cfg.piece_batch */
+    int64_t *piece;      /* [np + 1] cfg.piece */
+    int bsym;            /* the task's batch symbol (index) */
+    int psym[HG_MAX_SYMS]; /* [np] each piece's batch symbol (index) */
+    int nin;             /* inputs split into pieces */
+    int *in;             /* [nin] the task's input */
+    int *pin;            /* [nin][np] its pieces' inputs */
+    int *clone;          /* [nf][np] node of piece p's copy of node v, -1: not
+                            copied (reads no batch input) */
+    int *dev;            /* [nn] the rank of each node before the backward: a
+                            copy's piece's, a node of the task's that reads
+                            no batch input its piece 0's, a copied one -1
+                            (runs nowhere) */
+    int *orig, *opiece;  /* [nn] a copy's node of the task's and piece; -1, 0 */
+    int *op_rank;        /* [nodes after the optimizer] hg__hyb_ranks' */
+};
+
+/* The rows [r[p], r[p + 1]) of piece p in a global batch of B. */
+static void rows(const struct hg_hyb *h, int64_t B, int64_t *r)
+{
+    for (int p = 0; p <= h->np; p++)
+        r[p] = h->piece[p] * B / h->plan_batch;
+}
+
+/* A copied op that would mix the pieces' rows: -1 with err. */
+static int splittable(const struct hg_graph *g, int v, const unsigned char *bdep, char *err,
+                      size_t errlen)
+{
+    const struct hg_node_info *nd = hg_graph_node(g, v);
+    const struct hg_tensor_info *x = hg_graph_tensor(g, nd->in[0]);
+    int ax = x->batch_axis;
+    int mixes = 0;
+    if (!bdep[nd->in[0]] || ax < 0)
+        return 0;
+    if (nd->op == HG_OP_MEAN)
+        mixes = nd->attr.reduce.axis == ax || nd->attr.reduce.axis == HG_AXIS_ALL;
+    else if (nd->op == HG_OP_CONCAT)
+        mixes = nd->attr.concat.axis == ax;
+    else if (nd->op == HG_OP_SLICE)
+        mixes = nd->attr.slice.axis == ax;
+    if (mixes)
+        return hg_kerr(err, errlen, "a strategy splitting the batch: op %d (%s) works across "
+                       "the batch axis of %s, so its pieces cannot be computed apart", v,
+                       hg_op_table[nd->op].name, x->name);
+    return 0;
+}
+
+void hg__hyb_free(struct hg_hyb *h)
+{
+    if (!h)
+        return;
+    free(h->piece);
+    free(h->in);
+    free(h->pin);
+    free(h->clone);
+    free(h->dev);
+    free(h->orig);
+    free(h->opiece);
+    free(h->op_rank);
+    free(h);
+}
+
+struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
+                             const struct hg_ctl_cfg *cfg, char *err, size_t errlen)
+{
+    int np = cfg->n_pieces, nf = hg_graph_n_nodes(g), nt0 = hg_graph_n_tensors(g);
+    struct hg_hyb *h = calloc(1, sizeof *h);
+    unsigned char *bdep = calloc((size_t)nt0 + 1, 1); /* [nt0] depends on a batch input */
+    int *map = NULL; /* [nt0][np] piece p's copy of tensor t, -1: t itself */
+    if (!h || !bdep) {
+        hg_kerr(err, errlen, "out of memory");
+        goto fail;
+    }
+    h->np = np;
+    h->nf = nf;
+    h->plan_batch = cfg->piece_batch;
+    h->bsym = hg_graph_sym_find(g, "batch");
+    if (h->bsym < 0) {
+        hg_kerr(err, errlen, "a strategy splitting the batch: the task's graph has no symbol "
+                "named \"batch\"");
+        goto fail;
+    }
+    if (hg_graph_n_syms(g) + np > HG_MAX_SYMS) {
+        hg_kerr(err, errlen, "a strategy splitting the batch into %d pieces: the graph holds "
+                "%d symbols, the task declares %d", np, HG_MAX_SYMS, hg_graph_n_syms(g));
+        goto fail;
+    }
+    h->piece = malloc((size_t)(np + 1) * sizeof *h->piece);
+    h->in = malloc((size_t)(nt0 + 1) * sizeof *h->in);
+    h->pin = malloc((size_t)(nt0 + 1) * (size_t)np * sizeof *h->pin);
+    h->clone = malloc((size_t)(nf + 1) * (size_t)np * sizeof *h->clone);
+    map = malloc((size_t)(nt0 + 1) * (size_t)np * sizeof *map);
+    if (!h->piece || !h->in || !h->pin || !h->clone || !map) {
+        hg_kerr(err, errlen, "out of memory");
+        goto fail;
+    }
+    memcpy(h->piece, cfg->piece, (size_t)(np + 1) * sizeof *h->piece);
+    for (size_t i = 0; i < (size_t)nt0 * (size_t)np; i++)
+        map[i] = -1;
+    /* the pieces' batch symbols: at most their share of the largest batch */
+    int64_t bmax = hg_graph_sym_max(g, h->bsym);
+    for (int p = 0; p < np; p++) {
+        int64_t len = h->piece[p + 1] - h->piece[p];
+        int64_t mx = (len * bmax + h->plan_batch - 1) / h->plan_batch + 1;
+        char name[32];
+        snprintf(name, sizeof name, "batch.p%d", p);
+        h->psym[p] = HG_SYM_INDEX(hg_graph_sym(g, name, mx < bmax ? mx : bmax));
+    }
+    /* the pieces' inputs: the task's inputs with a batch axis, rows cut */
+    for (int t = 0; t < nt0; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind != HG_T_INPUT || ti->batch_axis < 0)
+            continue;
+        if (ti->batch_axis != 0 || ti->decl.dim[0] != HG_SYM(h->bsym)) {
+            hg_kerr(err, errlen, "a strategy splitting the batch: input %s has its batch on "
+                    "axis %d, not as the leading \"batch\" dimension", ti->name,
+                    ti->batch_axis);
+            goto fail;
+        }
+        bdep[t] = 1;
+        h->in[h->nin] = t;
+        for (int p = 0; p < np; p++) {
+            ti = hg_graph_tensor(g, t); /* may move as tensors are added */
+            struct hg_shape d = ti->decl;
+            d.dim[0] = HG_SYM(h->psym[p]);
+            char name[160];
+            snprintf(name, sizeof name, "%s.p%d", ti->name, p);
+            int x = hg_graph_input(g, name, ti->dtype, d.ndim, d.dim, 0);
+            h->pin[(size_t)h->nin * (size_t)np + (size_t)p] = x;
+            map[(size_t)t * (size_t)np + (size_t)p] = x;
+        }
+        h->nin++;
+    }
+    /* each forward node that reads a batch input, once per piece */
+    enum hg_phase was = hg_graph_set_phase(g, HG_PH_FORWARD);
+    for (int v = 0; v < nf; v++) {
+        const struct hg_node_info nd = *hg_graph_node(g, v);
+        int dep = 0;
+        for (int k = 0; k < nd.n_in; k++)
+            dep |= bdep[nd.in[k]];
+        for (int p = 0; p < np; p++)
+            h->clone[(size_t)v * (size_t)np + (size_t)p] = -1;
+        if (!dep)
+            continue;
+        if (nd.out < 0 || splittable(g, v, bdep, err, errlen) != 0) {
+            if (nd.out < 0)
+                hg_kerr(err, errlen, "a strategy splitting the batch: forward op %d (%s) "
+                        "has no output", v, hg_op_table[nd.op].name);
+            hg_graph_set_phase(g, was);
+            goto fail;
+        }
+        bdep[nd.out] = 1;
+        for (int p = 0; p < np; p++) {
+            int in[HG_MAX_INPUTS];
+            for (int k = 0; k < nd.n_in; k++) {
+                int c = map[(size_t)nd.in[k] * (size_t)np + (size_t)p];
+                in[k] = c >= 0 ? c : nd.in[k];
+            }
+            union hg_attr at = nd.attr;
+            if (nd.op == HG_OP_DROPOUT) /* each piece's rows their own masks */
+                at.dropout.seed += (uint64_t)p * 0x9e3779b97f4a7c15ull;
+            h->clone[(size_t)v * (size_t)np + (size_t)p] = hg_graph_n_nodes(g);
+            map[(size_t)nd.out * (size_t)np + (size_t)p] =
+                hg_graph_op(g, nd.op, in, nd.n_in, &at);
+        }
+    }
+    /* the loss (and the NLL) of the batch: the pieces' sums added */
+    int sums[2] = {m->loss, m->nll}, ns = m->nll >= 0 && m->nll != m->loss ? 2 : 1;
+    int first_sum = hg_graph_n_nodes(g);
+    for (int i = 0; i < ns; i++) {
+        int t = sums[i];
+        if (t < 0 || t >= nt0 || !bdep[t]) {
+            hg_kerr(err, errlen, "a strategy splitting the batch: the task's %s does not "
+                    "depend on the batch", i ? "NLL" : "loss");
+            hg_graph_set_phase(g, was);
+            goto fail;
+        }
+        int s = map[(size_t)t * (size_t)np];
+        for (int p = 1; p < np; p++) {
+            int in[2] = {s, map[(size_t)t * (size_t)np + (size_t)p]};
+            s = hg_graph_op(g, HG_OP_ADD, in, 2, NULL);
+        }
+        if (i == 0)
+            m->loss = s;
+        else
+            m->nll = s;
+    }
+    if (ns == 1 && m->nll >= 0)
+        m->nll = m->loss;
+    hg_graph_set_phase(g, was);
+    /* metrics read the task's own tensors, which no rank computes here
+     * (validation runs the whole graph) */
+    m->metric_src = -1;
+    h->nn = hg_graph_n_nodes(g);
+    h->dev = malloc((size_t)h->nn * sizeof *h->dev);
+    h->orig = malloc((size_t)h->nn * sizeof *h->orig);
+    h->opiece = calloc((size_t)h->nn, sizeof *h->opiece);
+    if (!h->dev || !h->orig || !h->opiece) {
+        hg_kerr(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (int w = 0; w < h->nn; w++)
+        h->dev[w] = -1, h->orig[w] = -1;
+    for (int v = 0; v < nf; v++) {
+        if (h->clone[(size_t)v * (size_t)np] < 0) {
+            h->dev[v] = cfg->piece_dev[(size_t)v * (size_t)np];
+            h->orig[v] = v;
+            continue;
+        }
+        for (int p = 0; p < np; p++) {
+            int c = h->clone[(size_t)v * (size_t)np + (size_t)p];
+            h->dev[c] = cfg->piece_dev[(size_t)v * (size_t)np + (size_t)p];
+            h->orig[c] = v, h->opiece[c] = p;
+        }
+    }
+    /* the sums on the rank of the task's loss op's first piece */
+    int lrank = cfg->piece_dev[(size_t)hg_graph_tensor(g, sums[0])->producer * (size_t)np];
+    for (int w = first_sum; w < h->nn; w++)
+        h->dev[w] = lrank;
+    free(bdep);
+    free(map);
+    return h;
+fail:
+    free(bdep);
+    free(map);
+    hg__hyb_free(h);
+    return NULL;
+}
+
+int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+                  const int **op_rank, char *err, size_t errlen)
+{
+    int nn = hg_graph_n_nodes(g), np = h->np;
+    free(h->op_rank);
+    h->op_rank = malloc((size_t)nn * sizeof *h->op_rank);
+    int *seen = calloc((size_t)nn + 1, sizeof *seen); /* [nn] non-accumulating
+                                                        backward nodes per origin so far */
+    int *last = malloc(((size_t)nn + 1) * sizeof *last); /* [nn] rank of the origin's
+                                                           latest backward node */
+    int *pidx = calloc((size_t)hg_graph_n_tensors(g) + 1, sizeof *pidx); /* [nt] param
+                                                                        index + 1 */
+    int rc = -1;
+    if (!h->op_rank || !seen || !last || !pidx) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < hg_graph_n_params(g); i++)
+        pidx[hg_graph_param_at(g, i)] = i + 1;
+    for (int w = 0; w < nn; w++) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        int r = -1, accum;
+        if (w < h->nn) {
+            r = h->dev[w];
+        } else if (nd->phase == HG_PH_UPDATE) {
+            int i = nd->n_in > 0 ? pidx[nd->in[0]] - 1 : -1;
+            if (i < 0 || i >= cfg->n_param_rank) {
+                hg_kerr(err, errlen, "a strategy splitting the batch: update op %d (%s) "
+                        "updates no known parameter", w, hg_op_table[nd->op].name);
+                goto done;
+            }
+            r = cfg->param_rank[i];
+        } else if (hg_graph_node_origin(g, w, &accum) >= 0) {
+            int o = hg_graph_node_origin(g, w, NULL);
+            if (accum) {
+                r = last[o];
+            } else {
+                int v = o < h->nn ? h->orig[o] : -1, p = o < h->nn ? h->opiece[o] : 0;
+                int k = seen[o]++;
+                if (v < 0) { /* a node of ours (the loss sums): with it */
+                    r = o < h->nn ? h->dev[o] : -1;
+                } else {
+                    int n = cfg->bwd_start[v + 1] - cfg->bwd_start[v];
+                    if (k >= n) {
+                        hg_kerr(err, errlen, "a strategy splitting the batch: the backward "
+                                "of op %d (%s) has %d ops in the strategy's graph, more in "
+                                "piece %d's copy", v,
+                                hg_op_table[hg_graph_node(g, v)->op].name, n, p);
+                        goto done;
+                    }
+                    int u = cfg->bwd_node[cfg->bwd_start[v] + k];
+                    r = cfg->piece_dev[(size_t)u * (size_t)np + (size_t)p];
+                }
+            }
+            last[o] = r;
+        } else {
+            /* a gradient's copy into its GRAD tensor: where it is made */
+            int t = nd->n_in > 0 ? nd->in[0] : -1;
+            int pr = t >= 0 ? hg_graph_tensor(g, t)->producer : -1;
+            r = pr >= 0 && pr < w ? h->op_rank[pr] : cfg->param_rank[0];
+        }
+        h->op_rank[w] = r;
+    }
+    *op_rank = h->op_rank;
+    rc = 0;
+done:
+    free(seen);
+    free(last);
+    free(pidx);
+    return rc;
+}
+
+void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym)
+{
+    int64_t r[HG_MAX_SYMS + 1], B = sym[h->bsym];
+    rows(h, B, r);
+    for (int p = 0; p < h->np; p++)
+        sym[h->psym[p]] = r[p + 1] - r[p];
+}
+
+int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
+                 int64_t B)
+{
+    int64_t r[HG_MAX_SYMS + 1];
+    rows(h, B, r);
+    for (int i = 0; i < h->nin; i++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, h->in[i]);
+        size_t row = B > 0 ? (size_t)hg_shape_numel(&ti->shape) / (size_t)B *
+                                 hg_dtype_size(ti->dtype) : 0;
+        const char *src = hg_exec_data(ex, h->in[i]); /* [B, ...] */
+        for (int p = 0; p < h->np; p++) {
+            char *dst = hg_exec_data(ex, h->pin[(size_t)i * (size_t)h->np + (size_t)p]);
+            if (r[p + 1] > r[p])
+                memcpy(dst, src + (size_t)r[p] * row, (size_t)(r[p + 1] - r[p]) * row);
+        }
+    }
+    return 0;
+}
