@@ -1,0 +1,203 @@
+#!/bin/sh
+# Integration test: hgtrain --strategy runs strategies whose op groups
+# split the batch differently (model-parallel groups beside data-parallel
+# ones, replica counts that differ per group, zero on some devices;
+# controller/hybrid.c) on forked CPU workers:
+#  1. exactness: 8 random strategies of one op per group on mnist (SGD
+#     with momentum, a global batch of 96) on 2 and 3 ranks: each group
+#     model parallel on a random device (35%) or data parallel with 0-4
+#     replicas per device, AllReduce or a server on a random rank; CP-AR
+#     with one group made model parallel; 3 on bert (Adam, sequences of
+#     different lengths) and 2 on a small translation Transformer (the
+#     loss and the NLL split too): the same loss at every update and,
+#     after K updates, the same parameters and optimizer state as 1 rank
+#     on the same batches (relative error <= 1e-5; translation's
+#     parameters 1e-4, below);
+#  2. a random strategy resumed half-way and run over tcp: bitwise the
+#     straight shm run;
+#  3. refused, naming why: --update-freq 2;
+#  4. rank 1 killed mid-run: every rank exits within seconds, rank 1 named.
+set -u
+OPT_TOL=1e-5 # mnist: SGD momentum, no division
+. "${HG_SRCDIR:-.}/tests/strategy-common.sh"
+sed 's/"three"/"four"/; /model = "slow"/ s/count = 2/count = 3/' "$tmp/c3.cfg" >"$tmp/c4.cfg"
+
+# a random mix: each group (one per op from --groups large) model parallel
+# on a random device, or data parallel with 0-4 replicas per device (at
+# least one) aggregated by AllReduce or a server on a random device
+mix() { # seed ranks in out
+    awk -v seed="$1" -v n="$2" 'BEGIN { srand(seed) }
+        /mode = "dp"/ {
+            getline; e = /},$/ ? "}," : "}"
+            if (rand() < 0.35) {
+                print "      mode = \"mp\"; device = \"localhost:" int(rand() * n) "\"; " e
+                next
+            }
+            t = 0
+            for (i = 0; i < n; i++) { r[i] = int(rand() * 5); t += r[i] }
+            if (t == 0) r[int(rand() * n)] = 1 + int(rand() * 4)
+            s = ""
+            for (i = 0; i < n; i++) s = s (i ? ", " : "") "(\"localhost:" i "\", " r[i] ")"
+            print "      mode = \"dp\"; replicas = (" s ");"
+            if (rand() < 0.4) print "      aggregate = \"allreduce\"; " e
+            else print "      aggregate = \"ps\"; ps = \"localhost:" int(rand() * n) "\"; " e
+            next }
+        { print }' "$tmp/$3" >"$tmp/$4"
+    grep -q 'mode = "mp"' "$tmp/$4" && grep -q 'mode = "dp"' "$tmp/$4" ||
+        bad "$4: not a mix of model- and data-parallel groups"
+}
+plan() { # cluster baseline groups out task-args...
+    c=$1 b=$2 g=$3 o=$4
+    shift 4
+    "$HGPLAN" "$@" --cluster "$tmp/$c.cfg" --search baselines --groups "$g" --baseline "$b" \
+        --out "$tmp/$o" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan $c $b"; }
+}
+is_split() { # log: the line of a split strategy
+    grep -q "strategy .*: the batch of [0-9]* split into [0-9]* pieces" "$tmp/$1.log" ||
+        { head -n 3 "$tmp/$1.log"; bad "$1: no 'split into pieces' line"; return 1; }
+}
+
+# ------------------------------------------------------------ 1. exactness
+M="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd"
+plan c2 EV-PS 45 ev2.cfg $M
+plan c3 EV-PS 45 ev3.cfg $M
+plan c2 CP-AR 8 CP-AR.cfg $M
+run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; bad "1 rank"; }
+strat() { # name ranks cluster strategy args...
+    name=$1 n=$2 c=$3 s=$4
+    shift 4
+    run "$name" --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/$c.cfg" \
+        --strategy "$tmp/$s" --required-batch-size-multiple 1 "$@" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; bad "$name exited non-zero"; return 1; }
+    is_split "$name"
+}
+np=0
+for seed in 1 2 3 4 5 6 7 8; do
+    n=$((2 + seed % 2))
+    mix $seed $n ev$n.cfg m$seed.cfg
+    strat m$seed $n c$n m$seed.cfg && check m$seed ref
+    np=$((np + $(sed -n 's/.*split into \([0-9]*\) pieces.*/\1/p' "$tmp/m$seed.log")))
+done
+echo "ok: 8 random mixes on 2-3 ranks ($np pieces in all) == 1 rank"
+# group 3 of CP-AR model parallel on rank 1 (a mix tests/strategy_mp.sh
+# once refused)
+awk '/id = 3;/ { f = 1 } f && /mode = "dp"/ { print "      mode = \"mp\"; device = \"localhost:1\"; },"
+        getline; f = 0; next } { print }' "$tmp/CP-AR.cfg" >"$tmp/cpar-mp3.cfg"
+strat cpar-mp3 2 c2 cpar-mp3.cfg && check cpar-mp3 ref
+
+# the small Transformer: Adam, two state tensors per parameter, shapes that
+# change with every batch
+S=${HG_SRCDIR:-.}
+awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
+"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+BM="--task bert --data $tmp/lm --dropout 0 --batch 16 --optimizer adam"
+plan c2 EV-PS 500 bev2.cfg $BM
+plan c3 EV-PS 500 bev3.cfg $BM
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+OPT_TOL=1e-4
+for seed in 1 2 3; do
+    n=$((2 + seed % 2))
+    mix $seed $n bev$n.cfg bm$seed.cfg
+    runb bm$seed --devices cpu:$n --cluster-file "$tmp/c$n.cfg" --strategy "$tmp/bm$seed.cfg" \
+        >"$tmp/bm$seed.log" 2>&1 || { cat "$tmp/bm$seed.log"; bad "bm$seed exited non-zero"; continue; }
+    is_split bm$seed && check bm$seed bref
+done
+
+# a small translation Transformer (encoder-decoder; the loss and the NLL
+# are two ops, both split): decoder.layers.0.self_attn.k_proj.bias has a
+# true gradient of zero (softmax ignores a constant added to every score),
+# so Adam turns the rounding of any other summation order into full steps:
+# plain 2-rank data parallelism (EV-AR) is 1.0e-5 off one rank there too,
+# and the parameters get 1e-4
+head -n 200 "$S/tests/data/corpus.en" >"$tmp/valid.en"
+head -n 200 "$S/tests/data/corpus.es" >"$tmp/valid.es"
+"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
+    --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/premt.log" 2>&1 ||
+    { cat "$tmp/premt.log"; bad "hgpreprocess translation"; }
+TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
+    --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
+    --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+plan c2 EV-PS 1000 tev2.cfg --task translation --data "$tmp/mt" $TA --batch 16 --optimizer adam
+runt() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
+for seed in 1 2; do
+    mix $seed 2 tev2.cfg tm$seed.cfg
+    runt tm$seed --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/tm$seed.cfg" \
+        >"$tmp/tm$seed.log" 2>&1 || { cat "$tmp/tm$seed.log"; bad "tm$seed exited non-zero"; continue; }
+    is_split tm$seed || continue
+    same_losses "$tmp/tref.log" "$tmp/tm$seed.log" || bad "tm$seed: losses differ from 1 rank"
+    grep -o '"nll_loss": [0-9.]*' "$tmp/tref.log" >"$tmp/na"
+    grep -o '"nll_loss": [0-9.]*' "$tmp/tm$seed.log" >"$tmp/nb"
+    [ -s "$tmp/na" ] && cmp -s "$tmp/na" "$tmp/nb" || bad "tm$seed: nll_loss differs from 1 rank"
+    "$CMP" "$tmp/tref/checkpoint_last.h5" "$tmp/tm$seed/checkpoint_last.h5" 1e-4 params \
+        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "tm$seed: parameters differ from 1 rank"; }
+    "$CMP" "$tmp/tref/checkpoint_last.h5" "$tmp/tm$seed/checkpoint_last.h5" 1e-4 optimizer \
+        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "tm$seed: optimizer state differs from 1 rank"; }
+    echo "ok: tm$seed == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
+done
+
+# ---------------------------------------- 2. resumed half-way, over tcp
+HY="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/m3.cfg
+   --required-batch-size-multiple 1"
+run resume $HY --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "m3 to update $((K / 2))"
+run resume $HY --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "m3 resumed"
+grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
+    { head -n 5 "$tmp/resume2.log"; bad "m3: the resume did not load update $((K / 2))"; }
+run tcp $HY --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
+    { cat "$tmp/tcp.log"; bad "m3 over tcp"; }
+for d in resume tcp; do
+    "$CMP" "$tmp/m3/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+        { cat "$tmp/cmp"; bad "m3: $d differs from the straight shm run"; }
+done
+echo "ok: m3 resumed and over tcp: bitwise"
+
+# ------------------------------------------------------------- 3. refused
+run bad --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/m2.cfg" \
+    --required-batch-size-multiple 1 --update-freq 2 --max-update 1 >"$tmp/bad.log" 2>&1 &&
+    bad "--update-freq 2 accepted"
+grep -q "a model-parallel strategy runs CPU plans with one micro-batch per update so far" \
+    "$tmp/bad.log" || { cat "$tmp/bad.log"; bad "--update-freq 2: not refused by name"; }
+echo "ok: refusals"
+
+# ------------------------------------------------------ 4. rank 1 killed
+(
+    exec "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --lr 0.01 \
+        --seed 5 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --save-dir "$tmp/kill" --devices cpu:3 --batch-size 96 --max-update 100000 \
+        --distributed-timeout 10 --cluster-file "$tmp/c3.cfg" --strategy "$tmp/m3.cfg" \
+        --required-batch-size-multiple 1 >"$tmp/kill.log" 2>&1
+) &
+lp=$!
+wait_update "$tmp/kill.log"
+victim=$(pgrep -P $lp -x hgtrain-r1)
+others=$(pgrep -P $lp | grep -vx "${victim:-x}")
+[ -n "$victim" ] || { cat "$tmp/kill.log"; bad "kill: no process named hgtrain-r1"; kill $lp; }
+t0=$(date +%s)
+kill -KILL "$victim"
+wait $lp
+rc=$?
+dt=$(($(date +%s) - t0))
+[ $rc -ne 0 ] && [ $dt -le 16 ] || bad "kill: exit $rc after ${dt}s"
+for p in $others; do
+    kill -0 "$p" 2>/dev/null && bad "kill: worker $p still alive"
+done
+grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
+    { cat "$tmp/kill.log"; bad "kill: the launcher did not name rank 1"; }
+echo "ok: rank 1 killed: the job ended in ${dt}s naming rank 1"
+exit $fail
