@@ -690,8 +690,11 @@ void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
  * HG_EXEC_DP every group data parallel with the same replicas on every
  * device, at least one each (aggregation free per group: AllReduce or any
  * PS); HG_EXEC_MP every group model parallel (CPU plans, one micro-batch
- * per update).  Neither recomputes (the executor keeps every activation). */
-enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u };
+ * per update); HG_EXEC_SPLIT any mix of the two, replica counts free
+ * (the batch split into pieces: controller/hybrid.c; CPU plans, one
+ * micro-batch per update).  None recomputes (the executor keeps every
+ * activation). */
+enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u, HG_EXEC_SPLIT = 4u };
 /* 1 when st is one of the kinds (a set of HG_EXEC_* bits). */
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds);
 /* The search objective: the time if it fits, else a penalty above any

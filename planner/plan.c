@@ -42,10 +42,11 @@ void hg_plan_print_recompute(FILE *o, const struct hg_strategy *st)
         fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
 }
 
-/* Executable: the data-parallel baselines only, no recomputation. */
+/* Executable: the data-parallel baselines, and MP when any mix executes;
+ * no recomputation. */
 static int candidate(const struct hg_plan_opts *po, int b)
 {
-    return !po->executable || b != HG_BASE_MP;
+    return !po->executable || b != HG_BASE_MP || (po->executable & HG_EXEC_SPLIT);
 }
 
 struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
@@ -131,8 +132,9 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
         if (po->executable)
             fprintf(o, "  executable strategies only (%s): %ld proposals had no "
-                    "executable form\n", po->executable & HG_EXEC_MP ? "data-parallel shaped "
-                    "or model parallel" : "data-parallel shaped", ss.skipped);
+                    "executable form\n", po->executable & HG_EXEC_SPLIT ? "no recomputation"
+                    : po->executable & HG_EXEC_MP ? "data-parallel shaped or model parallel"
+                    : "data-parallel shaped", ss.skipped);
     }
     fprintf(o, "simulated per-iteration time:\n");
     for (int b = 0; b < HG_BASE_COUNT; b++)

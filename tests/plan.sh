@@ -45,7 +45,7 @@ planned() { # name args...: a 2-rank run with --plan; its strategy file and tabl
         grep -q "^  $row  *[0-9.]* s" "$tmp/$name.msgs" || bad "$name: no $row row in the table"
     done
     grep -q '^simulated per-iteration time:$' "$tmp/$name.msgs" || bad "$name: no table"
-    grep -q "strategy $tmp/$name/strategy.cfg: data parallel, rows [0-9]*,[0-9]* of 96" \
+    grep -q "strategy $tmp/$name/strategy.cfg: \(data parallel, rows [0-9]*,[0-9]* of 96\|the batch of 96 split into [0-9]* pieces\|model parallel\)" \
         "$tmp/$name.msgs" || { head -n 30 "$tmp/$name.log"; bad "$name: not run as planned"; }
     # the checkpoint keeps the strategy file's bytes
     if command -v h5dump >/dev/null 2>&1; then
@@ -89,7 +89,7 @@ if planned pm --plan mcmc --plan-budget 2; then
     check pm ref
     grep -q '^mcmc from CP-' "$tmp/pm.msgs" || bad "pm: no 'mcmc from' line"
     grep -q '^  stopped at ' "$tmp/pm.msgs" || bad "pm: no 'stopped at' line"
-    grep -q '^  executable strategies only (data-parallel shaped or model parallel): ' \
+    grep -q '^  executable strategies only (no recomputation): ' \
         "$tmp/pm.msgs" || bad "pm: the search was not restricted"
     grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no hgplan row"
 fi

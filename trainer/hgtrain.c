@@ -1506,11 +1506,12 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
                                   .budget_s = o->plan_budget,
                                   .max_iters = (long)o->plan_iters,
                                   .seed = (uint64_t)o->seed,
-                                  /* model parallelism runs CPU plans of
-                                   * one micro-batch per update so far */
+                                  /* model parallelism and split batches
+                                   * run CPU plans of one micro-batch per
+                                   * update so far */
                                   .executable = HG_EXEC_DP |
-                                                (!cuda && o->update_freq == 1 ? HG_EXEC_MP
-                                                                              : 0)};
+                                                (!cuda && o->update_freq == 1
+                                                     ? HG_EXEC_MP | HG_EXEC_SPLIT : 0)};
         size_t len = 0;
         FILE *t = open_memstream(&r->plan_table, &len);
         if (!t) {
