@@ -20,8 +20,9 @@
 #     under another strategy it ends as the straight run (and resumes on 1
 #     rank);
 #     EV-AR is bitwise the plain 2-rank data parallelism;
-#  2. refused, naming why: a group with other batch shares (model-parallel
-#     strategies: tests/strategy_mp.sh), a strategy for another batch, for
+#  2. a group with other batch shares runs as a split strategy (1 rank's
+#     result; tests/strategy_hybrid.sh); refused, naming why: a strategy
+#     for another batch, for
 #     another cluster, a job with
 #     another number of ranks, --strategy without --cluster-file;
 #  3. the parameter server (rank 1) killed mid-run: every rank exits within
@@ -239,8 +240,13 @@ expect() { # pattern args...
 awk '/id = 3;/ { f = 1 } f && /replicas/ { sub(/\("localhost:1", 2\)/, "(\"localhost:1\", 1)"); f = 0 }
      { print }' "$tmp/CP-AR.cfg" >"$tmp/uneven.cfg"
 cmp -s "$tmp/CP-AR.cfg" "$tmp/uneven.cfg" && bad "uneven.cfg: the edit did not apply"
-expect "group 3 (op [0-9]*, [a-z_0-9]*) gives localhost:0 rows \[0, 76) of the batch, group 0 (op 0) gives it \[0, 64); only data-parallel-shaped" \
-    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/uneven.cfg"
+# a group with other batch shares is no longer refused: a split strategy
+# (tests/strategy_hybrid.sh)
+run uneven --devices cpu:2 --batch-size 96 --max-update "$K" --cluster-file "$tmp/c2.cfg" \
+    --strategy "$tmp/uneven.cfg" >"$tmp/uneven.log" 2>&1 || { cat "$tmp/uneven.log"; bad "uneven"; }
+grep -q "uneven.cfg: the batch of 96 split into 3 pieces" "$tmp/uneven.log" ||
+    { head -n 3 "$tmp/uneven.log"; bad "uneven: not run as a split strategy"; }
+check uneven ref
 expect "graph.batch = 96, graph mnist is planned for a batch of 64" \
     --devices cpu:2 --batch-size 64 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg"
 expect "cluster.devices lists 3 devices, cluster two has 2" \

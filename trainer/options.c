@@ -301,7 +301,9 @@ const struct hg_opt hg_train_opts[] = {
              "(AllReduce or a parameter server); a model-parallel one (every "
              "op group whole on one device) runs each op on its device's rank, "
              "every rank reading the whole batch, tensors sent between ranks; "
-             "a mix of the two is refused"},
+             "any other (a mix of the two, other replica counts per group) "
+             "splits the batch into pieces at every op's row bounds and runs "
+             "each op's piece on its device"},
     {.name = "plan", .type = HG_OPT_STR, .group = G_DIST, .offset = OFF(plan),
      .choices = "baselines|mcmc", .metavar = "S",
      .help = "plan at start-up for this task's training graph on --cluster-file "

@@ -1,9 +1,12 @@
 /* strategy.c - hgtrain --strategy: the strategy file planned for this
- * task (hgplan --out), lowered, checked to be data-parallel shaped or
- * model parallel, and turned into what the controller runs: each rank's
- * rows of the global batch (its budget) and each parameter's aggregation
- * (AllReduce or the rank of its parameter server), or the rank of every
- * op (model parallel: every rank reads the whole batch).  The controller
+ * task (hgplan --out), lowered, and turned into what the controller runs:
+ * data-parallel shaped, each rank's rows of the global batch (its budget)
+ * and each parameter's aggregation (AllReduce or the rank of its parameter
+ * server); model parallel, the rank of every op; any other, the pieces of
+ * the batch (every op's row bounds), each op's rank per piece, the
+ * backward nodes of each forward node and the parameters' owners
+ * (controller/hybrid.c; these two: every rank reads the whole batch);
+ * and the order.  The controller
  * never sees the planner: it gets these plain arrays in its config.
  * --plan: the planner room's baselines and search (planner/plan.c) over
  * the same graph, restricted to what this file executes. */
@@ -177,29 +180,18 @@ static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
     return 0;
 }
 
-/* Every op holds the same rows on the same devices as op 0: -1 with err
- * naming the first op group that does not. */
-static int dp_shaped(const struct hg_lowered *lw, const struct hg_cluster *c,
-                     const char *path, int64_t *ref, int64_t *rows, char *err,
-                     size_t errlen)
+/* 1 when every op holds the same rows on the same devices as op 0 (whose
+ * rows ref gets; rows: scratch). */
+static int dp_shaped(const struct hg_lowered *lw, int64_t *ref, int64_t *rows)
 {
     op_rows(lw, 0, ref);
     for (int v = 0; v < lw->nops; v++) {
-        int k = lw->ops[v].group;
         op_rows(lw, v, rows);
         for (int d = 0; d < lw->ndev; d++)
             if (rows[2 * d] != ref[2 * d] || rows[2 * d + 1] != ref[2 * d + 1])
-                return hg_kerr(err, errlen, "--strategy %s: group %d (op %d, %s) gives %s "
-                               "rows [%lld, %lld) of the batch, group %d (op 0) gives it "
-                               "[%lld, %lld); only data-parallel-shaped strategies (every "
-                               "group replicated over the same devices with the same batch "
-                               "shares) execute so far", path, k, v,
-                               hg_op_table[lw->pg->ops[v].kind].name, c->devices[d].name,
-                               (long long)rows[2 * d], (long long)rows[2 * d + 1],
-                               lw->ops[0].group, (long long)ref[2 * d],
-                               (long long)ref[2 * d + 1]);
+                return 0;
     }
-    return 0;
+    return 1;
 }
 
 /* The graph hgplan --task plans: the task's build, backward, optimizer. */
@@ -355,7 +347,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
         rc = 0;
         goto done;
     }
-    if (mp == 2 || dp_shaped(lw, c, path, ref, rows, e, sizeof e) != 0) {
+    if (mp == 2 || !dp_shaped(lw, ref, rows)) {
         /* groups that split the batch differently: every rank reads the
          * whole batch and runs its ops' pieces */
         if (hybrid(out, lw, pg, g, err, errlen) != 0)

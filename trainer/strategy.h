@@ -1,6 +1,7 @@
 /* strategy.h - hgtrain --strategy: a strategy planned by hgplan for this
  * task's training graph, lowered (planner/lower.c) and reduced to what the
- * controller runs: per-rank batch budgets and per-parameter aggregation
+ * controller runs: per-rank batch budgets and per-parameter aggregation,
+ * per-op ranks, or per-piece ranks of a split batch
  * (docs/planner.md, "Executing a strategy"). */
 #ifndef HG_TRAINER_STRATEGY_H
 #define HG_TRAINER_STRATEGY_H
@@ -43,9 +44,9 @@ struct hg_strat_run {
  * build, backward and optimizer as the train plan), the planner graph over
  * cluster_file, loads the strategy file against it (a strategy for another
  * graph, batch or cluster is refused naming the first mismatch), lowers
- * it and checks that it is data-parallel shaped (rows and aggregation per
- * rank) or model parallel (every group whole on one device: op_rank) for
- * `world` ranks; a mix of the two is refused.  text != NULL: the
+ * it and reduces it for `world` ranks: data-parallel shaped (rows and
+ * aggregation per rank), model parallel (every group whole on one device:
+ * op_rank) or split (pieces, piece_dev, bwd_*, param_rank).  text != NULL: the
  * strategy file's text (--plan; path only names it).  -1 with err naming
  * the file and what is refused. */
 int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
