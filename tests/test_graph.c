@@ -1062,16 +1062,19 @@ static void slow_net_free(struct slow_net *s)
     hg_graph_free(s->g);
 }
 
-/* Two steps of the whole order (forward, backward, allreduce started early,
- * optimizer) slowed f times, each from no debt; returns the seconds of the
- * second one, *t0 its start. */
+/* Four steps of the whole order (forward, backward, allreduce started
+ * early, optimizer) slowed f times, each from no debt; returns the seconds
+ * of the last one (*t0 its start, L and the profile its events and
+ * times), *tmin the fewest of any but the first (a machine shared with
+ * other jobs: the least disturbed). */
 static double slow_steps(struct slow_net *s, struct loop *L, int nap_ms, double f,
-                         double *t0)
+                         double *t0, double *tmin)
 {
     char err[512] = "";
     struct hg_step st = {.step = 1, .lr = 0.01f, .grad_scale = 1.f / 192, .nthreads = 1};
     double t = 0;
-    for (int k = 0; k < 2; k++) {
+    *tmin = INFINITY;
+    for (int k = 0; k < 4; k++) {
         memset(L, 0, sizeof *L);
         L->nap_ms = nap_ms;
         hg_exec_profile(s->ex, 1); /* zeroed: this step's times */
@@ -1079,6 +1082,8 @@ static double slow_steps(struct slow_net *s, struct loop *L, int nap_ms, double 
         t = *t0 = hg_now();
         REQUIRE(hg_exec_run(s->ex, &st, 0, s->n, err, sizeof err) == 0, "%s", err);
         t = hg_now() - t;
+        if (k > 0 && t < *tmin)
+            *tmin = t;
         st.step++;
     }
     return t;
@@ -1099,9 +1104,9 @@ static void test_slowdown(void)
     hg_exec_set_early_comm(a.ex, 1);
     hg_exec_set_early_comm(b.ex, 1);
     const int nap = 20; /* ms, the allreduce's wait */
-    double t0;
-    double t_plain = slow_steps(&a, &L, nap, 1, &t0);
-    double t_slow = slow_steps(&b, &L, nap, 3, &t0);
+    double t0, min_plain, min_slow;
+    double t_plain = slow_steps(&a, &L, nap, 1, &t0, &min_plain);
+    double t_slow = slow_steps(&b, &L, nap, 3, &t0, &min_slow);
     /* the slowed step's own compute (per-op times) and comm times */
     const double *pt = hg_exec_profile_times(b.ex);
     double comp = 0, comm = 0, before = 0;
@@ -1123,20 +1128,22 @@ static void test_slowdown(void)
         if (i <= pos_start)
             before += pt[i];
     }
-    printf("ok  slowdown 3: step %.1f ms (plain %.1f ms), compute %.1f ms, comm %.1f ms\n",
-           t_slow * 1e3, t_plain * 1e3, comp * 1e3, comm * 1e3);
     EXPECT(comm >= nap * 1e-3 && comm < 3 * nap * 1e-3, "the comm node took %.1f ms", comm * 1e3);
     /* 3x its compute plus its comm, not 3x the comm: a generous band */
     EXPECT(t_slow >= 2.9 * comp + comm && t_slow < 3.6 * comp + comm + 0.5 * nap * 1e-3,
            "step %.2f ms, 3 x compute + comm = %.2f ms", t_slow * 1e3,
            (3 * comp + comm) * 1e3);
-    double r = (t_slow - comm) / (t_plain - nap * 1e-3);
-    EXPECT(r > 1.8 && r < 5, "slowed compute / plain compute %.2f (want about 3)", r);
+    double r = (min_slow - nap * 1e-3) / (min_plain - nap * 1e-3);
+    EXPECT(r > 1.7 && r < 5, "slowed step / plain step, less the comm node's %d ms: %.2f "
+           "(want about 3)", nap, r);
+    printf("ok  slowdown 3: step %.1f ms (plain %.1f ms), compute %.1f ms, comm %.1f ms; "
+           "fastest steps less the comm's %d ms: %.2f x\n", t_slow * 1e3, t_plain * 1e3,
+           comp * 1e3, comm * 1e3, nap, r);
     /* the early start came after the slowdown of the ops before it */
     EXPECT(pos_start >= 0 && pos_start < b.n_fb, "allreduce started at %d", pos_start);
     EXPECT(t_start - t0 >= 2.95 * before, "allreduce started %.2f ms into the step, "
            "after %.2f ms of compute", (t_start - t0) * 1e3, before * 1e3);
-    /* the results: both nets ran the same two steps */
+    /* the results: both nets ran the same four steps */
     size_t np, np2;
     const float *pa = hg_exec_param_block(a.ex, &np), *pb = hg_exec_param_block(b.ex, &np2);
     EXPECT(np == np2 && memcmp(pa, pb, np * sizeof(float)) == 0,
