@@ -1011,8 +1011,8 @@ static void test_recv_like(void)
 }
 
 /* x[B,D] -> 3 x (linear D, relu) -> linear 3 -> cross entropy, one
- * ALLREDUCE over the last layer's gradients, SGD with momentum: big enough
- * that a step takes milliseconds on one thread. */
+ * ALLREDUCE over the last layer's gradients, SGD with momentum: a step
+ * takes a millisecond or two on one thread (seconds under valgrind). */
 struct slow_net {
     struct hg_graph *g;
     struct hg_exec *ex;
@@ -1021,7 +1021,7 @@ struct slow_net {
 
 static void slow_net_new(struct slow_net *s)
 {
-    enum { B = 192, D = 320 };
+    enum { B = 128, D = 224 };
     struct hg_graph *g = s->g = hg_graph_new();
     int64_t xd[2] = {B, D}, yd[1] = {B};
     s->x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
@@ -1062,19 +1062,20 @@ static void slow_net_free(struct slow_net *s)
     hg_graph_free(s->g);
 }
 
-/* Four steps of the whole order (forward, backward, allreduce started
- * early, optimizer) slowed f times, each from no debt; returns the seconds
- * of the last one (*t0 its start, L and the profile its events and
- * times), *tmin the fewest of any but the first (a machine shared with
+/* Steps step, ..., step + n - 1 of the whole order (forward, backward,
+ * allreduce started early, optimizer) slowed f times, each from no debt;
+ * returns the seconds of the last one (*t0 its start, L and the profile
+ * its events and times); *tmin: the least of its time and those of steps
+ * after the first, less their comm node's time (a machine shared with
  * other jobs: the least disturbed). */
 static double slow_steps(struct slow_net *s, struct loop *L, int nap_ms, double f,
-                         double *t0, double *tmin)
+                         int step, int n, double *t0, double *tmin)
 {
     char err[512] = "";
-    struct hg_step st = {.step = 1, .lr = 0.01f, .grad_scale = 1.f / 192, .nthreads = 1};
+    struct hg_step st = {.step = (uint64_t)step, .lr = 0.01f, .grad_scale = 1.f / 128,
+                         .nthreads = 1};
     double t = 0;
-    *tmin = INFINITY;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < n; k++) {
         memset(L, 0, sizeof *L);
         L->nap_ms = nap_ms;
         hg_exec_profile(s->ex, 1); /* zeroed: this step's times */
@@ -1082,8 +1083,13 @@ static double slow_steps(struct slow_net *s, struct loop *L, int nap_ms, double 
         t = *t0 = hg_now();
         REQUIRE(hg_exec_run(s->ex, &st, 0, s->n, err, sizeof err) == 0, "%s", err);
         t = hg_now() - t;
-        if (k > 0 && t < *tmin)
-            *tmin = t;
+        const double *pt = hg_exec_profile_times(s->ex);
+        double c = 0;
+        for (int i = 0; i < s->n; i++)
+            if (hg_op_table[hg_graph_node(s->g, s->order[i])->op].flags & HG_OPF_COMM)
+                c += pt[i];
+        if (st.step > 1 && t - c < *tmin)
+            *tmin = t - c;
         st.step++;
     }
     return t;
@@ -1104,9 +1110,12 @@ static void test_slowdown(void)
     hg_exec_set_early_comm(a.ex, 1);
     hg_exec_set_early_comm(b.ex, 1);
     const int nap = 20; /* ms, the allreduce's wait */
-    double t0, min_plain, min_slow;
-    double t_plain = slow_steps(&a, &L, nap, 1, &t0, &min_plain);
-    double t_slow = slow_steps(&b, &L, nap, 3, &t0, &min_slow);
+    double t0, min_plain = INFINITY, min_slow = INFINITY;
+    double t1 = slow_steps(&a, &L, nap, 1, 1, 1, &t0, &min_plain);
+    /* 2 steps measured, 1 where a step takes long (valgrind) */
+    int n = t1 > 0.25 + nap * 1e-3 ? 1 : 2;
+    double t_plain = slow_steps(&a, &L, nap, 1, 2, n, &t0, &min_plain);
+    double t_slow = slow_steps(&b, &L, nap, 3, 1, 1 + n, &t0, &min_slow);
     /* the slowed step's own compute (per-op times) and comm times */
     const double *pt = hg_exec_profile_times(b.ex);
     double comp = 0, comm = 0, before = 0;
@@ -1133,17 +1142,17 @@ static void test_slowdown(void)
     EXPECT(t_slow >= 2.9 * comp + comm && t_slow < 3.6 * comp + comm + 0.5 * nap * 1e-3,
            "step %.2f ms, 3 x compute + comm = %.2f ms", t_slow * 1e3,
            (3 * comp + comm) * 1e3);
-    double r = (min_slow - nap * 1e-3) / (min_plain - nap * 1e-3);
-    EXPECT(r > 1.7 && r < 5, "slowed step / plain step, less the comm node's %d ms: %.2f "
-           "(want about 3)", nap, r);
+    double r = min_slow / min_plain;
+    EXPECT(r > 1.7 && r < 5, "slowed step / plain step, less their comm nodes' time: %.2f "
+           "(want about 3)", r);
     printf("ok  slowdown 3: step %.1f ms (plain %.1f ms), compute %.1f ms, comm %.1f ms; "
-           "fastest steps less the comm's %d ms: %.2f x\n", t_slow * 1e3, t_plain * 1e3,
-           comp * 1e3, comm * 1e3, nap, r);
+           "fastest steps less their comm: %.2f x\n", t_slow * 1e3, t_plain * 1e3,
+           comp * 1e3, comm * 1e3, r);
     /* the early start came after the slowdown of the ops before it */
     EXPECT(pos_start >= 0 && pos_start < b.n_fb, "allreduce started at %d", pos_start);
     EXPECT(t_start - t0 >= 2.95 * before, "allreduce started %.2f ms into the step, "
            "after %.2f ms of compute", (t_start - t0) * 1e3, before * 1e3);
-    /* the results: both nets ran the same four steps */
+    /* the results: both nets ran the same steps */
     size_t np, np2;
     const float *pa = hg_exec_param_block(a.ex, &np), *pb = hg_exec_param_block(b.ex, &np2);
     EXPECT(np == np2 && memcmp(pa, pb, np * sizeof(float)) == 0,
