@@ -130,10 +130,11 @@ int hg_ckpt_merge(const char *src, const char *dst, char *err, size_t errlen);
  * batch of their union would. */
 struct hg_ctl_cfg {
     enum hg_optim optim;
-    double slowdown;         /* --rank-slowdown: this rank's forward +
-                                backward take this many times their time
-                                (the rest asleep), and no gradient bucket
-                                starts from the backward; 0: as they are */
+    double slowdown;         /* --rank-slowdown: every compute op of this
+                                rank's train plan (forward, backward,
+                                optimizer) takes this many times its time,
+                                the rest asleep (hg_exec_set_slowdown);
+                                communication is not slowed; 0: as they are */
     union hg_attr hyper;     /* optimizer hyper-parameters */
     double clip_norm;        /* 0: no clipping */
     int64_t max_batch, max_len;
@@ -286,7 +287,7 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen);
 /* Sums validation statistics (loss, sample size, samples, metrics) over
  * the ranks, in place. */
 /* Per rank, its compute time (forward + backward of the update's
- * micro-batches, --rank-slowdown's sleep included) and its wait time
+ * micro-batches, --rank-slowdown's sleep in them included) and its wait time
  * (the update's gradient collectives, where a fast rank waits for the
  * slowest; the statistics reduce that carries these numbers is not
  * counted) of the last update, in seconds: *t [2 * world], t[2r] and

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "controller/ctl-impl.h"
 
@@ -303,6 +302,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
             hg_exec_set_loss_scale(c->train.ex, (float)c->loss_scale);
         }
     }
+    /* --rank-slowdown: every compute op of the train plan (forward,
+     * backward, optimizer), as the planner's time_share divides every
+     * compute time; comm nodes and the validation plan run as they are */
+    hg_exec_set_slowdown(c->train.ex, cfg->slowdown);
     hg_graph_init_params(c->train.g, c->train.ex, cfg->seed);
     if (hg_exec_upload(c->train.ex, HG_R_PARAMS, err, errlen) != 0) {
         hg_ctl_free(c);
@@ -369,15 +372,6 @@ static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
     return hyb ? hg__hyb_copy(c->hyb, p->ex, p->g, b->size) : 0;
 }
 
-/* --rank-slowdown: asleep, so no core is taken from another rank */
-static void sleep_s(double s)
-{
-    struct timespec ts = {.tv_sec = (time_t)s,
-                          .tv_nsec = (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
                       const struct hg_batch *b, struct hg_ctl_stats *st,
                       char *err, size_t errlen)
@@ -394,9 +388,7 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
     /* comm nodes start from the backward only when it gives the update's
      * gradient (one micro-batch per update: cfg.update_freq 1) */
     HG_CHECK(!(c->early && c->n_acc > 0));
-    /* --rank-slowdown sleeps after the backward: no bucket may leave
-     * before, or a slow rank's gradients would not be late */
-    hg_exec_set_early_comm(c->train.ex, c->early && !(c->cfg.slowdown > 0));
+    hg_exec_set_early_comm(c->train.ex, c->early);
     /* dropout stream: unique per (update, micro-batch) */
     struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
                          .grad_scale = 1.f};
@@ -407,10 +399,7 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
         hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
     /* the run has finished (on a GPU it waited for the device): the forward
-     * and backward are done */
-    double dt = hg_now() - t0;
-    if (c->cfg.slowdown > 1)
-        sleep_s((c->cfg.slowdown - 1) * dt);
+     * and backward are done, --rank-slowdown's sleep with them */
     c->t_compute += hg_now() - t0;
     /* model parallelism: each counted once, by the rank that has it */
     if (!c->mp || c->mp_loss) {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "graph/graph-impl.h"
 #ifdef HG_HAVE_CUDA
@@ -39,6 +40,12 @@ struct hg_exec {
     void *carg;
     int early;            /* hg_exec_set_early_comm */
     int cur;              /* position being run, -1 */
+    /* hg_exec_set_slowdown */
+    double slow;          /* the factor, > 1; 0: off */
+    double debt;          /* seconds still to sleep (< 0: overslept, the next
+                             ops pay it back) */
+    double seg_t0;        /* on a GPU: when the kernels since the last comm
+                             node began */
     /* on a GPU: mem is the pinned host mirror, dmem the plan on the device */
     int device;           /* -1: CPU */
     char *dmem;
@@ -62,6 +69,47 @@ void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, vo
 void hg_exec_set_early_comm(struct hg_exec *ex, int on) { ex->early = on != 0; }
 
 int hg_exec_pos(const struct hg_exec *ex) { return ex->cur; }
+
+void hg_exec_set_slowdown(struct hg_exec *ex, double f)
+{
+    ex->slow = f > 1 ? f : 0;
+    ex->debt = 0;
+}
+
+/* Sleeps the slowdown debt off (nanosleep: no core is taken from a rank
+ * beside this one); what the clock says was slept is paid, so an
+ * oversleep is made up by the next ops. */
+static void slow_pay(struct hg_exec *ex)
+{
+    if (ex->debt <= 0)
+        return;
+    double t0 = hg_now();
+    struct timespec ts = {.tv_sec = (time_t)ex->debt,
+                          .tv_nsec = (long)((ex->debt - floor(ex->debt)) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    ex->debt -= hg_now() - t0;
+}
+
+/* Before a comm node starts and at a run's end: everything computed so far
+ * is slowed first, as on a slow device.  On a GPU (kernels are
+ * asynchronous, per-op times are launch times) the stretch of kernels
+ * since the last comm node is waited for and charged as a whole. */
+static int slow_settle(struct hg_exec *ex, char *err, size_t errlen)
+{
+#ifdef HG_HAVE_CUDA
+    if (ex->device >= 0) {
+        if (hg_cuda_sync(ex->cu, err, errlen) != 0)
+            return -1;
+        ex->debt += (ex->slow - 1) * (hg_now() - ex->seg_t0);
+    }
+#else
+    (void)err, (void)errlen;
+#endif
+    slow_pay(ex);
+    ex->seg_t0 = hg_now();
+    return 0;
+}
 
 int hg_exec_comm_ready(const struct hg_exec *ex, int pos)
 {
@@ -191,8 +239,12 @@ static int comm_early(struct hg_exec *ex, int i, char *err, size_t errlen)
         const struct comm_node *c = &ex->cm[ex->cm_next];
         if (!c->ahead || c->ready > i || c->pos <= i)
             return 0;
+        if (ex->slow && slow_settle(ex, err, errlen) != 0)
+            return -1;
         if (comm_call(ex, ex->cm_next, 1, err, errlen) != 0)
             return -1;
+        if (ex->slow) /* the comm call is not compute */
+            ex->seg_t0 = hg_now();
         ex->cm_next++;
     }
     return 0;
@@ -839,6 +891,11 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         hg_exec_upload(ex, HG_R_INPUTS, err, errlen) != 0)
         return -1;
 #endif
+    /* per-op times: the profile's, or the slowdown's on the CPU (one
+     * branch per node when both are off) */
+    const int timed = ex->prof || (ex->slow && !gpu);
+    if (ex->slow)
+        ex->seg_t0 = hg_now();
     struct hg_kctx ctx = {
         .dev = ex->cu,
         .lowp = ex->lowp,
@@ -857,10 +914,15 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         const struct hg_node_info *nd = &g->n[ex->order[i]];
         ex->cur = i;
         if (ex->cm_at[i] >= 0) {
+            /* a comm node's own time is never slowed */
+            if (ex->slow && (rc = slow_settle(ex, err, errlen)) != 0)
+                break;
             double t0 = ex->prof ? hg_now() : 0;
             rc = comm_node(ex, i, end, err, errlen);
             if (ex->prof)
                 ex->prof[i] += hg_now() - t0;
+            if (ex->slow)
+                ex->seg_t0 = hg_now();
             if (rc == 0 && ex->early)
                 rc = comm_early(ex, i, err, errlen);
             continue;
@@ -889,14 +951,20 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
         }
         kerr[0] = 0;
         ctx.pos = i;
-        double t0 = ex->prof ? hg_now() : 0;
+        double t0 = timed ? hg_now() : 0;
         rc = gpu ? hg_op_table[nd->op].cuda(&a) : hg_op_table[nd->op].cpu(&a);
 #ifdef HG_HAVE_CUDA
         if (ex->prof && gpu && rc == 0) /* per-op times need the device idle */
             rc = hg_cuda_sync(ex->cu, kerr, sizeof kerr);
 #endif
-        if (ex->prof)
-            ex->prof[i] += hg_now() - t0;
+        if (timed) {
+            double dt = hg_now() - t0;
+            if (ex->prof)
+                ex->prof[i] += dt;
+            /* slept in pieces of about 1 ms: the op's slowdown stays near it */
+            if (ex->slow && !gpu && (ex->debt += (ex->slow - 1) * dt) >= 1e-3)
+                slow_pay(ex);
+        }
         if (rc != 0) {
             hg_kerr(err, errlen, "node %d (%s -> %s)%s: %s", ex->order[i],
                     hg_op_table[nd->op].name, nd->out >= 0 ? g->t[nd->out].name : "-",
@@ -911,10 +979,11 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
     if (rc != 0)
         return -1;
 #ifdef HG_HAVE_CUDA
-    if (gpu)
-        return finish_gpu_run(ex, begin, end, err, errlen);
+    if (gpu && finish_gpu_run(ex, begin, end, err, errlen) != 0)
+        return -1;
 #endif
-    return 0;
+    /* a run ends with its slowdown slept: the caller's clock sees it */
+    return ex->slow ? slow_settle(ex, err, errlen) : 0;
 }
 
 /* Standard normal from two uniforms (Box-Muller), deterministic. */

@@ -352,6 +352,16 @@ struct hg_exec_comm_ops {
 };
 void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, void *arg);
 void hg_exec_set_early_comm(struct hg_exec *ex, int on);
+/* Emulates a device f times slower (a test and benchmark aid; f <= 1:
+ * off, the default): every node that is not a comm node adds f - 1 times
+ * its measured wall time to a debt, slept off (nanosleep: no core is used)
+ * whenever it reaches about 1 ms, before any comm node starts (early
+ * starts included) and at the end of every hg_exec_run; a comm node's own
+ * time is never slowed, nor are the results changed.  On a GPU plan
+ * (asynchronous kernels) the kernels between two comm nodes are timed
+ * as one stretch: the device is waited for before each comm node and at
+ * the run's end, and f - 1 times the stretch is slept there. */
+void hg_exec_set_slowdown(struct hg_exec *ex, double f);
 int hg_exec_comm_ready(const struct hg_exec *ex, int pos); /* pos: a comm node's */
 /* A comm node's buffer in this plan: SEND's input, RECV's output (at the
  * current shapes), the span of ALLREDUCE/PS_*.  host: in the host plan

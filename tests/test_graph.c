@@ -1,10 +1,13 @@
 /* test_graph.c - the graph room: memory plan, blocks, symbolic shapes,
- * batch axes, autodiff bookkeeping, orders, optimizers, runtime errors. */
+ * batch axes, autodiff bookkeeping, orders, optimizers, runtime errors,
+ * comm nodes, the executor's slowdown. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -661,10 +664,12 @@ static void test_token_cap_uneven(void)
  * copies it out; every call is recorded with the position it came at. */
 struct loop_ev {
     int node, start, pos;
+    double t; /* hg_now() at the call */
 };
 struct loop {
     struct loop_ev ev[64];
     int nev;
+    int nap_ms; /* an ALLREDUCE's wait takes this long: a slow link */
     float box[256]; /* SEND -> RECV */
     size_t box_bytes;
 };
@@ -672,7 +677,7 @@ struct loop {
 static int loop_call(struct loop *L, struct hg_exec *ex, int node, int start)
 {
     if (L->nev < 64)
-        L->ev[L->nev++] = (struct loop_ev){node, start, hg_exec_pos(ex)};
+        L->ev[L->nev++] = (struct loop_ev){node, start, hg_exec_pos(ex), hg_now()};
     return 0;
 }
 
@@ -696,6 +701,11 @@ static int loop_do(struct loop *L, struct hg_exec *ex, int node, int start, char
             return hg_kerr(err, errlen, "loopback: %zu bytes", b.bytes);
         memcpy(L->box, b.host, b.bytes);
         L->box_bytes = b.bytes;
+    } else if (op == HG_OP_ALLREDUCE && L->nap_ms > 0) {
+        struct timespec ts = {.tv_sec = L->nap_ms / 1000,
+                              .tv_nsec = (long)(L->nap_ms % 1000) * 1000000};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
     } else if (op == HG_OP_RECV && !start) {
         if (b.bytes != L->box_bytes)
             return hg_kerr(err, errlen, "loopback: recv of %zu bytes, sent %zu", b.bytes,
@@ -1000,6 +1010,157 @@ static void test_recv_like(void)
     hg_graph_free(g);
 }
 
+/* x[B,D] -> 3 x (linear D, relu) -> linear 3 -> cross entropy, one
+ * ALLREDUCE over the last layer's gradients, SGD with momentum: a step
+ * takes a millisecond or two on one thread (seconds under valgrind). */
+struct slow_net {
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    int *order, n, n_fb, x, y;
+};
+
+static void slow_net_new(struct slow_net *s)
+{
+    enum { B = 128, D = 224 };
+    struct hg_graph *g = s->g = hg_graph_new();
+    int64_t xd[2] = {B, D}, yd[1] = {B};
+    s->x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    s->y = hg_graph_input(g, "y", HG_I32, 1, yd, 0);
+    int h = s->x;
+    char name[16];
+    for (int l = 0; l < 3; l++) {
+        snprintf(name, sizeof name, "fc%d", l);
+        h = hg_relu(g, hg_layer_linear(g, name, h, D, D, 1));
+    }
+    int loss = hg_cross_entropy(g, hg_layer_linear(g, "out", h, D, 3, 1), s->y, -100, 0.f);
+    hg_graph_backward(g, loss);
+    hg_graph_set_phase(g, HG_PH_UPDATE);
+    union hg_attr at = {.comm = {.group = 0, .peer = -1}};
+    hg_graph_comm_span(g, HG_OP_ALLREDUCE, hg_graph_find(g, "out.weight.grad"),
+                       hg_graph_find(g, "out.bias.grad"), &at);
+    hg_graph_set_phase(g, HG_PH_FORWARD);
+    union hg_attr h2 = {.sgd = {.momentum = 0.9f}};
+    hg_graph_optimizer(g, HG_OPTIM_SGD, &h2);
+    s->ex = plan(g, HG_PH_ALL, &s->order, &s->n);
+    REQUIRE(s->ex, "plan");
+    for (s->n_fb = 0; hg_graph_node(g, s->order[s->n_fb])->phase != HG_PH_UPDATE;)
+        s->n_fb++;
+    hg_graph_init_params(g, s->ex, 7);
+    float *x = hg_exec_data(s->ex, s->x); /* [B, D] */
+    int32_t *y = hg_exec_data(s->ex, s->y); /* [B] */
+    rng = 424242u;
+    for (int i = 0; i < B * D; i++)
+        x[i] = frand();
+    for (int i = 0; i < B; i++)
+        y[i] = i % 3;
+}
+
+static void slow_net_free(struct slow_net *s)
+{
+    free(s->order);
+    hg_exec_free(s->ex);
+    hg_graph_free(s->g);
+}
+
+/* Steps step, ..., step + n - 1 of the whole order (forward, backward,
+ * allreduce started early, optimizer) slowed f times, each from no debt;
+ * returns the seconds of the last one (*t0 its start, L and the profile
+ * its events and times); *tmin: the least of its time and those of steps
+ * after the first, less their comm node's time (a machine shared with
+ * other jobs: the least disturbed). */
+static double slow_steps(struct slow_net *s, struct loop *L, int nap_ms, double f,
+                         int step, int n, double *t0, double *tmin)
+{
+    char err[512] = "";
+    struct hg_step st = {.step = (uint64_t)step, .lr = 0.01f, .grad_scale = 1.f / 128,
+                         .nthreads = 1};
+    double t = 0;
+    for (int k = 0; k < n; k++) {
+        memset(L, 0, sizeof *L);
+        L->nap_ms = nap_ms;
+        hg_exec_profile(s->ex, 1); /* zeroed: this step's times */
+        hg_exec_set_slowdown(s->ex, f);
+        t = *t0 = hg_now();
+        REQUIRE(hg_exec_run(s->ex, &st, 0, s->n, err, sizeof err) == 0, "%s", err);
+        t = hg_now() - t;
+        const double *pt = hg_exec_profile_times(s->ex);
+        double c = 0;
+        for (int i = 0; i < s->n; i++)
+            if (hg_op_table[hg_graph_node(s->g, s->order[i])->op].flags & HG_OPF_COMM)
+                c += pt[i];
+        if (st.step > 1 && t - c < *tmin)
+            *tmin = t - c;
+        st.step++;
+    }
+    return t;
+}
+
+/* hg_exec_set_slowdown 3: a step takes 3 times its compute time plus the
+ * comm node's own time (not slowed); the allreduce starts early only
+ * after 3 times the compute before it; results are bitwise the same. */
+static void test_slowdown(void)
+{
+    struct slow_net a, b;
+    slow_net_new(&a);
+    slow_net_new(&b);
+    struct loop L;
+    loop_graph = a.g;
+    hg_exec_set_comm(a.ex, &loop_ops, &L);
+    hg_exec_set_comm(b.ex, &loop_ops, &L);
+    hg_exec_set_early_comm(a.ex, 1);
+    hg_exec_set_early_comm(b.ex, 1);
+    const int nap = 20; /* ms, the allreduce's wait */
+    double t0, min_plain = INFINITY, min_slow = INFINITY;
+    double t1 = slow_steps(&a, &L, nap, 1, 1, 1, &t0, &min_plain);
+    /* 2 steps measured, 1 where a step takes long (valgrind) */
+    int n = t1 > 0.25 + nap * 1e-3 ? 1 : 2;
+    double t_plain = slow_steps(&a, &L, nap, 1, 2, n, &t0, &min_plain);
+    double t_slow = slow_steps(&b, &L, nap, 3, 1, 1 + n, &t0, &min_slow);
+    /* the slowed step's own compute (per-op times) and comm times */
+    const double *pt = hg_exec_profile_times(b.ex);
+    double comp = 0, comm = 0, before = 0;
+    int pos_start = -1;
+    double t_start = 0;
+    for (int e = 0; e < L.nev; e++)
+        if (L.ev[e].start) {
+            pos_start = L.ev[e].pos;
+            t_start = L.ev[e].t;
+        }
+    for (int i = 0; i < b.n; i++) {
+        int is_comm = (hg_op_table[hg_graph_node(b.g, b.order[i])->op].flags &
+                       HG_OPF_COMM) != 0;
+        if (is_comm) {
+            comm += pt[i];
+            continue;
+        }
+        comp += pt[i];
+        if (i <= pos_start)
+            before += pt[i];
+    }
+    EXPECT(comm >= nap * 1e-3 && comm < 3 * nap * 1e-3, "the comm node took %.1f ms", comm * 1e3);
+    /* 3x its compute plus its comm, not 3x the comm: a generous band */
+    EXPECT(t_slow >= 2.9 * comp + comm && t_slow < 3.6 * comp + comm + 0.5 * nap * 1e-3,
+           "step %.2f ms, 3 x compute + comm = %.2f ms", t_slow * 1e3,
+           (3 * comp + comm) * 1e3);
+    double r = min_slow / min_plain;
+    EXPECT(r > 1.7 && r < 5, "slowed step / plain step, less their comm nodes' time: %.2f "
+           "(want about 3)", r);
+    printf("ok  slowdown 3: step %.1f ms (plain %.1f ms), compute %.1f ms, comm %.1f ms; "
+           "fastest steps less their comm: %.2f x\n", t_slow * 1e3, t_plain * 1e3,
+           comp * 1e3, comm * 1e3, r);
+    /* the early start came after the slowdown of the ops before it */
+    EXPECT(pos_start >= 0 && pos_start < b.n_fb, "allreduce started at %d", pos_start);
+    EXPECT(t_start - t0 >= 2.95 * before, "allreduce started %.2f ms into the step, "
+           "after %.2f ms of compute", (t_start - t0) * 1e3, before * 1e3);
+    /* the results: both nets ran the same steps */
+    size_t np, np2;
+    const float *pa = hg_exec_param_block(a.ex, &np), *pb = hg_exec_param_block(b.ex, &np2);
+    EXPECT(np == np2 && memcmp(pa, pb, np * sizeof(float)) == 0,
+           "parameters differ with slowdown");
+    slow_net_free(&a);
+    slow_net_free(&b);
+}
+
 int main(void)
 {
     test_memory_plan();
@@ -1017,6 +1178,7 @@ int main(void)
     test_comm_allreduce();
     test_comm_send_recv();
     test_recv_like();
+    test_slowdown();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

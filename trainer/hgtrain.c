@@ -1329,9 +1329,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         char line[160];
         snprintf(line, sizeof(line),
                  "| gradients in %d bucket%s of at most %g MiB (or one tensor), all-reduced "
-                 "%s\n",
-                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb,
-                 o->rank_slowdown.n ? "after the backward (--rank-slowdown)" : "from the backward");
+                 "from the backward\n",
+                 hg_ctl_buckets(r->ctl), hg_ctl_buckets(r->ctl) > 1 ? "s" : "", o->bucket_cap_mb);
         logf_line(r, line, NULL);
     }
 

@@ -57,8 +57,9 @@ const struct hg_opt hg_train_opts[] = {
              "(default: equal)"},
     {.name = "rank-slowdown", .type = HG_OPT_LIST, .group = G_GEN,
      .offset = OFF(rank_slowdown), .flags = HG_OPTF_POSITIVE, .metavar = "F0,F1,...",
-     .help = "a test and benchmark aid: rank r's forward and backward take F_r "
-             "times their time (it sleeps the rest); each F_r >= 1"},
+     .help = "a test and benchmark aid: each compute op of rank r's training "
+             "step (forward, backward, optimizer) takes F_r times its time (it "
+             "sleeps the rest; communication is not slowed); each F_r >= 1"},
     {.name = "rebalance-interval", .type = HG_OPT_I64, .group = G_GEN,
      .offset = OFF(rebalance_interval), .def = "-1", .min = -1, .metavar = "N",
      .help = "every N updates, set the ranks' capacities in proportion to their "

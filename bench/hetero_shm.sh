@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# hetero_shm.sh - planned strategies on one machine with one worker slowed
+# 3x: two forked CPU workers of one thread over shm (hgtrain --devices
+# cpu:2 --threads 1 --rank-slowdown 1,3), described to the planner by
+# examples/clusters/shm-2cpu-slow3.cfg (device 1 with time_share 0.3333,
+# both priced by the profiled device cpu-t1).  For each task and each
+# strategy, hgplan's simulated step time beside the step time measured by
+# running it, as bench/hetero.sh does over tcp between namespaces, but
+# with no root and no network: what is compared is the planner's model of
+# a slow device (every compute time divided by time_share) with the
+# executor's emulation of one (every compute op slowed 3x, communication
+# not; graph/exec.c hg_exec_set_slowdown).
+#   tasks: mnist (global batch 128, SGD, dropout 0) and bert (the small
+#     Transformer of tests/strategy_mp.sh, global batch 32, Adam, dropout 0,
+#     planned and profiled for sequences of 64 tokens, the longest the data
+#     holds: the simulation prices every batch at that length, while the
+#     measured batches are padded to their own longest sample only);
+#   ops: measured once per task on this machine (hgplan --profile-out
+#     --profile-threads 1 --profile-worlds 2: device cpu-t1 and the shm
+#     links of 2 workers);
+#   strategies: the baselines EV-AR EV-PS CP-AR CP-PS MP (hgplan --search
+#     baselines --baseline B --out S.cfg, MP with --groups 8 as in
+#     tests/strategy_mp.sh; run with hgtrain --strategy S.cfg) and mcmc
+#     (hgtrain --plan mcmc --plan-budget HG_BENCH_BUDGET: the search
+#     restricted to what hgtrain executes, its table logged, then trained
+#     with); plus plain-DP, hgtrain's own data parallelism (no --strategy,
+#     equal --max-sentences per rank), the reference for EV-AR, simulated
+#     by hgplan --dp.
+# The step time is the median over the json log's intervals after the
+# first (HG_BENCH_UPDATES / 4 updates each, 10 from 40 updates on).
+#
+# usage: bench/hetero_shm.sh [BUILD_DIR]
+#   env: HG_BENCH_TASKS ("mnist bert"), HG_BENCH_STRATEGIES ("plain-DP EV-AR
+#        EV-PS CP-AR CP-PS MP mcmc"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
+#        (mcmc's seconds: 20), HG_BENCH_CLUSTER (the cluster file),
+#        HG_BENCH_SLOWDOWN (--rank-slowdown: 1,3; the cluster file must
+#        agree), HG_BENCH_PROFILE_DIR (TASK.cfg there is used as the ops
+#        profile when it exists, else measured and written there),
+#        HG_BENCH_PROFILE_REPEATS (7), HG_FASHION_MNIST
+# Benchmarks are reports, not tests: a run that fails is printed as such
+# and the script goes on.  Run it on an idle machine: the two workers need
+# a core each (the slowed one sleeps most of its time).
+set -uo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-.}
+HGTRAIN=${HGTRAIN:-$build/hgtrain}
+HGPLAN=${HGPLAN:-$build/hgplan}
+HGPRE=${HGPREPROCESS:-$build/hgpreprocess}
+tasks=${HG_BENCH_TASKS:-mnist bert}
+strategies=${HG_BENCH_STRATEGIES:-plain-DP EV-AR EV-PS CP-AR CP-PS MP mcmc}
+updates=${HG_BENCH_UPDATES:-40}
+budget=${HG_BENCH_BUDGET:-20}
+cfg=${HG_BENCH_CLUSTER:-$src/examples/clusters/shm-2cpu-slow3.cfg}
+slowdown=${HG_BENCH_SLOWDOWN:-1,3}
+repeats=${HG_BENCH_PROFILE_REPEATS:-7}
+fm=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+# 4 log intervals or more, of at most 10 updates
+interval=$((updates / 4 > 10 ? 10 : (updates / 4 > 0 ? updates / 4 : 1)))
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+profdir=${HG_BENCH_PROFILE_DIR:-$work}
+mkdir -p "$profdir" || exit 1
+echo "date: $(date -u '+%F %T') UTC; $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown); $updates updates, 2 workers x 1 thread over shm, --rank-slowdown $slowdown, cluster $(basename "$cfg")"
+
+# the median step time (s) of a json log's intervals after the first
+step_time() {
+    sed -n 's/.*"ups": \([0-9.]*\).*/\1/p' "$1" | tail -n +2 | sort -g |
+        awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
+             m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
+             printf "%.4f", (m > 0 ? 1 / m : 0) }'
+}
+ms() { awk -v s="$1" 'BEGIN { if (s + 0 > 0) printf "%.1f", s * 1000; else print "-" }'; }
+
+# set_task TASK: the task's arguments for hgplan (pargs) and hgtrain
+# (targs), its global batch; makes its data once
+set_task() {
+    case $1 in
+    mnist)
+        [ -d "$work/fm" ] || "$HGPRE" images --fashion-mnist "$fm" --out "$work/fm" \
+            >"$work/pre-fm.log" 2>&1 || { cat "$work/pre-fm.log"; return 1; }
+        batch=128
+        pargs=(--task mnist --data "$work/fm" --dropout 0 --batch "$batch" --optimizer sgd)
+        targs=(--task mnist --data "$work/fm" --valid-subset test --dropout 0
+               --optimizer sgd --momentum 0.9 --lr 0.01)
+        ;;
+    bert)
+        if [ ! -d "$work/lm" ]; then
+            awk 'NR % 15 == 0 { print "" } { print }' "$src/tests/data/corpus.en" >"$work/lm.txt"
+            "$HGPRE" lm --input "$work/lm.txt" --destdir "$work/lm" --bpe-merges 500 \
+                --max-seq-len 64 --max-predictions 10 --seed 7 >"$work/pre-lm.log" 2>&1 ||
+                { cat "$work/pre-lm.log"; return 1; }
+        fi
+        batch=32
+        # hgtrain builds its graph for the train split's longest sample
+        # (at most --max-seq-len 64), hgplan for --seq-len (128 unless given)
+        pargs=(--task bert --data "$work/lm" --dropout 0 --batch "$batch" --seq-len 64
+               --optimizer adam)
+        targs=(--task bert --data "$work/lm" --dropout 0 --optimizer adam --lr 0.0005
+               --required-batch-size-multiple 1)
+        ;;
+    *) echo "hetero_shm.sh: no task $1 (mnist, bert)" >&2; return 1 ;;
+    esac
+}
+
+# train TAG ARGS...: the two workers; the log in $work/TAG.log, status
+train() {
+    tag=$1
+    shift
+    "$HGTRAIN" "${targs[@]}" --devices cpu:2 --threads 1 --rank-slowdown "$slowdown" \
+        --log-format json --log-interval "$interval" --validate-interval 0 --no-save \
+        --max-update "$updates" --rebalance-interval 0 --seed 1 "$@" \
+        >"$work/$tag.log" 2>&1 || { tail -n 3 "$work/$tag.log" >&2; return 1; }
+}
+
+row() { # task strategy simulated-s measured-s|failed
+    ratio=$(awk -v a="$4" -v b="$3" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+    meas=failed
+    [ "$4" = failed ] || meas=$(ms "$4")
+    printf '%-6s %-9s %13s %13s %9s\n' "$1" "$2" "$(ms "$3")" "$meas" "$ratio"
+}
+
+printf '%-6s %-9s %13s %13s %9s\n' task strategy "simulated ms" "measured ms" "meas/sim"
+for task in $tasks; do
+    set_task "$task" || { echo "$task: no data" >&2; continue; }
+    prof=$profdir/$task.cfg
+    if [ ! -s "$prof" ]; then
+        "$HGPLAN" "${pargs[@]}" --profile-out "$prof" --profile-threads 1 --profile-worlds 2 \
+            --profile-repeats "$repeats" >"$work/$task-profile.log" 2>&1 ||
+            { tail -n 3 "$work/$task-profile.log" >&2; echo "$task: the ops profile failed"; continue; }
+    fi
+    for s in $strategies; do
+        sim=- meas=failed
+        case $s in
+        plain-DP)
+            # hgtrain's own data parallelism: equal budgets, AllReduce buckets
+            "$HGPLAN" "${pargs[@]}" --cluster "$cfg" --profile "$prof" --dp \
+                >"$work/$task-$s.plan" 2>&1 &&
+                sim=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$work/$task-$s.plan")
+            train "$task-$s" --max-sentences $((batch / 2)) && meas=$(step_time "$work/$task-$s.log")
+            ;;
+        mcmc)
+            # planned by hgtrain (executable strategies only), its table logged
+            train "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
+                --plan-budget "$budget" --plan-profile "$prof" &&
+                meas=$(step_time "$work/$task-$s.log")
+            sim=$(sed -n 's/.*"message": " *hgplan  *\([0-9.]*\) s.*/\1/p' "$work/$task-$s.log" | head -n 1)
+            ;;
+        *)
+            groups=()
+            [ "$s" = MP ] && groups=(--groups 8)
+            if ! "$HGPLAN" "${pargs[@]}" --cluster "$cfg" --profile "$prof" --search baselines \
+                "${groups[@]}" --baseline "$s" --out "$work/$task-$s.cfg" \
+                >"$work/$task-$s.plan" 2>&1; then
+                tail -n 3 "$work/$task-$s.plan" >&2
+                row "$task" "$s" - failed
+                continue
+            fi
+            sim=$(awk -v s="$s" '$1 == s && $3 == "s" { print $2; exit }' "$work/$task-$s.plan")
+            train "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" \
+                --strategy "$work/$task-$s.cfg" && meas=$(step_time "$work/$task-$s.log")
+            ;;
+        esac
+        row "$task" "$s" "${sim:--}" "$meas"
+    done
+done
