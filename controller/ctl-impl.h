@@ -129,9 +129,12 @@ int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen);
 struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
                              const struct hg_ctl_cfg *cfg, char *err, size_t errlen);
 /* After the optimizer: the rank of every node of g (-1: none runs it) into
- * *op_rank (owned by h), for hg__mp_plan. */
+ * *op_rank and an order of its forward and backward nodes that follows
+ * cfg.op_order's (where the pieces' accumulation allows) into *seq[*nseq]
+ * (both owned by h), for hg__mp_plan. */
 int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
-                  const int **op_rank, char *err, size_t errlen);
+                  const int **op_rank, const int **seq, int *nseq, char *err,
+                  size_t errlen);
 /* The pieces' batch symbols for the batch symbol's value in sym[]. */
 void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym);
 /* After fill() and hg_exec_prepare: the pieces' rows of the inputs copied

@@ -46,7 +46,13 @@ struct hg_hyb {
                             no batch input its piece 0's, a copied one -1
                             (runs nowhere) */
     int *orig, *opiece;  /* [nn] a copy's node of the task's and piece; -1, 0 */
+    int lossop;          /* the task's loss op */
     int *op_rank;        /* [nodes after the optimizer] hg__hyb_ranks' */
+    int64_t *key;        /* [same] its place in the strategy's order: position
+                            of the node of the task's graph it stands for x
+                            (np + 1) + piece */
+    int *seq;            /* [forward + backward nodes] hg__hyb_ranks' order */
+    int nseq;
 };
 
 /* The rows [r[p], r[p + 1]) of piece p in a global batch of B. */
@@ -91,6 +97,8 @@ void hg__hyb_free(struct hg_hyb *h)
     free(h->orig);
     free(h->opiece);
     free(h->op_rank);
+    free(h->key);
+    free(h->seq);
     free(h);
 }
 
@@ -248,7 +256,8 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
         }
     }
     /* the sums on the rank of the task's loss op's first piece */
-    int lrank = cfg->piece_dev[(size_t)hg_graph_tensor(g, sums[0])->producer * (size_t)np];
+    h->lossop = hg_graph_tensor(g, sums[0])->producer;
+    int lrank = cfg->piece_dev[(size_t)h->lossop * (size_t)np];
     for (int w = first_sum; w < h->nn; w++)
         h->dev[w] = lrank;
     free(bdep);
@@ -261,12 +270,113 @@ fail:
     return NULL;
 }
 
-int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
-                  const int **op_rank, char *err, size_t errlen)
+/* Less in the order: by key, then id. */
+static int before(const int64_t *key, int a, int b)
 {
-    int nn = hg_graph_n_nodes(g), np = h->np;
+    return key[a] < key[b] || (key[a] == key[b] && a < b);
+}
+
+/* h->seq: the forward and backward nodes [0, nfb) of g in a topological
+ * order that follows h->key where the graph allows (Kahn's algorithm, the
+ * ready node first in the strategy's order): the accumulating ADDs of a
+ * parameter's pieces have no counterpart in the strategy's graph and may
+ * need to wait for a later piece. */
+static int order(struct hg_hyb *h, const struct hg_graph *g, int nfb, char *err,
+                 size_t errlen)
+{
+    int *indeg = calloc((size_t)nfb + 1, sizeof *indeg);  /* [nfb] */
+    int *cstart = calloc((size_t)nfb + 2, sizeof *cstart); /* [nfb + 1] consumers */
+    int *heap = malloc(((size_t)nfb + 1) * sizeof *heap); /* [<= nfb] ready */
+    int *cons = NULL, rc = -1, nh = 0, n = 0;
+    free(h->seq);
+    h->seq = malloc(((size_t)nfb + 1) * sizeof *h->seq);
+    if (!indeg || !cstart || !heap || !h->seq)
+        goto oom;
+    for (int w = 0; w < nfb; w++) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        for (int k = 0; k < nd->n_in; k++) {
+            int pr = hg_graph_tensor(g, nd->in[k])->producer;
+            if (pr >= 0 && pr < nfb)
+                cstart[pr + 1]++, indeg[w]++;
+        }
+    }
+    for (int w = 0; w < nfb; w++)
+        cstart[w + 1] += cstart[w];
+    cons = malloc(((size_t)cstart[nfb] + 1) * sizeof *cons); /* [edges] */
+    int *at = calloc((size_t)nfb + 1, sizeof *at);          /* [nfb] */
+    if (!cons || !at) {
+        free(at);
+        goto oom;
+    }
+    for (int w = 0; w < nfb; w++) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        for (int k = 0; k < nd->n_in; k++) {
+            int pr = hg_graph_tensor(g, nd->in[k])->producer;
+            if (pr >= 0 && pr < nfb)
+                cons[cstart[pr] + at[pr]++] = w;
+        }
+    }
+    free(at);
+    /* a binary heap of the ready nodes */
+    for (int w = 0; w < nfb; w++) {
+        if (indeg[w] > 0)
+            continue;
+        int i = nh++;
+        for (; i > 0 && before(h->key, w, heap[(i - 1) / 2]); i = (i - 1) / 2)
+            heap[i] = heap[(i - 1) / 2];
+        heap[i] = w;
+    }
+    while (nh > 0) {
+        int w = heap[0], x = heap[--nh], i = 0;
+        for (;;) { /* sift x down from the root */
+            int c = 2 * i + 1;
+            if (c >= nh)
+                break;
+            if (c + 1 < nh && before(h->key, heap[c + 1], heap[c]))
+                c++;
+            if (!before(h->key, heap[c], x))
+                break;
+            heap[i] = heap[c];
+            i = c;
+        }
+        if (nh > 0)
+            heap[i] = x;
+        h->seq[n++] = w;
+        for (int k = cstart[w]; k < cstart[w + 1]; k++)
+            if (--indeg[cons[k]] == 0) {
+                int u = cons[k], j = nh++;
+                for (; j > 0 && before(h->key, u, heap[(j - 1) / 2]); j = (j - 1) / 2)
+                    heap[j] = heap[(j - 1) / 2];
+                heap[j] = u;
+            }
+    }
+    HG_CHECK(n == nfb); /* id order is topological: every node is reached */
+    h->nseq = n;
+    rc = 0;
+    goto done;
+oom:
+    hg_kerr(err, errlen, "out of memory");
+done:
+    free(indeg);
+    free(cstart);
+    free(heap);
+    free(cons);
+    return rc;
+}
+
+int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+                  const int **op_rank, const int **seq, int *nseq, char *err,
+                  size_t errlen)
+{
+    int nn = hg_graph_n_nodes(g), np = h->np, nfb = 0;
     free(h->op_rank);
+    free(h->key);
     h->op_rank = malloc((size_t)nn * sizeof *h->op_rank);
+    h->key = malloc((size_t)nn * sizeof *h->key);
+    int *pos = malloc(((size_t)cfg->n_op_rank + 1) * sizeof *pos); /* [n_op_rank] place
+                                                                     in the order */
+    int64_t *lastkey = malloc(((size_t)nn + 1) * sizeof *lastkey); /* [nn] of the
+                                                            origin's latest node */
     int *seen = calloc((size_t)nn + 1, sizeof *seen); /* [nn] non-accumulating
                                                         backward nodes per origin so far */
     int *last = malloc(((size_t)nn + 1) * sizeof *last); /* [nn] rank of the origin's
@@ -274,17 +384,31 @@ int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ct
     int *pidx = calloc((size_t)hg_graph_n_tensors(g) + 1, sizeof *pidx); /* [nt] param
                                                                         index + 1 */
     int rc = -1;
-    if (!h->op_rank || !seen || !last || !pidx) {
+    if (!h->op_rank || !h->key || !pos || !lastkey || !seen || !last || !pidx) {
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
+    for (int v = 0; v < cfg->n_op_rank; v++)
+        pos[v] = v;
+    for (int i = 0; cfg->op_order && i < cfg->n_op_order; i++)
+        if (cfg->op_order[i] >= 0 && cfg->op_order[i] < cfg->n_op_rank)
+            pos[cfg->op_order[i]] = i;
     for (int i = 0; i < hg_graph_n_params(g); i++)
         pidx[hg_graph_param_at(g, i)] = i + 1;
+    while (nfb < nn && hg_graph_node(g, nfb)->phase != HG_PH_UPDATE)
+        nfb++;
     for (int w = 0; w < nn; w++) {
         const struct hg_node_info *nd = hg_graph_node(g, w);
         int r = -1, accum;
+        int64_t key = (int64_t)w * (np + 1);
         if (w < h->nn) {
             r = h->dev[w];
+            if (h->orig[w] >= 0)
+                key = (int64_t)pos[h->orig[w]] * (np + 1) + h->opiece[w];
+            else if (w >= h->nf) /* the loss sums: after the last piece's loss */
+                key = (int64_t)pos[h->lossop] * (np + 1) + np;
+            else
+                key = (int64_t)pos[w] * (np + 1);
         } else if (nd->phase == HG_PH_UPDATE) {
             int i = nd->n_in > 0 ? pidx[nd->in[0]] - 1 : -1;
             if (i < 0 || i >= cfg->n_param_rank) {
@@ -297,11 +421,13 @@ int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ct
             int o = hg_graph_node_origin(g, w, NULL);
             if (accum) {
                 r = last[o];
+                key = lastkey[o];
             } else {
                 int v = o < h->nn ? h->orig[o] : -1, p = o < h->nn ? h->opiece[o] : 0;
                 int k = seen[o]++;
                 if (v < 0) { /* a node of ours (the loss sums): with it */
                     r = o < h->nn ? h->dev[o] : -1;
+                    key = h->key[o];
                 } else {
                     int n = cfg->bwd_start[v + 1] - cfg->bwd_start[v];
                     if (k >= n) {
@@ -313,20 +439,30 @@ int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ct
                     }
                     int u = cfg->bwd_node[cfg->bwd_start[v] + k];
                     r = cfg->piece_dev[(size_t)u * (size_t)np + (size_t)p];
+                    key = (int64_t)pos[u] * (np + 1) + p;
                 }
             }
             last[o] = r;
+            lastkey[o] = key;
         } else {
             /* a gradient's copy into its GRAD tensor: where it is made */
             int t = nd->n_in > 0 ? nd->in[0] : -1;
             int pr = t >= 0 ? hg_graph_tensor(g, t)->producer : -1;
             r = pr >= 0 && pr < w ? h->op_rank[pr] : cfg->param_rank[0];
+            key = pr >= 0 && pr < w ? h->key[pr] : key;
         }
         h->op_rank[w] = r;
+        h->key[w] = key;
     }
+    if (order(h, g, nfb, err, errlen) != 0)
+        goto done;
     *op_rank = h->op_rank;
+    *seq = h->seq;
+    *nseq = h->nseq;
     rc = 0;
 done:
+    free(pos);
+    free(lastkey);
     free(seen);
     free(last);
     free(pidx);

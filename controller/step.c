@@ -107,11 +107,10 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
         /* every node of the split graph placed; the ranks of its nodes are
          * the model-parallel placement from here on */
         hc = *cfg;
-        if (hg__hyb_ranks(c->hyb, p->g, cfg, &hc.op_rank, err, errlen) != 0)
+        if (hg__hyb_ranks(c->hyb, p->g, cfg, &hc.op_rank, &hc.op_order, &hc.n_op_order, err,
+                          errlen) != 0)
             return -1;
         hc.n_op_rank = hg_graph_n_nodes(p->g);
-        hc.op_order = NULL;
-        hc.n_op_order = 0;
         c->cfg.op_rank = hc.op_rank;
         c->cfg.n_op_rank = hc.n_op_rank;
         cfg = &hc;

@@ -4,7 +4,8 @@
 # ones, replica counts that differ per group, zero on some devices;
 # controller/hybrid.c) on forked CPU workers:
 #  1. exactness: 8 random strategies of one op per group on mnist (SGD
-#     with momentum, a global batch of 96) on 2 to 4 ranks: each group
+#     with momentum, a global batch of 96) on 2 to 4 ranks, 4 of them in
+#     a random valid execution order: each group
 #     model parallel on a random device (35%) or data parallel with 0-4
 #     replicas per device, AllReduce or a server on a random rank; CP-AR
 #     with one group made model parallel; 3 on bert (Adam, sequences of
@@ -77,7 +78,15 @@ np=0
 for seed in 1 2 3 4 5 6 7 8; do
     n=$((2 + seed % 3))
     mix $seed $n ev$n.cfg m$seed.cfg
+    # seeds 5-8 in a random valid order (hgplan writes its list schedule's):
+    # each rank runs its pieces' ops in it as far as the pieces' gradient
+    # sums allow
+    [ $seed -ge 5 ] && { "$HGPLAN" $M --cluster "$tmp/c$n.cfg" --strategy "$tmp/m$seed.cfg" \
+        --random-order $seed --out "$tmp/m$seed.cfg" >"$tmp/plan.log" 2>&1 ||
+        { cat "$tmp/plan.log"; bad "hgplan --random-order on m$seed"; }; }
     strat m$seed $n c$n m$seed.cfg && check m$seed ref
+    grep -q "planned order ([1-9][0-9]* ops moved)" "$tmp/m$seed.log" ||
+        bad "m$seed: not run in its planned order"
     np=$((np + $(sed -n 's/.*split into \([0-9]*\) pieces.*/\1/p' "$tmp/m$seed.log")))
 done
 echo "ok: 8 random mixes on 2-4 ranks ($np pieces in all) == 1 rank"

@@ -369,7 +369,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
             n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ", k);
         }
         if (n > 0 && n < (int)sizeof out->desc)
-            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "\n");
+            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s\n", order_desc(out, ob));
         rc = 0;
         goto done;
     }
