@@ -15,6 +15,8 @@
 #     planned and profiled for sequences of 64 tokens, the longest the data
 #     holds: the simulation prices every batch at that length, while the
 #     measured batches are padded to their own longest sample only);
+#     translation (2+2 layers, d 64, FFN 128, 4 heads, global batch 32,
+#     Adam, dropout 0, planned for 40 tokens: the corpus's mean);
 #   ops: measured once per task on this machine (hgplan --profile-out
 #     --profile-threads 1 --profile-worlds 2: device cpu-t1 and the shm
 #     links of 2 workers);
@@ -30,7 +32,7 @@
 # first (HG_BENCH_UPDATES / 4 updates each, 10 from 40 updates on).
 #
 # usage: bench/hetero_shm.sh [BUILD_DIR]
-#   env: HG_BENCH_TASKS ("mnist bert"), HG_BENCH_STRATEGIES ("plain-DP EV-AR
+#   env: HG_BENCH_TASKS ("mnist bert translation"), HG_BENCH_STRATEGIES ("plain-DP EV-AR
 #        EV-PS CP-AR CP-PS MP mcmc"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
 #        (mcmc's seconds: 20), HG_BENCH_CLUSTER (the cluster file),
 #        HG_BENCH_SLOWDOWN (--rank-slowdown: 1,3; the cluster file must
@@ -46,7 +48,7 @@ build=${1:-.}
 HGTRAIN=${HGTRAIN:-$build/hgtrain}
 HGPLAN=${HGPLAN:-$build/hgplan}
 HGPRE=${HGPREPROCESS:-$build/hgpreprocess}
-tasks=${HG_BENCH_TASKS:-mnist bert}
+tasks=${HG_BENCH_TASKS:-mnist bert translation}
 strategies=${HG_BENCH_STRATEGIES:-plain-DP EV-AR EV-PS CP-AR CP-PS MP mcmc}
 updates=${HG_BENCH_UPDATES:-40}
 budget=${HG_BENCH_BUDGET:-20}
@@ -99,7 +101,29 @@ set_task() {
         targs=(--task bert --data "$work/lm" --dropout 0 --optimizer adam --lr 0.0005
                --required-batch-size-multiple 1)
         ;;
-    *) echo "hetero_shm.sh: no task $1 (mnist, bert)" >&2; return 1 ;;
+    translation)
+        if [ ! -d "$work/mt" ]; then
+            head -n 200 "$src/tests/data/corpus.en" >"$work/valid.en"
+            head -n 200 "$src/tests/data/corpus.es" >"$work/valid.es"
+            "$HGPRE" translation --source-lang en --target-lang es \
+                --trainpref "$src/tests/data/corpus" --validpref "$work/valid" \
+                --destdir "$work/mt" --bpe-merges 500 >"$work/pre-mt.log" 2>&1 ||
+                { cat "$work/pre-mt.log"; return 1; }
+        fi
+        batch=32
+        local ta=(--source-lang en --target-lang es --dropout 0 --encoder-layers 2
+                  --decoder-layers 2 --encoder-embed-dim 64 --decoder-embed-dim 64
+                  --encoder-ffn-embed-dim 128 --decoder-ffn-embed-dim 128
+                  --encoder-attention-heads 4 --decoder-attention-heads 4)
+        # planned for 40 tokens: the mean of the samples' longer side in
+        # this corpus (median 38, longest 116); batches sorted by length
+        # are padded to about their samples' own
+        pargs=(--task translation --data "$work/mt" "${ta[@]}" --batch "$batch" --seq-len 40
+               --optimizer adam)
+        targs=(--task translation --data "$work/mt" "${ta[@]}" --optimizer adam --lr 0.0005
+               --required-batch-size-multiple 1)
+        ;;
+    *) echo "hetero_shm.sh: no task $1 (mnist, bert, translation)" >&2; return 1 ;;
     esac
 }
 
