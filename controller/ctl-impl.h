@@ -141,6 +141,8 @@ void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym);
  * into their own inputs (a batch of B). */
 int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
                  int64_t B);
+/* The pieces: a batch needs as many samples at least. */
+int hg__hyb_pieces(const struct hg_hyb *h);
 void hg__hyb_free(struct hg_hyb *h);
 
 #endif

@@ -251,6 +251,8 @@ struct hg_ctl_stats {
     double gnorm;            /* of the mean gradient, before clipping */
     int clipped;
     int skipped;             /* NaN/Inf: no update was made */
+    int64_t dropped;         /* samples of batches smaller than a split
+                                strategy's pieces (hybrid.c): not trained on */
     int overflow;            /* fp16: the scaled grads overflowed (skipped) */
     double loss_scale;       /* fp16: the scale of this update */
     double metrics[HG_TASK_MAX_METRICS];

@@ -55,12 +55,23 @@ struct hg_hyb {
     int nseq;
 };
 
-/* The rows [r[p], r[p + 1]) of piece p in a global batch of B. */
+/* The rows [r[p], r[p + 1]) of piece p in a global batch of B >= np: the
+ * planned bounds scaled, each piece kept at one row at least (a graph's
+ * symbols are >= 1). */
 static void rows(const struct hg_hyb *h, int64_t B, int64_t *r)
 {
-    for (int p = 0; p <= h->np; p++)
+    int np = h->np;
+    for (int p = 0; p <= np; p++)
         r[p] = h->piece[p] * B / h->plan_batch;
+    for (int p = 1; p < np; p++)
+        if (r[p] < r[p - 1] + 1)
+            r[p] = r[p - 1] + 1;
+    for (int p = np - 1; p > 0; p--)
+        if (r[p] > r[p + 1] - 1)
+            r[p] = r[p + 1] - 1;
 }
+
+int hg__hyb_pieces(const struct hg_hyb *h) { return h->np; }
 
 /* A copied op that would mix the pieces' rows: -1 with err. */
 static int splittable(const struct hg_graph *g, int v, const unsigned char *bdep, char *err,

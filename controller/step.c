@@ -377,6 +377,11 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
 {
     if (b->size == 0)
         return 0; /* a dummy batch: weight zero, nothing to add */
+    if (c->hyb && b->size < hg__hyb_pieces(c->hyb)) {
+        /* every rank reads this batch: each drops it alike */
+        st->dropped += b->size;
+        return 0;
+    }
     int64_t sym[HG_MAX_SYMS_TASK];
     double ss;
     /* The first micro-batch's gradient stays in the grad block (the common

@@ -15,6 +15,8 @@
 #     and, after K updates, the same parameters and optimizer state as 1
 #     rank on the same batches (relative error <= 1e-5; bert's Adam state
 #     1e-4);
+#     A whole epoch of bert (its last batch 12 samples): 9 pieces train it, 15
+#     drop it with a warning;
 #  2. a random strategy resumed half-way and run over tcp: bitwise the
 #     straight shm run;
 #  3. refused, naming why: --update-freq 2;
@@ -134,6 +136,28 @@ for seed in 1 2 3; do
     runb bm$seed --devices cpu:$n --cluster-file "$tmp/c$n.cfg" --strategy "$tmp/bm$seed.cfg" \
         >"$tmp/bm$seed.log" 2>&1 || { cat "$tmp/bm$seed.log"; bad "bm$seed exited non-zero"; continue; }
     is_split bm$seed && check bm$seed bref
+done
+
+# a whole epoch (1196 samples: the last batch has 12): a strategy of fewer
+# pieces cuts it at scaled bounds, each piece one row at least; one of
+# more pieces than 12 cannot, and drops it with a warning (every rank alike)
+plan c4 EV-PS 500 bev4.cfg $BM
+mix 11 4 bev4.cfg b4m.cfg
+for x in bm2:2 b4m:4; do
+    name=${x%:*} n=${x#*:}
+    runb e$name --devices cpu:$n --cluster-file "$tmp/c$n.cfg" --strategy "$tmp/$name.cfg" \
+        --max-update 0 --max-epoch 1 --no-save >"$tmp/e$name.log" 2>&1 ||
+        { tail -n 5 "$tmp/e$name.log"; bad "$name: a whole epoch"; continue; }
+    p=$(sed -n 's/.*split into \([0-9]*\) pieces.*/\1/p' "$tmp/e$name.log")
+    u=$(grep -c '"update"' "$tmp/e$name.log")
+    if [ "${p:-0}" -le 12 ]; then
+        [ "$u" = 75 ] && ! grep -q 'smaller than the split' "$tmp/e$name.log" ||
+            bad "$name ($p pieces): $u updates in the epoch, want 75 and no warning"
+    else
+        [ "$u" = 74 ] && grep -q "step 72's batch of 12 samples is smaller than the split strategy's pieces" \
+            "$tmp/e$name.log" || bad "$name ($p pieces): $u updates, want 74 and the warning"
+    fi
+    echo "ok: $name ($p pieces): a whole epoch in $u updates"
 done
 
 # a small translation Transformer (encoder-decoder; the loss and the NLL

@@ -841,9 +841,17 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             for (int i = 0; r->rebalance && i < r->world; i++)
                 r->rb_cost[i] += batch_cost(r, ep, i, b.step);
             step++;
+            int64_t dropped = st.dropped;
             if (hg_ctl_accumulate(r->ctl, r->num_updates, &b, &st, err, errlen) != 0) {
                 rc = -1;
                 break;
+            }
+            if (st.dropped > dropped) {
+                char w[200];
+                snprintf(w, sizeof w, "warning: step %lld's batch of %lld samples is smaller "
+                         "than the split strategy's pieces: not trained on",
+                         (long long)b.step, (long long)(st.dropped - dropped));
+                logf_line(r, w, NULL);
             }
             if (++in_step < o->update_freq && step < steps)
                 continue;
