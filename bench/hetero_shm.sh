@@ -33,7 +33,7 @@
 #
 # usage: bench/hetero_shm.sh [BUILD_DIR]
 #   env: HG_BENCH_TASKS ("mnist bert translation"), HG_BENCH_STRATEGIES ("plain-DP EV-AR
-#        EV-PS CP-AR CP-PS MP mcmc"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
+#        EV-PS CP-AR CP-PS MP mcmc mcmc-split"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
 #        (mcmc's seconds: 20), HG_BENCH_CLUSTER (the cluster file),
 #        HG_BENCH_SLOWDOWN (--rank-slowdown: 1,3; the cluster file must
 #        agree), HG_BENCH_PROFILE_DIR (TASK.cfg there is used as the ops
@@ -49,7 +49,7 @@ HGTRAIN=${HGTRAIN:-$build/hgtrain}
 HGPLAN=${HGPLAN:-$build/hgplan}
 HGPRE=${HGPREPROCESS:-$build/hgpreprocess}
 tasks=${HG_BENCH_TASKS:-mnist bert translation}
-strategies=${HG_BENCH_STRATEGIES:-plain-DP EV-AR EV-PS CP-AR CP-PS MP mcmc}
+strategies=${HG_BENCH_STRATEGIES:-plain-DP EV-AR EV-PS CP-AR CP-PS MP mcmc mcmc-split}
 updates=${HG_BENCH_UPDATES:-40}
 budget=${HG_BENCH_BUDGET:-20}
 cfg=${HG_BENCH_CLUSTER:-$src/examples/clusters/shm-2cpu-slow3.cfg}
@@ -163,10 +163,13 @@ for task in $tasks; do
                 sim=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$work/$task-$s.plan")
             train "$task-$s" --max-sentences $((batch / 2)) && meas=$(step_time "$work/$task-$s.log")
             ;;
-        mcmc)
-            # planned by hgtrain (executable strategies only), its table logged
+        mcmc|mcmc-split)
+            # planned by hgtrain (executable strategies only), its table
+            # logged; mcmc-split: split strategies too (--plan-split)
+            split=()
+            [ "$s" = mcmc-split ] && split=(--plan-split)
             train "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
-                --plan-budget "$budget" --plan-profile "$prof" &&
+                --plan-budget "$budget" --plan-profile "$prof" "${split[@]}" &&
                 meas=$(step_time "$work/$task-$s.log")
             sim=$(sed -n 's/.*"message": " *hgplan  *\([0-9.]*\) s.*/\1/p' "$work/$task-$s.log" | head -n 1)
             ;;

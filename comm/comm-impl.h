@@ -20,6 +20,7 @@ enum hg_comm_kind {
     HG_COMM_OP_ALLREDUCE,
     HG_COMM_OP_BROADCAST,
     HG_COMM_OP_ALLGATHER,
+    HG_COMM_OP_SEND,       /* point to point: send [n] bytes to root */
 };
 
 struct hg_comm_op {
@@ -27,9 +28,9 @@ struct hg_comm_op {
     enum hg_comm_dtype dt; /* allreduce */
     void *buf;             /* allreduce: [n] of dt; broadcast: [n] bytes;
                               allgather: recv [world * n] bytes */
-    const void *send;      /* allgather: [n] bytes */
+    const void *send;      /* allgather, send: [n] bytes */
     size_t n;              /* allreduce: elements; otherwise bytes */
-    int root;              /* broadcast */
+    int root;              /* broadcast; send: the peer */
     void *after;           /* device backends: a stream whose queued work
                               comes first; host backends ignore it */
 };

@@ -131,6 +131,11 @@ int hg_comm_allgather_start(struct hg_comm *c, const void *send, void *recv,
                             size_t bytes, void *after,
                             struct hg_comm_req *req, char *err,
                             size_t errlen);
+/* hg_comm_send as a request of the host backends (the blocking send on the
+ * progress thread; the peer's hg_comm_recv is matched in order with the
+ * blocking sends and these); a device backend (nccl) sends at once. */
+int hg_comm_send_start(struct hg_comm *c, const void *buf, size_t bytes, int peer,
+                       struct hg_comm_req *req, char *err, size_t errlen);
 /* Waits until req and every request started before it are done (nccl:
  * every request started so far).  Every wait ends: each request's own
  * waits give up after the handle's timeout naming the peer. */

@@ -472,6 +472,9 @@ static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
 
 /* Queues op on our stream behind the work queued so far on op->after;
  * host buffers run at once (staged, blocking). */
+static int nccl_send(struct hg_comm *base, const void *buf, size_t bytes, int peer,
+                     char *err, size_t errlen);
+
 static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
                       char *err, size_t errlen)
 {
@@ -480,6 +483,8 @@ static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
         return -1;
     if (op->n == 0)
         return 0;
+    if (op->kind == HG_COMM_OP_SEND) /* hg_comm_send_start sends at once here */
+        return nccl_send(base, op->send, op->n, op->root, err, errlen);
     if (op->kind != HG_COMM_OP_ALLGATHER && is_host(op->buf)) {
         if (op->kind == HG_COMM_OP_ALLREDUCE)
             return nccl_allreduce(base, op->buf, op->n, op->dt, err, errlen);
@@ -511,6 +516,7 @@ static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
     case HG_COMM_OP_ALLGATHER:
         NCCL_CHECK(c, ncclAllGather(op->send, op->buf, op->n, ncclUint8,
                                     c->comm, c->stream), err, errlen);
+        break;    case HG_COMM_OP_SEND:
         break;
     }
     return 0;

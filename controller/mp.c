@@ -249,12 +249,24 @@ done:
     return rc;
 }
 
+/* A SEND node's copy of what it sends, in flight on comm's progress thread
+ * while this rank computes on (the executor may reuse the tensor's memory
+ * at once). */
+struct stage {
+    char *buf;            /* [cap] the wire header, then the tensor's bytes */
+    size_t cap;
+    struct hg_comm_req req; /* the payload's send: done, the slot is free */
+};
+
 struct hg_mp {
     struct hg_comm *comm;
     const struct hg_graph *g;
     const int *op_rank;   /* [n_op_rank] cfg.op_rank */
     int n_op_rank;
     uint64_t step;        /* the update the pass belongs to (hg__mp_set_step) */
+    int async;            /* sends as requests (HG_COMM_ASYNC) */
+    struct stage *stage;  /* [nodes] per SEND node */
+    int nstage;
 };
 
 /* What precedes every transfer on the wire: the two ends check that they
@@ -282,6 +294,33 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
     char *buf = b.host; /* [b.bytes] the tensor's current bytes */
     struct wire w = {.step = mp->step, .tag = nd->attr.comm.tag, .bytes = (int64_t)b.bytes}, o;
     char e[300] = "";
+    if (send && mp->async && node < mp->nstage) {
+        /* a copy on its way while the ops after this one run: a transfer
+         * to a slower rank no longer holds this one up (each is matched in
+         * the one global order all the same) */
+        struct stage *sg = &mp->stage[node];
+        if (hg_comm_wait_req(mp->comm, sg->req, e, sizeof e) != 0)
+            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
+                           "%llu) to rank %d: %s", me, name, (long long)w.tag,
+                           (unsigned long long)w.step, peer, e);
+        if (sg->cap < sizeof w + b.bytes) {
+            char *nb = realloc(sg->buf, sizeof w + b.bytes);
+            if (!nb)
+                return hg_kerr(err, errlen, "rank %d: send of tensor %s: out of memory", me,
+                               name);
+            sg->buf = nb;
+            sg->cap = sizeof w + b.bytes;
+        }
+        memcpy(sg->buf, &w, sizeof w);
+        memcpy(sg->buf + sizeof w, buf, b.bytes);
+        if (hg_comm_send_start(mp->comm, sg->buf, sizeof w, peer, NULL, e, sizeof e) != 0 ||
+            hg_comm_send_start(mp->comm, sg->buf + sizeof w, b.bytes, peer, &sg->req, e,
+                               sizeof e) != 0)
+            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
+                           "%llu) to rank %d: %s", me, name, (long long)w.tag,
+                           (unsigned long long)w.step, peer, e);
+        return 0;
+    }
     if (send) {
         if (hg_comm_send(mp->comm, &w, sizeof w, peer, e, sizeof e) != 0 ||
             hg_comm_send(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
@@ -329,12 +368,29 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
     mp->g = g;
     mp->op_rank = cfg->op_rank;
     mp->n_op_rank = cfg->n_op_rank;
+    mp->async = (hg_comm_caps(comm) & (HG_COMM_ASYNC | HG_COMM_DEVICE_MEMORY)) == HG_COMM_ASYNC;
+    mp->nstage = hg_graph_n_nodes(g);
+    mp->stage = calloc((size_t)mp->nstage + 1, sizeof *mp->stage);
+    if (!mp->stage) {
+        free(mp);
+        hg_kerr(err, errlen, "out of memory");
+        return NULL;
+    }
     hg_exec_set_comm(ex, &mp_ops, mp);
     return mp;
 }
 
 void hg__mp_free(struct hg_mp *mp)
 {
+    if (!mp)
+        return;
+    /* the sends still in flight read the stages */
+    char e[256];
+    if (mp->async)
+        hg_comm_wait(mp->comm, e, sizeof e);
+    for (int i = 0; i < mp->nstage; i++)
+        free(mp->stage[i].buf);
+    free(mp->stage);
     free(mp);
 }
 

@@ -89,7 +89,7 @@ if planned pm --plan mcmc --plan-budget 2; then
     check pm ref
     grep -q '^mcmc from CP-' "$tmp/pm.msgs" || bad "pm: no 'mcmc from' line"
     grep -q '^  stopped at ' "$tmp/pm.msgs" || bad "pm: no 'stopped at' line"
-    grep -q '^  executable strategies only (no recomputation): ' \
+    grep -q '^  executable strategies only (data-parallel shaped or model parallel): ' \
         "$tmp/pm.msgs" || bad "pm: the search was not restricted"
     grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no hgplan row"
 fi

@@ -125,7 +125,7 @@ for b in EV-AR EV-PS CP-AR; do
         >"$tmp/b$b.log" 2>&1 || { cat "$tmp/b$b.log"; bad "bert $b exited non-zero"; continue; }
     check b$b bref
 done
-runb bmcmc --devices cpu:2 --cluster-file "$tmp/c2.cfg" --plan mcmc --plan-iters 300 \
+runb bmcmc --devices cpu:2 --cluster-file "$tmp/c2.cfg" --plan mcmc --plan-iters 300 --plan-split \
     >"$tmp/bmcmc.log" 2>&1 || { cat "$tmp/bmcmc.log"; bad "bert --plan mcmc exited non-zero"; }
 grep -q 'stopped at the proposal cap' "$tmp/bmcmc.log" ||
     { grep -v '"update"' "$tmp/bmcmc.log" | head -n 30; bad "bert --plan mcmc: no search"; }
@@ -198,7 +198,7 @@ for b in EV-AR EV-PS CP-AR CP-PS; do
         >"$tmp/t$b.log" 2>&1 || { cat "$tmp/t$b.log"; bad "translation $b exited non-zero"; continue; }
     check t$b tref && same_nll t$b
 done
-runt tmcmc --devices cpu:2 --cluster-file "$tmp/c2.cfg" --plan mcmc --plan-iters 300 \
+runt tmcmc --devices cpu:2 --cluster-file "$tmp/c2.cfg" --plan mcmc --plan-iters 300 --plan-split \
     >"$tmp/tmcmc.log" 2>&1 || { cat "$tmp/tmcmc.log"; bad "translation --plan mcmc exited non-zero"; }
 check tmcmc tref && same_nll tmcmc
 for seed in 1 2; do

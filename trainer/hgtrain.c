@@ -1518,7 +1518,10 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
                                    * update so far */
                                   .executable = HG_EXEC_DP |
                                                 (!cuda && o->update_freq == 1
-                                                     ? HG_EXEC_MP | HG_EXEC_SPLIT : 0)};
+                                                     ? HG_EXEC_MP | (o->plan_split
+                                                                         ? HG_EXEC_SPLIT
+                                                                         : 0)
+                                                     : 0)};
         size_t len = 0;
         FILE *t = open_memstream(&r->plan_table, &len);
         if (!t) {

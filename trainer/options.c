@@ -329,6 +329,11 @@ const struct hg_opt hg_train_opts[] = {
      .def = "0", .min = 0, .metavar = "N",
      .help = "--plan mcmc: stop after N proposals (0: none); the result depends on "
              "--seed alone when N proposals finish within --plan-budget"},
+    {.name = "plan-split", .type = HG_OPT_BOOL, .group = G_DIST, .offset = OFF(plan_split),
+     .help = "--plan: also choose among strategies that split the batch (model- and "
+             "data-parallel groups mixed, other replica counts per group; CPU, "
+             "--update-freq 1): they train exactly, but run slower than simulated "
+             "today (bench/RESULTS.md)"},
 };
 
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));
@@ -426,6 +431,9 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
     if (o->plan_profile && !o->plan)
         return hg_kerr(err, errlen, "--plan-profile %s prices the planning of --plan; "
                        "give --plan baselines|mcmc", o->plan_profile);
+    if (o->plan_split && !o->plan)
+        return hg_kerr(err, errlen, "--plan-split widens the search of --plan; give --plan "
+                       "baselines|mcmc");
     if (o->plan && (!o->cluster_file || o->max_sentences <= 0))
         return hg_kerr(err, errlen, "--plan %s needs the --cluster-file to plan for and the "
                        "global batch (--max-sentences) to split", o->plan);
