@@ -23,11 +23,52 @@ static inline unsigned char case_pat(int rank, int msg, size_t i)
 
 /* ----------------------------------------------------------- async */
 
+/* Sends as requests (hg_comm_send_start): rank 0 starts two sends to rank
+ * 1 (one beyond any mailbox) and a third after a blocking call; rank 1
+ * receives them in order with the blocking recv: the same bytes. */
+static inline void case_send_start(struct hg_comm *c)
+{
+    int me = hg_comm_rank(c);
+    char err[512] = "";
+    if (hg_comm_world(c) < 2)
+        return;
+    static const size_t ns[] = {(3u << 20) + 5, 1, 4096};
+    unsigned char *m[3];
+    for (int k = 0; k < 3; k++) {
+        m[k] = malloc(ns[k]);
+        REQUIRE(m[k] != NULL, "malloc");
+        for (size_t i = 0; i < ns[k]; i++)
+            m[k][i] = me == 0 ? case_pat(0, k, i) : 0;
+    }
+    if (me == 0) {
+        struct hg_comm_req r[3];
+        for (int k = 0; k < 2; k++)
+            REQUIRE(hg_comm_send_start(c, m[k], ns[k], 1, &r[k], err, sizeof err) == 0,
+                    "rank 0 send_start %d: %s", k, err);
+        REQUIRE(hg_comm_wait_req(c, r[1], err, sizeof err) == 0, "rank 0 wait: %s", err);
+        REQUIRE(hg_comm_send_start(c, m[2], ns[2], 1, &r[2], err, sizeof err) == 0,
+                "rank 0 send_start 2: %s", err);
+        REQUIRE(hg_comm_wait(c, err, sizeof err) == 0, "rank 0 wait: %s", err);
+    } else if (me == 1) {
+        for (int k = 0; k < 3; k++) {
+            REQUIRE(hg_comm_recv(c, m[k], ns[k], 0, err, sizeof err) == 0,
+                    "rank 1 recv %d: %s", k, err);
+            size_t bad = 0;
+            for (size_t i = 0; i < ns[k]; i++)
+                bad += m[k][i] != case_pat(0, k, i);
+            EXPECT(bad == 0, "rank 1: message %d of rank 0's send_start: %zu bytes differ",
+                   k, bad);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        free(m[k]);
+}
+
 /* Several requests in flight (f32 and f64 allreduces, a broadcast, an
  * allgather), waited for in another order than started: bitwise the
  * blocking calls' results on the same inputs; a blocking call right after
  * a start (it waits for it first); progress without a wait where the
- * backend has a progress thread or stream. */
+ * backend has a progress thread or stream; sends as requests. */
 static inline void case_async(struct hg_comm *c)
 {
     int me = hg_comm_rank(c), world = hg_comm_world(c);
@@ -164,6 +205,7 @@ static inline void case_async(struct hg_comm *c)
     EXPECT(hg_comm_wait_req(c, none, err, sizeof err) == 0 &&
                hg_comm_wait(c, err, sizeof err) == 0,
            "rank %d: waits with nothing pending: %s", me, err);
+    case_send_start(c);
     REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
             err);
 }
