@@ -10,13 +10,12 @@
 # a slow device (every compute time divided by time_share) with the
 # executor's emulation of one (every compute op slowed 3x, communication
 # not; graph/exec.c hg_exec_set_slowdown).
-#   tasks: mnist (global batch 128, SGD, dropout 0) and bert (the small
-#     Transformer of tests/strategy_mp.sh, global batch 32, Adam, dropout 0,
-#     planned and profiled for sequences of 64 tokens, the longest the data
-#     holds: the simulation prices every batch at that length, while the
-#     measured batches are padded to their own longest sample only);
-#     translation (2+2 layers, d 64, FFN 128, 4 heads, global batch 32,
-#     Adam, dropout 0, planned for 40 tokens: the corpus's mean);
+#   tasks: mnist (global batch 128, SGD, dropout 0), bert (the small
+#     Transformer of tests/strategy_mp.sh, global batch 32, Adam, dropout 0)
+#     and translation (2+2 layers, d 64, FFN 128, 4 heads, global batch 32,
+#     Adam, dropout 0); the sequence tasks planned and profiled at the
+#     length hgtrain --plan prices (its log says it: the mean over the
+#     epoch's batches, sorted by length, of their longest sample);
 #   ops: measured once per task on this machine (hgplan --profile-out
 #     --profile-threads 1 --profile-worlds 2: device cpu-t1 and the shm
 #     links of 2 workers);
@@ -94,10 +93,7 @@ set_task() {
                 { cat "$work/pre-lm.log"; return 1; }
         fi
         batch=32
-        # hgtrain builds its graph for the train split's longest sample
-        # (at most --max-seq-len 64), hgplan for --seq-len (128 unless given)
-        pargs=(--task bert --data "$work/lm" --dropout 0 --batch "$batch" --seq-len 64
-               --optimizer adam)
+        pargs=(--task bert --data "$work/lm" --dropout 0 --batch "$batch" --optimizer adam)
         targs=(--task bert --data "$work/lm" --dropout 0 --optimizer adam --lr 0.0005
                --required-batch-size-multiple 1)
         ;;
@@ -115,11 +111,7 @@ set_task() {
                   --decoder-layers 2 --encoder-embed-dim 64 --decoder-embed-dim 64
                   --encoder-ffn-embed-dim 128 --decoder-ffn-embed-dim 128
                   --encoder-attention-heads 4 --decoder-attention-heads 4)
-        # planned for 40 tokens: the mean of the samples' longer side in
-        # this corpus (median 38, longest 116); batches sorted by length
-        # are padded to about their samples' own
-        pargs=(--task translation --data "$work/mt" "${ta[@]}" --batch "$batch" --seq-len 40
-               --optimizer adam)
+        pargs=(--task translation --data "$work/mt" "${ta[@]}" --batch "$batch" --optimizer adam)
         targs=(--task translation --data "$work/mt" "${ta[@]}" --optimizer adam --lr 0.0005
                --required-batch-size-multiple 1)
         ;;
@@ -147,7 +139,14 @@ row() { # task strategy simulated-s measured-s|failed
 printf '%-6s %-9s %13s %13s %9s\n' task strategy "simulated ms" "measured ms" "meas/sim"
 for task in $tasks; do
     set_task "$task" || { echo "$task: no data" >&2; continue; }
-    prof=$profdir/$task.cfg
+    # the length --plan prices (the batches' mean padded length: hgtrain's
+    # plan_len), for hgplan's baselines and the profile too
+    train "$task-len" --max-sentences "$batch" --cluster-file "$cfg" --plan baselines \
+        --max-update 1 || { echo "$task: --plan failed" >&2; continue; }
+    len=$(sed -n 's/.*global batch [0-9]*, length \([0-9]*\) .*/\1/p' "$work/$task-len.log" | head -n 1)
+    [ "$task" = mnist ] || pargs+=(--seq-len "$len")
+    echo "$task: priced at length $len"
+    prof=$profdir/$task-$len.cfg
     if [ ! -s "$prof" ]; then
         "$HGPLAN" "${pargs[@]}" --profile-out "$prof" --profile-threads 1 --profile-worlds 2 \
             --profile-repeats "$repeats" >"$work/$task-profile.log" 2>&1 ||

@@ -1484,8 +1484,35 @@ static int write_plan(const struct run *r, char *err, size_t errlen)
     return 0;
 }
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The length --plan prices: the mean over batches of `batch` samples
+ * sorted by cost of their longest sample (the epoch plan batches samples
+ * of like length, each padded to its own longest), at most the longest. */
+static int32_t plan_len(const struct split *s, int64_t batch)
+{
+    int32_t *c = malloc((size_t)(s->n ? s->n : 1) * sizeof *c); /* [n] sorted costs */
+    if (!c || s->n == 0 || batch < 1) {
+        free(c);
+        return s->max_len;
+    }
+    memcpy(c, s->cost, (size_t)s->n * sizeof *c);
+    qsort(c, (size_t)s->n, sizeof *c, cmp_i32);
+    double sum = 0;
+    int64_t nb = 0;
+    for (int64_t i = 0; i < s->n; i += batch, nb++)
+        sum += c[i + batch - 1 < s->n ? i + batch - 1 : s->n - 1];
+    free(c);
+    int32_t len = (int32_t)(sum / (double)nb + 0.999);
+    return len < 1 ? 1 : len > s->max_len ? s->max_len : len;
+}
+
 /* --plan, in the launcher before the fork: the task's training graph for
- * the global batch and the train split's longest sample, planned on
+ * the global batch and the batches' mean padded length (plan_len), planned on
  * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
  * the strategy's text to r->plan_text (every forked rank inherits both). */
 static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
@@ -1527,13 +1554,16 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
         if (!t) {
             hg_kerr(err, errlen, "out of memory");
         } else {
-            fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld, %s%s:\n",
-                    o->plan, o->cluster_file, (long long)o->max_sentences,
+            int32_t len = plan_len(&tr, o->max_sentences);
+            fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld, length %d (the "
+                    "batches' mean padded length; longest %d), %s%s:\n",
+                    o->plan, o->cluster_file, (long long)o->max_sentences, (int)len,
+                    (int)tr.max_len,
                     o->plan_profile ? "measured prices from --plan-profile "
                                     : "roofline prices",
                     o->plan_profile ? o->plan_profile : "");
             rc = hg_strat_search(&r->plan_text, t, &po, o->cluster_file, o->plan_profile,
-                                 r->task, ts, o->max_sentences, tr.max_len, oc.optim,
+                                 r->task, ts, o->max_sentences, len, oc.optim,
                                  &oc.hyper, err, errlen);
             fprintf(t, "| --plan %s: the strategy%s%s\n", o->plan,
                     o->no_save ? " (not written: --no-save)" : " goes to ",

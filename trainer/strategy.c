@@ -67,12 +67,20 @@ static int planned_order(struct hg_strat_run *out, const struct hg_lowered *lw,
     return 0;
 }
 
-/* The log's words for the order into b[64] ("": the id order). */
-static const char *order_desc(const struct hg_strat_run *out, char *b)
+/* The log's words for the order and recomputation into b[160] (""): the
+ * id order and none). */
+static const char *order_desc(const struct hg_strat_run *out, const struct hg_strategy *st,
+                              char *b)
 {
+    int n = 0, k = 0;
     b[0] = 0;
     if (out->order)
-        snprintf(b, 64, "; planned order (%d ops moved)", out->moved);
+        n = snprintf(b, 160, "; planned order (%d ops moved)", out->moved);
+    for (int g = 0; g < st->ngroups; g++)
+        k += st->cfg[g].recompute != 0;
+    if (k > 0 && n >= 0 && n < 160)
+        snprintf(b + n, 160 - (size_t)n, "; recomputation in %d groups not executed (every "
+                 "activation is kept)", k);
     return b;
 }
 
@@ -272,7 +280,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
                   const union hg_attr *hyper, int world, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    char ob[64]; /* order_desc */
+    char ob[160]; /* order_desc */
     struct hg_cluster *c = NULL;
     struct hg_graph *g = hg_graph_new();
     struct hg_pgraph *pg = NULL;
@@ -343,7 +351,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
             n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ", k);
         }
         if (n > 0 && n < (int)sizeof out->desc)
-            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s\n", order_desc(out, ob));
+            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s\n", order_desc(out, st, ob));
         rc = 0;
         goto done;
     }
@@ -369,7 +377,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
             n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ", k);
         }
         if (n > 0 && n < (int)sizeof out->desc)
-            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s\n", order_desc(out, ob));
+            snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s\n", order_desc(out, st, ob));
         rc = 0;
         goto done;
     }
@@ -391,7 +399,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
     if (n > 0 && n < (int)sizeof out->desc)
         snprintf(out->desc + n, sizeof out->desc - (size_t)n, " of %lld; %d parameters "
                  "all-reduced, %d on parameter servers%s\n", (long long)batch, nar, out->nps,
-                 order_desc(out, ob));
+                 order_desc(out, st, ob));
     rc = 0;
 done:
     if (rc != 0)

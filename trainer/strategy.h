@@ -37,7 +37,7 @@ struct hg_strat_run {
     int *param_rank;      /* [nparams] each parameter's owner */
     int moved;            /* forward and backward ops that order puts
                              elsewhere than the id order */
-    char desc[256];       /* one line for the log */
+    char desc[512];       /* one line for the log */
 };
 
 /* Builds the task's training graph for the global batch `batch` (the same
