@@ -108,6 +108,13 @@ int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
  * fit the graph, one that could deadlock). */
 int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,
                 int **order, char *err, size_t errlen);
+/* The execution order of g's first nn nodes (every node, phase by phase)
+ * into seq[nn]: cfg.op_order's forward and backward nodes, then the
+ * update's in id order (the controller runs it after the gradient
+ * statistics); the id order without cfg.op_order.  -1 with err when the
+ * order lacks some of them.  Data parallelism orders its plan by it too. */
+int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
+                    char *err, size_t errlen);
 /* Installs the callbacks that run the SEND and RECV nodes over comm. */
 struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
                          struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,

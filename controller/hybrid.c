@@ -287,6 +287,26 @@ static int before(const int64_t *key, int a, int b)
     return key[a] < key[b] || (key[a] == key[b] && a < b);
 }
 
+/* The edges producer -> consumer among g's nodes [0, nfb): counted
+ * (cons NULL: cstart[pr + 1] and indeg[w] each edge) or placed in
+ * cons[cstart[pr] + at[pr]++]. */
+static void edges(const struct hg_graph *g, int nfb, int *cstart, int *indeg, int *at,
+                  int *cons)
+{
+    for (int w = 0; w < nfb; w++) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        for (int k = 0; k < nd->n_in; k++) {
+            int pr = hg_graph_tensor(g, nd->in[k])->producer;
+            if (pr < 0 || pr >= nfb)
+                continue;
+            if (cons)
+                cons[cstart[pr] + at[pr]++] = w;
+            else
+                cstart[pr + 1]++, indeg[w]++;
+        }
+    }
+}
+
 /* h->seq: the forward and backward nodes [0, nfb) of g in a topological
  * order that follows h->key where the graph allows (Kahn's algorithm, the
  * ready node first in the strategy's order): the accumulating ADDs of a
@@ -303,14 +323,7 @@ static int order(struct hg_hyb *h, const struct hg_graph *g, int nfb, char *err,
     h->seq = malloc(((size_t)nfb + 1) * sizeof *h->seq);
     if (!indeg || !cstart || !heap || !h->seq)
         goto oom;
-    for (int w = 0; w < nfb; w++) {
-        const struct hg_node_info *nd = hg_graph_node(g, w);
-        for (int k = 0; k < nd->n_in; k++) {
-            int pr = hg_graph_tensor(g, nd->in[k])->producer;
-            if (pr >= 0 && pr < nfb)
-                cstart[pr + 1]++, indeg[w]++;
-        }
-    }
+    edges(g, nfb, cstart, indeg, NULL, NULL);
     for (int w = 0; w < nfb; w++)
         cstart[w + 1] += cstart[w];
     cons = malloc(((size_t)cstart[nfb] + 1) * sizeof *cons); /* [edges] */
@@ -319,14 +332,7 @@ static int order(struct hg_hyb *h, const struct hg_graph *g, int nfb, char *err,
         free(at);
         goto oom;
     }
-    for (int w = 0; w < nfb; w++) {
-        const struct hg_node_info *nd = hg_graph_node(g, w);
-        for (int k = 0; k < nd->n_in; k++) {
-            int pr = hg_graph_tensor(g, nd->in[k])->producer;
-            if (pr >= 0 && pr < nfb)
-                cons[cstart[pr] + at[pr]++] = w;
-        }
-    }
+    edges(g, nfb, cstart, NULL, at, cons);
     free(at);
     /* a binary heap of the ready nodes */
     for (int w = 0; w < nfb; w++) {

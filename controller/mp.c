@@ -126,11 +126,7 @@ done:
     return rc;
 }
 
-/* The execution order of the graph's nn nodes into seq[nn]: cfg.op_order's
- * forward and backward nodes, then the update's in id order (the
- * controller runs it after the gradient statistics); the id order without
- * one. */
-static int sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
+int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
                     char *err, size_t errlen)
 {
     int nfb = 0, k = 0;
@@ -150,8 +146,8 @@ static int sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int 
     }
     free(seen);
     if (k != nfb)
-        return hg_kerr(err, errlen, "model parallelism: the planned order has %d of the "
-                       "train graph's %d forward and backward ops", k, nfb);
+        return hg_kerr(err, errlen, "the planned order has %d of the train graph's %d "
+                       "forward and backward ops", k, nfb);
     return 0;
 }
 
@@ -179,7 +175,7 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
-    if (sequence(g, cfg, nn, seq, err, errlen) != 0)
+    if (hg__mp_sequence(g, cfg, nn, seq, err, errlen) != 0)
         goto done;
     sources(g, cfg->op_rank, nn, src);
     int nx = transfers(g, cfg->op_rank, seq, nn, world, src, need, xf);

@@ -17,32 +17,6 @@
 enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
        R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
-/* cfg.op_order: the forward and backward prefix of order[n] (the graph's
- * id order, phase by phase: those nodes are ids 0 .. nfb - 1) put in the
- * planned order; the update's nodes stay as they are. */
-static int planned_order(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *order,
-                         int n, char *err, size_t errlen)
-{
-    int nfb = 0, k = 0;
-    while (nfb < n && hg_graph_node(g, order[nfb])->phase != HG_PH_UPDATE)
-        nfb++;
-    for (int i = 0; i < nfb; i++)
-        HG_CHECK(order[i] == i);
-    unsigned char *seen = calloc((size_t)nfb + 1, 1); /* [nfb] */
-    if (!seen)
-        return hg_kerr(err, errlen, "out of memory");
-    for (int i = 0; i < cfg->n_op_order && k <= nfb; i++) {
-        int v = cfg->op_order[i];
-        if (v >= 0 && v < nfb && !seen[v]++)
-            order[k++] = v;
-    }
-    free(seen);
-    if (k != nfb)
-        return hg_kerr(err, errlen, "the planned order has %d of the train graph's %d forward "
-                       "and backward ops", k, nfb);
-    return 0;
-}
-
 static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
                  const struct hg_ctl_cfg *cfg, int train, char *err, size_t errlen)
 {
@@ -125,7 +99,10 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
         if (!order)
             return hg_kerr(err, errlen, "out of memory");
         p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
-        if (train && cfg->op_order && planned_order(p->g, cfg, order, p->n, err, errlen) != 0) {
+        /* hg_graph_order's is the id order: every node, phase by phase */
+        HG_CHECK(!train || p->n == hg_graph_n_nodes(p->g));
+        if (train && cfg->op_order &&
+            hg__mp_sequence(p->g, cfg, p->n, order, err, errlen) != 0) {
             free(order);
             return -1;
         }

@@ -5,7 +5,9 @@
 # log's, at least $K updates), check() (a run against the 1-rank run: its
 # losses, parameters within 1e-5 and optimizer state within $OPT_TOL) and
 # the cluster files $tmp/c2.cfg (two ranks, the first twice as fast) and
-# $tmp/c3.cfg (three, 2:1:1).
+# $tmp/c3.cfg (three, 2:1:1); lm_data (the small bert corpus in $tmp/lm)
+# and mt_data (the translation corpus in $tmp/mt, the small
+# Transformer's options in $TA).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
 
@@ -51,3 +53,21 @@ nodes = ( { name = "localhost";
 EOF
 sed 's/"two"/"three"/; /model = "slow"/ s/count = 1/count = 2/' "$tmp/c2.cfg" >"$tmp/c3.cfg"
 grep -q 'model = "slow"; count = 2' "$tmp/c3.cfg" || bad "c3.cfg: the edit did not apply"
+
+lm_data() {
+    awk 'NR % 15 == 0 { print "" } { print }' "${HG_SRCDIR:-.}/tests/data/corpus.en" >"$tmp/lm.txt"
+    "$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+        --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 ||
+        { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+}
+mt_data() {
+    c=${HG_SRCDIR:-.}/tests/data/corpus
+    head -n 200 "$c.en" >"$tmp/valid.en"
+    head -n 200 "$c.es" >"$tmp/valid.es"
+    "$HGPRE" translation --source-lang en --target-lang es --trainpref "$c" \
+        --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/premt.log" 2>&1 ||
+        { cat "$tmp/premt.log"; bad "hgpreprocess translation"; }
+    TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
+        --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
+        --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+}

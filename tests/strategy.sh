@@ -199,9 +199,7 @@ echo "ok: c3-mixed's checkpoint resumed by plain data parallelism and under CP-P
 # sequences of different lengths): CP-PS with the servers on ranks 0 and 1
 # in turn
 S=${HG_SRCDIR:-.}
-awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
-"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+lm_data
 "$HGPLAN" --task bert --data "$tmp/lm" --dropout 0 --batch 16 --optimizer adam \
     --cluster "$tmp/c2.cfg" --search baselines --groups 8 --baseline CP-PS \
     --out "$tmp/bert-cp-ps.cfg" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan bert"; }

@@ -101,9 +101,7 @@ strat cpar-mp3 2 c2 cpar-mp3.cfg && check cpar-mp3 ref
 # the small Transformer: Adam, two state tensors per parameter, shapes that
 # change with every batch
 S=${HG_SRCDIR:-.}
-awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
-"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --batch 16 --optimizer adam"
 plan c2 EV-PS 500 bev2.cfg $BM
 plan c3 EV-PS 500 bev3.cfg $BM
@@ -167,14 +165,7 @@ done
 # full steps of (plain 2-rank data parallelism with Adam is 1.0e-5 off one
 # rank there); the data-parallel baselines, hgtrain's MCMC search and 2
 # random mixes
-head -n 200 "$S/tests/data/corpus.en" >"$tmp/valid.en"
-head -n 200 "$S/tests/data/corpus.es" >"$tmp/valid.es"
-"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
-    --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/premt.log" 2>&1 ||
-    { cat "$tmp/premt.log"; bad "hgpreprocess translation"; }
-TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
-    --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
-    --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+mt_data
 TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer sgd"
 plan c2 EV-PS 1000 tev2.cfg $TM
 runt() { # save-dir args...

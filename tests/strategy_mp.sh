@@ -92,9 +92,7 @@ v3=$(grep -o '"valid_loss": [0-9.]*, .*"valid_accuracy": [0-9.]*' "$tmp/v3.log")
 
 # the small Transformer: Adam, two state tensors per parameter, shapes that
 # change with every batch
-awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
-"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --batch 16 --optimizer adam"
 plan c2 MP 8 bMP.cfg $BM
 plan c2 MP 500 bMP2-ops.cfg $BM
@@ -125,14 +123,7 @@ done
 # a small translation Transformer (encoder-decoder, label smoothing: the
 # loss and the NLL are two ops, possibly on two ranks; source and target
 # lengths change with every batch): the MP baseline and 3 random placements
-head -n 200 "$S/tests/data/corpus.en" >"$tmp/valid.en"
-head -n 200 "$S/tests/data/corpus.es" >"$tmp/valid.es"
-"$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
-    --validpref "$tmp/valid" --destdir "$tmp/mt" --bpe-merges 500 >"$tmp/premt.log" 2>&1 ||
-    { cat "$tmp/premt.log"; bad "hgpreprocess translation"; }
-TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
-    --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
-    --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+mt_data
 TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
 plan c2 MP 8 tMP.cfg $TM
 plan c2 MP 1000 tMP2-ops.cfg $TM
