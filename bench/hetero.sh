@@ -16,7 +16,11 @@
 # usage: bench/hetero.sh [BUILD_DIR]        (as root: it makes namespaces)
 #   env: HG_BENCH_RATES ("1gbit 100mbit"; cluster files
 #        examples/clusters/netns-2node-{1g,100m}.cfg describe them),
-#        HG_BENCH_STRATEGIES ("EV-AR EV-PS CP-AR CP-PS"), HG_BENCH_UPDATES
+#        HG_BENCH_STRATEGIES ("EV-AR EV-PS CP-AR CP-PS MP mcmc": the
+#        baselines, MP with 8 op groups as tests/strategy_mp.sh, and
+#        hgplan's own strategy, hgplan --search mcmc --budget
+#        HG_BENCH_BUDGET (20 s; whatever it writes, split strategies
+#        included, run by --strategy)), HG_BENCH_UPDATES
 #        (40; the step time is the median over log intervals of 10 after
 #        the first), HG_BENCH_BATCH (128), HG_BENCH_PROFILE (an ops
 #        profile, hgplan --profile-out), HG_BENCH_LINK_SIZES (message bytes
@@ -34,7 +38,7 @@ HGPLAN=${HGPLAN:-$build/hgplan}
 HGPRE=${HGPREPROCESS:-$build/hgpreprocess}
 NC=$src/scripts/netns-cluster
 rates=${HG_BENCH_RATES:-1gbit 100mbit}
-strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS}
+strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS MP mcmc}
 updates=${HG_BENCH_UPDATES:-40}
 batch=${HG_BENCH_BATCH:-128}
 fm=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -130,12 +134,17 @@ for rate in $rates; do
     dp=$(run_job "$rate-dp" --max-sentences $((batch / 2)))
     printf '%-8s %-8s %12s %12s %10s\n' "$rate" "plain-DP" "-" "$dp" "-"
     for s in $strategies; do
+        case $s in
+        mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}") row=hgplan ;;
+        MP) how=(--search baselines --groups 8 --baseline MP) row=MP ;;
+        *) how=(--search baselines --baseline "$s") row=$s ;;
+        esac
         # shellcheck disable=SC2086
         "$HGPLAN" --task mnist --data "$work/fm" --batch "$batch" --optimizer sgd \
-            --cluster "$cfg" $prof --search baselines --baseline "$s" \
+            --cluster "$cfg" $prof "${how[@]}" \
             --out "$work/$rate-$s.cfg" >"$work/$rate-$s.plan" 2>&1 ||
             { tail -n 3 "$work/$rate-$s.plan"; continue; }
-        sim=$(awk -v s="$s" '$1 == s && $3 == "s" { print $2; exit }' "$work/$rate-$s.plan")
+        sim=$(awk -v s="$row" '$1 == s && $3 == "s" { print $2; exit }' "$work/$rate-$s.plan")
         meas=$(run_job "$rate-$s" --max-sentences "$batch" --strategy "$work/$rate-$s.cfg" \
             --cluster-file "$cfg")
         ratio=$(awk -v a="$meas" -v b="$sim" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
