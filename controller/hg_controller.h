@@ -159,7 +159,9 @@ struct hg_ctl_cfg {
      * sums the gradients (f32, rank order) and loss, sample size, samples,
      * metrics and the stop flag (f64) over the ranks before it divides by
      * the global sample size, so every rank applies the same update; a
-     * rank without data this step contributes zeros (a dummy batch). */
+     * rank without data this step contributes zeros (a dummy batch).  Free
+     * the handle before hg_ctl_free after a failed step: model parallelism
+     * may have sends in flight from its buffers (controller/mp.c). */
     struct hg_comm *comm;
     /* The gradient AllReduce nodes are buckets of about this many MiB,
      * each started as soon as the backward has written its last gradient

@@ -380,10 +380,10 @@ void hg__mp_free(struct hg_mp *mp)
 {
     if (!mp)
         return;
-    /* the sends still in flight read the stages */
-    char e[256];
-    if (mp->async)
-        hg_comm_wait(mp->comm, e, sizeof e);
+    /* No send reads a stage any more: a step's statistics reduce (blocking)
+     * waits for its sends, and after a failure the comm handle, freed
+     * first (hg_controller.h), ends its progress thread.  The handle may be
+     * gone already: it is not touched here. */
     for (int i = 0; i < mp->nstage; i++)
         free(mp->stage[i].buf);
     free(mp->stage);
