@@ -7,7 +7,8 @@
 # the cluster files $tmp/c2.cfg (two ranks, the first twice as fast) and
 # $tmp/c3.cfg (three, 2:1:1); lm_data (the small bert corpus in $tmp/lm)
 # and mt_data (the translation corpus in $tmp/mt, the small
-# Transformer's options in $TA).
+# Transformer's options in $TA); resume_tcp NAME ARGS... (the run of
+# $tmp/NAME resumed half-way and over tcp: bitwise the straight shm run).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
 
@@ -70,4 +71,19 @@ mt_data() {
     TA="--source-lang en --target-lang es --dropout 0 --encoder-layers 1 --decoder-layers 1
         --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
         --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+}
+resume_tcp() { # name args...
+    rn=$1
+    shift
+    run resume "$@" --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "$rn to update $((K / 2))"
+    run resume "$@" --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "$rn resumed"
+    grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
+        { head -n 5 "$tmp/resume2.log"; bad "$rn: the resume did not load update $((K / 2))"; }
+    run tcp "$@" --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
+        { cat "$tmp/tcp.log"; bad "$rn over tcp"; }
+    for d in resume tcp; do
+        "$CMP" "$tmp/$rn/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+            { cat "$tmp/cmp"; bad "$rn: $d differs from the straight shm run"; }
+    done
+    echo "ok: $rn resumed and over tcp: bitwise"
 }

@@ -139,17 +139,7 @@ echo "ok: r1 in a random order is bitwise r1 in the id order"
 # resumed half-way (the servers' optimizer state went through rank 0's
 # checkpoint) and over tcp: bitwise the straight shm run
 M="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/c3-mixed.cfg"
-run resume $M --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "c3-mixed to update $((K / 2))"
-run resume $M --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "c3-mixed resumed"
-grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
-    { head -n 5 "$tmp/resume2.log"; bad "c3-mixed: the resume did not load update $((K / 2))"; }
-run tcp $M --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
-    { cat "$tmp/tcp.log"; bad "c3-mixed over tcp"; }
-for d in resume tcp; do
-    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
-        { cat "$tmp/cmp"; bad "c3-mixed: $d differs from the straight shm run"; }
-done
-echo "ok: c3-mixed resumed and over tcp: bitwise"
+resume_tcp c3-mixed $M
 # --save-sharded (docs/distributed.md): each server writes the parameters
 # it serves with their optimizer state, which no other rank holds (not
 # gathered to rank 0 first): the checkpoint half-way is bitwise the

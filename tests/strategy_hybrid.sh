@@ -202,17 +202,7 @@ done
 # ---------------------------------------- 2. resumed half-way, over tcp
 HY="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/m1.cfg
    --required-batch-size-multiple 1"
-run resume $HY --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "m1 to update $((K / 2))"
-run resume $HY --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "m1 resumed"
-grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
-    { head -n 5 "$tmp/resume2.log"; bad "m1: the resume did not load update $((K / 2))"; }
-run tcp $HY --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
-    { cat "$tmp/tcp.log"; bad "m1 over tcp"; }
-for d in resume tcp; do
-    "$CMP" "$tmp/m1/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
-        { cat "$tmp/cmp"; bad "m1: $d differs from the straight shm run"; }
-done
-echo "ok: m1 resumed and over tcp: bitwise"
+resume_tcp m1 $HY
 
 # ------------------------------------------------------------- 3. refused
 run bad --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/m3.cfg" \

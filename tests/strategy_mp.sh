@@ -158,17 +158,7 @@ done
 
 # ---------------------------------------- 2. resumed half-way, over tcp
 R="--devices cpu:3 --batch-size 96 --cluster-file $tmp/c3.cfg --strategy $tmp/rand3.cfg"
-run resume $R --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "rand3 to update $((K / 2))"
-run resume $R --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "rand3 resumed"
-grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
-    { head -n 5 "$tmp/resume2.log"; bad "rand3: the resume did not load update $((K / 2))"; }
-run tcp $R --max-update "$K" --distributed-backend tcp >"$tmp/tcp.log" 2>&1 ||
-    { cat "$tmp/tcp.log"; bad "rand3 over tcp"; }
-for d in resume tcp; do
-    "$CMP" "$tmp/rand3/checkpoint_last.h5" "$tmp/$d/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
-        { cat "$tmp/cmp"; bad "rand3: $d differs from the straight shm run"; }
-done
-echo "ok: rand3 resumed and over tcp: bitwise"
+resume_tcp rand3 $R
 # --save-sharded: each parameter's owner (the rank of its optimizer op)
 # writes it and its optimizer state, not gathered to rank 0 first: the
 # checkpoint half-way is bitwise the one-file one, and resumed from its
