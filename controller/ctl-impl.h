@@ -50,6 +50,9 @@ struct hg_ctl {
                                     all) */
     struct hg_mp *mp;        /* cfg.op_rank's transfers, or NULL */
     struct hg_hyb *hyb;      /* cfg.n_pieces's split graph, or NULL */
+    int *rc_rank;            /* [train.g's nodes] cfg.op_rank with the
+                                recomputing copies' ranks (their
+                                originals'), or NULL */
     int mp_loss, mp_nll;     /* model parallelism: this rank runs the loss
                                 (and sample size) op, the nll op */
     double t_compute, t_wait; /* this update so far: forward + backward,
@@ -111,8 +114,10 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
 /* The execution order of g's first nn nodes (every node, phase by phase)
  * into seq[nn]: cfg.op_order's forward and backward nodes, then the
  * update's in id order (the controller runs it after the gradient
- * statistics); the id order without cfg.op_order.  -1 with err when the
- * order lacks some of them.  Data parallelism orders its plan by it too. */
+ * statistics); the id order without cfg.op_order; recomputing copies
+ * (not in cfg.op_order) just before their first readers.  -1 with err
+ * when the order lacks some of them.  Data parallelism orders its plan by
+ * it too. */
 int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
                     char *err, size_t errlen);
 /* Installs the callbacks that run the SEND and RECV nodes over comm. */
@@ -148,6 +153,9 @@ void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym);
  * into their own inputs (a batch of B). */
 int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
                  int64_t B);
+/* The nodes of the split graph standing for the task's nodes v[n] (their
+ * copies per piece, or themselves) into out[n * pieces]; returns how many. */
+int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out);
 /* The pieces: a batch needs as many samples at least. */
 int hg__hyb_pieces(const struct hg_hyb *h);
 void hg__hyb_free(struct hg_hyb *h);

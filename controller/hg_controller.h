@@ -237,6 +237,14 @@ struct hg_ctl_cfg {
     const int *bwd_node;     /* [bwd_start[n_op_rank]] */
     const int *param_rank;   /* [n_param_rank] */
     int n_param_rank;
+    /* Recomputation (NULL: none): forward nodes of the train graph as the
+     * task's build makes it (a split graph: each of their copies) whose
+     * outputs are dropped after the forward and recomputed just before
+     * their first backward reader (hg_graph_recompute; every rank where
+     * the node runs).  The same losses and parameters bit for bit; less
+     * activation memory (hg_exec_mem's act_bytes). */
+    const int *recompute;    /* [n_recompute] */
+    int n_recompute;
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */

@@ -73,6 +73,20 @@ static void rows(const struct hg_hyb *h, int64_t B, int64_t *r)
 
 int hg__hyb_pieces(const struct hg_hyb *h) { return h->np; }
 
+int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        HG_CHECK(v[i] >= 0 && v[i] < h->nf);
+        const int *c = &h->clone[(size_t)v[i] * (size_t)h->np];
+        if (c[0] < 0)
+            out[k++] = v[i];
+        for (int p = 0; p < h->np && c[0] >= 0; p++)
+            out[k++] = c[p];
+    }
+    return k;
+}
+
 /* A copied op that would mix the pieces' rows: -1 with err. */
 static int splittable(const struct hg_graph *g, int v, const unsigned char *bdep, char *err,
                       size_t errlen)
@@ -426,6 +440,11 @@ int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ct
                 key = (int64_t)pos[h->lossop] * (np + 1) + np;
             else
                 key = (int64_t)pos[w] * (np + 1);
+        } else if (hg_graph_node_recomputes(g, w) >= 0) {
+            /* a recomputing copy: with its original (its order
+             * hg__mp_sequence's) */
+            r = h->op_rank[hg_graph_node_recomputes(g, w)];
+            key = h->key[hg_graph_node_recomputes(g, w)];
         } else if (nd->phase == HG_PH_UPDATE) {
             int i = nd->n_in > 0 ? pidx[nd->in[0]] - 1 : -1;
             if (i < 0 || i >= cfg->n_param_rank) {

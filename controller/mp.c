@@ -132,22 +132,25 @@ int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int 
     int nfb = 0, k = 0;
     while (nfb < nn && hg_graph_node(g, nfb)->phase != HG_PH_UPDATE)
         nfb++;
-    for (int v = 0; v < nn; v++)
-        seq[v] = v;
-    if (!cfg->op_order)
-        return 0;
-    unsigned char *seen = calloc((size_t)nfb + 1, 1); /* [nfb] */
-    if (!seen)
-        return hg_kerr(err, errlen, "out of memory");
-    for (int i = 0; i < cfg->n_op_order && k <= nfb; i++) {
-        int v = cfg->op_order[i];
-        if (v >= 0 && v < nfb && !seen[v]++)
-            seq[k++] = v;
+    /* phase by phase, then id: the recomputing copies (appended last)
+     * close the backward */
+    HG_CHECK(hg_graph_order(g, HG_PH_ALL, seq) == nn);
+    if (cfg->op_order) {
+        unsigned char *seen = calloc((size_t)nfb + 1, 1); /* [nfb] */
+        if (!seen)
+            return hg_kerr(err, errlen, "out of memory");
+        for (int i = 0; i < cfg->n_op_order && k <= nfb; i++) {
+            int v = cfg->op_order[i];
+            if (v >= 0 && v < nfb && !seen[v]++)
+                seq[k++] = v;
+        }
+        free(seen);
+        if (k != nfb)
+            return hg_kerr(err, errlen, "the planned order has %d of the train graph's %d "
+                           "forward and backward ops", k, nfb);
     }
-    free(seen);
-    if (k != nfb)
-        return hg_kerr(err, errlen, "the planned order has %d of the train graph's %d "
-                       "forward and backward ops", k, nfb);
+    if (hg_graph_order_recompute(g, seq, nn) != 0)
+        return hg_kerr(err, errlen, "out of memory");
     return 0;
 }
 

@@ -17,6 +17,40 @@
 enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
        R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
+/* cfg.recompute on the train graph (after the optimizer): the task's
+ * nodes, or their copies per piece in a split graph; model parallelism:
+ * c->rc_rank, the placement with each copy on its original's rank. */
+static int recompute(struct hg_ctl *c, struct plan *p, const struct hg_ctl_cfg *cfg, int mp,
+                     char *err, size_t errlen)
+{
+    int n = cfg->n_recompute, np = c->hyb ? hg__hyb_pieces(c->hyb) : 1;
+    int *v = malloc(((size_t)n * (size_t)np + 1) * sizeof *v); /* [<= n * pieces] */
+    if (!v)
+        return hg_kerr(err, errlen, "out of memory");
+    if (c->hyb)
+        n = hg__hyb_nodes(c->hyb, cfg->recompute, n, v);
+    else
+        memcpy(v, cfg->recompute, (size_t)n * sizeof *v);
+    int n0 = hg_graph_n_nodes(p->g);
+    int made = hg_graph_recompute(p->g, v, n, err, errlen);
+    free(v);
+    if (made < 0)
+        return -1;
+    if (!mp || c->hyb)
+        return 0;
+    int nn = hg_graph_n_nodes(p->g);
+    if (cfg->n_op_rank != n0)
+        return hg_kerr(err, errlen, "model parallelism: the placement has %d ops, the "
+                       "train graph %d", cfg->n_op_rank, n0);
+    c->rc_rank = malloc((size_t)nn * sizeof *c->rc_rank);
+    if (!c->rc_rank)
+        return hg_kerr(err, errlen, "out of memory");
+    memcpy(c->rc_rank, cfg->op_rank, (size_t)n0 * sizeof *c->rc_rank);
+    for (int w = n0; w < nn; w++)
+        c->rc_rank[w] = cfg->op_rank[hg_graph_node_recomputes(p->g, w)];
+    return 0;
+}
+
 static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
                  const struct hg_ctl_cfg *cfg, int train, char *err, size_t errlen)
 {
@@ -74,6 +108,8 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
         hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
         if (cfg->comm && cfg->agg_ps && !mp)
             npull = hg__psagg_add(p->g, cfg, 1);
+        if (cfg->n_recompute > 0 && recompute(c, p, cfg, mp, err, errlen) != 0)
+            return -1;
     }
     int *order = NULL;
     struct hg_ctl_cfg hc;
@@ -84,6 +120,13 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
         if (hg__hyb_ranks(c->hyb, p->g, cfg, &hc.op_rank, &hc.op_order, &hc.n_op_order, err,
                           errlen) != 0)
             return -1;
+        hc.n_op_rank = hg_graph_n_nodes(p->g);
+        c->cfg.op_rank = hc.op_rank;
+        c->cfg.n_op_rank = hc.n_op_rank;
+        cfg = &hc;
+    } else if (mp && c->rc_rank) {
+        hc = *cfg;
+        hc.op_rank = c->rc_rank;
         hc.n_op_rank = hg_graph_n_nodes(p->g);
         c->cfg.op_rank = hc.op_rank;
         c->cfg.n_op_rank = hc.n_op_rank;
@@ -101,7 +144,7 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
         p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
         /* hg_graph_order's is the id order: every node, phase by phase */
         HG_CHECK(!train || p->n == hg_graph_n_nodes(p->g));
-        if (train && cfg->op_order &&
+        if (train && (cfg->op_order || cfg->n_recompute > 0) &&
             hg__mp_sequence(p->g, cfg, p->n, order, err, errlen) != 0) {
             free(order);
             return -1;
@@ -306,6 +349,7 @@ void hg_ctl_free(struct hg_ctl *c)
     hg__psagg_free(c->ps);
     hg__mp_free(c->mp);
     hg__hyb_free(c->hyb);
+    free(c->rc_rank);
     free(c->red);
     free(c->rank_t);
     free(c);

@@ -39,6 +39,9 @@ struct hg_graph {
                           (hg_graph_backward): v, -2 - v (an accumulating
                           ADD), -1 */
     int norigin;
+    int *rsrc;         /* [nrsrc] the forward node a recomputing copy
+                          copies (hg_graph_recompute), else -1 */
+    int nrsrc;
 };
 
 /* Adds a tensor record; returns its id. */

@@ -33,6 +33,7 @@ void hg_graph_free(struct hg_graph *g)
     free(g->n);
     free(g->params);
     free(g->origin);
+    free(g->rsrc);
     free(g);
 }
 
@@ -376,7 +377,9 @@ int hg_graph_recv_like(struct hg_graph *g, int like, const union hg_attr *attr)
         at.comm.dim[i] = (int32_t)ti->shape.dim[i]; /* the current shape; resolve follows like */
     }
     int t = hg_graph_op(g, HG_OP_RECV, NULL, 0, &at);
-    g->t[t].like = like;
+    /* a recomputing copy's output takes its original's shape: follow it
+     * there (resolve reads one level, in id order) */
+    g->t[t].like = g->t[like].like >= 0 ? g->t[like].like : like;
     /* named after what it carries, for messages */
     size_t len = strlen(g->t[like].name) + 6;
     char *name = malloc(len);

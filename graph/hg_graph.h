@@ -147,6 +147,21 @@ int hg_graph_grad(const struct hg_graph *g, int param);
  * consumed append the same other nodes per forward node, in the same
  * order: controller/hybrid.c places the backward of a split graph by it. */
 int hg_graph_node_origin(const struct hg_graph *g, int node, int *accum); /* -1 if none */
+/* Recomputation (graph/recompute.c), after hg_graph_backward: each of the
+ * forward nodes[n] whose output the backward reads (or a copy needs) is
+ * copied, appended in the backward phase, and the backward reads the
+ * copies, so the originals' outputs die with the forward.  Returns the
+ * copies made, or -1 with err (a node that is no forward op with an
+ * output).  Appended nodes come after everything before (the optimizer's
+ * too): hg_graph_order_recompute puts them in place. */
+int hg_graph_recompute(struct hg_graph *g, const int *nodes, int n, char *err,
+                       size_t errlen);
+/* The forward node a copy recomputes; -1: not a copy. */
+int hg_graph_node_recomputes(const struct hg_graph *g, int node);
+/* Moves the copies in order[n] to just before their first reader there
+ * (after the copies they read); copies nothing there reads go just before
+ * the update phase.  -1: out of memory. */
+int hg_graph_order_recompute(const struct hg_graph *g, int *order, int n);
 
 /* Optimizer update as ops of the graph (one per param). lr, step and the
  * gradient scale come from the run (struct hg_step).  hyper: .sgd for SGD,

@@ -692,8 +692,7 @@ void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
  * PS); HG_EXEC_MP every group model parallel (CPU plans, one micro-batch
  * per update); HG_EXEC_SPLIT any mix of the two, replica counts free
  * (the batch split into pieces: controller/hybrid.c; CPU plans, one
- * micro-batch per update).  None recomputes (the executor keeps every
- * activation). */
+ * micro-batch per update).  Any may recompute (hg_ctl_cfg.recompute). */
 enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u, HG_EXEC_SPLIT = 4u };
 /* 1 when st is one of the kinds (a set of HG_EXEC_* bits). */
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds);
@@ -731,7 +730,8 @@ struct hg_search_opts {
                            * every group (lift: its replicas to every group,
                            * or the MP baseline's placement around it; a full
                            * simulation), and skipped when even that is not
-                           * executable; recomputation is never proposed */
+                           * executable (each group keeping its
+                           * recomputation flag) */
 };
 /* Why a search stopped: the first two are reproducible (the result
  * depends on the seed and the inputs alone), the budget is not. */
@@ -761,8 +761,7 @@ struct hg_plan_opts {
     uint64_t seed;
     double beta;          /* 0: 1000 (divided by the seed's cost) */
     unsigned executable;  /* HG_EXEC_* bits (0: any strategy): the best of
-                           * the data-parallel baselines, no recomputation,
-                           * the search restricted to these kinds
+                           * the data-parallel baselines, the search restricted to these kinds
                            * (hg_search_opts); needs HG_EXEC_DP */
     const char *keep;     /* a baseline's name: keep it, not the best */
 };

@@ -70,7 +70,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
     struct hg_sim_result sr = res[bi];
     const char *seed_how = "";
-    if (res[bi].oom && !po->executable) {
+    if (res[bi].oom) {
         /* every baseline is out of memory: seed with the best of them
          * recomputing every group's activations */
         for (int b = 0; b < HG_BASE_COUNT; b++) {
@@ -132,7 +132,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
         if (po->executable)
             fprintf(o, "  executable strategies only (%s): %ld proposals had no "
-                    "executable form\n", po->executable & HG_EXEC_SPLIT ? "no recomputation"
+                    "executable form\n", po->executable & HG_EXEC_SPLIT ? "any mix"
                     : po->executable & HG_EXEC_MP ? "data-parallel shaped or model parallel"
                     : "data-parallel shaped", ss.skipped);
     }

@@ -174,17 +174,13 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
 {
     const struct hg_gcfg *c0 = &st->cfg[0];
-    if (kinds & HG_EXEC_SPLIT) {
-        for (int k = 0; k < st->ngroups; k++)
-            if (st->cfg[k].recompute)
-                return 0;
+    if (kinds & HG_EXEC_SPLIT)
         return 1;
-    }
     if (!(kinds & (c0->mode == HG_MODE_DP ? HG_EXEC_DP : HG_EXEC_MP)))
         return 0;
     for (int k = 0; k < st->ngroups; k++) {
         const struct hg_gcfg *c = &st->cfg[k];
-        if (c->recompute || c->mode != c0->mode)
+        if (c->mode != c0->mode)
             return 0;
         if (c->mode != HG_MODE_DP)
             continue;
@@ -204,9 +200,13 @@ static void lift(struct hg_strategy *st, const struct hg_pgraph *pg, int g,
                  const struct hg_gcfg *nc)
 {
     if (nc->mode == HG_MODE_MP) {
+        struct hg_gcfg *was = malloc((size_t)st->ngroups * sizeof *was); /* [ngroups] */
+        HG_CHECK(was != NULL);
+        memcpy(was, st->cfg, (size_t)st->ngroups * sizeof *was);
         hg_baseline_apply(st, pg, HG_BASE_MP);
         for (int k = 0; k < st->ngroups; k++)
-            st->cfg[k].recompute = 0;
+            st->cfg[k].recompute = was[k].recompute;
+        free(was);
     } else {
         for (int k = 0; k < st->ngroups; k++) {
             struct hg_gcfg c = *nc;
@@ -214,7 +214,7 @@ static void lift(struct hg_strategy *st, const struct hg_pgraph *pg, int g,
                 c.agg = st->cfg[k].agg;
                 c.ps = c.agg == HG_AGG_PS ? hg_gcfg_choose_ps(pg->c, c.rep) : nc->ps;
             }
-            c.recompute = 0;
+            c.recompute = st->cfg[k].recompute;
             st->cfg[k] = c;
         }
     }
@@ -267,7 +267,6 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_st
         old = st->cfg[g];
         int whole = 0;
         if (o->executable) {
-            nc.recompute = 0;
             st->cfg[g] = nc;
             if (!hg_strategy_executable(st, o->executable)) {
                 st->cfg[g] = old;

@@ -1162,6 +1162,132 @@ static void test_slowdown(void)
     slow_net_free(&b);
 }
 
+/* Recomputation: the first two layers' forward ops copied into the
+ * backward (dropout included) gives the same losses and parameters bit for bit over batches
+ * of changing size, in less activation memory; each copy runs after what
+ * it reads and before its first reader; a backward node is refused. */
+static struct hg_graph *rc_mlp(int recompute, int *x, int *y, int *loss)
+{
+    struct hg_graph *g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 64);
+    int64_t xd[2] = {B, 8};
+    *x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    *y = hg_graph_input(g, "y", HG_I32, 1, &B, 0);
+    int h = hg_relu(g, hg_layer_linear(g, "fc1", *x, 8, 64, 1));
+    h = hg_dropout(g, h, 0.25f, 17);
+    h = hg_relu(g, hg_layer_linear(g, "fc2", h, 64, 64, 1));
+    int cut = hg_graph_n_nodes(g); /* the first two layers' ops: recomputed */
+    h = hg_relu(g, hg_layer_linear(g, "fc3", h, 64, 64, 1));
+    h = hg_relu(g, hg_layer_linear(g, "fc4", h, 64, 64, 1));
+    int logits = hg_layer_linear(g, "fc5", h, 64, 3, 1);
+    *loss = hg_cross_entropy(g, logits, *y, -100, 0.f);
+    int nf = hg_graph_n_nodes(g);
+    hg_graph_backward(g, *loss);
+    union hg_attr hy = {.sgd = {.momentum = 0.9f}};
+    hg_graph_optimizer(g, HG_OPTIM_SGD, &hy);
+    if (recompute) {
+        int *v = malloc((size_t)nf * sizeof *v), n = 0;
+        for (int i = 0; i < cut; i++)
+            if (hg_graph_node(g, i)->out >= 0)
+                v[n++] = i;
+        char err[256] = "";
+        int made = hg_graph_recompute(g, v, n, err, sizeof err);
+        EXPECT(made >= 3 && made <= n, "recompute: %d copies of %d (%s)", made, n, err);
+        free(v);
+    }
+    return g;
+}
+
+static void test_recompute(void)
+{
+    float loss[2][6];
+    size_t act[2];
+    float *params[2];
+    size_t np = 0;
+    for (int r = 0; r < 2; r++) {
+        int x, y, l;
+        struct hg_graph *g = rc_mlp(r, &x, &y, &l);
+        int nn = hg_graph_n_nodes(g);
+        int *order = malloc((size_t)nn * sizeof *order);
+        int n = hg_graph_order(g, HG_PH_ALL, order);
+        EXPECT(hg_graph_order_recompute(g, order, n) == 0, "order_recompute");
+        if (r) {
+            /* a copy after its inputs' producers, before its readers */
+            int *pos = malloc((size_t)nn * sizeof *pos), copies = 0, nfw = 0;
+            for (int i = 0; i < n; i++)
+                pos[order[i]] = i, nfw += hg_graph_node(g, order[i])->phase == HG_PH_FORWARD;
+            for (int i = 0; i < n; i++) {
+                const struct hg_node_info *nd = hg_graph_node(g, order[i]);
+                for (int k = 0; k < nd->n_in; k++) {
+                    int p = hg_graph_tensor(g, nd->in[k])->producer;
+                    EXPECT(p < 0 || pos[p] < i, "node %d reads node %d's output before it runs",
+                           order[i], p);
+                }
+                if (hg_graph_node_recomputes(g, order[i]) >= 0) {
+                    copies++;
+                    EXPECT(nd->phase == HG_PH_BACKWARD, "a copy outside the backward");
+                    EXPECT(i >= nfw, "copy %d at %d, in the forward (%d nodes)", order[i], i,
+                           nfw);
+                }
+            }
+            EXPECT(copies >= 3, "%d copies in the order", copies);
+            free(pos);
+        }
+        char err[256];
+        struct hg_exec *ex = hg_exec_new(g, order, n, err, sizeof err);
+        EXPECT(ex != NULL, "plan: %s", err);
+        if (!ex)
+            return;
+        hg_graph_init_params(g, ex, 5);
+        struct hg_mem_stats ms;
+        hg_exec_mem(ex, &ms);
+        act[r] = ms.act_bytes;
+        for (int s = 1; s <= 6; s++) {
+            int b = 64 - 9 * (s % 3);
+            int64_t sym[HG_MAX_SYMS] = {b};
+            struct hg_step st = {.step = (uint64_t)s, .lr = 0.05f, .grad_scale = 1.f / b,
+                                 .sym = sym};
+            hg_exec_prepare(ex, &st, err, sizeof err);
+            float *xv = hg_exec_data(ex, x);
+            int32_t *yv = hg_exec_data(ex, y);
+            rng = 99u + (uint64_t)s;
+            for (int i = 0; i < b; i++) {
+                for (int j = 0; j < 8; j++)
+                    xv[i * 8 + j] = frand();
+                yv[i] = xv[i * 8] > 0 ? (xv[i * 8 + 1] > 0 ? 0 : 1) : 2;
+            }
+            if (hg_exec_run(ex, &st, 0, n, err, sizeof err) != 0) {
+                EXPECT(0, "run %d: %s", r, err);
+                break;
+            }
+            loss[r][s - 1] = *(float *)hg_exec_data(ex, l);
+        }
+        float *pb = hg_exec_param_block(ex, &np);
+        params[r] = malloc(np * sizeof(float));
+        memcpy(params[r], pb, np * sizeof(float));
+        if (r) {
+            /* a backward node cannot be recomputed */
+            int w = 0;
+            while (hg_graph_node(g, w)->phase != HG_PH_BACKWARD)
+                w++;
+            EXPECT(hg_graph_recompute(g, &w, 1, err, sizeof err) == -1 &&
+                       strstr(err, "not a forward op"), "backward node %d accepted: %s", w,
+                   err);
+        }
+        free(order);
+        hg_exec_free(ex);
+        hg_graph_free(g);
+    }
+    EXPECT(memcmp(loss[0], loss[1], sizeof loss[0]) == 0, "losses differ: %.9g vs %.9g",
+           loss[0][5], loss[1][5]);
+    EXPECT(memcmp(params[0], params[1], np * sizeof(float)) == 0, "parameters differ");
+    EXPECT(act[1] < act[0], "activations %zu with recomputation, %zu without", act[1], act[0]);
+    printf("ok  recompute: bit for bit over 6 steps, activations %zu -> %zu bytes\n", act[0],
+           act[1]);
+    free(params[0]);
+    free(params[1]);
+}
+
 int main(void)
 {
     test_memory_plan();
@@ -1180,6 +1306,7 @@ int main(void)
     test_comm_send_recv();
     test_recv_like();
     test_slowdown();
+    test_recompute();
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }

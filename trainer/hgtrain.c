@@ -1316,6 +1316,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .n_param_rank = r->strat.nparams,
                             .op_order = r->strat.order,
                             .n_op_order = r->strat.nops,
+                            .recompute = r->strat.recompute,
+                            .n_recompute = r->strat.nrecompute,
                             .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
@@ -1539,6 +1541,7 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
         struct hg_plan_opts po = {.mcmc = strcmp(o->plan, "mcmc") == 0,
                                   .budget_s = o->plan_budget,
                                   .max_iters = (long)o->plan_iters,
+                                  .groups = (int)o->plan_groups,
                                   .seed = (uint64_t)o->seed,
                                   /* model parallelism and split batches
                                    * run CPU plans of one micro-batch per

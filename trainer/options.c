@@ -329,6 +329,11 @@ const struct hg_opt hg_train_opts[] = {
      .def = "0", .min = 0, .metavar = "N",
      .help = "--plan mcmc: stop after N proposals (0: none); the result depends on "
              "--seed alone when N proposals finish within --plan-budget"},
+    {.name = "plan-groups", .type = HG_OPT_I64, .group = G_DIST, .offset = OFF(plan_groups),
+     .def = "64", .min = 1, .metavar = "N",
+     .help = "--plan: HeteroG's op groups (the N most expensive ops and their "
+             "neighbours), the unit of a strategy's decisions; recomputation drops "
+             "only activations read inside a group"},
     {.name = "plan-split", .type = HG_OPT_BOOL, .group = G_DIST, .offset = OFF(plan_split),
      .help = "--plan: also choose among strategies that split the batch (model- and "
              "data-parallel groups mixed, other replica counts per group; CPU, "

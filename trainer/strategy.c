@@ -31,6 +31,7 @@ void hg_strat_free(struct hg_strat_run *s)
     free(s->bwd_start);
     free(s->bwd_node);
     free(s->param_rank);
+    free(s->recompute);
     memset(s, 0, sizeof *s);
 }
 
@@ -67,6 +68,26 @@ static int planned_order(struct hg_strat_run *out, const struct hg_lowered *lw,
     return 0;
 }
 
+/* out->recompute: the ops the lowering recomputes (rhost: a recomputing
+ * group's forward ops whose outputs only the group and the backward
+ * read). */
+static int recomputed(struct hg_strat_run *out, const struct hg_lowered *lw, char *err,
+                      size_t errlen)
+{
+    int n = 0;
+    for (int v = 0; v < lw->nops; v++)
+        n += lw->ops[v].rhost >= 0;
+    if (n == 0)
+        return 0;
+    out->recompute = malloc((size_t)n * sizeof *out->recompute);
+    if (!out->recompute)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int v = 0; v < lw->nops; v++)
+        if (lw->ops[v].rhost >= 0)
+            out->recompute[out->nrecompute++] = v;
+    return 0;
+}
+
 /* The log's words for the order and recomputation into b[160] (""): the
  * id order and none). */
 static const char *order_desc(const struct hg_strat_run *out, const struct hg_strategy *st,
@@ -79,8 +100,8 @@ static const char *order_desc(const struct hg_strat_run *out, const struct hg_st
     for (int g = 0; g < st->ngroups; g++)
         k += st->cfg[g].recompute != 0;
     if (k > 0 && n >= 0 && n < 160)
-        snprintf(b + n, 160 - (size_t)n, "; recomputation in %d groups not executed (every "
-                 "activation is kept)", k);
+        snprintf(b + n, 160 - (size_t)n, "; recomputation in %d groups (%d ops)", k,
+                 out->nrecompute);
     return b;
 }
 
@@ -321,7 +342,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
         goto done;
     }
     int mp = all_mp(lw, st);
-    if (planned_order(out, lw, g, err, errlen) != 0)
+    if (planned_order(out, lw, g, err, errlen) != 0 || recomputed(out, lw, err, errlen) != 0)
         goto done;
     if (mp == 1) {
         /* every op on its group's device, device d = rank d; every rank

@@ -35,6 +35,10 @@ struct hg_strat_run {
     int *bwd_start;       /* [nops + 1] */
     int *bwd_node;        /* each forward node's backward nodes */
     int *param_rank;      /* [nparams] each parameter's owner */
+    int *recompute;       /* [nrecompute] forward ops whose outputs are
+                             recomputed before the backward (the lowering's:
+                             a recomputing group's ops the backward reads) */
+    int nrecompute;
     int moved;            /* forward and backward ops that order puts
                              elsewhere than the id order */
     char desc[512];       /* one line for the log */
