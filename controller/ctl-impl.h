@@ -144,7 +144,7 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
  * *op_rank and an order of its forward and backward nodes that follows
  * cfg.op_order's (where the pieces' accumulation allows) into *seq[*nseq]
  * (both owned by h), for hg__mp_plan. */
-int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
                   const int **op_rank, const int **seq, int *nseq, char *err,
                   size_t errlen);
 /* The pieces' batch symbols for the batch symbol's value in sym[]. */
@@ -156,6 +156,8 @@ int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_gra
 /* The nodes of the split graph standing for the task's nodes v[n] (their
  * copies per piece, or themselves) into out[n * pieces]; returns how many. */
 int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out);
+/* Parameters all-reduced among their pieces' ranks (cfg.param_ar). */
+int hg__hyb_allreduced(const struct hg_hyb *h);
 /* The pieces: a batch needs as many samples at least. */
 int hg__hyb_pieces(const struct hg_hyb *h);
 void hg__hyb_free(struct hg_hyb *h);

@@ -237,6 +237,15 @@ struct hg_ctl_cfg {
     const int *bwd_node;     /* [bwd_start[n_op_rank]] */
     const int *param_rank;   /* [n_param_rank] */
     int n_param_rank;
+    /* Split strategies: param_ar[i] 1 when parameter i is aggregated by
+     * AllReduce among the ranks holding its partial gradients (NULL:
+     * none): each of them sums its own pieces' partials, they exchange
+     * these sums, each adds them in rank order (the same bits on every
+     * one) and updates its own copy of the parameter and its optimizer
+     * state; no parameter travels.  Otherwise the partials are summed
+     * along the pieces' chain to the parameter's owner, which sends the
+     * new value to the others at every step. */
+    const int *param_ar;     /* [n_param_rank] */
     /* Recomputation (NULL: none): forward nodes of the train graph as the
      * task's build makes it (a split graph: each of their copies) whose
      * outputs are dropped after the forward and recomputed just before

@@ -17,6 +17,12 @@
  * nodes, SEND/RECV where a tensor crosses ranks.  The original forward
  * nodes stay in the graph and run nowhere.
  *
+ * A parameter the strategy all-reduces (cfg.param_ar) whose partial
+ * gradients several ranks compute is held by each of them: each sums its
+ * own pieces' partials, the members exchange these sums and each adds
+ * them in rank order (the same bits), then updates its own copy; autodiff's
+ * chain runs nowhere and the parameter never travels (allreduce_sums).
+ *
  * The sums over the batch (loss, weight gradients) are the pieces' sums
  * added, so a run equals one rank within float rounding; dropout draws its
  * masks per piece (the same distribution, not one rank's masks). */
@@ -53,6 +59,7 @@ struct hg_hyb {
                             (np + 1) + piece */
     int *seq;            /* [forward + backward nodes] hg__hyb_ranks' order */
     int nseq;
+    int nar;             /* parameters all-reduced (allreduce_sums) */
 };
 
 /* The rows [r[p], r[p + 1]) of piece p in a global batch of B >= np: the
@@ -72,6 +79,7 @@ static void rows(const struct hg_hyb *h, int64_t B, int64_t *r)
 }
 
 int hg__hyb_pieces(const struct hg_hyb *h) { return h->np; }
+int hg__hyb_allreduced(const struct hg_hyb *h) { return h->nar; }
 
 int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out)
 {
@@ -395,7 +403,141 @@ done:
     return rc;
 }
 
-int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+/* The partial gradients of parameter p that autodiff's accumulating ADDs
+ * sum into gradient tensor t, in their order, into leaf[*n] (the ADDs into
+ * chain[*nc]); both [<= nodes]. */
+static void leaves(const struct hg_graph *g, int p, int t, int *leaf, int *n, int *chain,
+                   int *nc)
+{
+    int w = hg_graph_tensor(g, t)->producer;
+    if (w >= 0 && hg_graph_node_accumulates(g, w) == p) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        chain[(*nc)++] = w;
+        leaves(g, p, nd->in[0], leaf, n, chain, nc);
+        leaf[(*n)++] = nd->in[1];
+        return;
+    }
+    leaf[(*n)++] = t;
+}
+
+/* Appends one node on rank r (h->op_rank grown); returns its output. */
+static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *in, int n_in,
+               const union hg_attr *at, int r, int64_t key)
+{
+    int w = hg_graph_n_nodes(g);
+    int *nr = realloc(h->op_rank, ((size_t)w + 1) * sizeof *nr);
+    int64_t *nk = realloc(h->key, ((size_t)w + 1) * sizeof *nk);
+    HG_CHECK(nr && nk);
+    h->op_rank = nr;
+    h->key = nk;
+    h->op_rank[w] = r;
+    h->key[w] = key;
+    return hg_graph_op(g, op, in, n_in, at);
+}
+
+/* cfg.param_ar: each AllReduce parameter whose partial gradients several
+ * ranks compute.  Every member sums its own partials (its pieces' in
+ * autodiff's order), then every member adds all members' sums in rank
+ * order: the same bits everywhere, the parameter's gradient on the first
+ * (its owner: the grad block, the norm, checkpoints), an activation on the
+ * others, whose copy of the optimizer op reads it.  Autodiff's chain runs
+ * nowhere.  A parameter read on a rank that holds no partial stays with
+ * the chain (its owner sends it). */
+static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+                          char *err, size_t errlen)
+{
+    int nn = hg_graph_n_nodes(g), np = hg_graph_n_params(g), rc = -1;
+    int *leaf = malloc(((size_t)nn + 1) * sizeof *leaf);   /* [<= nn] */
+    int *chain = malloc(((size_t)nn + 1) * sizeof *chain); /* [<= nn] */
+    int *upd = malloc(((size_t)hg_graph_n_tensors(g) + 1) * sizeof *upd); /* [nt] its
+                                                                   optimizer op */
+    uint64_t *reads = calloc(((size_t)hg_graph_n_tensors(g) + 1), sizeof *reads); /* [nt]
+                                                        mask of the ranks reading it */
+    if (!leaf || !chain || !upd || !reads) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < hg_graph_n_tensors(g); t++)
+        upd[t] = -1;
+    for (int w = 0; w < nn; w++) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        if (nd->phase == HG_PH_UPDATE && nd->out < 0 && nd->n_in > 1)
+            upd[nd->in[0]] = w;
+        for (int k = 0; k < nd->n_in && h->op_rank[w] >= 0 && nd->phase != HG_PH_UPDATE; k++)
+            if (hg_graph_tensor(g, nd->in[k])->kind == HG_T_PARAM && h->op_rank[w] < 62)
+                reads[nd->in[k]] |= 1ull << h->op_rank[w];
+    }
+    enum hg_phase was = hg_graph_set_phase(g, HG_PH_BACKWARD);
+    for (int i = 0; i < np && i < cfg->n_param_rank; i++) {
+        int p = hg_graph_param_at(g, i), gt = hg_graph_grad(g, p);
+        int u = upd[p];
+        if (!cfg->param_ar[i] || gt < 0 || u < 0)
+            continue;
+        int n = 0, nc = 0, ok = 1;
+        uint64_t mask = 0; /* the ranks holding partials */
+        leaves(g, p, gt, leaf, &n, chain, &nc);
+        for (int j = 0; j < n && ok; j++) {
+            int pr = hg_graph_tensor(g, leaf[j])->producer;
+            int r = pr >= 0 ? h->op_rank[pr] : -1;
+            ok = r >= 0 && r < 62;
+            mask |= ok ? 1ull << r : 0;
+        }
+        /* one member, or a reader outside the members: the chain */
+        if (!ok || nc == 0 || (mask & (mask - 1)) == 0 || (reads[p] & ~mask) != 0)
+            continue;
+        int mem[62], nm = 0, sum[62]; /* [nm] the members, each one's sum */
+        for (int r = 0; r < 62; r++)
+            if (mask >> r & 1)
+                mem[nm++] = r;
+        int64_t key = h->key[u];
+        for (int m = 0; m < nm; m++) { /* each member's own partials */
+            sum[m] = -1;
+            for (int j = 0; j < n; j++) {
+                if (h->op_rank[hg_graph_tensor(g, leaf[j])->producer] != mem[m])
+                    continue;
+                int in[2] = {sum[m], leaf[j]};
+                sum[m] = sum[m] < 0 ? leaf[j] : put(h, g, HG_OP_ADD, in, 2, NULL, mem[m], key);
+            }
+        }
+        int first = -1;
+        for (int m = 0; m < nm; m++) { /* every member adds them all */
+            int s = sum[0], last = -1;
+            for (int j = 1; j < nm; j++) {
+                int in[2] = {s, sum[j]};
+                last = hg_graph_n_nodes(g);
+                s = put(h, g, HG_OP_ADD, in, 2, NULL, mem[m], key);
+            }
+            if (m == 0) {
+                first = last;
+                continue;
+            }
+            /* its copy of the optimizer op reads its sum */
+            const struct hg_node_info nd = *hg_graph_node(g, u);
+            int in[HG_MAX_INPUTS];
+            for (int k = 0; k < nd.n_in; k++)
+                in[k] = nd.in[k] == gt ? s : nd.in[k];
+            hg_graph_set_phase(g, HG_PH_UPDATE);
+            put(h, g, nd.op, in, nd.n_in, &nd.attr, mem[m], key);
+            hg_graph_set_phase(g, HG_PH_BACKWARD);
+        }
+        /* the first member's sum is the gradient; the chain runs nowhere */
+        hg_graph_swap_outputs(g, hg_graph_tensor(g, gt)->producer, first);
+        for (int j = 0; j < nc; j++)
+            h->op_rank[chain[j]] = -1;
+        h->op_rank[u] = mem[0];
+        h->nar++;
+    }
+    hg_graph_set_phase(g, was);
+    rc = 0;
+done:
+    free(leaf);
+    free(chain);
+    free(upd);
+    free(reads);
+    return rc;
+}
+
+int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
                   const int **op_rank, const int **seq, int *nseq, char *err,
                   size_t errlen)
 {
@@ -490,6 +632,8 @@ int hg__hyb_ranks(struct hg_hyb *h, const struct hg_graph *g, const struct hg_ct
         h->op_rank[w] = r;
         h->key[w] = key;
     }
+    if (cfg->param_ar && allreduce_sums(h, g, cfg, err, errlen) != 0)
+        goto done;
     if (order(h, g, nfb, err, errlen) != 0)
         goto done;
     *op_rank = h->op_rank;

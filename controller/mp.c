@@ -22,7 +22,9 @@ struct xfer {
 };
 
 /* The owner of every tensor ([nt]: the rank that makes it, -1: every rank
- * has it: inputs, constants, optimizer state, parameters no op updates). */
+ * has it: inputs, constants, optimizer state, parameters no op updates; a
+ * parameter updated on several ranks (split strategies' AllReduce, each
+ * updating its copy): the first updater). */
 static void sources(const struct hg_graph *g, const int *op_rank, int nn, int *src)
 {
     int nt = hg_graph_n_tensors(g);
@@ -33,7 +35,7 @@ static void sources(const struct hg_graph *g, const int *op_rank, int nn, int *s
     for (int v = 0; v < nn; v++) {
         const struct hg_node_info *nd = hg_graph_node(g, v);
         if (nd->out < 0 && nd->phase == HG_PH_UPDATE && nd->n_in > 0 &&
-            hg_graph_tensor(g, nd->in[0])->kind == HG_T_PARAM)
+            hg_graph_tensor(g, nd->in[0])->kind == HG_T_PARAM && src[nd->in[0]] < 0)
             src[nd->in[0]] = op_rank[v]; /* updated in place by its owner */
     }
 }
@@ -55,6 +57,12 @@ static int transfers(const struct hg_graph *g, const int *op_rank, const int *se
             if (src[t] >= 0 && src[t] != op_rank[v])
                 need[(size_t)t * (size_t)world + (size_t)op_rank[v]] = 1;
         }
+    }
+    /* a rank that updates a parameter holds it */
+    for (int v = 0; v < nn; v++) {
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        if (nd->out < 0 && nd->phase == HG_PH_UPDATE && nd->n_in > 0 && op_rank[v] >= 0)
+            need[(size_t)nd->in[0] * (size_t)world + (size_t)op_rank[v]] = 0;
     }
     for (int t = 0; t < nt; t++)
         if (hg_graph_tensor(g, t)->kind == HG_T_PARAM)
@@ -411,9 +419,15 @@ int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
      * graph's order (the same calls on every rank) */
     for (int v = 0; v < mp->n_op_rank; v++) {
         const struct hg_node_info *nd = hg_graph_node(mp->g, v);
-        if (nd->out >= 0 || nd->phase != HG_PH_UPDATE)
+        if (nd->out >= 0 || nd->phase != HG_PH_UPDATE || nd->n_in == 0)
             continue;
-        for (int k = 0; k < nd->n_in; k++) {
+        int again = 0; /* a copy of an earlier optimizer op (the same values) */
+        for (int u = 0; u < v && !again; u++) {
+            const struct hg_node_info *ud = hg_graph_node(mp->g, u);
+            again = ud->out < 0 && ud->phase == HG_PH_UPDATE && ud->n_in > 0 &&
+                    ud->in[0] == nd->in[0];
+        }
+        for (int k = 0; k < nd->n_in && !again; k++) {
             int t = nd->in[k];
             const struct hg_tensor_info *ti = hg_graph_tensor(mp->g, t);
             if (ti->kind != HG_T_PARAM && ti->kind != HG_T_STATE)

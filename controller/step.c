@@ -643,11 +643,15 @@ void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
         snprintf(dev, sizeof dev, " on cuda:%d%s", hg_exec_device(c->train.ex),
                  c->cfg.lowp == HG_LOWP_BF16 ? " (bf16 GEMMs)"
                  : c->cfg.lowp == HG_LOWP_FP16 ? " (fp16 GEMMs, loss scaling)" : "");
+    char ar[96] = "";
+    if (c->hyb && hg__hyb_allreduced(c->hyb) > 0)
+        snprintf(ar, sizeof ar, "; %d parameters all-reduced among the ranks of their "
+                 "pieces", hg__hyb_allreduced(c->hyb));
     snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s "
              "(activations %.1f MiB, %.1f without reuse), BLAS %s, ISA %s, "
-             "%d threads",
+             "%d threads%s",
              (long long)hg_graph_param_count(c->train.g), c->train.n,
              ms.total / 1048576.0, dev, ms.act_bytes / 1048576.0,
              ms.act_naive / 1048576.0, hg_kernels_blas_name(),
-             hg_kernels_isa_name(), hg_kernels_get_threads());
+             hg_kernels_isa_name(), hg_kernels_get_threads(), ar);
 }

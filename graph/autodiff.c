@@ -12,6 +12,7 @@ struct ad {
     int *grad;  /* [nt at start] accumulated gradient per tensor, -1 none */
     char *need; /* [nt at start] depends on a param */
     int *nacc;  /* [nnacc] the accumulating ADD nodes (hg_graph_node_origin) */
+    int *nacct; /* [nnacc] the tensor whose gradient each sums */
     int nnacc, cnacc;
 };
 
@@ -39,8 +40,10 @@ static void acc(struct ad *ad, int t, int gi)
         if (ad->nnacc == ad->cnacc) {
             ad->cnacc = ad->cnacc ? 2 * ad->cnacc : 64;
             ad->nacc = realloc(ad->nacc, (size_t)ad->cnacc * sizeof *ad->nacc);
-            HG_CHECK(ad->nacc != NULL);
+            ad->nacct = realloc(ad->nacct, (size_t)ad->cnacc * sizeof *ad->nacct);
+            HG_CHECK(ad->nacc != NULL && ad->nacct != NULL);
         }
+        ad->nacct[ad->nnacc] = t;
         ad->nacc[ad->nnacc++] = ad->g->nn - 1;
     }
 }
@@ -312,12 +315,26 @@ int hg_graph_backward(struct hg_graph *g, int loss)
             g->origin[w] = from[k];
     for (int i = 0; i < ad.nnacc; i++)
         g->origin[ad.nacc[i]] = -2 - g->origin[ad.nacc[i]];
+    free(g->acct);
+    g->acct = malloc((size_t)g->nn * sizeof(int));
+    HG_CHECK(g->acct != NULL);
+    for (int w = 0; w < g->nn; w++)
+        g->acct[w] = -1;
+    for (int i = 0; i < ad.nnacc; i++)
+        g->acct[ad.nacc[i]] = ad.nacct[i];
     free(from);
     free(start);
     free(ad.grad);
     free(ad.need);
     free(ad.nacc);
+    free(ad.nacct);
     return 0;
+}
+
+int hg_graph_node_accumulates(const struct hg_graph *g, int node)
+{
+    HG_CHECK(node >= 0 && node < g->nn);
+    return node < g->norigin && g->acct ? g->acct[node] : -1;
 }
 
 int hg_graph_node_origin(const struct hg_graph *g, int node, int *accum)

@@ -38,6 +38,8 @@ struct hg_graph {
     int *origin;       /* [norigin] hg_graph_node_origin's answer per node
                           (hg_graph_backward): v, -2 - v (an accumulating
                           ADD), -1 */
+    int *acct;         /* [norigin] an accumulating ADD's tensor (the one
+                          whose gradient it sums), else -1 */
     int norigin;
     int *rsrc;         /* [nrsrc] the forward node a recomputing copy
                           copies (hg_graph_recompute), else -1 */

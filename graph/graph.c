@@ -33,6 +33,7 @@ void hg_graph_free(struct hg_graph *g)
     free(g->n);
     free(g->params);
     free(g->origin);
+    free(g->acct);
     free(g->rsrc);
     free(g);
 }
@@ -404,6 +405,21 @@ void hg_graph_rewire(struct hg_graph *g, int node, int from, int to)
             nd->in[k] = to;
 }
 
+void hg_graph_swap_outputs(struct hg_graph *g, int a, int b)
+{
+    HG_CHECK(a >= 0 && a < g->nn && b >= 0 && b < g->nn && a != b);
+    int ta = g->n[a].out, tb = g->n[b].out;
+    HG_CHECK(ta >= 0 && tb >= 0);
+    const struct hg_tensor_info *x = &g->t[ta].info, *y = &g->t[tb].info;
+    HG_CHECK(x->dtype == y->dtype && x->shape.ndim == y->shape.ndim);
+    for (int i = 0; i < x->shape.ndim; i++)
+        HG_CHECK(x->shape.dim[i] == y->shape.dim[i] && x->decl.dim[i] == y->decl.dim[i]);
+    g->n[a].out = tb;
+    g->n[b].out = ta;
+    g->t[ta].info.producer = b;
+    g->t[tb].info.producer = a;
+}
+
 int hg_graph_n_tensors(const struct hg_graph *g) { return g->nt; }
 int hg_graph_n_nodes(const struct hg_graph *g) { return g->nn; }
 int hg_graph_n_params(const struct hg_graph *g) { return g->np; }
@@ -561,12 +577,15 @@ int hg_graph_comm_span(struct hg_graph *g, enum hg_op op, int first, int last,
 
 int hg_graph_order(const struct hg_graph *g, int phase_mask, int *order)
 {
-    /* Nodes are appended after their inputs exist and backward/update nodes
-     * after the forward ones, so id order is topological and phase-ordered. */
+    /* Nodes are appended after their inputs exist, so id order within a
+     * phase is topological; nodes appended to an earlier phase later
+     * (recomputation's copies, split strategies' AllReduce sums) still run
+     * before the next phase. */
     int k = 0;
-    for (int n = 0; n < g->nn; n++)
-        if (g->n[n].phase & phase_mask)
-            order[k++] = n;
+    for (int ph = HG_PH_FORWARD; ph <= HG_PH_UPDATE; ph <<= 1)
+        for (int n = 0; n < g->nn; n++)
+            if ((g->n[n].phase & phase_mask & ph) != 0)
+                order[k++] = n;
     return k;
 }
 

@@ -108,6 +108,10 @@ int hg_graph_recv_like(struct hg_graph *g, int like, const union hg_attr *attr);
 /* Node `node` reads `to` wherever it read `from` (a RECV output standing
  * for a tensor of another rank: the same dtype and shape). */
 void hg_graph_rewire(struct hg_graph *g, int node, int from, int to);
+/* Nodes a and b exchange their outputs (the same dtype and shape): what
+ * read a's now reads b's result (controller/hybrid.c: a parameter's
+ * gradient made by another sum). */
+void hg_graph_swap_outputs(struct hg_graph *g, int a, int b);
 /* The phase appended nodes get (backward and optimizer set their own);
  * returns the previous one.  Whole-model DP appends its AllReduce nodes in
  * HG_PH_UPDATE between hg_graph_backward and hg_graph_optimizer. */
@@ -147,6 +151,9 @@ int hg_graph_grad(const struct hg_graph *g, int param);
  * consumed append the same other nodes per forward node, in the same
  * order: controller/hybrid.c places the backward of a split graph by it. */
 int hg_graph_node_origin(const struct hg_graph *g, int node, int *accum); /* -1 if none */
+/* An accumulating ADD's tensor: the one whose gradient it sums, its
+ * in[0] the sum so far and in[1] one more contribution; -1: not one. */
+int hg_graph_node_accumulates(const struct hg_graph *g, int node);
 /* Recomputation (graph/recompute.c), after hg_graph_backward: each of the
  * forward nodes[n] whose output the backward reads (or a copy needs) is
  * copied, appended in the backward phase, and the backward reads the

@@ -7,8 +7,10 @@
 #     with momentum, a global batch of 96) on 2 to 4 ranks, 4 of them in
 #     a random valid execution order: each group
 #     model parallel on a random device (35%) or data parallel with 0-4
-#     replicas per device, AllReduce or a server on a random rank; CP-AR
-#     with one group made model parallel; 3 on bert (Adam, sequences of
+#     replicas per device, AllReduce or a server on a random rank (the
+#     AllReduce groups' weights held and updated by every rank of their
+#     pieces, asserted from the log); CP-AR with one group made model
+#     parallel (the same); 3 on bert (Adam, sequences of
 #     different lengths) and 2 on a small translation Transformer (SGD;
 #     the loss and the NLL split too), and on both the data-parallel
 #     baselines and hgtrain --plan mcmc: the same loss at every update
@@ -76,7 +78,13 @@ strat() { # name ranks cluster strategy args...
         { cat "$tmp/$name.log"; bad "$name exited non-zero"; return 1; }
     is_split "$name"
 }
+allreduced() { # log: its parameters all-reduced among their pieces' ranks (0: none)
+    n=$(sed -n 's/.*; \([0-9]*\) parameters all-reduced among the ranks of their pieces.*/\1/p' \
+        "$tmp/$1.log" | head -n 1)
+    echo "${n:-0}"
+}
 np=0
+nar=0
 for seed in 1 2 3 4 5 6 7 8; do
     n=$((2 + seed % 3))
     mix $seed $n ev$n.cfg m$seed.cfg
@@ -90,13 +98,19 @@ for seed in 1 2 3 4 5 6 7 8; do
     grep -q "planned order ([1-9][0-9]* ops moved)" "$tmp/m$seed.log" ||
         bad "m$seed: not run in its planned order"
     np=$((np + $(sed -n 's/.*split into \([0-9]*\) pieces.*/\1/p' "$tmp/m$seed.log")))
+    nar=$((nar + $(allreduced m$seed)))
 done
-echo "ok: 8 random mixes on 2-4 ranks ($np pieces in all) == 1 rank"
+# the mixes' AllReduce groups: parameters held by every rank of their pieces
+[ "$nar" -gt 0 ] || bad "the mixes all-reduce no parameter among their pieces' ranks"
+echo "ok: 8 random mixes on 2-4 ranks ($np pieces, $nar parameters all-reduced among their pieces' ranks) == 1 rank"
 # group 3 of CP-AR model parallel on rank 1 (a mix tests/strategy_mp.sh
 # once refused)
 awk '/id = 3;/ { f = 1 } f && /mode = "dp"/ { print "      mode = \"mp\"; device = \"localhost:1\"; },"
         getline; f = 0; next } { print }' "$tmp/CP-AR.cfg" >"$tmp/cpar-mp3.cfg"
 strat cpar-mp3 2 c2 cpar-mp3.cfg && check cpar-mp3 ref
+# CP-AR's other groups split 64/32 across both ranks: their weights are
+# all-reduced, not sent from an owner
+[ "$(allreduced cpar-mp3)" -gt 0 ] || bad "cpar-mp3: no parameter all-reduced among its pieces' ranks"
 
 # the small Transformer: Adam, two state tensors per parameter, shapes that
 # change with every batch

@@ -1314,6 +1314,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .bwd_node = r->strat.bwd_node,
                             .param_rank = r->strat.param_rank,
                             .n_param_rank = r->strat.nparams,
+                            .param_ar = r->strat.param_ar,
                             .op_order = r->strat.order,
                             .n_op_order = r->strat.nops,
                             .recompute = r->strat.recompute,

@@ -31,6 +31,7 @@ void hg_strat_free(struct hg_strat_run *s)
     free(s->bwd_start);
     free(s->bwd_node);
     free(s->param_rank);
+    free(s->param_ar);
     free(s->recompute);
     memset(s, 0, sizeof *s);
 }
@@ -159,8 +160,10 @@ static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
     out->bwd_start = calloc((size_t)nops + 2, sizeof *out->bwd_start);
     out->bwd_node = malloc(((size_t)hg_graph_n_nodes(g) + 1) * sizeof *out->bwd_node);
     out->param_rank = malloc(((size_t)pg->nparams + 1) * sizeof *out->param_rank);
+    out->param_ar = malloc(((size_t)pg->nparams + 1) * sizeof *out->param_ar);
     int *prank = malloc(((size_t)hg_graph_n_tensors(g) + 1) * sizeof *prank); /* [nt] */
-    if (!out->piece_dev || !out->bwd_start || !out->bwd_node || !out->param_rank || !prank) {
+    if (!out->piece_dev || !out->bwd_start || !out->bwd_node || !out->param_rank ||
+        !out->param_ar || !prank) {
         free(prank);
         return hg_kerr(err, errlen, "out of memory");
     }
@@ -204,6 +207,7 @@ static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
         const struct hg_lagg *a = &lw->agg[i];
         int r = a->kind == HG_LAGG_PS ? a->ps : prank[pg->param[i]];
         out->param_rank[i] = r >= 0 ? r : 0;
+        out->param_ar[i] = a->kind == HG_LAGG_RING || a->kind == HG_LAGG_HIER;
     }
     free(prank);
     return 0;
