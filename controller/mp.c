@@ -6,7 +6,10 @@
  * rank that its ops read (their inputs rewired to it), and the callbacks
  * that run those nodes over comm/'s point-to-point calls.  A parameter
  * lives on the rank of its optimizer op (its owner), which sends its value
- * to the other ranks that read it at the start of every step. */
+ * to the other ranks that read it at the start of every step.  GPU plans
+ * exchange through host memory (a backend of host buffers: shm, tcp): a
+ * SEND copies its tensor to the host mirror first, a RECV copies what
+ * arrived back to the device. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -272,6 +275,7 @@ struct hg_mp {
     int n_op_rank;
     uint64_t step;        /* the update the pass belongs to (hg__mp_set_step) */
     int async;            /* sends as requests (HG_COMM_ASYNC) */
+    int via_host;         /* a GPU plan: tensors through the host mirror */
     struct stage *stage;  /* [nodes] per SEND node */
     int nstage;
 };
@@ -301,6 +305,10 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
     char *buf = b.host; /* [b.bytes] the tensor's current bytes */
     struct wire w = {.step = mp->step, .tag = nd->attr.comm.tag, .bytes = (int64_t)b.bytes}, o;
     char e[300] = "";
+    /* the device's bytes to the host mirror (waits for the device) */
+    if (send && mp->via_host && hg_exec_comm_copy(ex, node, 1, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "rank %d: send of tensor %s to rank %d: %s", me, name,
+                       peer, e);
     if (send && mp->async && node < mp->nstage) {
         /* a copy on its way while the ops after this one run: a transfer
          * to a slower rank no longer holds this one up (each is matched in
@@ -350,6 +358,10 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
         return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
                        "%llu) from rank %d: %s", me, name, (long long)w.tag,
                        (unsigned long long)w.step, peer, e);
+    /* to the device, queued before the ops that read it */
+    if (mp->via_host && hg_exec_comm_copy(ex, node, 0, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s from rank %d: %s", me,
+                       name, peer, e);
     return 0;
 }
 
@@ -375,7 +387,15 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
     mp->g = g;
     mp->op_rank = cfg->op_rank;
     mp->n_op_rank = cfg->n_op_rank;
-    mp->async = (hg_comm_caps(comm) & (HG_COMM_ASYNC | HG_COMM_DEVICE_MEMORY)) == HG_COMM_ASYNC;
+    if (hg_comm_caps(comm) & HG_COMM_DEVICE_MEMORY) {
+        free(mp);
+        hg_kerr(err, errlen, "model-parallel and split strategies exchange tensors through "
+                "host memory: use --distributed-backend shm or tcp, not %s",
+                hg_comm_backend(comm));
+        return NULL;
+    }
+    mp->async = (hg_comm_caps(comm) & HG_COMM_ASYNC) != 0;
+    mp->via_host = hg_exec_device(ex) >= 0;
     mp->nstage = hg_graph_n_nodes(g);
     mp->stage = calloc((size_t)mp->nstage + 1, sizeof *mp->stage);
     if (!mp->stage) {
@@ -415,6 +435,9 @@ int hg__mp_owner(const struct hg_mp *mp, int param)
 
 int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
 {
+    /* a GPU plan: the host mirror is what travels */
+    if (hg_exec_download(ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0)
+        return -1;
     /* each optimizer op's parameter and state from the op's rank, in the
      * graph's order (the same calls on every rank) */
     for (int v = 0; v < mp->n_op_rank; v++) {
@@ -438,5 +461,5 @@ int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
                 return -1;
         }
     }
-    return 0;
+    return hg_exec_upload(ex, HG_R_PARAMS | HG_R_STATE, err, errlen);
 }

@@ -282,12 +282,11 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     }
     if (c->cfg.max_bad_updates <= 0)
         c->cfg.max_bad_updates = 10;
-    if (cfg->comm && (cfg->op_rank || cfg->n_pieces > 0) &&
-        (cfg->cuda || cfg->update_freq > 1)) {
+    if (cfg->comm && (cfg->op_rank || cfg->n_pieces > 0) && cfg->update_freq > 1) {
         hg_ctl_free(c);
-        return hg_kerr(err, errlen, "a model-parallel strategy runs CPU plans with one "
-                       "micro-batch per update so far (%s)", cfg->cuda ? "--devices cuda"
-                       : "--update-freq > 1: its gradients arrive outside the grad block");
+        return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
+                       "update so far (--update-freq > 1: its gradients arrive outside the "
+                       "grad block)");
     }
     if (build(c, &c->train, task, ts, cfg, 1, err, errlen) != 0 ||
         build(c, &c->valid, task, ts, cfg, 0, err, errlen) != 0) {

@@ -222,7 +222,7 @@ resume_tcp m1 $HY
 run bad --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/m3.cfg" \
     --required-batch-size-multiple 1 --update-freq 2 --max-update 1 >"$tmp/bad.log" 2>&1 &&
     bad "--update-freq 2 accepted"
-grep -q "a model-parallel strategy runs CPU plans with one micro-batch per update so far" \
+grep -q "a model-parallel strategy runs one micro-batch per update so far" \
     "$tmp/bad.log" || { cat "$tmp/bad.log"; bad "--update-freq 2: not refused by name"; }
 echo "ok: refusals"
 

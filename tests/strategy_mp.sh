@@ -187,7 +187,7 @@ expect() { # pattern args...
     [ $rc != 0 ] && grep -q -- "$pat" "$tmp/bad.log" ||
         { cat "$tmp/bad.log"; bad "'$*': exit $rc, want an error and '$pat'"; }
 }
-expect "a model-parallel strategy runs CPU plans with one micro-batch per update so far" \
+expect "a model-parallel strategy runs one micro-batch per update so far" \
     --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/MP.cfg" \
     --update-freq 2
 echo "ok: refusals"

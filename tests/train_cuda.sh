@@ -13,7 +13,10 @@
 #  7. one GPU with --distributed-backend nccl (world 1) and small gradient
 #     buckets == the plain GPU run (bitwise): the overlapped bucket path;
 #  5. with two GPUs or more: MNIST on cuda:0,cuda:1 over NCCL with uneven
-#     per-rank batches (64,32) == one GPU with the union (96).
+#     per-rank batches (64,32) == one GPU with the union (96);
+#  8. hgtrain --strategy on GPU workers: MNIST's MP baseline and a split
+#     strategy (recomputation in its model-parallel group) on two ranks of
+#     cuda:0 over shm == one GPU (1e-5); over NCCL refused naming it.
 # Dropout masks come from the same counter-based RNG on both devices.
 # SKIP (77) when hgtrain has no CUDA backend or no GPU is usable.
 set -u
@@ -68,6 +71,49 @@ if [ -f "$SRC/t10k-images-idx3-ubyte.gz" ]; then
     else
         echo "note: one GPU: the two-GPU NCCL part is skipped"
     fi
+    # 8. planned strategies on GPU workers: model parallel and split (a
+    # group model parallel beside data-parallel ones, recomputation) on two
+    # ranks of cuda:0 over shm, through the host mirror, == one GPU; over
+    # NCCL refused naming the backend
+    HGPLAN=${HGPLAN:-$B/hgplan}
+    cat >"$tmp/g2.cfg" <<'EOF'
+name = "two";
+nodes = ( { name = "localhost";
+    devices = ( { kind = "cpu"; model = "fast"; count = 2; memory = "4GiB";
+                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
+    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
+EOF
+    PM="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd --cluster $tmp/g2.cfg"
+    "$HGPLAN" $PM --search baselines --groups 4 --baseline MP --out "$tmp/mp.cfg" \
+        >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan MP"; }
+    "$HGPLAN" $PM --search baselines --groups 3 --baseline EV-AR --out "$tmp/ev.cfg" \
+        >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-AR"; }
+    awk '/id = 1;/ { f = 1 } f && /mode = "dp"/ {
+            print "      mode = \"mp\"; recompute = true; device = \"localhost:1\"; },"
+            getline; f = 0; next } { print }' "$tmp/ev.cfg" >"$tmp/split.cfg"
+    sm() { # save-dir args...
+        d=$1
+        shift
+        "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
+            --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json \
+            --log-interval 1 --validate-interval 0 --max-update 4 --max-sentences 96 \
+            --required-batch-size-multiple 1 --save-dir "$tmp/$d" "$@" >"$tmp/$d.log" 2>&1
+    }
+    sm s1 --devices cuda:0 || { cat "$tmp/s1.log"; bad "mnist on one GPU"; }
+    for st in mp split; do
+        sm s$st --devices cuda:0,cuda:0 --distributed-backend shm --cluster-file "$tmp/g2.cfg" \
+            --strategy "$tmp/$st.cfg" || { cat "$tmp/s$st.log"; bad "$st strategy on GPUs"; continue; }
+        "$CMP" "$tmp/s$st/checkpoint_last.h5" "$tmp/s1/checkpoint_last.h5" 1e-5 ||
+            bad "$st strategy on two GPU ranks differs from one GPU"
+    done
+    grep -q "split into [0-9]* pieces" "$tmp/ssplit.log" || bad "split.cfg: not a split strategy"
+    if [ "${ngpu:-1}" -ge 2 ]; then
+        sm snccl --devices cuda:0,cuda:1 --distributed-backend nccl --cluster-file "$tmp/g2.cfg" \
+            --strategy "$tmp/mp.cfg" && bad "a model-parallel strategy over nccl ran"
+        grep -q "through host memory: use --distributed-backend shm or tcp" "$tmp/snccl.log" ||
+            { cat "$tmp/snccl.log"; bad "nccl: not refused naming the backend"; }
+    fi
+    echo "ok: model-parallel and split strategies on two ranks of cuda:0 == one GPU"
 else
     echo "note: no Fashion-MNIST at $SRC: MNIST part skipped"
 fi
