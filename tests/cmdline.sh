@@ -53,6 +53,14 @@ expect 0 "^--arch of task translation: transformer_tiny|transformer_small" "$HGT
 expect 2 "--arch transformer_smal: not an architecture of task translation (did you mean transformer_small?)" \
     "$HGTRAIN" --task translation --arch transformer_smal --max-tokens 100
 expect 2 "--arch foo: task mnist has no --arch" "$HGTRAIN" --task mnist --arch foo --batch-size 8
+# --devices: a mix of kinds (a GPU worker and CPU workers) parses; bad
+# items and NCCL for CPU workers are refused naming them
+expect 2 "--devices cuda:0,cpu:0: bad device 'cpu:0'" "$HGTRAIN" --task mnist --batch-size 8 \
+    --devices cuda:0,cpu:0
+expect 2 "--devices cuda:0,cpux: bad device 'cpux'" "$HGTRAIN" --task mnist --batch-size 8 \
+    --devices cuda:0,cpux
+expect 2 "nccl: some are CPU workers (--devices cuda:0,cpu:1): use shm, tcp or mpi\|built without CUDA" \
+    "$HGTRAIN" --task mnist --batch-size 8 --devices cuda:0,cpu:1 --distributed-backend nccl
 # --patience: an lr too small to move the weights, so the metric never improves
 head -n 30 "$S/tests/data/corpus.en" >"$tmp/v.en"
 head -n 30 "$S/tests/data/corpus.es" >"$tmp/v.es"

@@ -16,7 +16,9 @@
 #     per-rank batches (64,32) == one GPU with the union (96);
 #  8. hgtrain --strategy on GPU workers: MNIST's MP baseline and a split
 #     strategy (recomputation in its model-parallel group) on two ranks of
-#     cuda:0 over shm == one GPU (1e-5); over NCCL refused naming it.
+#     cuda:0 over shm == one GPU (1e-5); over NCCL refused naming it;
+#  9. --devices cuda:0,cpu:1 (a GPU and a CPU worker over shm, 64 + 32
+#     rows) == one GPU with 96 (1e-4).
 # Dropout masks come from the same counter-based RNG on both devices.
 # SKIP (77) when hgtrain has no CUDA backend or no GPU is usable.
 set -u
@@ -114,6 +116,14 @@ EOF
             { cat "$tmp/snccl.log"; bad "nccl: not refused naming the backend"; }
     fi
     echo "ok: model-parallel and split strategies on two ranks of cuda:0 == one GPU"
+    # 9. a job of both kinds: one GPU worker and one CPU worker over shm
+    # (the GPU's gradients through its host mirror), uneven batches ==
+    # one GPU with the union (CPU and GPU arithmetic: 1e-4)
+    sm smix --devices cuda:0,cpu:1 --distributed-backend shm --max-sentences-per-rank 64,32 ||
+        { cat "$tmp/smix.log"; bad "mnist on cuda:0,cpu:1"; }
+    "$CMP" "$tmp/smix/checkpoint_last.h5" "$tmp/s1/checkpoint_last.h5" 1e-4 ||
+        bad "cuda:0,cpu:1 differs from one GPU"
+    echo "ok: cuda:0,cpu:1 (64 + 32 rows) == one GPU (96)"
 else
     echo "note: no Fashion-MNIST at $SRC: MNIST part skipped"
 fi

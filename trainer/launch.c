@@ -64,20 +64,34 @@ static int parse_devices(struct hg_launch *L, const struct hg_opts *o, char *err
             L->dev[i] = i;
         return 0;
     }
-    /* cuda:0,cuda:1,... */
+    /* cuda:0,cuda:1,... or a mix of kinds, cuda:0,cpu:2 (a GPU worker and
+     * two CPU workers: dev -1) */
     L->cuda = 1;
     L->nlocal = 0;
+    int ngpu = 0;
     for (const char *p = d; *p;) {
-        if (strncmp(p, "cuda:", 5) != 0 || L->nlocal == HG_LAUNCH_MAX_LOCAL)
-            return hg_kerr(err, errlen, "--devices %s: want cpu, cpu:N or "
-                           "cuda:I,cuda:J,...", d);
-        long i = strtol(p + 5, &end, 10);
-        if (end == p + 5 || (*end && *end != ',') || i < 0 || i > 1023)
+        int gpu = strncmp(p, "cuda:", 5) == 0;
+        if ((!gpu && strncmp(p, "cpu", 3) != 0) || L->nlocal == HG_LAUNCH_MAX_LOCAL)
+            return hg_kerr(err, errlen, "--devices %s: want cpu, cpu:N, cuda:I,cuda:J,... "
+                           "or a mix such as cuda:0,cpu:2", d);
+        long i = 1;
+        end = (char *)p + 3;
+        if (gpu || p[3] == ':')
+            i = strtol(p + (gpu ? 5 : 4), &end, 10);
+        if (end == p + (gpu ? 5 : 4) || (*end && *end != ',') || i < 0 || i > 1023 ||
+            (!gpu && (i < 1 || L->nlocal + i > HG_LAUNCH_MAX_LOCAL)))
             return hg_kerr(err, errlen, "--devices %s: bad device '%.*s'", d,
                            (int)strcspn(p, ","), p);
-        L->dev[L->nlocal++] = (int)i;
+        if (gpu)
+            L->dev[L->nlocal++] = (int)i, ngpu++;
+        else
+            for (long k = 0; k < i; k++)
+                L->dev[L->nlocal++] = -1;
         p = *end ? end + 1 : end;
     }
+    L->mixed = ngpu < L->nlocal;
+    if (ngpu == 0)
+        return hg_kerr(err, errlen, "--devices %s: write cpu:N for CPU workers", d);
     return 0;
 }
 
@@ -130,7 +144,7 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
             return hg_kerr(err, errlen, "--devices %s: no usable GPU (%s)",
                            o->devices ? o->devices : "cuda", why);
         for (int i = 0; i < L->nlocal; i++)
-            if (L->dev[i] >= n)
+            if (L->dev[i] >= n) /* -1: a CPU worker of a mix */
                 return hg_kerr(err, errlen, "--devices %s: cuda:%d does not exist (%d "
                                "GPU%s)", o->devices ? o->devices : "cuda", L->dev[i], n,
                                n == 1 ? "" : "s");
@@ -255,7 +269,7 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
         return 0;
     }
     if (strcmp(bk, "auto") == 0)
-        L->backend = L->cuda && hg_comm_have_nccl() ? HG_BK_NCCL
+        L->backend = L->cuda && !L->mixed && hg_comm_have_nccl() ? HG_BK_NCCL
                      : one_node                     ? HG_BK_SHM
                                                     : HG_BK_TCP;
     else if (strcmp(bk, "shm") == 0)
@@ -271,9 +285,10 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
     if (L->backend == HG_BK_NCCL && !hg_comm_have_nccl())
         return hg_kerr(err, errlen, "--distributed-backend nccl: built without NCCL");
     /* NCCL sums device buffers: the workers must have GPUs */
-    if (L->backend == HG_BK_NCCL && !L->cuda)
-        return hg_kerr(err, errlen, "--distributed-backend nccl: the workers are CPU "
-                       "workers (--devices cpu...): use shm, tcp or mpi");
+    if (L->backend == HG_BK_NCCL && (!L->cuda || L->mixed))
+        return hg_kerr(err, errlen, "--distributed-backend nccl: %s workers (--devices "
+                       "%s): use shm, tcp or mpi", L->mixed ? "some are CPU" : "the workers "
+                       "are CPU", o->devices ? o->devices : "cpu");
     if (L->backend == HG_BK_SHM)
         return 0;
 
@@ -365,8 +380,10 @@ int hg_launch_restart(const struct hg_launch *L, struct hg_opts *o, int attempt,
     else
         for (int i = 0; i < n && k < sizeof(dev); i++)
             if (i != d || all)
-                k += (size_t)snprintf(dev + k, sizeof(dev) - k, "%scuda:%d", k ? "," : "",
-                                      L->dev[i]);
+                k += L->dev[i] < 0 ? (size_t)snprintf(dev + k, sizeof(dev) - k, "%scpu:1",
+                                                      k ? "," : "")
+                                   : (size_t)snprintf(dev + k, sizeof(dev) - k, "%scuda:%d",
+                                                      k ? "," : "", L->dev[i]);
     char *devs = strdup(dev);
     if (k >= sizeof(dev) || !devs) {
         free(devs);

@@ -26,7 +26,8 @@ struct hg_launch {
     int forked;           /* set by hg_launch_start: the workers are children
                              of a supervising launcher (nlocal > 1, or one
                              rank of a multi-node tcp/nccl job) */
-    int cuda;             /* devices are GPUs */
+    int cuda;             /* devices are GPUs (dev[i] -1: a CPU worker of a mix) */
+    int mixed;            /* GPUs and CPU workers (--devices cuda:0,cpu:2) */
     int dev[HG_LAUNCH_MAX_LOCAL]; /* device index of each local worker */
     enum hg_launch_backend backend;
     double timeout;       /* seconds */

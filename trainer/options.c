@@ -226,7 +226,8 @@ const struct hg_opt hg_train_opts[] = {
     {.name = "devices", .type = HG_OPT_STR, .group = G_DIST, .offset = OFF(devices),
      .metavar = "LIST", .flags = TRANSIENT,
      .help = "this node's workers, one process each: cpu, cpu:N (N forked CPU "
-             "workers), cuda:0,cuda:1 or cuda:N"},
+             "workers), cuda:0,cuda:1 or cuda:N, or a mix of kinds such as "
+             "cuda:0,cpu:2 (a GPU worker and two CPU workers, over shm or tcp)"},
     {.name = "distributed-gpus", .type = HG_OPT_I64, .group = G_DIST,
      .offset = OFF(distributed_gpus), .def = "0", .flags = TRANSIENT,
      .help = "GPUs on this node, one worker each (--devices cuda:N)"},
