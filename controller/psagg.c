@@ -13,7 +13,9 @@
  * One PS handle per server rank, every rank a client of each.  Ids of a
  * handle: 2k is the gradient of its k-th parameter (pushed, summed), 2k+1
  * its value (published by the server, pulled).  Every wait is the PS's
- * (cfg.ps_timeout_s) or comm's, and names the peer. */
+ * (cfg.ps_timeout_s) or comm's, and names the peer.  A GPU plan goes
+ * through its host mirror (comm/ps.c sums host memory): what is pushed or
+ * published is copied from the device first, what is pulled to it after. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +39,7 @@ struct hg_psagg {
     uint64_t *pulled;    /* [np] publications of its value so far */
     struct server *s;    /* [world], the first ns used: ascending ranks */
     int ns;
+    int gpu;             /* a GPU plan: spans through the host mirror */
 };
 
 int hg__psagg_served(const struct hg_ctl_cfg *cfg, int i)
@@ -115,11 +118,6 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
                                char *err, size_t errlen)
 {
     int np = hg_graph_n_params(g), world = hg_comm_world(comm);
-    if (hg_exec_device(ex) >= 0) {
-        hg_kerr(err, errlen, "rank %d: parameter-server aggregation runs on CPU plans "
-                "only so far (the strategy serves parameters from a PS)", hg_comm_rank(comm));
-        return NULL;
-    }
     struct hg_psagg *ps = calloc(1, sizeof *ps);
     if (ps) {
         ps->srv = malloc((size_t)(np ? np : 1) * sizeof *ps->srv);
@@ -137,6 +135,7 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
     }
     ps->comm = comm;
     ps->g = g;
+    ps->gpu = hg_exec_device(ex) >= 0;
     ps->me = hg_comm_rank(comm);
     ps->np = np;
     for (int r = 0; r < world; r++)
@@ -203,12 +202,19 @@ int hg__psagg_start(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err
     struct hg_exec_buf b;
     hg_exec_comm_buf(ex, node, &b);
     float *buf = b.host; /* [numel]: the gradient (push) or parameter (pull) */
-    if (hg_graph_node(ps->g, node)->op == HG_OP_PS_PUSH)
+    int push = hg_graph_node(ps->g, node)->op == HG_OP_PS_PUSH;
+    /* what leaves this rank from the device first */
+    if (ps->gpu && (push || s->rank == ps->me) &&
+        hg_exec_comm_copy(ex, node, 1, err, errlen) != 0)
+        return -1;
+    if (push)
         return hg_ps_push(s->ps, 2 * ps->id[i], buf, ++ps->pushed[i], err, errlen);
     ps->pulled[i]++;
     if (s->rank == ps->me)
         return hg_ps_publish(s->ps, 2 * ps->id[i] + 1, buf, ps->pulled[i], err, errlen);
-    return hg_ps_pull(s->ps, 2 * ps->id[i] + 1, buf, ps->pulled[i], NULL, err, errlen);
+    if (hg_ps_pull(s->ps, 2 * ps->id[i] + 1, buf, ps->pulled[i], NULL, err, errlen) != 0)
+        return -1;
+    return ps->gpu ? hg_exec_comm_copy(ex, node, 0, err, errlen) : 0;
 }
 
 int hg__psagg_wait(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
@@ -221,11 +227,11 @@ int hg__psagg_wait(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
     struct hg_exec_buf b;
     hg_exec_comm_buf(ex, node, &b);
     float *buf = b.host; /* [numel] the gradient */
-    if (s->rank != ps->me) {
+    if (s->rank != ps->me)
         memset(buf, 0, b.bytes); /* not ours: out of this rank's norm */
-        return 0;
-    }
-    return hg_ps_pull(s->ps, 2 * ps->id[i], buf, ps->pushed[i], NULL, err, errlen);
+    else if (hg_ps_pull(s->ps, 2 * ps->id[i], buf, ps->pushed[i], NULL, err, errlen) != 0)
+        return -1;
+    return ps->gpu ? hg_exec_comm_copy(ex, node, 0, err, errlen) : 0;
 }
 
 double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex)
@@ -246,7 +252,10 @@ double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex)
 int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
                          size_t errlen)
 {
-    /* the optimizer op of each served parameter names its state tensors */
+    /* the optimizer op of each served parameter names its state tensors
+     * (a GPU plan: its host mirror travels) */
+    if (hg_exec_download(ex, HG_R_STATE, err, errlen) != 0)
+        return -1;
     int nn = hg_graph_n_nodes(ps->g);
     for (int v = 0; v < nn; v++) {
         int i = optim_param(ps->g, v);
@@ -264,5 +273,5 @@ int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
                 return -1;
         }
     }
-    return 0;
+    return hg_exec_upload(ex, HG_R_STATE, err, errlen);
 }

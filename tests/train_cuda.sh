@@ -14,9 +14,10 @@
 #     buckets == the plain GPU run (bitwise): the overlapped bucket path;
 #  5. with two GPUs or more: MNIST on cuda:0,cuda:1 over NCCL with uneven
 #     per-rank batches (64,32) == one GPU with the union (96);
-#  8. hgtrain --strategy on GPU workers: MNIST's MP baseline and a split
-#     strategy (recomputation in its model-parallel group) on two ranks of
-#     cuda:0 over shm == one GPU (1e-5); over NCCL refused naming it;
+#  8. hgtrain --strategy on GPU workers: MNIST's MP baseline, a split
+#     strategy (recomputation in its model-parallel group) and EV-PS on
+#     two ranks of cuda:0 over shm == one GPU (1e-5); MP over NCCL refused
+#     naming it;
 #  9. --devices cuda:0,cpu:1 (a GPU and a CPU worker over shm, 64 + 32
 #     rows) == one GPU with 96 (1e-4).
 # Dropout masks come from the same counter-based RNG on both devices.
@@ -90,6 +91,8 @@ EOF
         >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan MP"; }
     "$HGPLAN" $PM --search baselines --groups 3 --baseline EV-AR --out "$tmp/ev.cfg" \
         >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-AR"; }
+    "$HGPLAN" $PM --search baselines --groups 3 --baseline EV-PS --out "$tmp/ps.cfg" \
+        >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-PS"; }
     awk '/id = 1;/ { f = 1 } f && /mode = "dp"/ {
             print "      mode = \"mp\"; recompute = true; device = \"localhost:1\"; },"
             getline; f = 0; next } { print }' "$tmp/ev.cfg" >"$tmp/split.cfg"
@@ -102,7 +105,7 @@ EOF
             --required-batch-size-multiple 1 --save-dir "$tmp/$d" "$@" >"$tmp/$d.log" 2>&1
     }
     sm s1 --devices cuda:0 || { cat "$tmp/s1.log"; bad "mnist on one GPU"; }
-    for st in mp split; do
+    for st in mp split ps; do
         sm s$st --devices cuda:0,cuda:0 --distributed-backend shm --cluster-file "$tmp/g2.cfg" \
             --strategy "$tmp/$st.cfg" || { cat "$tmp/s$st.log"; bad "$st strategy on GPUs"; continue; }
         "$CMP" "$tmp/s$st/checkpoint_last.h5" "$tmp/s1/checkpoint_last.h5" 1e-5 ||
@@ -115,7 +118,7 @@ EOF
         grep -q "through host memory: use --distributed-backend shm or tcp" "$tmp/snccl.log" ||
             { cat "$tmp/snccl.log"; bad "nccl: not refused naming the backend"; }
     fi
-    echo "ok: model-parallel and split strategies on two ranks of cuda:0 == one GPU"
+    echo "ok: model-parallel, split and parameter-server strategies on two ranks of cuda:0 == one GPU"
     # 9. a job of both kinds: one GPU worker and one CPU worker over shm
     # (the GPU's gradients through its host mirror), uneven batches ==
     # one GPU with the union (CPU and GPU arithmetic: 1e-4)
