@@ -323,6 +323,7 @@ struct hg_prof_opts {
     int (*sync)(void *ctx, char *err, size_t errlen);
     void *sync_ctx;
     double *totals; /* [nbatches][reps] or NULL: each timed run's op sum, s */
+    int on_gpu, gpu; /* on_gpu: measure on CUDA device gpu, else this CPU */
 };
 int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
                           const struct hg_prof_opts *o, char *err, size_t errlen);

@@ -25,6 +25,9 @@
 #include "planner/hg_planner.h"
 #include "comm/hg_comm.h"
 #include "planner/prof-links.h"
+#ifdef HG_HAVE_CUDA
+#include "kernels/cuda/hg_cuda.h"
+#endif
 #include "tasks/hg_task.h"
 
 #define ERRLEN 1024
@@ -45,9 +48,9 @@ struct args {
     int list_models, forward_only, help, version, dp;
     char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
-    int64_t pworkers[MAXLIST];
+    int64_t pworkers[MAXLIST], pgpus[MAXLIST];
     int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
-    int npworkers;
+    int npworkers, npgpus;
     int64_t preps, pwarmup;
     char *profile_links, *dinit, *dtoken;
     int64_t dworld, drank;
@@ -58,7 +61,7 @@ struct args {
     int64_t seed, groups, iters, order_seed;
     char **task_vals;
     /* the --profile-* lists as read, copied into the arrays above */
-    struct hg_opt_list lbatch, lthreads, lworkers, lworlds, lsizes;
+    struct hg_opt_list lbatch, lthreads, lworkers, lworlds, lsizes, lgpus;
 };
 
 #define OFF(f) offsetof(struct args, f)
@@ -147,6 +150,9 @@ static const struct hg_opt options[] = {
     {.name = "profile-workers", PROFILE_LIST(2), .offset = OFF(lworkers),
      .help = "also one-thread workers beyond the cores: for each N of L, device "
              "cpu-t1-wN measured by N processes at once sharing the cores (default none)"},
+    {.name = "profile-gpus", PROFILE_LIST(0), .offset = OFF(lgpus),
+     .help = "also these CUDA devices: for each N of L, device cuda-N (kind gpu) "
+             "measured on GPU N (default none)"},
     {.name = "profile-repeats", .type = HG_OPT_I64, .group = G_PROFILE, .offset = OFF(preps),
      .min = 1, .help = "timed runs per batch, median taken (default 7)"},
     {.name = "profile-warmup", .type = HG_OPT_I64, .group = G_PROFILE,
@@ -514,6 +520,8 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
                           const char *model, int threads, int procs,
                           const struct hg_prof_opts *po)
 {
+    /* a GPU is measured by one child too: CUDA starts there, after the
+     * fork (a parent that started it could not fork a user of it) */
     char err[ERRLEN] = "", path[64][64];
     int nb = po->nbatches, R = po->reps;
     size_t shsize = sizeof(struct shared) + (size_t)procs * nb * R * sizeof(double);
@@ -546,7 +554,13 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
         if (pid[i] == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive hgplan */
             struct hg_profile *cp = hg_prof_new();
-            int dev = hg_prof_device(cp, name, HG_DEV_CPU, model, threads, procs);
+            char gname[160] = "";
+#ifdef HG_HAVE_CUDA
+            if (po->on_gpu && hg_cuda_device_name(po->gpu, gname, sizeof gname) != 0)
+                gname[0] = 0;
+#endif
+            int dev = hg_prof_device(cp, name, po->on_gpu ? HG_DEV_GPU : HG_DEV_CPU,
+                                     gname[0] ? gname : model, threads, procs);
             struct hold h = {.sh = sh, .procs = procs};
             struct hg_prof_opts co = *po;
             co.log = po->log;
@@ -760,6 +774,25 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
                                   .warmup = warm, .log = o};
         rc = measure_device(o, p, g, name, full, (int)th, procs, &po);
     }
+    for (int k = 0; k < a->npgpus && rc == 0; k++) {
+        char name[32], full[64];
+        snprintf(name, sizeof(name), "cuda-%lld", (long long)a->pgpus[k]);
+        snprintf(full, sizeof(full), "GPU cuda:%lld", (long long)a->pgpus[k]);
+        fprintf(o, "profiling %s: %d ops of %s at batch", name, hg_graph_n_nodes(g), a->task);
+        for (int i = 0; i < nb; i++)
+            fprintf(o, "%s%lld", i ? "," : " ", (long long)batches[i]);
+        fprintf(o, ", median of %d runs after %d:\n", reps, warm);
+#ifdef HG_HAVE_CUDA
+        struct hg_prof_opts po = {.batches = batches, .nbatches = nb, .reps = reps,
+                                  .warmup = warm, .log = o, .on_gpu = 1,
+                                  .gpu = (int)a->pgpus[k]};
+        rc = measure_device(o, p, g, name, full, 1, 1, &po);
+#else
+        fprintf(stderr, "hgplan: --profile-gpus: this hgplan was built without CUDA "
+                "(configure --with-cuda)\n");
+        rc = 1;
+#endif
+    }
     hg_graph_free(g);
     if (rc != 0)
         return rc;
@@ -928,6 +961,7 @@ int main(int argc, char **argv)
     list_to_array(&a.lbatch, a.pbatch, &a.npbatch);
     list_to_array(&a.lthreads, a.pthreads, &a.npthreads);
     list_to_array(&a.lworkers, a.pworkers, &a.npworkers);
+    list_to_array(&a.lgpus, a.pgpus, &a.npgpus);
     list_to_array(&a.lsizes, a.psizes, &a.npsizes);
     list_to_array(&a.lworlds, a.pworlds, &a.npworlds);
     if (hg_opt_given(&p, "profile-worlds") != 1)
@@ -967,7 +1001,8 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!a.profile_out && (a.npbatch || a.npthreads || a.npworlds >= 0 || a.npsizes ||
-                           a.npworkers || a.preps || a.pwarmup || a.profile_links)) {
+                           a.npworkers || a.npgpus || a.preps || a.pwarmup ||
+                           a.profile_links)) {
         fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-worlds/-sizes/-repeats/-warmup/"
                 "-links need --profile-out\n");
         rc = 2;

@@ -818,14 +818,15 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
     int *order = malloc(((size_t)N + 1) * sizeof(int));
     HG_CHECK(order != NULL);
     int n = hg_graph_order(g, HG_PH_ALL, order);
-    struct hg_exec *ex = hg_exec_new(g, order, n, err, errlen);
+    struct hg_exec *ex = hg_exec_new_dev(g, order, n, o->on_gpu ? o->gpu : -1, err, errlen);
     if (!ex) {
         free(order);
         return -1;
     }
     hg_graph_init_params(g, ex, 1);
     fill_inputs(g, ex);
-    hg_kernels_set_threads(p->devs[dev].threads);
+    if (!o->on_gpu)
+        hg_kernels_set_threads(p->devs[dev].threads);
 
     int R = o->reps;
     double *raw = malloc((size_t)nb * R * n * sizeof(double)); /* [nb][R][n] */

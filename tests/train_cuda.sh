@@ -19,7 +19,8 @@
 #     two ranks of cuda:0 over shm == one GPU (1e-5); MP over NCCL refused
 #     naming it;
 #  9. --devices cuda:0,cpu:1 (a GPU and a CPU worker over shm, 64 + 32
-#     rows) == one GPU with 96 (1e-4).
+#     rows) == one GPU with 96 (1e-4);
+# 10. hgplan --profile-gpus 0: a gpu device cuda-0 with its ops measured.
 # Dropout masks come from the same counter-based RNG on both devices.
 # SKIP (77) when hgtrain has no CUDA backend or no GPU is usable.
 set -u
@@ -127,6 +128,15 @@ EOF
     "$CMP" "$tmp/smix/checkpoint_last.h5" "$tmp/s1/checkpoint_last.h5" 1e-4 ||
         bad "cuda:0,cpu:1 differs from one GPU"
     echo "ok: cuda:0,cpu:1 (64 + 32 rows) == one GPU (96)"
+    # 10. the profiler on the GPU: hgplan --profile-gpus 0 writes a gpu
+    # device cuda-0 with its ops measured there (a mixed cluster's GPU)
+    "$HGPLAN" --task mnist --data "$tmp/fm" --batch 64 --optimizer sgd --profile-out "$tmp/gp.cfg" \
+        --profile-gpus 0 --profile-threads 1 --profile-worlds none --profile-repeats 3 \
+        >"$tmp/gp.log" 2>&1 || { cat "$tmp/gp.log"; bad "hgplan --profile-gpus 0"; }
+    grep -q 'name = "cuda-0"; kind = "gpu"' "$tmp/gp.cfg" ||
+        { head -n 20 "$tmp/gp.cfg"; bad "--profile-gpus: no gpu device cuda-0 in the profile"; }
+    [ "$(grep -c 'device = "cuda-0"' "$tmp/gp.cfg")" -gt 10 ] ||
+        bad "--profile-gpus: fewer than 10 ops measured on cuda-0"
 else
     echo "note: no Fashion-MNIST at $SRC: MNIST part skipped"
 fi
