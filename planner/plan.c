@@ -46,6 +46,8 @@ void hg_plan_print_recompute(FILE *o, const struct hg_strategy *st)
  * no recomputation. */
 static int candidate(const struct hg_plan_opts *po, int b)
 {
+    if ((po->executable & HG_EXEC_NOPS) && (b == HG_BASE_EV_PS || b == HG_BASE_CP_PS))
+        return 0;
     return !po->executable || b != HG_BASE_MP || (po->executable & HG_EXEC_SPLIT);
 }
 
@@ -131,10 +133,11 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         if (po->executable)
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
         if (po->executable)
-            fprintf(o, "  executable strategies only (%s): %ld proposals had no "
+            fprintf(o, "  executable strategies only (%s%s): %ld proposals had no "
                     "executable form\n", po->executable & HG_EXEC_SPLIT ? "any mix"
                     : po->executable & HG_EXEC_MP ? "data-parallel shaped or model parallel"
-                    : "data-parallel shaped", ss.skipped);
+                    : "data-parallel shaped",
+                    po->executable & HG_EXEC_NOPS ? ", AllReduce only" : "", ss.skipped);
     }
     /* the search toggles recomputation on groups that drop nothing (no
      * cost, no effect): their flags go, so the file says what runs */

@@ -1518,7 +1518,7 @@ static int32_t plan_len(const struct split *s, int64_t batch)
  * the global batch and the batches' mean padded length (plan_len), planned on
  * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
  * the strategy's text to r->plan_text (every forked rank inherits both). */
-static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
+static int plan_before_fork(struct run *r, int nccl, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     if (!o->data)
@@ -1545,10 +1545,10 @@ static int plan_before_fork(struct run *r, int cuda, char *err, size_t errlen)
                                   .groups = (int)o->plan_groups,
                                   .seed = (uint64_t)o->seed,
                                   /* model parallelism and split batches
-                                   * run CPU plans of one micro-batch per
-                                   * update so far */
-                                  .executable = HG_EXEC_DP |
-                                                (!cuda && o->update_freq == 1
+                                   * run one micro-batch per update, over
+                                   * backends of host memory so far */
+                                  .executable = HG_EXEC_DP | (nccl ? HG_EXEC_NOPS : 0) |
+                                                (!nccl && o->update_freq == 1
                                                      ? HG_EXEC_MP | (o->plan_split
                                                                          ? HG_EXEC_SPLIT
                                                                          : 0)
@@ -1805,7 +1805,7 @@ int main(int argc, char **argv)
                 hg_opts_free(&r.o);
                 return 2;
             }
-            if (plan_before_fork(&r, L.cuda, err, sizeof(err)) != 0) {
+            if (plan_before_fork(&r, L.backend == HG_BK_NCCL, err, sizeof(err)) != 0) {
                 fprintf(stderr, "hgtrain: %s\n", err);
                 free(r.plan_text);
                 free(r.plan_table);
