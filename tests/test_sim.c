@@ -379,13 +379,12 @@ static void test_mcmc(void)
            st1.best_cost, hg_search_cost(&r0));
     printf("mcmc vgg19/64 on 8 GPUs: EV-PS %.4f s -> %.4f s (%ld proposals, %ld improvements)\n",
            r0.iter_s, st1.best_cost, st1.iters, st1.improved);
-    /* restricted to what hgtrain executes (hgtrain --plan mcmc): the free
-     * search leaves that set, the restricted one never does, and is just
-     * as deterministic and never worse than its seed */
+    /* restricted to what hgtrain executes (hgtrain --plan mcmc): the
+     * restricted search never leaves that set (its proposals that would
+     * are skipped: asserted below), and is just as deterministic and never
+     * worse than its seed */
     const unsigned dpmp = HG_EXEC_DP | HG_EXEC_MP;
-    EXPECT(hg_strategy_executable(seed, dpmp) && !hg_strategy_executable(a, dpmp),
-           "the free search's result is executable (seed %d, result %d)",
-           hg_strategy_executable(seed, dpmp), hg_strategy_executable(a, dpmp));
+    EXPECT(hg_strategy_executable(seed, dpmp), "the seed EV-PS is not executable");
     struct hg_search_opts ox = {.max_iters = 400, .seed = 7, .executable = dpmp};
     struct hg_strategy *xa = hg_strategy_copy(seed), *xb = hg_strategy_copy(seed);
     struct hg_search_stats sx1, sx2;
@@ -398,8 +397,6 @@ static void test_mcmc(void)
            "executable mcmc: executable %d, %ld proposals (%ld skipped), %.9g vs %.9g, seed "
            "%.9g", hg_strategy_executable(xa, dpmp), sx1.iters, sx1.skipped, sx1.best_cost,
            sx2.best_cost, hg_search_cost(&r0));
-    for (int k = 0; k < xa->ngroups; k++)
-        EXPECT(!xa->cfg[k].recompute, "executable mcmc: group %d recomputes", k);
     printf("mcmc vgg19/64 on 8 GPUs, executable only: %.4f s (%ld proposals, %ld skipped, "
            "%ld improvements)\n", sx1.best_cost, sx1.iters, sx1.skipped, sx1.improved);
     /* data parallel only (hgtrain --plan mcmc with --update-freq > 1 or on
@@ -412,6 +409,22 @@ static void test_mcmc(void)
            !hg_strategy_executable(seed, HG_EXEC_MP),
            "data-parallel-only mcmc: executable %d, %ld skipped (%ld with MP)",
            hg_strategy_executable(xd, HG_EXEC_DP), sd.skipped, sx1.skipped);
+    /* AllReduce only (a job over NCCL): from EV-AR, never a PS group */
+    const unsigned nops = HG_EXEC_DP | HG_EXEC_NOPS;
+    struct hg_strategy *xn = hg_strategy_copy(seed);
+    hg_baseline_apply(xn, pg, HG_BASE_EV_AR);
+    EXPECT(hg_strategy_executable(xn, nops) && !hg_strategy_executable(seed, nops),
+           "NOPS: EV-AR %d, EV-PS %d", hg_strategy_executable(xn, nops),
+           hg_strategy_executable(seed, nops));
+    struct hg_search_opts on = {.max_iters = 400, .seed = 7, .executable = nops};
+    struct hg_search_stats sn;
+    hg_search_mcmc(sim, pg, xn, &on, &sn);
+    int nps = 0;
+    for (int k = 0; k < xn->ngroups; k++)
+        nps += xn->cfg[k].mode == HG_MODE_DP && xn->cfg[k].agg == HG_AGG_PS;
+    EXPECT(nps == 0 && sn.skipped > 0 && hg_strategy_executable(xn, nops),
+           "AllReduce-only mcmc: %d PS groups, %ld skipped", nps, sn.skipped);
+    hg_strategy_free(xn);
     hg_strategy_free(xd);
     hg_strategy_free(xa);
     hg_strategy_free(xb);
