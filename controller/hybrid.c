@@ -19,9 +19,10 @@
  *
  * A parameter the strategy all-reduces (cfg.param_ar) whose partial
  * gradients several ranks compute is held by each of them: each sums its
- * own pieces' partials, the members exchange these sums and each adds
- * them in rank order (the same bits), then updates its own copy; autodiff's
- * chain runs nowhere and the parameter never travels (allreduce_sums).
+ * own pieces' partials, the members all-reduce these sums over a group of
+ * their own (a sub-communicator per replica set, mp.c), then each updates
+ * its own copy; autodiff's chain runs nowhere and the parameter never
+ * travels (allreduce_sums).
  *
  * The sums over the batch (loss, weight gradients) are the pieces' sums
  * added, so a run equals one rank within float rounding; dropout draws its
@@ -60,6 +61,9 @@ struct hg_hyb {
     int *seq;            /* [forward + backward nodes] hg__hyb_ranks' order */
     int nseq;
     int nar;             /* parameters all-reduced (allreduce_sums) */
+    uint64_t *grp;       /* [ngrp] their groups' members (rank masks):
+                            ALLREDUCE nodes of group k + 1 */
+    int ngrp;
 };
 
 /* The rows [r[p], r[p + 1]) of piece p in a global batch of B >= np: the
@@ -132,6 +136,7 @@ void hg__hyb_free(struct hg_hyb *h)
     free(h->op_rank);
     free(h->key);
     free(h->seq);
+    free(h->grp);
     free(h);
 }
 
@@ -436,13 +441,15 @@ static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *i
 }
 
 /* cfg.param_ar: each AllReduce parameter whose partial gradients several
- * ranks compute.  Every member sums its own partials (its pieces' in
- * autodiff's order), then every member adds all members' sums in rank
- * order: the same bits everywhere, the parameter's gradient on the first
- * (its owner: the grad block, the norm, checkpoints), an activation on the
- * others, whose copy of the optimizer op reads it.  Autodiff's chain runs
- * nowhere.  A parameter read on a rank that holds no partial stays with
- * the chain (its owner sends it). */
+ * ranks (its members) compute.  Every member sums its own partials (its
+ * pieces' in autodiff's order), and the members all-reduce these sums in
+ * place over a group of their own (ALLREDUCE nodes of group k + 1, one per
+ * member; mp.c makes the groups): the parameter's gradient on the first
+ * member (its owner: the grad block, the norm, checkpoints), an
+ * activation on the others, whose copy of the optimizer op reads it and
+ * updates its own copy of the parameter.  Autodiff's chain runs nowhere.
+ * A parameter read on a rank that holds no partial stays with the chain
+ * (its owner sends it). */
 static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
                           char *err, size_t errlen)
 {
@@ -490,6 +497,7 @@ static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_
             if (mask >> r & 1)
                 mem[nm++] = r;
         int64_t key = h->key[u];
+        int n0 = hg_graph_n_nodes(g);
         for (int m = 0; m < nm; m++) { /* each member's own partials */
             sum[m] = -1;
             for (int j = 0; j < n; j++) {
@@ -499,31 +507,53 @@ static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_
                 sum[m] = sum[m] < 0 ? leaf[j] : put(h, g, HG_OP_ADD, in, 2, NULL, mem[m], key);
             }
         }
-        int first = -1;
-        for (int m = 0; m < nm; m++) { /* every member adds them all */
-            int s = sum[0], last = -1;
-            for (int j = 1; j < nm; j++) {
-                int in[2] = {s, sum[j]};
-                last = hg_graph_n_nodes(g);
-                s = put(h, g, HG_OP_ADD, in, 2, NULL, mem[m], key);
-            }
-            if (m == 0) {
-                first = last;
-                continue;
-            }
-            /* its copy of the optimizer op reads its sum */
-            const struct hg_node_info nd = *hg_graph_node(g, u);
-            int in[HG_MAX_INPUTS];
-            for (int k = 0; k < nd.n_in; k++)
-                in[k] = nd.in[k] == gt ? s : nd.in[k];
-            hg_graph_set_phase(g, HG_PH_UPDATE);
-            put(h, g, nd.op, in, nd.n_in, &nd.attr, mem[m], key);
-            hg_graph_set_phase(g, HG_PH_BACKWARD);
+        /* the first member's sum is the parameter's gradient (its grad
+         * block: the norm, checkpoints): a node of ours writes it (a copy
+         * of a lone partial), autodiff's chain runs nowhere */
+        int w0 = hg_graph_tensor(g, sum[0])->producer;
+        if (w0 < n0) {
+            union hg_attr one = {.scale = {.alpha = 1.f}};
+            w0 = hg_graph_n_nodes(g);
+            put(h, g, HG_OP_SCALE, &sum[0], 1, &one, mem[0], key);
         }
-        /* the first member's sum is the gradient; the chain runs nowhere */
-        hg_graph_swap_outputs(g, hg_graph_tensor(g, gt)->producer, first);
+        hg_graph_swap_outputs(g, hg_graph_tensor(g, gt)->producer, w0);
+        sum[0] = gt;
         for (int j = 0; j < nc; j++)
             h->op_rank[chain[j]] = -1;
+        /* the members' group: its index + 1 (0 is the job) */
+        int gi = 0;
+        while (gi < h->ngrp && h->grp[gi] != mask)
+            gi++;
+        if (gi == h->ngrp) {
+            uint64_t *ng = realloc(h->grp, ((size_t)gi + 1) * sizeof *ng);
+            HG_CHECK(ng != NULL);
+            h->grp = ng;
+            h->grp[h->ngrp++] = mask;
+        }
+        for (int m = 0; m < nm; m++) {
+            /* every member's sum all-reduced in place, in rank order (one
+             * node after the other: no transfer between them) */
+            union hg_attr at = {.comm = {.group = gi + 1, .peer = -1, .tag = i}};
+            int w = hg_graph_n_nodes(g);
+            int *nr = realloc(h->op_rank, ((size_t)w + 1) * sizeof *nr);
+            int64_t *nk = realloc(h->key, ((size_t)w + 1) * sizeof *nk);
+            HG_CHECK(nr && nk);
+            h->op_rank = nr;
+            h->key = nk;
+            h->op_rank[w] = mem[m];
+            h->key[w] = key;
+            hg_graph_comm_span(g, HG_OP_ALLREDUCE, sum[m], sum[m], &at);
+        }
+        /* every other member's copy of the optimizer op reads its sum */
+        const struct hg_node_info nd = *hg_graph_node(g, u);
+        hg_graph_set_phase(g, HG_PH_UPDATE);
+        for (int m = 1; m < nm; m++) {
+            int in[HG_MAX_INPUTS];
+            for (int k = 0; k < nd.n_in; k++)
+                in[k] = nd.in[k] == gt ? sum[m] : nd.in[k];
+            put(h, g, nd.op, in, nd.n_in, &nd.attr, mem[m], key);
+        }
+        hg_graph_set_phase(g, HG_PH_BACKWARD);
         h->op_rank[u] = mem[0];
         h->nar++;
     }

@@ -278,6 +278,9 @@ struct hg_mp {
     int via_host;         /* a GPU plan: tensors through the host mirror */
     struct stage *stage;  /* [nodes] per SEND node */
     int nstage;
+    struct hg_comm **grp; /* [ngrp] ALLREDUCE group k + 1's handle, NULL where
+                             this rank is no member */
+    int ngrp;
 };
 
 /* What precedes every transfer on the wire: the two ends check that they
@@ -293,9 +296,28 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
     struct hg_mp *mp = arg;
     const struct hg_node_info *nd = hg_graph_node(mp->g, node);
     int me = hg_comm_rank(mp->comm), peer = nd->attr.comm.peer;
+    if (nd->op == HG_OP_ALLREDUCE) {
+        /* a split strategy's parameter, over its members' group */
+        int k = nd->attr.comm.group - 1;
+        struct hg_exec_buf b;
+        hg_exec_comm_buf(ex, node, &b);
+        char e[300] = "";
+        if (k < 0 || k >= mp->ngrp || !mp->grp[k])
+            return hg_kerr(err, errlen, "rank %d: AllReduce of group %d, not one of this "
+                           "rank's", me, nd->attr.comm.group);
+        if ((mp->via_host && hg_exec_comm_copy(ex, node, 1, e, sizeof e) != 0) ||
+            hg_comm_allreduce_f32(mp->grp[k], b.host, b.bytes / sizeof(float), e,
+                                  sizeof e) != 0 ||
+            (mp->via_host && hg_exec_comm_copy(ex, node, 0, e, sizeof e) != 0))
+            return hg_kerr(err, errlen, "rank %d: AllReduce of %s (update %llu) among its "
+                           "replicas' ranks: %s", me,
+                           hg_graph_tensor(mp->g, nd->in[0])->name,
+                           (unsigned long long)mp->step, e);
+        return 0;
+    }
     if (nd->op != HG_OP_SEND && nd->op != HG_OP_RECV)
-        return hg_kerr(err, errlen, "model parallelism runs SEND and RECV only, not %s",
-                       hg_op_table[nd->op].name);
+        return hg_kerr(err, errlen, "model parallelism runs SEND, RECV and group AllReduce "
+                       "only, not %s", hg_op_table[nd->op].name);
     int send = nd->op == HG_OP_SEND;
     int t = send ? nd->in[0] : nd->out;
     const struct hg_tensor_info *ti = hg_graph_tensor(mp->g, t);
@@ -374,6 +396,50 @@ static int mp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t er
 
 static const struct hg_exec_comm_ops mp_ops = {.start = mp_start, .wait = mp_wait};
 
+/* The groups of the ALLREDUCE nodes (split strategies' parameters): group
+ * k + 1's members are the ranks of its nodes; each rank makes the ones it
+ * belongs to, in k order (the same on every rank: a group waits for its
+ * members). */
+static int make_groups(struct hg_mp *mp, const struct hg_ctl_cfg *cfg, char *err,
+                       size_t errlen)
+{
+    int nn = mp->n_op_rank, world = hg_comm_world(mp->comm), me = hg_comm_rank(mp->comm);
+    for (int v = 0; v < nn; v++) {
+        const struct hg_node_info *nd = hg_graph_node(mp->g, v);
+        if (nd->op == HG_OP_ALLREDUCE && nd->attr.comm.group > mp->ngrp)
+            mp->ngrp = nd->attr.comm.group;
+    }
+    if (mp->ngrp == 0)
+        return 0;
+    mp->grp = calloc((size_t)mp->ngrp, sizeof *mp->grp);
+    unsigned char *in = malloc((size_t)world); /* [world] a member */
+    int *ranks = malloc((size_t)world * sizeof *ranks); /* [<= world] */
+    int rc = 0;
+    if (!mp->grp || !in || !ranks) {
+        rc = hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int k = 0; k < mp->ngrp && rc == 0; k++) {
+        memset(in, 0, (size_t)world);
+        for (int v = 0; v < nn; v++) {
+            const struct hg_node_info *nd = hg_graph_node(mp->g, v);
+            if (nd->op == HG_OP_ALLREDUCE && nd->attr.comm.group == k + 1 &&
+                cfg->op_rank[v] >= 0 && cfg->op_rank[v] < world)
+                in[cfg->op_rank[v]] = 1;
+        }
+        int n = 0;
+        for (int r = 0; r < world; r++)
+            if (in[r])
+                ranks[n++] = r;
+        if (in[me] && hg_comm_group_new(mp->comm, ranks, n, &mp->grp[k], err, errlen) != 0)
+            rc = -1;
+    }
+done:
+    free(in);
+    free(ranks);
+    return rc;
+}
+
 struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
                          struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,
                          size_t errlen)
@@ -396,11 +462,15 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
     }
     mp->async = (hg_comm_caps(comm) & HG_COMM_ASYNC) != 0;
     mp->via_host = hg_exec_device(ex) >= 0;
-    mp->nstage = hg_graph_n_nodes(g);
-    mp->stage = calloc((size_t)mp->nstage + 1, sizeof *mp->stage);
+    mp->stage = calloc((size_t)hg_graph_n_nodes(g) + 1, sizeof *mp->stage);
     if (!mp->stage) {
         free(mp);
         hg_kerr(err, errlen, "out of memory");
+        return NULL;
+    }
+    mp->nstage = hg_graph_n_nodes(g);
+    if (make_groups(mp, cfg, err, errlen) != 0) {
+        hg__mp_free(mp);
         return NULL;
     }
     hg_exec_set_comm(ex, &mp_ops, mp);
@@ -418,6 +488,12 @@ void hg__mp_free(struct hg_mp *mp)
     for (int i = 0; i < mp->nstage; i++)
         free(mp->stage[i].buf);
     free(mp->stage);
+    /* the groups are handles of their own (hg_comm_group_new: freed
+     * before or after their parent) */
+    for (int k = 0; k < mp->ngrp; k++)
+        if (mp->grp[k])
+            hg_comm_free(mp->grp[k]);
+    free(mp->grp);
     free(mp);
 }
 
