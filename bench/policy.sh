@@ -57,7 +57,7 @@ for m in inception_v3 resnet200 transformer24 bert_large48; do
         "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$both" --seed 1 \
             >"$o.mcmc2" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
         place=$(awk '/^policy .* placed in/ { print $(NF - 1) }' "$o.gnn")
-        echo "| $tb GPUs | $m | $(row "$o.mcmc" best) | $(row "$o.mcmc" hgplan) |" \
+        echo "| $tb GPUs | $m | $(row "$o.gnn" best) | $(row "$o.mcmc" hgplan) |" \
             "$(row "$o.gnn" gnn) ($place) | $(row "$o.ft" gnn) | $(row "$o.gm" gnn+mcmc) |" \
             "$(row "$o.mcmc2" hgplan) |"
     done
