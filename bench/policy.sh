@@ -12,7 +12,8 @@
 # Usage, from a build directory (HGPLAN, HG_SRCDIR override):
 #   MINUTES=60 FINETUNE=300 BUDGET=60 bench/policy.sh       (the experiment)
 #   MINUTES=0.2 FINETUNE=2 BUDGET=2 bench/policy.sh         (a smoke run)
-# POLICY=FILE skips the pretraining and uses FILE.  Output: a markdown
+# POLICY=FILE skips the pretraining and uses FILE; TESTBEDS (default
+# "8 12") and HELDOUT (default the four above) narrow the table.  Output: a markdown
 # table.  Seeds are fixed (--seed 1); the budgets make it not reproducible.
 set -u
 B=${HG_BUILDDIR:-.}
@@ -40,8 +41,8 @@ echo "|---|---|---|---|---|---|---|---|"
 row() { # file name: the row's time (OOM marked)
     awk -v n="$2" '$1 == n { t = $2; if ($0 ~ /OOM/) t = t " OOM" } END { print t }' "$1"
 }
-for m in inception_v3 resnet200 transformer24 bert_large48; do
-    for tb in 8 12; do
+for m in ${HELDOUT:-inception_v3 resnet200 transformer24 bert_large48}; do
+    for tb in ${TESTBEDS:-8 12}; do
         c=$EX/heterog-${tb}gpu.cfg
         o=$tmp/$m.$tb
         "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$BUDGET" --seed 1 \
