@@ -802,7 +802,8 @@ void hg_policy_get_cfg(const struct hg_policy *p, struct hg_policy_cfg *cfg, lon
 
 /* One graph on one cluster, to train on or to place: its grouping
  * (hg_strategy_group into `groups`), features, a simulator, the
- * reference time (the best baseline's, id order) and the network built
+ * reference (the best baseline, list-scheduled: its time, and its order
+ * that samples are simulated in) and the network built
  * for its sizes.  pg, g and pr must outlive it. */
 struct hg_policy_task;
 int hg_policy_task_new(struct hg_policy_task **t, struct hg_policy *p,
@@ -811,12 +812,15 @@ int hg_policy_task_new(struct hg_policy_task **t, struct hg_policy *p,
 void hg_policy_task_free(struct hg_policy_task *t);
 const struct hg_policy_feat *hg_policy_task_feat(const struct hg_policy_task *t);
 double hg_policy_task_ref(const struct hg_policy_task *t);
+/* The best strategy sampled while training on t (the reference's order) and its
+ * hg_search_cost; NULL before any sample. */
+const struct hg_strategy *hg_policy_task_best(const struct hg_policy_task *t, double *cost);
 /* The network's probabilities for t: place[ngroups][ndev + 2] (MP on each
  * device, even DP, capacity-proportional DP), agg[ngroups][2] (PS on the
  * device hg_gcfg_choose_ps picks, AllReduce).  Either may be NULL. */
 int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *place, float *agg,
                       char *err, size_t errlen);
-/* The most probable action of each group as a strategy (id order; the
+/* The most probable action of each group as a strategy (the reference's order; the
  * caller frees it), simulated into r when r is not NULL. */
 struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
                                      struct hg_sim_result *r, char *err, size_t errlen);

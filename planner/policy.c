@@ -708,7 +708,7 @@ int hg_policy_load(struct hg_policy **pp, const char *path, char *err, size_t er
 
 struct hg_policy_task {
     const struct hg_pgraph *pg;
-    struct hg_strategy *st;   /* the grouping (id order); cfgs are scratch */
+    struct hg_strategy *st;   /* the grouping, the reference's order; cfgs are scratch */
     struct hg_policy_feat feat;
     struct hg_sim *sim;
     struct net net;
@@ -716,6 +716,8 @@ struct hg_policy_task {
     double baseline;          /* moving average of the reward */
     int have_baseline;
     struct hg_gcfg dp[2][2];  /* [even, prop][PS, AR] */
+    struct hg_strategy *best; /* the best strategy sampled in training */
+    double best_cost;         /* its hg_search_cost; INFINITY: none yet */
 };
 
 static void set_input(struct net *n, int t, const float *x)
@@ -736,6 +738,8 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
     hg_strategy_group(t->st, pg, pr, groups > 0 ? groups : 64);
     hg_policy_features(&t->feat, pg, g, pr, t->st);
     t->sim = hg_sim_new(pg, pr);
+    t->best = hg_strategy_copy(t->st);
+    t->best_cost = INFINITY;
     if (net_new(&t->net, &p->cfg, t->st->ngroups, pg->ndev, err, errlen) != 0) {
         hg_policy_task_free(t);
         return -1;
@@ -756,19 +760,23 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
         hg_gcfg_even(&t->dp[0][a], pg->c, agg);
         hg_gcfg_prop(&t->dp[1][a], pg->c, CP_SCALE, agg);
     }
-    /* the reference: the best baseline on this grouping, id order */
-    struct hg_strategy *b = hg_strategy_copy(t->st);
+    /* the reference: the best baseline on this grouping, list-scheduled
+     * (hgplan's "best"); its order is the order samples are simulated in
+     * (the id order hides or exaggerates transfers the schedule does not) */
     double best = INFINITY;
     for (int k = 0; k < HG_BASE_COUNT; k++) {
+        struct hg_strategy *b = hg_strategy_copy(t->st);
         struct hg_sim_result r;
         hg_baseline_apply(b, pg, (enum hg_baseline)k);
-        hg_sim_full(t->sim, b, &r);
+        hg_sched_best(t->sim, pg, b, &r, NULL);
         if (hg_search_cost(&r) < best) {
             best = hg_search_cost(&r);
             t->ref = r.iter_s;
+            memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
+            memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
         }
+        hg_strategy_free(b);
     }
-    hg_strategy_free(b);
     if (!(t->ref > 0))
         t->ref = 1;
     *tp = t;
@@ -781,6 +789,7 @@ void hg_policy_task_free(struct hg_policy_task *t)
         return;
     net_free(&t->net);
     hg_sim_free(t->sim);
+    hg_strategy_free(t->best);
     hg_policy_feat_free(&t->feat);
     hg_strategy_free(t->st);
     free(t);
@@ -794,6 +803,13 @@ const struct hg_policy_feat *hg_policy_task_feat(const struct hg_policy_task *t)
 double hg_policy_task_ref(const struct hg_policy_task *t)
 {
     return t->ref;
+}
+
+const struct hg_strategy *hg_policy_task_best(const struct hg_policy_task *t, double *cost)
+{
+    if (cost)
+        *cost = t->best_cost;
+    return t->best_cost < INFINITY ? t->best : NULL;
 }
 
 /* The master copy into t's executor (params and AdamW state). */
@@ -908,6 +924,10 @@ static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, uint
         struct hg_sim_result r;
         hg_sim_full(t->sim, t->st, &r);
         rw[s] = reward(&r, t->ref);
+        if (hg_search_cost(&r) < t->best_cost) {
+            t->best_cost = hg_search_cost(&r);
+            memcpy(t->best->cfg, t->st->cfg, (size_t)G * sizeof(struct hg_gcfg));
+        }
         *mean += rw[s] / S;
     }
     if (rc == 0) {
