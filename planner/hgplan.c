@@ -56,7 +56,7 @@ struct args {
     char *search, *out, *trace, *strategy, *baseline;
     double budget;
     double beta;
-    char *policy, *models, *clusters;
+    char *policy, *policy_out, *models, *clusters;
     int train_policy;
     double minutes, finetune;
     int64_t policy_steps, perturb, samples;
@@ -169,6 +169,8 @@ static const struct hg_opt options[] = {
     {.name = "finetune", .type = HG_OPT_REAL, .group = G_POLICY, .offset = OFF(finetune),
      .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
      .help = "--search gnn, gnn+mcmc: train --policy on this graph and cluster first"},
+    {.name = "policy-out", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(policy_out),
+     .metavar = "FILE", .help = "with --finetune: write the finetuned policy"},
     /* ------------------------------------------------------------ profiling */
     {.name = "profile-out", .type = HG_OPT_STR, .group = G_PROFILE,
      .offset = OFF(profile_out), .metavar = "FILE",
@@ -390,6 +392,14 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         }
         fprintf(o, "finetune: %ld updates in %.2f s, mean reward %.4f -> %.4f\n", ts.steps,
                 ts.seconds, ts.first_reward, ts.last_reward);
+        if (a->policy_out) {
+            if (hg_policy_save(pol, a->policy_out, err, sizeof(err)) != 0) {
+                fprintf(stderr, "hgplan: --policy-out %s\n", err);
+                rc = 1;
+                goto out;
+            }
+            fprintf(o, "wrote %s\n", a->policy_out);
+        }
     }
     t0 = hg_now();
     *best = hg_policy_decode(pol, t, NULL, err, sizeof(err));
@@ -1267,6 +1277,11 @@ int main(int argc, char **argv)
     }
     if (a.finetune > 0 && !gnn) {
         fprintf(stderr, "hgplan: --finetune needs --search gnn or gnn+mcmc\n");
+        rc = 2;
+        goto out;
+    }
+    if (a.policy_out && !(a.finetune > 0)) {
+        fprintf(stderr, "hgplan: --policy-out needs --finetune\n");
         rc = 2;
         goto out;
     }

@@ -3,7 +3,8 @@
 # --train-policy (a fixed number of updates) twice with one seed gives the
 # same file byte for byte, another seed another; --search gnn places at
 # once and writes a strategy that --strategy reads back; gnn+mcmc is never
-# slower than gnn; --finetune trains on the graph first; a policy file that
+# slower than gnn; --finetune trains on the graph first and --policy-out
+# writes what it trained (30 + 20 updates); a policy file that
 # is not one, truncated, or missing is refused with exit 1 naming it (no
 # signal); usage errors exit 2.
 set -u
@@ -48,9 +49,11 @@ plan gnn+mcmc --policy "$tmp/a.h5" --iters 300 >"$tmp/gm.out" 2>&1 ||
 awk '$1 == "gnn" { g = $2 } $1 == "gnn+mcmc" { m = $2 }
      END { exit !(g != "" && m != "" && m + 0 <= g + 0) }' "$tmp/gm.out" ||
     { cat "$tmp/gm.out"; bad "gnn+mcmc slower than gnn"; }
-plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 >"$tmp/ft.out" 2>&1 ||
-    { cat "$tmp/ft.out"; bad "--finetune"; }
+plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 --policy-out "$tmp/ft.h5" \
+    >"$tmp/ft.out" 2>&1 || { cat "$tmp/ft.out"; bad "--finetune"; }
 grep -q 'finetune: 20 updates' "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetune updates"; }
+plan gnn --policy "$tmp/ft.h5" >"$tmp/ft2.out" 2>&1 || { cat "$tmp/ft2.out"; bad "--policy-out's file"; }
+grep -q "policy $tmp/ft.h5 (50 updates)" "$tmp/ft2.out" || { cat "$tmp/ft2.out"; bad "--policy-out: not 30 + 20 updates"; }
 
 # bad files: exit 1, the file named, no signal
 refused() { # file what
