@@ -344,6 +344,8 @@ static int net_new(struct net *n, const struct hg_policy_cfg *cfg, int G, int D,
     HG_CHECK(order != NULL);
     n->nfwd = hg_graph_order(n->g, HG_PH_FORWARD, order);
     n->n = hg_graph_order(n->g, HG_PH_ALL, order); /* by phase: the forward first */
+    for (int i = 0; i < n->nfwd; i++) /* a forward pass runs the prefix */
+        HG_CHECK(hg_graph_node(n->g, order[i])->phase == HG_PH_FORWARD);
     n->ex = hg_exec_new(n->g, order, n->n, err, errlen);
     free(order);
     return n->ex ? 0 : -1;
