@@ -753,6 +753,107 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
                     struct hg_strategy *st, const struct hg_search_opts *o,
                     struct hg_search_stats *stats);
 
+/* ------------------------------------------------------------ policy
+ * (planner/policy.c) A learned placement policy (HeteroG's GNN agent, with
+ * GDP's generalisation across graphs and clusters): features of a graph's
+ * op groups and a cluster's devices, a network built as an hg_graph
+ * (graph attention over the groups' neighbourhoods, a Transformer layer,
+ * per-group heads whose model-parallel part scores each group against each
+ * device), trained by REINFORCE with hgtrain's own autodiff, executor and
+ * AdamW; an HDF5 policy file (docs/planner.md, "Learned policy"). */
+#define HG_POLICY_LAYOUT 1 /* the feature layout below; files of another are refused */
+#define HG_POLICY_FG 20    /* features per group */
+#define HG_POLICY_FD 6     /* features per device */
+
+/* One graph on one cluster, as the network reads it (log-scaled so that
+ * graphs and clusters of different sizes are comparable). */
+struct hg_policy_feat {
+    int ngroups, ndev;
+    float *group;         /* [ngroups][HG_POLICY_FG] */
+    float *dev;           /* [ndev][HG_POLICY_FD] */
+    float *time;          /* [ngroups][ndev] log(priced time on d / on its fastest) */
+    float *mem;           /* [ngroups][ndev] static + activation bytes / memory of d */
+    float *edge;          /* [ngroups][ngroups] log1p(MB between them) / the largest */
+    float *mask;          /* [ngroups][ngroups] 0: itself or a neighbour, -1e9: not */
+};
+/* Features of pg's groups (st->group, st->ngroups: hg_strategy_group) from
+ * g (the graph pg was built from: FLOPs and bytes) and pr (times). */
+void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
+                        const struct hg_graph *g, const struct hg_pprice *pr,
+                        const struct hg_strategy *st);
+void hg_policy_feat_free(struct hg_policy_feat *f);
+
+struct hg_policy_cfg {
+    int d;                /* embedding width (0: 32) */
+    int heads;            /* attention heads, dividing d (0: 2) */
+    float lr;             /* AdamW learning rate (0: 3e-3) */
+    float entropy;        /* entropy bonus beta (0: 0.01) */
+    uint64_t seed;        /* initial weights and sampling */
+};
+struct hg_policy;
+struct hg_policy *hg_policy_new(const struct hg_policy_cfg *cfg);
+void hg_policy_free(struct hg_policy *p);
+/* Weights, AdamW state and step count; layout version and dimensions as
+ * attributes.  Written to path.tmp, renamed over path. */
+int hg_policy_save(const struct hg_policy *p, const char *path, char *err, size_t errlen);
+/* -1 with err naming path: not an HDF5 file, not a policy, another feature
+ * layout or dimensions, a missing or mis-shaped tensor, a CRC mismatch. */
+int hg_policy_load(struct hg_policy **p, const char *path, char *err, size_t errlen);
+/* The master copy of parameter `name` (n: its floats), NULL if none. */
+const float *hg_policy_param(const struct hg_policy *p, const char *name, size_t *n);
+void hg_policy_get_cfg(const struct hg_policy *p, struct hg_policy_cfg *cfg, long *steps);
+
+/* One graph on one cluster, to train on or to place: its grouping
+ * (hg_strategy_group into `groups`), features, a simulator, the
+ * reference (the best baseline, list-scheduled: its time, and its order
+ * that samples are simulated in) and the network built
+ * for its sizes.  pg, g and pr must outlive it. */
+struct hg_policy_task;
+int hg_policy_task_new(struct hg_policy_task **t, struct hg_policy *p,
+                       const struct hg_pgraph *pg, const struct hg_graph *g,
+                       const struct hg_pprice *pr, int groups, char *err, size_t errlen);
+void hg_policy_task_free(struct hg_policy_task *t);
+const struct hg_policy_feat *hg_policy_task_feat(const struct hg_policy_task *t);
+double hg_policy_task_ref(const struct hg_policy_task *t);
+/* The best strategy sampled while training on t (the reference's order) and its
+ * hg_search_cost; NULL before any sample. */
+const struct hg_strategy *hg_policy_task_best(const struct hg_policy_task *t, double *cost);
+/* The network's probabilities for t: place[ngroups][ndev + 2] (MP on each
+ * device, even DP, capacity-proportional DP), agg[ngroups][2] (PS on the
+ * device hg_gcfg_choose_ps picks, AllReduce).  Either may be NULL. */
+int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *place, float *agg,
+                      char *err, size_t errlen);
+/* The most probable action of each group as a strategy (the reference's order; the
+ * caller frees it), simulated into r when r is not NULL. */
+struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
+                                     struct hg_sim_result *r, char *err, size_t errlen);
+/* REINFORCE: each step takes the next task (round robin), samples
+ * `samples` strategies, rewards each -sqrt(time / reference) (out of
+ * memory: -sqrt(10 (1 + overflow) + time / reference)), advantage against
+ * the task's moving-average reward, one AdamW step on the loss
+ * sum(-advantage log p) - entropy * H.  Stops after steps (> 0) or
+ * seconds (> 0), whichever first; deterministic given the seed when it
+ * stops on steps. */
+struct hg_policy_train_opts {
+    long steps;
+    double seconds;
+    int samples;          /* 0: 8 */
+    FILE *log;            /* a line every log_every steps (NULL: none) */
+    long log_every;       /* 0: 50 */
+    double *rewards;      /* [steps] or NULL: each step's mean reward */
+};
+struct hg_policy_train_stats {
+    long steps;
+    double seconds, first_reward, last_reward; /* means over the first/last tenth */
+};
+int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
+                    const struct hg_policy_train_opts *o, struct hg_policy_train_stats *st,
+                    char *err, size_t errlen);
+/* A copy of c with every device's speed (peak FLOP/s and memory
+ * bandwidth) scaled by a factor in [1/2, 2], its memory in [1/2, 3/2], each
+ * link's and NIC's bandwidth in [1/2, 2], drawn from seed (log-uniform). */
+struct hg_cluster *hg_policy_perturb(const struct hg_cluster *c, uint64_t seed);
+
 /* ------------------------------------------------------------ planning
  * (planner/plan.c) The baselines and the search as hgplan --search and
  * hgtrain --plan run them, with the table both print (docs/planner.md). */

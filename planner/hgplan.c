@@ -37,6 +37,7 @@ static const char usage[] =
     "              [--seq-len L] [--optimizer sgd|adam|adamw|adadelta]\n"
     "              [--cluster FILE] [--export-graph FILE]\n"
     "       hgplan --list-models | --cluster FILE\n"
+    "       hgplan --train-policy --models LIST --clusters LIST [--minutes M] --out FILE\n"
     "       hgplan --profile-links tcp --distributed-world-size W --distributed-rank R\n"
     "              --distributed-init-method tcp://HOST:PORT --profile-out FILE\n";
 
@@ -58,6 +59,10 @@ struct args {
     char *search, *out, *trace, *strategy, *baseline;
     double budget;
     double beta;
+    char *policy, *policy_out, *models, *clusters;
+    int train_policy;
+    double minutes, finetune;
+    int64_t policy_steps, perturb, samples;
     int64_t seed, groups, iters, order_seed;
     char **task_vals;
     /* the --profile-* lists as read, copied into the arrays above */
@@ -65,7 +70,7 @@ struct args {
 };
 
 #define OFF(f) offsetof(struct args, f)
-enum { G_GRAPH, G_PLAN, G_PROFILE, G_OTHER, G_TASK };
+enum { G_GRAPH, G_PLAN, G_POLICY, G_PROFILE, G_OTHER, G_TASK };
 #define PROFILE_LIST(lo) \
     .type = HG_OPT_LIST, .group = G_PROFILE, .flags = HG_OPTF_WHOLE, .min = lo, \
     .max_count = MAXLIST, .metavar = "L"
@@ -104,9 +109,10 @@ static const struct hg_opt options[] = {
      .metavar = "FILE", .help = "price the devices of --cluster that name a profiled device "
                                 "with FILE's measurements (roofline elsewhere)"},
     {.name = "search", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(search),
-     .choices = "baselines|mcmc", .metavar = "S",
+     .choices = "baselines|mcmc|gnn|gnn+mcmc", .metavar = "S",
      .help = "with --cluster: simulate the baselines (EV-PS, EV-AR, CP-PS, CP-AR, MP) "
-             "and, with S = mcmc, search from the best of them"},
+             "and, with S = mcmc, search from the best of them; gnn: place with "
+             "--policy's network at once; gnn+mcmc: MCMC from that placement"},
     {.name = "budget", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(budget),
      .def = "30", .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
      .help = "MCMC time budget"},
@@ -136,6 +142,38 @@ static const struct hg_opt options[] = {
      .def = "-1", .min = -1, .metavar = "SEED",
      .help = "replace the kept strategy's order by a random valid one drawn with SEED "
              "(-1: keep it): a test aid, executors must follow any valid order"},
+    /* ------------------------------------------------------ learned policy */
+    {.name = "policy", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(policy),
+     .metavar = "FILE", .help = "the policy file (HDF5) that --search gnn and gnn+mcmc "
+                                "place with, or that --train-policy continues from"},
+    {.name = "train-policy", .type = HG_OPT_BOOL, .group = G_POLICY,
+     .offset = OFF(train_policy),
+     .help = "train a placement policy by REINFORCE on every model of --models on every "
+             "cluster of --clusters and --perturb perturbed copies of each; write --out"},
+    {.name = "models", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(models),
+     .metavar = "LIST", .help = "--train-policy: models, comma-separated (hgplan "
+                                "--list-models)"},
+    {.name = "clusters", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(clusters),
+     .metavar = "LIST", .help = "--train-policy: cluster files, comma-separated"},
+    {.name = "perturb", .type = HG_OPT_I64, .group = G_POLICY, .offset = OFF(perturb),
+     .def = "2", .max = 64, .metavar = "N",
+     .help = "--train-policy: copies of each cluster with device speeds, memories and "
+             "bandwidths drawn around its own (seeded by --seed)"},
+    {.name = "minutes", .type = HG_OPT_REAL, .group = G_POLICY, .offset = OFF(minutes),
+     .def = "10", .flags = HG_OPTF_POSITIVE, .metavar = "M",
+     .help = "--train-policy: training time"},
+    {.name = "policy-steps", .type = HG_OPT_I64, .group = G_POLICY,
+     .offset = OFF(policy_steps), .min = 1, .metavar = "N",
+     .help = "--train-policy, --finetune: stop after N updates at most (a deterministic "
+             "stop: the same --seed gives the same policy)"},
+    {.name = "samples", .type = HG_OPT_I64, .group = G_POLICY, .offset = OFF(samples),
+     .def = "8", .min = 1, .max = 1024, .metavar = "S",
+     .help = "strategies sampled per update"},
+    {.name = "finetune", .type = HG_OPT_REAL, .group = G_POLICY, .offset = OFF(finetune),
+     .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
+     .help = "--search gnn, gnn+mcmc: train --policy on this graph and cluster first"},
+    {.name = "policy-out", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(policy_out),
+     .metavar = "FILE", .help = "with --finetune: write the finetuned policy"},
     /* ------------------------------------------------------------ profiling */
     {.name = "profile-out", .type = HG_OPT_STR, .group = G_PROFILE,
      .offset = OFF(profile_out), .metavar = "FILE",
@@ -323,6 +361,116 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
     }
 }
 
+/* --search gnn and gnn+mcmc: the baselines' table, then --policy's greedy
+ * placement (after --finetune seconds of training on this graph and
+ * cluster), list-scheduled; with gnn+mcmc, MCMC from it for --budget.
+ * *best and *br: the strategy kept. */
+static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
+                     const struct hg_graph *g, const struct hg_pprice *pr,
+                     const struct args *a, struct hg_strategy **best,
+                     struct hg_sim_result *br)
+{
+    char err[ERRLEN] = "";
+    struct hg_policy *pol = NULL;
+    if (hg_policy_load(&pol, a->policy, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --policy %s\n", err);
+        return 1;
+    }
+    struct hg_plan_opts po = {.groups = (int)a->groups, .seed = (uint64_t)a->seed};
+    struct hg_sim_result bl;
+    struct hg_strategy *base = hg_plan_run(o, sim, pg, pr, &po, &bl);
+    struct hg_policy_task *t = NULL;
+    int rc = 0;
+    double t0 = hg_now();
+    if (hg_policy_task_new(&t, pol, pg, g, pr, (int)a->groups, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
+        rc = 1;
+        goto out;
+    }
+    if (a->finetune > 0) {
+        struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->finetune,
+                                          .samples = (int)a->samples};
+        struct hg_policy_train_stats ts;
+        if (hg_policy_train(pol, &t, 1, &to, &ts, err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: --finetune: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+        fprintf(o, "finetune: %ld updates in %.2f s, mean reward %.4f -> %.4f\n", ts.steps,
+                ts.seconds, ts.first_reward, ts.last_reward);
+        if (a->policy_out) {
+            if (hg_policy_save(pol, a->policy_out, err, sizeof(err)) != 0) {
+                fprintf(stderr, "hgplan: --policy-out %s\n", err);
+                rc = 1;
+                goto out;
+            }
+            fprintf(o, "wrote %s\n", a->policy_out);
+        }
+    }
+    t0 = hg_now();
+    *best = hg_policy_decode(pol, t, NULL, err, sizeof(err));
+    if (!*best) {
+        fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
+        rc = 1;
+        goto out;
+    }
+    hg_sched_best(sim, pg, *best, br, NULL);
+    const struct hg_strategy *sampled = hg_policy_task_best(t, NULL);
+    if (sampled) { /* finetuned: the better of the greedy and the best sample */
+        struct hg_strategy *x = hg_strategy_copy(sampled);
+        struct hg_sim_result xr;
+        hg_sched_best(sim, pg, x, &xr, NULL);
+        int better = hg_search_cost(&xr) < hg_search_cost(br);
+        fprintf(o, "greedy %.4f s%s, best sampled in the finetune %.4f s%s: kept the %s\n",
+                br->iter_s, br->oom ? " OOM" : "", xr.iter_s, xr.oom ? " OOM" : "",
+                better ? "sample" : "greedy");
+        if (better) {
+            hg_strategy_free(*best);
+            *best = x;
+            *br = xr;
+        } else {
+            hg_strategy_free(x);
+        }
+    }
+    double ref = bl.oom ? 0 : bl.iter_s;
+    struct hg_policy_cfg pc;
+    long updates;
+    hg_policy_get_cfg(pol, &pc, &updates);
+    fprintf(o, "policy %s (%ld updates): placed in %.3f s\n", a->policy, updates,
+            hg_now() - t0);
+    hg_plan_print_result(o, "gnn", br, pg->c, 0);
+    if (strcmp(a->search, "gnn+mcmc") == 0) {
+        struct hg_strategy *seed = hg_strategy_copy(*best);
+        struct hg_sim_result sr = *br;
+        struct hg_search_opts so = {.budget_s = a->budget, .max_iters = a->iters,
+                                    .stagnation = 20000, .seed = (uint64_t)a->seed,
+                                    .after_full = 5,
+                                    .beta = a->beta / hg_search_cost(br)};
+        struct hg_search_stats ss;
+        hg_search_mcmc(sim, pg, *best, &so, &ss);
+        hg_sched_best(sim, pg, *best, br, NULL);
+        if (hg_search_cost(br) > hg_search_cost(&sr)) { /* never worse than its seed */
+            hg_strategy_free(*best);
+            *best = seed;
+            hg_sim_full(sim, *best, br);
+        } else {
+            hg_strategy_free(seed);
+        }
+        fprintf(o, "mcmc from gnn: %ld proposals (%ld accepted, %ld improvements) in %.2f s, "
+                "seed %lld\n", ss.iters, ss.accepted, ss.improved, ss.seconds,
+                (long long)a->seed);
+        hg_plan_print_result(o, "gnn+mcmc", br, pg->c, 0);
+    }
+    if (ref > 0)
+        fprintf(o, "  against the best baseline (%.4f s): %+.1f%%\n", ref,
+                (br->iter_s - ref) / ref * 100);
+out:
+    hg_strategy_free(base);
+    hg_policy_task_free(t);
+    hg_policy_free(pol);
+    return rc;
+}
+
 /* Baselines, search, strategy file and trace. */
 static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                 const char *what, const struct args *a)
@@ -361,6 +509,10 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
         fprintf(o, "strategy %s (%d groups):\n", a->strategy, best->ngroups);
         hg_plan_print_result(o, "file", &br, c, 0);
         hg_plan_print_recompute(o, best);
+    } else if (strncmp(a->search, "gnn", 3) == 0) {
+        rc = place_gnn(o, sim, pg, g, pr, a, &best, &br);
+        if (rc != 0)
+            goto done;
     } else {
         struct hg_plan_opts po = {.mcmc = strcmp(a->search, "mcmc") == 0,
                                   .groups = (int)a->groups,
@@ -912,6 +1064,154 @@ static int profile_tcp(FILE *o, const struct args *a, struct hg_opt_prog *prog, 
     return rc;
 }
 
+/* Splits a comma-separated list in place: its words (at most max) in w. */
+static int split_list(char *s, char **w, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
+        if (*tok)
+            w[n++] = tok;
+    return n;
+}
+
+#define MAXTRAIN 64 /* models, clusters */
+
+/* --train-policy: every model of --models on every cluster of --clusters
+ * and --perturb perturbed copies of each, trained for --minutes (or
+ * --policy-steps updates), from --policy's weights when given; the
+ * greedy placement of each against its best baseline; --out. */
+static int train_policy(FILE *o, const struct args *a)
+{
+    char err[ERRLEN] = "";
+    char *ml = strdup(a->models), *cl = strdup(a->clusters);
+    HG_CHECK(ml && cl);
+    char *mw[MAXTRAIN], *cw[MAXTRAIN];
+    int nm = split_list(ml, mw, MAXTRAIN), ncf = split_list(cl, cw, MAXTRAIN), rc = 0;
+    int per = 1 + (int)a->perturb;
+    struct hg_cluster **cls = calloc((size_t)ncf * per, sizeof(*cls));   /* [ncf * per] */
+    struct hg_graph **gs = calloc((size_t)nm, sizeof(*gs));              /* [nm] */
+    int64_t *batch = calloc((size_t)nm, sizeof(int64_t));                /* [nm] */
+    int nt = nm * ncf * per;
+    struct hg_pgraph **pgs = calloc((size_t)nt, sizeof(*pgs));           /* [nt] */
+    struct hg_pprice **prs = calloc((size_t)nt, sizeof(*prs));           /* [nt] */
+    struct hg_policy_task **ts = calloc((size_t)nt, sizeof(*ts));        /* [nt] */
+    HG_CHECK(cls && gs && batch && pgs && prs && ts);
+    struct hg_policy *pol = NULL;
+    if (nm == 0 || ncf == 0) {
+        fprintf(stderr, "hgplan: --train-policy: --models and --clusters name nothing\n");
+        rc = 2;
+        goto out;
+    }
+    for (int i = 0; i < ncf && rc == 0; i++) {
+        if (hg_cluster_load(&cls[i * per], cw[i], err, sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: --clusters: %s\n", err);
+            rc = 1;
+            break;
+        }
+        for (int k = 1; k < per; k++)
+            cls[i * per + k] =
+                hg_policy_perturb(cls[i * per], (uint64_t)a->seed * 1000003u + (uint64_t)(i * per + k));
+    }
+    for (int m = 0; m < nm && rc == 0; m++) {
+        const struct hg_model_spec *spec = hg_model_spec_find(mw[m]);
+        gs[m] = hg_graph_new();
+        if (!spec) {
+            hg_model_build(gs[m], mw[m], NULL, err, sizeof(err)); /* names the choices */
+            fprintf(stderr, "hgplan: --models: %s\n", err);
+            rc = 2;
+            break;
+        }
+        struct hg_model_opts mo = {.batch = a->batch, .seq = a->seq, .train = 1,
+                                   .optim = spec->default_seq == 0 ? HG_OPTIM_SGD
+                                                                   : HG_OPTIM_ADAM};
+        batch[m] = a->batch ? a->batch : spec->default_batch;
+        if (hg_model_build(gs[m], mw[m], &mo, err, sizeof(err)) < 0) {
+            fprintf(stderr, "hgplan: --models: %s\n", err);
+            rc = 1;
+        }
+    }
+    if (rc == 0) {
+        if (a->policy) {
+            if (hg_policy_load(&pol, a->policy, err, sizeof(err)) != 0) {
+                fprintf(stderr, "hgplan: --policy %s\n", err);
+                rc = 1;
+                goto out;
+            }
+        } else {
+            pol = hg_policy_new(&(struct hg_policy_cfg){.seed = (uint64_t)a->seed});
+        }
+    }
+    double t0 = hg_now();
+    for (int m = 0; m < nm && rc == 0; m++)
+        for (int c = 0; c < ncf * per && rc == 0; c++) {
+            int i = m * ncf * per + c;
+            if (hg_pgraph_build(&pgs[i], gs[m], cls[c], mw[m], batch[m], err, sizeof(err)) ||
+                hg_pprice_build(&prs[i], pgs[i], gs[m], err, sizeof(err)) ||
+                hg_policy_task_new(&ts[i], pol, pgs[i], gs[m], prs[i], (int)a->groups, err,
+                                   sizeof(err))) {
+                fprintf(stderr, "hgplan: --train-policy: %s on %s: %s\n", mw[m],
+                        cls[c]->name, err);
+                rc = 1;
+            }
+        }
+    if (rc != 0)
+        goto out;
+    fprintf(o, "policy: %d models x %d clusters (%d perturbed copies each): %d tasks, set up "
+            "in %.1f s; training for %g min%s\n", nm, ncf, per - 1, nt, hg_now() - t0,
+            a->minutes, a->policy_steps ? " or --policy-steps updates" : "");
+    struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->minutes * 60,
+                                      .samples = (int)a->samples, .log = o, .log_every = 100};
+    struct hg_policy_train_stats st;
+    if (hg_policy_train(pol, ts, nt, &to, &st, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --train-policy: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    fprintf(o, "trained: %ld updates in %.1f s, mean reward %.4f (first tenth) -> %.4f (last "
+            "tenth)\n", st.steps, st.seconds, st.first_reward, st.last_reward);
+    fprintf(o, "greedy placement against the best baseline (in its schedule's order):\n");
+    for (int i = 0; i < nt && rc == 0; i++) {
+        struct hg_sim_result r;
+        struct hg_strategy *s = hg_policy_decode(pol, ts[i], &r, err, sizeof(err));
+        if (!s) {
+            fprintf(stderr, "hgplan: --train-policy: %s\n", err);
+            rc = 1;
+            break;
+        }
+        double ref = hg_policy_task_ref(ts[i]);
+        fprintf(o, "  %-14s %-28s %9.4f s  baseline %9.4f s  %+7.1f%%%s\n", pgs[i]->model,
+                pgs[i]->c->name, r.iter_s, ref, (r.iter_s - ref) / ref * 100,
+                r.oom ? "  OOM" : "");
+        hg_strategy_free(s);
+    }
+    if (rc == 0 && hg_policy_save(pol, a->out, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --out %s\n", err);
+        rc = 1;
+    } else if (rc == 0) {
+        fprintf(o, "wrote %s\n", a->out);
+    }
+out:
+    for (int i = 0; i < nt; i++) {
+        hg_policy_task_free(ts[i]);
+        hg_pprice_free(prs[i]);
+        hg_pgraph_free(pgs[i]);
+    }
+    for (int m = 0; m < nm; m++)
+        hg_graph_free(gs[m]);
+    for (int i = 0; i < ncf * per; i++)
+        hg_cluster_free(cls[i]);
+    hg_policy_free(pol);
+    free(ts);
+    free(prs);
+    free(pgs);
+    free(batch);
+    free(gs);
+    free(cls);
+    free(ml);
+    free(cl);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
@@ -939,7 +1239,8 @@ int main(int argc, char **argv)
     }
     char title[160];
     snprintf(title, sizeof(title), "task options (%s)", task ? task->name : "");
-    const char *const groups[] = {"graph", "cluster and plan", "profiling", "other",
+    const char *const groups[] = {"graph", "cluster and plan", "learned policy", "profiling",
+                                  "other",
                                   task ? title : NULL, NULL};
     unsigned char given[NOPTS];
     prog_init(&p, &a, given, task, trows, ntopt, groups);
@@ -975,6 +1276,47 @@ int main(int argc, char **argv)
     }
     if (tcp) {
         rc = profile_tcp(stdout, &a, &p, argc, argv);
+        goto out;
+    }
+    if (a.train_policy) {
+        static const char *const refused[] = {"model", "task", "cluster", "search", "strategy",
+                                              "dp", "trace", "finetune", "profile", NULL};
+        for (int i = 0; refused[i]; i++)
+            if (hg_opt_given(&p, refused[i]) == 1) {
+                fprintf(stderr, "hgplan: --train-policy takes its graphs from --models and "
+                        "its clusters from --clusters: no --%s\n", refused[i]);
+                rc = 2;
+                goto out;
+            }
+        if (!a.models || !a.clusters || !a.out) {
+            fprintf(stderr, "hgplan: --train-policy needs --models, --clusters and --out\n");
+            rc = 2;
+            goto out;
+        }
+        rc = train_policy(stdout, &a);
+        goto out;
+    }
+    if (a.models || a.clusters) {
+        fprintf(stderr, "hgplan: --models and --clusters need --train-policy\n");
+        rc = 2;
+        goto out;
+    }
+    int gnn = a.search && strncmp(a.search, "gnn", 3) == 0;
+    if (gnn != !!a.policy) {
+        fprintf(stderr, gnn ? "hgplan: --search %s needs --policy FILE\n"
+                            : "hgplan: --policy needs --search gnn or gnn+mcmc, or "
+                              "--train-policy\n", a.search);
+        rc = 2;
+        goto out;
+    }
+    if (a.finetune > 0 && !gnn) {
+        fprintf(stderr, "hgplan: --finetune needs --search gnn or gnn+mcmc\n");
+        rc = 2;
+        goto out;
+    }
+    if (a.policy_out && !(a.finetune > 0)) {
+        fprintf(stderr, "hgplan: --policy-out needs --finetune\n");
+        rc = 2;
         goto out;
     }
     if ((a.search || a.strategy || a.out || a.trace || a.dp) &&

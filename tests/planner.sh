@@ -103,7 +103,7 @@ expect() { # code pattern args...
     grep -q -- "$pat" "$tmp/e.out" || { cat "$tmp/e.out"; bad "hgplan $*: no '$pat'"; }
 }
 expect 2 'need a graph' --model vgg19 --search mcmc
-expect 2 'expected baselines or mcmc' --model vgg19 --search foo
+expect 2 'expected baselines, mcmc, gnn or gnn+mcmc' --model vgg19 --search foo
 expect 2 'need --search, --strategy or --dp' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
 # the search: baselines and MCMC on the 8-GPU testbed, strategy file, trace
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 2 \

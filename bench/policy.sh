@@ -1,0 +1,65 @@
+#!/bin/sh
+# bench/policy.sh - the learned placement policy on held-out models
+# (GDP's generalisation experiment with HeteroG's models and testbeds, in
+# simulation).  Pretrains a policy (hgplan --train-policy) on HeteroG's
+# models less the held-out ones (inception_v3, resnet200, transformer24,
+# bert_large48) on heterog-8gpu and heterog-12gpu and PERTURB perturbed
+# copies of each, for MINUTES; then per held-out model (its HeteroG batch)
+# and testbed, the simulated per-iteration time of:
+#   best baseline; MCMC with BUDGET s; gnn zero-shot (and the time it took
+#   to place); gnn after FINETUNE s of finetuning; gnn+mcmc (FINETUNE s of
+#   finetuning, then MCMC for BUDGET s) against MCMC with FINETUNE + BUDGET s.
+# Usage, from a build directory (HGPLAN, HG_SRCDIR override):
+#   MINUTES=60 FINETUNE=300 BUDGET=60 bench/policy.sh       (the experiment)
+#   MINUTES=0.2 FINETUNE=2 BUDGET=2 bench/policy.sh         (a smoke run)
+# POLICY=FILE skips the pretraining and uses FILE; TESTBEDS (default
+# "8 12") and HELDOUT (default the four above) narrow the table.  Output: a markdown
+# table.  Seeds are fixed (--seed 1); the budgets make it not reproducible.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-$(dirname "$0")/..}
+HGPLAN=${HGPLAN:-$B/hgplan}
+MINUTES=${MINUTES:-60}
+FINETUNE=${FINETUNE:-300}
+BUDGET=${BUDGET:-60}
+PERTURB=${PERTURB:-4}
+EX=$S/examples/clusters
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+policy=${POLICY:-$tmp/policy.h5}
+if [ -z "${POLICY:-}" ]; then
+    "$HGPLAN" --train-policy --models vgg19,resnet50,resnet101,mobilenet_v2,transformer,bert_large \
+        --clusters "$EX/heterog-8gpu.cfg,$EX/heterog-12gpu.cfg" --perturb "$PERTURB" \
+        --minutes "$MINUTES" --seed 1 --out "$policy" >"$tmp/train" 2>&1 ||
+        { cat "$tmp/train"; echo "policy.sh: --train-policy failed" >&2; exit 1; }
+    grep '^trained:' "$tmp/train"
+fi
+both=$(awk -v a="$FINETUNE" -v b="$BUDGET" 'BEGIN { print a + b }')
+echo
+echo "| testbed | model | best baseline | mcmc ${BUDGET} s | gnn zero-shot (place s) | gnn finetuned ${FINETUNE} s | gnn+mcmc ${FINETUNE}+${BUDGET} s | mcmc ${both} s |"
+echo "|---|---|---|---|---|---|---|---|"
+row() { # file name: the row's time (OOM marked)
+    awk -v n="$2" '$1 == n { t = $2; if ($0 ~ /OOM/) t = t " OOM" } END { print t }' "$1"
+}
+for m in ${HELDOUT:-inception_v3 resnet200 transformer24 bert_large48}; do
+    for tb in ${TESTBEDS:-8 12}; do
+        c=$EX/heterog-${tb}gpu.cfg
+        o=$tmp/$m.$tb
+        "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$BUDGET" --seed 1 \
+            >"$o.mcmc" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
+        "$HGPLAN" --model "$m" --cluster "$c" --search gnn --policy "$policy" --seed 1 \
+            >"$o.gnn" 2>&1 || { echo "| $tb GPUs | $m | gnn failed |"; continue; }
+        "$HGPLAN" --model "$m" --cluster "$c" --search gnn --policy "$policy" \
+            --finetune "$FINETUNE" --seed 1 >"$o.ft" 2>&1 ||
+            { echo "| $tb GPUs | $m | finetune failed |"; continue; }
+        "$HGPLAN" --model "$m" --cluster "$c" --search gnn+mcmc --policy "$policy" \
+            --finetune "$FINETUNE" --budget "$BUDGET" --seed 1 >"$o.gm" 2>&1 ||
+            { echo "| $tb GPUs | $m | gnn+mcmc failed |"; continue; }
+        "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$both" --seed 1 \
+            >"$o.mcmc2" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
+        place=$(awk '/^policy .* placed in/ { print $(NF - 1) }' "$o.gnn")
+        echo "| $tb GPUs | $m | $(row "$o.gnn" best) | $(row "$o.mcmc" hgplan) |" \
+            "$(row "$o.gnn" gnn) ($place) | $(row "$o.ft" gnn) | $(row "$o.gm" gnn+mcmc) |" \
+            "$(row "$o.mcmc2" hgplan) |"
+    done
+done

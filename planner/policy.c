@@ -1,0 +1,1064 @@
+/* policy.c - the learned placement policy (HeteroG's GNN agent, GDP's
+ * generalisation over graphs and clusters): features of op groups and
+ * devices, the network as an hg_graph trained by REINFORCE with hgtrain's
+ * own autodiff, executor and AdamW, and the policy file (HDF5, the
+ * checkpoint's layout: attributes at the root, /params/<name> and
+ * /optimizer/<name> f32 with a crc32 attribute).  docs/planner.md,
+ * "Learned policy".
+ *
+ * The network's weights do not depend on the number of groups or devices:
+ * each task builds the same network for its own sizes (the same parameters
+ * and optimizer state in the same order) and the policy keeps the one
+ * master copy that every task's executor loads before it runs and hands
+ * back after an update. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planner/hg_planner.h"
+
+#define POLICY_FORMAT "hgtrain-policy"
+#define POLICY_VERSION 1
+#define NLAYERS 2     /* graph attention layers */
+#define CP_SCALE 4    /* capacity-proportional replicas, as the baselines */
+#define NEG_INF -1e9f /* the additive mask of a non-neighbour */
+
+/* ---------------------------------------------------------------- features */
+
+/* Op kinds for the histogram feature: a table indexed by the op. */
+enum { K_DENSE, K_ELEM, K_NORM, K_LAYOUT, K_REDUCE, K_UPDATE, K_OTHER, K_COUNT };
+static const unsigned char op_kind[HG_OP_COUNT] = {
+    [HG_OP_MATMUL] = K_DENSE, [HG_OP_MATMUL_REDUCE] = K_DENSE, [HG_OP_CONV2D] = K_DENSE,
+    [HG_OP_CONV2D_BWD_DATA] = K_DENSE, [HG_OP_CONV2D_BWD_FILTER] = K_DENSE,
+    [HG_OP_MAXPOOL2D] = K_LAYOUT, [HG_OP_MAXPOOL2D_BWD] = K_LAYOUT,
+    [HG_OP_ADD] = K_ELEM, [HG_OP_SUB] = K_ELEM, [HG_OP_MUL] = K_ELEM, [HG_OP_SCALE] = K_ELEM,
+    [HG_OP_SUM_TO] = K_REDUCE, [HG_OP_RELU] = K_ELEM, [HG_OP_RELU_BWD] = K_ELEM,
+    [HG_OP_GELU] = K_ELEM, [HG_OP_GELU_BWD] = K_ELEM, [HG_OP_TANH] = K_ELEM,
+    [HG_OP_TANH_BWD] = K_ELEM, [HG_OP_SOFTMAX] = K_NORM, [HG_OP_SOFTMAX_BWD] = K_NORM,
+    [HG_OP_LOG_SOFTMAX] = K_NORM, [HG_OP_LOG_SOFTMAX_BWD] = K_NORM,
+    [HG_OP_LAYERNORM] = K_NORM, [HG_OP_LAYERNORM_BWD_X] = K_NORM,
+    [HG_OP_LAYERNORM_BWD_G] = K_NORM, [HG_OP_DROPOUT] = K_ELEM,
+    [HG_OP_EMBEDDING] = K_LAYOUT, [HG_OP_EMBEDDING_BWD] = K_LAYOUT,
+    [HG_OP_RESHAPE] = K_LAYOUT, [HG_OP_RESHAPE_LIKE] = K_LAYOUT, [HG_OP_PERMUTE] = K_LAYOUT,
+    [HG_OP_CONCAT] = K_LAYOUT, [HG_OP_SLICE] = K_LAYOUT, [HG_OP_SLICE_BWD] = K_LAYOUT,
+    [HG_OP_MASKED_FILL] = K_ELEM, [HG_OP_SUM] = K_REDUCE, [HG_OP_MEAN] = K_REDUCE,
+    [HG_OP_EXPAND_LIKE] = K_REDUCE, [HG_OP_CROSS_ENTROPY] = K_REDUCE,
+    [HG_OP_CROSS_ENTROPY_BWD] = K_REDUCE, [HG_OP_NLL] = K_REDUCE, [HG_OP_NLL_BWD] = K_REDUCE,
+    [HG_OP_SGD_STEP] = K_UPDATE, [HG_OP_ADAMW_STEP] = K_UPDATE,
+    [HG_OP_ADADELTA_STEP] = K_UPDATE, [HG_OP_ALLREDUCE] = K_OTHER, [HG_OP_SEND] = K_OTHER,
+    [HG_OP_RECV] = K_OTHER, [HG_OP_PS_PUSH] = K_OTHER, [HG_OP_PS_PULL] = K_OTHER,
+};
+_Static_assert(HG_POLICY_FG == 13 + K_COUNT, "group features: 13 scalars + the histogram");
+
+static void node_cost(const struct hg_graph *g, int n, struct hg_cost *c)
+{
+    const struct hg_node_info *nd = hg_graph_node(g, n);
+    struct hg_shape ins[HG_MAX_INPUTS], none = {0};
+    for (int i = 0; i < nd->n_in; i++)
+        ins[i] = hg_graph_tensor(g, nd->in[i])->shape;
+    memset(c, 0, sizeof(*c));
+    hg_op_table[nd->op].cost(ins, nd->n_in, nd->out >= 0 ? &hg_graph_tensor(g, nd->out)->shape
+                                                          : &none, &nd->attr, c);
+}
+
+static float lg(double x) /* log1p of a non-negative quantity */
+{
+    return (float)log1p(x > 0 ? x : 0);
+}
+
+void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
+                        const struct hg_graph *g, const struct hg_pprice *pr,
+                        const struct hg_strategy *st)
+{
+    const struct hg_cluster *c = pg->c;
+    int G = st->ngroups, D = pg->ndev;
+    f->ngroups = G;
+    f->ndev = D;
+    f->group = calloc((size_t)G * HG_POLICY_FG, sizeof(float));
+    f->dev = calloc((size_t)D * HG_POLICY_FD, sizeof(float));
+    f->time = calloc((size_t)G * D, sizeof(float));
+    f->mem = calloc((size_t)G * D, sizeof(float));
+    f->edge = calloc((size_t)G * G, sizeof(float));
+    f->mask = malloc((size_t)G * G * sizeof(float));
+    double *gt = calloc((size_t)G * D, sizeof(double)); /* [G][D] seconds */
+    double *acc = calloc((size_t)G * 8, sizeof(double)); /* [G][8] sums, below */
+    double *hist = calloc((size_t)G * K_COUNT, sizeof(double)); /* [G][K_COUNT] */
+    double *dt = calloc((size_t)D, sizeof(double)); /* [D] whole graph on d */
+    HG_CHECK(f->group && f->dev && f->time && f->mem && f->edge && f->mask && gt && acc &&
+             hist && dt);
+    /* acc: flops, bytes, param bytes, act bytes, batch ops, ops, fwd, bwd */
+    double tot_flops = 0, tot_static = 0;
+    for (int v = 0; v < pg->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        int k = st->group[v];
+        double *a = &acc[(size_t)k * 8];
+        struct hg_cost cost;
+        node_cost(g, v, &cost);
+        a[0] += cost.flops;
+        a[1] += cost.bytes;
+        for (int i = 0; i < o->nparams; i++)
+            a[2] += (double)pg->pstatic[o->params[i]];
+        if (!o->out_grad)
+            a[3] += (double)o->out_bytes;
+        a[4] += o->batch;
+        a[5] += 1;
+        a[6] += o->phase == HG_PH_FORWARD;
+        a[7] += o->phase == HG_PH_BACKWARD;
+        hist[(size_t)k * K_COUNT + op_kind[o->kind]] += 1;
+        tot_flops += cost.flops;
+        for (int d = 0; d < D; d++) {
+            size_t i = hg_pprice_at(pr, v, d);
+            gt[(size_t)k * D + d] += pr->a[i] + pr->b[i];
+            dt[d] += pr->a[i] + pr->b[i];
+        }
+        /* edges: bytes from the producers' groups */
+        for (int i = 0; i < o->nin; i++) {
+            int u = o->in[i].op;
+            if (u < 0 || st->group[u] == k)
+                continue;
+            int j = st->group[u];
+            f->edge[(size_t)j * G + k] += (float)((double)o->in[i].bytes / 1e6);
+            f->edge[(size_t)k * G + j] += (float)((double)o->in[i].bytes / 1e6);
+        }
+    }
+    double mmin = INFINITY, mmax = 0, tmin = INFINITY;
+    for (int d = 0; d < D; d++) {
+        double m = (double)c->devices[d].memory;
+        mmin = m < mmin ? m : mmin;
+        mmax = m > mmax ? m : mmax;
+        tmin = dt[d] < tmin ? dt[d] : tmin;
+    }
+    double fast_tot = 0;
+    for (int k = 0; k < G; k++) {
+        double best = INFINITY;
+        for (int d = 0; d < D; d++)
+            best = gt[(size_t)k * D + d] < best ? gt[(size_t)k * D + d] : best;
+        fast_tot += best;
+        tot_static += acc[(size_t)k * 8 + 2] + acc[(size_t)k * 8 + 3];
+    }
+    for (int k = 0; k < G; k++) {
+        const double *a = &acc[(size_t)k * 8];
+        float *x = &f->group[(size_t)k * HG_POLICY_FG];
+        double best = INFINITY, n = a[5] > 0 ? a[5] : 1;
+        for (int d = 0; d < D; d++)
+            best = gt[(size_t)k * D + d] < best ? gt[(size_t)k * D + d] : best;
+        x[0] = lg(a[0] / 1e9);
+        x[1] = lg(a[1] / 1e9);
+        x[2] = lg(a[2] / 1e8);
+        x[3] = lg(a[3] / 1e8);
+        x[4] = lg(tot_flops > 0 ? G * a[0] / tot_flops : 0);
+        x[5] = lg(fast_tot > 0 ? G * best / fast_tot : 0);
+        x[6] = lg(best / 1e-3);
+        x[7] = (float)fmin((a[2] + a[3]) / mmin, 4);
+        x[8] = (float)(a[4] / n);
+        x[9] = lg(a[5]) / 4;
+        x[10] = (float)(a[6] / n);
+        x[11] = (float)(a[7] / n);
+        x[12] = (float)((a[5] - a[6] - a[7]) / n);
+        for (int h = 0; h < K_COUNT; h++)
+            x[13 + h] = (float)(hist[(size_t)k * K_COUNT + h] / n);
+        for (int d = 0; d < D; d++) {
+            double t = gt[(size_t)k * D + d];
+            f->time[(size_t)k * D + d] = best > 0 ? (float)log(t / best) : 0;
+            f->mem[(size_t)k * D + d] =
+                (float)fmin((a[2] + a[3]) / (double)c->devices[d].memory, 4);
+        }
+    }
+    float emax = 0;
+    for (size_t i = 0; i < (size_t)G * G; i++) {
+        f->edge[i] = lg(f->edge[i]);
+        emax = f->edge[i] > emax ? f->edge[i] : emax;
+    }
+    for (int i = 0; i < G; i++)
+        for (int j = 0; j < G; j++) {
+            size_t x = (size_t)i * G + j;
+            if (emax > 0)
+                f->edge[x] /= emax;
+            f->mask[x] = i == j || f->edge[x] > 0 ? 0.f : NEG_INF;
+        }
+    for (int d = 0; d < D; d++) {
+        const struct hg_pdevice *dv = &c->devices[d];
+        float *x = &f->dev[(size_t)d * HG_POLICY_FD];
+        double bw = 0;
+        int same = 0;
+        for (int e = 0; e < D; e++) {
+            if (e == d)
+                continue;
+            struct hg_path p;
+            hg_cluster_path(c, d, e, &p);
+            bw += p.bw / (D - 1);
+            same += c->devices[e].node == dv->node;
+        }
+        x[0] = dt[d] > 0 ? (float)(tmin / dt[d]) : 1;
+        x[1] = (float)log((double)dv->memory / mmax);
+        x[2] = lg((double)dv->memory / 1e10);
+        x[3] = lg(bw / 1e9) / 3;
+        x[4] = D > 1 ? (float)same / (float)(D - 1) : 0;
+        x[5] = lg(tot_static / (double)dv->memory);
+    }
+    free(gt);
+    free(acc);
+    free(hist);
+    free(dt);
+}
+
+void hg_policy_feat_free(struct hg_policy_feat *f)
+{
+    free(f->group);
+    free(f->dev);
+    free(f->time);
+    free(f->mem);
+    free(f->edge);
+    free(f->mask);
+    memset(f, 0, sizeof(*f));
+}
+
+/* ---------------------------------------------------------------- network */
+
+/* One instance of the network for G groups and D devices. */
+struct net {
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    int nfwd, n;          /* forward nodes (a prefix of the order), all */
+    int in_group, in_dev, in_time, in_mem, in_edge, in_mask, in_adv_p, in_adv_a;
+    int place, agg;       /* kept: softmax [G, D+2], softmax [G, 2] */
+    int loss;
+};
+
+static int linear(struct hg_graph *g, const char *prefix, int x, int64_t in, int64_t out)
+{
+    return hg_layer_linear(g, prefix, x, in, out, 1);
+}
+
+/* A learned scalar, zero at first (the weight of a pairwise feature). */
+static int scalar(struct hg_graph *g, const char *name)
+{
+    int64_t one = 1;
+    return hg_graph_param(g, name, 1, &one, HG_INIT_ZERO, 0.f);
+}
+
+/* Multi-head self-attention of h [G, d] over the groups: scores [H, G, G]
+ * plus edge * prefix.edge_weight and the additive mask (both -1: none). */
+static int attention(struct hg_graph *g, const char *prefix, int h, int64_t G, int64_t d,
+                     int heads, int edge, int mask)
+{
+    char nm[64];
+    int64_t dh = d / heads;
+    int64_t split[3] = {G, heads, dh}, back[2] = {G, d};
+    int perm[3] = {1, 0, 2};
+    int qkv[3];
+    static const char *const which[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(nm, sizeof(nm), "%s.%s", prefix, which[i]);
+        qkv[i] = hg_permute(g, hg_reshape(g, linear(g, nm, h, d, d), 3, split), 3, perm);
+    } /* [H, G, dh] each */
+    int s = hg_scale(g, hg_matmul(g, qkv[0], qkv[1], 0, 1), 1.f / sqrtf((float)dh)); /* [H,G,G] */
+    if (edge >= 0) {
+        snprintf(nm, sizeof(nm), "%s.edge_weight", prefix);
+        s = hg_add(g, s, hg_mul(g, edge, scalar(g, nm)));
+    }
+    if (mask >= 0)
+        s = hg_add(g, s, mask);
+    int o = hg_matmul(g, hg_softmax(g, s), qkv[2], 0, 0); /* [H, G, dh] */
+    o = hg_reshape(g, hg_permute(g, o, 3, perm), 2, back);  /* [G, d] */
+    snprintf(nm, sizeof(nm), "%s.out", prefix);
+    return linear(g, nm, o, d, d);
+}
+
+/* entropy-weighted loss term: sum(softmax * log_softmax) */
+static int neg_entropy(struct hg_graph *g, int p, int logp)
+{
+    return hg_sum(g, hg_mul(g, p, logp), HG_AXIS_ALL);
+}
+
+static void net_build(struct net *n, const struct hg_policy_cfg *cfg, int64_t G, int64_t D)
+{
+    struct hg_graph *g = n->g = hg_graph_new();
+    int64_t d = cfg->d;
+    int64_t sg[2] = {G, HG_POLICY_FG}, sd[2] = {D, HG_POLICY_FD}, sgd[2] = {G, D},
+            sgg[2] = {G, G}, sp[2] = {G, D + 2}, sa[2] = {G, 2};
+    n->in_group = hg_graph_input(g, "group", HG_F32, 2, sg, -1);
+    n->in_dev = hg_graph_input(g, "device", HG_F32, 2, sd, -1);
+    n->in_time = hg_graph_input(g, "time", HG_F32, 2, sgd, -1);
+    n->in_mem = hg_graph_input(g, "mem", HG_F32, 2, sgd, -1);
+    n->in_edge = hg_graph_input(g, "edge", HG_F32, 2, sgg, -1);
+    n->in_mask = hg_graph_input(g, "mask", HG_F32, 2, sgg, -1);
+    n->in_adv_p = hg_graph_input(g, "adv_place", HG_F32, 2, sp, -1);
+    n->in_adv_a = hg_graph_input(g, "adv_agg", HG_F32, 2, sa, -1);
+    /* groups: embedding, graph attention over neighbours, a Transformer layer */
+    int h = hg_relu(g, linear(g, "enc.in", n->in_group, HG_POLICY_FG, d)); /* [G, d] */
+    for (int l = 0; l < NLAYERS; l++) {
+        char pre[32], ln[40];
+        snprintf(pre, sizeof(pre), "gat%d", l);
+        snprintf(ln, sizeof(ln), "gat%d.ln", l);
+        int a = attention(g, pre, h, G, d, cfg->heads, n->in_edge, n->in_mask);
+        h = hg_layer_layernorm(g, ln, hg_add(g, h, a), d, 1e-5f);
+    }
+    int a = attention(g, "tf.attn", h, G, d, cfg->heads, -1, -1);
+    h = hg_layer_layernorm(g, "tf.ln1", hg_add(g, h, a), d, 1e-5f);
+    int ff = linear(g, "tf.fc2", hg_relu(g, linear(g, "tf.fc1", h, d, 2 * d)), 2 * d, d);
+    h = hg_layer_layernorm(g, "tf.ln2", hg_add(g, h, ff), d, 1e-5f);
+    /* devices: their own embedding [D, d] */
+    int e = linear(g, "dev.fc2", hg_relu(g, linear(g, "dev.fc1", n->in_dev, HG_POLICY_FD, d)),
+                   d, d);
+    /* heads: MP on device j scores group . device, plus the pairwise
+     * features; two DP choices; the aggregation */
+    int mp = hg_scale(g, hg_matmul(g, linear(g, "head.mp", h, d, d), e, 0, 1),
+                      1.f / sqrtf((float)d)); /* [G, D] */
+    mp = hg_add(g, mp, hg_mul(g, n->in_time, scalar(g, "head.time_weight")));
+    mp = hg_add(g, mp, hg_mul(g, n->in_mem, scalar(g, "head.mem_weight")));
+    int dp = linear(g, "head.dp", h, d, 2); /* [G, 2] */
+    int cat[2] = {mp, dp};
+    int pl = hg_concat(g, cat, 2, 1);                 /* [G, D+2] */
+    int ag = linear(g, "head.agg", h, d, 2);          /* [G, 2] */
+    int lp = hg_log_softmax(g, pl), la = hg_log_softmax(g, ag);
+    n->place = hg_softmax(g, pl);
+    n->agg = hg_softmax(g, ag);
+    hg_graph_keep(g, n->place);
+    hg_graph_keep(g, n->agg);
+    /* REINFORCE: adv_* hold -mean over samples of advantage x one-hot */
+    int pg_loss = hg_add(g, hg_sum(g, hg_mul(g, lp, n->in_adv_p), HG_AXIS_ALL),
+                         hg_sum(g, hg_mul(g, la, n->in_adv_a), HG_AXIS_ALL));
+    int ent = hg_add(g, neg_entropy(g, n->place, lp), neg_entropy(g, n->agg, la));
+    n->loss = hg_add(g, pg_loss, hg_scale(g, ent, cfg->entropy / (float)G));
+    hg_graph_keep(g, n->loss);
+    hg_graph_backward(g, n->loss);
+    union hg_attr hyper = {.adam = {0.9f, 0.999f, 1e-8f, 0.f}};
+    hg_graph_optimizer(g, HG_OPTIM_ADAMW, &hyper);
+}
+
+static int net_new(struct net *n, const struct hg_policy_cfg *cfg, int G, int D, char *err,
+                   size_t errlen)
+{
+    memset(n, 0, sizeof(*n));
+    net_build(n, cfg, G, D);
+    if (hg_graph_resolve(n->g, NULL, err, errlen) != 0)
+        return -1;
+    int total = hg_graph_n_nodes(n->g);
+    int *order = malloc((size_t)total * sizeof(int)); /* [total] */
+    HG_CHECK(order != NULL);
+    n->nfwd = hg_graph_order(n->g, HG_PH_FORWARD, order);
+    n->n = hg_graph_order(n->g, HG_PH_ALL, order); /* by phase: the forward first */
+    for (int i = 0; i < n->nfwd; i++) /* a forward pass runs the prefix */
+        HG_CHECK(hg_graph_node(n->g, order[i])->phase == HG_PH_FORWARD);
+    n->ex = hg_exec_new(n->g, order, n->n, err, errlen);
+    free(order);
+    return n->ex ? 0 : -1;
+}
+
+static void net_free(struct net *n)
+{
+    if (n->ex)
+        hg_exec_free(n->ex);
+    if (n->g)
+        hg_graph_free(n->g);
+    memset(n, 0, sizeof(*n));
+}
+
+/* ---------------------------------------------------------------- policy */
+
+struct hg_policy {
+    struct hg_policy_cfg cfg;
+    long steps;           /* AdamW updates so far */
+    struct net tmpl;      /* the network for 2 groups, 2 devices: names, shapes */
+    float *params;        /* [nparams] the master copy, the graph's block order */
+    float *state;         /* [nstate] AdamW's m and v, the state block order */
+    size_t nparams, nstate;
+};
+
+static void cfg_defaults(struct hg_policy_cfg *c)
+{
+    c->d = c->d > 0 ? c->d : 32;
+    c->heads = c->heads > 0 ? c->heads : 2;
+    c->lr = c->lr > 0 ? c->lr : 3e-3f;
+    c->entropy = c->entropy > 0 ? c->entropy : 0.01f;
+}
+
+struct hg_policy *hg_policy_new(const struct hg_policy_cfg *cfg)
+{
+    struct hg_policy *p = calloc(1, sizeof(*p));
+    HG_CHECK(p != NULL);
+    p->cfg = *cfg;
+    cfg_defaults(&p->cfg);
+    HG_CHECK(p->cfg.d % p->cfg.heads == 0);
+    char err[256];
+    HG_CHECK(net_new(&p->tmpl, &p->cfg, 2, 2, err, sizeof(err)) == 0);
+    hg_graph_init_params(p->tmpl.g, p->tmpl.ex, p->cfg.seed);
+    const float *pb = hg_exec_param_block(p->tmpl.ex, &p->nparams);
+    hg_exec_state_block(p->tmpl.ex, &p->nstate);
+    p->params = malloc(p->nparams * sizeof(float));
+    p->state = calloc(p->nstate + 1, sizeof(float));
+    HG_CHECK(p->params && p->state);
+    memcpy(p->params, pb, p->nparams * sizeof(float));
+    return p;
+}
+
+void hg_policy_free(struct hg_policy *p)
+{
+    if (!p)
+        return;
+    net_free(&p->tmpl);
+    free(p->params);
+    free(p->state);
+    free(p);
+}
+
+void hg_policy_get_cfg(const struct hg_policy *p, struct hg_policy_cfg *cfg, long *steps)
+{
+    *cfg = p->cfg;
+    if (steps)
+        *steps = p->steps;
+}
+
+/* Where tensor t of kind (PARAM or STATE) of the template lies in the
+ * master copy (blocks in id order with no gaps: what the executor lays out). */
+static float *master_at(const struct hg_policy *p, int t)
+{
+    const struct hg_tensor_info *ti = hg_graph_tensor(p->tmpl.g, t);
+    struct hg_exec *ex = p->tmpl.ex;
+    size_t n;
+    if (ti->kind == HG_T_PARAM)
+        return p->params + ((float *)hg_exec_data(ex, t) - hg_exec_param_block(ex, &n));
+    return p->state + ((float *)hg_exec_data(ex, t) - hg_exec_state_block(ex, &n));
+}
+
+const float *hg_policy_param(const struct hg_policy *p, const char *name, size_t *n)
+{
+    int t = hg_graph_find(p->tmpl.g, name);
+    if (t < 0 || hg_graph_tensor(p->tmpl.g, t)->kind != HG_T_PARAM)
+        return NULL;
+    *n = (size_t)hg_shape_numel(&hg_graph_tensor(p->tmpl.g, t)->shape);
+    return master_at(p, t);
+}
+
+/* ---------------------------------------------------------------- file */
+
+static uint32_t crc32_f32(const float *x, size_t n)
+{
+    static uint32_t table[256];
+    if (table[1] == 0)
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            table[i] = c;
+        }
+    uint32_t crc = ~0u;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v;
+        memcpy(&v, &x[i], 4);
+        for (int b = 0; b < 4; b++) /* little-endian bytes: the file's order */
+            crc = table[(crc ^ (v >> (8 * b))) & 0xff] ^ (crc >> 8);
+    }
+    return ~crc;
+}
+
+static int attr_write(hid_t loc, const char *name, hid_t file_t, hid_t mem_t, const void *v)
+{
+    hid_t sp = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(loc, name, file_t, sp, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Awrite(a, mem_t, v);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Sclose(sp);
+    return rc < 0 ? -1 : 0;
+}
+
+static int attr_i64(hid_t loc, const char *name, int64_t v)
+{
+    return attr_write(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
+}
+
+static int attr_f64(hid_t loc, const char *name, double v)
+{
+    return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
+}
+
+static int attr_str(hid_t loc, const char *name, const char *v)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, strlen(v) + 1);
+    int rc = attr_write(loc, name, t, t, v);
+    H5Tclose(t);
+    return rc;
+}
+
+static int attr_read(hid_t loc, const char *name, hid_t mem_t, void *v)
+{
+    if (H5Aexists(loc, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    herr_t rc = a < 0 ? -1 : H5Aread(a, mem_t, v);
+    if (a >= 0)
+        H5Aclose(a);
+    return rc < 0 ? -1 : 0;
+}
+
+static int read_i64(hid_t loc, const char *name, int64_t *v)
+{
+    return attr_read(loc, name, H5T_NATIVE_INT64, v);
+}
+
+static int read_f64(hid_t loc, const char *name, double *v)
+{
+    return attr_read(loc, name, H5T_NATIVE_DOUBLE, v);
+}
+
+/* The format attribute, or "" (absent, not a short string). */
+static void read_format(hid_t f, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (H5Aexists(f, "format") <= 0)
+        return;
+    hid_t a = H5Aopen(f, "format", H5P_DEFAULT);
+    hid_t t = a < 0 ? -1 : H5Aget_type(a);
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
+        H5Tget_size(t) < n && H5Aread(a, t, buf) < 0)
+        buf[0] = 0;
+    buf[n - 1] = 0;
+    if (t >= 0)
+        H5Tclose(t);
+    if (a >= 0)
+        H5Aclose(a);
+}
+
+/* Every tensor of kind of the template into group name of f: no times in
+ * the headers, so that the same policy is the same bytes. */
+static int write_kind(const struct hg_policy *p, hid_t f, const char *group,
+                      enum hg_tkind kind)
+{
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_obj_track_times(gcpl, 0);
+    H5Pset_obj_track_times(dcpl, 0);
+    hid_t grp = H5Gcreate2(f, group, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+    int rc = grp < 0 ? -1 : 0;
+    const struct hg_graph *g = p->tmpl.g;
+    for (int t = 0; t < hg_graph_n_tensors(g) && rc == 0; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind != kind)
+            continue;
+        hsize_t dim[HG_MAX_DIMS];
+        for (int i = 0; i < ti->shape.ndim; i++)
+            dim[i] = (hsize_t)ti->shape.dim[i];
+        const float *x = master_at(p, t);
+        hid_t sp = H5Screate_simple(ti->shape.ndim, dim, NULL);
+        hid_t ds = H5Dcreate2(grp, ti->name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl,
+                              H5P_DEFAULT);
+        if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0 ||
+            attr_write(ds, "crc32", H5T_STD_U32LE, H5T_NATIVE_UINT32,
+                       &(uint32_t){crc32_f32(x, (size_t)hg_shape_numel(&ti->shape))}) != 0)
+            rc = -1;
+        if (ds >= 0)
+            H5Dclose(ds);
+        H5Sclose(sp);
+    }
+    if (grp >= 0)
+        H5Gclose(grp);
+    H5Pclose(gcpl);
+    H5Pclose(dcpl);
+    return rc;
+}
+
+int hg_policy_save(const struct hg_policy *p, const char *path, char *err, size_t errlen)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    char tmp[4200];
+    if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+        return hg_kerr(err, errlen, "%s: path too long", path);
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
+    H5Pset_obj_track_times(fcpl, 0);
+    hid_t f = H5Fcreate(tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fapl);
+    H5Pclose(fcpl);
+    if (f < 0)
+        return hg_kerr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+    const struct hg_policy_cfg *c = &p->cfg;
+    int rc = attr_str(f, "format", POLICY_FORMAT) || attr_i64(f, "version", POLICY_VERSION) ||
+             attr_i64(f, "feature_layout", HG_POLICY_LAYOUT) ||
+             attr_i64(f, "group_features", HG_POLICY_FG) ||
+             attr_i64(f, "device_features", HG_POLICY_FD) ||
+             attr_i64(f, "gat_layers", NLAYERS) || attr_i64(f, "d_model", c->d) ||
+             attr_i64(f, "heads", c->heads) || attr_f64(f, "lr", c->lr) ||
+             attr_f64(f, "entropy", c->entropy) || attr_i64(f, "seed", (int64_t)c->seed) ||
+             attr_i64(f, "num_updates", p->steps) ||
+             write_kind(p, f, "params", HG_T_PARAM) ||
+             write_kind(p, f, "optimizer", HG_T_STATE)
+                 ? -1 : 0;
+    if (H5Fclose(f) < 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        return hg_kerr(err, errlen, "%s: rename from %s: %s", path, tmp, strerror(errno));
+    if (rc != 0) {
+        unlink(tmp);
+        return hg_kerr(err, errlen, "%s: write failed", path);
+    }
+    return 0;
+}
+
+/* Reads group name's tensors of kind into p's master copy, each checked
+ * for its shape and CRC. */
+static int read_kind(struct hg_policy *p, hid_t f, const char *path, const char *group,
+                     enum hg_tkind kind, char *err, size_t errlen)
+{
+    hid_t grp = H5Lexists(f, group, H5P_DEFAULT) > 0 ? H5Gopen2(f, group, H5P_DEFAULT) : -1;
+    if (grp < 0)
+        return hg_kerr(err, errlen, "%s: no group /%s (corrupt or truncated?)", path, group);
+    int rc = 0;
+    const struct hg_graph *g = p->tmpl.g;
+    for (int t = 0; t < hg_graph_n_tensors(g) && rc == 0; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind != kind)
+            continue;
+        hid_t ds = H5Lexists(grp, ti->name, H5P_DEFAULT) > 0
+                       ? H5Dopen2(grp, ti->name, H5P_DEFAULT) : -1;
+        if (ds < 0) {
+            rc = hg_kerr(err, errlen, "%s: no /%s/%s", path, group, ti->name);
+            break;
+        }
+        hid_t sp = H5Dget_space(ds);
+        hsize_t dim[HG_MAX_DIMS];
+        int nd = sp < 0 ? -1 : H5Sget_simple_extent_ndims(sp);
+        int same = nd == ti->shape.ndim && nd <= HG_MAX_DIMS &&
+                   H5Sget_simple_extent_dims(sp, dim, NULL) == nd;
+        for (int i = 0; same && i < nd; i++)
+            same = dim[i] == (hsize_t)ti->shape.dim[i];
+        float *x = master_at(p, t);
+        size_t n = (size_t)hg_shape_numel(&ti->shape);
+        uint32_t crc = 0;
+        if (!same)
+            rc = hg_kerr(err, errlen, "%s: /%s/%s: not of shape the network has", path,
+                         group, ti->name);
+        else if (H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0)
+            rc = hg_kerr(err, errlen, "%s: /%s/%s: unreadable (corrupt or truncated?)", path,
+                         group, ti->name);
+        else if (attr_read(ds, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
+                 crc != crc32_f32(x, n))
+            rc = hg_kerr(err, errlen, "%s: /%s/%s: CRC mismatch (corrupt file)", path, group,
+                         ti->name);
+        if (sp >= 0)
+            H5Sclose(sp);
+        H5Dclose(ds);
+    }
+    H5Gclose(grp);
+    return rc;
+}
+
+int hg_policy_load(struct hg_policy **pp, const char *path, char *err, size_t errlen)
+{
+    *pp = NULL;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (access(path, R_OK) != 0)
+        return hg_kerr(err, errlen, "%s: %s", path, strerror(errno));
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0)
+        return hg_kerr(err, errlen, "%s: not an HDF5 file (corrupt or truncated?)", path);
+    char fmt[64];
+    read_format(f, fmt, sizeof(fmt));
+    int64_t version = 0, layout = 0, fg = 0, fd = 0, nl = 0, d = 0, heads = 0, seed = 0,
+            steps = 0;
+    double lr = 0, ent = 0;
+    int rc = 0;
+    if (strcmp(fmt, POLICY_FORMAT) != 0)
+        rc = hg_kerr(err, errlen, "%s: not an hgtrain policy (format '%s')", path,
+                     fmt[0] ? fmt : "none");
+    else if (read_i64(f, "version", &version) != 0 || version != POLICY_VERSION)
+        rc = hg_kerr(err, errlen, "%s: policy version %lld, this hgplan reads %d", path,
+                     (long long)version, POLICY_VERSION);
+    else if (read_i64(f, "feature_layout", &layout) != 0 || read_i64(f, "group_features", &fg) ||
+             read_i64(f, "device_features", &fd) || read_i64(f, "gat_layers", &nl))
+        rc = hg_kerr(err, errlen, "%s: no feature layout attributes (corrupt?)", path);
+    else if (layout != HG_POLICY_LAYOUT || fg != HG_POLICY_FG || fd != HG_POLICY_FD ||
+             nl != NLAYERS)
+        rc = hg_kerr(err, errlen, "%s: feature layout %lld (%lld group, %lld device features, "
+                     "%lld attention layers); this hgplan's is %d (%d, %d, %d): train the "
+                     "policy again", path, (long long)layout, (long long)fg, (long long)fd,
+                     (long long)nl, HG_POLICY_LAYOUT, HG_POLICY_FG, HG_POLICY_FD, NLAYERS);
+    else if (read_i64(f, "d_model", &d) || read_i64(f, "heads", &heads) ||
+             read_f64(f, "lr", &lr) || read_f64(f, "entropy", &ent) ||
+             read_i64(f, "seed", &seed) || read_i64(f, "num_updates", &steps))
+        rc = hg_kerr(err, errlen, "%s: missing attributes (corrupt?)", path);
+    else if (d < 1 || d > 1024 || heads < 1 || d % heads != 0 || !(lr > 0) || !(ent > 0) ||
+             steps < 0)
+        rc = hg_kerr(err, errlen, "%s: d_model %lld, heads %lld, lr %g, entropy %g: not a "
+                     "valid network", path, (long long)d, (long long)heads, lr, ent);
+    struct hg_policy *p = NULL;
+    if (rc == 0) {
+        struct hg_policy_cfg cfg = {.d = (int)d, .heads = (int)heads, .lr = (float)lr,
+                                    .entropy = (float)ent, .seed = (uint64_t)seed};
+        p = hg_policy_new(&cfg);
+        p->steps = steps;
+        rc = read_kind(p, f, path, "params", HG_T_PARAM, err, errlen);
+        if (rc == 0)
+            rc = read_kind(p, f, path, "optimizer", HG_T_STATE, err, errlen);
+    }
+    H5Fclose(f);
+    if (rc != 0) {
+        hg_policy_free(p);
+        return -1;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- tasks */
+
+struct hg_policy_task {
+    const struct hg_pgraph *pg;
+    struct hg_strategy *st;   /* the grouping, the reference's order; cfgs are scratch */
+    struct hg_policy_feat feat;
+    struct hg_sim *sim;
+    struct net net;
+    double ref;               /* the best baseline's time, seconds */
+    double baseline;          /* moving average of the reward */
+    int have_baseline;
+    struct hg_gcfg dp[2][2];  /* [even, prop][PS, AR] */
+    struct hg_strategy *best; /* the best strategy sampled in training */
+    double best_cost;         /* its hg_search_cost; INFINITY: none yet */
+};
+
+static void set_input(struct net *n, int t, const float *x)
+{
+    const struct hg_tensor_info *ti = hg_graph_tensor(n->g, t);
+    memcpy(hg_exec_data(n->ex, t), x, (size_t)hg_shape_numel(&ti->shape) * sizeof(float));
+}
+
+int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
+                       const struct hg_pgraph *pg, const struct hg_graph *g,
+                       const struct hg_pprice *pr, int groups, char *err, size_t errlen)
+{
+    struct hg_policy_task *t = calloc(1, sizeof(*t));
+    HG_CHECK(t != NULL);
+    *tp = NULL;
+    t->pg = pg;
+    t->st = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_strategy_group(t->st, pg, pr, groups > 0 ? groups : 64);
+    hg_policy_features(&t->feat, pg, g, pr, t->st);
+    t->sim = hg_sim_new(pg, pr);
+    t->best = hg_strategy_copy(t->st);
+    t->best_cost = INFINITY;
+    if (net_new(&t->net, &p->cfg, t->st->ngroups, pg->ndev, err, errlen) != 0) {
+        hg_policy_task_free(t);
+        return -1;
+    }
+    size_t np, ns;
+    hg_exec_param_block(t->net.ex, &np);
+    hg_exec_state_block(t->net.ex, &ns);
+    HG_CHECK(np == p->nparams && ns == p->nstate); /* the same network, other sizes */
+    struct net *n = &t->net;
+    set_input(n, n->in_group, t->feat.group);
+    set_input(n, n->in_dev, t->feat.dev);
+    set_input(n, n->in_time, t->feat.time);
+    set_input(n, n->in_mem, t->feat.mem);
+    set_input(n, n->in_edge, t->feat.edge);
+    set_input(n, n->in_mask, t->feat.mask);
+    for (int a = 0; a < 2; a++) {
+        enum hg_agg agg = a ? HG_AGG_AR : HG_AGG_PS;
+        hg_gcfg_even(&t->dp[0][a], pg->c, agg);
+        hg_gcfg_prop(&t->dp[1][a], pg->c, CP_SCALE, agg);
+    }
+    /* the reference: the best baseline on this grouping, list-scheduled
+     * (hgplan's "best"); its order is the order samples are simulated in
+     * (the id order hides or exaggerates transfers the schedule does not) */
+    double best = INFINITY;
+    for (int k = 0; k < HG_BASE_COUNT; k++) {
+        struct hg_strategy *b = hg_strategy_copy(t->st);
+        struct hg_sim_result r;
+        hg_baseline_apply(b, pg, (enum hg_baseline)k);
+        hg_sched_best(t->sim, pg, b, &r, NULL);
+        if (hg_search_cost(&r) < best) {
+            best = hg_search_cost(&r);
+            t->ref = r.iter_s;
+            memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
+            memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
+        }
+        hg_strategy_free(b);
+    }
+    if (!(t->ref > 0))
+        t->ref = 1;
+    *tp = t;
+    return 0;
+}
+
+void hg_policy_task_free(struct hg_policy_task *t)
+{
+    if (!t)
+        return;
+    net_free(&t->net);
+    hg_sim_free(t->sim);
+    hg_strategy_free(t->best);
+    hg_policy_feat_free(&t->feat);
+    hg_strategy_free(t->st);
+    free(t);
+}
+
+const struct hg_policy_feat *hg_policy_task_feat(const struct hg_policy_task *t)
+{
+    return &t->feat;
+}
+
+double hg_policy_task_ref(const struct hg_policy_task *t)
+{
+    return t->ref;
+}
+
+const struct hg_strategy *hg_policy_task_best(const struct hg_policy_task *t, double *cost)
+{
+    if (cost)
+        *cost = t->best_cost;
+    return t->best_cost < INFINITY ? t->best : NULL;
+}
+
+/* The master copy into t's executor (params and AdamW state). */
+static void load_master(const struct hg_policy *p, struct hg_policy_task *t)
+{
+    size_t n;
+    memcpy(hg_exec_param_block(t->net.ex, &n), p->params, p->nparams * sizeof(float));
+    if (p->nstate)
+        memcpy(hg_exec_state_block(t->net.ex, &n), p->state, p->nstate * sizeof(float));
+}
+
+int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *place, float *agg,
+                      char *err, size_t errlen)
+{
+    load_master(p, t);
+    struct hg_step s = {.step = (uint64_t)p->steps + 1, .lr = p->cfg.lr, .grad_scale = 1,
+                        .nthreads = 1};
+    if (hg_exec_run(t->net.ex, &s, 0, t->net.nfwd, err, errlen) != 0)
+        return -1;
+    int G = t->feat.ngroups, D = t->feat.ndev;
+    if (place)
+        memcpy(place, hg_exec_data(t->net.ex, t->net.place), (size_t)G * (D + 2) * sizeof(float));
+    if (agg)
+        memcpy(agg, hg_exec_data(t->net.ex, t->net.agg), (size_t)G * 2 * sizeof(float));
+    return 0;
+}
+
+/* Group k's cfg for placement action a (< D: MP on a; D: even DP; D + 1:
+ * proportional DP) and aggregation b (0: PS, 1: AllReduce). */
+static void apply_action(struct hg_policy_task *t, int k, int a, int b)
+{
+    int D = t->feat.ndev;
+    if (a < D)
+        hg_gcfg_mp(&t->st->cfg[k], a);
+    else
+        t->st->cfg[k] = t->dp[a - D][b];
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        best = x[i] > x[best] ? i : best;
+    return best;
+}
+
+struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
+                                     struct hg_sim_result *r, char *err, size_t errlen)
+{
+    int G = t->feat.ngroups, D = t->feat.ndev;
+    float *pl = malloc((size_t)G * (D + 2) * sizeof(float)); /* [G, D+2] */
+    float *ag = malloc((size_t)G * 2 * sizeof(float));       /* [G, 2] */
+    HG_CHECK(pl && ag);
+    struct hg_strategy *s = NULL;
+    if (hg_policy_forward(p, t, pl, ag, err, errlen) == 0) {
+        for (int k = 0; k < G; k++)
+            apply_action(t, k, argmax(pl + (size_t)k * (D + 2), D + 2),
+                         argmax(ag + (size_t)k * 2, 2));
+        s = hg_strategy_copy(t->st);
+        if (r)
+            hg_sim_full(t->sim, s, r);
+    }
+    free(pl);
+    free(ag);
+    return s;
+}
+
+static double urand(uint64_t *rng)
+{
+    return (double)(hg_rand(rng) >> 11) * 0x1.0p-53;
+}
+
+static int sample(const float *p, int n, uint64_t *rng)
+{
+    double u = urand(rng), c = 0;
+    for (int i = 0; i < n; i++) {
+        c += p[i];
+        if (u < c)
+            return i;
+    }
+    return n - 1;
+}
+
+static double reward(const struct hg_sim_result *r, double ref)
+{
+    double x = r->iter_s / ref;
+    if (r->oom)
+        x += 10 * (1 + fmin(r->overflow, 10));
+    return -sqrt(x);
+}
+
+/* One REINFORCE step on t: returns the mean reward of its samples. */
+static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, uint64_t *rng,
+                      double *mean, char *err, size_t errlen)
+{
+    int G = t->feat.ngroups, D = t->feat.ndev, A = D + 2;
+    size_t np = (size_t)G * A, na = (size_t)G * 2;
+    float *pl = malloc(np * sizeof(float));                 /* [G, D+2] */
+    float *ag = malloc(na * sizeof(float));                 /* [G, 2] */
+    int *act = malloc((size_t)S * G * 2 * sizeof(int));     /* [S][G][2] */
+    double *rw = malloc((size_t)S * sizeof(double));        /* [S] */
+    HG_CHECK(pl && ag && act && rw);
+    int rc = hg_policy_forward(p, t, pl, ag, err, errlen);
+    *mean = 0;
+    for (int s = 0; rc == 0 && s < S; s++) {
+        for (int k = 0; k < G; k++) {
+            int *x = &act[((size_t)s * G + k) * 2];
+            x[0] = sample(pl + (size_t)k * A, A, rng);
+            x[1] = sample(ag + (size_t)k * 2, 2, rng);
+            apply_action(t, k, x[0], x[1]);
+        }
+        struct hg_sim_result r;
+        hg_sim_full(t->sim, t->st, &r);
+        rw[s] = reward(&r, t->ref);
+        if (hg_search_cost(&r) < t->best_cost) {
+            t->best_cost = hg_search_cost(&r);
+            memcpy(t->best->cfg, t->st->cfg, (size_t)G * sizeof(struct hg_gcfg));
+        }
+        *mean += rw[s] / S;
+    }
+    if (rc == 0) {
+        if (!t->have_baseline) {
+            t->baseline = *mean;
+            t->have_baseline = 1;
+        }
+        /* adv inputs: -(1/S) sum_s advantage_s one-hot_s; the aggregation
+         * only where the sample chose data parallelism */
+        float *ap = hg_exec_data(t->net.ex, t->net.in_adv_p);
+        float *aa = hg_exec_data(t->net.ex, t->net.in_adv_a);
+        memset(ap, 0, np * sizeof(float));
+        memset(aa, 0, na * sizeof(float));
+        for (int s = 0; s < S; s++) {
+            float adv = (float)((rw[s] - t->baseline) / S);
+            for (int k = 0; k < G; k++) {
+                const int *x = &act[((size_t)s * G + k) * 2];
+                ap[(size_t)k * A + x[0]] -= adv;
+                if (x[0] >= D)
+                    aa[(size_t)k * 2 + x[1]] -= adv;
+            }
+        }
+        t->baseline = 0.9 * t->baseline + 0.1 * *mean;
+        struct hg_step st = {.step = (uint64_t)p->steps + 1, .lr = p->cfg.lr,
+                             .grad_scale = 1, .nthreads = 1};
+        rc = hg_exec_run(t->net.ex, &st, 0, t->net.n, err, errlen);
+    }
+    if (rc == 0) {
+        size_t n;
+        p->steps++;
+        memcpy(p->params, hg_exec_param_block(t->net.ex, &n), p->nparams * sizeof(float));
+        if (p->nstate)
+            memcpy(p->state, hg_exec_state_block(t->net.ex, &n), p->nstate * sizeof(float));
+    }
+    free(pl);
+    free(ag);
+    free(act);
+    free(rw);
+    return rc;
+}
+
+int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
+                    const struct hg_policy_train_opts *o, struct hg_policy_train_stats *st,
+                    char *err, size_t errlen)
+{
+    HG_CHECK(ntasks > 0 && (o->steps > 0 || o->seconds > 0));
+    memset(st, 0, sizeof(*st));
+    double t0 = hg_now();
+    int S = o->samples > 0 ? o->samples : 8;
+    long every = o->log_every > 0 ? o->log_every : 50;
+    /* the sampling stream: the seed and the updates so far (a finetune
+     * continues rather than repeats the pretraining's draws) */
+    uint64_t rng = hg_mix64(p->cfg.seed ^ hg_mix64((uint64_t)p->steps + 1));
+    long cap = o->steps > 0 ? o->steps : -1;
+    double *hist = NULL; /* [cap] each step's mean reward (seconds only: grown) */
+    size_t hcap = 0;
+    double win = 0;
+    for (long s = 0; cap < 0 || s < cap; s++) {
+        if (o->seconds > 0 && hg_now() - t0 >= o->seconds)
+            break;
+        double m;
+        if (train_step(p, tasks[s % ntasks], S, &rng, &m, err, errlen) != 0) {
+            free(hist);
+            return -1;
+        }
+        if ((size_t)s >= hcap) {
+            hcap = hcap ? 2 * hcap : 256;
+            hist = realloc(hist, hcap * sizeof(double));
+            HG_CHECK(hist != NULL);
+        }
+        hist[s] = m;
+        if (o->rewards)
+            o->rewards[s] = m;
+        st->steps = s + 1;
+        win += m;
+        if (o->log && (s + 1) % every == 0) {
+            fprintf(o->log, "  policy step %ld: mean reward %.4f over the last %ld steps "
+                    "(%.1f s)\n", s + 1, win / every, every, hg_now() - t0);
+            fflush(o->log);
+            win = 0;
+        }
+    }
+    long n = st->steps, tenth = n / 10 > 0 ? n / 10 : 1;
+    for (long s = 0; s < n && s < tenth; s++) {
+        st->first_reward += hist[s] / (double)(tenth < n ? tenth : n);
+        st->last_reward += hist[n - 1 - s] / (double)(tenth < n ? tenth : n);
+    }
+    free(hist);
+    st->seconds = hg_now() - t0;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- clusters */
+
+static double logu(uint64_t *rng, double lo, double hi)
+{
+    return exp(log(lo) + (log(hi) - log(lo)) * urand(rng));
+}
+
+struct hg_cluster *hg_policy_perturb(const struct hg_cluster *c, uint64_t seed)
+{
+    struct hg_cluster *x = malloc(sizeof(*x));
+    HG_CHECK(x != NULL);
+    *x = *c;
+    int64_t npairs = 0;
+    for (int n = 0; n < c->nnodes; n++)
+        npairs += (int64_t)c->nodes[n].ndev * (c->nodes[n].ndev - 1) / 2;
+    x->nodes = malloc((size_t)c->nnodes * sizeof(*x->nodes));
+    x->devices = malloc((size_t)c->ndev * sizeof(*x->devices));
+    x->links = malloc((size_t)(c->nlinks ? c->nlinks : 1) * sizeof(*x->links));
+    x->pair_link = malloc((size_t)(npairs ? npairs : 1) * sizeof(int));
+    HG_CHECK(x->nodes && x->devices && x->links && x->pair_link);
+    memcpy(x->nodes, c->nodes, (size_t)c->nnodes * sizeof(*x->nodes));
+    memcpy(x->devices, c->devices, (size_t)c->ndev * sizeof(*x->devices));
+    memcpy(x->links, c->links, (size_t)c->nlinks * sizeof(*x->links));
+    memcpy(x->pair_link, c->pair_link, (size_t)npairs * sizeof(int));
+    uint64_t rng = hg_mix64(seed + 0x5eed);
+    snprintf(x->name, sizeof(x->name), "%.40s~%llu", c->name, (unsigned long long)seed);
+    for (int d = 0; d < x->ndev; d++) {
+        struct hg_pdevice *v = &x->devices[d];
+        double s = logu(&rng, 0.5, 2);
+        v->peak_flops *= s;
+        v->mem_bw *= s;
+        v->speed *= s;
+        v->memory = (int64_t)((double)v->memory * logu(&rng, 0.5, 1.5));
+    }
+    for (int l = 0; l < x->nlinks; l++)
+        x->links[l].bw *= logu(&rng, 0.5, 2);
+    for (int n = 0; n < x->nnodes; n++)
+        x->nodes[n].nic_bw *= logu(&rng, 0.5, 2);
+    return x;
+}

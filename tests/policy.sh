@@ -1,0 +1,84 @@
+#!/bin/sh
+# The learned placement policy through hgplan (planner/policy.c): a short
+# --train-policy (a fixed number of updates) twice with one seed gives the
+# same file byte for byte, another seed another; --search gnn places at
+# once and writes a strategy that --strategy reads back; gnn+mcmc is never
+# slower than gnn; --finetune trains on the graph first and --policy-out
+# writes what it trained (30 + 20 updates); a policy file that
+# is not one, truncated, or missing is refused with exit 1 naming it (no
+# signal); usage errors exit 2.
+set -u
+B=${HG_BUILDDIR:-.}
+S=${HG_SRCDIR:-.}
+HGPLAN=${HGPLAN:-$B/hgplan}
+EX=$S/examples/clusters
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() { echo "FAIL: $*"; fail=1; }
+
+train() { # seed out
+    "$HGPLAN" --train-policy --models mobilenet_v2,transformer --clusters "$EX/heterog-8gpu.cfg" \
+        --perturb 1 --batch 8 --seq-len 32 --groups 16 --policy-steps 30 --samples 4 \
+        --seed "$1" --out "$2" >"$tmp/train.out" 2>&1
+}
+train 3 "$tmp/a.h5" || { cat "$tmp/train.out"; bad "--train-policy"; }
+grep -q 'trained: 30 updates' "$tmp/train.out" || { cat "$tmp/train.out"; bad "30 updates"; }
+grep -q 'heterog-8gpu~' "$tmp/train.out" || bad "no perturbed cluster trained on"
+train 3 "$tmp/b.h5" || bad "--train-policy again"
+cmp -s "$tmp/a.h5" "$tmp/b.h5" || bad "the same seed gave different policy files"
+train 4 "$tmp/c.h5" || bad "--train-policy --seed 4"
+cmp -s "$tmp/a.h5" "$tmp/c.h5" && bad "another seed gave the same policy file"
+
+plan() { # search extra...
+    s=$1
+    shift
+    "$HGPLAN" --model resnet50 --batch 16 --cluster "$EX/heterog-12gpu.cfg" --groups 16 \
+        --search "$s" "$@"
+}
+plan gnn --policy "$tmp/a.h5" --out "$tmp/s.txt" >"$tmp/gnn.out" 2>&1 ||
+    { cat "$tmp/gnn.out"; bad "--search gnn"; }
+grep -q '^  gnn ' "$tmp/gnn.out" || { cat "$tmp/gnn.out"; bad "no gnn row"; }
+"$HGPLAN" --model resnet50 --batch 16 --cluster "$EX/heterog-12gpu.cfg" --strategy "$tmp/s.txt" \
+    >"$tmp/st.out" 2>&1 || { cat "$tmp/st.out"; bad "--strategy of gnn's --out"; }
+t_gnn=$(awk '$1 == "gnn" { print $2 }' "$tmp/gnn.out")
+t_file=$(awk '$1 == "file" { print $2 }' "$tmp/st.out")
+[ -n "$t_gnn" ] && [ "$t_gnn" = "$t_file" ] || bad "gnn $t_gnn s, its file $t_file s"
+plan gnn+mcmc --policy "$tmp/a.h5" --iters 300 >"$tmp/gm.out" 2>&1 ||
+    { cat "$tmp/gm.out"; bad "--search gnn+mcmc"; }
+awk '$1 == "gnn" { g = $2 } $1 == "gnn+mcmc" { m = $2 }
+     END { exit !(g != "" && m != "" && m + 0 <= g + 0) }' "$tmp/gm.out" ||
+    { cat "$tmp/gm.out"; bad "gnn+mcmc slower than gnn"; }
+plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 --policy-out "$tmp/ft.h5" \
+    >"$tmp/ft.out" 2>&1 || { cat "$tmp/ft.out"; bad "--finetune"; }
+grep -q 'finetune: 20 updates' "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetune updates"; }
+plan gnn --policy "$tmp/ft.h5" >"$tmp/ft2.out" 2>&1 || { cat "$tmp/ft2.out"; bad "--policy-out's file"; }
+grep -q "policy $tmp/ft.h5 (50 updates)" "$tmp/ft2.out" || { cat "$tmp/ft2.out"; bad "--policy-out: not 30 + 20 updates"; }
+
+# bad files: exit 1, the file named, no signal
+refused() { # file what
+    plan gnn --policy "$1" >"$tmp/bad.out" 2>&1
+    rc=$?
+    [ $rc -eq 1 ] || bad "$2: exit $rc, want 1"
+    grep -q "$1" "$tmp/bad.out" || { cat "$tmp/bad.out"; bad "$2: message does not name $1"; }
+}
+head -c 3000 "$tmp/a.h5" >"$tmp/trunc.h5"
+refused "$tmp/trunc.h5" "a truncated policy"
+echo "not a policy" >"$tmp/text.h5"
+refused "$tmp/text.h5" "a text file"
+refused "$tmp/missing.h5" "a missing file"
+
+# usage errors
+plan gnn >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--search gnn without --policy: not exit 2"
+"$HGPLAN" --model resnet50 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --policy "$tmp/a.h5" \
+    >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--policy with --search mcmc: not exit 2"
+"$HGPLAN" --train-policy --models resnet50 --out "$tmp/x.h5" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--train-policy without --clusters: not exit 2"
+"$HGPLAN" --train-policy --models nosuch --clusters "$EX/heterog-8gpu.cfg" --out "$tmp/x.h5" \
+    >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--train-policy --models nosuch: not exit 2"
+
+[ $fail -eq 0 ] && echo "PASS: policy"
+exit $fail

@@ -1,0 +1,429 @@
+/* test_policy.c - the learned placement policy (planner/policy.c): on a
+ * toy graph whose heavy op belongs on the fast device of two, REINFORCE
+ * raises the reward and the greedy strategy puts it there; the forward
+ * against a plain-C reference of the same math; the same seed gives the
+ * same policy file byte for byte; files of another feature layout,
+ * truncated or with a corrupted tensor are refused naming the file. */
+#define _POSIX_C_SOURCE 200809L
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "planner/hg_planner.h"
+#include "tests/hg_test.h"
+
+/* Two nodes of one device over a slow network: device 1 is ten times
+ * faster than device 0, and the gradients are too large to all-reduce
+ * cheaply: the heavy matmul belongs on device 1, alone. */
+static const char *toy_cluster =
+    "name = \"toy\";\n"
+    "network = { switch_bandwidth = \"10Gbps\"; latency = \"20us\"; };\n"
+    "nodes = (\n"
+    "  { name = \"slow\"; nic_bandwidth = \"1Gbps\";\n"
+    "    devices = ( { kind = \"gpu\"; memory = \"8GiB\"; peak_flops = \"1TFLOP/s\";\n"
+    "                  memory_bandwidth = \"100GB/s\"; } ); },\n"
+    "  { name = \"fast\"; nic_bandwidth = \"1Gbps\";\n"
+    "    devices = ( { kind = \"gpu\"; memory = \"8GiB\"; peak_flops = \"10TFLOP/s\";\n"
+    "                  memory_bandwidth = \"1000GB/s\"; } ); }\n"
+    ");\n";
+
+struct toy {
+    struct hg_cluster *c;
+    struct hg_graph *g;
+    struct hg_pgraph *pg;
+    struct hg_pprice *pr;
+};
+
+/* x[B,1024] -> linear 4096 -> relu -> linear 10 -> cross entropy, SGD */
+static void toy_new(struct toy *t)
+{
+    char err[512];
+    REQUIRE(hg_cluster_parse(&t->c, toy_cluster, "toy.cfg", err, sizeof(err)) == 0, "%s", err);
+    struct hg_graph *g = t->g = hg_graph_new();
+    int64_t B = hg_graph_sym(g, "batch", 64), xd[2] = {B, 1024};
+    int x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    int y = hg_graph_input(g, "y", HG_I32, 1, &B, 0);
+    int h = hg_relu(g, hg_layer_linear(g, "fc1", x, 1024, 4096, 1));
+    int loss = hg_cross_entropy(g, hg_layer_linear(g, "fc2", h, 4096, 10, 1), y, -100, 0.f);
+    hg_graph_backward(g, loss);
+    union hg_attr sgd = {.sgd = {.momentum = 0.9f}};
+    hg_graph_optimizer(g, HG_OPTIM_SGD, &sgd);
+    REQUIRE(hg_graph_resolve(g, NULL, err, sizeof(err)) == 0, "%s", err);
+    REQUIRE(hg_pgraph_build(&t->pg, g, t->c, "toy", 64, err, sizeof(err)) == 0, "%s", err);
+    REQUIRE(hg_pprice_build(&t->pr, t->pg, g, err, sizeof(err)) == 0, "%s", err);
+}
+
+static void toy_free(struct toy *t)
+{
+    hg_pprice_free(t->pr);
+    hg_pgraph_free(t->pg);
+    hg_graph_free(t->g);
+    hg_cluster_free(t->c);
+}
+
+/* ------------------------------------------------------------ reference */
+
+static const float *P(const struct hg_policy *p, const char *name, size_t want)
+{
+    size_t n = 0;
+    const float *x = hg_policy_param(p, name, &n);
+    REQUIRE(x != NULL && n == want, "param %s: %zu floats, want %zu", name, n, want);
+    return x;
+}
+
+/* y[n, out] = x[n, in] W^T + b (torch.nn.Linear; W [out, in]) */
+static void ref_linear(const struct hg_policy *p, const char *pre, const double *x, int n,
+                       int in, int out, double *y)
+{
+    char nm[64];
+    snprintf(nm, sizeof(nm), "%s.weight", pre);
+    const float *w = P(p, nm, (size_t)in * out);
+    snprintf(nm, sizeof(nm), "%s.bias", pre);
+    const float *b = P(p, nm, (size_t)out);
+    for (int i = 0; i < n; i++)
+        for (int o = 0; o < out; o++) {
+            double s = b[o];
+            for (int k = 0; k < in; k++)
+                s += x[(size_t)i * in + k] * w[(size_t)o * in + k];
+            y[(size_t)i * out + o] = s;
+        }
+}
+
+static void ref_relu(double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = x[i] > 0 ? x[i] : 0;
+}
+
+/* x = LN(x + r) in place, eps 1e-5 */
+static void ref_add_ln(const struct hg_policy *p, const char *pre, double *x, const double *r,
+                       int n, int d)
+{
+    char nm[64];
+    snprintf(nm, sizeof(nm), "%s.weight", pre);
+    const float *gm = P(p, nm, (size_t)d);
+    snprintf(nm, sizeof(nm), "%s.bias", pre);
+    const float *bt = P(p, nm, (size_t)d);
+    for (int i = 0; i < n; i++) {
+        double *v = &x[(size_t)i * d], mu = 0, var = 0;
+        for (int k = 0; k < d; k++) {
+            v[k] += r[(size_t)i * d + k];
+            mu += v[k] / d;
+        }
+        for (int k = 0; k < d; k++)
+            var += (v[k] - mu) * (v[k] - mu) / d;
+        for (int k = 0; k < d; k++)
+            v[k] = (v[k] - mu) / sqrt(var + 1e-5) * gm[k] + bt[k];
+    }
+}
+
+static void ref_softmax(double *x, int n)
+{
+    double m = x[0], s = 0;
+    for (int i = 1; i < n; i++)
+        m = x[i] > m ? x[i] : m;
+    for (int i = 0; i < n; i++)
+        s += (x[i] = exp(x[i] - m));
+    for (int i = 0; i < n; i++)
+        x[i] /= s;
+}
+
+/* the policy's attention: out [G, d] */
+static void ref_attention(const struct hg_policy *p, const char *pre, const double *h, int G,
+                          int d, int H, const float *edge, const float *mask, double *out)
+{
+    char nm[64];
+    int dh = d / H;
+    double *q = malloc(sizeof(double) * G * d), *k = malloc(sizeof(double) * G * d),
+           *v = malloc(sizeof(double) * G * d), *o = calloc((size_t)G * d, sizeof(double)),
+           *s = malloc(sizeof(double) * G);
+    snprintf(nm, sizeof(nm), "%s.q", pre);
+    ref_linear(p, nm, h, G, d, d, q);
+    snprintf(nm, sizeof(nm), "%s.k", pre);
+    ref_linear(p, nm, h, G, d, d, k);
+    snprintf(nm, sizeof(nm), "%s.v", pre);
+    ref_linear(p, nm, h, G, d, d, v);
+    double ew = 0;
+    if (edge) {
+        snprintf(nm, sizeof(nm), "%s.edge_weight", pre);
+        ew = P(p, nm, 1)[0];
+    }
+    for (int a = 0; a < H; a++)
+        for (int i = 0; i < G; i++) {
+            for (int j = 0; j < G; j++) {
+                double x = 0;
+                for (int c = 0; c < dh; c++)
+                    x += q[(size_t)i * d + a * dh + c] * k[(size_t)j * d + a * dh + c];
+                x /= sqrt((double)dh);
+                if (edge)
+                    x += edge[(size_t)i * G + j] * ew;
+                if (mask)
+                    x += mask[(size_t)i * G + j];
+                s[j] = x;
+            }
+            ref_softmax(s, G);
+            for (int j = 0; j < G; j++)
+                for (int c = 0; c < dh; c++)
+                    o[(size_t)i * d + a * dh + c] += s[j] * v[(size_t)j * d + a * dh + c];
+        }
+    snprintf(nm, sizeof(nm), "%s.out", pre);
+    ref_linear(p, nm, o, G, d, d, out);
+    free(q);
+    free(k);
+    free(v);
+    free(o);
+    free(s);
+}
+
+/* place [G][D+2], agg [G][2] as the network computes them */
+static void ref_forward(const struct hg_policy *p, const struct hg_policy_feat *f,
+                        double *place, double *agg)
+{
+    struct hg_policy_cfg cfg;
+    hg_policy_get_cfg(p, &cfg, NULL);
+    int G = f->ngroups, D = f->ndev, d = cfg.d, H = cfg.heads;
+    double *x = malloc(sizeof(double) * G * HG_POLICY_FG), *h = malloc(sizeof(double) * G * d),
+           *a = malloc(sizeof(double) * G * d), *ff = malloc(sizeof(double) * G * 2 * d),
+           *xd = malloc(sizeof(double) * D * HG_POLICY_FD), *e1 = malloc(sizeof(double) * D * d),
+           *e = malloc(sizeof(double) * D * d), *q = malloc(sizeof(double) * G * d);
+    for (int i = 0; i < G * HG_POLICY_FG; i++)
+        x[i] = f->group[i];
+    for (int i = 0; i < D * HG_POLICY_FD; i++)
+        xd[i] = f->dev[i];
+    ref_linear(p, "enc.in", x, G, HG_POLICY_FG, d, h);
+    ref_relu(h, (size_t)G * d);
+    for (int l = 0; l < 2; l++) {
+        char pre[16], ln[24];
+        snprintf(pre, sizeof(pre), "gat%d", l);
+        snprintf(ln, sizeof(ln), "gat%d.ln", l);
+        ref_attention(p, pre, h, G, d, H, f->edge, f->mask, a);
+        ref_add_ln(p, ln, h, a, G, d);
+    }
+    ref_attention(p, "tf.attn", h, G, d, H, NULL, NULL, a);
+    ref_add_ln(p, "tf.ln1", h, a, G, d);
+    ref_linear(p, "tf.fc1", h, G, d, 2 * d, ff);
+    ref_relu(ff, (size_t)G * 2 * d);
+    ref_linear(p, "tf.fc2", ff, G, 2 * d, d, a);
+    ref_add_ln(p, "tf.ln2", h, a, G, d);
+    ref_linear(p, "dev.fc1", xd, D, HG_POLICY_FD, d, e1);
+    ref_relu(e1, (size_t)D * d);
+    ref_linear(p, "dev.fc2", e1, D, d, d, e);
+    ref_linear(p, "head.mp", h, G, d, d, q);
+    double tw = P(p, "head.time_weight", 1)[0], mw = P(p, "head.mem_weight", 1)[0];
+    double dp[2];
+    for (int i = 0; i < G; i++) {
+        double *row = &place[(size_t)i * (D + 2)];
+        for (int j = 0; j < D; j++) {
+            double s = 0;
+            for (int c = 0; c < d; c++)
+                s += q[(size_t)i * d + c] * e[(size_t)j * d + c];
+            row[j] = s / sqrt((double)d) + f->time[(size_t)i * D + j] * tw +
+                     f->mem[(size_t)i * D + j] * mw;
+        }
+        ref_linear(p, "head.dp", &h[(size_t)i * d], 1, d, 2, dp);
+        row[D] = dp[0];
+        row[D + 1] = dp[1];
+        ref_softmax(row, D + 2);
+        ref_linear(p, "head.agg", &h[(size_t)i * d], 1, d, 2, &agg[(size_t)i * 2]);
+        ref_softmax(&agg[(size_t)i * 2], 2);
+    }
+    free(x);
+    free(h);
+    free(a);
+    free(ff);
+    free(xd);
+    free(e1);
+    free(e);
+    free(q);
+}
+
+/* ------------------------------------------------------------ tests */
+
+static int heaviest_group(const struct hg_policy_feat *f)
+{
+    int best = 0;
+    for (int k = 1; k < f->ngroups; k++)
+        best = f->group[(size_t)k * HG_POLICY_FG] > f->group[(size_t)best * HG_POLICY_FG]
+                   ? k : best;
+    return best;
+}
+
+static void test_learns(struct toy *t)
+{
+    char err[512];
+    struct hg_policy_cfg cfg = {.seed = 1};
+    struct hg_policy *p = hg_policy_new(&cfg);
+    struct hg_policy_task *task;
+    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+            err);
+    const struct hg_policy_feat *f = hg_policy_task_feat(task);
+    EXPECT(f->ngroups >= 2 && f->ndev == 2, "%d groups, %d devices", f->ngroups, f->ndev);
+    /* the fast device: relative speed 1, the slow one 0.1 */
+    EXPECT(fabsf(f->dev[1 * HG_POLICY_FD] - 1) < 1e-6 && f->dev[0] < 0.2f,
+           "speeds %g %g", f->dev[0], f->dev[HG_POLICY_FD]);
+    struct hg_policy_train_opts o = {.steps = 300, .samples = 8};
+    struct hg_policy_train_stats st;
+    double t0 = hg_now();
+    REQUIRE(hg_policy_train(p, &task, 1, &o, &st, err, sizeof(err)) == 0, "%s", err);
+    printf("learns: %ld steps in %.2f s, mean reward %.4f -> %.4f (reference %.4f s)\n",
+           st.steps, hg_now() - t0, st.first_reward, st.last_reward, hg_policy_task_ref(task));
+    EXPECT(st.steps == 300, "%ld steps", st.steps);
+    EXPECT(st.last_reward > st.first_reward + 0.05, "reward %.4f -> %.4f", st.first_reward,
+           st.last_reward);
+    struct hg_sim_result r;
+    struct hg_strategy *s = hg_policy_decode(p, task, &r, err, sizeof(err));
+    REQUIRE(s != NULL, "%s", err);
+    int k = heaviest_group(f);
+    EXPECT(s->cfg[k].mode == HG_MODE_MP && s->cfg[k].device == 1,
+           "heaviest group %d: mode %d device %d", k, s->cfg[k].mode, s->cfg[k].device);
+    printf("greedy: %.5f s (best baseline %.5f s)\n", r.iter_s, hg_policy_task_ref(task));
+    EXPECT(!r.oom && r.iter_s <= hg_policy_task_ref(task) * 1.0001, "greedy %.5f s, ref %.5f",
+           r.iter_s, hg_policy_task_ref(task));
+    /* the forward against the plain-C reference, with the trained weights */
+    int G = f->ngroups, D = f->ndev;
+    float *pl = malloc(sizeof(float) * G * (D + 2)), *ag = malloc(sizeof(float) * G * 2);
+    double *rp = malloc(sizeof(double) * G * (D + 2)), *ra = malloc(sizeof(double) * G * 2);
+    REQUIRE(hg_policy_forward(p, task, pl, ag, err, sizeof(err)) == 0, "%s", err);
+    ref_forward(p, f, rp, ra);
+    double worst = 0;
+    for (int i = 0; i < G * (D + 2); i++)
+        worst = fmax(worst, fabs(pl[i] - rp[i]));
+    for (int i = 0; i < G * 2; i++)
+        worst = fmax(worst, fabs(ag[i] - ra[i]));
+    printf("forward vs reference: largest difference %.3g\n", worst);
+    EXPECT(worst < 1e-4, "forward differs from the reference by %g", worst);
+    free(pl);
+    free(ag);
+    free(rp);
+    free(ra);
+    hg_strategy_free(s);
+    hg_policy_task_free(task);
+    hg_policy_free(p);
+}
+
+static long file_bytes(const char *path, char **buf)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *buf = malloc((size_t)n + 1);
+    if (fread(*buf, 1, (size_t)n, f) != (size_t)n)
+        n = -1;
+    fclose(f);
+    return n;
+}
+
+static void train_save(struct toy *t, uint64_t seed, const char *path)
+{
+    char err[512];
+    struct hg_policy_cfg cfg = {.seed = seed};
+    struct hg_policy *p = hg_policy_new(&cfg);
+    struct hg_policy_task *task;
+    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+            err);
+    struct hg_policy_train_opts o = {.steps = 20, .samples = 4};
+    struct hg_policy_train_stats st;
+    REQUIRE(hg_policy_train(p, &task, 1, &o, &st, err, sizeof(err)) == 0, "%s", err);
+    REQUIRE(hg_policy_save(p, path, err, sizeof(err)) == 0, "%s", err);
+    hg_policy_task_free(task);
+    hg_policy_free(p);
+}
+
+static void expect_refused(const char *path, const char *what)
+{
+    char err[512] = "";
+    struct hg_policy *p = NULL;
+    int rc = hg_policy_load(&p, path, err, sizeof(err));
+    printf("%s: %s\n", what, err);
+    EXPECT(rc == -1 && p == NULL, "%s: accepted", what);
+    EXPECT(strstr(err, path) != NULL, "%s: message does not name %s: %s", what, path, err);
+}
+
+static void test_file(struct toy *t, const char *dir)
+{
+    char a[512], b[512], c[512], x[512];
+    snprintf(a, sizeof(a), "%s/a.h5", dir);
+    snprintf(b, sizeof(b), "%s/b.h5", dir);
+    snprintf(c, sizeof(c), "%s/c.h5", dir);
+    snprintf(x, sizeof(x), "%s/x.h5", dir);
+    train_save(t, 7, a);
+    train_save(t, 7, b);
+    train_save(t, 8, c);
+    char *ba = NULL, *bb = NULL, *bc = NULL;
+    long na = file_bytes(a, &ba), nb = file_bytes(b, &bb), nc = file_bytes(c, &bc);
+    REQUIRE(na > 0 && nb > 0 && nc > 0, "policy files %ld %ld %ld bytes", na, nb, nc);
+    EXPECT(na == nb && memcmp(ba, bb, (size_t)na) == 0, "same seed, different files");
+    EXPECT(na != nc || memcmp(ba, bc, (size_t)na) != 0, "another seed, the same file");
+    /* loads back: the same parameters */
+    char err[512];
+    struct hg_policy *p = NULL;
+    REQUIRE(hg_policy_load(&p, a, err, sizeof(err)) == 0, "%s", err);
+    long steps;
+    struct hg_policy_cfg cfg;
+    hg_policy_get_cfg(p, &cfg, &steps);
+    EXPECT(steps == 20 && cfg.seed == 7, "loaded: %ld steps, seed %llu", steps,
+           (unsigned long long)cfg.seed);
+    REQUIRE(hg_policy_save(p, x, err, sizeof(err)) == 0, "%s", err);
+    char *bx = NULL;
+    long nx = file_bytes(x, &bx);
+    EXPECT(nx == na && memcmp(bx, ba, (size_t)na) == 0, "saved again: different bytes");
+    hg_policy_free(p);
+    free(bx);
+    /* another feature layout */
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(b, H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0, "reopen %s", b);
+    hid_t at = H5Aopen(f, "feature_layout", H5P_DEFAULT);
+    int64_t other = HG_POLICY_LAYOUT + 1;
+    REQUIRE(at >= 0 && H5Awrite(at, H5T_NATIVE_INT64, &other) >= 0, "rewrite layout");
+    H5Aclose(at);
+    H5Fclose(f);
+    expect_refused(b, "another feature layout");
+    /* a tensor changed behind its CRC */
+    f = H5Fopen(c, H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0, "reopen %s", c);
+    hid_t ds = H5Dopen2(f, "params/head.dp.bias", H5P_DEFAULT);
+    float v[2] = {0.25f, -0.5f};
+    REQUIRE(ds >= 0 && H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0,
+            "rewrite head.dp.bias");
+    H5Dclose(ds);
+    H5Fclose(f);
+    expect_refused(c, "a corrupted tensor");
+    /* truncated, and not HDF5 at all */
+    FILE *w = fopen(x, "wb");
+    REQUIRE(w && fwrite(ba, 1, (size_t)na / 2, w) == (size_t)na / 2 && fclose(w) == 0,
+            "write %s", x);
+    expect_refused(x, "a truncated file");
+    w = fopen(x, "wb");
+    REQUIRE(w && fputs("not a policy\n", w) >= 0 && fclose(w) == 0, "write %s", x);
+    expect_refused(x, "a text file");
+    free(ba);
+    free(bb);
+    free(bc);
+    unlink(a);
+    unlink(b);
+    unlink(c);
+    unlink(x);
+}
+
+int main(void)
+{
+    char err[256];
+    REQUIRE(hg_kernels_init(err, sizeof(err)) == 0, "%s", err);
+    char dir[] = "/tmp/test_policy.XXXXXX";
+    REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
+    struct toy t;
+    toy_new(&t);
+    test_learns(&t);
+    test_file(&t, dir);
+    toy_free(&t);
+    rmdir(dir);
+    printf("%s\n", failures ? "FAIL" : "PASS");
+    return failures ? 1 : 0;
+}
