@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "controller/hg_controller.h"
+#include "data/hg_h5.h"
 
 #define CKPT_FORMAT "hgtrain-checkpoint"
 #define CKPT_VERSION 2
@@ -142,86 +143,9 @@ static uint32_t crc_i64(const int64_t *w, int64_t n)
     return crc;
 }
 
-/* A scalar attribute stored as file_t from memory of type mem_t. */
-static int attr_write(hid_t loc, const char *name, hid_t file_t, hid_t mem_t,
-                      const void *v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, file_t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Awrite(a, mem_t, v);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    return rc < 0 ? -1 : 0;
-}
-
-static int attr_i64(hid_t loc, const char *name, int64_t v)
-{
-    return attr_write(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
-}
-
-static int attr_f64(hid_t loc, const char *name, double v)
-{
-    return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
-}
-
-static int attr_str(hid_t loc, const char *name, const char *v)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(v) + 1);
-    int rc = attr_write(loc, name, t, t, v);
-    H5Tclose(t);
-    return rc;
-}
-
-/* A scalar attribute read as mem_t; -1 if absent or unreadable. */
-static int attr_read(hid_t loc, const char *name, hid_t mem_t, void *v)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Aread(a, mem_t, v);
-    if (a >= 0)
-        H5Aclose(a);
-    return rc < 0 ? -1 : 0;
-}
-
-static int read_i64(hid_t loc, const char *name, int64_t *v)
-{
-    return attr_read(loc, name, H5T_NATIVE_INT64, v);
-}
-
-static int read_f64(hid_t loc, const char *name, double *v)
-{
-    return attr_read(loc, name, H5T_NATIVE_DOUBLE, v);
-}
-
-/* malloc'ed string attribute, NULL if absent or not a string */
-static char *read_str(hid_t loc, const char *name)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return NULL;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    if (a < 0)
-        return NULL;
-    hid_t t = H5Aget_type(a);
-    char *s = NULL;
-    if (H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
-        size_t n = H5Tget_size(t);
-        s = calloc(n + 1, 1);
-        if (s && H5Aread(a, t, s) < 0) {
-            free(s);
-            s = NULL;
-        }
-    }
-    H5Tclose(t);
-    H5Aclose(a);
-    return s;
-}
-
 static int attr_u32(hid_t loc, const char *name, uint32_t v)
 {
-    return attr_write(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, &v);
+    return hg_h5_attr_write(loc, name, H5T_STD_U32LE, H5T_NATIVE_UINT32, &v);
 }
 
 /* The epoch's segments as the dataset /iter_segs [nsegs] (none: none). */
@@ -257,7 +181,7 @@ static int read_segs(hid_t f, struct hg_iter_state *it)
     uint32_t crc = 0;
     if (rc == 0 && (!w || H5Dread(d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT,
                                  w) < 0 ||
-                    attr_read(d, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
+                    hg_h5_attr_read(d, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
                     crc != crc_i64(w, (int64_t)dim))) {
         free(w);
         rc = -1;
@@ -395,21 +319,21 @@ static hid_t new_image(const char *path, size_t grow, char *err, size_t errlen)
 /* The metadata attributes of a checkpoint (version 2, or 3: sharded). */
 static int write_meta(hid_t f, const struct hg_ckpt_meta *meta, int version)
 {
-    return attr_str(f, "format", CKPT_FORMAT) || attr_i64(f, "version", version) ||
-        attr_i64(f, "epoch", meta->epoch) ||
-        attr_i64(f, "num_updates", meta->num_updates) ||
-        attr_i64(f, "iter_epoch", (int64_t)meta->iter.epoch) ||
-        attr_i64(f, "iter_step", meta->iter.step) ||
-        attr_i64(f, "seed", (int64_t)meta->seed) ||
-        attr_f64(f, "best_metric", meta->best_metric) ||
-        attr_str(f, "metric_name", meta->metric_name ? meta->metric_name : "") ||
-        attr_i64(f, "maximize", meta->maximize) ||
-        attr_f64(f, "train_wall", meta->train_wall) ||
-        attr_f64(f, "wall", meta->wall) ||
-        attr_str(f, "options", meta->options ? meta->options : "") ||
-        (meta->strategy && attr_str(f, "strategy", meta->strategy)) ||
-        (meta->iter.data_n > 0 && (attr_i64(f, "data_samples", meta->iter.data_n) ||
-                                   attr_i64(f, "data_hash", (int64_t)meta->iter.data_hash))) ||
+    return hg_h5_attr_str(f, "format", CKPT_FORMAT) || hg_h5_attr_i64(f, "version", version) ||
+        hg_h5_attr_i64(f, "epoch", meta->epoch) ||
+        hg_h5_attr_i64(f, "num_updates", meta->num_updates) ||
+        hg_h5_attr_i64(f, "iter_epoch", (int64_t)meta->iter.epoch) ||
+        hg_h5_attr_i64(f, "iter_step", meta->iter.step) ||
+        hg_h5_attr_i64(f, "seed", (int64_t)meta->seed) ||
+        hg_h5_attr_f64(f, "best_metric", meta->best_metric) ||
+        hg_h5_attr_str(f, "metric_name", meta->metric_name ? meta->metric_name : "") ||
+        hg_h5_attr_i64(f, "maximize", meta->maximize) ||
+        hg_h5_attr_f64(f, "train_wall", meta->train_wall) ||
+        hg_h5_attr_f64(f, "wall", meta->wall) ||
+        hg_h5_attr_str(f, "options", meta->options ? meta->options : "") ||
+        (meta->strategy && hg_h5_attr_str(f, "strategy", meta->strategy)) ||
+        (meta->iter.data_n > 0 && (hg_h5_attr_i64(f, "data_samples", meta->iter.data_n) ||
+                                   hg_h5_attr_i64(f, "data_hash", (int64_t)meta->iter.data_hash))) ||
         attr_u32(f, "meta_crc32", meta_crc(meta)) || write_segs(f, &meta->iter) ? -1 : 0;
 }
 
@@ -586,10 +510,10 @@ static int read_index(hid_t f, const char *path, int verify, struct shard_index 
     memset(ix, 0, sizeof(*ix));
     int64_t n = 0;
     uint32_t crc = 0;
-    char *tag = read_str(f, "tag");
+    char *tag = hg_h5_read_str(f, "tag");
     int rc = 0;
-    if (read_i64(f, "shards", &n) != 0 || n < 1 || n > 1 << 20 || !tag ||
-        strlen(tag) >= sizeof(ix->tag) || attr_read(f, "index_crc32", H5T_NATIVE_UINT32, &crc) != 0)
+    if (hg_h5_read_i64(f, "shards", &n) != 0 || n < 1 || n > 1 << 20 || !tag ||
+        strlen(tag) >= sizeof(ix->tag) || hg_h5_attr_read(f, "index_crc32", H5T_NATIVE_UINT32, &crc) != 0)
         rc = hg_kerr(err, errlen, "%s: no valid shard index (corrupt?)", path);
     if (rc == 0)
         snprintf(ix->tag, sizeof(ix->tag), "%s", tag);
@@ -607,11 +531,11 @@ static int read_index(hid_t f, const char *path, int verify, struct shard_index 
                             H5Lexists(f, name, H5P_DEFAULT) > 0
                         ? H5Gopen2(f, name, H5P_DEFAULT)
                         : -1;
-        char *file = grp < 0 ? NULL : read_str(grp, "file");
-        e->params = grp < 0 ? NULL : read_str(grp, "params");
+        char *file = grp < 0 ? NULL : hg_h5_read_str(grp, "file");
+        e->params = grp < 0 ? NULL : hg_h5_read_str(grp, "params");
         if (!file || !e->params || strlen(file) >= sizeof(e->file) || strchr(file, '/') ||
-            read_i64(grp, "rank", &e->rank) != 0 || read_i64(grp, "size", &e->size) != 0 ||
-            attr_read(grp, "crc32", H5T_NATIVE_UINT32, &e->crc) != 0)
+            hg_h5_read_i64(grp, "rank", &e->rank) != 0 || hg_h5_read_i64(grp, "size", &e->size) != 0 ||
+            hg_h5_attr_read(grp, "crc32", H5T_NATIVE_UINT32, &e->crc) != 0)
             rc = hg_kerr(err, errlen, "%s: shard index entry /%s missing or corrupt", path, name);
         else
             snprintf(e->file, sizeof(e->file), "%s", file);
@@ -636,7 +560,7 @@ static void index_of(const char *path, struct shard_index *ix)
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     int64_t version = 0;
     char e[64];
-    if (f >= 0 && read_i64(f, "version", &version) == 0 && version == CKPT_VERSION_SHARDED)
+    if (f >= 0 && hg_h5_read_i64(f, "version", &version) == 0 && version == CKPT_VERSION_SHARDED)
         read_index(f, path, 0, ix, e, sizeof(e));
     if (f >= 0)
         H5Fclose(f);
@@ -682,7 +606,7 @@ int hg_ckpt_orphan_shard(const char *shard)
         return 0; /* unreadable: keep what might be its shards */
     int64_t version = 0;
     int orphan = 0;
-    if (read_i64(f, "version", &version) == 0 && version < CKPT_VERSION_SHARDED) {
+    if (hg_h5_read_i64(f, "version", &version) == 0 && version < CKPT_VERSION_SHARDED) {
         orphan = 1; /* one file now: it has no shards */
     } else if (version == CKPT_VERSION_SHARDED) {
         struct shard_index ix;
@@ -806,9 +730,9 @@ static void *shard_image(const char *path, const struct hg_graph *g, struct hg_e
     if (f < 0)
         return NULL;
     int rc = 0;
-    if (attr_str(f, "format", SHARD_FORMAT) || attr_i64(f, "version", CKPT_VERSION_SHARDED) ||
-        attr_i64(f, "shard", k) || attr_i64(f, "shards", n) || attr_str(f, "tag", tag) ||
-        attr_i64(f, "num_updates", num_updates))
+    if (hg_h5_attr_str(f, "format", SHARD_FORMAT) || hg_h5_attr_i64(f, "version", CKPT_VERSION_SHARDED) ||
+        hg_h5_attr_i64(f, "shard", k) || hg_h5_attr_i64(f, "shards", n) || hg_h5_attr_str(f, "tag", tag) ||
+        hg_h5_attr_i64(f, "num_updates", num_updates))
         rc = hg_kerr(err, errlen, "%s: cannot write attributes", path);
     if (rc == 0)
         rc = write_kind(f, "params", g, ex, HG_T_PARAM, take, path, err, errlen);
@@ -825,8 +749,8 @@ static void *main_image(const char *path, const struct hg_ckpt_meta *meta,
     if (f < 0)
         return NULL;
     int rc = 0;
-    if (write_meta(f, meta, CKPT_VERSION_SHARDED) != 0 || attr_i64(f, "shards", ix->n) ||
-        attr_str(f, "tag", ix->tag) || attr_u32(f, "index_crc32", index_crc(ix)))
+    if (write_meta(f, meta, CKPT_VERSION_SHARDED) != 0 || hg_h5_attr_i64(f, "shards", ix->n) ||
+        hg_h5_attr_str(f, "tag", ix->tag) || attr_u32(f, "index_crc32", index_crc(ix)))
         rc = hg_kerr(err, errlen, "%s: cannot write attributes", path);
     hid_t grp = rc == 0 ? H5Gcreate2(f, "shards", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
     if (rc == 0 && grp < 0)
@@ -836,9 +760,9 @@ static void *main_image(const char *path, const struct hg_ckpt_meta *meta,
         snprintf(name, sizeof(name), "%d", k);
         const struct shard_ent *e = &ix->e[k];
         hid_t s = H5Gcreate2(grp, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-        if (s < 0 || attr_str(s, "file", e->file) || attr_i64(s, "rank", e->rank) ||
-            attr_i64(s, "size", e->size) || attr_u32(s, "crc32", e->crc) ||
-            attr_str(s, "params", e->params))
+        if (s < 0 || hg_h5_attr_str(s, "file", e->file) || hg_h5_attr_i64(s, "rank", e->rank) ||
+            hg_h5_attr_i64(s, "size", e->size) || attr_u32(s, "crc32", e->crc) ||
+            hg_h5_attr_str(s, "params", e->params))
             rc = hg_kerr(err, errlen, "%s: cannot write the shard index", path);
         if (s >= 0)
             H5Gclose(s);
@@ -1058,7 +982,7 @@ static int read_kind(hid_t f, const char *group, const struct hg_graph *g,
                              hg_exec_data(ex, t)) < 0)
                 rc = hg_kerr(err, errlen, "%s: /%s/%s: read failed (corrupt?)",
                              path, group, ti->name);
-            else if (verify && attr_read(ds, "crc32", H5T_NATIVE_UINT32, &want_crc) != 0)
+            else if (verify && hg_h5_attr_read(ds, "crc32", H5T_NATIVE_UINT32, &want_crc) != 0)
                 rc = hg_kerr(err, errlen, "%s: /%s/%s: no checksum (corrupt?)",
                              path, group, ti->name);
             else if (verify && crc_f32(hg_exec_data(ex, t), n) != want_crc)
@@ -1088,28 +1012,28 @@ static hid_t open_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
         return hg_kerr(err, errlen, "%s: not an HDF5 file (corrupt or truncated?)",
                        path);
     int rc = 0;
-    char *fmt = read_str(f, "format");
+    char *fmt = hg_h5_read_str(f, "format");
     int64_t version = 0, iter_epoch = 0, seed = 0, maximize = 0;
     uint32_t crc = 0;
     if (!fmt || strcmp(fmt, CKPT_FORMAT) != 0)
         rc = hg_kerr(err, errlen, "%s: not an hgtrain checkpoint (format '%s')",
                      path, fmt ? fmt : "none");
-    else if (read_i64(f, "version", &version) != 0 || version < 1 ||
+    else if (hg_h5_read_i64(f, "version", &version) != 0 || version < 1 ||
              version > CKPT_VERSION_SHARDED)
         rc = hg_kerr(err, errlen, "%s: checkpoint version %lld, this hgtrain reads "
                      "1 to %d", path, (long long)version, CKPT_VERSION_SHARDED);
-    else if (read_i64(f, "epoch", &meta->epoch) || read_i64(f, "num_updates", &meta->num_updates) ||
-             read_i64(f, "iter_epoch", &iter_epoch) || read_i64(f, "iter_step", &meta->iter.step) ||
-             read_i64(f, "seed", &seed) || read_f64(f, "best_metric", &meta->best_metric) ||
-             read_f64(f, "train_wall", &meta->train_wall) || read_f64(f, "wall", &meta->wall))
+    else if (hg_h5_read_i64(f, "epoch", &meta->epoch) || hg_h5_read_i64(f, "num_updates", &meta->num_updates) ||
+             hg_h5_read_i64(f, "iter_epoch", &iter_epoch) || hg_h5_read_i64(f, "iter_step", &meta->iter.step) ||
+             hg_h5_read_i64(f, "seed", &seed) || hg_h5_read_f64(f, "best_metric", &meta->best_metric) ||
+             hg_h5_read_f64(f, "train_wall", &meta->train_wall) || hg_h5_read_f64(f, "wall", &meta->wall))
         rc = hg_kerr(err, errlen, "%s: missing or corrupt attributes", path);
     free(fmt);
     meta->iter.epoch = (uint64_t)iter_epoch;
     meta->seed = (uint64_t)seed;
-    meta->options = read_str(f, "options");
-    meta->strategy = read_str(f, "strategy");
+    meta->options = hg_h5_read_str(f, "options");
+    meta->strategy = hg_h5_read_str(f, "strategy");
     int64_t dn = 0, dh = 0; /* absent in files from before: not recorded */
-    if (read_i64(f, "data_samples", &dn) != 0 || read_i64(f, "data_hash", &dh) != 0)
+    if (hg_h5_read_i64(f, "data_samples", &dn) != 0 || hg_h5_read_i64(f, "data_hash", &dh) != 0)
         dn = dh = 0;
     meta->iter.data_n = dn;
     meta->iter.data_hash = (uint64_t)dh;
@@ -1118,10 +1042,10 @@ static hid_t open_meta(const char *path, struct hg_ckpt_meta *meta, char *err,
     if (rc == 0 && read_segs(f, &meta->iter) != 0)
         rc = hg_kerr(err, errlen, "%s: corrupt dataset iter_segs", path);
     if (rc == 0 && version >= 2) {
-        meta->metric_name = read_str(f, "metric_name");
+        meta->metric_name = hg_h5_read_str(f, "metric_name");
         if (!meta->metric_name || !meta->options ||
-            read_i64(f, "maximize", &maximize) != 0 ||
-            attr_read(f, "meta_crc32", H5T_NATIVE_UINT32, &crc) != 0)
+            hg_h5_read_i64(f, "maximize", &maximize) != 0 ||
+            hg_h5_attr_read(f, "meta_crc32", H5T_NATIVE_UINT32, &crc) != 0)
             rc = hg_kerr(err, errlen, "%s: missing or corrupt attributes", path);
         meta->maximize = (int)maximize;
         if (rc == 0 && meta_crc(meta) != crc)
@@ -1143,7 +1067,7 @@ static int open_index(hid_t f, const char *path, struct shard_index *ix, char *e
 {
     int64_t version = 0;
     memset(ix, 0, sizeof(*ix));
-    if (read_i64(f, "version", &version) != 0 || version != CKPT_VERSION_SHARDED)
+    if (hg_h5_read_i64(f, "version", &version) != 0 || version != CKPT_VERSION_SHARDED)
         return 0;
     if (read_index(f, path, 1, ix, err, errlen) != 0)
         return -1;
@@ -1207,11 +1131,11 @@ static hid_t open_shard(const char *path, const struct shard_index *ix, int k,
         H5Pclose(fapl);
     if (rc == 0 && f < 0)
         rc = hg_kerr(err, errlen, "%s: shard %s: not an HDF5 file (corrupt?)", path, sp);
-    char *fmt = f >= 0 ? read_str(f, "format") : NULL;
-    char *tag = f >= 0 ? read_str(f, "tag") : NULL;
+    char *fmt = f >= 0 ? hg_h5_read_str(f, "format") : NULL;
+    char *tag = f >= 0 ? hg_h5_read_str(f, "tag") : NULL;
     int64_t shard = -1;
     if (rc == 0 && (!fmt || strcmp(fmt, SHARD_FORMAT) != 0 || !tag ||
-                    strcmp(tag, ix->tag) != 0 || read_i64(f, "shard", &shard) != 0 ||
+                    strcmp(tag, ix->tag) != 0 || hg_h5_read_i64(f, "shard", &shard) != 0 ||
                     shard != k))
         rc = hg_kerr(err, errlen, "%s: shard %s is not shard %d of this checkpoint", path,
                      sp, k);

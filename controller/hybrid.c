@@ -425,9 +425,8 @@ static void leaves(const struct hg_graph *g, int p, int t, int *leaf, int *n, in
     leaf[(*n)++] = t;
 }
 
-/* Appends one node on rank r (h->op_rank grown); returns its output. */
-static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *in, int n_in,
-               const union hg_attr *at, int r, int64_t key)
+/* The next node of g goes on rank r (h->op_rank, h->key grown). */
+static void place_next(struct hg_hyb *h, const struct hg_graph *g, int r, int64_t key)
 {
     int w = hg_graph_n_nodes(g);
     int *nr = realloc(h->op_rank, ((size_t)w + 1) * sizeof *nr);
@@ -437,6 +436,13 @@ static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *i
     h->key = nk;
     h->op_rank[w] = r;
     h->key[w] = key;
+}
+
+/* Appends one node on rank r; returns its output. */
+static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *in, int n_in,
+               const union hg_attr *at, int r, int64_t key)
+{
+    place_next(h, g, r, key);
     return hg_graph_op(g, op, in, n_in, at);
 }
 
@@ -534,14 +540,7 @@ static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_
             /* every member's sum all-reduced in place, in rank order (one
              * node after the other: no transfer between them) */
             union hg_attr at = {.comm = {.group = gi + 1, .peer = -1, .tag = i}};
-            int w = hg_graph_n_nodes(g);
-            int *nr = realloc(h->op_rank, ((size_t)w + 1) * sizeof *nr);
-            int64_t *nk = realloc(h->key, ((size_t)w + 1) * sizeof *nk);
-            HG_CHECK(nr && nk);
-            h->op_rank = nr;
-            h->key = nk;
-            h->op_rank[w] = mem[m];
-            h->key[w] = key;
+            place_next(h, g, mem[m], key);
             hg_graph_comm_span(g, HG_OP_ALLREDUCE, sum[m], sum[m], &at);
         }
         /* every other member's copy of the optimizer op reads its sum */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data/hg_h5.h"
 #include "planner/hg_planner.h"
 
 #define POLICY_FORMAT "hgtrain-policy"
@@ -458,57 +459,6 @@ static uint32_t crc32_f32(const float *x, size_t n)
     return ~crc;
 }
 
-static int attr_write(hid_t loc, const char *name, hid_t file_t, hid_t mem_t, const void *v)
-{
-    hid_t sp = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(loc, name, file_t, sp, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Awrite(a, mem_t, v);
-    if (a >= 0)
-        H5Aclose(a);
-    H5Sclose(sp);
-    return rc < 0 ? -1 : 0;
-}
-
-static int attr_i64(hid_t loc, const char *name, int64_t v)
-{
-    return attr_write(loc, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
-}
-
-static int attr_f64(hid_t loc, const char *name, double v)
-{
-    return attr_write(loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
-}
-
-static int attr_str(hid_t loc, const char *name, const char *v)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    H5Tset_size(t, strlen(v) + 1);
-    int rc = attr_write(loc, name, t, t, v);
-    H5Tclose(t);
-    return rc;
-}
-
-static int attr_read(hid_t loc, const char *name, hid_t mem_t, void *v)
-{
-    if (H5Aexists(loc, name) <= 0)
-        return -1;
-    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
-    herr_t rc = a < 0 ? -1 : H5Aread(a, mem_t, v);
-    if (a >= 0)
-        H5Aclose(a);
-    return rc < 0 ? -1 : 0;
-}
-
-static int read_i64(hid_t loc, const char *name, int64_t *v)
-{
-    return attr_read(loc, name, H5T_NATIVE_INT64, v);
-}
-
-static int read_f64(hid_t loc, const char *name, double *v)
-{
-    return attr_read(loc, name, H5T_NATIVE_DOUBLE, v);
-}
-
 /* The format attribute, or "" (absent, not a short string). */
 static void read_format(hid_t f, char *buf, size_t n)
 {
@@ -550,7 +500,7 @@ static int write_kind(const struct hg_policy *p, hid_t f, const char *group,
         hid_t ds = H5Dcreate2(grp, ti->name, H5T_IEEE_F32LE, sp, H5P_DEFAULT, dcpl,
                               H5P_DEFAULT);
         if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0 ||
-            attr_write(ds, "crc32", H5T_STD_U32LE, H5T_NATIVE_UINT32,
+            hg_h5_attr_write(ds, "crc32", H5T_STD_U32LE, H5T_NATIVE_UINT32,
                        &(uint32_t){crc32_f32(x, (size_t)hg_shape_numel(&ti->shape))}) != 0)
             rc = -1;
         if (ds >= 0)
@@ -579,14 +529,14 @@ int hg_policy_save(const struct hg_policy *p, const char *path, char *err, size_
     if (f < 0)
         return hg_kerr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
     const struct hg_policy_cfg *c = &p->cfg;
-    int rc = attr_str(f, "format", POLICY_FORMAT) || attr_i64(f, "version", POLICY_VERSION) ||
-             attr_i64(f, "feature_layout", HG_POLICY_LAYOUT) ||
-             attr_i64(f, "group_features", HG_POLICY_FG) ||
-             attr_i64(f, "device_features", HG_POLICY_FD) ||
-             attr_i64(f, "gat_layers", NLAYERS) || attr_i64(f, "d_model", c->d) ||
-             attr_i64(f, "heads", c->heads) || attr_f64(f, "lr", c->lr) ||
-             attr_f64(f, "entropy", c->entropy) || attr_i64(f, "seed", (int64_t)c->seed) ||
-             attr_i64(f, "num_updates", p->steps) ||
+    int rc = hg_h5_attr_str(f, "format", POLICY_FORMAT) || hg_h5_attr_i64(f, "version", POLICY_VERSION) ||
+             hg_h5_attr_i64(f, "feature_layout", HG_POLICY_LAYOUT) ||
+             hg_h5_attr_i64(f, "group_features", HG_POLICY_FG) ||
+             hg_h5_attr_i64(f, "device_features", HG_POLICY_FD) ||
+             hg_h5_attr_i64(f, "gat_layers", NLAYERS) || hg_h5_attr_i64(f, "d_model", c->d) ||
+             hg_h5_attr_i64(f, "heads", c->heads) || hg_h5_attr_f64(f, "lr", c->lr) ||
+             hg_h5_attr_f64(f, "entropy", c->entropy) || hg_h5_attr_i64(f, "seed", (int64_t)c->seed) ||
+             hg_h5_attr_i64(f, "num_updates", p->steps) ||
              write_kind(p, f, "params", HG_T_PARAM) ||
              write_kind(p, f, "optimizer", HG_T_STATE)
                  ? -1 : 0;
@@ -637,7 +587,7 @@ static int read_kind(struct hg_policy *p, hid_t f, const char *path, const char 
         else if (H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0)
             rc = hg_kerr(err, errlen, "%s: /%s/%s: unreadable (corrupt or truncated?)", path,
                          group, ti->name);
-        else if (attr_read(ds, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
+        else if (hg_h5_attr_read(ds, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
                  crc != crc32_f32(x, n))
             rc = hg_kerr(err, errlen, "%s: /%s/%s: CRC mismatch (corrupt file)", path, group,
                          ti->name);
@@ -667,11 +617,11 @@ int hg_policy_load(struct hg_policy **pp, const char *path, char *err, size_t er
     if (strcmp(fmt, POLICY_FORMAT) != 0)
         rc = hg_kerr(err, errlen, "%s: not an hgtrain policy (format '%s')", path,
                      fmt[0] ? fmt : "none");
-    else if (read_i64(f, "version", &version) != 0 || version != POLICY_VERSION)
+    else if (hg_h5_read_i64(f, "version", &version) != 0 || version != POLICY_VERSION)
         rc = hg_kerr(err, errlen, "%s: policy version %lld, this hgplan reads %d", path,
                      (long long)version, POLICY_VERSION);
-    else if (read_i64(f, "feature_layout", &layout) != 0 || read_i64(f, "group_features", &fg) ||
-             read_i64(f, "device_features", &fd) || read_i64(f, "gat_layers", &nl))
+    else if (hg_h5_read_i64(f, "feature_layout", &layout) != 0 || hg_h5_read_i64(f, "group_features", &fg) ||
+             hg_h5_read_i64(f, "device_features", &fd) || hg_h5_read_i64(f, "gat_layers", &nl))
         rc = hg_kerr(err, errlen, "%s: no feature layout attributes (corrupt?)", path);
     else if (layout != HG_POLICY_LAYOUT || fg != HG_POLICY_FG || fd != HG_POLICY_FD ||
              nl != NLAYERS)
@@ -679,9 +629,9 @@ int hg_policy_load(struct hg_policy **pp, const char *path, char *err, size_t er
                      "%lld attention layers); this hgplan's is %d (%d, %d, %d): train the "
                      "policy again", path, (long long)layout, (long long)fg, (long long)fd,
                      (long long)nl, HG_POLICY_LAYOUT, HG_POLICY_FG, HG_POLICY_FD, NLAYERS);
-    else if (read_i64(f, "d_model", &d) || read_i64(f, "heads", &heads) ||
-             read_f64(f, "lr", &lr) || read_f64(f, "entropy", &ent) ||
-             read_i64(f, "seed", &seed) || read_i64(f, "num_updates", &steps))
+    else if (hg_h5_read_i64(f, "d_model", &d) || hg_h5_read_i64(f, "heads", &heads) ||
+             hg_h5_read_f64(f, "lr", &lr) || hg_h5_read_f64(f, "entropy", &ent) ||
+             hg_h5_read_i64(f, "seed", &seed) || hg_h5_read_i64(f, "num_updates", &steps))
         rc = hg_kerr(err, errlen, "%s: missing attributes (corrupt?)", path);
     else if (d < 1 || d > 1024 || heads < 1 || d % heads != 0 || !(lr > 0) || !(ent > 0) ||
              steps < 0)
