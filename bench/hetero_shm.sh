@@ -14,8 +14,8 @@
 #     Transformer of tests/strategy_mp.sh, global batch 32, Adam, dropout 0)
 #     and translation (2+2 layers, d 64, FFN 128, 4 heads, global batch 32,
 #     Adam, dropout 0); the sequence tasks planned and profiled at the
-#     length hgtrain --plan prices (its log says it: the mean over the
-#     epoch's batches, sorted by length, of their longest sample);
+#     length hgtrain --plan prices (its log says it: the root mean square
+#     over the epoch's batches, sorted by length, of their longest sample);
 #   ops: measured once per task on this machine (hgplan --profile-out
 #     --profile-threads 1 --profile-worlds 2: device cpu-t1 and the shm
 #     links of 2 workers);
@@ -139,8 +139,8 @@ row() { # task strategy simulated-s measured-s|failed
 printf '%-6s %-9s %13s %13s %9s\n' task strategy "simulated ms" "measured ms" "meas/sim"
 for task in $tasks; do
     set_task "$task" || { echo "$task: no data" >&2; continue; }
-    # the length --plan prices (the batches' mean padded length: hgtrain's
-    # plan_len), for hgplan's baselines and the profile too
+    # the length --plan prices (the batches' padded lengths' root mean
+    # square: hgtrain's plan_len), for hgplan's baselines and the profile too
     train "$task-len" --max-sentences "$batch" --cluster-file "$cfg" --plan baselines \
         --max-update 1 || { echo "$task: --plan failed" >&2; continue; }
     len=$(sed -n 's/.*global batch [0-9]*, length \([0-9]*\) .*/\1/p' "$work/$task-len.log" | head -n 1)

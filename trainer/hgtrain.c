@@ -1493,29 +1493,40 @@ static int cmp_i32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The length --plan prices: the mean over batches of `batch` samples
- * sorted by cost of their longest sample (the epoch plan batches samples
- * of like length, each padded to its own longest), at most the longest. */
-static int32_t plan_len(const struct split *s, int64_t batch)
+/* The length --plan prices: over the batches of `batch` samples sorted by
+ * cost (the epoch plan batches samples of like length, each padded to its
+ * own longest), the root mean square of their padded lengths, at most the
+ * longest; *mean: their mean.  A step's time grows faster than linearly
+ * with the length (attention, small GEMMs of short batches): priced at the
+ * mean, translation's steps ran 1.2-1.4x their simulation, at the root
+ * mean square 1.04-1.19 (bench/RESULTS.md). */
+static int32_t plan_len(const struct split *s, int64_t batch, int32_t *mean)
 {
     int32_t *c = malloc((size_t)(s->n ? s->n : 1) * sizeof *c); /* [n] sorted costs */
+    *mean = s->max_len;
     if (!c || s->n == 0 || batch < 1) {
         free(c);
         return s->max_len;
     }
     memcpy(c, s->cost, (size_t)s->n * sizeof *c);
     qsort(c, (size_t)s->n, sizeof *c, cmp_i32);
-    double sum = 0;
+    double sum = 0, sq = 0;
     int64_t nb = 0;
-    for (int64_t i = 0; i < s->n; i += batch, nb++)
-        sum += c[i + batch - 1 < s->n ? i + batch - 1 : s->n - 1];
+    for (int64_t i = 0; i < s->n; i += batch, nb++) {
+        double l = c[i + batch - 1 < s->n ? i + batch - 1 : s->n - 1];
+        sum += l;
+        sq += l * l;
+    }
     free(c);
-    int32_t len = (int32_t)(sum / (double)nb + 0.999);
-    return len < 1 ? 1 : len > s->max_len ? s->max_len : len;
+    int32_t m = (int32_t)(sum / (double)nb + 0.999);
+    int32_t r = (int32_t)(sqrt(sq / (double)nb) + 0.999);
+    *mean = m < 1 ? 1 : m > s->max_len ? s->max_len : m;
+    return r < 1 ? 1 : r > s->max_len ? s->max_len : r;
 }
 
 /* --plan, in the launcher before the fork: the task's training graph for
- * the global batch and the batches' mean padded length (plan_len), planned on
+ * the global batch and the batches' padded lengths' root mean square
+ * (plan_len), planned on
  * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
  * the strategy's text to r->plan_text (every forked rank inherits both). */
 static int plan_before_fork(struct run *r, int nccl, char *err, size_t errlen)
@@ -1558,11 +1569,11 @@ static int plan_before_fork(struct run *r, int nccl, char *err, size_t errlen)
         if (!t) {
             hg_kerr(err, errlen, "out of memory");
         } else {
-            int32_t len = plan_len(&tr, o->max_sentences);
+            int32_t mean, len = plan_len(&tr, o->max_sentences, &mean);
             fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld, length %d (the "
-                    "batches' mean padded length; longest %d), %s%s:\n",
+                    "batches' padded lengths' root mean square; mean %d, longest %d), %s%s:\n",
                     o->plan, o->cluster_file, (long long)o->max_sentences, (int)len,
-                    (int)tr.max_len,
+                    (int)mean, (int)tr.max_len,
                     o->plan_profile ? "measured prices from --plan-profile "
                                     : "roofline prices",
                     o->plan_profile ? o->plan_profile : "");
