@@ -251,15 +251,35 @@ static void add_headers(struct tcp_comm *c, int peer, int out, int in,
     }
 }
 
+/* The peers whose connection has closed by now besides `peer`, as
+ * "; rank R closed too" each into b[n]: a rank that fails because another
+ * died closes its connections in turn, and this rank may see that
+ * closing first; naming every closed peer names the first to die too. */
+static void closed_too(struct tcp_comm *c, int peer, char *b, size_t n)
+{
+    size_t k = 0;
+    b[0] = 0;
+    for (int r = 0; r < c->base.world && k < n; r++) {
+        if (r == peer || r == c->base.rank || c->fd[r] < 0)
+            continue;
+        struct pollfd p = {.fd = c->fd[r], .events = POLLRDHUP};
+        if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            k += (size_t)snprintf(b + k, n - k, "; rank %d closed too", W(c, r));
+    }
+}
+
 static int closed_err(struct tcp_comm *c, int peer, const char *what,
                       char *err, size_t errlen)
 {
-    if (atomic_load(&c->aborted))
+    char too[256];
+    if (atomic_load(&c->aborted)) {
         hg_kerr(err, errlen, "tcp: rank %d: aborted during %s",
                 W(c, c->base.rank), what);
-    else
+    } else {
+        closed_too(c, peer, too, sizeof too);
         hg_kerr(err, errlen, "tcp: rank %d: rank %d closed the connection "
-                "(exited?) during %s", W(c, c->base.rank), W(c, peer), what);
+                "(exited?) during %s%s", W(c, c->base.rank), W(c, peer), what, too);
+    }
     return fail(c);
 }
 
