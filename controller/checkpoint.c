@@ -67,46 +67,6 @@
  * that exists on disk */
 #define IMAGE_NAME "/nonexistent/hgtrain-shard-image"
 
-/* CRC-32 (IEEE 802.3, zlib's), one table, built on first use. Threads:
- * one thread per process saves and loads (rank 0's; each rank's for its
- * shard). */
-static uint32_t crc_table[256];
-
-static uint32_t crc32_update(uint32_t crc, const void *buf, size_t n)
-{
-    if (crc_table[1] == 0)
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            crc_table[i] = c;
-        }
-    const unsigned char *p = buf;
-    crc = ~crc;
-    while (n--)
-        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
-
-/* CRC-32 of n floats as their little-endian bytes (the file's order) */
-static uint32_t crc_f32(const float *x, size_t n)
-{
-    uint32_t crc = 0;
-    unsigned char b[1024];
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v;
-        memcpy(&v, &x[i], 4);
-        b[k++] = (unsigned char)v, b[k++] = (unsigned char)(v >> 8);
-        b[k++] = (unsigned char)(v >> 16), b[k++] = (unsigned char)(v >> 24);
-        if (k == sizeof(b)) {
-            crc = crc32_update(crc, b, k);
-            k = 0;
-        }
-    }
-    return crc32_update(crc, b, k);
-}
-
 /* CRC-32 of the metadata, as text (doubles in %a: exact) */
 static uint32_t meta_crc(const struct hg_ckpt_meta *m)
 {
@@ -117,15 +77,15 @@ static uint32_t meta_crc(const struct hg_ckpt_meta *m)
                      (unsigned long long)m->seed, m->best_metric,
                      m->metric_name ? m->metric_name : "", m->maximize, m->train_wall,
                      m->wall);
-    uint32_t crc = crc32_update(0, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-    crc = m->options ? crc32_update(crc, m->options, strlen(m->options)) : crc;
+    uint32_t crc = hg_crc32_update(0, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+    crc = m->options ? hg_crc32_update(crc, m->options, strlen(m->options)) : crc;
     if (m->iter.data_n > 0) { /* only when recorded: older files' CRCs stay valid */
         n = snprintf(buf, sizeof(buf), "data %lld %llu", (long long)m->iter.data_n,
                      (unsigned long long)m->iter.data_hash);
-        crc = crc32_update(crc, buf, (size_t)n);
+        crc = hg_crc32_update(crc, buf, (size_t)n);
     }
     /* the strategy only when there is one: older files' CRCs stay valid */
-    return m->strategy ? crc32_update(crc32_update(crc, "strategy ", 9), m->strategy,
+    return m->strategy ? hg_crc32_update(hg_crc32_update(crc, "strategy ", 9), m->strategy,
                                       strlen(m->strategy))
                        : crc;
 }
@@ -138,7 +98,7 @@ static uint32_t crc_i64(const int64_t *w, int64_t n)
         unsigned char b[8];
         for (int k = 0; k < 8; k++)
             b[k] = (unsigned char)((uint64_t)w[i] >> (8 * k));
-        crc = crc32_update(crc, b, 8);
+        crc = hg_crc32_update(crc, b, 8);
     }
     return crc;
 }
@@ -208,7 +168,7 @@ static int write_tensor(hid_t grp, const char *name, const struct hg_shape *s,
                           H5P_DEFAULT, H5P_DEFAULT);
     herr_t rc = ds < 0 ? -1 : H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL,
                                        H5P_DEFAULT, data);
-    if (rc >= 0 && attr_u32(ds, "crc32", crc_f32(data, n)) != 0)
+    if (rc >= 0 && attr_u32(ds, "crc32", hg_crc32_f32(data, n)) != 0)
         rc = -1;
     if (ds >= 0)
         H5Dclose(ds);
@@ -490,14 +450,14 @@ static void index_free(struct shard_index *ix)
  * crc\nparams\n". */
 static uint32_t index_crc(const struct shard_index *ix)
 {
-    uint32_t crc = crc32_update(0, ix->tag, strlen(ix->tag));
+    uint32_t crc = hg_crc32_update(0, ix->tag, strlen(ix->tag));
     for (int k = 0; k < ix->n; k++) {
         char buf[400];
         const struct shard_ent *e = &ix->e[k];
         int n = snprintf(buf, sizeof(buf), "\n%s %lld %lld %u\n", e->file,
                          (long long)e->rank, (long long)e->size, (unsigned)e->crc);
-        crc = crc32_update(crc, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
-        crc = crc32_update(crc, e->params, strlen(e->params));
+        crc = hg_crc32_update(crc, buf, n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+        crc = hg_crc32_update(crc, e->params, strlen(e->params));
     }
     return crc;
 }
@@ -864,7 +824,7 @@ int hg_ckpt_save_sharded(const char *path, const struct hg_graph *g,
         rc = img ? write_file(mine, img, len, err, errlen) : -1;
         if (rc == 0) {
             me.size = (int64_t)len;
-            me.crc = crc32_update(0, img, len);
+            me.crc = hg_crc32_update(0, img, len);
         } else {
             mine[0] = 0;
         }
@@ -985,7 +945,7 @@ static int read_kind(hid_t f, const char *group, const struct hg_graph *g,
             else if (verify && hg_h5_attr_read(ds, "crc32", H5T_NATIVE_UINT32, &want_crc) != 0)
                 rc = hg_kerr(err, errlen, "%s: /%s/%s: no checksum (corrupt?)",
                              path, group, ti->name);
-            else if (verify && crc_f32(hg_exec_data(ex, t), n) != want_crc)
+            else if (verify && hg_crc32_f32(hg_exec_data(ex, t), n) != want_crc)
                 rc = hg_kerr(err, errlen, "%s: /%s/%s: checksum mismatch: the file "
                              "is corrupt", path, group, ti->name);
         }
@@ -1120,7 +1080,7 @@ static hid_t open_shard(const char *path, const struct shard_index *ix, int k,
         rc = hg_kerr(err, errlen, "%s: shard %s has %s%lld bytes, the index says %lld: "
                      "truncated or replaced", path, sp, got > e->size ? "more than " : "",
                      (long long)(got > e->size ? e->size : got), (long long)e->size);
-    else if (crc32_update(0, buf, (size_t)got) != e->crc)
+    else if (hg_crc32_update(0, buf, (size_t)got) != e->crc)
         rc = hg_kerr(err, errlen, "%s: shard %s: checksum mismatch: the file is corrupt",
                      path, sp);
     hid_t fapl = rc == 0 ? H5Pcreate(H5P_FILE_ACCESS) : -1, f = -1;

@@ -1,7 +1,8 @@
-/* h5attr.c - scalar attributes of the HDF5 files this project writes
- * (checkpoints: controller/checkpoint.c; policy files: planner/policy.c;
- * both rooms may use data/): one definition of how a number or a string
- * is stored and read back. */
+/* h5attr.c - scalar attributes and CRC-32s of the HDF5 files this project
+ * writes (checkpoints: controller/checkpoint.c; policy files:
+ * planner/policy.c; both rooms may use data/): one definition of how a
+ * number or a string is stored and read back, and of a tensor's check
+ * sum. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,3 +85,43 @@ char *hg_h5_read_str(hid_t loc, const char *name)
     return s;
 }
 
+
+/* CRC-32 (IEEE 802.3, zlib's), one table, built on first use. Threads:
+ * one thread per process saves and loads (rank 0's; each rank's for its
+ * shard). */
+static uint32_t crc_table[256];
+
+uint32_t hg_crc32_update(uint32_t crc, const void *buf, size_t n)
+{
+    if (crc_table[1] == 0)
+        for (uint32_t i = 0; i < 256; i++) {
+            uint32_t c = i;
+            for (int k = 0; k < 8; k++)
+                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+            crc_table[i] = c;
+        }
+    const unsigned char *p = buf;
+    crc = ~crc;
+    while (n--)
+        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    return ~crc;
+}
+
+/* CRC-32 of n floats as their little-endian bytes (the file's order) */
+uint32_t hg_crc32_f32(const float *x, size_t n)
+{
+    uint32_t crc = 0;
+    unsigned char b[1024];
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v;
+        memcpy(&v, &x[i], 4);
+        b[k++] = (unsigned char)v, b[k++] = (unsigned char)(v >> 8);
+        b[k++] = (unsigned char)(v >> 16), b[k++] = (unsigned char)(v >> 24);
+        if (k == sizeof(b)) {
+            crc = hg_crc32_update(crc, b, k);
+            k = 0;
+        }
+    }
+    return hg_crc32_update(crc, b, k);
+}

@@ -4,6 +4,7 @@
 #ifndef HG_H5_H
 #define HG_H5_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <hdf5.h>
@@ -19,5 +20,10 @@ int hg_h5_read_i64(hid_t loc, const char *name, int64_t *v);
 int hg_h5_read_f64(hid_t loc, const char *name, double *v);
 /* A malloc'ed fixed-length string attribute; NULL if absent or another type. */
 char *hg_h5_read_str(hid_t loc, const char *name);
+
+/* CRC-32 (IEEE 802.3, zlib's) of n more bytes after crc (0 to start). */
+uint32_t hg_crc32_update(uint32_t crc, const void *buf, size_t n);
+/* CRC-32 of n floats as their little-endian bytes (the file's order). */
+uint32_t hg_crc32_f32(const float *x, size_t n);
 
 #endif

@@ -439,25 +439,6 @@ const float *hg_policy_param(const struct hg_policy *p, const char *name, size_t
 
 /* ---------------------------------------------------------------- file */
 
-static uint32_t crc32_f32(const float *x, size_t n)
-{
-    static uint32_t table[256];
-    if (table[1] == 0)
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int k = 0; k < 8; k++)
-                c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-    uint32_t crc = ~0u;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v;
-        memcpy(&v, &x[i], 4);
-        for (int b = 0; b < 4; b++) /* little-endian bytes: the file's order */
-            crc = table[(crc ^ (v >> (8 * b))) & 0xff] ^ (crc >> 8);
-    }
-    return ~crc;
-}
 
 /* The format attribute, or "" (absent, not a short string). */
 static void read_format(hid_t f, char *buf, size_t n)
@@ -501,7 +482,7 @@ static int write_kind(const struct hg_policy *p, hid_t f, const char *group,
                               H5P_DEFAULT);
         if (ds < 0 || H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) < 0 ||
             hg_h5_attr_write(ds, "crc32", H5T_STD_U32LE, H5T_NATIVE_UINT32,
-                       &(uint32_t){crc32_f32(x, (size_t)hg_shape_numel(&ti->shape))}) != 0)
+                       &(uint32_t){hg_crc32_f32(x, (size_t)hg_shape_numel(&ti->shape))}) != 0)
             rc = -1;
         if (ds >= 0)
             H5Dclose(ds);
@@ -588,7 +569,7 @@ static int read_kind(struct hg_policy *p, hid_t f, const char *path, const char 
             rc = hg_kerr(err, errlen, "%s: /%s/%s: unreadable (corrupt or truncated?)", path,
                          group, ti->name);
         else if (hg_h5_attr_read(ds, "crc32", H5T_NATIVE_UINT32, &crc) != 0 ||
-                 crc != crc32_f32(x, n))
+                 crc != hg_crc32_f32(x, n))
             rc = hg_kerr(err, errlen, "%s: /%s/%s: CRC mismatch (corrupt file)", path, group,
                          ti->name);
         if (sp >= 0)
