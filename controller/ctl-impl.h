@@ -158,6 +158,8 @@ int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_gra
 int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out);
 /* Parameters all-reduced among their pieces' ranks (cfg.param_ar). */
 int hg__hyb_allreduced(const struct hg_hyb *h);
+/* Parameters updated on several ranks from one gradient (cfg.param_upd). */
+int hg__hyb_replicated(const struct hg_hyb *h);
 /* The pieces: a batch needs as many samples at least. */
 int hg__hyb_pieces(const struct hg_hyb *h);
 void hg__hyb_free(struct hg_hyb *h);

@@ -246,6 +246,15 @@ struct hg_ctl_cfg {
      * along the pieces' chain to the parameter's owner, which sends the
      * new value to the others at every step. */
     const int *param_ar;     /* [n_param_rank] */
+    /* Split strategies: param_upd[i] the ranks (a mask, rank r: bit r)
+     * where the strategy runs parameter i's optimizer op (the places of
+     * its update group; NULL or a single bit: its owner alone).  A
+     * parameter not aggregated over several ranks above (its gradient made
+     * whole on one rank, or a server's) is then updated by each of them:
+     * the gradient is sent to every one, each updates its own copy and
+     * optimizer state, and the parameter never travels, as the simulator
+     * prices it. */
+    const uint64_t *param_upd; /* [n_param_rank] */
     /* Recomputation (NULL: none): forward nodes of the train graph as the
      * task's build makes it (a split graph: each of their copies) whose
      * outputs are dropped after the forward and recomputed just before

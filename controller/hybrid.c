@@ -61,6 +61,7 @@ struct hg_hyb {
     int *seq;            /* [forward + backward nodes] hg__hyb_ranks' order */
     int nseq;
     int nar;             /* parameters all-reduced (allreduce_sums) */
+    int nrep;            /* parameters updated on several ranks (replicate_updates) */
     uint64_t *grp;       /* [ngrp] their groups' members (rank masks):
                             ALLREDUCE nodes of group k + 1 */
     int ngrp;
@@ -84,6 +85,7 @@ static void rows(const struct hg_hyb *h, int64_t B, int64_t *r)
 
 int hg__hyb_pieces(const struct hg_hyb *h) { return h->np; }
 int hg__hyb_allreduced(const struct hg_hyb *h) { return h->nar; }
+int hg__hyb_replicated(const struct hg_hyb *h) { return h->nrep; }
 
 int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out)
 {
@@ -457,7 +459,7 @@ static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *i
  * A parameter read on a rank that holds no partial stays with the chain
  * (its owner sends it). */
 static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
-                          char *err, size_t errlen)
+                          unsigned char *ar, char *err, size_t errlen)
 {
     int nn = hg_graph_n_nodes(g), np = hg_graph_n_params(g), rc = -1;
     int *leaf = malloc(((size_t)nn + 1) * sizeof *leaf);   /* [<= nn] */
@@ -555,6 +557,7 @@ static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_
         hg_graph_set_phase(g, HG_PH_BACKWARD);
         h->op_rank[u] = mem[0];
         h->nar++;
+        ar[i] = 1;
     }
     hg_graph_set_phase(g, was);
     rc = 0;
@@ -564,6 +567,46 @@ done:
     free(upd);
     free(reads);
     return rc;
+}
+
+/* cfg.param_upd: a parameter not all-reduced above (its gradient made
+ * whole on one rank) whose optimizer op the strategy runs on several
+ * ranks: each of them gets a copy of the op reading that gradient (mp.c
+ * sends it there) and updates its own copy of the parameter and optimizer
+ * state (the same bits as the owner's), so the parameter never travels. */
+static int replicate_updates(struct hg_hyb *h, struct hg_graph *g,
+                             const struct hg_ctl_cfg *cfg, const unsigned char *ar,
+                             char *err, size_t errlen)
+{
+    int nn = hg_graph_n_nodes(g), np = hg_graph_n_params(g), nt = hg_graph_n_tensors(g);
+    int *upd = malloc(((size_t)nt + 1) * sizeof *upd); /* [nt] its optimizer op */
+    if (!upd)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int t = 0; t < nt; t++)
+        upd[t] = -1;
+    for (int w = 0; w < nn; w++) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        if (nd->phase == HG_PH_UPDATE && nd->out < 0 && nd->n_in > 1 && upd[nd->in[0]] < 0)
+            upd[nd->in[0]] = w;
+    }
+    enum hg_phase was = hg_graph_set_phase(g, HG_PH_UPDATE);
+    for (int i = 0; i < np && i < cfg->n_param_rank; i++) {
+        int p = hg_graph_param_at(g, i), u = upd[p];
+        uint64_t mask = cfg->param_upd[i];
+        if (ar[i] || u < 0 || hg_graph_grad(g, p) < 0 || (mask & (mask - 1)) == 0)
+            continue;
+        const struct hg_node_info nd = *hg_graph_node(g, u);
+        int n = 0;
+        for (int r = 0; r < 62; r++)
+            if ((mask >> r & 1) && r != h->op_rank[u]) {
+                put(h, g, nd.op, nd.in, nd.n_in, &nd.attr, r, h->key[u]);
+                n++;
+            }
+        h->nrep += n > 0;
+    }
+    hg_graph_set_phase(g, was);
+    free(upd);
+    return 0;
 }
 
 int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
@@ -585,6 +628,7 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
                                                            latest backward node */
     int *pidx = calloc((size_t)hg_graph_n_tensors(g) + 1, sizeof *pidx); /* [nt] param
                                                                         index + 1 */
+    unsigned char *ar = NULL; /* [params] all-reduced by allreduce_sums */
     int rc = -1;
     if (!h->op_rank || !h->key || !pos || !lastkey || !seen || !last || !pidx) {
         hg_kerr(err, errlen, "out of memory");
@@ -661,7 +705,14 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
         h->op_rank[w] = r;
         h->key[w] = key;
     }
-    if (cfg->param_ar && allreduce_sums(h, g, cfg, err, errlen) != 0)
+    ar = calloc((size_t)hg_graph_n_params(g) + 1, 1);
+    if (!ar) {
+        hg_kerr(err, errlen, "out of memory");
+        goto done;
+    }
+    if (cfg->param_ar && allreduce_sums(h, g, cfg, ar, err, errlen) != 0)
+        goto done;
+    if (cfg->param_upd && replicate_updates(h, g, cfg, ar, err, errlen) != 0)
         goto done;
     if (order(h, g, nfb, err, errlen) != 0)
         goto done;
@@ -675,6 +726,7 @@ done:
     free(seen);
     free(last);
     free(pidx);
+    free(ar);
     return rc;
 }
 

@@ -642,10 +642,13 @@ void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
         snprintf(dev, sizeof dev, " on cuda:%d%s", hg_exec_device(c->train.ex),
                  c->cfg.lowp == HG_LOWP_BF16 ? " (bf16 GEMMs)"
                  : c->cfg.lowp == HG_LOWP_FP16 ? " (fp16 GEMMs, loss scaling)" : "");
-    char ar[96] = "";
+    char ar[192] = "";
     if (c->hyb && hg__hyb_allreduced(c->hyb) > 0)
         snprintf(ar, sizeof ar, "; %d parameters all-reduced among the ranks of their "
                  "pieces", hg__hyb_allreduced(c->hyb));
+    if (c->hyb && hg__hyb_replicated(c->hyb) > 0)
+        snprintf(ar + strlen(ar), sizeof ar - strlen(ar), "; %d parameters updated on "
+                 "every rank of their update op", hg__hyb_replicated(c->hyb));
     snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s "
              "(activations %.1f MiB, %.1f without reuse), BLAS %s, ISA %s, "
              "%d threads%s",

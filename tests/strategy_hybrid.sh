@@ -83,8 +83,14 @@ allreduced() { # log: its parameters all-reduced among their pieces' ranks (0: n
         "$tmp/$1.log" | head -n 1)
     echo "${n:-0}"
 }
+replicated() { # log: its parameters updated on several ranks from one gradient (0: none)
+    n=$(sed -n 's/.*; \([0-9]*\) parameters updated on every rank of their update op.*/\1/p' \
+        "$tmp/$1.log" | head -n 1)
+    echo "${n:-0}"
+}
 np=0
 nar=0
+nrep=0
 for seed in 1 2 3 4 5 6 7 8; do
     n=$((2 + seed % 3))
     mix $seed $n ev$n.cfg m$seed.cfg
@@ -99,10 +105,14 @@ for seed in 1 2 3 4 5 6 7 8; do
         bad "m$seed: not run in its planned order"
     np=$((np + $(sed -n 's/.*split into \([0-9]*\) pieces.*/\1/p' "$tmp/m$seed.log")))
     nar=$((nar + $(allreduced m$seed)))
+    nrep=$((nrep + $(replicated m$seed)))
 done
 # the mixes' AllReduce groups: parameters held by every rank of their pieces
 [ "$nar" -gt 0 ] || bad "the mixes all-reduce no parameter among their pieces' ranks"
-echo "ok: 8 random mixes on 2-4 ranks ($np pieces, $nar parameters all-reduced among their pieces' ranks) == 1 rank"
+# gradients made on one rank, update ops on several: each of those ranks
+# updates its own copy (the simulator's pricing; no parameter travels)
+[ "$nrep" -gt 0 ] || bad "the mixes update no parameter on several ranks from one gradient"
+echo "ok: 8 random mixes on 2-4 ranks ($np pieces, $nar parameters all-reduced among their pieces' ranks, $nrep updated on several ranks) == 1 rank"
 # group 3 of CP-AR model parallel on rank 1 (a mix tests/strategy_mp.sh
 # once refused)
 awk '/id = 3;/ { f = 1 } f && /mode = "dp"/ { print "      mode = \"mp\"; device = \"localhost:1\"; },"

@@ -1315,6 +1315,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .param_rank = r->strat.param_rank,
                             .n_param_rank = r->strat.nparams,
                             .param_ar = r->strat.param_ar,
+                            .param_upd = r->strat.param_upd,
                             .op_order = r->strat.order,
                             .n_op_order = r->strat.nops,
                             .recompute = r->strat.recompute,

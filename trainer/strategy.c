@@ -32,6 +32,7 @@ void hg_strat_free(struct hg_strat_run *s)
     free(s->bwd_node);
     free(s->param_rank);
     free(s->param_ar);
+    free(s->param_upd);
     free(s->recompute);
     memset(s, 0, sizeof *s);
 }
@@ -161,9 +162,10 @@ static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
     out->bwd_node = malloc(((size_t)hg_graph_n_nodes(g) + 1) * sizeof *out->bwd_node);
     out->param_rank = malloc(((size_t)pg->nparams + 1) * sizeof *out->param_rank);
     out->param_ar = malloc(((size_t)pg->nparams + 1) * sizeof *out->param_ar);
+    out->param_upd = calloc((size_t)pg->nparams + 1, sizeof *out->param_upd);
     int *prank = malloc(((size_t)hg_graph_n_tensors(g) + 1) * sizeof *prank); /* [nt] */
     if (!out->piece_dev || !out->bwd_start || !out->bwd_node || !out->param_rank ||
-        !out->param_ar || !prank) {
+        !out->param_ar || !out->param_upd || !prank) {
         free(prank);
         return hg_kerr(err, errlen, "out of memory");
     }
@@ -208,6 +210,16 @@ static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
         int r = a->kind == HG_LAGG_PS ? a->ps : prank[pg->param[i]];
         out->param_rank[i] = r >= 0 ? r : 0;
         out->param_ar[i] = a->kind == HG_LAGG_RING || a->kind == HG_LAGG_HIER;
+    }
+    /* where the update ops run (a server's parameter: on the server) */
+    for (int u = 0; u < nops; u++) {
+        const struct hg_node_info *nd = hg_graph_node(g, u);
+        if (nd->phase != HG_PH_UPDATE || nd->out >= 0 || nd->n_in == 0)
+            continue;
+        for (int i = 0; i < pg->nparams; i++)
+            if (pg->param[i] == nd->in[0] && lw->agg[i].kind != HG_LAGG_PS)
+                for (int k = 0; k < lw->ops[u].nplace && lw->ops[u].place[k].dev < 64; k++)
+                    out->param_upd[i] |= 1ull << lw->ops[u].place[k].dev;
     }
     free(prank);
     return 0;

@@ -36,6 +36,7 @@ struct hg_strat_run {
     int *bwd_node;        /* each forward node's backward nodes */
     int *param_rank;      /* [nparams] each parameter's owner */
     int *param_ar;        /* [nparams] 1: aggregated by AllReduce */
+    uint64_t *param_upd;  /* [nparams] ranks placing its update op (not a server's) */
     int *recompute;       /* [nrecompute] forward ops whose outputs are
                              recomputed before the backward (the lowering's:
                              a recomputing group's ops the backward reads) */
