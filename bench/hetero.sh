@@ -28,7 +28,9 @@
 #        passes a 64 KB burst at once, so small messages look faster than
 #        the rate and skew the fit: with 4096 among them the 100mbit
 #        set-up's AllReduce fit came out at 310 Mbit/s, 70% off its points),
-#        HG_FASHION_MNIST
+#        HG_FASHION_MNIST, HG_BENCH_KEEP (a directory: the strategy files,
+#        plans and logs are copied there at the end), HG_BENCH_TRACE (1:
+#        every run also writes hgtrain --trace, kept with HG_BENCH_KEEP)
 # Benchmarks are reports, not tests: a run that fails is printed as such.
 set -uo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,7 +49,8 @@ lsizes=${HG_BENCH_LINK_SIZES:-1048576,4194304}
 work=$(mktemp -d)
 name=hgb$$
 export HG_NETNS_STATE=$work/state
-trap '"$NC" down $name >/dev/null 2>&1; rm -rf "$work"' EXIT
+keep=${HG_BENCH_KEEP:-}
+trap '"$NC" down $name >/dev/null 2>&1; [ -n "$keep" ] && mkdir -p "$keep" && cp -r "$work"/*.cfg "$work"/*.plan "$work"/*.log "$work"/*.json "$keep"/ 2>/dev/null; rm -rf "$work"' EXIT
 echo "date: $(date -u '+%F %T') UTC; $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown); mnist, global batch $batch, $updates updates, 2 nodes x 1 worker (--threads 1), tcp"
 "$HGPRE" images --fashion-mnist "$fm" --out "$work/fm" >"$work/pre.log" 2>&1 ||
@@ -74,7 +77,8 @@ run_job() {
             --validate-interval 0 --no-save --threads 1 --max-update "$updates" \
             --rebalance-interval 0 \
             --distributed-world-size 2 --distributed-rank $r --distributed-timeout 120 \
-            --distributed-init-method "tcp://$HG_NETNS_SUBNET.1:$port" "$@" \
+            --distributed-init-method "tcp://$HG_NETNS_SUBNET.1:$port" \
+            ${HG_BENCH_TRACE:+--trace "$work/$tag.json"} "$@" \
             >"$work/$tag-$r.log" 2>&1 &
         eval "p$r=\$!"
     done

@@ -21,6 +21,7 @@ enum hg_comm_kind {
     HG_COMM_OP_BROADCAST,
     HG_COMM_OP_ALLGATHER,
     HG_COMM_OP_SEND,       /* point to point: send [n] bytes to root */
+    HG_COMM_OP_RECV,       /* point to point: receive [n] bytes into buf from root */
 };
 
 struct hg_comm_op {
@@ -30,7 +31,7 @@ struct hg_comm_op {
                               allgather: recv [world * n] bytes */
     const void *send;      /* allgather, send: [n] bytes */
     size_t n;              /* allreduce: elements; otherwise bytes */
-    int root;              /* broadcast; send: the peer */
+    int root;              /* broadcast; send, recv: the peer */
     void *after;           /* device backends: a stream whose queued work
                               comes first; host backends ignore it */
 };

@@ -61,6 +61,8 @@ static int run_op(struct hg_comm *c, const struct hg_comm_op *op, char *err,
         return c->ops->allgather(c, op->send, op->buf, op->n, err, errlen);
     case HG_COMM_OP_SEND:
         return c->ops->send(c, op->send, op->n, op->root, err, errlen);
+    case HG_COMM_OP_RECV:
+        return c->ops->recv(c, op->buf, op->n, op->root, err, errlen);
     }
     return hg_kerr(err, errlen, "%s: rank %d: unknown request kind %d",
                    c->ops->name, c->rank, (int)op->kind);
@@ -421,6 +423,20 @@ int hg_comm_send_start(struct hg_comm *c, const void *buf, size_t bytes, int pee
     if (c->ops->start) /* a device backend's queue takes collectives only */
         return hg_comm_send(c, buf, bytes, peer, err, errlen);
     struct hg_comm_op op = {.kind = HG_COMM_OP_SEND, .send = buf, .n = bytes, .root = peer};
+    return start(c, &op, req, err, errlen);
+}
+
+int hg_comm_recv_start(struct hg_comm *c, void *buf, size_t bytes, int peer,
+                       struct hg_comm_req *req, char *err, size_t errlen)
+{
+    assert(c && (buf || bytes == 0));
+    if (req)
+        req->id = 0;
+    if (bad_peer(c, peer, "recv", err, errlen) != 0)
+        return -1;
+    if (c->ops->start) /* a device backend's queue takes collectives only */
+        return hg_comm_recv(c, buf, bytes, peer, err, errlen);
+    struct hg_comm_op op = {.kind = HG_COMM_OP_RECV, .buf = buf, .n = bytes, .root = peer};
     return start(c, &op, req, err, errlen);
 }
 

@@ -136,6 +136,12 @@ int hg_comm_allgather_start(struct hg_comm *c, const void *send, void *recv,
  * blocking sends and these); a device backend (nccl) sends at once. */
 int hg_comm_send_start(struct hg_comm *c, const void *buf, size_t bytes, int peer,
                        struct hg_comm_req *req, char *err, size_t errlen);
+/* hg_comm_recv as a request, the same way (queued behind the requests
+ * started before it: a receive posted early takes what arrives while the
+ * caller computes, and the sends queued after it wait for it); a device
+ * backend receives at once. */
+int hg_comm_recv_start(struct hg_comm *c, void *buf, size_t bytes, int peer,
+                       struct hg_comm_req *req, char *err, size_t errlen);
 /* Waits until req and every request started before it are done (nccl:
  * every request started so far).  Every wait ends: each request's own
  * waits give up after the handle's timeout naming the peer. */

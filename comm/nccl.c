@@ -516,7 +516,9 @@ static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
     case HG_COMM_OP_ALLGATHER:
         NCCL_CHECK(c, ncclAllGather(op->send, op->buf, op->n, ncclUint8,
                                     c->comm, c->stream), err, errlen);
-        break;    case HG_COMM_OP_SEND:
+        break;
+    case HG_COMM_OP_SEND:
+    case HG_COMM_OP_RECV:
         break;
     }
     return 0;

@@ -259,6 +259,14 @@ done:
     return rc;
 }
 
+/* What precedes every transfer on the wire: the two ends check that they
+ * pair up (the same transfer of the same update). */
+struct wire {
+    uint64_t step;
+    int64_t tag;
+    int64_t bytes;
+};
+
 /* A SEND node's copy of what it sends, in flight on comm's progress thread
  * while this rank computes on (the executor may reuse the tensor's memory
  * at once). */
@@ -266,6 +274,8 @@ struct stage {
     char *buf;            /* [cap] the wire header, then the tensor's bytes */
     size_t cap;
     struct hg_comm_req req; /* the payload's send: done, the slot is free */
+    struct wire in;       /* a RECV node's: the header it received */
+    struct hg_comm_req rreq; /* a RECV node's payload, started, not waited */
 };
 
 struct hg_mp {
@@ -283,13 +293,28 @@ struct hg_mp {
     int ngrp;
 };
 
-/* What precedes every transfer on the wire: the two ends check that they
- * pair up (the same transfer of the same update). */
-struct wire {
-    uint64_t step;
-    int64_t tag;
-    int64_t bytes;
-};
+
+/* A RECV's bytes arrived: the header o checked against what this rank
+ * expects (w), then, on a GPU plan, copied to the device. */
+static int recv_done(struct hg_mp *mp, struct hg_exec *ex, int node, const struct wire *o,
+                     const struct wire *w, char *err, size_t errlen)
+{
+    const struct hg_node_info *nd = hg_graph_node(mp->g, node);
+    int me = hg_comm_rank(mp->comm), peer = nd->attr.comm.peer;
+    const char *name = hg_graph_tensor(mp->g, nd->out)->name; /* "<tensor>.recv" */
+    char e[300] = "";
+    if (o->step != w->step || o->tag != w->tag || o->bytes != w->bytes)
+        return hg_kerr(err, errlen, "rank %d: rank %d sent transfer %lld of update %llu "
+                       "(%lld bytes), expected transfer %lld of update %llu (%lld bytes): the "
+                       "ranks run different placements", me, peer, (long long)o->tag,
+                       (unsigned long long)o->step, (long long)o->bytes, (long long)w->tag,
+                       (unsigned long long)w->step, (long long)w->bytes);
+    /* to the device, queued before the ops that read it */
+    if (mp->via_host && hg_exec_comm_copy(ex, node, 0, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s from rank %d: %s", me,
+                       name, peer, e);
+    return 0;
+}
 
 static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
 {
@@ -366,32 +391,50 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
                            (unsigned long long)w.step, peer, e);
         return 0;
     }
+    if (mp->async && node < mp->nstage) {
+        /* received on comm's progress thread in the transfers' order while
+         * this rank computes on; the executor waits for it just before
+         * its first reader (mp_wait) */
+        struct stage *sg = &mp->stage[node];
+        if (hg_comm_recv_start(mp->comm, &sg->in, sizeof sg->in, peer, NULL, e,
+                               sizeof e) != 0 ||
+            hg_comm_recv_start(mp->comm, buf, b.bytes, peer, &sg->rreq, e, sizeof e) != 0)
+            return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
+                           "%llu) from rank %d: %s", me, name, (long long)w.tag,
+                           (unsigned long long)w.step, peer, e);
+        return 0;
+    }
     if (hg_comm_recv(mp->comm, &o, sizeof o, peer, e, sizeof e) != 0)
         return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
                        "%llu) from rank %d: %s", me, name, (long long)w.tag,
                        (unsigned long long)w.step, peer, e);
-    if (o.step != w.step || o.tag != w.tag || o.bytes != w.bytes)
-        return hg_kerr(err, errlen, "rank %d: rank %d sent transfer %lld of update %llu "
-                       "(%lld bytes), expected transfer %lld of update %llu (%lld bytes): the "
-                       "ranks run different placements", me, peer, (long long)o.tag,
-                       (unsigned long long)o.step, (long long)o.bytes, (long long)w.tag,
-                       (unsigned long long)w.step, (long long)w.bytes);
     if (hg_comm_recv(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
         return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
                        "%llu) from rank %d: %s", me, name, (long long)w.tag,
                        (unsigned long long)w.step, peer, e);
-    /* to the device, queued before the ops that read it */
-    if (mp->via_host && hg_exec_comm_copy(ex, node, 0, e, sizeof e) != 0)
-        return hg_kerr(err, errlen, "rank %d: receive of tensor %s from rank %d: %s", me,
-                       name, peer, e);
-    return 0;
+    return recv_done(mp, ex, node, &o, &w, err, errlen);
 }
 
-/* Everything happened in start, in the plan's order. */
+/* A RECV started as requests: its payload waited for (and everything
+ * queued before it), then checked; anything else happened in start. */
 static int mp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t errlen)
 {
-    (void)arg, (void)ex, (void)node, (void)err, (void)errlen;
-    return 0;
+    struct hg_mp *mp = arg;
+    const struct hg_node_info *nd = hg_graph_node(mp->g, node);
+    if (nd->op != HG_OP_RECV || !mp->async || node >= mp->nstage)
+        return 0;
+    struct stage *sg = &mp->stage[node];
+    struct hg_exec_buf b;
+    hg_exec_comm_buf(ex, node, &b);
+    struct wire w = {.step = mp->step, .tag = nd->attr.comm.tag, .bytes = (int64_t)b.bytes};
+    char e[300] = "";
+    if (hg_comm_wait_req(mp->comm, sg->rreq, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
+                       "%llu) from rank %d: %s", hg_comm_rank(mp->comm),
+                       hg_graph_tensor(mp->g, nd->out)->name, (long long)w.tag,
+                       (unsigned long long)w.step, nd->attr.comm.peer, e);
+    sg->rreq = (struct hg_comm_req){0};
+    return recv_done(mp, ex, node, &sg->in, &w, err, errlen);
 }
 
 static const struct hg_exec_comm_ops mp_ops = {.start = mp_start, .wait = mp_wait};
@@ -474,6 +517,7 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
         return NULL;
     }
     hg_exec_set_comm(ex, &mp_ops, mp);
+    hg_exec_set_comm_defer(ex, mp->async);
     return mp;
 }
 

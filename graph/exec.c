@@ -2,6 +2,7 @@
  * GPU through the op table's .cuda column) with the memory plan: one
  * allocation at creation, none per step. */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,16 +27,24 @@ struct hg_exec {
     size_t *bytes;        /* [nt] planned bytes of each tensor */
     int resolved;
     double *prof;         /* [n] seconds per position, NULL when off */
+    double *trace;        /* [n][2] start, end (hg_now) of each position's latest
+                             run, NULL when off */
     /* communication nodes, in order position order (hg_exec_set_comm) */
     struct comm_node {
         int pos;          /* its position in the order */
         int ready;        /* last earlier position reading or writing its
                              buffer; -1: none */
         int ahead;        /* no output: may start before its position */
+        int need;         /* with an output: the first later position reading
+                             it (n: none); without: pos */
     } *cm;                /* [ncm] */
     int ncm;
     int *cm_at;           /* [n] index into cm of each position, -1 */
-    int cm_next, cm_wait; /* this pass: cm[0, cm_next) started, [0, cm_wait) waited */
+    int cm_next, cm_wait; /* this pass: cm[0, cm_next) started, [0, cm_wait) waited
+                             or pending */
+    int defer;            /* hg_exec_set_comm_defer */
+    int *pend, npend;     /* [ncm] started comm nodes whose waits wait for their
+                             need position */
     struct hg_exec_comm_ops cops; /* NULL members: none installed */
     void *carg;
     int early;            /* hg_exec_set_early_comm */
@@ -169,9 +178,10 @@ static int plan_comm(struct hg_exec *ex, char *err, size_t errlen)
     const struct hg_graph *g = ex->g;
     ex->cm_at = malloc((size_t)(ex->n ? ex->n : 1) * sizeof *ex->cm_at);
     ex->cm = malloc((size_t)(ex->n ? ex->n : 1) * sizeof *ex->cm);
+    ex->pend = malloc((size_t)(ex->n ? ex->n : 1) * sizeof *ex->pend);
     unsigned char *mark = calloc((size_t)(g->nt ? g->nt : 1), 1); /* [nt] in the buffer */
     int rc = 0;
-    if (!ex->cm_at || !ex->cm || !mark) {
+    if (!ex->cm_at || !ex->cm || !ex->pend || !mark) {
         free(mark);
         return hg_kerr(err, errlen, "out of memory");
     }
@@ -201,7 +211,14 @@ static int plan_comm(struct hg_exec *ex, char *err, size_t errlen)
             mark[nd->n_in == 0 ? nd->out : nd->in[0]] = 1;
         }
         struct comm_node *c = &ex->cm[ex->ncm];
-        *c = (struct comm_node){.pos = i, .ready = -1, .ahead = nd->out < 0};
+        *c = (struct comm_node){.pos = i, .ready = -1, .ahead = nd->out < 0,
+                                .need = nd->out < 0 ? i : ex->n};
+        for (int q = i + 1; q < ex->n && c->need == ex->n; q++) {
+            const struct hg_node_info *o = &g->n[ex->order[q]];
+            for (int k = 0; k < o->n_in; k++)
+                if (o->in[k] == nd->out)
+                    c->need = q;
+        }
         for (int q = 0; q < i; q++) {
             const struct hg_node_info *o = &g->n[ex->order[q]];
             int touch = o->out >= 0 && mark[o->out];
@@ -226,9 +243,35 @@ static int comm_call(struct hg_exec *ex, int k, int start, char *err, size_t err
         return hg_kerr(err, errlen, "node %d (%s): a communication op, and no comm "
                        "callbacks are installed (hg_exec_set_comm)", node, op);
     char e[384] = "";
+    if (ex->trace && start)
+        ex->trace[2 * ex->cm[k].pos] = hg_now();
     if (fn(ex->carg, ex, node, e, sizeof e) != 0)
         return hg_kerr(err, errlen, "node %d (%s): %s", node, op, e);
+    if (ex->trace && !start)
+        ex->trace[2 * ex->cm[k].pos + 1] = hg_now();
     return 0;
+}
+
+/* Deferred comm nodes (hg_exec_set_comm_defer) whose need position is at
+ * or before i: waited now (INT_MAX: all of them). */
+static int comm_pending(struct hg_exec *ex, int i, char *err, size_t errlen)
+{
+    int kept = 0, rc = 0;
+    for (int j = 0; j < ex->npend; j++) {
+        int k = ex->pend[j];
+        if (rc != 0 || ex->cm[k].need > i) {
+            ex->pend[kept++] = k;
+            continue;
+        }
+        /* the compute owed so far first: a slowed device reaches the wait later */
+        if (ex->slow && (rc = slow_settle(ex, err, errlen)) != 0)
+            continue;
+        rc = comm_call(ex, k, 0, err, errlen);
+        if (ex->slow)
+            ex->seg_t0 = hg_now();
+    }
+    ex->npend = kept;
+    return rc;
 }
 
 /* Early start after position i (i = begin - 1 at a run's start): the next
@@ -261,6 +304,7 @@ static int comm_node(struct hg_exec *ex, int i, int end, char *err, size_t errle
                            "never waited", ex->order[i], hg_op_table[ex->g->n[ex->order[i]].op].name,
                            ex->order[ex->cm[ex->cm_wait].pos]);
         ex->cm_next = ex->cm_wait = 0;
+        ex->npend = 0;
     }
     if (k != ex->cm_wait)
         return hg_kerr(err, errlen, "node %d: comm node %d comes first in this pass",
@@ -278,7 +322,9 @@ static int comm_node(struct hg_exec *ex, int i, int end, char *err, size_t errle
             return -1;
         ex->cm_next++;
     }
-    if (comm_call(ex, k, 0, err, errlen) != 0)
+    if (ex->defer && ex->cm[k].need > i + 1)
+        ex->pend[ex->npend++] = k; /* waited just before its first reader */
+    else if (comm_call(ex, k, 0, err, errlen) != 0)
         return -1;
     ex->cm_wait = k + 1;
     if (ex->cm_wait == ex->ncm)
@@ -305,6 +351,19 @@ void hg_exec_profile(struct hg_exec *ex, int on)
 const double *hg_exec_profile_times(const struct hg_exec *ex)
 {
     return ex->prof;
+}
+
+void hg_exec_set_comm_defer(struct hg_exec *ex, int on) { ex->defer = on != 0; }
+
+void hg_exec_trace(struct hg_exec *ex, int on)
+{
+    free(ex->trace);
+    ex->trace = on ? calloc(2 * (size_t)(ex->n ? ex->n : 1), sizeof(double)) : NULL;
+}
+
+const double *hg_exec_trace_times(const struct hg_exec *ex)
+{
+    return ex->trace;
 }
 
 int hg_exec_order_at(const struct hg_exec *ex, int i)
@@ -739,6 +798,7 @@ void hg_exec_free(struct hg_exec *ex)
     if (!ex)
         return;
     free(ex->prof);
+    free(ex->trace);
 #ifdef HG_HAVE_CUDA
     if (ex->device >= 0) {
         hg_cuda_free(ex->stash);
@@ -757,6 +817,7 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->order);
     free(ex->cm);
     free(ex->cm_at);
+    free(ex->pend);
     free(ex->fuse);
     free(ex->fuse_numel);
     free(ex);
@@ -893,7 +954,7 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
 #endif
     /* per-op times: the profile's, or the slowdown's on the CPU (one
      * branch per node when both are off) */
-    const int timed = ex->prof || (ex->slow && !gpu);
+    const int timed = ex->prof || ex->trace || (ex->slow && !gpu);
     if (ex->slow)
         ex->seg_t0 = hg_now();
     struct hg_kctx ctx = {
@@ -913,6 +974,8 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
     for (int i = begin; i < end && rc == 0; i++) {
         const struct hg_node_info *nd = &g->n[ex->order[i]];
         ex->cur = i;
+        if (ex->npend && (rc = comm_pending(ex, i, err, errlen)) != 0)
+            break;
         if (ex->cm_at[i] >= 0) {
             /* a comm node's own time is never slowed */
             if (ex->slow && (rc = slow_settle(ex, err, errlen)) != 0)
@@ -964,6 +1027,8 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
             /* slept in pieces of about 1 ms: the op's slowdown stays near it */
             if (ex->slow && !gpu && (ex->debt += (ex->slow - 1) * dt) >= 1e-3)
                 slow_pay(ex);
+            if (ex->trace) /* with the slowdown's sleep just paid, if any */
+                ex->trace[2 * i] = t0, ex->trace[2 * i + 1] = hg_now();
         }
         if (rc != 0) {
             hg_kerr(err, errlen, "node %d (%s -> %s)%s: %s", ex->order[i],
@@ -976,6 +1041,9 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
             rc = comm_early(ex, i, err, errlen);
     }
     ex->cur = -1;
+    /* what the caller may read after the run has arrived */
+    if (rc == 0 && ex->npend)
+        rc = comm_pending(ex, INT_MAX, err, errlen);
     if (rc != 0)
         return -1;
 #ifdef HG_HAVE_CUDA

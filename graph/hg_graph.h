@@ -374,6 +374,12 @@ struct hg_exec_comm_ops {
 };
 void hg_exec_set_comm(struct hg_exec *ex, const struct hg_exec_comm_ops *ops, void *arg);
 void hg_exec_set_early_comm(struct hg_exec *ex, int on);
+/* With defer on, a comm node with an output (a RECV) whose first reader
+ * comes later is started at its position as always but waited just before
+ * that reader (or at the end of the run, whichever comes first): a
+ * receive started early lands while the ops between compute.  The
+ * callbacks must allow it (the wait of a started request). */
+void hg_exec_set_comm_defer(struct hg_exec *ex, int on);
 /* Emulates a device f times slower (a test and benchmark aid; f <= 1:
  * off, the default): every node that is not a comm node adds f - 1 times
  * its measured wall time to a debt, slept off (nanosleep: no core is used)
@@ -404,6 +410,10 @@ void *hg_exec_stream(struct hg_exec *ex);
 /* Per-node wall time, accumulated over runs (the profiler's raw data). */
 void hg_exec_profile(struct hg_exec *ex, int on);
 const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
+/* The timeline of the latest run (hgtrain --trace): each position's start
+ * and end (hg_now) when it last ran; a GPU plan's are launch times. */
+void hg_exec_trace(struct hg_exec *ex, int on);
+const double *hg_exec_trace_times(const struct hg_exec *ex); /* [n][2] or NULL */
 /* Kernel calls in one pass over the whole order (communication nodes
  * aside); *views: reshapes that are views (no call), *fused: update nodes
  * run with an earlier one (memplan.c, fuse_updates in exec.c). */

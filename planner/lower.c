@@ -231,6 +231,14 @@ static void lower_out(struct hg_lowered *lw, int v)
     o->nneed = o->nxfer = 0;
     if (po->out < 0)
         return;
+    /* A sum over its rows (a bias gradient's SUM_TO, the loss) that is no
+     * parameter's gradient: each place holds the partial of its rows, and
+     * a consumer's rows need the partials of the places holding them, each
+     * a whole tensor (the executor's pieces do that; a gradient's partials
+     * are the aggregation's) */
+    int red = 0;
+    for (int i = 0; i < po->nin && !po->out_batch && !po->out_grad; i++)
+        red |= po->in[i].batch;
     char need[HG_PLAN_MAXDEV];       /* [ndev] a consumer replica is there */
     int64_t lo[HG_PLAN_MAXDEV], hi[HG_PLAN_MAXDEV]; /* [ndev] the hull of their rows */
     memset(need, 0, (size_t)nd);
@@ -240,7 +248,7 @@ static void lower_out(struct hg_lowered *lw, int v)
     }
     for (int k = 0; k < po->ncons; k++) {
         int w = po->cons[k];
-        int rows = po->out_batch && reads_rows(&lw->pg->ops[w], v);
+        int rows = red || (po->out_batch && reads_rows(&lw->pg->ops[w], v));
         const struct hg_lop *ow = &lw->ops[w];
         for (int i = 0; i < ow->nplace; i++) {
             const struct hg_lplace *q = &ow->place[i];
@@ -267,7 +275,7 @@ static void lower_out(struct hg_lowered *lw, int v)
         n->begin = lo[e] < hi[e] ? lo[e] : 0;
         n->end = lo[e] < hi[e] ? hi[e] : 0;
         n->xfer0 = o->nxfer;
-        if (!po->out_batch) { /* whole: made here, or from the first device */
+        if (!po->out_batch && !red) { /* whole: made here, or from the first device */
             n->begin = 0;
             n->end = B;
             if (mine) {

@@ -172,6 +172,11 @@ static int check(const struct hg_lowered *lw, const struct hg_strategy *st, cons
             CHECK(o->nneed == 0 && o->nxfer == 0, "%s: op %d without output sends", what, v);
             continue;
         }
+        /* a sum over its rows that is no gradient: partials by rows */
+        int red = 0;
+        for (int i = 0; i < po->nin && !po->out_batch && !po->out_grad; i++)
+            red |= po->in[i].batch;
+        int byrows = po->out_batch || red;
         char reader[HG_PLAN_MAXDEV] = {0};
         for (int i = 0; i < po->ncons; i++) {
             const struct hg_lop *w = &lw->ops[po->cons[i]];
@@ -195,8 +200,8 @@ static int check(const struct hg_lowered *lw, const struct hg_strategy *st, cons
             const struct hg_lplace *mine = place_on(o, e);
             int64_t lb = 0, le = 0;
             if (mine) {
-                lb = po->out_batch ? (mine->begin > n->begin ? mine->begin : n->begin) : 0;
-                le = po->out_batch ? (mine->end < n->end ? mine->end : n->end) : B;
+                lb = byrows ? (mine->begin > n->begin ? mine->begin : n->begin) : 0;
+                le = byrows ? (mine->end < n->end ? mine->end : n->end) : B;
                 if (le <= lb)
                     lb = le = 0;
             }
@@ -212,13 +217,13 @@ static int check(const struct hg_lowered *lw, const struct hg_strategy *st, cons
                       "%s", what, v, x->src, x->dst, pg->c->devices[e].name);
                 if (!src)
                     continue;
-                int64_t sb = po->out_batch ? src->begin : 0, se = po->out_batch ? src->end : B;
+                int64_t sb = byrows ? src->begin : 0, se = byrows ? src->end : B;
                 CHECK(x->begin >= sb && x->end <= se && x->begin < x->end,
                       "%s: op %d: %s sends rows %lld-%lld it does not hold", what, v,
                       pg->c->devices[x->src].name, (long long)x->begin, (long long)x->end);
                 CHECK(x->split == (x->begin > sb || x->end < se), "%s: op %d: split flag",
                       what, v);
-                if (!po->out_batch)
+                if (!byrows)
                     CHECK(x->src == o->place[0].dev, "%s: op %d: a whole tensor from %s, not "
                           "the first device", what, v, pg->c->devices[x->src].name);
                 for (int64_t r = x->begin; r < x->end && r < B; r++)
@@ -237,7 +242,7 @@ static int check(const struct hg_lowered *lw, const struct hg_strategy *st, cons
                 const struct hg_lplace *q = place_on(&lw->ops[w], e);
                 if (!q)
                     continue;
-                int rows = po->out_batch && reads_rows(&pg->ops[w], v);
+                int rows = red || (po->out_batch && reads_rows(&pg->ops[w], v));
                 int64_t a = rows ? q->begin : 0, b = rows ? q->end : B;
                 CHECK(a >= b || (a >= n->begin && b <= n->end), "%s: op %d reads rows "
                       "%lld-%lld of op %d on %s, which has %lld-%lld", what, w, (long long)a,

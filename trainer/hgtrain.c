@@ -644,6 +644,49 @@ static void print_profile(struct run *r)
     }
 }
 
+/* --trace: the latest step's ops on this rank, Chrome trace JSON (pid:
+ * the rank; times: the machine's monotonic clock in us, so the ranks of
+ * one machine line up); rank R of several writes FILE.rankR (before the
+ * extension).  -1 with err naming the file. */
+static int write_trace(struct run *r, char *err, size_t errlen)
+{
+    struct hg_exec *ex = hg_ctl_exec(r->ctl);
+    const struct hg_graph *g = hg_ctl_graph(r->ctl);
+    const double *t = hg_exec_trace_times(ex); /* [n][2] */
+    char path[4096];
+    const char *dot = strrchr(r->o.trace, '.'), *slash = strrchr(r->o.trace, '/');
+    if (dot && slash && dot < slash)
+        dot = NULL;
+    if (r->world > 1)
+        snprintf(path, sizeof path, "%.*s.rank%d%s", dot ? (int)(dot - r->o.trace)
+                 : (int)strlen(r->o.trace), r->o.trace, r->rank, dot ? dot : "");
+    else
+        snprintf(path, sizeof path, "%s", r->o.trace);
+    FILE *f = t ? fopen(path, "w") : NULL;
+    if (!f)
+        return hg_kerr(err, errlen, "--trace %s: %s", path, t ? strerror(errno) : "no timeline");
+    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n"
+            "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
+            "\"args\": {\"name\": \"rank %d\"}}", r->rank, r->rank);
+    for (int i = 0; i < hg_exec_n(ex); i++) {
+        if (t[2 * i] <= 0) /* never ran here (fused with an earlier node) */
+            continue;
+        int v = hg_exec_order_at(ex, i);
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        /* transfers (started, then waited for) on a track of their own */
+        fprintf(f, ",\n{\"name\": \"%s #%d\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
+                "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"out\": \"%s\"}}",
+                hg_op_table[nd->op].name, v, r->rank,
+                (hg_op_table[nd->op].flags & HG_OPF_COMM) != 0, t[2 * i] * 1e6,
+                (t[2 * i + 1] - t[2 * i]) * 1e6,
+                nd->out >= 0 ? hg_graph_tensor(g, nd->out)->name : "-");
+    }
+    fprintf(f, "\n]}\n");
+    if (ferror(f) | (fclose(f) != 0))
+        return hg_kerr(err, errlen, "--trace %s: write failed", path);
+    return 0;
+}
+
 /* The plan of epoch r->epoch from first_step on. A fresh epoch is one
  * segment with this run's budgets; a resumed one continues the
  * checkpoint's segments, and starts a new one at first_step when this run
@@ -1915,11 +1958,15 @@ int main(int argc, char **argv)
         signal(SIGTERM, on_signal);
         if (r.o.profile_ops)
             hg_exec_profile(hg_ctl_exec(r.ctl), 1);
+        if (r.o.trace)
+            hg_exec_trace(hg_ctl_exec(r.ctl), 1);
         r.first_update = r.num_updates;
         r.t_train0 = hg_now();
         rc = train(&r, first_step, err, sizeof(err));
         if (rc == 0 && r.o.profile_ops && r.rank == 0)
             print_profile(&r);
+        if (rc == 0 && r.o.trace)
+            rc = write_trace(&r, err, sizeof err);
     }
     if (rc < 0) {
         if (r.world > 1)

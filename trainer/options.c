@@ -202,6 +202,11 @@ const struct hg_opt hg_train_opts[] = {
     {.name = "profile-ops", .type = HG_OPT_BOOL, .group = G_GEN, .offset = OFF(profile_ops),
      .help = "time every op of the training plan (a GPU waits after each) and "
              "print the op kinds that took the most time at the end"},
+    {.name = "trace", .type = HG_OPT_STR, .group = G_GEN, .offset = OFF(trace),
+     .help = "write the timeline of the last training step, every op and transfer "
+             "with its start and end, as Chrome trace JSON (chrome://tracing, Perfetto; "
+             "as hgplan --trace writes the simulated one); with several ranks each "
+             "writes its own, FILE with .rankR before the extension"},
     {.name = "no-save", .type = HG_OPT_BOOL, .group = G_CKPT,
      .offset = OFF(no_save), .help = "write no checkpoints"},
     {.name = "save-sharded", .type = HG_OPT_BOOL, .group = G_CKPT,

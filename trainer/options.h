@@ -85,6 +85,7 @@ struct hg_opts {
     int64_t keep_interval_updates; /* -1: keep all */
     int no_save;
     int profile_ops;              /* time every op; print the top kinds */
+    const char *trace;            /* the last step's timeline (Chrome trace) */
     int no_epoch_checkpoints;
     int save_sharded;             /* each rank writes a shard (the params it owns) */
     char *best_checkpoint_metric; /* default "loss" */
