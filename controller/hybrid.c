@@ -569,6 +569,37 @@ done:
     return rc;
 }
 
+/* An accumulating ADD goes as late as its readers allow (the key of its
+ * earliest reader): one that adds what another rank made waits for that
+ * transfer, and a chain of them on one rank follows the last (the
+ * receive is waited for just before its first reader), so the ops placed
+ * between compute while the partial arrives. */
+static int late_sums(struct hg_hyb *h, const struct hg_graph *g, int nfb, char *err,
+                     size_t errlen)
+{
+    int nt = hg_graph_n_tensors(g);
+    int64_t *mk = malloc(((size_t)nt + 1) * sizeof *mk); /* [nt] earliest reader's key */
+    if (!mk)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int t = 0; t < nt; t++)
+        mk[t] = INT64_MAX;
+    /* id order is topological: a node's readers come after it */
+    for (int w = nfb - 1; w >= 0; w--) {
+        const struct hg_node_info *nd = hg_graph_node(g, w);
+        int accum = 0;
+        if (h->op_rank[w] < 0)
+            continue;
+        hg_graph_node_origin(g, w, &accum);
+        if (accum && nd->out >= 0 && mk[nd->out] != INT64_MAX && mk[nd->out] > h->key[w])
+            h->key[w] = mk[nd->out];
+        for (int k = 0; k < nd->n_in; k++)
+            if (h->key[w] < mk[nd->in[k]])
+                mk[nd->in[k]] = h->key[w];
+    }
+    free(mk);
+    return 0;
+}
+
 /* cfg.param_upd: a parameter not all-reduced above (its gradient made
  * whole on one rank) whose optimizer op the strategy runs on several
  * ranks: each of them gets a copy of the op reading that gradient (mp.c
@@ -710,6 +741,8 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
+    if (late_sums(h, g, nfb, err, errlen) != 0)
+        goto done;
     if (cfg->param_ar && allreduce_sums(h, g, cfg, ar, err, errlen) != 0)
         goto done;
     if (cfg->param_upd && replicate_updates(h, g, cfg, ar, err, errlen) != 0)
