@@ -64,6 +64,60 @@ static inline void case_send_start(struct hg_comm *c)
         free(m[k]);
 }
 
+/* Receives as requests (hg_comm_recv_start), as model parallelism's
+ * RECV nodes use them: each rank of 0 and 1 posts, in one order, a
+ * receive of a large message from the other, a send of its own and a
+ * second receive, before the peer has sent anything; the blocking recv
+ * of rank 1 meanwhile would have waited.  Both end with the peer's bytes,
+ * and a wait for the second receive covers the first (FIFO). */
+static inline void case_recv_start(struct hg_comm *c)
+{
+    int me = hg_comm_rank(c);
+    char err[512] = "";
+    if (hg_comm_world(c) < 2 || me > 1)
+        return;
+    int peer = 1 - me;
+    static const size_t ns[] = {(2u << 20) + 3, 4099};
+    unsigned char *in[2], *out[2];
+    for (int k = 0; k < 2; k++) {
+        in[k] = calloc(ns[k], 1);
+        out[k] = malloc(ns[k]);
+        REQUIRE(in[k] && out[k], "malloc");
+        for (size_t i = 0; i < ns[k]; i++)
+            out[k][i] = case_pat(me, k + 10, i);
+    }
+    struct hg_comm_req r[3];
+    /* rank 0: recv 0, send 0, send 1, recv 1; rank 1: send 0, recv 0,
+     * recv 1, send 1 (each FIFO pairs with the other's in order) */
+    if (me == 0) {
+        REQUIRE(hg_comm_recv_start(c, in[0], ns[0], peer, &r[0], err, sizeof err) == 0 &&
+                    hg_comm_send_start(c, out[0], ns[0], peer, NULL, err, sizeof err) == 0 &&
+                    hg_comm_send_start(c, out[1], ns[1], peer, NULL, err, sizeof err) == 0 &&
+                    hg_comm_recv_start(c, in[1], ns[1], peer, &r[1], err, sizeof err) == 0,
+                "rank 0 starts: %s", err);
+    } else {
+        sleep_s(0.05); /* rank 0's receive waits on the progress thread */
+        REQUIRE(hg_comm_send_start(c, out[0], ns[0], peer, NULL, err, sizeof err) == 0 &&
+                    hg_comm_recv_start(c, in[0], ns[0], peer, &r[0], err, sizeof err) == 0 &&
+                    hg_comm_recv_start(c, in[1], ns[1], peer, &r[1], err, sizeof err) == 0 &&
+                    hg_comm_send_start(c, out[1], ns[1], peer, &r[2], err, sizeof err) == 0,
+                "rank 1 starts: %s", err);
+    }
+    REQUIRE(hg_comm_wait_req(c, r[1], err, sizeof err) == 0, "rank %d wait: %s", me, err);
+    for (int k = 0; k < 2; k++) {
+        size_t bad = 0;
+        for (size_t i = 0; i < ns[k]; i++)
+            bad += in[k][i] != case_pat(peer, k + 10, i);
+        EXPECT(bad == 0, "rank %d: message %d of rank %d's, received as a request: %zu "
+               "bytes differ", me, k, peer, bad);
+    }
+    REQUIRE(hg_comm_wait(c, err, sizeof err) == 0, "rank %d wait: %s", me, err);
+    for (int k = 0; k < 2; k++) {
+        free(in[k]);
+        free(out[k]);
+    }
+}
+
 /* Several requests in flight (f32 and f64 allreduces, a broadcast, an
  * allgather), waited for in another order than started: bitwise the
  * blocking calls' results on the same inputs; a blocking call right after
@@ -206,6 +260,7 @@ static inline void case_async(struct hg_comm *c)
                hg_comm_wait(c, err, sizeof err) == 0,
            "rank %d: waits with nothing pending: %s", me, err);
     case_send_start(c);
+    case_recv_start(c);
     REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
             err);
 }

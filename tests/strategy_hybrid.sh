@@ -16,7 +16,7 @@
 #     baselines and hgtrain --plan mcmc: the same loss at every update
 #     and, after K updates, the same parameters and optimizer state as 1
 #     rank on the same batches (relative error <= 1e-5; bert's Adam state
-#     1e-4);
+#     1e-4); --trace writes each rank's timeline of its last step;
 #     A whole epoch of bert (its last batch 12 samples): 9 pieces train it, 15
 #     drop it with a warning;
 #  2. a random strategy resumed half-way and run over tcp: bitwise the
@@ -121,6 +121,16 @@ strat cpar-mp3 2 c2 cpar-mp3.cfg && check cpar-mp3 ref
 # CP-AR's other groups split 64/32 across both ranks: their weights are
 # all-reduced, not sent from an owner
 [ "$(allreduced cpar-mp3)" -gt 0 ] || bad "cpar-mp3: no parameter all-reduced among its pieces' ranks"
+# --trace: every rank writes its last step's timeline (Chrome trace JSON),
+# compute on track 0, transfers (started, then waited for) on track 1
+strat trace 2 c2 cpar-mp3.cfg --trace "$tmp/tr.json" && for r in 0 1; do
+    f=$tmp/tr.rank$r.json
+    [ "$(grep -c "\"ph\": \"X\", \"pid\": $r, \"tid\": 0" "$f" 2>/dev/null)" -ge 10 ] ||
+        bad "--trace: rank $r's $f has fewer than 10 ops"
+    grep -q "\"name\": \"\(recv\|send\) #[0-9]*\", \"ph\": \"X\", \"pid\": $r, \"tid\": 1" "$f" ||
+        bad "--trace: rank $r's $f has no transfer"
+    tail -n 1 "$f" | grep -q '^]}$' || bad "--trace: rank $r's $f does not end the JSON"
+done
 
 # the small Transformer: Adam, two state tensors per parameter, shapes that
 # change with every batch
