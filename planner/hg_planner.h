@@ -410,6 +410,10 @@ struct hg_pop {
     int64_t out_bytes;
     int *cons, ncons;     /* distinct consumer ops */
     int *params, nparams; /* param tensors it needs resident (reads or updates) */
+    int *preaders, npreaders; /* an update op: the ops (not updates) reading the
+                                 parameter it updates (its input 0) */
+    int pidx;             /* an update op: that parameter's index (pg->param),
+                             -1: none */
 };
 
 struct hg_pgraph {
@@ -427,6 +431,7 @@ struct hg_pgraph {
                            * (a forward-only graph) */
     int *grad_op;         /* [nparams] the op that writes the gradient, -1:
                            * none (a param the loss does not use) */
+    int *upd_op;          /* [nparams] the op updating it, -1: none */
 };
 
 /* -1 with err for a cluster beyond HG_PLAN_MAXDEV devices or batch < 1. */

@@ -221,6 +221,47 @@ static int reads_rows(const struct hg_pop *w, int v)
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Update op v's parameter where ops read it: the devices holding its new
+ * value are the update's places (a server's parameter: the server and the
+ * devices its pull reaches, the gradient op's); every other device with a
+ * reader gets it whole from the first holder, after the update (hgtrain
+ * sends it before the next step's ops). */
+static void lower_param(struct hg_lowered *lw, int v)
+{
+    const struct hg_pop *po = &lw->pg->ops[v];
+    struct hg_lop *o = &lw->ops[v];
+    if (po->pidx < 0 || po->npreaders == 0 || o->nplace == 0)
+        return;
+    char hold[HG_PLAN_MAXDEV], need[HG_PLAN_MAXDEV]; /* [ndev] */
+    memset(hold, 0, (size_t)lw->ndev);
+    memset(need, 0, (size_t)lw->ndev);
+    for (int i = 0; i < o->nplace; i++)
+        hold[o->place[i].dev] = 1;
+    const struct hg_lagg *a = &lw->agg[po->pidx];
+    int src = o->place[0].dev;
+    if (a->kind == HG_LAGG_PS) {
+        hold[a->ps] = 1;
+        src = a->ps;
+        for (int i = 0; i < lw->ops[a->op].nplace; i++)
+            hold[lw->ops[a->op].place[i].dev] = 1;
+    }
+    for (int k = 0; k < po->npreaders; k++) {
+        const struct hg_lop *w = &lw->ops[po->preaders[k]];
+        for (int i = 0; i < w->nplace; i++)
+            need[w->place[i].dev] = !hold[w->place[i].dev];
+    }
+    for (int e = 0; e < lw->ndev; e++) {
+        if (!need[e])
+            continue;
+        o->need = grow(o->need, o->nneed, &o->cneed, sizeof(*o->need));
+        struct hg_lneed *n = &o->need[o->nneed++];
+        *n = (struct hg_lneed){.dev = e, .begin = 0, .end = lw->batch, .xfer0 = o->nxfer,
+                               .nxfer = 1, .concat = 1};
+        o->xfer = grow(o->xfer, o->nxfer, &o->cxfer, sizeof(*o->xfer));
+        o->xfer[o->nxfer++] = (struct hg_lxfer){src, e, 0, lw->batch, 0};
+    }
+}
+
 /* Op v's needs and transfers, from its places and its consumers'. */
 static void lower_out(struct hg_lowered *lw, int v)
 {
@@ -229,8 +270,10 @@ static void lower_out(struct hg_lowered *lw, int v)
     int nd = lw->ndev;
     int64_t B = lw->batch;
     o->nneed = o->nxfer = 0;
-    if (po->out < 0)
+    if (po->out < 0) {
+        lower_param(lw, v);
         return;
+    }
     /* A sum over its rows (a bias gradient's SUM_TO, the loss) that is no
      * parameter's gradient: each place holds the partial of its rows, and
      * a consumer's rows need the partials of the places holding them, each
@@ -365,10 +408,10 @@ int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err
     recompute_plan(lw, st);
     for (int v = 0; v < N; v++)
         lower_place(lw, st, v);
+    for (int i = 0; i < lw->pg->nparams; i++) /* before the outputs: a server's pull */
+        lower_agg(lw, st, i);
     for (int v = 0; v < N; v++)
         lower_out(lw, v);
-    for (int i = 0; i < lw->pg->nparams; i++)
-        lower_agg(lw, st, i);
     return 0;
 }
 
@@ -386,6 +429,9 @@ int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, i
         HG_CHECK(st->group[v] == g);
         lower_place(lw, st, v);
     }
+    for (int i = lw->gstart[g]; i < lw->gstart[g + 1]; i++)
+        if (lw->ops[lw->gops[i]].agg >= 0)
+            lower_agg(lw, st, lw->ops[lw->gops[i]].agg);
     /* the outputs of g's ops and of their producers (whose consumers moved) */
     for (int i = lw->gstart[g]; i < lw->gstart[g + 1]; i++) {
         int v = lw->gops[i];
@@ -398,8 +444,24 @@ int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, i
                 lower_out(lw, u);
             }
         }
-        if (lw->ops[v].agg >= 0)
-            lower_agg(lw, st, lw->ops[v].agg);
+        /* where the parameters it reads are updated: their transfers (and
+         * a server's pull to a gradient op's places) */
+        int nu = o->nparams + (lw->ops[v].agg >= 0);
+        for (int k = 0; k < nu; k++) {
+            int u = -1;
+            if (k < o->nparams) {
+                for (int j = 0; j < lw->pg->nparams && u < 0; j++)
+                    if (lw->pg->param[j] == o->params[k])
+                        u = lw->pg->upd_op[j];
+            } else {
+                u = lw->pg->upd_op[lw->ops[v].agg];
+            }
+            if (u >= 0 && lw->stamp[u] != lw->stampv) {
+                lw->stamp[u] = lw->stampv;
+                changed[n++] = u;
+                lower_out(lw, u);
+            }
+        }
     }
     return n;
 }

@@ -21,14 +21,51 @@ static void params(struct hg_pgraph *pg, const struct hg_graph *g)
     pg->param = malloc(((size_t)pg->nparams + 1) * sizeof(int));
     pg->param_grad = malloc(((size_t)pg->nparams + 1) * sizeof(int));
     pg->grad_op = malloc(((size_t)pg->nparams + 1) * sizeof(int));
-    HG_CHECK(pg->param && pg->param_grad && pg->grad_op);
+    pg->upd_op = malloc(((size_t)pg->nparams + 1) * sizeof(int));
+    int *pi = malloc(((size_t)pg->ntensors + 1) * sizeof(int)); /* [ntensors] param index */
+    HG_CHECK(pg->param && pg->param_grad && pg->grad_op && pg->upd_op && pi);
+    for (int t = 0; t < pg->ntensors; t++)
+        pi[t] = -1;
     for (int i = 0; i < pg->nparams; i++) {
         int p = hg_graph_param_at(g, i);
         int gp = hg_graph_grad(g, p);
         pg->param[i] = p;
         pg->param_grad[i] = gp;
         pg->grad_op[i] = gp >= 0 ? hg_graph_tensor(g, gp)->producer : -1;
+        pg->upd_op[i] = -1;
+        pi[p] = i;
     }
+    /* each parameter's update op and the ops reading the parameter: where
+     * the updated value has to be (the lowering's transfers of it) */
+    int *nr = calloc((size_t)pg->nops + 1, sizeof(int)); /* [nops] readers per update op */
+    HG_CHECK(nr != NULL);
+    for (int n = 0; n < pg->nops; n++) {
+        struct hg_pop *o = &pg->ops[n];
+        o->pidx = -1;
+        if (o->out < 0 && o->phase == HG_PH_UPDATE && o->nin > 0 && pi[o->in[0].tensor] >= 0 &&
+            pg->upd_op[pi[o->in[0].tensor]] < 0) {
+            o->pidx = pi[o->in[0].tensor];
+            pg->upd_op[o->pidx] = n;
+        }
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int n = 0; n < pg->nops; n++) {
+            const struct hg_pop *o = &pg->ops[n];
+            for (int k = 0; k < o->nparams && o->phase != HG_PH_UPDATE; k++) {
+                int i = pi[o->params[k]], u = i >= 0 ? pg->upd_op[i] : -1;
+                if (u >= 0 && pass == 0)
+                    nr[u]++;
+                else if (u >= 0)
+                    pg->ops[u].preaders[pg->ops[u].npreaders++] = n;
+            }
+        }
+        for (int u = 0; u < pg->nops && pass == 0; u++) {
+            pg->ops[u].preaders = malloc(((size_t)nr[u] + 1) * sizeof(int));
+            HG_CHECK(pg->ops[u].preaders != NULL);
+        }
+    }
+    free(nr);
+    free(pi);
 }
 
 int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
@@ -137,11 +174,13 @@ void hg_pgraph_free(struct hg_pgraph *pg)
     for (int n = 0; n < pg->nops; n++) {
         free(pg->ops[n].cons);
         free(pg->ops[n].params);
+        free(pg->ops[n].preaders);
     }
     free(pg->ops);
     free(pg->pstatic);
     free(pg->param);
     free(pg->param_grad);
     free(pg->grad_op);
+    free(pg->upd_op);
     free(pg);
 }

@@ -12,7 +12,9 @@
  *    the lowering aggregates: AllReduce (the lowering's ring or
  *    hierarchical, hg_cost_allreduce_*) or PS (hg_cost_ps), occupying every
  *    channel its traffic crosses;
- *  - the lowering's transfers of v's output, one task each.
+ *  - the lowering's transfers of v's output, one task each (an update op:
+ *    of its parameter, to the devices that read it and hold no updated
+ *    copy: they end the iteration, as the next one's readers wait).
  * Transfer and memory bytes are out_bytes times a difference of two batch
  * fractions row / B, as doubles: the arithmetic of the replica-share
  * intervals this replaced, so that batches the replicas divide price
@@ -297,8 +299,21 @@ static void build_seg(struct hg_sim *s, int v)
         for (int i = 0; cpus && i < n; i++)
             add_res(sg, t, devs[i]);
     }
-    if (o->out < 0)
+    if (o->out < 0) {
+        /* an update op: its parameter to the devices reading it that hold
+         * no updated copy, after the update (the next step's ops wait) */
+        for (int k = 0; k < lo->nxfer && o->nin > 0; k++) {
+            const struct hg_lxfer *x = &lo->xfer[k];
+            struct task *t = add_task(sg, T_XFER);
+            struct hg_path p;
+            t->src = x->src;
+            t->dst = x->dst;
+            t->bytes = (double)o->in[0].bytes;
+            add_path(s, sg, t, x->src, x->dst, &p);
+            t->dur = hg_cost_transfer(&p, t->bytes);
+        }
         return;
+    }
     /* the consumers' last positions on each device, for the memory */
     int last[HG_PLAN_MAXDEV], lastf[HG_PLAN_MAXDEV]; /* [ndev] positions of the last
                                                       * reader, the last forward reader */

@@ -169,7 +169,37 @@ static int check(const struct hg_lowered *lw, const struct hg_strategy *st, cons
         const struct hg_pop *po = &pg->ops[v];
         const struct hg_lop *o = &lw->ops[v];
         if (po->out < 0) {
-            CHECK(o->nneed == 0 && o->nxfer == 0, "%s: op %d without output sends", what, v);
+            /* an update op: its parameter, whole, to every device reading
+             * it that holds no updated copy (its places; a server's: the
+             * server and the gradient op's places) */
+            char hold[HG_PLAN_MAXDEV] = {0}, rd[HG_PLAN_MAXDEV] = {0};
+            for (int q = 0; q < o->nplace; q++)
+                hold[o->place[q].dev] = 1;
+            const struct hg_lagg *ag = po->pidx >= 0 ? &lw->agg[po->pidx] : NULL;
+            if (ag && ag->kind == HG_LAGG_PS) {
+                hold[ag->ps] = 1;
+                for (int q = 0; q < lw->ops[ag->op].nplace; q++)
+                    hold[lw->ops[ag->op].place[q].dev] = 1;
+            }
+            for (int i = 0; i < po->npreaders && po->pidx >= 0 && o->nplace; i++) {
+                const struct hg_lop *w = &lw->ops[po->preaders[i]];
+                for (int q = 0; q < w->nplace; q++)
+                    rd[w->place[q].dev] = !hold[w->place[q].dev];
+            }
+            int ne = 0;
+            for (int e = 0; e < nd; e++) {
+                if (!rd[e])
+                    continue;
+                const struct hg_lneed *n = ne < o->nneed ? &o->need[ne] : NULL;
+                ne++;
+                CHECK(n && n->dev == e && n->nxfer == 1 && o->xfer[n->xfer0].dst == e &&
+                          hold[o->xfer[n->xfer0].src] && o->xfer[n->xfer0].begin == 0 &&
+                          o->xfer[n->xfer0].end == B,
+                      "%s: update op %d: its parameter not sent whole to %s, which reads it",
+                      what, v, pg->c->devices[e].name);
+            }
+            CHECK(ne == o->nneed && o->nxfer == ne, "%s: update op %d: %d needs, %d "
+                  "transfers, want %d", what, v, o->nneed, o->nxfer, ne);
             continue;
         }
         /* a sum over its rows that is no gradient: partials by rows */
