@@ -19,8 +19,9 @@
  * fractions row / B, as doubles: the arithmetic of the replica-share
  * intervals this replaced, so that batches the replicas divide price
  * bitwise as before.
- * Resources are the devices and the channels of hg_cluster_path (links are
- * devices).  Every resource runs its tasks in the order of their segments
+ * Resources are the devices, the channels of hg_cluster_path (links are
+ * devices) and each device's transfer engine (a transfer occupies both
+ * ends': hgtrain's ranks send and receive one transfer at a time).  Every resource runs its tasks in the order of their segments
  * (the strategy's execution order), one at a time: transfers that share a
  * channel are serialized FIFO, each at the full bandwidth of its path, which
  * gives the same total time as equal sharing.
@@ -133,7 +134,7 @@ struct hg_sim *hg_sim_new(const struct hg_pgraph *pg, const struct hg_pprice *pr
     s->nops = pg->nops;
     s->ndev = pg->ndev;
     s->nchan = hg_cluster_n_channels(pg->c);
-    s->nres = s->ndev + s->nchan;
+    s->nres = s->ndev + s->nchan + s->ndev; /* devices, channels, engines */
     size_t N = (size_t)s->nops;
     s->seg = calloc(N + 1, sizeof(struct seg));
     s->arr = malloc((N * (size_t)s->ndev + 1) * sizeof(double));
@@ -231,6 +232,15 @@ static void add_path(struct hg_sim *s, struct seg *sg, struct task *t, int a, in
         add_res(sg, t, s->ndev + p->chan[k]);
 }
 
+/* A point-to-point transfer also occupies both ends' transfer engines:
+ * hgtrain's ranks run their sends and receives one at a time, in one
+ * order, on one progress thread each (docs/planner.md, "Simulator"). */
+static void add_engines(struct hg_sim *s, struct seg *sg, struct task *t)
+{
+    add_res(sg, t, s->ndev + s->nchan + t->src);
+    add_res(sg, t, s->ndev + s->nchan + t->dst);
+}
+
 /* The compute time of place p of op v: its replicas have q or q + 1 rows
  * (q = B / R), each priced at its rows by the profile, or all together by
  * the roofline (a launch each, b for their share of the batch). */
@@ -310,6 +320,7 @@ static void build_seg(struct hg_sim *s, int v)
             t->dst = x->dst;
             t->bytes = (double)o->in[0].bytes;
             add_path(s, sg, t, x->src, x->dst, &p);
+            add_engines(s, sg, t);
             t->dur = hg_cost_transfer(&p, t->bytes);
         }
         return;
@@ -360,6 +371,7 @@ static void build_seg(struct hg_sim *s, int v)
                 t->dst = x->dst;
                 t->bytes = o->out_batch ? B * (frac(s, x->end) - frac(s, x->begin)) : B;
                 add_path(s, sg, t, x->src, x->dst, &p);
+            add_engines(s, sg, t);
                 t->dur = hg_cost_transfer(&p, t->bytes);
             }
         }
@@ -673,6 +685,8 @@ int hg_sim_trace(const struct hg_sim *s, FILE *f)
     for (int r = 0; r < s->nres; r++) {
         if (r < s->ndev)
             snprintf(nm, sizeof(nm), "%s", c->devices[r].name);
+        else if (r >= s->ndev + s->nchan)
+            snprintf(nm, sizeof(nm), "transfers of %s", c->devices[r - s->ndev - s->nchan].name);
         else
             chan_name(c, r - s->ndev, nm, sizeof(nm));
         fprintf(f, "%s{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
