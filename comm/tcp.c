@@ -259,12 +259,25 @@ static void closed_too(struct tcp_comm *c, int peer, char *b, size_t n)
 {
     size_t k = 0;
     b[0] = 0;
-    for (int r = 0; r < c->base.world && k < n; r++) {
-        if (r == peer || r == c->base.rank || c->fd[r] < 0)
-            continue;
-        struct pollfd p = {.fd = c->fd[r], .events = POLLRDHUP};
-        if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
-            k += (size_t)snprintf(b + k, n - k, "; rank %d closed too", W(c, r));
+    /* up to 200 ms for the others' closing to show (a killed rank's
+     * sockets close as its process is torn down, not always before the
+     * peer that saw it first has exited): an error path, so the wait is
+     * cheap */
+    int others = 0;
+    for (int r = 0; r < c->base.world; r++)
+        others += r != peer && r != c->base.rank && c->fd[r] >= 0;
+    for (double t0 = hg_now(); others && k == 0 && hg_now() - t0 < 0.2;) {
+        for (int r = 0; r < c->base.world && k < n; r++) {
+            if (r == peer || r == c->base.rank || c->fd[r] < 0)
+                continue;
+            struct pollfd p = {.fd = c->fd[r], .events = POLLRDHUP};
+            if (poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+                k += (size_t)snprintf(b + k, n - k, "; rank %d closed too", W(c, r));
+        }
+        if (k == 0) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
     }
 }
 
