@@ -178,9 +178,13 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc)
             which = argv[++i];
+        else if (!strcmp(argv[i], "--attention") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "unfused")))
+            hg_graph_default_fused_attention(!strcmp(argv[++i], "fused"));
         else {
             fprintf(stderr, "usage: bench_models [--model mnist|transformer] "
-                            "[--iters N] [--threads N] [--profile]\n");
+                            "[--iters N] [--threads N] [--profile] "
+                            "[--attention fused|unfused]\n");
             return 2;
         }
     }
