@@ -55,10 +55,67 @@ static int attn_threads(const struct hg_kctx *ctx, size_t slot, int64_t pairs)
     return nt < 1 ? 1 : (int)nt;
 }
 
-/* P[Tq,Tk] = softmax(mask(scale q k^T)) of pair bh, as MATMUL, MASKED_FILL
- * and SOFTMAX compute it. q [Tq,Dh], k [Tk,Dh]. */
+/* exp(x) for x <= 0 (scores minus their row's maximum): Cephes' expf
+ * polynomial in arithmetic a compiler vectorises (glibc's expf stays scalar
+ * and was 3/4 of the row work), within 2 ulp of expf; 0 below -87.3 (the
+ * masked scores' -1e30), where expf gives 0 or a subnormal.  No
+ * contraction and no reassociation: every SIMD variant gives its bits. */
+static inline float attn_exp(float x)
+{
+    const float lo = -87.3365447505531f, hi = 88.3762626647949f;
+    float xc = x < lo ? lo : x > hi ? hi : x;
+    const float t = xc * 1.44269504088896341f;
+    const float n = (t + 12582912.0f) - 12582912.0f; /* round to nearest */
+    xc = xc - n * 0.693359375f;
+    xc = xc - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * xc + 1.3981999507e-3f;
+    p = p * xc + 8.3334519073e-3f;
+    p = p * xc + 4.1665795894e-2f;
+    p = p * xc + 1.6666665459e-1f;
+    p = p * xc + 5.0000001201e-1f;
+    p = p * (xc * xc) + xc + 1.0f;
+    const union { uint32_t u; float f; } two_n = {.u = (uint32_t)((int32_t)n + 127) << 23};
+    return x < lo ? 0.0f : p * two_n.f;
+}
+
+/* pr[n] = exp(pr - max(pr)); returns the max.  The max takes 16 lanes (any
+ * order gives the same max). */
+HG_SIMD_DEF(static float, attn_row_exp, (float *restrict pr, int64_t n), {
+    float m[16];
+    for (int l = 0; l < 16; l++)
+        m[l] = -INFINITY;
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+        for (int l = 0; l < 16; l++)
+            m[l] = pr[j + l] > m[l] ? pr[j + l] : m[l];
+    float mx = -INFINITY;
+    for (; j < n; j++)
+        mx = pr[j] > mx ? pr[j] : mx;
+    for (int l = 0; l < 16; l++)
+        mx = m[l] > mx ? m[l] : mx;
+    for (j = 0; j < n; j++)
+        pr[j] = attn_exp(pr[j] - mx);
+    return mx;
+})
+
+/* y[n] = DROPOUT(y * s) at elements base.. (p 0: y * s) */
+HG_SIMD_DEF(static void, attn_scale_drop,
+            (float *restrict y, int64_t n, float s, uint64_t key, uint64_t base, float p,
+             float ps), {
+    if (p > 0.0f)
+        for (int64_t j = 0; j < n; j++)
+            y[j] = hg_ew_dropout(y[j] * s, key, base + (uint64_t)j, p, ps);
+    else if (s != 1.0f)
+        for (int64_t j = 0; j < n; j++)
+            y[j] *= s;
+})
+
+/* P[Tq,Tk] = softmax(mask(scale q k^T)) of pair bh (MATMUL, MASKED_FILL,
+ * SOFTMAX; the row sums in 16 lanes and double), then DROPOUT if drop.
+ * q [Tq,Dh], k [Tk,Dh]. */
 static void attn_probs(const struct attn *t, int64_t bh, const float *q, const float *k,
-                       float *P)
+                       int drop, float *P)
 {
     const int64_t Tq = t->Tq, Tk = t->Tk;
     const int32_t *keep = t->keep ? t->keep + (bh / t->H) * Tk : NULL; /* [Tk] */
@@ -72,28 +129,18 @@ static void attn_probs(const struct attn *t, int64_t bh, const float *q, const f
                     pr[j] = t->fill;
         for (int64_t j = kend; j < Tk; j++)
             pr[j] = t->fill;
-        float mx = -INFINITY;
-        for (int64_t j = 0; j < Tk; j++)
-            mx = pr[j] > mx ? pr[j] : mx;
-        float s = 0;
-        for (int64_t j = 0; j < Tk; j++) {
-            pr[j] = expf(pr[j] - mx);
-            s += pr[j];
-        }
-        const float inv = 1.0f / s;
-#pragma omp simd
-        for (int64_t j = 0; j < Tk; j++)
-            pr[j] *= inv;
+        HG_SIMD_PICK(attn_row_exp)(pr, Tk);
+        const float inv = 1.0f / (float)hg_cpu_sum_run(pr, Tk);
+        HG_SIMD_PICK(attn_scale_drop)(pr, Tk, inv, t->key, (uint64_t)((bh * Tq + r) * Tk),
+                                      drop ? t->p : 0.0f, t->ps);
     }
 }
 
-/* y[Tq*Tk] = DROPOUT(x) of pair bh (x == y allowed) */
-static void attn_dropout(const struct attn *t, int64_t bh, const float *x, float *y)
+/* y[Tq*Tk] = DROPOUT(y) of pair bh */
+static void attn_dropout(const struct attn *t, int64_t bh, float *y)
 {
     const int64_t n = t->Tq * t->Tk;
-    const uint64_t base = (uint64_t)(bh * n);
-    for (int64_t i = 0; i < n; i++)
-        y[i] = hg_ew_dropout(x[i], t->key, base + (uint64_t)i, t->p, t->ps);
+    HG_SIMD_PICK(attn_scale_drop)(y, n, 1.0f, t->key, (uint64_t)(bh * n), t->p, t->ps);
 }
 
 /* (q, k, v [, keep]) -> o = DROPOUT(P) v */
@@ -117,9 +164,7 @@ HG_CPU_FN(attention)
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
     for (int64_t bh = 0; bh < pairs; bh++) {
         float *P = ws + (int64_t)omp_get_thread_num() * t.Tq * t.Tk; /* [Tq,Tk] */
-        attn_probs(&t, bh, q + bh * nq, k + bh * nk, P);
-        if (t.p > 0.0f)
-            attn_dropout(&t, bh, P, P);
+        attn_probs(&t, bh, q + bh * nq, k + bh * nk, 1, P);
         hg_sgemm_serial(0, 0, t.Tq, t.Dh, t.Tk, 1.0f, P, t.Tk, v + bh * nk, t.Dh, 0.0f,
                  o + bh * nq, t.Dh);
     }
@@ -185,11 +230,12 @@ HG_CPU_FN(attention_bwd)
         const float *qb = q + bh * nq, *kb = k + bh * nk, *vb = v + bh * nk;
         const float *dob = dO + bh * nq;
         float *ob = out + bh * no;
-        attn_probs(&t, bh, qb, kb, P);
+        attn_probs(&t, bh, qb, kb, 0, P);
         if (at_v >= 0) { /* dv = DROPOUT(P)^T do */
             const float *Pd = P;
             if (t.p > 0.0f) {
-                attn_dropout(&t, bh, P, W);
+                memcpy(W, P, (size_t)(t.Tq * t.Tk) * sizeof(float));
+                attn_dropout(&t, bh, W);
                 Pd = W;
             }
             hg_sgemm_serial(1, 0, t.Tk, t.Dh, t.Tq, 1.0f, Pd, t.Tk, dob, t.Dh, 0.0f, ob + at_v, t.Dh);
@@ -197,7 +243,7 @@ HG_CPU_FN(attention_bwd)
         /* dP = DROPOUT(do v^T), then dS */
         hg_sgemm_serial(0, 1, t.Tq, t.Tk, t.Dh, 1.0f, dob, t.Dh, vb, t.Dh, 0.0f, W, t.Tk);
         if (t.p > 0.0f)
-            attn_dropout(&t, bh, W, W);
+            attn_dropout(&t, bh, W);
         attn_dscores(&t, bh, P, W);
         if (at_q >= 0) /* dq = scale dS k */
             hg_sgemm_serial(0, 0, t.Tq, t.Dh, t.Tk, t.scale, W, t.Tk, kb, t.Dh, 0.0f, ob + at_q, t.Dh);
