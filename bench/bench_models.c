@@ -165,6 +165,48 @@ static void bench_transformer(int iters, int profile)
     hg_graph_free(g);
 }
 
+/* Self-attention alone: q, k, v [64,8,T,64] as parameters, a key mask,
+ * dropout 0.1, loss sum(o * r); the fused op or the unfused chain as the
+ * graph's flag says (--attention). */
+static void bench_attention(int64_t T, int iters, int profile)
+{
+    struct hg_graph *g = hg_graph_new();
+    const int64_t B = 64, H = 8, Dh = 64;
+    int64_t d4[4] = {B, H, T, Dh}, kd[2] = {B, T};
+    int q = hg_graph_param(g, "q", 4, d4, HG_INIT_UNIFORM, 1.f);
+    int k = hg_graph_param(g, "k", 4, d4, HG_INIT_UNIFORM, 1.f);
+    int v = hg_graph_param(g, "v", 4, d4, HG_INIT_UNIFORM, 1.f);
+    int keep = hg_graph_input(g, "keep", HG_I32, 2, kd, 0);
+    int r = hg_graph_input(g, "r", HG_F32, 4, d4, 0);
+    int o;
+    if (hg_graph_fused_attention(g)) {
+        union hg_attr at = {.attn = {.scale = 0.125f, .fill = -1e30f, .p = 0.1f, .self = 1,
+                                     .seed = 7}};
+        int in[4] = {q, k, v, keep};
+        o = hg_graph_op(g, HG_OP_ATTENTION, in, 4, &at);
+    } else {
+        union hg_attr at = {.mm = {.trans_b = 1, .alpha = 0.125f}};
+        int in[2] = {q, k};
+        int s = hg_graph_op(g, HG_OP_MATMUL, in, 2, &at);
+        s = hg_masked_fill(g, s, keep, 0);
+        o = hg_matmul(g, hg_dropout(g, hg_softmax(g, s), 0.1f, 7), v, 0, 0);
+    }
+    int loss = hg_sum(g, hg_mul(g, o, r), HG_AXIS_ALL);
+    hg_graph_backward(g, loss);
+    int n;
+    struct hg_exec *ex = plan(g, &n);
+    fill_f32(ex, r, B * H * T * Dh);
+    int32_t *kp = hg_exec_data(ex, keep);
+    for (int64_t i = 0; i < B * T; i++)
+        kp[i] = i % T < T - (i / T) % 5; /* a few padded keys per sentence */
+    char name[64];
+    snprintf(name, sizeof name, "attention_T%lld_%s", (long long)T,
+             hg_graph_fused_attention(g) ? "fused" : "unfused");
+    run(name, g, ex, n, iters, profile, 0.f);
+    hg_exec_free(ex);
+    hg_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
     int iters = 20, profile = 0, threads = 0;
@@ -178,9 +220,13 @@ int main(int argc, char **argv)
             threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc)
             which = argv[++i];
+        else if (!strcmp(argv[i], "--attention") && i + 1 < argc &&
+                 (!strcmp(argv[i + 1], "fused") || !strcmp(argv[i + 1], "unfused")))
+            hg_graph_default_fused_attention(!strcmp(argv[++i], "fused"));
         else {
-            fprintf(stderr, "usage: bench_models [--model mnist|transformer] "
-                            "[--iters N] [--threads N] [--profile]\n");
+            fprintf(stderr, "usage: bench_models [--model mnist|transformer|attention] "
+                            "[--iters N] [--threads N] [--profile] "
+                            "[--attention fused|unfused]\n");
             return 2;
         }
     }
@@ -196,5 +242,9 @@ int main(int argc, char **argv)
         bench_mnist(iters, profile);
     if (!strcmp(which, "all") || !strcmp(which, "transformer"))
         bench_transformer(iters, profile < 1 ? 0 : 1);
+    if (!strcmp(which, "attention")) { /* not in "all": bench/run.sh's table */
+        bench_attention(32, iters, profile);
+        bench_attention(128, iters, profile);
+    }
     return 0;
 }

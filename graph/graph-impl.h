@@ -34,6 +34,7 @@ struct hg_graph {
     int *params; /* [np] tensor ids in declaration order */
     int np, cp;
     enum hg_phase phase; /* phase of appended nodes */
+    int fused_attention; /* attention layers: one ATTENTION op (1) or the chain */
     int has_backward, has_optimizer;
     int *origin;       /* [norigin] hg_graph_node_origin's answer per node
                           (hg_graph_backward): v, -2 - v (an accumulating

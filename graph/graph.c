@@ -13,6 +13,14 @@ static void *xrealloc(void *p, size_t n)
     return q;
 }
 
+/* what a new graph's attention layers build (hg_graph_default_fused_attention) */
+static int default_fused_attention = 1;
+
+void hg_graph_default_fused_attention(int fused)
+{
+    default_fused_attention = fused != 0;
+}
+
 struct hg_graph *hg_graph_new(void)
 {
     struct hg_graph *g = calloc(1, sizeof(*g));
@@ -20,7 +28,18 @@ struct hg_graph *hg_graph_new(void)
         g->cap_batch = -1;
     HG_CHECK(g != NULL);
     g->phase = HG_PH_FORWARD;
+    g->fused_attention = default_fused_attention;
     return g;
+}
+
+void hg_graph_set_fused_attention(struct hg_graph *g, int fused)
+{
+    g->fused_attention = fused != 0;
+}
+
+int hg_graph_fused_attention(const struct hg_graph *g)
+{
+    return g->fused_attention;
 }
 
 void hg_graph_free(struct hg_graph *g)

@@ -203,6 +203,12 @@ int hg_sum(struct hg_graph *g, int x, int axis);
 int hg_mean(struct hg_graph *g, int x, int axis);
 int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed);
 int hg_masked_fill(struct hg_graph *g, int scores, int keep, int causal);
+/* One fused ATTENTION op: q[B,H,Tq,Dh], k, v[B,H,Tk,Dh], keep[B,Tk] i32 or
+ * -1 -> [B,H,Tq,Dh]; scale 1/sqrt(Dh), masked scores -1e30 (as
+ * hg_masked_fill), dropout on the probabilities (seed mixed with the
+ * node's id, as hg_dropout does). */
+int hg_attention(struct hg_graph *g, int q, int k, int v, int keep, int causal,
+                 float dropout, uint64_t seed);
 int hg_cross_entropy(struct hg_graph *g, int logits, int target,
                      int ignore_index, float smoothing);
 int hg_nll(struct hg_graph *g, int logp, int target, int ignore_index,
@@ -220,6 +226,18 @@ int hg_layer_layernorm(struct hg_graph *g, const char *prefix, int x,
                        int64_t d, float eps);
 int hg_layer_embedding(struct hg_graph *g, const char *prefix, int ids,
                        int64_t vocab, int64_t d);
+/* What attention layers build (hg_layer_mha, the Transformer layers; not
+ * the incremental hg_layer_mha_attend): one fused ATTENTION op per
+ * attention (1), or the unfused chain MATMUL, MASKED_FILL, SOFTMAX,
+ * DROPOUT, MATMUL (0).  Both compute the same values to float rounding,
+ * the attention's dropout mask included (a model's later dropouts draw
+ * other masks: their seeds mix in node ids).  A new graph takes the
+ * process default, fused
+ * unless hg_graph_default_fused_attention(0) was called (hgtrain does for
+ * GPU runs: the CUDA kernel is not the GPU default yet, docs/cuda.md). */
+void hg_graph_default_fused_attention(int fused);
+void hg_graph_set_fused_attention(struct hg_graph *g, int fused);
+int hg_graph_fused_attention(const struct hg_graph *g);
 /* Multi-head attention (fairseq names: prefix.{q,k,v,out}_proj.*).
  * q[B,Tq,D], kv[B,Tk,D]; key_keep[B,Tk] i32 (1 = token, 0 = pad) or -1. */
 int hg_layer_mha(struct hg_graph *g, const char *prefix, int q, int kv,

@@ -101,6 +101,28 @@ int hg_masked_fill(struct hg_graph *g, int scores, int keep, int causal)
     return hg__op1(g, HG_OP_MASKED_FILL, scores, &at);
 }
 
+/* One ATTENTION node; seed: already mixed (a dropout's stream). */
+static int attention_node(struct hg_graph *g, int q, int k, int v, int keep, int causal,
+                          int self, float p, uint64_t seed)
+{
+    const struct hg_shape *qs = &hg_graph_tensor(g, q)->shape;
+    HG_CHECK(qs->ndim == 4 && p < 1.f);
+    union hg_attr at = {.attn = {.scale = 1.f / sqrtf((float)qs->dim[3]),
+                                 .fill = HG_MASK_FILL, .p = p > 0.f ? p : 0.f,
+                                 .causal = causal, .self = self,
+                                 .seed = p > 0.f ? seed : 0}};
+    int in[4] = {q, k, v, keep};
+    return hg_graph_op(g, HG_OP_ATTENTION, in, keep >= 0 ? 4 : 3, &at);
+}
+
+int hg_attention(struct hg_graph *g, int q, int k, int v, int keep, int causal,
+                 float dropout, uint64_t seed)
+{
+    /* mixed with the node's id, as hg_dropout mixes its own */
+    return attention_node(g, q, k, v, keep, causal, 0, dropout,
+                          seed * 0x9E3779B97F4A7C15ull + (uint64_t)g->nn + 1);
+}
+
 int hg_cross_entropy(struct hg_graph *g, int logits, int target,
                      int ignore_index, float smoothing)
 {
@@ -228,12 +250,22 @@ static int mha(struct hg_graph *g, const char *prefix, int q, int kv, int key_ke
     Q = split_heads(g, Q, heads, dh); /* [B,H,Tq,Dh] */
     K = split_heads(g, K, heads, dh); /* [B,H,Tk,Dh] */
     V = split_heads(g, V, heads, dh); /* [B,H,Tk,Dh] */
-    union hg_attr at = {.mm = {.trans_b = 1, .alpha = 1.f / sqrtf((float)dh)}};
-    int S = hg__op2(g, HG_OP_MATMUL, Q, K, &at); /* [B,H,Tq,Tk] */
-    if (causal || key_keep >= 0)
-        S = hg_masked_fill(g, S, key_keep, causal);
-    int P = hg_dropout(g, hg_softmax(g, S), dropout, seed);
-    int O = hg_matmul(g, P, V, 0, 0); /* [B,H,Tq,Dh] */
+    int O;
+    if (g->fused_attention) {
+        /* the seed the unfused chain's DROPOUT node would get (hg_dropout
+         * mixes in its node id: after the MATMUL, MASKED_FILL, SOFTMAX) */
+        int masked = causal || key_keep >= 0;
+        uint64_t s = seed * 0x9E3779B97F4A7C15ull + (uint64_t)(g->nn + 2 + masked) + 1;
+        /* q == kv: self-attention, Tq == Tk for every batch */
+        O = attention_node(g, Q, K, V, key_keep, causal, q == kv, dropout, s); /* [B,H,Tq,Dh] */
+    } else {
+        union hg_attr at = {.mm = {.trans_b = 1, .alpha = 1.f / sqrtf((float)dh)}};
+        int S = hg__op2(g, HG_OP_MATMUL, Q, K, &at); /* [B,H,Tq,Tk] */
+        if (causal || key_keep >= 0)
+            S = hg_masked_fill(g, S, key_keep, causal);
+        int P = hg_dropout(g, hg_softmax(g, S), dropout, seed);
+        O = hg_matmul(g, P, V, 0, 0); /* [B,H,Tq,Dh] */
+    }
     int perm[4] = {0, 2, 1, 3};
     int64_t d3[3] = {0, 0, d};
     O = hg_reshape(g, hg_permute(g, O, 4, perm), 3, d3); /* [B,Tq,D] */

@@ -54,6 +54,12 @@ union hg_attr {
     struct { int axis; int64_t start, len; } slice;
     struct { float p; uint64_t seed; } dropout;
     struct { int causal; float fill; } mask;
+    /* ATTENTION(_BWD): scores scale, masked scores' fill, dropout p and
+     * seed on the probabilities (DROPOUT's mask over [B,H,Tq,Tk]), causal
+     * (k > q masked); which: the backward's output (0 dq, 1 dk and dv, 2
+     * dq, dk and dv: Tq == Tk); self: Tq == Tk whatever the batch (q and k
+     * from one sequence), so the backward can be one which-2 node */
+    struct { float scale, fill, p; int causal, which, self; uint64_t seed; } attn;
     struct { float eps; } ln;
     struct { int ignore_index; float smoothing; } ce;
     struct { float momentum, weight_decay; int nesterov; } sgd;
@@ -118,6 +124,13 @@ enum hg_op {
     HG_OP_SLICE,           /* (x) -> x[start:start+len] along axis; slice */
     HG_OP_SLICE_BWD,       /* (dy, x_ref) -> zeros of x's shape with dy placed; slice */
     HG_OP_MASKED_FILL,     /* (s[B,(H,)Tq,Tk] [, keep[B,Tk] i32]) -> s or fill; mask */
+    /* fused attention: the chain matmul, masked_fill, softmax, dropout,
+     * matmul without its [B,H,Tq,Tk] tensors */
+    HG_OP_ATTENTION,       /* (q[B,H,Tq,Dh], k[B,H,Tk,Dh], v[B,H,Tk,Dh] [, keep[B,Tk] i32])
+                            * -> [B,H,Tq,Dh]; attn */
+    HG_OP_ATTENTION_BWD,   /* (q, k, v, do[B,H,Tq,Dh] [, keep]) -> which 0: dq
+                            * [B,H,Tq,Dh], 1: dk and dv [B,H,2,Tk,Dh], 2: dq,
+                            * dk and dv [B,H,3,T,Dh]; attn */
     /* reductions */
     HG_OP_SUM,             /* (x) -> sum over axis (kept as size 1) or all -> [1]; reduce */
     HG_OP_MEAN,            /* same, divided by the count */
@@ -230,6 +243,12 @@ const char *hg_kernels_isa_name(void);
 void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
               float alpha, const float *a, int64_t lda, const float *b,
               int64_t ldb, float beta, float *c, int64_t ldc);
+/* The same as one single-threaded BLAS call, whatever the thread count:
+ * for kernels that thread over independent GEMMs themselves (the fused
+ * attention's (b,h) pairs), so their bits never depend on it. */
+void hg_sgemm_serial(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *a, int64_t lda, const float *b,
+                     int64_t ldb, float beta, float *c, int64_t ldc);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,20 @@
  *   Masked elements become fill (hg_masked_fill uses -1e30 for scores,
  *   which softmax turns into exact zeros without NaN rows; 0 backward).
  *   Causal masking is aligned top-left (k > q), as for self-attention.
+ * - ATTENTION(q[B,H,Tq,Dh], k[B,H,Tk,Dh], v[B,H,Tk,Dh] [, keep[B,Tk] i32]):
+ *   per (b,h): S = scale q k^T; masked elements of S (MASKED_FILL's rule:
+ *   causal and k > q, or keep[b,k] == 0) become fill; P = softmax(S) over
+ *   k (max-subtracted); P' = DROPOUT(P) with seed, ctx->step and the index
+ *   ((b*H + h)*Tq + q)*Tk + k of [B,H,Tq,Tk]; out = P' v.  The semantics
+ *   of the unfused chain MATMUL, MASKED_FILL, SOFTMAX, DROPOUT, MATMUL; the
+ *   values agree to float rounding (the CPU kernel's exp is a polynomial
+ *   within 2 ulp of expf, 0 below -87.3; its row sums take 16 lanes).  The
+ *   scores live in the workspace (per thread), never in the graph.
+ *   ATTENTION_BWD(q, k, v, do [, keep]) recomputes S and P: dv = P'^T do,
+ *   dP = mask(do v^T) (the dropout mask, scaled), dS = P (dP - rowsum(P dP))
+ *   with masked elements 0, dq = scale dS k, dk = scale dS^T q.  which 0
+ *   gives dq [B,H,Tq,Dh]; which 1 gives dk and dv as [B,H,2,Tk,Dh]; which
+ *   2 (Tq == Tk) gives dq, dk and dv as [B,H,3,T,Dh].
  * - SUM/MEAN: over axis (kept with size 1), or HG_AXIS_ALL -> shape [1].
  *   EXPAND_LIKE(dy, x_ref): broadcasts dy back to x's shape times alpha;
  *   alpha < 0 means 1/count with count = numel(x_ref)/numel(dy) (MEAN's
@@ -134,6 +148,7 @@ HG_SHAPE_FN(maxpool2d); HG_SHAPE_FN(like_first); HG_SHAPE_FN(like_second);
 HG_SHAPE_FN(like_third); HG_SHAPE_FN(broadcast); HG_SHAPE_FN(layernorm_g);
 HG_SHAPE_FN(embedding); HG_SHAPE_FN(reshape); HG_SHAPE_FN(permute);
 HG_SHAPE_FN(concat); HG_SHAPE_FN(slice); HG_SHAPE_FN(masked_fill);
+HG_SHAPE_FN(attention); HG_SHAPE_FN(attention_bwd);
 HG_SHAPE_FN(reduce); HG_SHAPE_FN(loss); HG_SHAPE_FN(loss_bwd);
 HG_SHAPE_FN(update); HG_SHAPE_FN(comm_span); HG_SHAPE_FN(send); HG_SHAPE_FN(recv);
 
@@ -143,11 +158,14 @@ HG_COST_FN(conv2d_bwd_data); HG_COST_FN(conv2d_bwd_filter); HG_COST_FN(pool);
 HG_COST_FN(elementwise); /* flops: per-op factor times out numel */
 HG_COST_FN(copy); HG_COST_FN(rowwise); HG_COST_FN(layernorm);
 HG_COST_FN(embedding); HG_COST_FN(reduce); HG_COST_FN(loss);
+HG_COST_FN(attention); HG_COST_FN(attention_bwd);
 HG_COST_FN(sgd); HG_COST_FN(adamw); HG_COST_FN(adadelta);
 HG_COST_FN(comm); /* bytes moved, no flops */
 
 /* Workspace rules */
 HG_WS_FN(conv2d); HG_WS_FN(conv2d_bwd_data); HG_WS_FN(conv2d_bwd_filter);
+/* ATTENTION(_BWD): [Tq,Tk] score buffers per thread (one, two) */
+HG_WS_FN(attention); HG_WS_FN(attention_bwd);
 
 /* CPU kernels (the files in kernels/cpu/) */
 HG_CPU_FN(matmul); HG_CPU_FN(matmul_reduce);
@@ -165,6 +183,7 @@ HG_CPU_FN(embedding); HG_CPU_FN(embedding_bwd);
 HG_CPU_FN(copy); /* RESHAPE, RESHAPE_LIKE */
 HG_CPU_FN(permute); HG_CPU_FN(concat); HG_CPU_FN(slice); HG_CPU_FN(slice_bwd);
 HG_CPU_FN(masked_fill);
+HG_CPU_FN(attention); HG_CPU_FN(attention_bwd);
 HG_CPU_FN(sum); HG_CPU_FN(mean); HG_CPU_FN(expand_like);
 HG_CPU_FN(cross_entropy); HG_CPU_FN(cross_entropy_bwd); HG_CPU_FN(nll);
 HG_CPU_FN(nll_bwd);
@@ -188,6 +207,7 @@ HG_CUDA_FN(embedding); HG_CUDA_FN(embedding_bwd);
 HG_CUDA_FN(copy); /* RESHAPE, RESHAPE_LIKE */
 HG_CUDA_FN(permute); HG_CUDA_FN(concat); HG_CUDA_FN(slice); HG_CUDA_FN(slice_bwd);
 HG_CUDA_FN(masked_fill);
+HG_CUDA_FN(attention); HG_CUDA_FN(attention_bwd);
 HG_CUDA_FN(sum); HG_CUDA_FN(mean); HG_CUDA_FN(expand_like);
 HG_CUDA_FN(cross_entropy); HG_CUDA_FN(cross_entropy_bwd); HG_CUDA_FN(nll);
 HG_CUDA_FN(nll_bwd);
@@ -198,6 +218,8 @@ HG_WS_FN(cuda_conv2d); HG_WS_FN(cuda_conv2d_bwd_data); HG_WS_FN(cuda_conv2d_bwd_
 HG_WS_FN(cuda_cross_entropy); HG_WS_FN(cuda_nll); HG_WS_FN(cuda_layernorm_bwd_g);
 HG_WS_FN(cuda_matmul); HG_WS_FN(cuda_matmul_reduce); /* --bf16/--fp16 operand copies */
 HG_WS_FN(cuda_sum_to); /* chunked column sums' partials */
+/* ATTENTION(_BWD): the probabilities (and dS) of every row [B,H,Tq,Tk] */
+HG_WS_FN(cuda_attention); HG_WS_FN(cuda_attention_bwd);
 #endif
 
 #ifdef __cplusplus

@@ -63,6 +63,8 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW(HG_OP_SLICE, "slice", 1, 0, slice, copy, NULL, slice),
     ROW(HG_OP_SLICE_BWD, "slice_bwd", 2, 0, like_second, copy, NULL, slice_bwd),
     ROW(HG_OP_MASKED_FILL, "masked_fill", 2, HG_OPF_VARIADIC, masked_fill, copy, NULL, masked_fill),
+    ROW_CWS(HG_OP_ATTENTION, "attention", 4, HG_OPF_VARIADIC, attention, attention, hg_ws_attention, attention),
+    ROW_CWS(HG_OP_ATTENTION_BWD, "attention_bwd", 5, HG_OPF_VARIADIC, attention_bwd, attention_bwd, hg_ws_attention_bwd, attention_bwd),
     ROW(HG_OP_SUM, "sum", 1, 0, reduce, reduce, NULL, sum),
     ROW(HG_OP_MEAN, "mean", 1, 0, reduce, reduce, NULL, mean),
     ROW(HG_OP_EXPAND_LIKE, "expand_like", 2, 0, like_second, copy, NULL, expand_like),
@@ -82,7 +84,7 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
 
 /* Adding an op: enum entry, a row above, a CPU kernel, a test case; this
  * assert is the reminder that every table indexed by the enum must grow. */
-static_assert(HG_OP_COUNT == 50, "update every table indexed by enum hg_op");
+static_assert(HG_OP_COUNT == 52, "update every table indexed by enum hg_op");
 /* the plug-in ABI (tasks/hg_task.h) passes attributes by pointer: a new
  * member must fit in the union's size */
 static_assert(sizeof(union hg_attr) == 56, "union hg_attr changed size");

@@ -611,6 +611,126 @@ HG_SHAPE_FN(masked_fill) /* (s[B,(H,)Tq,Tk] f32 [, keep[B,Tk] i32]) */
     return 0;
 }
 
+/* ---- fused attention ------------------------------------------------------ */
+
+/* (q[B,H,Tq,Dh], k[B,H,Tk,Dh], v[B,H,Tk,Dh] [, then nf more f32 like q]
+ * [, keep[B,Tk] i32]): checks all of them */
+static int attn_check(const char *op, const struct hg_shape *in,
+                      const enum hg_dtype *in_dt, int n_in, int nf, char *err,
+                      size_t errlen)
+{
+    SHAPE_BUFS;
+    if (n_in < 3 + nf || n_in > 4 + nf)
+        return hg_kerr(err, errlen, "%s: %d inputs, expected %d or %d", op, n_in,
+                       3 + nf, 4 + nf);
+    for (int i = 0; i < 3 + nf; i++)
+        if (check_f32(op, in_dt, i, err, errlen) || check_ndim(op, in, i, 4, 4, err, errlen))
+            return -1;
+    const struct hg_shape *q = &in[0], *k = &in[1], *v = &in[2];
+    if (k->dim[0] != q->dim[0] || k->dim[1] != q->dim[1] || k->dim[3] != q->dim[3] ||
+        !hg_shape_equal(k, v))
+        return hg_kerr(err, errlen, "%s: q %s, k %s, v %s: expected [B,H,Tq,Dh], "
+                       "[B,H,Tk,Dh], [B,H,Tk,Dh]", op, SB(0), SB(1), SB(2));
+    for (int i = 3; i < 3 + nf; i++)
+        if (!hg_shape_equal(&in[i], q))
+            return hg_kerr(err, errlen, "%s: input %d %s must be q's shape %s", op, i,
+                           SB(i), SB(0));
+    if (n_in == 4 + nf) {
+        const struct hg_shape *m = &in[3 + nf];
+        if (in_dt[3 + nf] != HG_I32 || m->ndim != 2 || m->dim[0] != q->dim[0] ||
+            m->dim[1] != k->dim[2])
+            return hg_kerr(err, errlen, "%s: keep %s (%s) must be i32 [B,Tk] for k %s",
+                           op, SB(3 + nf), hg_dtype_name(in_dt[3 + nf]), SB(1));
+    }
+    return 0;
+}
+
+HG_SHAPE_FN(attention) /* (q, k, v [, keep]) -> [B,H,Tq,Dh] */
+{
+    (void)attr;
+    if (attn_check("attention", in, in_dt, n_in, 0, err, errlen))
+        return -1;
+    *out = in[0];
+    *out_dt = HG_F32;
+    return 0;
+}
+
+HG_SHAPE_FN(attention_bwd) /* (q, k, v, do [, keep]) -> dq, or dk and dv */
+{
+    if (attn_check("attention_bwd", in, in_dt, n_in, 1, err, errlen))
+        return -1;
+    if (attr->attn.which == 0) {
+        *out = in[0]; /* dq [B,H,Tq,Dh] */
+    } else if (attr->attn.which == 1 || attr->attn.which == 2) {
+        /* dk, dv: [B,H,2,Tk,Dh]; dq, dk, dv: [B,H,3,T,Dh] */
+        const struct hg_shape *k = &in[1];
+        if (attr->attn.which == 2 && in[0].dim[2] != k->dim[2]) {
+            SHAPE_BUFS;
+            return hg_kerr(err, errlen, "attention_bwd: which 2 needs Tq == Tk: q %s, k %s",
+                           SB(0), SB(1));
+        }
+        *out = (struct hg_shape){.ndim = 5, .dim = {k->dim[0], k->dim[1],
+                                                    1 + attr->attn.which, k->dim[2],
+                                                    k->dim[3]}};
+    } else {
+        return hg_kerr(err, errlen, "attention_bwd: which %d, expected 0 (dq), 1 (dk, dv) "
+                       "or 2 (all three)", attr->attn.which);
+    }
+    *out_dt = HG_F32;
+    return 0;
+}
+
+/* B*H, Tq, Tk, Dh of q [B,H,Tq,Dh] and k [B,H,Tk,Dh] */
+static void attn_dims(const struct hg_shape *in, double *bh, double *tq, double *tk,
+                      double *dh)
+{
+    *bh = (double)in[0].dim[0] * (double)in[0].dim[1];
+    *tq = (double)in[0].dim[2];
+    *tk = (double)in[1].dim[2];
+    *dh = (double)in[0].dim[3];
+}
+
+/* Two GEMMs (q k^T, P v) and the row work (mask, softmax, dropout) on
+ * [Tq,Tk]; the bytes are the inputs and the output only. */
+HG_COST_FN(attention)
+{
+    double bh, tq, tk, dh;
+    (void)attr;
+    attn_dims(in, &bh, &tq, &tk, &dh);
+    cost->flops = bh * (4.0 * tq * tk * dh + 8.0 * tq * tk);
+    cost->bytes = in_bytes(in, n_in) + 4.0 * numel(out);
+}
+
+/* dq: q k^T, do v^T, dS k (3 GEMMs); dk, dv: those two and P'^T do, dS^T q
+ * (4 GEMMs); all three: 5; the row work twice (P, dP) */
+HG_COST_FN(attention_bwd)
+{
+    double bh, tq, tk, dh;
+    attn_dims(in, &bh, &tq, &tk, &dh);
+    const double gemms = 3.0 + attr->attn.which;
+    cost->flops = bh * (gemms * 2.0 * tq * tk * dh + 16.0 * tq * tk);
+    cost->bytes = in_bytes(in, n_in) + 4.0 * numel(out);
+}
+
+/* One [Tq,Tk] buffer per thread forward, two backward (kernels/cpu/attention.c) */
+static size_t attn_ws(const struct hg_shape *in, int bufs, int nthreads)
+{
+    return (size_t)(nthreads > 0 ? nthreads : 1) * (size_t)bufs * (size_t)in[0].dim[2] *
+           (size_t)in[1].dim[2] * sizeof(float);
+}
+
+HG_WS_FN(attention)
+{
+    (void)n_in; (void)out; (void)attr;
+    return attn_ws(in, 1, nthreads);
+}
+
+HG_WS_FN(attention_bwd)
+{
+    (void)n_in; (void)out; (void)attr;
+    return attn_ws(in, 2, nthreads);
+}
+
 /* ---- reductions ---------------------------------------------------------- */
 
 HG_SHAPE_FN(reduce) /* SUM, MEAN (x) */

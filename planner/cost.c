@@ -63,6 +63,9 @@ const struct hg_op_eff hg_op_eff_table[HG_OP_COUNT] = {
     E(SLICE, 0.5, 0.5),
     E(SLICE_BWD, 0.5, 0.5),
     E(MASKED_FILL, 0.5, 0.8),
+    /* GEMMs on one head's small blocks between row passes */
+    E(ATTENTION, 0.4, 0.6),
+    E(ATTENTION_BWD, 0.4, 0.6),
     E(SUM, 0.5, 0.6),
     E(MEAN, 0.5, 0.6),
     E(EXPAND_LIKE, 0.5, 0.8),
@@ -83,7 +86,7 @@ const struct hg_op_eff hg_op_eff_table[HG_OP_COUNT] = {
     E(PS_PULL, 0.5, 0.5),
 };
 #undef E
-_Static_assert(HG_OP_COUNT == 50, "a new op needs a row in hg_op_eff_table");
+_Static_assert(HG_OP_COUNT == 52, "a new op needs a row in hg_op_eff_table");
 
 double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
                        const struct hg_cost *cost)

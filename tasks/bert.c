@@ -27,7 +27,7 @@
 #define BERT_SEGMENTS 2
 
 enum { F_IDS, F_MASK, F_SEG, F_MPOS, F_MIDS, NFIELDS };
-enum { OPT_LAYERS, OPT_EMBED, OPT_HEADS, OPT_FFN, OPT_DROPOUT, OPT_MAXPOS, NOPTS };
+enum { OPT_LAYERS, OPT_EMBED, OPT_HEADS, OPT_FFN, OPT_DROPOUT, OPT_MAXPOS, OPT_ATTENTION, NOPTS };
 
 static const struct hg_task_option bert_options[] = {
     [OPT_LAYERS] = {"bert-layers", "2", "number of encoder layers"},
@@ -39,6 +39,7 @@ static const struct hg_task_option bert_options[] = {
                      "(0: the graph has no dropout ops)"},
     [OPT_MAXPOS] = {"bert-max-positions", NULL,
                     "rows of the position embedding (default: L of the data)"},
+    [OPT_ATTENTION] = {"attention", "auto", HG_TASK_ATTENTION_HELP},
     {NULL, NULL, NULL, 0}};
 
 /* vocab 0: ids are checked by fill() against dict.txt, known only at setup. */
@@ -60,6 +61,7 @@ struct bert_state {
     int64_t layers, d, heads, ffn;
     float dropout;
     int64_t max_pos;  /* 0: the build's max_len */
+    int attention;    /* --attention: -1 auto, 0 unfused, 1 fused */
 };
 
 static int bert_setup(void **state, const char *data,
@@ -83,7 +85,8 @@ static int bert_setup(void **state, const char *data,
                  (long long)s.heads, (long long)s.d);
         return -1;
     }
-    if (hg__task_opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) != 0)
+    if (hg__task_opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) != 0 ||
+        hg__task_opt_attention(v[OPT_ATTENTION], &s.attention, err, errlen) != 0)
         return -1;
 
     char path[4096];
@@ -146,6 +149,7 @@ static int bert_build(void *state, struct hg_graph *g, int64_t max_batch,
                  (long long)max_batch, (long long)max_len);
         return -1;
     }
+    hg__task_attention(g, s->attention);
     int64_t npos = s->max_pos > 0 ? s->max_pos : max_len;
     if (max_len > npos) {
         snprintf(err, errlen, "bert: sequences of %lld positions, --bert-max-positions %lld",

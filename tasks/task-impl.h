@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct hg_graph;
+
 /* An integer in [lo, hi]. */
 int hg__task_opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
                      int64_t *out, char *err, size_t errlen);
@@ -17,5 +19,14 @@ const char *hg_tr_archs(void);
 /* 0/1 (also false/true). */
 int hg__task_opt_bool(const char *name, const char *v, int *out, char *err,
                       size_t errlen);
+/* --attention auto|fused|unfused: -1 (the graph's default: fused, unfused
+ * in a GPU run of hgtrain), 1, 0. */
+#define HG_TASK_ATTENTION_HELP                                                 \
+    "attention layers: fused (one attention op), unfused (matmul, "           \
+    "masked_fill, softmax, dropout, matmul) or auto (fused on the CPU, "      \
+    "unfused on a GPU)"
+int hg__task_opt_attention(const char *v, int *out, char *err, size_t errlen);
+/* Applies it to g before the layers are built (-1: leaves g's default). */
+void hg__task_attention(struct hg_graph *g, int mode);
 
 #endif

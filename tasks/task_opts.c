@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/hg_graph.h"
 #include "tasks/task-impl.h"
 
 int hg__task_opt_int(const char *name, const char *v, int64_t lo, int64_t hi,
@@ -48,4 +49,23 @@ int hg__task_opt_bool(const char *name, const char *v, int *out, char *err,
     }
     snprintf(err, errlen, "--%s: expected 0 or 1, got '%s'", name, v);
     return -1;
+}
+
+int hg__task_opt_attention(const char *v, int *out, char *err, size_t errlen)
+{
+    static const char *const names[3] = {"auto", "unfused", "fused"};
+    for (int i = 0; i < 3; i++)
+        if (v && strcmp(v, names[i]) == 0) {
+            *out = i - 1;
+            return 0;
+        }
+    snprintf(err, errlen, "--attention: expected auto, fused or unfused, got '%s'",
+             v ? v : "");
+    return -1;
+}
+
+void hg__task_attention(struct hg_graph *g, int mode)
+{
+    if (mode >= 0)
+        hg_graph_set_fused_attention(g, mode);
 }

@@ -48,7 +48,7 @@ enum {
     OPT_DEC_LAYERS, OPT_DEC_DIM, OPT_DEC_FFN, OPT_DEC_HEADS, OPT_DEC_NB,
     OPT_DROPOUT, OPT_ATT_DROPOUT, OPT_ACT_DROPOUT,
     OPT_SHARE_ALL, OPT_SHARE_DEC,
-    OPT_LS, OPT_MAX_SRC, OPT_MAX_TGT,
+    OPT_LS, OPT_MAX_SRC, OPT_MAX_TGT, OPT_ATTENTION,
     NOPTS
 };
 
@@ -83,6 +83,7 @@ static const struct hg_task_option tr_options[] = {
                 "epsilon of the label-smoothed cross entropy (fairseq 0.12's)"},
     [OPT_MAX_SRC] = {"max-source-positions", "1024", "longest source (positions)"},
     [OPT_MAX_TGT] = {"max-target-positions", "1024", "longest target (positions)"},
+    [OPT_ATTENTION] = {"attention", "auto", HG_TASK_ATTENTION_HELP},
     {NULL, NULL, NULL, 0}};
 
 /* vocab 0: ids are checked by fill() against the dictionaries (named). */
@@ -127,6 +128,7 @@ struct tr_state {
     float eps;
     int share_all, share_dec;
     int64_t max_src, max_tgt;
+    int attention;   /* --attention: -1 auto, 0 unfused, 1 fused */
     char src_lang[64], tgt_lang[64];
 };
 
@@ -266,7 +268,8 @@ static int tr_setup(void **state, const char *data, const struct hg_task_args *a
         hg__task_opt_int("max-source-positions", v[OPT_MAX_SRC], 1, 1 << 20, &s.max_src, err,
                 errlen) ||
         hg__task_opt_int("max-target-positions", v[OPT_MAX_TGT], 1, 1 << 20, &s.max_tgt, err,
-                errlen))
+                errlen) ||
+        hg__task_opt_attention(v[OPT_ATTENTION], &s.attention, err, errlen))
         return -1;
     /* the decoder attends to the encoder's output: one width (fairseq
      * allows kdim != d; this model does not) */
@@ -357,6 +360,7 @@ static int tr_build(void *state, struct hg_graph *g, int64_t max_batch, int64_t 
                  (long long)max_len, (long long)s->max_src, (long long)s->max_tgt);
         return -1;
     }
+    hg__task_attention(g, s->attention);
     const int64_t d = s->enc.d;
     struct hg_tlayer_cfg ec = {.d = d, .ffn = s->enc.ffn, .heads = (int)s->enc.heads,
                                .dropout = train ? s->dropout : 0.f,
@@ -864,6 +868,8 @@ static int tr_gen_open(void **out, const char *data, const struct hg_task_args *
     m->dg = hg_graph_new();
     if (!m->eg || !m->dg)
         goto oom;
+    hg__task_attention(m->eg, s->attention);
+    hg__task_attention(m->dg, s->attention);
     build_encoder(m);
     if (cfg->incremental)
         build_step(m);

@@ -1,5 +1,5 @@
 /* cuda_cases_b.h - CUDA vs CPU cases: matmul, conv, pool, softmax,
- * layernorm, embedding, losses (format: tests/cuda_cases.h).
+ * layernorm, embedding, losses, fused attention (format: tests/cuda_cases.h).
  *
  * Tolerances: 1e-5 for GEMM-like sums (matmul, conv), a few 1e-6 for the
  * row-wise ops (the CPU sums some rows in float: its own error grows with
@@ -447,6 +447,53 @@ static void gen_embedding_bad_id(struct cu_rng *r, struct cu_case *c)
     snprintf(c->note, sizeof c->note, "(bad id)");
 }
 
+/* ATTENTION (bwd 0) or ATTENTION_BWD (bwd 1: dq or dk/dv); keep [B,Tk]
+ * (masked 0: random; 1: every key masked), causal, dropout drawn */
+static void cu_attention(struct cu_rng *r, struct cu_case *c, int bwd, int masked)
+{
+    int64_t b = cu_int(r, 1, 3), h = cu_int(r, 1, 4), tq = cu_int(r, 1, 40),
+            tk = cu_int(r, 1, 40), dh = cu_int(r, 1, 64);
+    c->op = bwd ? HG_OP_ATTENTION_BWD : HG_OP_ATTENTION;
+    c->in[0] = CU_SHAPE(b, h, tq, dh);
+    c->in[1] = CU_SHAPE(b, h, tk, dh);
+    c->in[2] = c->in[1];
+    c->n_in = 3;
+    if (bwd)
+        c->in[c->n_in++] = c->in[0]; /* do */
+    if (masked || cu_int(r, 0, 1)) {
+        c->in[c->n_in] = CU_SHAPE(b, tk);
+        c->dt[c->n_in] = HG_I32;
+        c->ilo[c->n_in] = 0;
+        c->ihi[c->n_in] = masked ? 0 : 2; /* 0 masks */
+        c->n_in++;
+    }
+    c->attr.attn.scale = 1.0f / sqrtf((float)dh);
+    c->attr.attn.fill = -1e30f;
+    c->attr.attn.causal = (int)cu_int(r, 0, 1);
+    static const float ps[3] = {0.0f, 0.1f, 0.5f};
+    c->attr.attn.p = ps[cu_int(r, 0, 2)];
+    c->attr.attn.seed = cu_next(r);
+    c->attr.attn.which = bwd ? (int)cu_int(r, 0, 2) : 0;
+    if (c->attr.attn.which == 2) { /* self-attention: Tq == Tk */
+        c->in[1].dim[2] = c->in[2].dim[2] = tq;
+        if (c->n_in > 4)
+            c->in[4].dim[1] = tq;
+    }
+    c->step = (uint64_t)cu_int(r, 1, 9);
+    c->tol = bwd ? 1e-4 : 1e-5; /* sums in another order than the CPU's GEMMs */
+    snprintf(c->note, sizeof c->note, "(%s%s p %.1f%s)", c->n_in > 3 + bwd ? "keep " : "",
+             c->attr.attn.causal ? "causal" : "", (double)c->attr.attn.p,
+             bwd ? (c->attr.attn.which == 2 ? " dq dk dv" : c->attr.attn.which ? " dk dv" : " dq")
+                 : "");
+}
+
+static void gen_attention(struct cu_rng *r, struct cu_case *c) { cu_attention(r, c, 0, 0); }
+static void gen_attention_bwd(struct cu_rng *r, struct cu_case *c) { cu_attention(r, c, 1, 0); }
+static void gen_attention_all_masked(struct cu_rng *r, struct cu_case *c)
+{
+    cu_attention(r, c, (int)cu_int(r, 0, 1), 1);
+}
+
 static const cu_gen_fn cu_gens_b[] = {
     gen_matmul,          gen_matmul_fold,       gen_matmul_shared_ta,
     gen_matmul_batched,  gen_matmul_reduce,     gen_conv2d,
@@ -456,7 +503,8 @@ static const cu_gen_fn cu_gens_b[] = {
     gen_cross_entropy_bwd, gen_nll,             gen_nll_bwd,
     gen_loss_bad_target, gen_layernorm,         gen_layernorm_bwd_x,
     gen_layernorm_bwd_g, gen_embedding,         gen_embedding_bwd,
-    gen_embedding_bad_id,
+    gen_embedding_bad_id, gen_attention,         gen_attention_bwd,
+    gen_attention_all_masked,
 };
 
 #endif

@@ -443,6 +443,7 @@ static const struct {
     {"layernorm", HG_OP_LAYERNORM}, {"embedding", HG_OP_EMBEDDING},
     {"permute", HG_OP_PERMUTE},     {"concat", HG_OP_CONCAT},
     {"slice", HG_OP_SLICE},         {"masked_fill", HG_OP_MASKED_FILL},
+    {"attention", HG_OP_ATTENTION},
     {"sum", HG_OP_SUM},             {"mean", HG_OP_MEAN},
     {"cross_entropy", HG_OP_CROSS_ENTROPY}, {"nll", HG_OP_NLL},
     {"sgd_step", HG_OP_SGD_STEP},   {"adamw_step", HG_OP_ADAMW_STEP},
@@ -506,6 +507,11 @@ static int read_attr(hid_t grp, const char *cname, enum hg_op op,
     case HG_OP_MASKED_FILL:
         I(mask.causal, "causal");
         F(mask.fill, "fill");
+        break;
+    case HG_OP_ATTENTION: /* no dropout */
+        F(attn.scale, "scale");
+        F(attn.fill, "fill");
+        I(attn.causal, "causal");
         break;
     case HG_OP_SUM:
     case HG_OP_MEAN:

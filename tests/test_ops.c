@@ -89,6 +89,14 @@ struct op_case {
 #define RED(ax, al) {.reduce = {.axis = ax, .alpha = al}}
 #define CE(ig, sm) {.ce = {.ignore_index = ig, .smoothing = sm}}
 #define I32_1 {[1] = HG_I32}
+#define I32_3 {[3] = HG_I32}
+#define I32_4 {[4] = HG_I32}
+/* ATTENTION(_BWD): scale, causal, dropout p, seed, which */
+#define ATT(sc, ca, p_, sd, wh) \
+    {.attn = {.scale = sc, .fill = -1e30f, .p = p_, .causal = ca, .which = wh, .seed = sd}}
+/* self-attention (Tq == Tk): the backward is one which-2 node */
+#define ATT_SELF(sc, ca, p_, sd) \
+    {.attn = {.scale = sc, .fill = -1e30f, .p = p_, .causal = ca, .self = 1, .seed = sd}}
 
 static const struct op_case cases[] = {
     /* ---- matmul ---- */
@@ -360,6 +368,72 @@ static const struct op_case cases[] = {
     {.op = HG_OP_MASKED_FILL, .modes = VT, .note = "causal + keep fill -1e4", .n_in = 2,
      .in = {S(8, 4, 33, 40), S(8, 40)}, .dt = I32_1, .imax = {[1] = 2},
      .attr = {.mask = {.causal = 1, .fill = -1e4f}}},
+
+    /* ---- fused attention (q, k, v [, keep]); also attention_vs_unfused() ---- */
+    {.op = HG_OP_ATTENTION, .modes = VG, .n_in = 3,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4)}, .attr = ATT(0.5f, 0, 0, 0, 0)},
+    {.op = HG_OP_ATTENTION, .modes = VG, .note = "keep", .n_in = 4,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4), S(2, 5)}, .dt = I32_3,
+     .imax = {[3] = 2}, .attr = ATT(0.5f, 0, 0, 0, 0)},
+    {.op = HG_OP_ATTENTION, .modes = VG, .note = "causal + keep", .n_in = 4,
+     .in = {S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 4)}, .dt = I32_3,
+     .imax = {[3] = 2}, .attr = ATT(0.5f, 1, 0, 0, 0)},
+    {.op = HG_OP_ATTENTION, .modes = VG, .note = "causal + keep, dropout 0.3", .n_in = 4,
+     .in = {S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 4)}, .dt = I32_3,
+     .imax = {[3] = 2}, .attr = ATT(0.5f, 1, 0.3f, 77, 0), .step = 3},
+    {.op = HG_OP_ATTENTION, .modes = VG, .note = "self, causal + keep, dropout 0.3", .n_in = 4,
+     .in = {S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 4)}, .dt = I32_3,
+     .imax = {[3] = 2}, .attr = ATT_SELF(0.5f, 1, 0.3f, 77), .step = 3},
+    {.op = HG_OP_ATTENTION, .modes = VG, .note = "every key masked", .n_in = 4,
+     .in = {S(1, 2, 3, 4), S(1, 2, 5, 4), S(1, 2, 5, 4), S(1, 5)}, .dt = I32_3,
+     .imax = {[3] = 1}, .attr = ATT(0.5f, 0, 0, 0, 0)},
+    {.op = HG_OP_ATTENTION, .modes = VT, .note = "keep, dropout 0.1, 16 pairs", .n_in = 4,
+     .in = {S(4, 4, 33, 16), S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 40)}, .dt = I32_3,
+     .imax = {[3] = 2}, .attr = ATT(0.25f, 0, 0.1f, 5, 0)},
+    {.op = HG_OP_ATTENTION, .modes = VT, .note = "causal, 1 pair (BLAS threads)", .n_in = 3,
+     .in = {S(1, 1, 150, 32), S(1, 1, 150, 32), S(1, 1, 150, 32)},
+     .attr = ATT(0.125f, 1, 0, 0, 0)},
+    {.op = HG_OP_ATTENTION, .modes = M_SHAPE_ERR, .note = "Dh mismatch", .n_in = 3,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 3), S(2, 2, 5, 3)}, .expect = "attention"},
+    {.op = HG_OP_ATTENTION, .modes = M_SHAPE_ERR, .note = "keep [B,Tq]", .n_in = 4,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4), S(2, 3)}, .dt = I32_3,
+     .expect = "keep"},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_VALUE, .note = "dq", .n_in = 4,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4), S(2, 2, 3, 4)},
+     .attr = ATT(0.5f, 0, 0, 0, 0)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_VALUE, .note = "dk dv", .n_in = 4,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4), S(2, 2, 3, 4)},
+     .attr = ATT(0.5f, 0, 0, 0, 1)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_VALUE, .note = "dq causal + keep, dropout 0.3",
+     .n_in = 5, .in = {S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 4)},
+     .dt = I32_4, .imax = {[4] = 2}, .attr = ATT(0.5f, 1, 0.3f, 77, 0), .step = 3},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_VALUE, .note = "dk dv causal + keep, dropout 0.3",
+     .n_in = 5, .in = {S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 4)},
+     .dt = I32_4, .imax = {[4] = 2}, .attr = ATT(0.5f, 1, 0.3f, 77, 1), .step = 3},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_VALUE, .note = "dq dk dv causal + keep, dropout 0.3",
+     .n_in = 5, .in = {S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 2, 4, 3), S(2, 4)},
+     .dt = I32_4, .imax = {[4] = 2}, .attr = ATT(0.5f, 1, 0.3f, 77, 2), .step = 3},
+    {.op = HG_OP_ATTENTION_BWD, .modes = VT, .note = "dq dk dv keep, dropout 0.1", .n_in = 5,
+     .in = {S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 40)},
+     .dt = I32_4, .imax = {[4] = 2}, .attr = ATT(0.25f, 0, 0.1f, 5, 2)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_SHAPE_ERR, .note = "which 2, Tq != Tk", .n_in = 4,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4), S(2, 2, 3, 4)},
+     .attr = ATT(0.5f, 0, 0, 0, 2), .expect = "Tq == Tk"},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_VALUE, .note = "dk dv, every key masked", .n_in = 5,
+     .in = {S(1, 2, 3, 4), S(1, 2, 5, 4), S(1, 2, 5, 4), S(1, 2, 3, 4), S(1, 5)},
+     .dt = I32_4, .imax = {[4] = 1}, .attr = ATT(0.5f, 0, 0, 0, 1)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = VT, .note = "dq keep, dropout 0.1", .n_in = 5,
+     .in = {S(4, 4, 33, 16), S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 4, 33, 16), S(4, 40)},
+     .dt = I32_4, .imax = {[4] = 2}, .attr = ATT(0.25f, 0, 0.1f, 5, 0)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = VT, .note = "dk dv keep, dropout 0.1", .n_in = 5,
+     .in = {S(4, 4, 33, 16), S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 4, 33, 16), S(4, 40)},
+     .dt = I32_4, .imax = {[4] = 2}, .attr = ATT(0.25f, 0, 0.1f, 5, 1)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = VT, .note = "dk dv causal, 1 pair", .n_in = 4,
+     .in = {S(1, 1, 150, 32), S(1, 1, 150, 32), S(1, 1, 150, 32), S(1, 1, 150, 32)},
+     .attr = ATT(0.125f, 1, 0, 0, 1)},
+    {.op = HG_OP_ATTENTION_BWD, .modes = M_SHAPE_ERR, .note = "which 3", .n_in = 4,
+     .in = {S(2, 2, 3, 4), S(2, 2, 5, 4), S(2, 2, 5, 4), S(2, 2, 3, 4)},
+     .attr = ATT(0.5f, 0, 0, 0, 3), .expect = "which"},
 
     /* ---- reductions ---- */
     {.op = HG_OP_SUM, .modes = VG, .note = "axis 0", .n_in = 1, .in = {S(3, 4, 5)}, .attr = RED(0, 0)},
@@ -1045,6 +1119,98 @@ static double *ref_slice(const struct op_case *c, const struct hg_tview *in,
     return o;
 }
 
+/* ATTENTION and ATTENTION_BWD in double, straight from the definition */
+static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
+                             struct hg_shape *os, double *kred)
+{
+    const int bwd = c->op == HG_OP_ATTENTION_BWD, which = bwd ? c->attr.attn.which : 0;
+    const struct hg_shape *qs = &in[0].shape;
+    const int64_t B = qs->dim[0], H = qs->dim[1], Tq = qs->dim[2], Tk = in[1].shape.dim[2],
+                  Dh = qs->dim[3];
+    const struct hg_tview *keep = c->n_in == 4 + bwd ? &in[3 + bwd] : NULL;
+    const double scale = c->attr.attn.scale, p = c->attr.attn.p;
+    const uint64_t key = hg_rand_key(c->attr.attn.seed, c->step ? c->step : 1);
+    if (which == 0)
+        *os = *qs;
+    else
+        *os = (struct hg_shape)S(B, H, 1 + which, Tk, Dh);
+    /* per pair: the stack's size and where dq, dk, dv start (-1: none) */
+    const int64_t np = which == 0 ? Tq * Dh : which == 1 ? 2 * Tk * Dh : (Tq + 2 * Tk) * Dh;
+    const int64_t at_q = which == 1 ? -1 : 0, at_k = which == 0 ? -1 : which == 1 ? 0 : Tq * Dh;
+    double *o = alloc_out(os);
+    double *P = malloc((size_t)(Tq * Tk + 1) * sizeof(double));  /* [Tq,Tk] */
+    double *M = malloc((size_t)(Tq * Tk + 1) * sizeof(double));  /* dropout factors */
+    double *dS = malloc((size_t)(Tq * Tk + 1) * sizeof(double)); /* [Tq,Tk] */
+    char *msk = malloc((size_t)(Tq * Tk + 1));
+    for (int64_t bh = 0; bh < B * H; bh++) {
+        const int64_t b = bh / H, oq = bh * Tq * Dh, ok = bh * Tk * Dh;
+        for (int64_t i = 0; i < Tq; i++) {
+            double mx = -INFINITY, se = 0;
+            for (int64_t j = 0; j < Tk; j++) {
+                double sc = 0;
+                for (int64_t d = 0; d < Dh; d++)
+                    sc += fget(&in[0], oq + i * Dh + d) * fget(&in[1], ok + j * Dh + d);
+                msk[i * Tk + j] = (c->attr.attn.causal && j > i) ||
+                                  (keep && iget(keep, b * Tk + j) == 0);
+                P[i * Tk + j] = msk[i * Tk + j] ? (double)c->attr.attn.fill : scale * sc;
+                mx = fmax(mx, P[i * Tk + j]);
+                uint64_t idx = (uint64_t)((bh * Tq + i) * Tk + j);
+                M[i * Tk + j] = p <= 0 ? 1 : hg_rand_u(key, idx) >= (float)p ? 1 / (1 - p) : 0;
+            }
+            for (int64_t j = 0; j < Tk; j++)
+                se += exp(P[i * Tk + j] - mx);
+            for (int64_t j = 0; j < Tk; j++)
+                P[i * Tk + j] = exp(P[i * Tk + j] - mx) / se;
+        }
+        if (!bwd) {
+            for (int64_t i = 0; i < Tq; i++)
+                for (int64_t d = 0; d < Dh; d++) {
+                    double a = 0;
+                    for (int64_t j = 0; j < Tk; j++)
+                        a += P[i * Tk + j] * M[i * Tk + j] * fget(&in[2], ok + j * Dh + d);
+                    o[oq + i * Dh + d] = a;
+                }
+            continue;
+        }
+        for (int64_t i = 0; i < Tq; i++) {
+            double D = 0;
+            for (int64_t j = 0; j < Tk; j++) {
+                double dp = 0;
+                for (int64_t d = 0; d < Dh; d++)
+                    dp += fget(&in[3], oq + i * Dh + d) * fget(&in[2], ok + j * Dh + d);
+                dS[i * Tk + j] = dp * M[i * Tk + j];
+                D += P[i * Tk + j] * dS[i * Tk + j];
+            }
+            for (int64_t j = 0; j < Tk; j++)
+                dS[i * Tk + j] = msk[i * Tk + j] ? 0 : P[i * Tk + j] * (dS[i * Tk + j] - D);
+        }
+        double *ob = o + bh * np;
+        for (int64_t d = 0; d < Dh; d++) {
+            for (int64_t i = 0; at_q >= 0 && i < Tq; i++) {
+                double a = 0;
+                for (int64_t j = 0; j < Tk; j++)
+                    a += dS[i * Tk + j] * fget(&in[1], ok + j * Dh + d);
+                ob[at_q + i * Dh + d] = scale * a;
+            }
+            for (int64_t j = 0; at_k >= 0 && j < Tk; j++) {
+                double ak = 0, av = 0;
+                for (int64_t i = 0; i < Tq; i++) {
+                    ak += dS[i * Tk + j] * fget(&in[0], oq + i * Dh + d);
+                    av += P[i * Tk + j] * M[i * Tk + j] * fget(&in[3], oq + i * Dh + d);
+                }
+                ob[at_k + j * Dh + d] = scale * ak;
+                ob[at_k + Tk * Dh + j * Dh + d] = av;
+            }
+        }
+    }
+    free(P);
+    free(M);
+    free(dS);
+    free(msk);
+    *kred = (double)(Tk * Dh);
+    return o;
+}
+
 static double *ref_masked_fill(const struct op_case *c, const struct hg_tview *in,
                                struct hg_shape *os, double *kred)
 {
@@ -1228,6 +1394,8 @@ static const ref_fn refs[HG_OP_COUNT] = {
     [HG_OP_SLICE] = ref_slice,
     [HG_OP_SLICE_BWD] = ref_slice,
     [HG_OP_MASKED_FILL] = ref_masked_fill,
+    [HG_OP_ATTENTION] = ref_attention,
+    [HG_OP_ATTENTION_BWD] = ref_attention,
     [HG_OP_SUM] = ref_reduce,
     [HG_OP_MEAN] = ref_reduce,
     [HG_OP_EXPAND_LIKE] = ref_expand_like,
@@ -1241,7 +1409,7 @@ static const ref_fn refs[HG_OP_COUNT] = {
 };
 /* the comm ops (HG_OPF_COMM) have no kernel and no reference: their shape
  * and cost rules are tested in test_graph.c with the executor's callbacks */
-_Static_assert(HG_OP_COUNT == 50, "a new op needs a reference and test cases here");
+_Static_assert(HG_OP_COUNT == 52, "a new op needs a reference and test cases here");
 
 #ifndef HG_TEST_NO_GRAPH
 /* Forward ops whose gradient the graph must produce (GRAD coverage). */
@@ -1249,7 +1417,7 @@ static const enum hg_op grad_ops[] = {
     HG_OP_MATMUL, HG_OP_CONV2D, HG_OP_MAXPOOL2D, HG_OP_ADD, HG_OP_SUB, HG_OP_MUL,
     HG_OP_SCALE, HG_OP_RELU, HG_OP_GELU, HG_OP_TANH, HG_OP_SOFTMAX, HG_OP_LOG_SOFTMAX,
     HG_OP_LAYERNORM, HG_OP_DROPOUT, HG_OP_EMBEDDING, HG_OP_RESHAPE, HG_OP_PERMUTE,
-    HG_OP_CONCAT, HG_OP_SLICE, HG_OP_MASKED_FILL, HG_OP_SUM, HG_OP_MEAN,
+    HG_OP_CONCAT, HG_OP_SLICE, HG_OP_MASKED_FILL, HG_OP_ATTENTION, HG_OP_SUM, HG_OP_MEAN,
     HG_OP_CROSS_ENTROPY, HG_OP_NLL,
 };
 #endif
@@ -1827,6 +1995,149 @@ out:
 }
 #endif
 
+/* ---- fused attention against the unfused chain, through hg_layer_mha ---- */
+
+struct mha_run {
+    float *y, *grads; /* [B,Tq,D], the grad block */
+    size_t ny, ng;
+    int n_attn, n_softmax;
+};
+
+struct mha_cfg {
+    int64_t B, Tq, Tk, D;
+    int heads, causal, keep, cross, all_masked;
+    float p;
+    const char *note;
+};
+
+/* Builds mha (fused or not), loss = sum(y * R), runs forward and backward
+ * at step 3 with nthreads; inputs, params and R from fixed streams. */
+static int mha_run(const struct mha_cfg *m, int fused, int nthreads, struct mha_run *r,
+                   char *err, size_t errlen)
+{
+    struct hg_graph *g = hg_graph_new();
+    hg_graph_set_fused_attention(g, fused);
+    int64_t dq[3] = {m->B, m->Tq, m->D}, dk[3] = {m->B, m->Tk, m->D}, dm[2] = {m->B, m->Tk};
+    int xq = hg_graph_input(g, "xq", HG_F32, 3, dq, 0);
+    int xkv = m->cross ? hg_graph_input(g, "xkv", HG_F32, 3, dk, 0) : xq;
+    int keep = m->keep ? hg_graph_input(g, "keep", HG_I32, 2, dm, 0) : -1;
+    int y = hg_layer_mha(g, "attn", xq, xkv, keep, m->D, m->heads, m->causal, m->p, 1234);
+    int R = hg_graph_input(g, "R", HG_F32, 3, dq, 0);
+    int loss = hg_sum(g, hg_mul(g, y, R), HG_AXIS_ALL);
+    hg_graph_keep(g, y);
+    hg_graph_backward(g, loss);
+    memset(r, 0, sizeof *r);
+    for (int n = 0; n < hg_graph_n_nodes(g); n++) {
+        r->n_attn += hg_graph_node(g, n)->op == HG_OP_ATTENTION;
+        r->n_softmax += hg_graph_node(g, n)->op == HG_OP_SOFTMAX;
+    }
+    int *order = malloc((size_t)hg_graph_n_nodes(g) * sizeof(int));
+    int n = hg_graph_order(g, HG_PH_FORWARD | HG_PH_BACKWARD, order);
+    struct hg_exec *ex = hg_exec_new(g, order, n, err, errlen);
+    struct hg_step st = {.step = 3, .grad_scale = 1, .nthreads = nthreads};
+    int rc = -1;
+    if (!ex || hg_exec_prepare(ex, &st, err, errlen) != 0)
+        goto out;
+    size_t np;
+    float *pb = hg_exec_param_block(ex, &np);
+    rng_state = 0x1234567ull;
+    for (size_t i = 0; i < np; i++)
+        pb[i] = (float)(urand() - 0.5);
+    const int ins[3] = {xq, m->cross ? xkv : -1, R};
+    for (int k = 0; k < 3; k++) {
+        if (ins[k] < 0)
+            continue;
+        float *x = hg_exec_data(ex, ins[k]);
+        for (int64_t i = 0; i < numel(&hg_graph_tensor(g, ins[k])->shape); i++)
+            x[i] = (float)(2 * urand() - 1);
+    }
+    if (keep >= 0) {
+        int32_t *kp = hg_exec_data(ex, keep);
+        for (int64_t b = 0; b < m->B; b++)
+            for (int64_t j = 0; j < m->Tk; j++) /* the last keys of a row padded */
+                kp[b * m->Tk + j] = m->all_masked && b == 1 ? 0 : j < m->Tk - b % 3;
+    }
+    if (hg_exec_run(ex, &st, 0, n, err, errlen) != 0)
+        goto out;
+    r->ny = (size_t)numel(&hg_graph_tensor(g, y)->shape);
+    r->y = malloc(r->ny * sizeof(float));
+    memcpy(r->y, hg_exec_data(ex, y), r->ny * sizeof(float));
+    const float *gb = hg_exec_grad_block(ex, &r->ng);
+    r->grads = malloc(r->ng * sizeof(float));
+    memcpy(r->grads, gb, r->ng * sizeof(float));
+    rc = 0;
+out:
+    if (ex)
+        hg_exec_free(ex);
+    free(order);
+    hg_graph_free(g);
+    return rc;
+}
+
+/* max |a - b| / max |b| */
+static double rel_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0, m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)a[i] - b[i]);
+        d = isfinite(a[i]) ? (e > d ? e : d) : INFINITY;
+        m = fabs(b[i]) > m ? fabs(b[i]) : m;
+    }
+    return d / (m > 0 ? m : 1);
+}
+
+static void attention_vs_unfused(void)
+{
+    static const struct mha_cfg cfgs[] = {
+        {.B = 2, .Tq = 5, .Tk = 5, .D = 8, .heads = 2, .note = "self"},
+        {.B = 3, .Tq = 6, .Tk = 6, .D = 12, .heads = 3, .causal = 1, .keep = 1, .p = 0.2f,
+         .note = "self causal + keep, dropout 0.2"},
+        {.B = 3, .Tq = 3, .Tk = 7, .D = 8, .heads = 2, .keep = 1, .cross = 1, .p = 0.2f,
+         .note = "cross Tq 3 Tk 7 keep, dropout 0.2"},
+        {.B = 2, .Tq = 7, .Tk = 4, .D = 16, .heads = 4, .cross = 1, .p = 0.3f,
+         .note = "cross Tq 7 Tk 4, dropout 0.3"},
+        {.B = 3, .Tq = 4, .Tk = 5, .D = 8, .heads = 2, .keep = 1, .cross = 1, .all_masked = 1,
+         .p = 0.1f, .note = "cross, a sentence with every key masked"},
+        {.B = 4, .Tq = 33, .Tk = 33, .D = 64, .heads = 4, .causal = 1, .keep = 1, .p = 0.1f,
+         .note = "self causal + keep T 33, dropout 0.1"},
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        const struct mha_cfg *m = &cfgs[i];
+        struct op_case c = {.op = HG_OP_ATTENTION, .note = m->note};
+        struct mha_run u, f, t;
+        char err[512];
+        if (mha_run(m, 0, 2, &u, err, sizeof err) != 0 ||
+            mha_run(m, 1, 2, &f, err, sizeof err) != 0) {
+            report(0, &c, "vs-unfused", "%s", err);
+            continue;
+        }
+        double ey = rel_diff(f.y, u.y, u.ny), eg = rel_diff(f.grads, u.grads, u.ng);
+        int ok = f.n_attn == 1 && f.n_softmax == 0 && u.n_attn == 0 && u.n_softmax == 1 &&
+                 f.ng == u.ng && ey <= 2e-6 && eg <= 2e-5;
+        report(ok, &c, "vs-unfused", "%d/%d attention, %d/%d softmax nodes; output rel "
+               "err %.3g, gradients %.3g", f.n_attn, u.n_attn, f.n_softmax, u.n_softmax,
+               ey, eg);
+        /* the whole fused graph: 1 and 3 threads bitwise the 2 above */
+        for (int nt = 1; nt <= 3; nt += 2) {
+            if (mha_run(m, 1, nt, &t, err, sizeof err) != 0) {
+                report(0, &c, "vs-unfused", "%s", err);
+                break;
+            }
+            int same = t.ny == f.ny && t.ng == f.ng &&
+                       !memcmp(t.y, f.y, f.ny * sizeof(float)) &&
+                       !memcmp(t.grads, f.grads, f.ng * sizeof(float));
+            report(same, &c, "threads", "mha forward + backward, %d vs 2 threads %s", nt,
+                   same ? "bitwise identical" : "differ");
+            free(t.y);
+            free(t.grads);
+        }
+        free(u.y);
+        free(u.grads);
+        free(f.y);
+        free(f.grads);
+    }
+}
+
 static void run_case(int ci)
 {
     const struct op_case *c = &cases[ci];
@@ -1952,6 +2263,24 @@ int main(int argc, char **argv)
             tally->fail++;
         }
     }
+#ifndef HG_TEST_NO_GRAPH
+    if (!filter || strstr("attention", filter)) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(120);
+            attention_vs_unfused();
+            fflush(stdout);
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("FAIL attention vs-unfused: crashed\n");
+            tally->fail++;
+        }
+    }
+#endif
     printf("\n%d cases, %d checks passed, %d failed\n", ncases, tally->ok, tally->fail);
     return tally->fail ? 1 : 0;
 }

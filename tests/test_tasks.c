@@ -632,7 +632,7 @@ static void test_bert(void)
     REQUIRE(system(cmd) == 0, "hgpreprocess lm failed (%s/lm.log)", tmpdir);
 
     /* options and the dictionary are checked by setup */
-    const char *vals[6] = {NULL};
+    const char *vals[7] = {NULL}; /* one per bert option */
     struct hg_task_args a = {.values = vals};
     void *state = NULL;
     vals[2] = "3";

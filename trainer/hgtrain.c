@@ -1850,6 +1850,10 @@ int main(int argc, char **argv)
             hg_opts_free(&r.o);
             return 2;
         }
+        /* tasks' --attention auto: the fused op on the CPU, the unfused
+         * chain in a GPU run (every rank of a mix: one graph); before
+         * --plan builds its graph */
+        hg_graph_default_fused_attention(!L.cuda);
         if (r.o.plan) {
             /* planned once, here, so that every rank runs the same strategy */
             if (L.nlocal != L.world) {
