@@ -293,49 +293,45 @@ static void gemm1(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 #define GEMM_COL_PIECE 256         /* columns per piece, at least */
 #define GEMM_SERIAL_MNK 262144.0   /* below this m*n*k: one call (OpenBLAS's own threshold) */
 
-void hg_sgemm_serial(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                     float alpha, const float *a, int64_t lda, const float *b,
-                     int64_t ldb, float beta, float *c, int64_t ldc)
+/* What hg_sgemm and hg_sgemm_serial check first: the BLAS loaded, the
+ * sizes in range; 1 when nothing is left to multiply (m or n zero, or C =
+ * beta * C for k zero: some BLASes reject k == 0). */
+static int gemm_trivial(const char *who, int64_t m, int64_t n, int64_t k, float beta,
+                        float *c, int64_t lda, int64_t ldb, int64_t ldc)
 {
     pthread_once(&blas.once, blas_once);
     if (!blas.ok) {
-        fprintf(stderr, "hg_sgemm_serial: %s\n", blas.err);
+        fprintf(stderr, "%s: %s\n", who, blas.err);
         abort();
     }
     HG_CHECK(m >= 0 && n >= 0 && k >= 0);
     HG_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX);
     HG_CHECK(lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX);
     if (m == 0 || n == 0)
-        return;
-    if (k == 0) { /* C = beta * C; some BLASes reject k == 0 */
+        return 1;
+    if (k == 0) {
         for (int64_t i = 0; i < m; i++)
             for (int64_t j = 0; j < n; j++)
                 c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-        return;
+        return 1;
     }
-    gemm1(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    return 0;
+}
+
+void hg_sgemm_serial(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *a, int64_t lda, const float *b,
+                     int64_t ldb, float beta, float *c, int64_t ldc)
+{
+    if (!gemm_trivial("hg_sgemm_serial", m, n, k, beta, c, lda, ldb, ldc))
+        gemm1(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
               float alpha, const float *a, int64_t lda, const float *b,
               int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    pthread_once(&blas.once, blas_once);
-    if (!blas.ok) {
-        fprintf(stderr, "hg_sgemm: %s\n", blas.err);
-        abort();
-    }
-    HG_CHECK(m >= 0 && n >= 0 && k >= 0);
-    HG_CHECK(m <= INT_MAX && n <= INT_MAX && k <= INT_MAX);
-    HG_CHECK(lda <= INT_MAX && ldb <= INT_MAX && ldc <= INT_MAX);
-    if (m == 0 || n == 0)
+    if (gemm_trivial("hg_sgemm", m, n, k, beta, c, lda, ldb, ldc))
         return;
-    if (k == 0) { /* C = beta * C; some BLASes reject k == 0 */
-        for (int64_t i = 0; i < m; i++)
-            for (int64_t j = 0; j < n; j++)
-                c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
-        return;
-    }
     if ((double)m * (double)n * (double)k < GEMM_SERIAL_MNK) {
         gemm1(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
         return;
