@@ -262,6 +262,14 @@ static void gemm1(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
 {
     if (m == 0 || n == 0)
         return;
+    /* OpenBLAS's OpenMP build takes omp_get_max_threads() threads at every
+     * call outside a parallel region, whatever openblas_set_num_threads
+     * said: one here, so that a call's bits never follow the thread count
+     * (hg_sgemm_serial from a lone (b,h) pair differed at 2 threads on
+     * Haswell's kernels) */
+    const int outer = !omp_in_parallel() ? omp_get_max_threads() : 1;
+    if (outer > 1)
+        omp_set_num_threads(1);
 #if HG_BLAS_DLOPEN
     blas.sgemm(ROW_MAJOR, trans_a ? TRANS : NO_TRANS, trans_b ? TRANS : NO_TRANS,
                (int)m, (int)n, (int)k, alpha, a, (int)lda, b, (int)ldb, beta, c,
@@ -272,6 +280,8 @@ static void gemm1(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
                 trans_b ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
                 alpha, a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 #endif
+    if (outer > 1)
+        omp_set_num_threads(outer);
 }
 
 /* Why the pieces are what they are.  OpenBLAS's threaded GEMM cuts C by
@@ -339,14 +349,15 @@ void hg_sgemm(int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
     /* inside a parallel region (per-head attention GEMMs): one thread */
     const int nth = omp_in_parallel() ? 1 : blas.nthreads;
     if (m >= 2 * GEMM_ROW_ALIGN || n < 2 * GEMM_COL_PIECE) {
-        const int64_t units = (m + GEMM_ROW_ALIGN - 1) / GEMM_ROW_ALIGN;
+        /* whole units, the rows past the last one joining it: a call of
+         * a few rows alone takes another path in OpenBLAS (a 6-row cut
+         * of 150 rows gave other bits at 4 threads than at 2) */
+        const int64_t units = m / GEMM_ROW_ALIGN > 0 ? m / GEMM_ROW_ALIGN : 1;
         const int parts = units < nth ? (int)units : nth;
 #pragma omp parallel for if (parts > 1) num_threads(parts) schedule(static)
         for (int p = 0; p < parts; p++) {
             int64_t r0 = units * p / parts * GEMM_ROW_ALIGN;
-            int64_t r1 = units * (p + 1) / parts * GEMM_ROW_ALIGN;
-            if (r1 > m)
-                r1 = m;
+            int64_t r1 = p == parts - 1 ? m : units * (p + 1) / parts * GEMM_ROW_ALIGN;
             /* A's rows r0.. start at row r0 of A, or column r0 of A^T */
             gemm1(trans_a, trans_b, r1 - r0, n, k, alpha,
                   a + (trans_a ? r0 : r0 * lda), lda, b, ldb, beta,
