@@ -162,10 +162,12 @@ printf 'nodes = ( { name = "n"; devices = ( { kind = "gpu"; peak_flops = 1e12; }
     >"$tmp/nomem.cfg"
 expect 1 "nomem.cfg:1: node 'n': device 0: no 'memory'" --cluster "$tmp/nomem.cfg"
 
-# 2. the profiler
+# 2. the profiler (message sizes far apart: two close ones, timed twice
+# under ASan, once fitted a sendrecv that did not grow with the bytes, and
+# such a fit is not used)
 "$HGPLAN" --task mnist --optimizer sgd --batch 4 --profile-out "$tmp/prof.cfg" \
     --profile-batches 2,4 --profile-threads 1 --profile-repeats 2 --profile-warmup 1 \
-    --profile-worlds 2 --profile-sizes 4096,65536 >"$tmp/p.out" 2>&1 ||
+    --profile-worlds 2 --profile-sizes 4096,1048576 >"$tmp/p.out" 2>&1 ||
     { cat "$tmp/p.out"; bad "hgplan --profile-out"; }
 grep -q "wrote $tmp/prof.cfg (1 devices, [0-9]* op entries, 2 link entries)" "$tmp/p.out" ||
     { cat "$tmp/p.out"; bad "--profile-out report"; }
