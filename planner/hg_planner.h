@@ -432,6 +432,7 @@ struct hg_pgraph {
     int *grad_op;         /* [nparams] the op that writes the gradient, -1:
                            * none (a param the loss does not use) */
     int *upd_op;          /* [nparams] the op updating it, -1: none */
+    int *param_idx;       /* [ntensors] a param tensor's index in param, -1 */
 };
 
 /* -1 with err for a cluster beyond HG_PLAN_MAXDEV devices or batch < 1. */

@@ -448,14 +448,8 @@ int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, i
          * a server's pull to a gradient op's places) */
         int nu = o->nparams + (lw->ops[v].agg >= 0);
         for (int k = 0; k < nu; k++) {
-            int u = -1;
-            if (k < o->nparams) {
-                for (int j = 0; j < lw->pg->nparams && u < 0; j++)
-                    if (lw->pg->param[j] == o->params[k])
-                        u = lw->pg->upd_op[j];
-            } else {
-                u = lw->pg->upd_op[lw->ops[v].agg];
-            }
+            int i = k < o->nparams ? lw->pg->param_idx[o->params[k]] : lw->ops[v].agg;
+            int u = i >= 0 ? lw->pg->upd_op[i] : -1;
             if (u >= 0 && lw->stamp[u] != lw->stampv) {
                 lw->stamp[u] = lw->stampv;
                 changed[n++] = u;

@@ -22,7 +22,7 @@ static void params(struct hg_pgraph *pg, const struct hg_graph *g)
     pg->param_grad = malloc(((size_t)pg->nparams + 1) * sizeof(int));
     pg->grad_op = malloc(((size_t)pg->nparams + 1) * sizeof(int));
     pg->upd_op = malloc(((size_t)pg->nparams + 1) * sizeof(int));
-    int *pi = malloc(((size_t)pg->ntensors + 1) * sizeof(int)); /* [ntensors] param index */
+    int *pi = pg->param_idx = malloc(((size_t)pg->ntensors + 1) * sizeof(int)); /* [ntensors] */
     HG_CHECK(pg->param && pg->param_grad && pg->grad_op && pg->upd_op && pi);
     for (int t = 0; t < pg->ntensors; t++)
         pi[t] = -1;
@@ -65,7 +65,6 @@ static void params(struct hg_pgraph *pg, const struct hg_graph *g)
         }
     }
     free(nr);
-    free(pi);
 }
 
 int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
@@ -182,5 +181,6 @@ void hg_pgraph_free(struct hg_pgraph *pg)
     free(pg->param_grad);
     free(pg->grad_op);
     free(pg->upd_op);
+    free(pg->param_idx);
     free(pg);
 }

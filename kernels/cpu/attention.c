@@ -178,15 +178,8 @@ static void attn_dscores(const struct attn *t, int64_t bh, const float *P, float
     const int64_t Tq = t->Tq, Tk = t->Tk;
     const int32_t *keep = t->keep ? t->keep + (bh / t->H) * Tk : NULL; /* [Tk] */
     for (int64_t r = 0; r < Tq; r++) {
-        const float *restrict pr = P + r * Tk; /* [Tk] */
-        float *restrict gr = dP + r * Tk;      /* [Tk] */
-        float s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < Tk; j++)
-            s += pr[j] * gr[j];
-#pragma omp simd
-        for (int64_t j = 0; j < Tk; j++)
-            gr[j] = pr[j] * (gr[j] - s);
+        float *gr = dP + r * Tk; /* [Tk] */
+        hg_cpu_softmax_bwd_row(P + r * Tk, gr, gr, Tk);
         const int64_t kend = t->causal ? (r + 1 < Tk ? r + 1 : Tk) : Tk;
         if (keep)
             for (int64_t j = 0; j < kend; j++)

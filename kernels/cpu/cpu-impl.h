@@ -23,4 +23,20 @@ double hg_cpu_sum_all(const float *x, int64_t n);
  * hardware prefetcher (8x slower measured), so blocks stay wide. */
 int64_t hg_cpu_col_block(int64_t K, int64_t P, int nthreads);
 
+#ifndef __cplusplus /* the CUDA files include this header too, without OpenMP */
+/* One row of softmax's backward: dx = y * (dy - sum(y * dy)); dx may be
+ * dy (SOFTMAX_BWD and the fused attention's backward share it). */
+static inline void hg_cpu_softmax_bwd_row(const float *y, const float *dy,
+                                          float *dx, int64_t C)
+{
+    float s = 0;
+#pragma omp simd reduction(+ : s)
+    for (int64_t j = 0; j < C; j++)
+        s += y[j] * dy[j];
+#pragma omp simd
+    for (int64_t j = 0; j < C; j++)
+        dx[j] = y[j] * (dy[j] - s);
+}
+#endif
+
 #endif

@@ -64,17 +64,8 @@ HG_CPU_FN(softmax_bwd)
 
     hg_rows_cols(&a->in[0].shape, &rows, &C);
 #pragma omp parallel for if (rows * C >= PAR_MIN) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-        const float *restrict yr = y + r * C, *restrict gr = dy + r * C;
-        float *restrict dr = dx + r * C;
-        float s = 0;
-#pragma omp simd reduction(+ : s)
-        for (int64_t j = 0; j < C; j++)
-            s += yr[j] * gr[j];
-#pragma omp simd
-        for (int64_t j = 0; j < C; j++)
-            dr[j] = yr[j] * (gr[j] - s);
-    }
+    for (int64_t r = 0; r < rows; r++)
+        hg_cpu_softmax_bwd_row(y + r * C, dy + r * C, dx + r * C, C);
     return 0;
 }
 
