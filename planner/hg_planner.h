@@ -624,7 +624,19 @@ struct hg_lowered {
     int *dstart, *dops;   /* droppable ops of group k in order: dops[dstart[k] .. dstart[k + 1]) */
     int *gstart, *gops;   /* ops of group k: gops[gstart[k] .. gstart[k + 1]) */
     int *stamp, stampv;   /* [nops] scratch of hg_lower_group */
+    /* The runtime's pieces (controller/hybrid.c, trainer/strategy.c): the
+     * rows where some forward or backward op's place begins or ends cut
+     * the batch; an op computes each piece of its place as one call. */
+    int *cutn;            /* [batch + 1] such bounds at each row */
+    int *cutstamp;        /* [batch + 1] scratch of hg_lower_group */
+    unsigned char *cutwas; /* [batch + 1] scratch: cutn[x] > 0 before it */
+    int64_t *cutchg;      /* [ncutchg] rows whose cut came or went in the
+                           * last hg_lower_group */
+    int ncutchg, ccutchg;
 };
+
+/* The pieces of op place p: 1 + the cuts strictly inside its rows. */
+int hg_lower_pieces(const struct hg_lowered *lw, const struct hg_lplace *p);
 
 /* The first row of replica j of R over B rows: floor(j * B / R). */
 int64_t hg_lower_bound(int64_t batch, int R, int j);
@@ -636,7 +648,8 @@ int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err
 /* st differs from the strategy last lowered in group g's configuration
  * only: lowers again what that touches (g's ops, their producers' outputs,
  * their gradients' aggregations).  changed[nops] gets those ops; returns
- * their number.  The result equals hg_lower_full's. */
+ * their number; lw->cutchg the rows whose cut came or went (other ops'
+ * pieces there changed).  The result equals hg_lower_full's. */
 int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, int *changed);
 /* Readable: per op its places, needs and transfers; per parameter its
  * aggregation; the order. */

@@ -59,7 +59,11 @@ struct hg_lowered *hg_lower_new(const struct hg_pgraph *pg)
     lw->pos = malloc((N + 1) * sizeof(int));
     lw->droppable = calloc(N + 1, sizeof(int));
     lw->stamp = calloc(N + 1, sizeof(int));
-    HG_CHECK(lw->ops && lw->agg && lw->order && lw->pos && lw->droppable && lw->stamp);
+    lw->cutn = calloc((size_t)pg->batch + 1, sizeof(int));
+    lw->cutstamp = calloc((size_t)pg->batch + 1, sizeof(int));
+    lw->cutwas = calloc((size_t)pg->batch + 1, 1);
+    HG_CHECK(lw->ops && lw->agg && lw->order && lw->pos && lw->droppable && lw->stamp &&
+             lw->cutn && lw->cutstamp && lw->cutwas);
     for (int v = 0; v < lw->nops; v++)
         lw->ops[v].agg = lw->ops[v].rhost = -1;
     for (int i = 0; i < pg->nparams; i++) {
@@ -97,6 +101,10 @@ void hg_lower_free(struct hg_lowered *lw)
     free(lw->gstart);
     free(lw->gops);
     free(lw->stamp);
+    free(lw->cutn);
+    free(lw->cutstamp);
+    free(lw->cutwas);
+    free(lw->cutchg);
     free(lw);
 }
 
@@ -179,6 +187,36 @@ static void recompute_plan(struct hg_lowered *lw, const struct hg_strategy *st)
         dkey[v] = lw->droppable[v] ? st->group[v] : -1;
     csr(G, dkey, st->order, N, &lw->dstart, &lw->dops);
     free(dkey);
+}
+
+/* Op v's place bounds into the pieces' cuts (dir +1) or out (-1); in a
+ * delta (stampv > 0) each row's presence before is kept the first time it
+ * is touched, so hg_lower_group can tell which cuts came or went. */
+static void count_cuts(struct hg_lowered *lw, int v, int dir, int stampv)
+{
+    const struct hg_lop *o = &lw->ops[v];
+    if (lw->pg->ops[v].phase == HG_PH_UPDATE)
+        return;
+    for (int k = 0; k < o->nplace; k++)
+        for (int e = 0; e < 2; e++) {
+            int64_t x = e ? o->place[k].end : o->place[k].begin;
+            if (stampv && lw->cutstamp[x] != stampv) {
+                lw->cutstamp[x] = stampv;
+                lw->cutwas[x] = lw->cutn[x] > 0;
+                lw->cutchg = grow(lw->cutchg, lw->ncutchg, &lw->ccutchg, sizeof(*lw->cutchg));
+                lw->cutchg[lw->ncutchg++] = x;
+            }
+            lw->cutn[x] += dir;
+            HG_CHECK(lw->cutn[x] >= 0);
+        }
+}
+
+int hg_lower_pieces(const struct hg_lowered *lw, const struct hg_lplace *p)
+{
+    int n = 1;
+    for (int64_t x = p->begin + 1; x < p->end; x++)
+        n += lw->cutn[x] > 0;
+    return n;
 }
 
 /* Op v's replicas: devices in rank order, consecutive replica numbers. */
@@ -406,8 +444,12 @@ int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err
         lw->recompute[k] = st->cfg[k].recompute;
     csr(G, st->group, NULL, N, &lw->gstart, &lw->gops);
     recompute_plan(lw, st);
-    for (int v = 0; v < N; v++)
+    memset(lw->cutn, 0, ((size_t)lw->batch + 1) * sizeof(int));
+    lw->ncutchg = 0;
+    for (int v = 0; v < N; v++) {
         lower_place(lw, st, v);
+        count_cuts(lw, v, 1, 0);
+    }
     for (int i = 0; i < lw->pg->nparams; i++) /* before the outputs: a server's pull */
         lower_agg(lw, st, i);
     for (int v = 0; v < N; v++)
@@ -421,14 +463,26 @@ int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, i
     lw->recompute[g] = st->cfg[g].recompute;
     if (++lw->stampv == INT32_MAX) {
         memset(lw->stamp, 0, (size_t)lw->nops * sizeof(int));
+        memset(lw->cutstamp, 0, ((size_t)lw->batch + 1) * sizeof(int));
         lw->stampv = 1;
     }
     int n = 0;
+    lw->ncutchg = 0;
     for (int i = lw->gstart[g]; i < lw->gstart[g + 1]; i++) {
         int v = lw->gops[i];
         HG_CHECK(st->group[v] == g);
+        count_cuts(lw, v, -1, lw->stampv);
         lower_place(lw, st, v);
+        count_cuts(lw, v, 1, lw->stampv);
     }
+    /* keep only the rows whose cut came or went */
+    int nc = 0;
+    for (int i = 0; i < lw->ncutchg; i++) {
+        int64_t x = lw->cutchg[i];
+        if ((lw->cutn[x] > 0) != lw->cutwas[x])
+            lw->cutchg[nc++] = x;
+    }
+    lw->ncutchg = nc;
     for (int i = lw->gstart[g]; i < lw->gstart[g + 1]; i++)
         if (lw->ops[lw->gops[i]].agg >= 0)
             lower_agg(lw, st, lw->ops[lw->gops[i]].agg);

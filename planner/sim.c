@@ -4,10 +4,12 @@
  * is recomputed where) priced by the planner graph's prices (price.c).
  *
  * Tasks.  For op v at position p of the order, its *segment*:
- *  - a compute task on every device holding v: for r replicas of rows
- *    [b, e) of B, r*a + b_op*(e - b)/B with the roofline's a + b_op*share,
- *    or the profile's time at each replica's rows; a once for an op without
- *    a batch axis;
+ *  - a compute task on every device holding v: hgtrain runs rows [b, e)
+ *    of B as one call per piece of them (the lowering's cuts: one for a
+ *    data-parallel or model-parallel strategy, whatever the replica
+ *    count), so k pieces cost k*a + b_op*(e - b)/B with the roofline's
+ *    a + b_op*share, or the sum of the profile's times at each piece's
+ *    rows; a once for an op without a batch axis;
  *  - a gradient aggregation task when v writes a parameter's gradient that
  *    the lowering aggregates: AllReduce (the lowering's ring or
  *    hierarchical, hg_cost_allreduce_*) or PS (hg_cost_ps), occupying every
@@ -32,7 +34,8 @@
  * segment p is just the resources' free times, snapshot per segment.
  * Delta simulation: a change to group g lowers again what g touches
  * (hg_lower_group: g's ops and their producers, whose transfers and memory
- * depend on where g runs), rebuilds those segments, restores the snapshot
+ * depend on where g runs, and the ops whose pieces a cut that came or went
+ * divides), rebuilds those segments, restores the snapshot
  * before the earliest of them and re-runs the pass from there: the same
  * code on the same inputs, so bitwise the same result as a full simulation.
  *
@@ -241,25 +244,26 @@ static void add_engines(struct hg_sim *s, struct seg *sg, struct task *t)
     add_res(sg, t, s->ndev + s->nchan + t->dst);
 }
 
-/* The compute time of place p of op v: its replicas have q or q + 1 rows
- * (q = B / R), each priced at its rows by the profile, or all together by
- * the roofline (a launch each, b for their share of the batch). */
+/* The compute time of place p of op v as hgtrain runs it: one call per
+ * piece of its rows (the lowering's cuts: a data-parallel or model-parallel
+ * op's place is one piece, a split strategy's may be several), each priced
+ * at its rows by the profile, or all together by the roofline (a launch
+ * each, b for their share of the batch). */
 static double comp_time(const struct hg_sim *s, int v, const struct hg_lplace *p)
 {
-    const struct hg_lop *lo = &s->lw->ops[v];
+    const struct hg_lowered *lw = s->lw;
     size_t i = hg_pprice_at(s->pr, v, p->dev);
-    int64_t B = s->lw->batch, rows = p->end - p->begin;
+    int64_t B = lw->batch, rows = p->end - p->begin;
     if (!s->pg->ops[v].batch)
         return s->pr->a[i];
     if (!s->pr->pe[i])
-        return p->nrep * s->pr->a[i] + s->pr->b[i] * ((double)rows / (double)B);
-    int64_t q = B / lo->nrep, n1 = rows - p->nrep * q, n0 = p->nrep - n1;
-    HG_CHECK(n1 >= 0 && n0 >= 0);
+        return hg_lower_pieces(lw, p) * s->pr->a[i] + s->pr->b[i] * ((double)rows / (double)B);
     double t = 0;
-    if (n0 > 0)
-        t += (double)n0 * hg_prof_time(s->pr->pe[i], (double)q);
-    if (n1 > 0)
-        t += (double)n1 * hg_prof_time(s->pr->pe[i], (double)(q + 1));
+    for (int64_t x = p->begin, y = x + 1; y <= p->end; y++)
+        if (y == p->end || lw->cutn[y] > 0) {
+            t += hg_prof_time(s->pr->pe[i], (double)(y - x));
+            x = y;
+        }
     return t / hg_pdevice_share(&s->c->devices[p->dev]);
 }
 
@@ -623,10 +627,27 @@ void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
     HG_CHECK(lw->ngroups > 0 && g >= 0 && g < lw->ngroups && st->ngroups == lw->ngroups);
     int n = hg_lower_group(s->lw, st, g, s->changed);
     int p0 = s->nops;
+    int seen = next_mark(s);
     for (int i = 0; i < n; i++) {
         int v = s->changed[i];
+        s->mark[v] = seen;
         build_seg(s, v);
         p0 = lw->pos[v] < p0 ? lw->pos[v] : p0;
+    }
+    /* ops elsewhere whose places a cut that came or went now divides
+     * differently: their compute tasks change */
+    for (int v = 0; v < s->nops && lw->ncutchg > 0; v++) {
+        const struct hg_lop *o = &lw->ops[v];
+        int hit = 0;
+        for (int k = 0; k < o->nplace && !hit && s->pg->ops[v].batch && s->mark[v] != seen; k++)
+            for (int j = 0; j < lw->ncutchg && !hit; j++)
+                hit = o->place[k].begin < lw->cutchg[j] && lw->cutchg[j] < o->place[k].end;
+        if (hit) {
+            s->mark[v] = seen;
+            s->changed[n++] = v; /* distinct from the lowering's: <= nops */
+            build_seg(s, v);
+            p0 = lw->pos[v] < p0 ? lw->pos[v] : p0;
+        }
     }
     /* the recompute segments that copy tasks of a rebuilt op */
     int stampv = next_mark(s);
