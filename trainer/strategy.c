@@ -117,12 +117,6 @@ static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st)
     return mp;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* A strategy whose groups split the batch differently (controller/
  * hybrid.c): the pieces (the bounds of every forward and backward op's
  * rows), each op's rank per piece, the backward nodes each forward node's
@@ -132,29 +126,16 @@ static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
                   const struct hg_pgraph *pg, const struct hg_graph *g, char *err,
                   size_t errlen)
 {
-    int nops = lw->nops, ncut = 0;
-    for (int v = 0; v < nops; v++)
-        ncut += 2 * lw->ops[v].nplace;
-    int64_t *cut = malloc(((size_t)ncut + 2) * sizeof *cut); /* [ncut + 2] */
+    int nops = lw->nops, np = 0;
+    /* the lowering's cuts (the rows where a forward or backward op's place
+     * begins or ends), what the simulator priced the pieces by */
+    int64_t *cut = malloc(((size_t)lw->batch + 2) * sizeof *cut); /* [np + 1] */
     if (!cut)
         return hg_kerr(err, errlen, "out of memory");
-    ncut = 0;
-    cut[ncut++] = 0;
-    cut[ncut++] = lw->batch;
-    for (int v = 0; v < nops; v++) {
-        if (hg_graph_node(g, v)->phase == HG_PH_UPDATE)
-            continue;
-        for (int k = 0; k < lw->ops[v].nplace; k++) {
-            cut[ncut++] = lw->ops[v].place[k].begin;
-            cut[ncut++] = lw->ops[v].place[k].end;
-        }
-    }
-    qsort(cut, (size_t)ncut, sizeof *cut, cmp_i64);
-    int np = 0;
-    for (int i = 0; i < ncut; i++)
-        if (cut[i] > 0 && cut[i] <= lw->batch && (np == 0 || cut[i] != cut[np]))
-            cut[++np] = cut[i];
     cut[0] = 0;
+    for (int64_t x = 1; x <= lw->batch; x++)
+        if (x == lw->batch || lw->cutn[x] > 0)
+            cut[++np] = x;
     out->npieces = np;
     out->piece = cut;
     out->piece_dev = malloc((size_t)nops * (size_t)np * sizeof *out->piece_dev);
