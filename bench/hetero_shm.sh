@@ -17,8 +17,9 @@
 #     length hgtrain --plan prices (its log says it: the root mean square
 #     over the epoch's batches, sorted by length, of their longest sample);
 #   ops: measured once per task on this machine (hgplan --profile-out
-#     --profile-threads 1 --profile-worlds 2: device cpu-t1 and the shm
-#     links of 2 workers);
+#     --profile-threads 1 --profile-slowdown F --profile-worlds 2: devices
+#     cpu-t1 and cpu-t1-xF, the last process slowed F times as the run
+#     slows rank 1, and the shm links of 2 workers);
 #   strategies: the baselines EV-AR EV-PS CP-AR CP-PS MP (hgplan --search
 #     baselines --baseline B --out S.cfg, MP with --groups 8 as in
 #     tests/strategy_mp.sh; run with hgtrain --strategy S.cfg) and mcmc
@@ -35,7 +36,7 @@
 #        EV-PS CP-AR CP-PS MP mcmc mcmc-split"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
 #        (mcmc's seconds: 20), HG_BENCH_CLUSTER (the cluster file),
 #        HG_BENCH_SLOWDOWN (--rank-slowdown: 1,3; the cluster file must
-#        agree), HG_BENCH_PROFILE_DIR (TASK.cfg there is used as the ops
+#        agree), HG_BENCH_PROFILE_DIR (TASK-LEN-xF.cfg there is used as the ops
 #        profile when it exists, else measured and written there),
 #        HG_BENCH_PROFILE_REPEATS (7), HG_FASHION_MNIST
 # Benchmarks are reports, not tests: a run that fails is printed as such
@@ -83,7 +84,7 @@ set_task() {
         batch=128
         pargs=(--task mnist --data "$work/fm" --dropout 0 --batch "$batch" --optimizer sgd)
         targs=(--task mnist --data "$work/fm" --valid-subset test --dropout 0
-               --optimizer sgd --momentum 0.9 --lr 0.01)
+               --optimizer sgd --momentum 0.9 --lr 0.01 --required-batch-size-multiple 1)
         ;;
     bert)
         if [ ! -d "$work/lm" ]; then
@@ -146,10 +147,11 @@ for task in $tasks; do
     len=$(sed -n 's/.*global batch [0-9]*, length \([0-9]*\) .*/\1/p' "$work/$task-len.log" | head -n 1)
     [ "$task" = mnist ] || pargs+=(--seq-len "$len")
     echo "$task: priced at length $len"
-    prof=$profdir/$task-$len.cfg
+    prof=$profdir/$task-$len-x${slowdown##*,}.cfg
     if [ ! -s "$prof" ]; then
         "$HGPLAN" "${pargs[@]}" --profile-out "$prof" --profile-threads 1 --profile-worlds 2 \
-            --profile-repeats "$repeats" >"$work/$task-profile.log" 2>&1 ||
+            --profile-slowdown "${slowdown##*,}" --profile-repeats "$repeats" \
+            >"$work/$task-profile.log" 2>&1 ||
             { tail -n 3 "$work/$task-profile.log" >&2; echo "$task: the ops profile failed"; continue; }
     fi
     for s in $strategies; do

@@ -107,6 +107,15 @@ double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
     return t + (d->kind == HG_DEV_GPU ? HG_LAUNCH_OVERHEAD_GPU : HG_LAUNCH_OVERHEAD_CPU);
 }
 
+double hg_cost_prof_share(const struct hg_cluster *c, int d)
+{
+    const struct hg_pdevice *dv = &c->devices[d];
+    double s = hg_pdevice_share(dv);
+    if (c->prof && dv->prof_dev >= 0 && c->prof->devs[dv->prof_dev].share > 0)
+        s /= c->prof->devs[dv->prof_dev].share;
+    return s;
+}
+
 int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, int n,
                  int64_t batch, double *a, double *b, const struct hg_prof_op **pe)
 {
@@ -121,10 +130,11 @@ int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, in
             hg_prof_op_sig(g, n, batch, sig, sizeof(sig)) == 0
                 ? hg_prof_find_op(c->prof, dv->prof_dev, nd->op, sig) : NULL;
         if (e) {
+            double ps = hg_cost_prof_share(c, d);
             if (pe)
                 *pe = e;
-            *a = e->fit.a / share;
-            *b = e->fit.b * (double)batch / share;
+            *a = e->fit.a / ps;
+            *b = e->fit.b * (double)batch / ps;
             return 1;
         }
     }

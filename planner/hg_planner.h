@@ -164,6 +164,9 @@ double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
  * profile's entry, NULL for the roofline.  Returns 1 (profile), 0 (roofline),
  * -1 (neither: no profile entry and no peak_flops). */
 struct hg_prof_op;
+/* What device d's profiled times are divided by: its time_share over the
+ * share its profiled device was measured at (1 without a profile). */
+double hg_cost_prof_share(const struct hg_cluster *c, int d);
 int hg_cost_node(const struct hg_cluster *c, int d, const struct hg_graph *g, int n,
                  int64_t batch, double *a, double *b, const struct hg_prof_op **pe);
 /* latency + bytes / bandwidth over a path. */
@@ -219,6 +222,10 @@ struct hg_prof_device {
     int threads;          /* compute threads the ops ran with */
     int processes;        /* processes measuring at once (each core busy, as
                            * hgtrain's workers keep them) */
+    double share;         /* 1, or 1/F: measured slowed F times as hgtrain
+                           * --rank-slowdown slows a rank (hgplan
+                           * --profile-slowdown); a cluster device's
+                           * time_share is divided by it */
 };
 
 struct hg_prof_op {
@@ -323,6 +330,9 @@ struct hg_prof_opts {
     int (*sync)(void *ctx, char *err, size_t errlen);
     void *sync_ctx;
     double *totals; /* [nbatches][reps] or NULL: each timed run's op sum, s */
+    double slowdown; /* > 1: every op slowed so many times as --rank-slowdown
+                      * does (hg_exec_set_slowdown: the sleeps between ops
+                      * happen), its time counted so many times (CPU only) */
     int on_gpu, gpu; /* on_gpu: measure on CUDA device gpu, else this CPU */
 };
 int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,

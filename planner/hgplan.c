@@ -49,9 +49,9 @@ struct args {
     int list_models, forward_only, help, version, dp;
     char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
-    int64_t pworkers[MAXLIST], pgpus[MAXLIST];
+    int64_t pworkers[MAXLIST], pgpus[MAXLIST], pslow[MAXLIST];
     int npbatch, npthreads, npworlds, npsizes; /* -1: not given */
-    int npworkers, npgpus;
+    int npworkers, npgpus, npslow;
     int64_t preps, pwarmup;
     char *profile_links, *dinit, *dtoken;
     int64_t dworld, drank;
@@ -66,7 +66,7 @@ struct args {
     int64_t seed, groups, iters, order_seed;
     char **task_vals;
     /* the --profile-* lists as read, copied into the arrays above */
-    struct hg_opt_list lbatch, lthreads, lworkers, lworlds, lsizes, lgpus;
+    struct hg_opt_list lbatch, lthreads, lworkers, lworlds, lsizes, lgpus, lslow;
 };
 
 #define OFF(f) offsetof(struct args, f)
@@ -188,6 +188,11 @@ static const struct hg_opt options[] = {
     {.name = "profile-workers", PROFILE_LIST(2), .offset = OFF(lworkers),
      .help = "also one-thread workers beyond the cores: for each N of L, device "
              "cpu-t1-wN measured by N processes at once sharing the cores (default none)"},
+    {.name = "profile-slowdown", PROFILE_LIST(2), .offset = OFF(lslow),
+     .help = "also slowed devices: for each thread count N and each F of L, device "
+             "cpu-tN-xF measured as hgtrain --rank-slowdown runs a rank slowed F times "
+             "(the last of the processes at once; its ops' times, sleeps between them "
+             "and all, times F) beside unslowed ones (default none)"},
     {.name = "profile-gpus", PROFILE_LIST(0), .offset = OFF(lgpus),
      .help = "also these CUDA devices: for each N of L, device cuda-N (kind gpu) "
              "measured on GPU N (default none)"},
@@ -663,6 +668,86 @@ static int sync_runs(void *ctx, char *err, size_t errlen)
     return 0;
 }
 
+/* Device `name` of p from the measuring processes lo..hi-1 (part[i]:
+ * process i's profile, sh->totals its runs' sums).  Per op and batch, the
+ * mean over the processes of their medians; then per batch one factor for
+ * all ops, so that the device's ops add up to the median over the runs of
+ * the slowest process's run: a step of synchronized ranks lasts as long as
+ * its slowest, and the ops' own medians drop the times an op was preempted
+ * (with more workers than cores, most of the sharing). */
+static int fit_device(FILE *o, struct hg_profile *p, struct hg_profile *const *part, int lo,
+                      int hi, const struct shared *sh, const struct hg_prof_opts *po,
+                      const char *name, const char *model, int threads, int procs, double share)
+{
+    char err[ERRLEN] = "";
+    int nb = po->nbatches, R = po->reps, rc = 0;
+    int nops = part[lo]->nops, used = hi - lo;
+    double *tm = calloc((size_t)nops * HG_PROF_MAXPTS + 1, sizeof(double)); /* [nops][MAXPTS] */
+    double scale[HG_PROF_MAXPTS], sum[HG_PROF_MAXPTS] = {0};
+    HG_CHECK(tm != NULL);
+    for (int k = 0; rc == 0 && k < nops; k++) {
+        const struct hg_prof_op *e = &part[lo]->ops[k];
+        for (int i = lo; i < hi && rc == 0; i++) {
+            const struct hg_prof_op *f = hg_prof_find_op(part[i], 0, e->op, e->sig);
+            if (!f || f->npts != nb || e->npts != nb) {
+                fprintf(stderr, "hgplan: --profile-out: %s: process %d lacks %s %s\n", name, i,
+                        hg_op_table[e->op].name, e->sig);
+                rc = 1;
+                break;
+            }
+            for (int j = 0; j < nb; j++)
+                tm[(size_t)k * HG_PROF_MAXPTS + j] += f->t[j] / used;
+        }
+        for (int j = 0; j < nb; j++)
+            sum[j] += e->nodes * tm[(size_t)k * HG_PROF_MAXPTS + j];
+    }
+    double *slowest = malloc((size_t)R * sizeof(double)); /* [R] */
+    HG_CHECK(slowest != NULL);
+    for (int j = 0; j < nb; j++) {
+        for (int r = 0; r < R; r++) {
+            slowest[r] = 0;
+            for (int i = lo; i < hi; i++) {
+                double t = sh->totals[((size_t)i * nb + j) * R + r];
+                slowest[r] = t > slowest[r] ? t : slowest[r];
+            }
+        }
+        double mx = hg_prof_median(slowest, R);
+        scale[j] = sum[j] > 0 && mx > 0 ? mx / sum[j] : 1;
+    }
+    free(slowest);
+    int dev = rc == 0 ? hg_prof_device(p, name, HG_DEV_CPU, model, threads, procs) : -1;
+    if (dev >= 0)
+        p->devs[dev].share = share;
+    for (int k = 0; rc == 0 && k < nops; k++) {
+        const struct hg_prof_op *e = &part[lo]->ops[k];
+        double t[HG_PROF_MAXPTS];
+        for (int j = 0; j < nb; j++)
+            t[j] = tm[(size_t)k * HG_PROF_MAXPTS + j] * scale[j];
+        if (hg_prof_set_op(p, dev, e->op, e->sig, e->nodes, nb, e->x, t, err,
+                           sizeof(err)) != 0) {
+            fprintf(stderr, "hgplan: --profile-out: %s\n", err);
+            rc = 1;
+        }
+    }
+    free(tm);
+    if (rc == 0) {
+        fprintf(o, "  %s: ", name);
+        if (share < 1)
+            fprintf(o, "process %d of %d (slowed %.3gx, the others not), ", lo, procs,
+                    1 / share);
+        if (used > 1)
+            fprintf(o, "the %d processes' mean medians, ", used);
+        fprintf(o, "scaled to the median%s run by", used > 1 ? " slowest process's" : "");
+        for (int j = 0; j < nb; j++)
+            fprintf(o, " %.3f", scale[j]);
+        fprintf(o, " at batch");
+        for (int j = 0; j < nb; j++)
+            fprintf(o, "%s%lld", j ? "," : " ", (long long)po->batches[j]);
+        fprintf(o, "\n");
+    }
+    return rc;
+}
+
 /* Measures g's ops as profiled device `name` (threads each) in `procs`
  * forked processes at once, so that every core is as busy as under
  * hgtrain's workers; each writes its profile to a temporary file, the
@@ -670,8 +755,11 @@ static int sync_runs(void *ctx, char *err, size_t errlen)
  * OpenMP and BLAS threads out of hgplan itself. */
 static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, const char *name,
                           const char *model, int threads, int procs,
-                          const struct hg_prof_opts *po)
+                          const struct hg_prof_opts *po, int slow)
 {
+    /* slowed: the last process runs slowed (po->slowdown), the device is
+     * its times alone; the others keep their cores busy unslowed */
+    const int first = slow > 1 ? procs - 1 : 0;
     /* a GPU is measured by one child too: CUDA starts there, after the
      * fork (a parent that started it could not fork a user of it) */
     char err[ERRLEN] = "", path[64][64];
@@ -716,6 +804,7 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
             struct hold h = {.sh = sh, .procs = procs};
             struct hg_prof_opts co = *po;
             co.log = po->log;
+            co.slowdown = slow > 1 && i == procs - 1 ? slow : 0;
             if (procs > 1) { /* each process's sums, under its own name */
                 snprintf(cp->devs[dev].name, sizeof(cp->devs[dev].name), "%s#%d", name, i);
                 co.sync = sync_runs;
@@ -760,74 +849,12 @@ static int measure_device(FILE *o, struct hg_profile *p, struct hg_graph *g, con
             fprintf(stderr, "hgplan: --profile-out: %s\n", err);
             rc = 1;
         }
-    /* Per op and batch, the mean over the processes of their medians; then
-     * per batch one factor for all ops, so that the device's ops add up to
-     * the median over the runs of the slowest process's run: a step of
-     * synchronized ranks lasts as long as its slowest, and the ops' own
-     * medians drop the times an op was preempted (with more workers than
-     * cores, most of the sharing). */
-    int nops = rc == 0 ? part[0]->nops : 0;
-    double *tm = calloc((size_t)nops * HG_PROF_MAXPTS + 1, sizeof(double)); /* [nops][MAXPTS] */
-    double scale[HG_PROF_MAXPTS], sum[HG_PROF_MAXPTS] = {0};
-    HG_CHECK(tm != NULL);
-    for (int k = 0; rc == 0 && k < nops; k++) {
-        const struct hg_prof_op *e = &part[0]->ops[k];
-        for (int i = 0; i < started && rc == 0; i++) {
-            const struct hg_prof_op *f = hg_prof_find_op(part[i], 0, e->op, e->sig);
-            if (!f || f->npts != nb || e->npts != nb) {
-                fprintf(stderr, "hgplan: --profile-out: %s: process %d lacks %s %s\n", name, i,
-                        hg_op_table[e->op].name, e->sig);
-                rc = 1;
-                break;
-            }
-            for (int j = 0; j < nb; j++)
-                tm[(size_t)k * HG_PROF_MAXPTS + j] += f->t[j] / started;
-        }
-        for (int j = 0; j < nb; j++)
-            sum[j] += e->nodes * tm[(size_t)k * HG_PROF_MAXPTS + j];
-    }
-    double *slowest = malloc((size_t)R * sizeof(double)); /* [R] */
-    HG_CHECK(slowest != NULL);
-    for (int j = 0; j < nb; j++) {
-        for (int r = 0; r < R; r++) {
-            slowest[r] = 0;
-            for (int i = 0; i < started; i++) {
-                double t = sh->totals[((size_t)i * nb + j) * R + r];
-                slowest[r] = t > slowest[r] ? t : slowest[r];
-            }
-        }
-        double mx = hg_prof_median(slowest, R);
-        scale[j] = sum[j] > 0 && mx > 0 ? mx / sum[j] : 1;
-    }
-    free(slowest);
-    int dev = rc == 0 ? hg_prof_device(p, name, HG_DEV_CPU, model, threads, procs) : -1;
-    for (int k = 0; rc == 0 && k < nops; k++) {
-        const struct hg_prof_op *e = &part[0]->ops[k];
-        double t[HG_PROF_MAXPTS];
-        for (int j = 0; j < nb; j++)
-            t[j] = tm[(size_t)k * HG_PROF_MAXPTS + j] * scale[j];
-        if (hg_prof_set_op(p, dev, e->op, e->sig, e->nodes, nb, e->x, t, err,
-                           sizeof(err)) != 0) {
-            fprintf(stderr, "hgplan: --profile-out: %s\n", err);
-            rc = 1;
-        }
-    }
-    free(tm);
+    if (rc == 0)
+        rc = fit_device(o, p, part, first, started, sh, po, name, model, threads, procs,
+                        slow > 1 ? 1.0 / slow : 1);
     for (int i = 0; i < started; i++) {
         hg_prof_free(part[i]);
         unlink(path[i]);
-    }
-    if (rc == 0) {
-        fprintf(o, "  %s: ", name);
-        if (procs > 1)
-            fprintf(o, "the %d processes' mean medians, ", procs);
-        fprintf(o, "scaled to the median%s run by", procs > 1 ? " slowest process's" : "");
-        for (int j = 0; j < nb; j++)
-            fprintf(o, " %.3f", scale[j]);
-        fprintf(o, " at batch");
-        for (int j = 0; j < nb; j++)
-            fprintf(o, "%s%lld", j ? "," : " ", (long long)po->batches[j]);
-        fprintf(o, "\n");
     }
     munmap(sh, shsize);
     return rc;
@@ -902,21 +929,31 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     cpu_model(model, sizeof(model));
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int rc = 0;
-    for (int k = 0; k < nt + a->npworkers && rc == 0; k++) {
-        char name[32];
+    int ns_ = nt + a->npworkers, nslow = a->npslow;
+    for (int k = 0; k < ns_ + nt * nslow && rc == 0; k++) {
+        char name[48];
+        /* k >= ns_: thread count (k - ns_) / nslow slowed by factor (k - ns_) % nslow */
+        int slow = k >= ns_ ? (int)a->pslow[(k - ns_) % nslow] : 0;
         /* as many processes as hgtrain would run workers of this many
          * threads: every core busy; --profile-workers: that many
          * one-thread workers, more than the cores */
-        int shared = k >= nt;
-        int64_t th = shared ? 1 : threads[k];
+        int shared = k >= nt && !slow;
+        int64_t th = slow ? threads[(k - ns_) / nslow] : shared ? 1 : threads[k];
         int procs = shared ? (int)a->pworkers[k - nt] : cores / th > 1 ? (int)(cores / th) : 1;
         procs = procs > 64 ? 64 : procs;
+        char how[32] = "";
         if (shared)
             snprintf(name, sizeof(name), "cpu-t1-w%d", procs);
+        else if (slow)
+            snprintf(name, sizeof(name), "cpu-t%lld-x%d", (long long)th, slow);
         else
             snprintf(name, sizeof(name), "cpu-t%lld", (long long)th);
+        if (shared)
+            snprintf(how, sizeof(how), ", cores shared");
+        else if (slow)
+            snprintf(how, sizeof(how), ", slowed %dx", slow);
         snprintf(full, sizeof(full), "%s, %lld thread%s%s", model, (long long)th,
-                 th == 1 ? "" : "s", shared ? ", cores shared" : "");
+                 th == 1 ? "" : "s", how);
         fprintf(o, "profiling %s: %d ops of %s at batch", name, hg_graph_n_nodes(g), a->task);
         for (int i = 0; i < nb; i++)
             fprintf(o, "%s%lld", i ? "," : " ", (long long)batches[i]);
@@ -924,7 +961,7 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
                 procs == 1 ? "" : "es");
         struct hg_prof_opts po = {.batches = batches, .nbatches = nb, .reps = reps,
                                   .warmup = warm, .log = o};
-        rc = measure_device(o, p, g, name, full, (int)th, procs, &po);
+        rc = measure_device(o, p, g, name, full, (int)th, procs, &po, slow);
     }
     for (int k = 0; k < a->npgpus && rc == 0; k++) {
         char name[32], full[64];
@@ -938,7 +975,7 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
         struct hg_prof_opts po = {.batches = batches, .nbatches = nb, .reps = reps,
                                   .warmup = warm, .log = o, .on_gpu = 1,
                                   .gpu = (int)a->pgpus[k]};
-        rc = measure_device(o, p, g, name, full, 1, 1, &po);
+        rc = measure_device(o, p, g, name, full, 1, 1, &po, 0);
 #else
         fprintf(stderr, "hgplan: --profile-gpus: this hgplan was built without CUDA "
                 "(configure --with-cuda)\n");
@@ -1262,6 +1299,7 @@ int main(int argc, char **argv)
     list_to_array(&a.lbatch, a.pbatch, &a.npbatch);
     list_to_array(&a.lthreads, a.pthreads, &a.npthreads);
     list_to_array(&a.lworkers, a.pworkers, &a.npworkers);
+    list_to_array(&a.lslow, a.pslow, &a.npslow);
     list_to_array(&a.lgpus, a.pgpus, &a.npgpus);
     list_to_array(&a.lsizes, a.psizes, &a.npsizes);
     list_to_array(&a.lworlds, a.pworlds, &a.npworlds);
@@ -1343,10 +1381,10 @@ int main(int argc, char **argv)
         goto out;
     }
     if (!a.profile_out && (a.npbatch || a.npthreads || a.npworlds >= 0 || a.npsizes ||
-                           a.npworkers || a.npgpus || a.preps || a.pwarmup ||
+                           a.npworkers || a.npgpus || a.npslow || a.preps || a.pwarmup ||
                            a.profile_links)) {
-        fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-worlds/-sizes/-repeats/-warmup/"
-                "-links need --profile-out\n");
+        fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-slowdown/-worlds/-sizes/"
+                "-repeats/-warmup/-links need --profile-out\n");
         rc = 2;
         goto out;
     }

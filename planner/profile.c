@@ -114,6 +114,8 @@ int hg_prof_device(struct hg_profile *p, const char *name, enum hg_dev_kind kind
     snprintf(p->devs[i].model, sizeof(p->devs[i].model), "%s", model ? model : "");
     p->devs[i].threads = threads > 0 ? threads : 1;
     p->devs[i].processes = processes > 0 ? processes : 1;
+    if (!(p->devs[i].share > 0))
+        p->devs[i].share = 1;
     return i;
 }
 
@@ -404,8 +406,10 @@ int hg_prof_save(const struct hg_profile *p, FILE *f)
         put_str(f, d->name);
         fprintf(f, "; kind = \"%s\"; model = ", hg_dev_kind_name(d->kind));
         put_str(f, d->model);
-        fprintf(f, "; threads = %d; processes = %d; }%s\n", d->threads, d->processes,
-                i + 1 < p->ndevs ? "," : "");
+        fprintf(f, "; threads = %d; processes = %d;", d->threads, d->processes);
+        if (d->share > 0 && d->share < 1)
+            fprintf(f, " time_share = %.6g;", d->share);
+        fprintf(f, " }%s\n", i + 1 < p->ndevs ? "," : "");
     }
     fputs(");\nops = (\n", f);
     for (int i = 0; i < p->nops; i++) {
@@ -448,7 +452,7 @@ int hg_prof_save(const struct hg_profile *p, FILE *f)
 static const char *const top_keys[] = {"version", "host", "date", "source", "devices", "ops",
                                        "links", NULL};
 static const char *const dev_keys[] = {"name", "kind", "model", "threads", "processes",
-                                       NULL};
+                                       "time_share", NULL};
 static const char *const op_keys[] = {"device", "op", "sig", "nodes", "a", "b", "rmax",
                                       "batch", "time", NULL};
 static const char *const link_keys[] = {"kind", "op", "world", "latency", "bandwidth", "rmax",
@@ -574,22 +578,27 @@ static int parse_devices(struct hg_cfgctx *c, struct hg_profile *p, const config
         const config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
         char what[64], name[64], kind[16], model[128] = "";
         snprintf(what, sizeof(what), "device %d", i);
-        double threads = 1, procs = 1;
+        double threads = 1, procs = 1, share = 1;
         if (hg__cfg_check_keys(c, g, what, dev_keys) != 0 ||
             str_key(c, g, "name", what, 1, name, sizeof(name)) < 0 ||
             str_key(c, g, "kind", what, 1, kind, sizeof(kind)) < 0 ||
             str_key(c, g, "model", what, 0, model, sizeof(model)) < 0 ||
             num_key(c, g, "threads", what, 0, 1, &threads) < 0 ||
-            num_key(c, g, "processes", what, 0, 1, &procs) < 0)
+            num_key(c, g, "processes", what, 0, 1, &procs) < 0 ||
+            num_key(c, g, "time_share", what, 0, 0, &share) < 0)
             return -1;
+        if (!(share > 0 && share <= 1))
+            return hg__cfg_err(c, config_setting_get_member(g, "time_share"),
+                               "%s: key 'time_share' must be in (0, 1] (got %g)", what, share);
         if (strcmp(kind, "cpu") != 0 && strcmp(kind, "gpu") != 0)
             return hg__cfg_err(c, config_setting_get_member(g, "kind"),
                                "%s: kind '%s': expected cpu or gpu", what, kind);
         if (hg_prof_find_device(p, name) >= 0)
             return hg__cfg_err(c, config_setting_get_member(g, "name"),
                                "%s: name '%s' is used twice", what, name);
-        hg_prof_device(p, name, strcmp(kind, "gpu") == 0 ? HG_DEV_GPU : HG_DEV_CPU, model,
-                       (int)threads, (int)procs);
+        int d = hg_prof_device(p, name, strcmp(kind, "gpu") == 0 ? HG_DEV_GPU : HG_DEV_CPU,
+                               model, (int)threads, (int)procs);
+        p->devs[d].share = share;
     }
     return 0;
 }
@@ -827,6 +836,9 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
     fill_inputs(g, ex);
     if (!o->on_gpu)
         hg_kernels_set_threads(p->devs[dev].threads);
+    double slow = !o->on_gpu && o->slowdown > 1 ? o->slowdown : 1;
+    if (slow > 1)
+        hg_exec_set_slowdown(ex, slow);
 
     int R = o->reps;
     double *raw = malloc((size_t)nb * R * n * sizeof(double)); /* [nb][R][n] */
@@ -852,6 +864,8 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
             if (rc == 0 && round >= o->warmup) {
                 double *r = raw + ((size_t)i * R + (round - o->warmup)) * n;
                 memcpy(r, hg_exec_profile_times(ex), (size_t)n * sizeof(double));
+                for (int k = 0; k < n && slow > 1; k++) /* as the slowed rank pays it */
+                    r[k] *= slow;
                 if (o->totals) {
                     double sum = 0;
                     for (int k = 0; k < n; k++)

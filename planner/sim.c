@@ -264,7 +264,7 @@ static double comp_time(const struct hg_sim *s, int v, const struct hg_lplace *p
             t += hg_prof_time(s->pr->pe[i], (double)(y - x));
             x = y;
         }
-    return t / hg_pdevice_share(&s->c->devices[p->dev]);
+    return t / hg_cost_prof_share(s->c, p->dev);
 }
 
 static void build_seg(struct hg_sim *s, int v)
