@@ -897,6 +897,10 @@ struct hg_plan_opts {
                            * the data-parallel baselines, the search restricted to these kinds
                            * (hg_search_opts); needs HG_EXEC_DP */
     const char *keep;     /* a baseline's name: keep it, not the best */
+    double margin;        /* the search's strategy replaces the best baseline
+                           * only when simulated at least this fraction
+                           * faster (0: any gain): a smaller gain is within
+                           * the simulator's error against real runs */
 };
 /* Simulates the baselines, searches with opts, prints hgplan's table to o
  * and returns the strategy chosen (the caller frees it), simulated in

@@ -57,7 +57,7 @@ struct args {
     int64_t dworld, drank;
     double dtimeout;
     char *search, *out, *trace, *strategy, *baseline;
-    double budget;
+    double budget, margin;
     double beta;
     char *policy, *policy_out, *models, *clusters;
     int train_policy;
@@ -116,6 +116,10 @@ static const struct hg_opt options[] = {
     {.name = "budget", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(budget),
      .def = "30", .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
      .help = "MCMC time budget"},
+    {.name = "margin", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(margin),
+     .def = "0", .min = 0, .max = 100, .metavar = "PCT",
+     .help = "--search mcmc: keep the best baseline unless the search's strategy is "
+             "simulated at least PCT% faster (hgtrain --plan-margin; 0: any gain)"},
     {.name = "beta", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(beta),
      .def = "1000", .flags = HG_OPTF_POSITIVE, .metavar = "B",
      .help = "MCMC acceptance exp(-B * increase / seed time)"},
@@ -525,6 +529,7 @@ static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                                   .max_iters = a->iters,
                                   .seed = (uint64_t)a->seed,
                                   .beta = a->beta,
+                                  .margin = a->margin / 100,
                                   .keep = a->baseline};
         best = hg_plan_run(o, sim, pg, pr, &po, &br);
     }

@@ -139,6 +139,20 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
                     : "data-parallel shaped",
                     po->executable & HG_EXEC_NOPS ? ", AllReduce only" : "", ss.skipped);
     }
+    /* a gain within the margin is no gain: the baseline (simulated as the
+     * seed, so OOM seeds stay with the search's answer) */
+    int kept_base = 0;
+    if (po->mcmc && po->margin > 0 && !sr.oom && !br->oom &&
+        br->iter_s > sr.iter_s * (1 - po->margin) && br->iter_s < sr.iter_s) {
+        fprintf(o, "  the search's %.4f s is %.1f%% under %s's %.4f s, within the margin "
+                "(%.0f%%): %s kept\n", br->iter_s, (sr.iter_s - br->iter_s) / sr.iter_s * 100,
+                hg_baseline_name((enum hg_baseline)bi), sr.iter_s, po->margin * 100,
+                hg_baseline_name((enum hg_baseline)bi));
+        hg_strategy_free(best);
+        best = hg_strategy_copy(seed);
+        *br = sr;
+        kept_base = 1;
+    }
     /* the search toggles recomputation on groups that drop nothing (no
      * cost, no effect): their flags go, so the file says what runs */
     struct hg_sim_result tr;
@@ -152,7 +166,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     for (int b = 0; b < HG_BASE_COUNT; b++)
         hg_plan_print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
                              br->oom ? 0 : br->iter_s);
-    hg_plan_print_result(o, po->mcmc ? "hgplan" : "best", br, c, 0);
+    hg_plan_print_result(o, po->mcmc && !kept_base ? "hgplan" : "best", br, c, 0);
     hg_plan_print_recompute(o, best);
     if (!po->mcmc && po->executable)
         fprintf(o, "best: %s\n", hg_baseline_name((enum hg_baseline)bi));

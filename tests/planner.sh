@@ -116,6 +116,13 @@ json_check "$tmp/trace.json" || bad "the trace does not parse"
 grep -q '"ph": "X"' "$tmp/trace.json" || bad "no X events in the trace"
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/plan.cfg" \
     >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; bad "hgplan --strategy"; }
+# --margin: a found strategy less than PCT% faster than the best baseline
+# is not taken (100%: none is)
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 1 \
+    --seed 1 --groups 16 --margin 100 >"$tmp/outm" 2>&1 || { cat "$tmp/outm"; bad "--margin 100"; }
+grep -q "^  the search's [0-9.]* s is [0-9.]*% under [A-Z-]*'s [0-9.]* s, within the margin (100%): [A-Z-]* kept$" \
+    "$tmp/outm" && grep -q '^  best ' "$tmp/outm" && ! grep -q '^  hgplan ' "$tmp/outm" ||
+    { cat "$tmp/outm"; bad "--margin 100 took the search's strategy"; }
 t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out")
 t2=$(sed -n 's/^  file *\([0-9.]*\) s.*/\1/p' "$tmp/out2")
 [ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "the strategy file simulates to $t2 s, the search said $t1 s"
@@ -186,6 +193,25 @@ done
 grep -q 'profiled' "$tmp/p3.out" && bad "profiled without --profile"
 [ "$(grep '^  dp ' "$tmp/p2.out")" != "$(grep '^  dp ' "$tmp/p3.out")" ] ||
     bad "the profile does not change the simulated time"
+# a slowed device, measured as --rank-slowdown runs a rank: its ops take
+# about F times as long, and its profile says the share it was measured at
+"$HGPLAN" --task mnist --optimizer sgd --batch 4 --profile-out "$tmp/profs.cfg" \
+    --profile-batches 2,4 --profile-threads 1 --profile-slowdown 3 --profile-repeats 3 \
+    --profile-warmup 1 --profile-worlds none >"$tmp/ps.out" 2>&1 ||
+    { cat "$tmp/ps.out"; bad "hgplan --profile-slowdown"; }
+grep -q 'cpu-t1-x3: process [0-9]* of [0-9]* (slowed 3x, the others not), ' "$tmp/ps.out" ||
+    { cat "$tmp/ps.out"; bad "--profile-slowdown report"; }
+grep -q 'name = "cpu-t1-x3"; .* time_share = 0.333333; }' "$tmp/profs.cfg" ||
+    { cat "$tmp/profs.cfg"; bad "no cpu-t1-x3 device with its time share in the profile"; }
+sed 's/profile = "cpu-t1"/profile = "cpu-t1-x3"; time_share = 0.3333/' "$EX/local.cfg" >"$tmp/lx3.cfg"
+"$HGPLAN" --task mnist --optimizer sgd --batch 4 --cluster "$tmp/lx3.cfg" --profile "$tmp/profs.cfg" \
+    --dp >"$tmp/ps1.out" 2>&1 || { cat "$tmp/ps1.out"; bad "cpu-t1-x3 --dp"; }
+"$HGPLAN" --task mnist --optimizer sgd --batch 4 --cluster "$EX/local.cfg" --profile "$tmp/profs.cfg" \
+    --dp >"$tmp/ps2.out" 2>&1 || { cat "$tmp/ps2.out"; bad "cpu-t1 --dp"; }
+x3=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$tmp/ps1.out")
+x1=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$tmp/ps2.out")
+awk -v a="$x3" -v b="$x1" 'BEGIN { exit !(a > 1.5 * b && a < 6 * b) }' ||
+    { cat "$tmp/ps1.out" "$tmp/ps2.out"; bad "slowed 3x: dp $x3 s against $x1 s unslowed"; }
 # more one-thread workers than cores: measured sharing the cores, waiting
 # for each other after every run
 "$HGPLAN" --task mnist --optimizer sgd --batch 4 --profile-out "$tmp/profw.cfg" \

@@ -218,6 +218,10 @@ static void test_bad_files(void)
         (const char *[]){"bad.cfg:2", "unknown key 'hosts'", NULL});
     bad("version = 1;\ndevices = ({ name = \"cpu-t1\"; kind = \"tpu\"; });\n",
         (const char *[]){"bad.cfg:2", "kind 'tpu'", NULL});
+    bad("version = 1;\ndevices = ({ name = \"cpu-t1\"; kind = \"cpu\";\n time_share = 3; });\n",
+        (const char *[]){"bad.cfg:3", "'time_share' must be in (0, 1]", NULL});
+    bad("version = 1;\ndevices = ({ name = \"cpu-t1\"; kind = \"cpu\";\n time_share = 0; });\n",
+        (const char *[]){"bad.cfg:3", "'time_share' must be in (0, 1]", NULL});
     bad("version = 1;\ndevices = ({ name = \"a\"; kind = \"cpu\"; },\n"
         "{ name = \"a\"; kind = \"cpu\"; });\n",
         (const char *[]){"bad.cfg:3", "'a' is used twice", NULL});
@@ -397,6 +401,32 @@ static void test_cost_sim(void)
         EXPECT(hg_cost_node(c, 2, g, k, batch, &ar, &br, NULL) == 0, "device 2 node %d", k);
         want_mp += a + b;
     }
+    /* a profiled device measured slowed 2x (hgplan --profile-slowdown 2:
+     * time_share 0.5 in the profile) already holds the cluster's share
+     * of 0.5: its fit as it is; and the share goes through the file */
+    p->devs[dev].share = 0.5;
+    EXPECT(hg_cost_prof_share(c, 0) == 1 && hg_cost_prof_share(c, 2) == 1,
+           "shares %g %g", hg_cost_prof_share(c, 0), hg_cost_prof_share(c, 2));
+    for (int k = 1; k < n; k++) {
+        REQUIRE(hg_prof_op_sig(g, k, batch, sig, sizeof(sig)) == 0, "sig");
+        const struct hg_prof_op *e = hg_prof_find_op(p, 0, hg_graph_node(g, k)->op, sig);
+        EXPECT(hg_cost_node(c, 0, g, k, batch, &a, &b, NULL) == 1 && close_to(a, e->fit.a, 1e-12) &&
+               close_to(b, e->fit.b * batch, 1e-12), "slowed node %d: a %g b %g", k, a, b);
+    }
+    {
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *mf = open_memstream(&buf, &blen);
+        REQUIRE(mf && hg_prof_save(p, mf) == 0 && fclose(mf) == 0, "save");
+        EXPECT(strstr(buf, "time_share = 0.5;") != NULL, "no time_share in\n%s", buf);
+        struct hg_profile *q = NULL;
+        REQUIRE(hg_prof_parse(&q, buf, "slowed.cfg", err, sizeof(err)) == 0, "%s", err);
+        EXPECT(q->devs[0].share == 0.5, "share read back: %g", q->devs[0].share);
+        hg_prof_free(q);
+        free(buf);
+    }
+    p->devs[dev].share = 1;
+    EXPECT(hg_cost_prof_share(c, 0) == 0.5, "share %g", hg_cost_prof_share(c, 0));
     /* the simulator: every op on device 0 (model parallel, one group) takes
      * the profiled times */
     struct hg_pgraph *pg = NULL;

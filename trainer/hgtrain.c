@@ -1596,6 +1596,7 @@ static int plan_before_fork(struct run *r, int nccl, char *err, size_t errlen)
         optimizer(o, &oc, err, errlen) == 0) {
         struct hg_plan_opts po = {.mcmc = strcmp(o->plan, "mcmc") == 0,
                                   .budget_s = o->plan_budget,
+                                  .margin = o->plan_margin / 100,
                                   .max_iters = (long)o->plan_iters,
                                   .groups = (int)o->plan_groups,
                                   .seed = (uint64_t)o->seed,

@@ -326,6 +326,12 @@ const struct hg_opt hg_train_opts[] = {
      .offset = OFF(plan_budget), .def = "10", .flags = HG_OPTF_POSITIVE,
      .metavar = "SECONDS",
      .help = "--plan mcmc: the search's wall-clock budget"},
+    {.name = "plan-margin", .type = HG_OPT_REAL, .group = G_DIST,
+     .offset = OFF(plan_margin), .def = "10", .min = 0, .max = 100, .metavar = "PCT",
+     .help = "--plan mcmc: train with the search's strategy only when simulated at "
+             "least PCT% faster than the best baseline, else with that baseline (a "
+             "smaller predicted gain is within the simulator's error against measured "
+             "runs: bench/RESULTS.md; 0: any gain)"},
     {.name = "plan-profile", .type = HG_OPT_STR, .group = G_DIST,
      .offset = OFF(plan_profile), .metavar = "FILE",
      .help = "--plan: price the devices of --cluster-file that name a profiled "

@@ -111,6 +111,7 @@ struct hg_opts {
                                      (hgplan --out) to execute */
     char *plan;                   /* --plan baselines|mcmc: plan at start-up */
     double plan_budget;           /* --plan-budget: the search's seconds */
+    double plan_margin;           /* --plan-margin: percent */
     int64_t plan_iters;           /* --plan-iters: proposals at most (0: none) */
     int64_t plan_groups;          /* --plan-groups: op groups */
     int plan_split;               /* --plan-split: also strategies that split
