@@ -95,6 +95,8 @@ struct hg_cluster {
     double net_mbw, net_mlat; /* the bound profile's (tcp, sendrecv) fit: bytes/s
                                * and seconds of every path between nodes, the
                                * NICs' bandwidth (0: none, the file's values hold) */
+    double net_cpu;       /* its cpu: compute seconds a CPU device loses per
+                           * byte it sends or receives between nodes (0: none) */
 };
 
 /* Reads and validates a libconfig cluster file (format: docs/planner.md).
@@ -253,6 +255,10 @@ struct hg_prof_link {
     int npts;
     double x[HG_PROF_MAXPTS], t[HG_PROF_MAXPTS]; /* bytes, seconds */
     struct hg_prof_fit fit;   /* seconds = a (latency) + b (1 / bandwidth) * bytes */
+    double cpu;               /* tcp sendrecv: seconds of compute an endpoint loses
+                               * per byte of a transfer that runs beside its
+                               * compute (the kernel's and the progress
+                               * thread's share of the cores); 0: none measured */
 };
 
 struct hg_profile {
@@ -280,6 +286,9 @@ int hg_prof_set_op(struct hg_profile *p, int dev, enum hg_op op, const char *sig
 int hg_prof_set_link(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
                      int world, int npts, const double *x, const double *t, char *err,
                      size_t errlen);
+/* The link's cpu (struct hg_prof_link); -1 if p has no such link. */
+int hg_prof_set_link_cpu(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
+                         int world, double cpu);
 /* The median of v[n] (sorts v; n >= 1). */
 double hg_prof_median(double *v, int n);
 /* Seconds per node at batch x: between the smallest and the largest

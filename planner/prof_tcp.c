@@ -22,7 +22,35 @@ struct times {
     double *ar;  /* [ns][reps] seconds of each AllReduce */
     double *ps;  /* [ns][reps] seconds of each PS step (push + pull) */
     double *pp;  /* [ns][reps] half of each round trip (rank 0; 0 elsewhere) */
+    double *cpu; /* [ns][reps] the largest size only: seconds a fixed stretch of
+                    arithmetic took longer with that size in flight between
+                    ranks 0 and 1 beside it than without (0 elsewhere) */
 };
+
+/* Arithmetic the compiler keeps: n dependent steps. */
+static double spin(long n)
+{
+    volatile double x = 1;
+    for (long i = 0; i < n; i++)
+        x = x * 1.0000001 + 1e-9;
+    return x;
+}
+
+/* Steps of spin() that take about `s` seconds here. */
+static long spin_steps(double s)
+{
+    long n = 1 << 16;
+    double t = 0;
+    while (n < (1L << 40)) {
+        double t0 = hg_now();
+        spin(n);
+        t = hg_now() - t0;
+        if (t > 5e-3)
+            break;
+        n *= 4;
+    }
+    return t > 0 ? (long)(s / t * (double)n) + 1 : n;
+}
 
 /* The calls, on an open communicator. */
 static int measure(struct hg_comm *c, const struct hg_prof_tcp_opts *o, struct times *tm,
@@ -58,6 +86,44 @@ static int measure(struct hg_comm *c, const struct hg_prof_tcp_opts *o, struct t
         if (rc == 0)
             rc = hg_comm_barrier(c, err, errlen);
     }
+    /* the compute a transfer costs its ends: ranks 0 and 1 time the same
+     * arithmetic (twice the one-way time of the largest size, rank 0's
+     * median, and 20 ms) alone and with that size going from 0 to 1 on
+     * the progress threads beside it; the others wait at the barriers */
+    double one = 0, ones[64];
+    if (rank == 0 && rc == 0) {
+        double *v = &tm->pp[(size_t)(ns - 1) * R];
+        double *cp = malloc((size_t)R * sizeof(double));
+        if (!cp)
+            return hg_kerr(err, errlen, "tcp links: out of memory");
+        memcpy(cp, v, (size_t)R * sizeof(double));
+        qsort(cp, (size_t)R, sizeof(double), cmp_dbl);
+        one = cp[R / 2];
+        free(cp);
+    }
+    if (rc == 0)
+        rc = hg_comm_allgather(c, &one, ones, sizeof(double), err, errlen);
+    long steps = rc == 0 ? spin_steps(2 * ones[0] + 0.02) : 0;
+    size_t big = (size_t)o->sizes[ns - 1];
+    for (int r = -o->warmup; r < R && rc == 0; r++) {
+        rc = hg_comm_barrier(c, err, errlen);
+        double t0 = hg_now();
+        spin(steps);
+        double alone = hg_now() - t0;
+        if (rc == 0)
+            rc = hg_comm_barrier(c, err, errlen);
+        struct hg_comm_req q;
+        if (rc == 0 && rank <= 1)
+            rc = rank == 0 ? hg_comm_send_start(c, buf, big, 1, &q, err, errlen)
+                           : hg_comm_recv_start(c, buf, big, 0, &q, err, errlen);
+        t0 = hg_now();
+        spin(steps);
+        double beside = hg_now() - t0;
+        if (rc == 0 && rank <= 1)
+            rc = hg_comm_wait_req(c, q, err, errlen);
+        if (rc == 0 && r >= 0 && rank <= 1)
+            tm->cpu[(size_t)(ns - 1) * R + r] = beside - alone;
+    }
     if (rc != 0)
         return -1;
     /* a parameter server on rank 0, every rank a client: id s is a
@@ -89,21 +155,21 @@ static int measure(struct hg_comm *c, const struct hg_prof_tcp_opts *o, struct t
     return rc ? -1 : 0;
 }
 
-/* Every rank's times in all[world][3][ns*reps] (rank k's ar, ps, pp). */
+/* Every rank's times in all[world][4][ns*reps] (rank k's ar, ps, pp, cpu). */
 static int gather(struct hg_comm *c, const struct hg_prof_tcp_opts *o, const double *mine,
                   double *all, char *err, size_t errlen)
 {
-    size_t per = 3 * (size_t)o->nsizes * o->reps * sizeof(double);
+    size_t per = 4 * (size_t)o->nsizes * o->reps * sizeof(double);
     return hg_comm_allgather(c, mine, all, per, err, errlen);
 }
 
-/* Fits one kind from all[world][3][ns][reps]: per call the slowest rank,
+/* Fits one kind from all[world][4][ns][reps]: per call the slowest rank,
  * per size the mean (median: med) of the calls. */
 static int fit(struct hg_profile *p, const struct hg_prof_tcp_opts *o, const double *all,
                int which, enum hg_prof_coll coll, int world, int med, char *err, size_t errlen)
 {
     int ns = o->nsizes, R = o->reps;
-    size_t per = 3 * (size_t)ns * R;
+    size_t per = 4 * (size_t)ns * R;
     double x[HG_PROF_MAXPTS], t[HG_PROF_MAXPTS];
     double *col = malloc((size_t)R * sizeof(double)); /* [reps] one size's calls */
     if (!col)
@@ -141,6 +207,27 @@ static int fit(struct hg_profile *p, const struct hg_prof_tcp_opts *o, const dou
     return 0;
 }
 
+/* The sendrecv link's cpu: per call the mean of ranks 0 and 1's lost
+ * seconds, the median over the calls, per byte (never below 0). */
+static void fit_cpu(struct hg_profile *p, const struct hg_prof_tcp_opts *o, const double *all)
+{
+    int ns = o->nsizes, R = o->reps;
+    size_t per = 4 * (size_t)ns * R, at = 3 * (size_t)ns * R + (size_t)(ns - 1) * R;
+    double col[64];
+    int n = R < 64 ? R : 64;
+    for (int r = 0; r < n; r++)
+        col[r] = (all[at + r] + all[per + at + r]) / 2;
+    qsort(col, (size_t)n, sizeof(double), cmp_dbl);
+    double lost = col[n / 2] > 0 ? col[n / 2] : 0, bytes = (double)o->sizes[ns - 1];
+    if (hg_prof_set_link_cpu(p, HG_LINK_TCP, HG_PROF_SENDRECV, 2, lost / bytes) != 0)
+        return;
+    const struct hg_prof_link *l = hg_prof_find_link(p, HG_LINK_TCP, HG_PROF_SENDRECV, 2);
+    if (o->log && o->rank == 0)
+        fprintf(o->log, "  tcp sendrecv: an end's compute loses %.3g ms while %.4g MB go "
+                "beside it (%.3g ns per byte; one way %.3g ms)\n", lost * 1e3, bytes / 1e6,
+                l->cpu * 1e9, l->t[l->npts - 1] * 1e3);
+}
+
 int hg_prof_measure_tcp(struct hg_profile *p, const struct hg_prof_tcp_opts *o, char *err,
                         size_t errlen)
 {
@@ -157,17 +244,18 @@ int hg_prof_measure_tcp(struct hg_profile *p, const struct hg_prof_tcp_opts *o, 
                            (long long)o->sizes[s]);
         mx = o->sizes[s] > mx ? o->sizes[s] : mx;
     }
-    size_t nt = 3 * (size_t)o->nsizes * o->reps;
+    size_t nt = 4 * (size_t)o->nsizes * o->reps;
     float *buf = calloc((size_t)mx / 4, sizeof(float));       /* [mx/4] zeros: sums stay 0 */
-    double *mine = calloc(nt, sizeof(double));                /* [3][ns][reps] ar, ps, pp */
-    double *all = calloc(nt * (size_t)o->world, sizeof(double)); /* [world][3][ns][reps] */
+    double *mine = calloc(nt, sizeof(double));                /* [4][ns][reps] ar, ps, pp, cpu */
+    double *all = calloc(nt * (size_t)o->world, sizeof(double)); /* [world][4][ns][reps] */
     if (!buf || !mine || !all) {
         free(buf);
         free(mine);
         free(all);
         return hg_kerr(err, errlen, "tcp links: out of memory");
     }
-    struct times tm = {.ar = mine, .ps = mine + nt / 3, .pp = mine + 2 * nt / 3};
+    struct times tm = {.ar = mine, .ps = mine + nt / 4, .pp = mine + 2 * nt / 4,
+                       .cpu = mine + 3 * nt / 4};
     struct hg_store_server *srv = NULL;
     struct hg_store *st = NULL;
     struct hg_comm *c = NULL;
@@ -196,6 +284,8 @@ int hg_prof_measure_tcp(struct hg_profile *p, const struct hg_prof_tcp_opts *o, 
         rc = fit(p, o, all, 0, HG_PROF_ALLREDUCE, o->world, 0, err, errlen) ||
              fit(p, o, all, 2, HG_PROF_SENDRECV, 2, 1, err, errlen) ||
              fit(p, o, all, 1, HG_PROF_PS, o->world, 0, err, errlen) ? -1 : 0;
+    if (rc == 0)
+        fit_cpu(p, o, all);
     if (rc != 0 && c)
         hg_comm_abort(c);
     hg_comm_free(c);

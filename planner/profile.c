@@ -256,6 +256,16 @@ static struct hg_prof_link *put_link(struct hg_profile *p, enum hg_link_kind kin
     return l;
 }
 
+int hg_prof_set_link_cpu(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
+                         int world, double cpu)
+{
+    struct hg_prof_link *l = find_link(p, kind, coll, world);
+    if (!l)
+        return -1;
+    l->cpu = cpu > 0 ? cpu : 0;
+    return 0;
+}
+
 int hg_prof_set_link(struct hg_profile *p, enum hg_link_kind kind, enum hg_prof_coll coll,
                      int world, int npts, const double *x, const double *t, char *err,
                      size_t errlen)
@@ -436,6 +446,8 @@ int hg_prof_save(const struct hg_profile *p, FILE *f)
                 "bandwidth = %.6e; rmax = %.4f;", hg_link_kind_name(l->kind),
                 hg_prof_coll_name(l->coll), l->world, l->fit.a,
                 l->fit.b > 0 ? 1 / l->fit.b : 0.0, l->fit.rmax);
+        if (l->cpu > 0)
+            fprintf(f, " cpu = %.6e;", l->cpu);
         if (l->npts > 0) {
             fputs("\n      bytes = ", f);
             put_arr(f, l->x, l->npts, 1);
@@ -456,7 +468,7 @@ static const char *const dev_keys[] = {"name", "kind", "model", "threads", "proc
 static const char *const op_keys[] = {"device", "op", "sig", "nodes", "a", "b", "rmax",
                                       "batch", "time", NULL};
 static const char *const link_keys[] = {"kind", "op", "world", "latency", "bandwidth", "rmax",
-                                        "bytes", "time", NULL};
+                                        "bytes", "time", "cpu", NULL};
 
 /* A string member: 1 if absent, 0, -1 with the error. */
 static int str_key(struct hg_cfgctx *c, const config_setting_t *g, const char *key,
@@ -659,7 +671,7 @@ static int parse_links(struct hg_cfgctx *c, struct hg_profile *p, const config_s
         const config_setting_t *g = config_setting_get_elem(l, (unsigned)i);
         char what[64], kind[16], coll[16];
         snprintf(what, sizeof(what), "link %d", i);
-        double world, lat, bw, rmax = 0;
+        double world, lat, bw, rmax = 0, cpu = 0;
         struct hg_prof_link e;
         memset(&e, 0, sizeof(e));
         if (hg__cfg_check_keys(c, g, what, link_keys) != 0 ||
@@ -669,6 +681,7 @@ static int parse_links(struct hg_cfgctx *c, struct hg_profile *p, const config_s
             num_key(c, g, "latency", what, 1, 0, &lat) < 0 ||
             num_key(c, g, "bandwidth", what, 1, 0, &bw) < 0 ||
             num_key(c, g, "rmax", what, 0, 0, &rmax) < 0 ||
+            num_key(c, g, "cpu", what, 0, 0, &cpu) < 0 ||
             points(c, g, "bytes", what, &e.npts, e.x, e.t) != 0)
             return -1;
         int k = 0;
@@ -696,6 +709,7 @@ static int parse_links(struct hg_cfgctx *c, struct hg_profile *p, const config_s
         memcpy(o->x, e.x, sizeof(e.x));
         memcpy(o->t, e.t, sizeof(e.t));
         o->fit = (struct hg_prof_fit){lat, bw > 0 ? 1 / bw : 0, rmax};
+        o->cpu = cpu;
     }
     return 0;
 }
@@ -995,7 +1009,7 @@ int hg_cluster_set_profile(struct hg_cluster *c, const struct hg_profile *p, cha
                 c->devices[e].prof_dev = -1;
             for (int l = 0; l < c->nlinks; l++)
                 c->links[l].mbw = 0;
-            c->net_mbw = 0;
+            c->net_mbw = c->net_cpu = 0;
             return hg_kerr(err, errlen, "%s: device %s: profile '%s' is not a device of %s "
                            "(it has: %s)", c->file[0] ? c->file : c->name, dv->name,
                            dv->profile, p->file[0] ? p->file : "the profile", names);
@@ -1005,6 +1019,7 @@ int hg_cluster_set_profile(struct hg_cluster *c, const struct hg_profile *p, cha
     const struct hg_prof_link *t = hg_prof_find_link(p, HG_LINK_TCP, HG_PROF_SENDRECV, 2);
     c->net_mbw = t && t->fit.b > 0 ? 1 / t->fit.b : 0;
     c->net_mlat = t && t->fit.b > 0 ? t->fit.a : 0;
+    c->net_cpu = t && t->cpu > 0 ? t->cpu : 0;
     /* measured links: one fit per link kind, put on every link between two
      * profiled devices (so the cluster's path queries need no profile) */
     double mbw[HG_LINK_KIND_COUNT] = {0}, mlat[HG_LINK_KIND_COUNT] = {0};

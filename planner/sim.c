@@ -64,7 +64,7 @@
 
 #include "planner/hg_planner.h"
 
-enum { T_COMP, T_AGG, T_XFER, T_RCOMP, T_RXFER };
+enum { T_COMP, T_AGG, T_XFER, T_RCOMP, T_RXFER, T_XCPU };
 
 struct task {
     int kind, dev, src, dst, nres, res0; /* res: s->res pool of the segment */
@@ -235,6 +235,31 @@ static void add_path(struct hg_sim *s, struct seg *sg, struct task *t, int a, in
         add_res(sg, t, s->ndev + p->chan[k]);
 }
 
+/* A transfer between nodes costs a CPU device compute time while it runs
+ * (the bound profile's tcp cpu per byte: on a machine whose cores the
+ * ranks keep busy, the kernel's network stack and the progress thread take
+ * their share): a task on each such end, from the transfer's start, that
+ * delays the device's later tasks (none when it waits anyway). */
+static void add_net_cpu(struct hg_sim *s, struct seg *sg, const struct task *x)
+{
+    const struct hg_cluster *c = s->c;
+    if (!(c->net_cpu > 0) || c->devices[x->src].node == c->devices[x->dst].node)
+        return;
+    struct task xc = *x; /* add_task may move sg->t */
+    for (int e = 0; e < 2; e++) {
+        int d = e ? xc.dst : xc.src;
+        if (c->devices[d].kind != HG_DEV_CPU)
+            continue;
+        struct task *t = add_task(sg, T_XCPU);
+        t->dev = d;
+        t->src = xc.src;
+        t->dst = xc.dst;
+        t->bytes = xc.bytes;
+        t->dur = c->net_cpu * xc.bytes;
+        add_res(sg, t, d);
+    }
+}
+
 /* A point-to-point transfer also occupies both ends' transfer engines:
  * hgtrain's ranks run their sends and receives one at a time, in one
  * order, on one progress thread each (docs/planner.md, "Simulator"). */
@@ -326,6 +351,7 @@ static void build_seg(struct hg_sim *s, int v)
             add_path(s, sg, t, x->src, x->dst, &p);
             add_engines(s, sg, t);
             t->dur = hg_cost_transfer(&p, t->bytes);
+            add_net_cpu(s, sg, t);
         }
         return;
     }
@@ -375,8 +401,9 @@ static void build_seg(struct hg_sim *s, int v)
                 t->dst = x->dst;
                 t->bytes = o->out_batch ? B * (frac(s, x->end) - frac(s, x->begin)) : B;
                 add_path(s, sg, t, x->src, x->dst, &p);
-            add_engines(s, sg, t);
+                add_engines(s, sg, t);
                 t->dur = hg_cost_transfer(&p, t->bytes);
+                add_net_cpu(s, sg, t);
             }
         }
         if (!o->out_grad) {
@@ -412,7 +439,8 @@ static void build_rseg(struct hg_sim *s, int w)
             const struct seg *sg = &s->seg[u];
             for (int q = 0; q < sg->nt; q++) {
                 const struct task *f = &sg->t[q];
-                if (f->kind == T_AGG || (f->kind == T_XFER && !bneed_has(sg, f->dst)))
+                if (f->kind == T_AGG || f->kind == T_XCPU ||
+                    (f->kind == T_XFER && !bneed_has(sg, f->dst)))
                     continue;
                 struct task *t = add_task(rs, f->kind == T_COMP ? T_RCOMP : T_RXFER);
                 int r0 = t->res0;
@@ -499,7 +527,7 @@ static double run_from(struct hg_sim *s, int p0)
         double src[HG_PLAN_MAXDEV];
         for (int e = 0; e < nd; e++)
             arr[e] = 0;
-        double cmax = 0;
+        double cmax = 0, xstart = 0;
         for (int i = 0; i < sg->nt; i++) {
             struct task *t = &sg->t[i];
             double ready;
@@ -507,9 +535,15 @@ static double run_from(struct hg_sim *s, int p0)
                 ready = inputs_ready(s, v, t->dev, back);
             else if (t->kind == T_AGG)
                 ready = cmax;
+            else if (t->kind == T_XCPU)
+                ready = xstart; /* its transfer's start */
             else
                 ready = src[t->src];
             run_task(s, sg, t, ready);
+            if (t->kind == T_XCPU)
+                continue;
+            if (t->kind == T_XFER)
+                xstart = t->start;
             if (t->kind == T_COMP) {
                 arr[t->dev] = t->finish;
                 cmax = t->finish > cmax ? t->finish : cmax;
@@ -675,7 +709,7 @@ void hg_sim_op_times(const struct hg_sim *s, int op, double *comp, double *comm)
             a = t->dur > a ? t->dur : a;
         else if (t->kind == T_AGG)
             b = t->dur;
-        else
+        else if (t->kind != T_XCPU)
             x = t->dur > x ? t->dur : x;
     }
     *comp = a + b;
@@ -731,6 +765,9 @@ int hg_sim_trace(const struct hg_sim *s, FILE *f)
                          c->devices[t->src].name, c->devices[t->dst].name, t->bytes / 1e6);
             else if (t->kind == T_AGG)
                 snprintf(nm, sizeof(nm), "aggregate #%d (%.3g MB)", v, t->bytes / 1e6);
+            else if (t->kind == T_XCPU)
+                snprintf(nm, sizeof(nm), "network cpu #%d %s->%s (%.3g MB)", v,
+                         c->devices[t->src].name, c->devices[t->dst].name, t->bytes / 1e6);
             else
                 snprintf(nm, sizeof(nm), "xfer #%d %s->%s (%.3g MB)", v,
                          c->devices[t->src].name, c->devices[t->dst].name, t->bytes / 1e6);

@@ -652,6 +652,56 @@ static void test_tcp(void)
            "ps world 3 (no fit): %g (file %g)", t, ps012);
     t = hg_cost_ps(c, d02, 2, 3, 1e6); /* a server that is not a client */
     EXPECT(!close_to(t, 4e-4 + 1e6 / 2e6, 1e-3), "ps served elsewhere took the fit: %g", t);
+    /* the compute a transfer between nodes costs its CPU ends (sendrecv's
+     * cpu): kept through the file, bound as net_cpu, and in the simulator
+     * a task on each end that delays what the device does next */
+    {
+        struct hg_graph *g = small_graph(16, 1);
+        REQUIRE(hg_graph_resolve(g, NULL, err, sizeof(err)) == 0, "%s", err);
+        struct hg_pgraph *pg = NULL;
+        struct hg_pprice *pp = NULL;
+        REQUIRE(hg_pgraph_build(&pg, g, c, "small", 16, err, sizeof(err)) == 0, "%s", err);
+        REQUIRE(hg_pprice_build(&pp, pg, g, err, sizeof(err)) == 0, "%s", err);
+        struct hg_strategy *st = hg_strategy_new(pg->nops, pg->ndev, pg->nops);
+        hg_strategy_group(st, pg, pp, 2);
+        REQUIRE(st->ngroups == 2, "%d groups", st->ngroups);
+        hg_gcfg_mp(&st->cfg[0], 0);
+        hg_gcfg_mp(&st->cfg[1], 1);
+        struct hg_sim *sim = hg_sim_new(pg, pp);
+        struct hg_sim_result r0, r1;
+        hg_sim_full(sim, st, &r0);
+        EXPECT(c->net_cpu == 0, "no cpu measured, yet net_cpu %g", c->net_cpu);
+        REQUIRE(hg_prof_set_link_cpu(q, HG_LINK_TCP, HG_PROF_SENDRECV, 2, 1e-6) == 0, "cpu");
+        EXPECT(hg_prof_set_link_cpu(q, HG_LINK_TCP, HG_PROF_SENDRECV, 3, 1e-6) == -1,
+               "a link that is not there took a cpu");
+        char *t2 = save_str(q);
+        struct hg_profile *q2 = NULL;
+        REQUIRE(hg_prof_parse(&q2, t2, "cpu.cfg", err, sizeof(err)) == 0, "%s\n%s", err, t2);
+        const struct hg_prof_link *l2 = hg_prof_find_link(q2, HG_LINK_TCP, HG_PROF_SENDRECV, 2);
+        EXPECT(strstr(t2, "cpu = 1.000000e-06;") && l2 && l2->cpu == 1e-6, "cpu not kept:\n%s",
+               t2);
+        REQUIRE(hg_cluster_set_profile(c, q2, err, sizeof(err)) == 0, "%s", err);
+        EXPECT(c->net_cpu == 1e-6, "net_cpu %g", c->net_cpu);
+        hg_sim_full(sim, st, &r1);
+        char *buf = NULL;
+        size_t blen = 0;
+        FILE *mf = open_memstream(&buf, &blen);
+        REQUIRE(mf && hg_sim_trace(sim, mf) == 0 && fclose(mf) == 0, "trace");
+        EXPECT(strstr(buf, "network cpu #") != NULL, "no network cpu task in the trace");
+        /* the forward's activation (16 x 32 floats) alone costs each end
+         * 2 ms of compute here, far more than its wire time */
+        EXPECT(r1.iter_s > r0.iter_s + 2e-3, "with cpu %g s, without %g s", r1.iter_s,
+               r0.iter_s);
+        free(buf);
+        free(t2);
+        REQUIRE(hg_cluster_set_profile(c, q, err, sizeof(err)) == 0, "%s", err);
+        hg_prof_free(q2);
+        hg_sim_free(sim);
+        hg_strategy_free(st);
+        hg_pprice_free(pp);
+        hg_pgraph_free(pg);
+        hg_graph_free(g);
+    }
     /* unbound: the file's network again */
     REQUIRE(hg_cluster_set_profile(c, NULL, err, sizeof(err)) == 0, "%s", err);
     hg_cluster_path(c, 0, 1, &p);
