@@ -19,8 +19,10 @@
 #        HG_BENCH_STRATEGIES ("EV-AR EV-PS CP-AR CP-PS MP mcmc": the
 #        baselines, MP with 8 op groups as tests/strategy_mp.sh, and
 #        hgplan's own strategy, hgplan --search mcmc --budget
-#        HG_BENCH_BUDGET (20 s; whatever it writes, split strategies
-#        included, run by --strategy)), HG_BENCH_UPDATES
+#        HG_BENCH_BUDGET (20 s) --margin HG_BENCH_MARGIN (10, as hgtrain
+#        --plan-margin: a smaller predicted gain keeps the best baseline;
+#        whatever it writes, split strategies included, run by
+#        --strategy)), HG_BENCH_UPDATES
 #        (40; the step time is the median over log intervals of 10 after
 #        the first), HG_BENCH_BATCH (128), HG_BENCH_PROFILE (an ops
 #        profile, hgplan --profile-out), HG_BENCH_LINK_SIZES (message bytes
@@ -139,7 +141,8 @@ for rate in $rates; do
     printf '%-8s %-8s %12s %12s %10s\n' "$rate" "plain-DP" "-" "$dp" "-"
     for s in $strategies; do
         case $s in
-        mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}") row=hgplan ;;
+        mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}"
+                   --margin "${HG_BENCH_MARGIN:-10}") row=hgplan ;;
         MP) how=(--search baselines --groups 8 --baseline MP) row=MP ;;
         *) how=(--search baselines --baseline "$s") row=$s ;;
         esac

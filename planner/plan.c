@@ -72,6 +72,38 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
     struct hg_sim_result sr = res[bi];
     const char *seed_how = "";
+    char seed_name[96];
+    snprintf(seed_name, sizeof seed_name, "%s", hg_baseline_name((enum hg_baseline)bi));
+    /* every group on one device (small clusters; model parallelism must
+     * be allowed): no communication at all, the answer when the links cost
+     * more than another device saves, which a search from a data-parallel
+     * seed never reaches one group at a time */
+    int alone = -1;
+    struct hg_sim_result ar = {0};
+    struct hg_strategy *as = NULL;
+    for (int d = 0; po->mcmc && c->ndev <= 8 && (!po->executable || (po->executable & HG_EXEC_MP)) &&
+                    d < c->ndev; d++) {
+        struct hg_strategy *t = hg_strategy_copy(bs[0]);
+        struct hg_sim_result tr;
+        for (int k = 0; k < t->ngroups; k++)
+            hg_gcfg_mp(&t->cfg[k], d);
+        hg_sched_best(sim, pg, t, &tr, NULL);
+        if (alone < 0 || hg_search_cost(&tr) < hg_search_cost(&ar)) {
+            hg_strategy_free(as);
+            as = t;
+            ar = tr;
+            alone = d;
+        } else {
+            hg_strategy_free(t);
+        }
+    }
+    if (alone >= 0 && hg_search_cost(&ar) < hg_search_cost(&sr)) {
+        hg_strategy_free(seed);
+        seed = hg_strategy_copy(as);
+        sr = ar;
+        snprintf(seed_name, sizeof seed_name, "alone (every group on %s)",
+                 c->devices[alone].name);
+    }
     if (res[bi].oom) {
         /* every baseline is out of memory: seed with the best of them
          * recomputing every group's activations */
@@ -87,6 +119,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
                 sr = tr;
                 bi = b;
                 seed_how = " with recomputation";
+                snprintf(seed_name, sizeof seed_name, "%s", hg_baseline_name((enum hg_baseline)b));
             } else {
                 hg_strategy_free(t);
             }
@@ -126,8 +159,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
             [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
             [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
         fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
-                "%.2f s, seed %lld; order: %s\n", hg_baseline_name((enum hg_baseline)bi),
-                seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
+                "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
                 (long long)po->seed,
                 pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
         if (po->executable)
@@ -139,18 +171,19 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
                     : "data-parallel shaped",
                     po->executable & HG_EXEC_NOPS ? ", AllReduce only" : "", ss.skipped);
     }
-    /* a gain within the margin is no gain: the baseline (simulated as the
-     * seed, so OOM seeds stay with the search's answer) */
+    /* a gain within the margin is no gain: the best baseline (unless it is
+     * out of memory: then the search's answer stands) */
     int kept_base = 0;
-    if (po->mcmc && po->margin > 0 && !sr.oom && !br->oom &&
-        br->iter_s > sr.iter_s * (1 - po->margin) && br->iter_s < sr.iter_s) {
+    const struct hg_sim_result *rb = &res[bi];
+    if (po->mcmc && po->margin > 0 && !rb->oom && !br->oom &&
+        br->iter_s > rb->iter_s * (1 - po->margin) && br->iter_s < rb->iter_s) {
         fprintf(o, "  the search's %.4f s is %.1f%% under %s's %.4f s, within the margin "
-                "(%.0f%%): %s kept\n", br->iter_s, (sr.iter_s - br->iter_s) / sr.iter_s * 100,
-                hg_baseline_name((enum hg_baseline)bi), sr.iter_s, po->margin * 100,
+                "(%.0f%%): %s kept\n", br->iter_s, (rb->iter_s - br->iter_s) / rb->iter_s * 100,
+                hg_baseline_name((enum hg_baseline)bi), rb->iter_s, po->margin * 100,
                 hg_baseline_name((enum hg_baseline)bi));
         hg_strategy_free(best);
-        best = hg_strategy_copy(seed);
-        *br = sr;
+        best = hg_strategy_copy(bs[bi]);
+        *br = *rb;
         kept_base = 1;
     }
     /* the search toggles recomputation on groups that drop nothing (no
@@ -166,6 +199,10 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     for (int b = 0; b < HG_BASE_COUNT; b++)
         hg_plan_print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
                              br->oom ? 0 : br->iter_s);
+    if (alone >= 0) {
+        hg_plan_print_result(o, "alone", &ar, c, br->oom ? 0 : br->iter_s);
+        fprintf(o, "    (every group on %s)\n", c->devices[alone].name);
+    }
     hg_plan_print_result(o, po->mcmc && !kept_base ? "hgplan" : "best", br, c, 0);
     hg_plan_print_recompute(o, best);
     if (!po->mcmc && po->executable)
@@ -180,5 +217,6 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     for (int b = 0; b < HG_BASE_COUNT; b++)
         hg_strategy_free(bs[b]);
     hg_strategy_free(seed);
+    hg_strategy_free(as);
     return best;
 }

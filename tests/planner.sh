@@ -116,6 +116,17 @@ json_check "$tmp/trace.json" || bad "the trace does not parse"
 grep -q '"ph": "X"' "$tmp/trace.json" || bad "no X events in the trace"
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/plan.cfg" \
     >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; bad "hgplan --strategy"; }
+# a slow link between two nodes: every group on one device beats every
+# data-parallel baseline, and the search starts from it
+"$HGPLAN" --task mnist --optimizer sgd --batch 128 --cluster "$EX/netns-2node-100m.cfg" \
+    --search mcmc --budget 1 --iters 2000 >"$tmp/outa" 2>&1 || { cat "$tmp/outa"; bad "alone"; }
+ev=$(awk '$1 == "EV-AR" && $3 == "s" { print $2; exit }' "$tmp/outa")
+al=$(awk '$1 == "alone" && $3 == "s" { print $2; exit }' "$tmp/outa")
+hp=$(awk '$1 == "hgplan" && $3 == "s" { print $2; exit }' "$tmp/outa")
+grep -q '^mcmc from alone (every group on n[01]:0): ' "$tmp/outa" &&
+    grep -q '^    (every group on n[01]:0)$' "$tmp/outa" &&
+    awk -v e="$ev" -v a="$al" -v h="$hp" 'BEGIN { exit !(h <= a && a < e / 2) }' ||
+    { cat "$tmp/outa"; bad "100 Mbit/s: alone $al s, hgplan $hp s, EV-AR $ev s"; }
 # --margin: a found strategy less than PCT% faster than the best baseline
 # is not taken (100%: none is)
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 1 \
