@@ -172,7 +172,7 @@ for task in $tasks; do
             train "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
                 --plan-budget "$budget" --plan-profile "$prof" "${split[@]}" &&
                 meas=$(step_time "$work/$task-$s.log")
-            sim=$(sed -n 's/.*"message": " *hgplan  *\([0-9.]*\) s.*/\1/p' "$work/$task-$s.log" | head -n 1)
+            sim=$(sed -n 's/.*"message": " *\(hgplan\|best\)  *\([0-9.]*\) s.*/\2/p' "$work/$task-$s.log" | head -n 1)
             ;;
         *)
             groups=()
