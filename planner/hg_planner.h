@@ -309,7 +309,9 @@ const struct hg_prof_link *hg_prof_find_link(const struct hg_profile *p,
  * fit in n bytes. */
 int hg_prof_op_sig(const struct hg_graph *g, int node, int64_t batch, char *buf, size_t n);
 
-/* The versioned profile file (docs/planner.md, "Profile file"). */
+/* The versioned profile file (docs/planner.md, "Profile file").  path may
+ * be a comma-separated list: the files merged in order, a later file's
+ * device, op or link replacing an earlier one's of the same key. */
 int hg_prof_save(const struct hg_profile *p, FILE *f);
 int hg_prof_load(struct hg_profile **p, const char *path, char *err, size_t errlen);
 int hg_prof_parse(struct hg_profile **p, const char *text, const char *name, char *err,

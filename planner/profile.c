@@ -751,12 +751,72 @@ static int finish(struct hg_profile **out, config_t *cfg, int read_ok, const cha
     return 0;
 }
 
-int hg_prof_load(struct hg_profile **p, const char *path, char *err, size_t errlen)
+static int load_one(struct hg_profile **p, const char *path, char *err, size_t errlen)
 {
     config_t cfg;
     config_init(&cfg);
     int ok = config_read_file(&cfg, path);
     return finish(p, &cfg, ok, path, err, errlen);
+}
+
+/* q's entries into p, replacing p's of the same key. */
+static void merge(struct hg_profile *p, const struct hg_profile *q)
+{
+    int map[256];
+    HG_CHECK(q->ndevs <= 256);
+    for (int i = 0; i < q->ndevs; i++) {
+        const struct hg_prof_device *d = &q->devs[i];
+        map[i] = hg_prof_device(p, d->name, d->kind, d->model, d->threads, d->processes);
+        p->devs[map[i]].share = d->share;
+    }
+    for (int i = 0; i < q->nops; i++) {
+        const struct hg_prof_op *e = &q->ops[i];
+        int existed;
+        struct hg_prof_op *o = put_op(p, map[e->dev], e->op, e->sig, &existed);
+        *o = *e;
+        o->dev = map[e->dev];
+    }
+    for (int i = 0; i < q->nlinks; i++) {
+        const struct hg_prof_link *l = &q->links[i];
+        *put_link(p, l->kind, l->coll, l->world) = *l;
+    }
+}
+
+int hg_prof_load(struct hg_profile **p, const char *path, char *err, size_t errlen)
+{
+    if (!strchr(path, ','))
+        return load_one(p, path, err, errlen);
+    /* FILE,FILE,...: merged in order, a later file's entries replacing an
+     * earlier one's (an ops profile and a links profile measured apart) */
+    *p = NULL;
+    char one[4096];
+    struct hg_profile *all = NULL;
+    for (const char *s = path; *s;) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n >= sizeof(one)) {
+            hg_prof_free(all);
+            return hg_kerr(err, errlen, "profile list '%s': an empty or overlong name", path);
+        }
+        memcpy(one, s, n);
+        one[n] = 0;
+        struct hg_profile *q = NULL;
+        if (load_one(&q, one, err, errlen) != 0) {
+            hg_prof_free(all);
+            return -1;
+        }
+        if (!all) {
+            all = q;
+        } else {
+            merge(all, q);
+            hg_prof_free(q);
+        }
+        s += n + (s[n] == ',');
+    }
+    if (!all)
+        return hg_kerr(err, errlen, "profile list '%s': no file", path);
+    snprintf(all->file, sizeof(all->file), "%s", path);
+    *p = all;
+    return 0;
 }
 
 int hg_prof_parse(struct hg_profile **p, const char *text, const char *name, char *err,

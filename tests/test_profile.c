@@ -712,8 +712,68 @@ static void test_tcp(void)
     hg_cluster_free(c);
 }
 
+/* --profile A,B: the files merged in order, B's entries replacing A's */
+static void test_merge(void)
+{
+    char err[512] = "", dir[] = "/tmp/test_profile.XXXXXX", a[64], b[64], list[256];
+    REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(a, sizeof a, "%s/a.cfg", dir);
+    snprintf(b, sizeof b, "%s/b.cfg", dir);
+    struct hg_profile *pa = hg_prof_new(), *pb = hg_prof_new();
+    double x[2] = {8, 16}, t1[2] = {1e-3, 2e-3}, t2[2] = {3e-3, 6e-3};
+    int da = hg_prof_device(pa, "cpu-t1", HG_DEV_CPU, "a", 1, 2);
+    REQUIRE(hg_prof_set_op(pa, da, HG_OP_RELU, "f32[B,4]>f32[B,4]", 1, 2, x, t1, err,
+                           sizeof err) == 0 &&
+            hg_prof_set_op(pa, da, HG_OP_ADD, "f32[B,4],f32[B,4]>f32[B,4]", 1, 2, x, t1, err,
+                           sizeof err) == 0, "%s", err);
+    int db = hg_prof_device(pb, "cpu-t1", HG_DEV_CPU, "b", 1, 2);
+    int dx = hg_prof_device(pb, "cpu-t1-x3", HG_DEV_CPU, "b slowed", 1, 2);
+    pb->devs[dx].share = 1.0 / 3;
+    REQUIRE(hg_prof_set_op(pb, db, HG_OP_RELU, "f32[B,4]>f32[B,4]", 1, 2, x, t2, err,
+                           sizeof err) == 0 &&
+            hg_prof_set_op(pb, dx, HG_OP_RELU, "f32[B,4]>f32[B,4]", 1, 2, x, t2, err,
+                           sizeof err) == 0, "%s", err);
+    double bx[2] = {1e6, 4e6}, bt[2] = {1e-2, 4e-2};
+    REQUIRE(hg_prof_set_link(pb, HG_LINK_TCP, HG_PROF_SENDRECV, 2, 2, bx, bt, err,
+                             sizeof err) == 0 &&
+            hg_prof_set_link_cpu(pb, HG_LINK_TCP, HG_PROF_SENDRECV, 2, 3e-9) == 0, "%s", err);
+    FILE *f = fopen(a, "w");
+    REQUIRE(f && hg_prof_save(pa, f) == 0 && fclose(f) == 0, "%s", a);
+    f = fopen(b, "w");
+    REQUIRE(f && hg_prof_save(pb, f) == 0 && fclose(f) == 0, "%s", b);
+    snprintf(list, sizeof list, "%s,%s", a, b);
+    struct hg_profile *m = NULL;
+    REQUIRE(hg_prof_load(&m, list, err, sizeof err) == 0, "%s", err);
+    int d0 = hg_prof_find_device(m, "cpu-t1"), d1 = hg_prof_find_device(m, "cpu-t1-x3");
+    const struct hg_prof_op *relu = d0 >= 0 ? hg_prof_find_op(m, d0, HG_OP_RELU,
+                                                             "f32[B,4]>f32[B,4]") : NULL;
+    const struct hg_prof_op *add = d0 >= 0 ? hg_prof_find_op(m, d0, HG_OP_ADD,
+                                                            "f32[B,4],f32[B,4]>f32[B,4]") : NULL;
+    const struct hg_prof_link *l = hg_prof_find_link(m, HG_LINK_TCP, HG_PROF_SENDRECV, 2);
+    EXPECT(m->ndevs == 2 && d1 >= 0 && fabs(m->devs[d1].share - 1.0 / 3) < 1e-6, "devices: %d", m->ndevs);
+    EXPECT(relu && relu->t[1] == 6e-3 && add && add->t[1] == 2e-3,
+           "ops: relu from b, add from a");
+    EXPECT(d1 >= 0 && hg_prof_find_op(m, d1, HG_OP_RELU, "f32[B,4]>f32[B,4]") != NULL,
+           "the slowed device's op");
+    EXPECT(l && l->cpu == 3e-9 && l->t[1] == 4e-2, "the link from b");
+    hg_prof_free(m);
+    /* a missing file in the list names it; an empty name is refused */
+    snprintf(list, sizeof list, "%s,%s/none.cfg", a, dir);
+    EXPECT(hg_prof_load(&m, list, err, sizeof err) != 0 && m == NULL && strstr(err, "none.cfg"),
+           "missing file: %s", err);
+    snprintf(list, sizeof list, "%s,,%s", a, b);
+    EXPECT(hg_prof_load(&m, list, err, sizeof err) != 0 && strstr(err, "empty"),
+           "empty name: %s", err);
+    hg_prof_free(pa);
+    hg_prof_free(pb);
+    unlink(a);
+    unlink(b);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    test_merge();
     test_fit();
     test_interp();
     test_roundtrip();
