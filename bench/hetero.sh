@@ -6,12 +6,13 @@
 # by running `hgtrain --strategy` in the two namespaces over the tcp backend,
 # and the plain data-parallel path (no --strategy, --max-sentences per
 # rank = half the global batch) as the reference for EV-AR.
-# mnist, global batch HG_BENCH_BATCH (128), SGD, one thread per worker.
-# The links are measured first in the namespaces (hgplan --profile-links
-# tcp, one process per node) and the simulation prices the network with
-# that profile; the ops with HG_BENCH_PROFILE's measurements (merged into
-# it), or the roofline without one (the cluster file's devices then name
-# no profiled device).
+# The tasks of bench/hetero-tasks.sh (mnist, bert, translation; the
+# sequence tasks planned at the length hgtrain --plan prices), one thread
+# per worker.  The links are measured first in the namespaces (hgplan
+# --profile-links tcp, one process per node: AllReduce, send/recv, PS and
+# the compute a transfer takes from its ends), each task's ops on this
+# machine (hgplan --profile-out --profile-threads 1, two processes at
+# once), and the simulation prices with both (--profile OPS,LINKS).
 #
 # usage: bench/hetero.sh [BUILD_DIR]        (as root: it makes namespaces)
 #   env: HG_BENCH_RATES ("1gbit 100mbit"; cluster files
@@ -24,8 +25,11 @@
 #        whatever it writes, split strategies included, run by
 #        --strategy)), HG_BENCH_UPDATES
 #        (40; the step time is the median over log intervals of 10 after
-#        the first), HG_BENCH_BATCH (128), HG_BENCH_PROFILE (an ops
-#        profile, hgplan --profile-out), HG_BENCH_LINK_SIZES (message bytes
+#        the first), HG_BENCH_TASKS ("mnist bert translation"),
+#        HG_BENCH_BATCH (every task's global batch: 128 for mnist, 32 for
+#        the others), HG_BENCH_PROFILE_DIR (TASK-LEN-ops.cfg there is the
+#        task's ops profile when it exists, else measured and written
+#        there), HG_BENCH_LINK_SIZES (message bytes
 #        of the link measurement: 1048576,4194304, as tests/netns.sh; tbf
 #        passes a 64 KB burst at once, so small messages look faster than
 #        the rate and skew the fit: with 4096 among them the 100mbit
@@ -44,7 +48,7 @@ NC=$src/scripts/netns-cluster
 rates=${HG_BENCH_RATES:-1gbit 100mbit}
 strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS MP mcmc}
 updates=${HG_BENCH_UPDATES:-40}
-batch=${HG_BENCH_BATCH:-128}
+tasks=${HG_BENCH_TASKS:-mnist bert translation}
 fm=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 lsizes=${HG_BENCH_LINK_SIZES:-1048576,4194304}
 [ "$(id -u)" = 0 ] || { echo "hetero.sh: needs root (network namespaces)" >&2; exit 1; }
@@ -54,17 +58,11 @@ export HG_NETNS_STATE=$work/state
 keep=${HG_BENCH_KEEP:-}
 trap '"$NC" down $name >/dev/null 2>&1; [ -n "$keep" ] && mkdir -p "$keep" && cp -r "$work"/*.cfg "$work"/*.plan "$work"/*.log "$work"/*.json "$keep"/ 2>/dev/null; rm -rf "$work"' EXIT
 echo "date: $(date -u '+%F %T') UTC; $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown); mnist, global batch $batch, $updates updates, 2 nodes x 1 worker (--threads 1), tcp"
-"$HGPRE" images --fashion-mnist "$fm" --out "$work/fm" >"$work/pre.log" 2>&1 ||
-    { cat "$work/pre.log"; exit 1; }
+echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown); $updates updates, 2 nodes x 1 worker (--threads 1), tcp"
+profdir=${HG_BENCH_PROFILE_DIR:-$work}
+mkdir -p "$profdir" || exit 1
 
-# the median step time (s) of a json log's intervals after the first
-step_time() {
-    sed -n 's/.*"ups": \([0-9.]*\).*/\1/p' "$1" | tail -n +2 | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
-             m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-             printf "%.4f", (m > 0 ? 1 / m : 0) }'
-}
+. "$src/bench/hetero-tasks.sh"
 
 # run_job TAG ARGS...: two launchers, one per node; prints the step time
 port=$((22000 + $$ % 20000))
@@ -74,8 +72,7 @@ run_job() {
     port=$((port + 1))
     for r in 0 1; do
         HG_JOB_TOKEN=0123456789abcdef0123456789abcdef "$NC" exec $name $r "$HGTRAIN" \
-            --task mnist --data "$work/fm" --valid-subset test --optimizer sgd \
-            --momentum 0.9 --lr 0.01 --log-format json --log-interval 10 \
+            "${targs[@]}" --log-format json --log-interval 10 \
             --validate-interval 0 --no-save --threads 1 --max-update "$updates" \
             --rebalance-interval 0 \
             --distributed-world-size 2 --distributed-rank $r --distributed-timeout 120 \
@@ -97,7 +94,7 @@ run_job() {
 }
 
 # measure_links RATE: hgplan --profile-links tcp in both nodes; rank 0
-# writes $work/RATE-links.cfg (HG_BENCH_PROFILE's entries merged in)
+# writes $work/RATE-links.cfg
 measure_links() {
     lport=$((port + 1000))
     for r in 0 1; do
@@ -106,8 +103,7 @@ measure_links() {
             --profile-links tcp --distributed-world-size 2 --distributed-rank $r \
             --distributed-init-method "tcp://$HG_NETNS_SUBNET.1:$lport" \
             --distributed-timeout 300 --profile-sizes "$lsizes" --profile-repeats 5 \
-            --profile-warmup 1 ${HG_BENCH_PROFILE:+--profile "$HG_BENCH_PROFILE"} \
-            --profile-out "$work/$1-links.cfg" >"$work/$1-links-$r.log" 2>&1 &
+            --profile-warmup 1 --profile-out "$work/$1-links.cfg" >"$work/$1-links-$r.log" 2>&1 &
         eval "l$r=\$!"
     done
     # shellcheck disable=SC2154
@@ -122,7 +118,18 @@ measure_links() {
 }
 
 export HG_NETNS_SUBNET=10.$((100 + $$ % 100)).$(($$ % 200))
-printf '%-8s %-8s %12s %12s %10s\n' link strategy "simulated s" "measured s" "meas/sim"
+# each task's data, priced length and ops profile, before the namespaces
+for task in $tasks; do
+    set_task "$task" && priced_len "$task" || { echo "$task: no data or no length" >&2; exit 1; }
+    eval "len_$task=\$len"
+    ops=$profdir/$task-$len-ops.cfg
+    if [ ! -s "$ops" ]; then
+        "$HGPLAN" "${pargs[@]}" --profile-out "$ops" --profile-threads 1 --profile-worlds none \
+            >"$work/$task-ops.log" 2>&1 || { tail -n 3 "$work/$task-ops.log"; exit 1; }
+    fi
+    echo "$task: global batch $batch, priced at length $len, ops profile $(basename "$ops")"
+done
+printf '%-11s %-8s %-8s %12s %12s %10s\n' task link strategy "simulated s" "measured s" "meas/sim"
 for rate in $rates; do
     case $rate in
     1gbit) cfg=$src/examples/clusters/netns-2node-1g.cfg ;;
@@ -131,31 +138,33 @@ for rate in $rates; do
     esac
     "$NC" up $name "$rate,$rate" >/dev/null || exit 1
     measure_links "$rate" || { echo "hetero.sh: the link measurement failed" >&2; exit 1; }
-    prof="--profile $work/$rate-links.cfg"
-    if [ -z "${HG_BENCH_PROFILE:-}" ]; then
-        # no ops measured: the devices are priced by the roofline
-        sed '/profile = "cpu-t1";/d' "$cfg" >"$work/$rate-cluster.cfg"
-        cfg=$work/$rate-cluster.cfg
-    fi
-    dp=$(run_job "$rate-dp" --max-sentences $((batch / 2)))
-    printf '%-8s %-8s %12s %12s %10s\n' "$rate" "plain-DP" "-" "$dp" "-"
-    for s in $strategies; do
-        case $s in
-        mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}"
-                   --margin "${HG_BENCH_MARGIN:-10}") row=hgplan ;;
-        MP) how=(--search baselines --groups 8 --baseline MP) row=MP ;;
-        *) how=(--search baselines --baseline "$s") row=$s ;;
-        esac
-        # shellcheck disable=SC2086
-        "$HGPLAN" --task mnist --data "$work/fm" --batch "$batch" --optimizer sgd \
-            --cluster "$cfg" $prof "${how[@]}" \
-            --out "$work/$rate-$s.cfg" >"$work/$rate-$s.plan" 2>&1 ||
-            { tail -n 3 "$work/$rate-$s.plan"; continue; }
-        sim=$(awk -v s="$row" '$1 == s && $3 == "s" { print $2; exit }' "$work/$rate-$s.plan")
-        meas=$(run_job "$rate-$s" --max-sentences "$batch" --strategy "$work/$rate-$s.cfg" \
-            --cluster-file "$cfg")
-        ratio=$(awk -v a="$meas" -v b="$sim" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
-        printf '%-8s %-8s %12s %12s %10s\n' "$rate" "$s" "$sim" "$meas" "$ratio"
+    for task in $tasks; do
+        set_task "$task"
+        eval "len=\$len_$task"
+        [ "$task" = mnist ] || pargs+=(--seq-len "$len")
+        prof="--profile $profdir/$task-$len-ops.cfg,$work/$rate-links.cfg"
+        t=$task-$rate
+        dp=$(run_job "$t-dp" --max-sentences $((batch / 2)))
+        printf '%-11s %-8s %-8s %12s %12s %10s\n' "$task" "$rate" "plain-DP" "-" "$dp" "-"
+        for s in $strategies; do
+            case $s in
+            mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}"
+                       --margin "${HG_BENCH_MARGIN:-10}") row=hgplan ;;
+            MP) how=(--search baselines --groups 8 --baseline MP) row=MP ;;
+            *) how=(--search baselines --baseline "$s") row=$s ;;
+            esac
+            # shellcheck disable=SC2086
+            "$HGPLAN" "${pargs[@]}" --cluster "$cfg" $prof "${how[@]}" \
+                --out "$work/$t-$s.cfg" >"$work/$t-$s.plan" 2>&1 ||
+                { tail -n 3 "$work/$t-$s.plan"; continue; }
+            # the search's row, or 'best' when the margin kept a baseline
+            sim=$(awk -v s="$row" '($1 == s || (s == "hgplan" && $1 == "best")) && $3 == "s" {
+                  print $2; exit }' "$work/$t-$s.plan")
+            meas=$(run_job "$t-$s" --max-sentences "$batch" --strategy "$work/$t-$s.cfg" \
+                --cluster-file "$cfg")
+            ratio=$(awk -v a="$meas" -v b="$sim" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
+            printf '%-11s %-8s %-8s %12s %12s %10s\n' "$task" "$rate" "$s" "$sim" "$meas" "$ratio"
+        done
     done
     "$NC" down $name
 done

@@ -65,60 +65,7 @@ mkdir -p "$profdir" || exit 1
 echo "date: $(date -u '+%F %T') UTC; $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown); $updates updates, 2 workers x 1 thread over shm, --rank-slowdown $slowdown, cluster $(basename "$cfg")"
 
-# the median step time (s) of a json log's intervals after the first
-step_time() {
-    sed -n 's/.*"ups": \([0-9.]*\).*/\1/p' "$1" | tail -n +2 | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
-             m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-             printf "%.4f", (m > 0 ? 1 / m : 0) }'
-}
-ms() { awk -v s="$1" 'BEGIN { if (s + 0 > 0) printf "%.1f", s * 1000; else print "-" }'; }
-
-# set_task TASK: the task's arguments for hgplan (pargs) and hgtrain
-# (targs), its global batch; makes its data once
-set_task() {
-    case $1 in
-    mnist)
-        [ -d "$work/fm" ] || "$HGPRE" images --fashion-mnist "$fm" --out "$work/fm" \
-            >"$work/pre-fm.log" 2>&1 || { cat "$work/pre-fm.log"; return 1; }
-        batch=128
-        pargs=(--task mnist --data "$work/fm" --dropout 0 --batch "$batch" --optimizer sgd)
-        targs=(--task mnist --data "$work/fm" --valid-subset test --dropout 0
-               --optimizer sgd --momentum 0.9 --lr 0.01 --required-batch-size-multiple 1)
-        ;;
-    bert)
-        if [ ! -d "$work/lm" ]; then
-            awk 'NR % 15 == 0 { print "" } { print }' "$src/tests/data/corpus.en" >"$work/lm.txt"
-            "$HGPRE" lm --input "$work/lm.txt" --destdir "$work/lm" --bpe-merges 500 \
-                --max-seq-len 64 --max-predictions 10 --seed 7 >"$work/pre-lm.log" 2>&1 ||
-                { cat "$work/pre-lm.log"; return 1; }
-        fi
-        batch=32
-        pargs=(--task bert --data "$work/lm" --dropout 0 --batch "$batch" --optimizer adam)
-        targs=(--task bert --data "$work/lm" --dropout 0 --optimizer adam --lr 0.0005
-               --required-batch-size-multiple 1)
-        ;;
-    translation)
-        if [ ! -d "$work/mt" ]; then
-            head -n 200 "$src/tests/data/corpus.en" >"$work/valid.en"
-            head -n 200 "$src/tests/data/corpus.es" >"$work/valid.es"
-            "$HGPRE" translation --source-lang en --target-lang es \
-                --trainpref "$src/tests/data/corpus" --validpref "$work/valid" \
-                --destdir "$work/mt" --bpe-merges 500 >"$work/pre-mt.log" 2>&1 ||
-                { cat "$work/pre-mt.log"; return 1; }
-        fi
-        batch=32
-        local ta=(--source-lang en --target-lang es --dropout 0 --encoder-layers 2
-                  --decoder-layers 2 --encoder-embed-dim 64 --decoder-embed-dim 64
-                  --encoder-ffn-embed-dim 128 --decoder-ffn-embed-dim 128
-                  --encoder-attention-heads 4 --decoder-attention-heads 4)
-        pargs=(--task translation --data "$work/mt" "${ta[@]}" --batch "$batch" --optimizer adam)
-        targs=(--task translation --data "$work/mt" "${ta[@]}" --optimizer adam --lr 0.0005
-               --required-batch-size-multiple 1)
-        ;;
-    *) echo "hetero_shm.sh: no task $1 (mnist, bert, translation)" >&2; return 1 ;;
-    esac
-}
+. "$src/bench/hetero-tasks.sh"
 
 # train TAG ARGS...: the two workers; the log in $work/TAG.log, status
 train() {
@@ -140,12 +87,8 @@ row() { # task strategy simulated-s measured-s|failed
 printf '%-6s %-9s %13s %13s %9s\n' task strategy "simulated ms" "measured ms" "meas/sim"
 for task in $tasks; do
     set_task "$task" || { echo "$task: no data" >&2; continue; }
-    # the length --plan prices (the batches' padded lengths' root mean
-    # square: hgtrain's plan_len), for hgplan's baselines and the profile too
-    train "$task-len" --max-sentences "$batch" --cluster-file "$cfg" --plan baselines \
-        --max-update 1 || { echo "$task: --plan failed" >&2; continue; }
-    len=$(sed -n 's/.*global batch [0-9]*, length \([0-9]*\) .*/\1/p' "$work/$task-len.log" | head -n 1)
-    [ "$task" = mnist ] || pargs+=(--seq-len "$len")
+    # the length --plan prices, for hgplan's baselines and the profile too
+    priced_len "$task" || { echo "$task: --plan failed" >&2; continue; }
     echo "$task: priced at length $len"
     prof=$profdir/$task-$len-x${slowdown##*,}.cfg
     if [ ! -s "$prof" ]; then
