@@ -81,8 +81,9 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     int alone = -1;
     struct hg_sim_result ar = {0};
     struct hg_strategy *as = NULL;
-    for (int d = 0; po->mcmc && c->ndev <= 8 && (!po->executable || (po->executable & HG_EXEC_MP)) &&
-                    d < c->ndev; d++) {
+    int try_alone = po->mcmc && c->ndev <= 8 &&
+                    (!po->executable || (po->executable & HG_EXEC_MP));
+    for (int d = 0; try_alone && d < c->ndev; d++) {
         struct hg_strategy *t = hg_strategy_copy(bs[0]);
         struct hg_sim_result tr;
         for (int k = 0; k < t->ngroups; k++)
@@ -159,8 +160,8 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
             [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
             [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
         fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
-                "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted, ss.improved, hg_now() - st0,
-                (long long)po->seed,
+                "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted,
+                ss.improved, hg_now() - st0, (long long)po->seed,
                 pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
         if (po->executable)
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
