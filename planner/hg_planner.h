@@ -656,8 +656,6 @@ struct hg_lowered {
     int ncutchg, ccutchg;
 };
 
-/* The pieces of op place p: 1 + the cuts strictly inside its rows. */
-int hg_lower_pieces(const struct hg_lowered *lw, const struct hg_lplace *p);
 
 /* The first row of replica j of R over B rows: floor(j * B / R). */
 int64_t hg_lower_bound(int64_t batch, int R, int j);

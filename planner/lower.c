@@ -211,14 +211,6 @@ static void count_cuts(struct hg_lowered *lw, int v, int dir, int stampv)
         }
 }
 
-int hg_lower_pieces(const struct hg_lowered *lw, const struct hg_lplace *p)
-{
-    int n = 1;
-    for (int64_t x = p->begin + 1; x < p->end; x++)
-        n += lw->cutn[x] > 0;
-    return n;
-}
-
 /* Op v's replicas: devices in rank order, consecutive replica numbers. */
 static void lower_place(struct hg_lowered *lw, const struct hg_strategy *st, int v)
 {

@@ -286,14 +286,18 @@ static double comp_time(const struct hg_sim *s, int v, const struct hg_lplace *p
     int64_t B = lw->batch, rows = p->end - p->begin;
     if (!s->pg->ops[v].batch)
         return s->pr->a[i];
-    if (!s->pr->pe[i])
-        return hg_lower_pieces(lw, p) * s->pr->a[i] + s->pr->b[i] * ((double)rows / (double)B);
+    const struct hg_prof_op *pe = s->pr->pe[i];
     double t = 0;
+    int pieces = 0;
     for (int64_t x = p->begin, y = x + 1; y <= p->end; y++)
         if (y == p->end || lw->cutn[y] > 0) {
-            t += hg_prof_time(s->pr->pe[i], (double)(y - x));
+            if (pe)
+                t += hg_prof_time(pe, (double)(y - x));
+            pieces++;
             x = y;
         }
+    if (!pe)
+        return pieces * s->pr->a[i] + s->pr->b[i] * ((double)rows / (double)B);
     return t / hg_cost_prof_share(s->c, p->dev);
 }
 
