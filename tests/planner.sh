@@ -223,7 +223,12 @@ sed 's/profile = "cpu-t1"/profile = "cpu-t1-x3"; time_share = 0.3333/' "$EX/loca
     --dp >"$tmp/ps2.out" 2>&1 || { cat "$tmp/ps2.out"; bad "cpu-t1 --dp"; }
 x3=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$tmp/ps1.out")
 x1=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$tmp/ps2.out")
-awk -v a="$x3" -v b="$x1" 'BEGIN { exit !(a > 1.5 * b && a < 6 * b) }' ||
+grep -q '49 of 49 ops profiled on cpu-t1-x3; time share 0.333' "$tmp/ps1.out" ||
+    { cat "$tmp/ps1.out"; bad "cpu-t1-x3 does not price the ops with its time share"; }
+# the two devices were measured at different moments: under a loaded
+# machine (make -j2 check) the unslowed one can take twice its idle time,
+# so only the direction is asserted, not the factor
+awk -v a="$x3" -v b="$x1" 'BEGIN { exit !(a > 1.1 * b && a < 6 * b) }' ||
     { cat "$tmp/ps1.out" "$tmp/ps2.out"; bad "slowed 3x: dp $x3 s against $x1 s unslowed"; }
 # more one-thread workers than cores: measured sharing the cores, waiting
 # for each other after every run
