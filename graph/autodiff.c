@@ -207,8 +207,8 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
     case HG_OP_ATTENTION: {
         /* (q, k, v, dO [, keep]): ATTENTION_BWD recomputes the scores.
          * Self-attention (attn.self: Tq == Tk for every batch): one node
-         * gives dq, dk, dv as [B,H,3,T,Dh]; else one gives dq and one dk
-         * and dv [B,H,2,Tk,Dh].  The stacks are cut on their axis of 2 or
+         * gives dq, dk, dv as [3,B,H,T,Dh]; else one gives dq and one dk
+         * and dv [2,B,H,Tk,Dh].  The stacks are cut on their axis of 2 or
          * 3, so the cuts do not depend on symbolic lengths. */
         int bin[5] = {in[0], in[1], in[2], G, nd->n_in == 4 ? in[3] : -1};
         union hg_attr b = *at;
@@ -223,8 +223,9 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
             for (int i = all ? 0 : 1; i < 3; i++) {
                 if (!ad->need[in[i]])
                     continue;
-                union hg_attr s = {.slice = {.axis = 2, .start = all ? i : i - 1, .len = 1}};
-                int part = hg__op1(g, HG_OP_SLICE, st, &s); /* [B,H,1,T,Dh] */
+                /* the stack's axis is outermost: each part is a view */
+                union hg_attr s = {.slice = {.axis = 0, .start = all ? i : i - 1, .len = 1}};
+                int part = hg__op1(g, HG_OP_SLICE, st, &s); /* [1,B,H,T,Dh] */
                 acc(ad, in[i], hg__op2(g, HG_OP_RESHAPE_LIKE, part, in[i], NULL));
             }
         }

@@ -21,6 +21,7 @@ struct hg_exec {
     int n;
     char *mem;            /* one block: params|grads|state|inputs|consts|acts|ws */
     size_t *off;          /* [nt] byte offset of each tensor in mem */
+    int *view;            /* [nt] the tensor whose bytes t views, -1 (memplan) */
     struct hg_mem_stats st;
     size_t grad_base, state_base, ws_base;
     int64_t sym[HG_MAX_SYMS]; /* symbol values of the resolved shapes */
@@ -455,6 +456,34 @@ struct hg_exec *hg_exec_new(struct hg_graph *g, const int *order, int n,
     return hg_exec_new_dev(g, order, n, -1, err, errlen);
 }
 
+/* Each view at its place in its root's bytes for the resolved shapes (a
+ * slice's start moves with the lengths after its axis), in order: a view
+ * of a view follows its input. */
+static void place_views(struct hg_exec *ex)
+{
+    const struct hg_graph *g = ex->g;
+    for (int i = 0; i < ex->n; i++) {
+        const struct hg_node_info *nd = &g->n[ex->order[i]];
+        if (nd->out < 0 || ex->view[nd->out] < 0)
+            continue;
+        size_t at = 0;
+        if (nd->op == HG_OP_SLICE) {
+            const struct hg_tensor_info *x = &g->t[nd->in[0]].info;
+            int ax = nd->attr.slice.axis < 0 ? nd->attr.slice.axis + x->shape.ndim
+                                             : nd->attr.slice.axis;
+            int64_t inner = 1;
+            for (int d = 0; d < x->shape.ndim; d++) {
+                if (d < ax) /* ones before the axis (hg__node_view), or empty */
+                    HG_CHECK(x->shape.dim[d] <= 1);
+                else if (d > ax)
+                    inner *= x->shape.dim[d];
+            }
+            at = (size_t)(nd->attr.slice.start * inner) * hg_dtype_size(x->dtype);
+        }
+        ex->off[nd->out] = ex->off[nd->in[0]] + at;
+    }
+}
+
 struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
                                 int device, char *err, size_t errlen)
 {
@@ -488,7 +517,8 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
     ex->order = malloc((size_t)(n ? n : 1) * sizeof(int));
     ex->off = malloc((size_t)g->nt * sizeof(size_t));
     ex->bytes = calloc((size_t)(g->nt ? g->nt : 1), sizeof(size_t));
-    if (!ex->order || !ex->off || !ex->bytes) {
+    ex->view = malloc((size_t)(g->nt ? g->nt : 1) * sizeof(int));
+    if (!ex->order || !ex->off || !ex->bytes || !ex->view) {
         hg_exec_free(ex);
         hg_kerr(err, errlen, "out of memory");
         return NULL;
@@ -538,7 +568,7 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
     g->cap_batch = cap_batch;
 #define tensor_bytes(g, t) (ex->bytes[t])
     size_t act_arena;
-    hg__memplan(g, order, n, ex->bytes, ex->off, &act_arena, &ex->st.act_naive);
+    hg__memplan(g, order, n, ex->bytes, ex->off, ex->view, &act_arena, &ex->st.act_naive);
 
     /* Params, grads and state are packed without padding so that each
      * block is one flat float array (what allreduce and checkpoints want);
@@ -641,6 +671,7 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
         }
     for (int k = 0; k < g->nsym; k++)
         ex->sym[k] = corner[0][k];
+    place_views(ex);
     ex->resolved = 1;
     ex->cur = -1;
     if (plan_comm(ex, err, errlen) != 0 || fuse_updates(ex, err, errlen) != 0) {
@@ -814,6 +845,7 @@ void hg_exec_free(struct hg_exec *ex)
     free(ex->off);
     free(ex->result);
     free(ex->bytes);
+    free(ex->view);
     free(ex->order);
     free(ex->cm);
     free(ex->cm_at);
@@ -830,21 +862,29 @@ void hg_exec_mem(const struct hg_exec *ex, struct hg_mem_stats *st)
 
 int hg_exec_n(const struct hg_exec *ex) { return ex->n; }
 
-int hg_exec_kernel_calls(const struct hg_exec *ex, int *views, int *fused)
+int hg_exec_kernel_calls(const struct hg_exec *ex, int *views, int *fused, size_t *copied)
 {
     const struct hg_graph *g = ex->g;
     int calls = 0;
     *views = *fused = 0;
+    *copied = 0;
     for (int i = 0; i < ex->n; i++) {
         const struct hg_node_info *nd = &g->n[ex->order[i]];
         if (ex->cm_at[i] >= 0)
             continue;
-        if ((nd->op == HG_OP_RESHAPE || nd->op == HG_OP_RESHAPE_LIKE) &&
-            ex->off[nd->out] == ex->off[nd->in[0]]) {
+        if (nd->out >= 0 && ex->view[nd->out] >= 0) {
             (*views)++;
             continue;
         }
         calls++;
+        switch (nd->op) {
+        case HG_OP_RESHAPE: case HG_OP_RESHAPE_LIKE: case HG_OP_PERMUTE:
+        case HG_OP_CONCAT: case HG_OP_SLICE: case HG_OP_SLICE_BWD:
+            *copied += shape_bytes(g, nd->out);
+            break;
+        default:
+            break;
+        }
         *fused += ex->fuse[i] - 1;
         i += ex->fuse[i] - 1;
     }
@@ -899,6 +939,7 @@ int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
                            shape_bytes(g, t), ex->bytes[t]);
     for (int k = 0; k < g->nsym; k++)
         ex->sym[k] = g->sym[k].cur;
+    place_views(ex);
     ex->resolved = 1;
     return 0;
 }

@@ -73,12 +73,37 @@ static inline int hg__op3(struct hg_graph *g, enum hg_op op, int a, int b,
     return hg_graph_op(g, op, in, 3, at);
 }
 
+/* Whether nd's output can be a view of its first input's bytes at the
+ * current shapes: both activations of one dtype, and the op a reshape, or
+ * a slice with nothing but 1s before its axis (one contiguous run, at
+ * start x the elements after the axis).  At the maximum shapes, where the
+ * plan is made, a 1 stays 1 (or 0) at every smaller point. */
+static inline int hg__node_view(const struct hg_graph *g, const struct hg_node_info *nd)
+{
+    if (nd->out < 0 || nd->n_in < 1)
+        return 0;
+    const struct hg_tensor_info *x = &g->t[nd->in[0]].info, *y = &g->t[nd->out].info;
+    if (x->kind != HG_T_ACT || y->kind != HG_T_ACT || x->dtype != y->dtype)
+        return 0;
+    if (nd->op == HG_OP_RESHAPE || nd->op == HG_OP_RESHAPE_LIKE)
+        return 1;
+    if (nd->op != HG_OP_SLICE)
+        return 0;
+    int ax = nd->attr.slice.axis < 0 ? nd->attr.slice.axis + x->shape.ndim : nd->attr.slice.axis;
+    for (int i = 0; i < ax; i++)
+        if (x->shape.dim[i] != 1)
+            return 0;
+    return 1;
+}
+
 /* Liveness plan of the HG_T_ACT tensors for a node order at the current
  * (maximum) shapes: off[t] for every ACT tensor used by the order, the arena
- * size with reuse, and the size without reuse. Other tensors get SIZE_MAX. */
+ * size with reuse, and the size without reuse. Other tensors get SIZE_MAX.
+ * view[t]: the tensor whose bytes t views (hg__node_view), else -1; a
+ * view's off is its root's, the caller adds where in them it starts. */
 /* bytes: [nt] planned size of each tensor, or NULL (the current shapes). */
 void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t *bytes,
-                 size_t *off, size_t *arena, size_t *naive);
+                 size_t *off, int *view, size_t *arena, size_t *naive);
 
 #define HG_ALIGN 64
 static inline size_t hg__align(size_t n)

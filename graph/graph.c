@@ -293,6 +293,9 @@ static int out_batch_axis(const struct hg_graph *g, enum hg_op op,
             ax += out->ndim;
         return ax == b0 ? -1 : b0;
     }
+    case HG_OP_ATTENTION_BWD:
+        /* dq as q; a stack of gradients [2 or 3,B,H,T,Dh] one axis in */
+        return attr->attn.which == 0 || b0 < 0 ? b0 : b0 + 1;
     case HG_OP_RESHAPE:
         /* The batch survives a reshape that keeps the leading axis. */
         return (b0 == 0 && attr->reshape.dim[0] == 0) ? 0 : -1;

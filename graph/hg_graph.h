@@ -433,9 +433,12 @@ const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
 void hg_exec_trace(struct hg_exec *ex, int on);
 const double *hg_exec_trace_times(const struct hg_exec *ex); /* [n][2] or NULL */
 /* Kernel calls in one pass over the whole order (communication nodes
- * aside); *views: reshapes that are views (no call), *fused: update nodes
- * run with an earlier one (memplan.c, fuse_updates in exec.c). */
-int hg_exec_kernel_calls(const struct hg_exec *ex, int *views, int *fused);
+ * aside); *views: reshapes and slices that are views (no call), *fused:
+ * update nodes run with an earlier one (memplan.c, fuse_updates in
+ * exec.c); *copied: the bytes the layout ops that do copy (reshape,
+ * permute, concat, slice, slice backward) write in one pass at the
+ * latest resolved shapes. */
+int hg_exec_kernel_calls(const struct hg_exec *ex, int *views, int *fused, size_t *copied);
 /* Sets up shapes for st->sym without running anything (for filling inputs). */
 int hg_exec_prepare(struct hg_exec *ex, const struct hg_step *st, char *err,
                     size_t errlen);

@@ -7,7 +7,8 @@
  * op's output never aliases its inputs because both are live at that op.
  *
  * The one exception is a view: RESHAPE and RESHAPE_LIKE of an activation
- * change the shape, not the bytes, so their output is placed on their
+ * change the shape, not the bytes, and a SLICE with only 1s before its
+ * axis is one contiguous run of them, so their output is placed on their
  * input's bytes (the copy kernels then have nothing to do), and the bytes
  * stay live until the last reader of any view.  Activations are written
  * only by their producer, so sharing bytes between views is safe.
@@ -39,7 +40,7 @@ static int by_off(const void *a, const void *b)
 }
 
 void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t *bytes,
-                 size_t *off, size_t *arena, size_t *naive)
+                 size_t *off, int *view, size_t *arena, size_t *naive)
 {
     int nt = g->nt;
     int *first = malloc((size_t)nt * sizeof(int));
@@ -50,13 +51,14 @@ void hg__memplan(const struct hg_graph *g, const int *order, int n, const size_t
         first[t] = last[t] = -1;
         off[t] = SIZE_MAX;
         root[t] = t;
+        view[t] = -1;
     }
     for (int i = 0; i < n; i++) {
         const struct hg_node_info *nd = &g->n[order[i]];
-        if ((nd->op == HG_OP_RESHAPE || nd->op == HG_OP_RESHAPE_LIKE) && nd->out >= 0 &&
-            g->t[nd->out].info.kind == HG_T_ACT && g->t[nd->in[0]].info.kind == HG_T_ACT &&
-            g->t[nd->out].info.dtype == g->t[nd->in[0]].info.dtype)
+        if (hg__node_view(g, nd)) {
             root[nd->out] = root[nd->in[0]]; /* the input's root: produced earlier */
+            view[nd->out] = nd->in[0];
+        }
         /* a view's readers keep its root's bytes live */
         for (int k = 0; k < nd->n_in; k++)
             last[nd->in[k]] = last[root[nd->in[k]]] = i;

@@ -129,8 +129,8 @@ enum hg_op {
     HG_OP_ATTENTION,       /* (q[B,H,Tq,Dh], k[B,H,Tk,Dh], v[B,H,Tk,Dh] [, keep[B,Tk] i32])
                             * -> [B,H,Tq,Dh]; attn */
     HG_OP_ATTENTION_BWD,   /* (q, k, v, do[B,H,Tq,Dh] [, keep]) -> which 0: dq
-                            * [B,H,Tq,Dh], 1: dk and dv [B,H,2,Tk,Dh], 2: dq,
-                            * dk and dv [B,H,3,T,Dh]; attn */
+                            * [B,H,Tq,Dh], 1: dk and dv [2,B,H,Tk,Dh], 2: dq,
+                            * dk and dv [3,B,H,T,Dh]; attn */
     /* reductions */
     HG_OP_SUM,             /* (x) -> sum over axis (kept as size 1) or all -> [1]; reduce */
     HG_OP_MEAN,            /* same, divided by the count */

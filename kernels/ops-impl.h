@@ -42,8 +42,8 @@
  *   ATTENTION_BWD(q, k, v, do [, keep]) recomputes S and P: dv = P'^T do,
  *   dP = mask(do v^T) (the dropout mask, scaled), dS = P (dP - rowsum(P dP))
  *   with masked elements 0, dq = scale dS k, dk = scale dS^T q.  which 0
- *   gives dq [B,H,Tq,Dh]; which 1 gives dk and dv as [B,H,2,Tk,Dh]; which
- *   2 (Tq == Tk) gives dq, dk and dv as [B,H,3,T,Dh].
+ *   gives dq [B,H,Tq,Dh]; which 1 gives dk and dv as [2,B,H,Tk,Dh]; which
+ *   2 (Tq == Tk) gives dq, dk and dv as [3,B,H,T,Dh].
  * - SUM/MEAN: over axis (kept with size 1), or HG_AXIS_ALL -> shape [1].
  *   EXPAND_LIKE(dy, x_ref): broadcasts dy back to x's shape times alpha;
  *   alpha < 0 means 1/count with count = numel(x_ref)/numel(dy) (MEAN's

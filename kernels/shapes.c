@@ -662,16 +662,17 @@ HG_SHAPE_FN(attention_bwd) /* (q, k, v, do [, keep]) -> dq, or dk and dv */
     if (attr->attn.which == 0) {
         *out = in[0]; /* dq [B,H,Tq,Dh] */
     } else if (attr->attn.which == 1 || attr->attn.which == 2) {
-        /* dk, dv: [B,H,2,Tk,Dh]; dq, dk, dv: [B,H,3,T,Dh] */
+        /* dk, dv: [2,B,H,Tk,Dh]; dq, dk, dv: [3,B,H,T,Dh]: the stack's
+         * axis outermost, so each gradient is one contiguous slice (a
+         * view of the stack, no copy) */
         const struct hg_shape *k = &in[1];
         if (attr->attn.which == 2 && in[0].dim[2] != k->dim[2]) {
             SHAPE_BUFS;
             return hg_kerr(err, errlen, "attention_bwd: which 2 needs Tq == Tk: q %s, k %s",
                            SB(0), SB(1));
         }
-        *out = (struct hg_shape){.ndim = 5, .dim = {k->dim[0], k->dim[1],
-                                                    1 + attr->attn.which, k->dim[2],
-                                                    k->dim[3]}};
+        *out = (struct hg_shape){.ndim = 5, .dim = {1 + attr->attn.which, k->dim[0],
+                                                    k->dim[1], k->dim[2], k->dim[3]}};
     } else {
         return hg_kerr(err, errlen, "attention_bwd: which %d, expected 0 (dq), 1 (dk, dv) "
                        "or 2 (all three)", attr->attn.which);

@@ -422,10 +422,13 @@ static void test_transformer_plan(void)
     float l = *(float *)hg_exec_data(ex, loss);
     EXPECT(isfinite(l), "loss %g", l);
 
-    /* Reshapes of activations are views (their input's bytes), and apart
-     * from views no two activations live at once share a byte, the views'
-     * readers counting as their root's (memplan.c). */
-    int nt = hg_graph_n_tensors(g), nviews = 0, checked = 0;
+    /* Reshapes of activations are views (their input's bytes), so are
+     * slices with only 1s before their axis (attention's gradient stacks
+     * [2 or 3,B,H,T,Dh]), at the slice's start for these (not the
+     * planned) lengths; apart from views no two activations live at once
+     * share a byte, the views' readers counting as their root's
+     * (memplan.c). */
+    int nt = hg_graph_n_tensors(g), nviews = 0, nslices = 0, checked = 0;
     int *root = malloc((size_t)nt * sizeof(int)), *first = malloc((size_t)nt * sizeof(int));
     int *last = malloc((size_t)nt * sizeof(int));
     for (int t = 0; t < nt; t++) {
@@ -441,6 +444,24 @@ static void test_transformer_plan(void)
                    "reshape %s is a copy", hg_graph_tensor(g, nd->out)->name);
             root[nd->out] = root[nd->in[0]];
             nviews++;
+        }
+        if (nd->op == HG_OP_SLICE && hg_graph_tensor(g, nd->out)->kind == HG_T_ACT) {
+            const struct hg_shape *xs = &hg_graph_tensor(g, nd->in[0])->shape;
+            int ax = nd->attr.slice.axis < 0 ? nd->attr.slice.axis + xs->ndim
+                                             : nd->attr.slice.axis;
+            int64_t outer = 1, inner = 1;
+            for (int d = 0; d < xs->ndim; d++)
+                *(d < ax ? &outer : &inner) *= d == ax ? 1 : xs->dim[d];
+            EXPECT(outer == 1, "a slice of %s: %lld rows", hg_graph_tensor(g, nd->in[0])->name,
+                   (long long)outer);
+            EXPECT((char *)hg_exec_data(ex, nd->out) ==
+                       (char *)hg_exec_data(ex, nd->in[0]) +
+                           nd->attr.slice.start * inner * (int64_t)sizeof(float),
+                   "slice %s is not its input's bytes from its start",
+                   hg_graph_tensor(g, nd->out)->name);
+            root[nd->out] = root[nd->in[0]];
+            nviews++;
+            nslices++;
         }
         for (int k = 0; k < nd->n_in; k++)
             last[nd->in[k]] = last[root[nd->in[k]]] = i;
@@ -467,12 +488,25 @@ static void test_transformer_plan(void)
                    ta->name, tb->name);
             checked++;
         }
-    EXPECT(nviews >= 20 && checked > 100, "%d views, %d live pairs checked", nviews, checked);
+    /* slices: dq, dk, dv of two self-attentions, dk, dv of the cross one */
+    EXPECT(nviews >= 20 && nslices == 8 && checked > 100, "%d views (%d slices), %d live pairs "
+           "checked", nviews, nslices, checked);
     /* one AdamW call for every parameter: params, grads, exp_avg and
      * exp_avg_sq each one span in update order */
-    int v, f, calls = hg_exec_kernel_calls(ex, &v, &f);
+    size_t copied, want = 0;
+    int v, f, calls = hg_exec_kernel_calls(ex, &v, &f, &copied);
     EXPECT(v == nviews && f == hg_graph_n_params(g) - 1 && calls == n - v - f,
            "%d calls, %d views, %d fused of %d params", calls, v, f, hg_graph_n_params(g));
+    /* the bytes layout ops that are not views write, at these lengths */
+    for (int i = 0; i < n; i++) {
+        const struct hg_node_info *nd = hg_graph_node(g, order[i]);
+        const enum hg_op op = nd->op;
+        if ((op == HG_OP_RESHAPE || op == HG_OP_RESHAPE_LIKE || op == HG_OP_PERMUTE ||
+             op == HG_OP_CONCAT || op == HG_OP_SLICE || op == HG_OP_SLICE_BWD) &&
+            root[nd->out] == nd->out)
+            want += (size_t)hg_shape_numel(&hg_graph_tensor(g, nd->out)->shape) * sizeof(float);
+    }
+    EXPECT(copied == want && want > 0, "%zu bytes copied per pass, expected %zu", copied, want);
     free(root);
     free(first);
     free(last);

@@ -1137,10 +1137,11 @@ static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
     if (which == 0)
         *os = *qs;
     else
-        *os = (struct hg_shape)S(B, H, 1 + which, Tk, Dh);
-    /* per pair: the stack's size and where dq, dk, dv start (-1: none) */
-    const int64_t np = which == 0 ? Tq * Dh : which == 1 ? 2 * Tk * Dh : (Tq + 2 * Tk) * Dh;
-    const int64_t at_q = which == 1 ? -1 : 0, at_k = which == 0 ? -1 : which == 1 ? 0 : Tq * Dh;
+        *os = (struct hg_shape)S(1 + which, B, H, Tk, Dh);
+    /* the stack [1 + which,B,H,T,Dh]: where dq, dk, dv start (-1: none) */
+    const int64_t at_q = which == 1 ? -1 : 0;
+    const int64_t at_k = which == 0 ? -1 : which == 1 ? 0 : B * H * Tq * Dh;
+    const int64_t at_v = at_k < 0 ? -1 : at_k + B * H * Tk * Dh;
     double *o = alloc_out(os);
     double *P = malloc((size_t)(Tq * Tk + 1) * sizeof(double));  /* [Tq,Tk] */
     double *M = malloc((size_t)(Tq * Tk + 1) * sizeof(double));  /* dropout factors */
@@ -1188,13 +1189,12 @@ static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
             for (int64_t j = 0; j < Tk; j++)
                 dS[i * Tk + j] = msk[i * Tk + j] ? 0 : P[i * Tk + j] * (dS[i * Tk + j] - D);
         }
-        double *ob = o + bh * np;
         for (int64_t d = 0; d < Dh; d++) {
             for (int64_t i = 0; at_q >= 0 && i < Tq; i++) {
                 double a = 0;
                 for (int64_t j = 0; j < Tk; j++)
                     a += dS[i * Tk + j] * fget(&in[1], ok + j * Dh + d);
-                ob[at_q + i * Dh + d] = scale * a;
+                o[at_q + oq + i * Dh + d] = scale * a;
             }
             for (int64_t j = 0; at_k >= 0 && j < Tk; j++) {
                 double ak = 0, av = 0;
@@ -1202,8 +1202,8 @@ static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
                     ak += dS[i * Tk + j] * fget(&in[0], oq + i * Dh + d);
                     av += P[i * Tk + j] * M[i * Tk + j] * fget(&in[3], oq + i * Dh + d);
                 }
-                ob[at_k + j * Dh + d] = scale * ak;
-                ob[at_k + Tk * Dh + j * Dh + d] = av;
+                o[at_k + ok + j * Dh + d] = scale * ak;
+                o[at_v + ok + j * Dh + d] = av;
             }
         }
     }

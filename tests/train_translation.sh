@@ -5,6 +5,7 @@
 # 0.9/0.98, inverse_sqrt with warmup, --max-tokens):
 #  1. 20 updates lower the logged loss and nll_loss (label smoothing 0.1:
 #     they differ); validation logs nll_loss and ppl = 2^nll_loss;
+#     --profile-ops counts views and bytes copied;
 #  2. stopped at 10 and resumed to 20 == straight to 20 (logged loss,
 #     params and optimizer state bitwise);
 #  3. two forked workers with budgets 1024,512 tokens and --dropout 0;
@@ -38,9 +39,15 @@ field_at() { # log update field
 }
 
 # 1. train 20 updates, validate at 20 (this is also the straight run of 2.)
-run ck1 --max-update 20 --log-interval 5 --validate-interval-updates 20 >"$tmp/out" 2>&1 ||
-    { cat "$tmp/out"; bad "hgtrain --task translation exited non-zero"; }
+run ck1 --max-update 20 --log-interval 5 --validate-interval-updates 20 --profile-ops \
+    >"$tmp/out" 2>&1 || { cat "$tmp/out"; bad "hgtrain --task translation exited non-zero"; }
 cat "$tmp/out"
+# --profile-ops: the attention gradients' slices are views (3 layers of
+# self-attention with dq, dk, dv each, at least), copies are counted
+grep -E '\| op profile: .* kernel calls per pass over [0-9]+ nodes \([0-9]+ reshapes and slices are views, [0-9]+ optimizer nodes fused\); [0-9]+\.[0-9]+ MB copied by layout ops per pass' "$tmp/out" >"$tmp/prof" ||
+    bad "no --profile-ops summary"
+views=$(sed 's/.*(\([0-9]*\) reshapes and slices are views.*/\1/' "$tmp/prof")
+[ "${views:-0}" -ge 9 ] || bad "--profile-ops: ${views:-no} views"
 first=$(field_at "$tmp/out" 5 loss)
 last=$(field_at "$tmp/out" 20 loss)
 nfirst=$(field_at "$tmp/out" 5 nll_loss)

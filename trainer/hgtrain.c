@@ -623,11 +623,13 @@ static void print_profile(struct run *r)
         total += t[i];
     }
     char line[256];
-    int views, fused, calls = hg_exec_kernel_calls(ex, &views, &fused);
+    size_t copied;
+    int views, fused, calls = hg_exec_kernel_calls(ex, &views, &fused, &copied);
     snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates; "
-             "%d kernel calls per pass over %d nodes (%d reshapes are views, %d optimizer "
-             "nodes fused)\n", total, (unsigned long long)r->num_updates, calls,
-             hg_exec_n(ex), views, fused);
+             "%d kernel calls per pass over %d nodes (%d reshapes and slices are views, %d "
+             "optimizer nodes fused); %.2f MB copied by layout ops per pass (the last "
+             "batch's shapes)\n", total, (unsigned long long)r->num_updates, calls,
+             hg_exec_n(ex), views, fused, copied / 1e6);
     logf_line(r, line, NULL);
     for (int k = 0; k < 15; k++) {
         int best = -1;

@@ -190,8 +190,8 @@ static void attn_dscores(const struct attn *t, int64_t bh, const float *P, float
     }
 }
 
-/* (q, k, v, do [, keep]) -> which 0: dq [B,H,Tq,Dh]; 1: dk, dv [B,H,2,Tk,Dh];
- * 2: dq, dk, dv [B,H,3,T,Dh] */
+/* (q, k, v, do [, keep]) -> which 0: dq [B,H,Tq,Dh]; 1: dk, dv [2,B,H,Tk,Dh];
+ * 2: dq, dk, dv [3,B,H,T,Dh] */
 HG_CPU_FN(attention_bwd)
 {
     const struct attn t = attn_make(a, 1);
@@ -200,12 +200,14 @@ HG_CPU_FN(attention_bwd)
     const float *k = a->in[1].data;  /* [B,H,Tk,Dh] */
     const float *v = a->in[2].data;  /* [B,H,Tk,Dh] */
     const float *dO = a->in[3].data; /* [B,H,Tq,Dh] */
-    float *out = a->out->data;       /* dq [B,H,Tq,Dh], dk, dv [B,H,2,Tk,Dh] or all */
+    float *out = a->out->data;       /* dq [B,H,Tq,Dh], dk, dv [2,B,H,Tk,Dh] or all */
     const int64_t pairs = t.B * t.H, nq = t.Tq * t.Dh, nk = t.Tk * t.Dh;
-    /* per pair: output floats, and where dq, dk, dv start (-1: not made) */
+    /* output floats per pair, and where pair 0's dq, dk, dv start (-1: not
+     * made); pair bh's are bh * nq or bh * nk further */
     const int64_t no = which == 0 ? nq : which == 1 ? 2 * nk : nq + 2 * nk;
-    const int64_t at_q = which == 1 ? -1 : 0, at_k = which == 0 ? -1 : which == 1 ? 0 : nq;
-    const int64_t at_v = at_k < 0 ? -1 : at_k + nk;
+    const int64_t at_q = which == 1 ? -1 : 0;
+    const int64_t at_k = which == 0 ? -1 : which == 1 ? 0 : pairs * nq;
+    const int64_t at_v = at_k < 0 ? -1 : at_k + pairs * nk;
     HG_CHECK(which >= 0 && which <= 2 && (which < 2 || t.Tq == t.Tk));
     if (pairs * no == 0)
         return 0;
@@ -222,7 +224,6 @@ HG_CPU_FN(attention_bwd)
         float *W = P + t.Tq * t.Tk;                                       /* [Tq,Tk] */
         const float *qb = q + bh * nq, *kb = k + bh * nk, *vb = v + bh * nk;
         const float *dob = dO + bh * nq;
-        float *ob = out + bh * no;
         attn_probs(&t, bh, qb, kb, 0, P);
         if (at_v >= 0) { /* dv = DROPOUT(P)^T do */
             const float *Pd = P;
@@ -231,7 +232,8 @@ HG_CPU_FN(attention_bwd)
                 attn_dropout(&t, bh, W);
                 Pd = W;
             }
-            hg_sgemm_serial(1, 0, t.Tk, t.Dh, t.Tq, 1.0f, Pd, t.Tk, dob, t.Dh, 0.0f, ob + at_v, t.Dh);
+            hg_sgemm_serial(1, 0, t.Tk, t.Dh, t.Tq, 1.0f, Pd, t.Tk, dob, t.Dh, 0.0f,
+                            out + at_v + bh * nk, t.Dh);
         }
         /* dP = DROPOUT(do v^T), then dS */
         hg_sgemm_serial(0, 1, t.Tq, t.Tk, t.Dh, 1.0f, dob, t.Dh, vb, t.Dh, 0.0f, W, t.Tk);
@@ -239,9 +241,11 @@ HG_CPU_FN(attention_bwd)
             attn_dropout(&t, bh, W);
         attn_dscores(&t, bh, P, W);
         if (at_q >= 0) /* dq = scale dS k */
-            hg_sgemm_serial(0, 0, t.Tq, t.Dh, t.Tk, t.scale, W, t.Tk, kb, t.Dh, 0.0f, ob + at_q, t.Dh);
+            hg_sgemm_serial(0, 0, t.Tq, t.Dh, t.Tk, t.scale, W, t.Tk, kb, t.Dh, 0.0f,
+                            out + at_q + bh * nq, t.Dh);
         if (at_k >= 0) /* dk = scale dS^T q */
-            hg_sgemm_serial(1, 0, t.Tk, t.Dh, t.Tq, t.scale, W, t.Tk, qb, t.Dh, 0.0f, ob + at_k, t.Dh);
+            hg_sgemm_serial(1, 0, t.Tk, t.Dh, t.Tq, t.scale, W, t.Tk, qb, t.Dh, 0.0f,
+                            out + at_k + bh * nk, t.Dh);
     }
     return 0;
 }

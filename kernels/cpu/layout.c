@@ -193,7 +193,7 @@ HG_CPU_FN(slice)
     const int64_t n = hg_shape_numel(&a->out->shape);
     const struct hg_slice_geom g = hg_slice_geom(&x->shape, axis, a->attr->slice.start,
                                                  a->out->shape.dim[axis], esz);
-    if (n == 0)
+    if (n == 0 || (g.outer == 1 && dst == src + g.sb)) /* empty, or a view */
         return 0;
 #pragma omp parallel for if (n >= PAR_MIN) schedule(static)
     for (int64_t o = 0; o < g.outer; o++)

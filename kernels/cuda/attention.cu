@@ -181,11 +181,10 @@ __global__ static void attn_bwd_rows(struct attn_d t, const float *q, const floa
 }
 
 /* dk[bh,j,d] = scale sum_q dS[bh,q,j] q[bh,q,d], dv[bh,j,d] = sum_q
- * P'[bh,q,j] do[bh,q,d]; pair bh's dk [Tk,Dh] at out + bh * stride, its dv
- * right after it */
+ * P'[bh,q,j] do[bh,q,d]; dk [B,H,Tk,Dh] at out, dv [B,H,Tk,Dh] at out +
+ * B*H*Tk*Dh (the stack [2 or 3,B,H,Tk,Dh]) */
 __global__ static void attn_cols_times(struct attn_d t, const float *P, const float *G,
-                                       const float *q, const float *dO, float *out,
-                                       long long stride)
+                                       const float *q, const float *dO, float *out)
 {
     HG_CU_FOR(i, t.B * t.H * t.Tk * t.Dh) {
         const long long d = i % t.Dh, c = i / t.Dh, bh = c / t.Tk, j = c % t.Tk;
@@ -196,9 +195,8 @@ __global__ static void attn_cols_times(struct attn_d t, const float *P, const fl
             sk += gc[r * t.Tk] * qc[r * t.Dh];
             sv += pc[r * t.Tk] * dc[r * t.Dh];
         }
-        float *ob = out + bh * stride + j * t.Dh + d;
-        ob[0] = t.scale * sk;        /* dk */
-        ob[t.Tk * t.Dh] = sv;        /* dv */
+        out[i] = t.scale * sk;                  /* dk */
+        out[t.B * t.H * t.Tk * t.Dh + i] = sv;  /* dv */
     }
 }
 
@@ -210,11 +208,10 @@ extern "C" HG_CUDA_FN(attention_bwd)
     const float *k = (const float *)a->in[1].data;  /* [B,H,Tk,Dh] */
     const float *v = (const float *)a->in[2].data;  /* [B,H,Tk,Dh] */
     const float *dO = (const float *)a->in[3].data; /* [B,H,Tq,Dh] */
-    /* dq [B,H,Tq,Dh], dk and dv [B,H,2,Tk,Dh], or all three [B,H,3,T,Dh] */
+    /* dq [B,H,Tq,Dh], dk and dv [2,B,H,Tk,Dh], or all three [3,B,H,T,Dh] */
     float *out = (float *)a->out->data;
     const long long rows = t.B * t.H * t.Tq, nq = t.Tq * t.Dh, nk = t.Tk * t.Dh;
     const long long no = hg_shape_numel(&a->out->shape);
-    const long long stride = which == 0 ? nq : which == 1 ? 2 * nk : nq + 2 * nk;
     HG_CHECK(which >= 0 && which <= 2 && (which < 2 || t.Tq == t.Tk));
     if (no == 0)
         return 0;
@@ -228,15 +225,15 @@ extern "C" HG_CUDA_FN(attention_bwd)
     attn_bwd_rows<<<hg_row_blocks(a, rows, HG_ROW_BLOCK), HG_ROW_BLOCK, 0,
                     hg_cu(a)->stream>>>(t, q, k, v, dO, P, G);
     HG_CU_LAUNCHED(a);
-    if (which != 1) { /* dq first in its pair */
+    if (which != 1) { /* dq first in the stack */
         attn_rows_times<<<hg_cu_blocks(a, rows * t.Dh), HG_CU_THREADS, 0,
-                          hg_cu(a)->stream>>>(t, G, k, t.scale, out, stride);
+                          hg_cu(a)->stream>>>(t, G, k, t.scale, out, nq);
         HG_CU_LAUNCHED(a);
     }
-    if (which != 0) { /* dk, dv last in their pair */
+    if (which != 0) { /* dk, dv last in the stack */
         attn_cols_times<<<hg_cu_blocks(a, t.B * t.H * nk), HG_CU_THREADS, 0,
-                          hg_cu(a)->stream>>>(t, P, G, q, dO, out + (which == 2 ? nq : 0),
-                                              stride);
+                          hg_cu(a)->stream>>>(t, P, G, q, dO,
+                                              out + (which == 2 ? t.B * t.H * nq : 0));
         HG_CU_LAUNCHED(a);
     }
     return 0;

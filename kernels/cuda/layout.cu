@@ -233,7 +233,7 @@ extern "C" HG_CUDA_FN(slice)
     const long long n = hg_shape_numel(&a->out->shape);
     const struct hg_slice_geom g = hg_slice_geom(&x->shape, axis, a->attr->slice.start,
                                                  a->out->shape.dim[axis], esz);
-    if (n == 0)
+    if (n == 0 || (g.outer == 1 && dst == src + g.sb)) /* empty, or a view */
         return 0;
     HG_CU_TRY(a, rows_copy(dst, g.pb, src + g.sb, g.fb, g.pb, g.outer, hg_cu(a)->stream));
     return 0;
