@@ -28,6 +28,7 @@ struct hg_exec {
     size_t *bytes;        /* [nt] planned bytes of each tensor */
     int resolved;
     double *prof;         /* [n] seconds per position, NULL when off */
+    unsigned long long launches; /* on a GPU, with prof: launches since it began */
     double *trace;        /* [n][2] start, end (hg_now) of each position's latest
                              run, NULL when off */
     /* communication nodes, in order position order (hg_exec_set_comm) */
@@ -347,6 +348,12 @@ void hg_exec_profile(struct hg_exec *ex, int on)
 {
     free(ex->prof);
     ex->prof = on ? calloc((size_t)(ex->n ? ex->n : 1), sizeof(double)) : NULL;
+    ex->launches = 0;
+}
+
+long long hg_exec_launches(const struct hg_exec *ex)
+{
+    return ex->device >= 0 && ex->prof ? (long long)ex->launches : -1;
 }
 
 const double *hg_exec_profile_times(const struct hg_exec *ex)
@@ -992,6 +999,7 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
     if (gpu && begin == 0 &&
         hg_exec_upload(ex, HG_R_INPUTS, err, errlen) != 0)
         return -1;
+    const unsigned long long launched0 = gpu ? hg_cuda_launches(ex->cu) : 0;
 #endif
     /* per-op times: the profile's, or the slowdown's on the CPU (one
      * branch per node when both are off) */
@@ -1088,6 +1096,8 @@ int hg_exec_run(struct hg_exec *ex, const struct hg_step *st, int begin,
     if (rc != 0)
         return -1;
 #ifdef HG_HAVE_CUDA
+    if (gpu && ex->prof)
+        ex->launches += hg_cuda_launches(ex->cu) - launched0;
     if (gpu && finish_gpu_run(ex, begin, end, err, errlen) != 0)
         return -1;
 #endif

@@ -428,6 +428,10 @@ void *hg_exec_stream(struct hg_exec *ex);
 /* Per-node wall time, accumulated over runs (the profiler's raw data). */
 void hg_exec_profile(struct hg_exec *ex, int on);
 const double *hg_exec_profile_times(const struct hg_exec *ex); /* [n] or NULL */
+/* On a GPU with the profile on: the launches (kernels, cuBLAS/cuDNN calls,
+ * stream copies and sets) the op kernels queued since it was turned on;
+ * -1 on the CPU (one kernel call is one call: hg_exec_kernel_calls). */
+long long hg_exec_launches(const struct hg_exec *ex);
 /* The timeline of the latest run (hgtrain --trace): each position's start
  * and end (hg_now) when it last ran; a GPU plan's are launch times. */
 void hg_exec_trace(struct hg_exec *ex, int on);

@@ -167,9 +167,16 @@ echo "transformer update 3 loss: cpu $(loss_of "$tmp/mt-cpu.log"), cuda $(loss_o
 # the fused attention op's CUDA kernel (not the GPU default yet) against
 # the CPU's fused op, attention dropout on
 mt cpu mt-cpu-fused --max-update 3 --attention fused --attention-dropout 0.1
-mt cuda:0 mt-cuda-fused --max-update 3 --attention fused --attention-dropout 0.1
+mt cuda:0 mt-cuda-fused --max-update 3 --attention fused --attention-dropout 0.1 --profile-ops
 "$CMP" "$tmp/mt-cuda-fused/checkpoint_last.h5" "$tmp/mt-cpu-fused/checkpoint_last.h5" 1e-4 ||
     bad "transformer, fused attention: cuda and cpu parameters differ"
+# --profile-ops on the GPU counts launches: about one or more per kernel
+# call (an empty or in-place op launches nothing)
+calls=$(sed -n 's/.* \([0-9]*\) kernel calls per pass.*/\1/p' "$tmp/mt-cuda-fused.log")
+lpu=$(sed -n 's/.*op profile: \([0-9.]*\) launches per update on the GPU.*/\1/p' \
+    "$tmp/mt-cuda-fused.log")
+awk -v c="${calls:-0}" -v l="${lpu:-0}" 'BEGIN { exit !(c > 0 && l >= 0.5 * c) }' ||
+    { cat "$tmp/mt-cuda-fused.log"; bad "--profile-ops on cuda: ${lpu:-no} launches per update, ${calls:-no} calls"; }
 
 # 3. resume on the GPU: 2 updates, then 1 more == 3 straight (bitwise)
 mt cuda:0 mt-res --max-update 2

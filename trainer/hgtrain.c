@@ -631,6 +631,14 @@ static void print_profile(struct run *r)
              "batch's shapes)\n", total, (unsigned long long)r->num_updates, calls,
              hg_exec_n(ex), views, fused, copied / 1e6);
     logf_line(r, line, NULL);
+    long long launches = hg_exec_launches(ex);
+    uint64_t updates = r->num_updates - r->first_update;
+    if (launches >= 0 && updates > 0) {
+        snprintf(line, sizeof line, "| op profile: %.1f launches per update on the GPU "
+                 "(kernels, cuBLAS/cuDNN calls, stream copies and sets)\n",
+                 (double)launches / (double)updates);
+        logf_line(r, line, NULL);
+    }
     for (int k = 0; k < 15; k++) {
         int best = -1;
         for (int op = 0; op < HG_OP_COUNT; op++)

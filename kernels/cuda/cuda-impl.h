@@ -5,7 +5,8 @@
  * Conventions (mirroring kernels/cpu/ and the semantics in ops-impl.h):
  * - every launch goes on the context's stream (hg_cu(a)->stream) and is
  *   followed by HG_CU_LAUNCHED(a), which turns a launch error into the
- *   kernel's -1 with a message;
+ *   kernel's -1 with a message; it, HG_CU_TRY and HG_CU_BLAS/DNN count
+ *   the launches (hg_cuda_launches);
  * - library calls (cuBLAS, cuDNN) are wrapped in HG_CU_BLAS / HG_CU_DNN;
  * - elementwise arithmetic comes from kernels/ew-math.h, never retyped;
  * - a runtime error found on the device (bad id, bad target) is recorded
@@ -50,6 +51,8 @@ struct hg_cuda_ctx {
 #endif
     struct hg_cuda_err *derr; /* device: [1] */
     int err_pos;              /* host: position of the last reported error */
+    unsigned long long launches; /* kernels, library calls, copies and sets
+                                    queued by the op kernels (the macros below) */
 };
 
 static inline struct hg_cuda_ctx *hg_cu(const struct hg_kargs *a)
@@ -88,6 +91,7 @@ static inline unsigned hg_cu_blocks(const struct hg_kargs *a, long long n)
 
 #define HG_CU_LAUNCHED(a)                                                      \
     do {                                                                       \
+        hg_cu(a)->launches++;                                                  \
         cudaError_t e_ = cudaGetLastError();                                   \
         if (e_ != cudaSuccess)                                                 \
             return hg_kerr((a)->ctx->err, (a)->ctx->errlen, "%s: launch: %s",  \
@@ -96,6 +100,7 @@ static inline unsigned hg_cu_blocks(const struct hg_kargs *a, long long n)
 
 #define HG_CU_TRY(a, call)                                                     \
     do {                                                                       \
+        hg_cu(a)->launches++;                                                  \
         cudaError_t e_ = (call);                                               \
         if (e_ != cudaSuccess)                                                 \
             return hg_kerr((a)->ctx->err, (a)->ctx->errlen, "%s: %s: %s",      \
@@ -104,6 +109,7 @@ static inline unsigned hg_cu_blocks(const struct hg_kargs *a, long long n)
 
 #define HG_CU_BLAS(a, call)                                                    \
     do {                                                                       \
+        hg_cu(a)->launches++;                                                  \
         cublasStatus_t s_ = (call);                                            \
         if (s_ != CUBLAS_STATUS_SUCCESS)                                       \
             return hg_kerr((a)->ctx->err, (a)->ctx->errlen,                    \
@@ -114,6 +120,7 @@ static inline unsigned hg_cu_blocks(const struct hg_kargs *a, long long n)
 #ifdef HG_HAVE_CUDNN
 #define HG_CU_DNN(a, call)                                                     \
     do {                                                                       \
+        hg_cu(a)->launches++;                                                  \
         cudnnStatus_t s_ = (call);                                             \
         if (s_ != CUDNN_STATUS_SUCCESS)                                        \
             return hg_kerr((a)->ctx->err, (a)->ctx->errlen,                    \

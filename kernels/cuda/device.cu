@@ -276,6 +276,11 @@ extern "C" int hg_cuda_error_pos(const struct hg_cuda_ctx *c)
     return c->err_pos;
 }
 
+extern "C" unsigned long long hg_cuda_launches(const struct hg_cuda_ctx *c)
+{
+    return c->launches;
+}
+
 extern "C" void *hg_cuda_malloc(struct hg_cuda_ctx *c, size_t bytes, char *err,
                                 size_t errlen)
 {

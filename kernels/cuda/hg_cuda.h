@@ -53,6 +53,9 @@ int hg_cuda_sync(struct hg_cuda_ctx *c, char *err, size_t errlen);
 /* The position (ctx->pos) of the node that recorded the pending error,
  * -1 if none; valid after hg_cuda_sync returned -1. */
 int hg_cuda_error_pos(const struct hg_cuda_ctx *c);
+/* Launches the op kernels have queued on c so far: kernels, cuBLAS and
+ * cuDNN calls, stream copies and sets (--profile-ops). */
+unsigned long long hg_cuda_launches(const struct hg_cuda_ctx *c);
 
 /* Device memory on c's device (cudaMalloc: never managed memory). */
 void *hg_cuda_malloc(struct hg_cuda_ctx *c, size_t bytes, char *err, size_t errlen);
