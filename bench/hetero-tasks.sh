@@ -13,6 +13,11 @@ step_time() {
              m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
              printf "%.4f", (m > 0 ? 1 / m : 0) }'
 }
+# median: of the numbers on stdin, one per line
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) { print "nan"; exit }
+        printf "%.4f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 ms() { awk -v s="$1" 'BEGIN { if (s + 0 > 0) printf "%.1f", s * 1000; else print "-" }'; }
 
 # set_task TASK: the task's arguments for hgplan (pargs) and hgtrain

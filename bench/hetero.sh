@@ -25,12 +25,19 @@
 #        whatever it writes, split strategies included, run by
 #        --strategy)), HG_BENCH_UPDATES
 #        (40; the step time is the median over log intervals of 10 after
-#        the first), HG_BENCH_TASKS ("mnist bert translation"),
+#        the first), HG_BENCH_REPEAT (1: each job run that many times, the
+#        median of their step times: one run's varies by 5-10% here),
+#        HG_BENCH_TASKS ("mnist bert translation"),
 #        HG_BENCH_BATCH (every task's global batch: 128 for mnist, 32 for
 #        the others), HG_BENCH_PROFILE_DIR (TASK-LEN-ops.cfg there is the
 #        task's ops profile when it exists, else measured and written
 #        there), HG_BENCH_LINK_SIZES (message bytes
-#        of the link measurement: 1048576,4194304, as tests/netns.sh; tbf
+#        of the link measurement: 1048576,4194304,16777216, spanning the
+#        gradient buckets the tasks all-reduce (mnist's one of 4.8 MB,
+#        translation's of up to 25 MiB): two-rank AllReduce over these
+#        links slows from 110 to 91 MB/s between 2 and 16 MB, the
+#        network stack sharing the two cores, so a fit to 1 and 4 MB alone
+#        priced mnist's bucket 10-20% under what it took; tbf
 #        passes a 64 KB burst at once, so small messages look faster than
 #        the rate and skew the fit: with 4096 among them the 100mbit
 #        set-up's AllReduce fit came out at 310 Mbit/s, 70% off its points),
@@ -50,7 +57,7 @@ strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS MP mcmc}
 updates=${HG_BENCH_UPDATES:-40}
 tasks=${HG_BENCH_TASKS:-mnist bert translation}
 fm=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-lsizes=${HG_BENCH_LINK_SIZES:-1048576,4194304}
+lsizes=${HG_BENCH_LINK_SIZES:-1048576,4194304,16777216}
 [ "$(id -u)" = 0 ] || { echo "hetero.sh: needs root (network namespaces)" >&2; exit 1; }
 work=$(mktemp -d)
 name=hgb$$
@@ -64,9 +71,9 @@ mkdir -p "$profdir" || exit 1
 
 . "$src/bench/hetero-tasks.sh"
 
-# run_job TAG ARGS...: two launchers, one per node; prints the step time
+# run_once TAG ARGS...: two launchers, one per node; prints the step time
 port=$((22000 + $$ % 20000))
-run_job() {
+run_once() {
     tag=$1
     shift
     port=$((port + 1))
@@ -91,6 +98,17 @@ run_job() {
     else
         step_time "$work/$tag-0.log"
     fi
+}
+
+# run_job TAG ARGS...: run_once HG_BENCH_REPEAT times, the median step time
+run_job() {
+    local i out=() t
+    for ((i = 0; i < ${HG_BENCH_REPEAT:-1}; i++)); do
+        t=$(run_once "$@")
+        [ "$t" = failed ] && { echo failed; return; }
+        out+=("$t")
+    done
+    printf '%s\n' "${out[@]}" | median
 }
 
 # measure_links RATE: hgplan --profile-links tcp in both nodes; rank 0

@@ -38,7 +38,8 @@
 #        HG_BENCH_SLOWDOWN (--rank-slowdown: 1,3; the cluster file must
 #        agree), HG_BENCH_PROFILE_DIR (TASK-LEN-xF.cfg there is used as the ops
 #        profile when it exists, else measured and written there),
-#        HG_BENCH_PROFILE_REPEATS (7), HG_FASHION_MNIST
+#        HG_BENCH_PROFILE_REPEATS (7), HG_BENCH_REPEAT (1: each training run
+#        that many times, the median of their step times), HG_FASHION_MNIST
 # Benchmarks are reports, not tests: a run that fails is printed as such
 # and the script goes on.  Run it on an idle machine: the two workers need
 # a core each (the slowed one sleeps most of its time).
@@ -77,6 +78,18 @@ train() {
         >"$work/$tag.log" 2>&1 || { tail -n 3 "$work/$tag.log" >&2; return 1; }
 }
 
+# measure TAG ARGS...: train HG_BENCH_REPEAT times, the median step time or
+# "failed" (the mcmc rows plan anew each time: what hgtrain --plan gives)
+measure() {
+    local i t=() tag=$1
+    shift
+    for ((i = 0; i < ${HG_BENCH_REPEAT:-1}; i++)); do
+        train "$tag" "$@" || { echo failed; return 1; }
+        t+=("$(step_time "$work/$tag.log")")
+    done
+    printf '%s\n' "${t[@]}" | median
+}
+
 row() { # task strategy simulated-s measured-s|failed
     ratio=$(awk -v a="$4" -v b="$3" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
     meas=failed
@@ -105,16 +118,15 @@ for task in $tasks; do
             "$HGPLAN" "${pargs[@]}" --cluster "$cfg" --profile "$prof" --dp \
                 >"$work/$task-$s.plan" 2>&1 &&
                 sim=$(awk '$1 == "dp" && $3 == "s" { print $2; exit }' "$work/$task-$s.plan")
-            train "$task-$s" --max-sentences $((batch / 2)) && meas=$(step_time "$work/$task-$s.log")
+            meas=$(measure "$task-$s" --max-sentences $((batch / 2)))
             ;;
         mcmc|mcmc-split)
             # planned by hgtrain (executable strategies only), its table
             # logged; mcmc-split: split strategies too (--plan-split)
             split=()
             [ "$s" = mcmc-split ] && split=(--plan-split)
-            train "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
-                --plan-budget "$budget" --plan-profile "$prof" "${split[@]}" &&
-                meas=$(step_time "$work/$task-$s.log")
+            meas=$(measure "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
+                --plan-budget "$budget" --plan-profile "$prof" "${split[@]}")
             sim=$(sed -n 's/.*"message": " *\(hgplan\|best\)  *\([0-9.]*\) s.*/\2/p' "$work/$task-$s.log" | head -n 1)
             ;;
         *)
@@ -128,8 +140,8 @@ for task in $tasks; do
                 continue
             fi
             sim=$(awk -v s="$s" '$1 == s && $3 == "s" { print $2; exit }' "$work/$task-$s.plan")
-            train "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" \
-                --strategy "$work/$task-$s.cfg" && meas=$(step_time "$work/$task-$s.log")
+            meas=$(measure "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" \
+                --strategy "$work/$task-$s.cfg")
             ;;
         esac
         row "$task" "$s" "${sim:--}" "$meas"

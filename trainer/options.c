@@ -201,7 +201,8 @@ const struct hg_opt hg_train_opts[] = {
      .help = "keep only the last N update checkpoints (-1: all)"},
     {.name = "profile-ops", .type = HG_OPT_BOOL, .group = G_GEN, .offset = OFF(profile_ops),
      .help = "time every op of the training plan (a GPU waits after each) and "
-             "print the op kinds that took the most time at the end"},
+             "print at the end the op kinds that took the most time, the kernel "
+             "calls and bytes copied per pass (and the launches per update on a GPU)"},
     {.name = "trace", .type = HG_OPT_STR, .group = G_GEN, .offset = OFF(trace),
      .help = "write the timeline of the last training step, every op and transfer "
              "with its start and end, as Chrome trace JSON (chrome://tracing, Perfetto; "
