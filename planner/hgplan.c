@@ -372,8 +372,10 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
 
 /* --search gnn and gnn+mcmc: the baselines' table, then --policy's greedy
  * placement (after --finetune seconds of training on this graph and
- * cluster), list-scheduled; with gnn+mcmc, MCMC from it for --budget.
- * *best and *br: the strategy kept. */
+ * cluster), list-scheduled; with gnn+mcmc, MCMC for --budget from it or
+ * from the best baseline where that is faster (where MCMC alone starts: a
+ * policy's placement above the baseline left MCMC short of it).  *best
+ * and *br: the strategy kept. */
 static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                      const struct hg_graph *g, const struct hg_pprice *pr,
                      const struct args *a, struct hg_strategy **best,
@@ -449,6 +451,13 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
             hg_now() - t0);
     hg_plan_print_result(o, "gnn", br, pg->c, 0);
     if (strcmp(a->search, "gnn+mcmc") == 0) {
+        const char *from = "gnn";
+        if (base && hg_search_cost(&bl) < hg_search_cost(br)) {
+            hg_strategy_free(*best);
+            *best = hg_strategy_copy(base);
+            hg_sched_best(sim, pg, *best, br, NULL);
+            from = "the best baseline";
+        }
         struct hg_strategy *seed = hg_strategy_copy(*best);
         struct hg_sim_result sr = *br;
         struct hg_search_opts so = {.budget_s = a->budget, .max_iters = a->iters,
@@ -465,8 +474,8 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         } else {
             hg_strategy_free(seed);
         }
-        fprintf(o, "mcmc from gnn: %ld proposals (%ld accepted, %ld improvements) in %.2f s, "
-                "seed %lld\n", ss.iters, ss.accepted, ss.improved, ss.seconds,
+        fprintf(o, "mcmc from %s: %ld proposals (%ld accepted, %ld improvements) in %.2f s, "
+                "seed %lld\n", from, ss.iters, ss.accepted, ss.improved, ss.seconds,
                 (long long)a->seed);
         hg_plan_print_result(o, "gnn+mcmc", br, pg->c, 0);
     }

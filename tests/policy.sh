@@ -3,7 +3,7 @@
 # --train-policy (a fixed number of updates) twice with one seed gives the
 # same file byte for byte, another seed another; --search gnn places at
 # once and writes a strategy that --strategy reads back; gnn+mcmc is never
-# slower than gnn; --finetune trains on the graph first and --policy-out
+# slower than gnn or the best baseline; --finetune trains on the graph first and --policy-out
 # writes what it trained (30 + 20 updates); a policy file that
 # is not one, truncated, or missing is refused with exit 1 naming it (no
 # signal); usage errors exit 2.
@@ -47,8 +47,11 @@ t_file=$(awk '$1 == "file" { print $2 }' "$tmp/st.out")
 plan gnn+mcmc --policy "$tmp/a.h5" --iters 300 >"$tmp/gm.out" 2>&1 ||
     { cat "$tmp/gm.out"; bad "--search gnn+mcmc"; }
 awk '$1 == "gnn" { g = $2 } $1 == "gnn+mcmc" { m = $2 }
-     END { exit !(g != "" && m != "" && m + 0 <= g + 0) }' "$tmp/gm.out" ||
-    { cat "$tmp/gm.out"; bad "gnn+mcmc slower than gnn"; }
+     $1 == "best" && $3 == "s" && b == "" { b = $2 }
+     END { exit !(g != "" && m != "" && b != "" && m + 0 <= g + 0 && m + 0 <= b + 0) }' \
+    "$tmp/gm.out" || { cat "$tmp/gm.out"; bad "gnn+mcmc slower than gnn or the best baseline"; }
+grep -q '^mcmc from \(gnn\|the best baseline\): ' "$tmp/gm.out" ||
+    { cat "$tmp/gm.out"; bad "gnn+mcmc: no 'mcmc from' line"; }
 plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 --policy-out "$tmp/ft.h5" \
     >"$tmp/ft.out" 2>&1 || { cat "$tmp/ft.out"; bad "--finetune"; }
 grep -q 'finetune: 20 updates' "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetune updates"; }
