@@ -471,23 +471,8 @@ static void place_views(struct hg_exec *ex)
     const struct hg_graph *g = ex->g;
     for (int i = 0; i < ex->n; i++) {
         const struct hg_node_info *nd = &g->n[ex->order[i]];
-        if (nd->out < 0 || ex->view[nd->out] < 0)
-            continue;
-        size_t at = 0;
-        if (nd->op == HG_OP_SLICE) {
-            const struct hg_tensor_info *x = &g->t[nd->in[0]].info;
-            int ax = nd->attr.slice.axis < 0 ? nd->attr.slice.axis + x->shape.ndim
-                                             : nd->attr.slice.axis;
-            int64_t inner = 1;
-            for (int d = 0; d < x->shape.ndim; d++) {
-                if (d < ax) /* ones before the axis (hg__node_view), or empty */
-                    HG_CHECK(x->shape.dim[d] <= 1);
-                else if (d > ax)
-                    inner *= x->shape.dim[d];
-            }
-            at = (size_t)(nd->attr.slice.start * inner) * hg_dtype_size(x->dtype);
-        }
-        ex->off[nd->out] = ex->off[nd->in[0]] + at;
+        if (nd->out >= 0 && ex->view[nd->out] >= 0)
+            ex->off[nd->out] = ex->off[nd->in[0]] + hg__view_at(g, nd);
     }
 }
 

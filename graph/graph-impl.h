@@ -96,6 +96,24 @@ static inline int hg__node_view(const struct hg_graph *g, const struct hg_node_i
     return 1;
 }
 
+/* Where view node nd's output starts in its input's bytes at the current
+ * shapes: a slice's start x the bytes after its axis, a reshape's 0. */
+static inline size_t hg__view_at(const struct hg_graph *g, const struct hg_node_info *nd)
+{
+    if (nd->op != HG_OP_SLICE)
+        return 0;
+    const struct hg_tensor_info *x = &g->t[nd->in[0]].info;
+    int ax = nd->attr.slice.axis < 0 ? nd->attr.slice.axis + x->shape.ndim : nd->attr.slice.axis;
+    int64_t inner = 1;
+    for (int d = 0; d < x->shape.ndim; d++) {
+        if (d < ax) /* 1s before the axis (hg__node_view at the plan's maxima), or empty */
+            HG_CHECK(x->shape.dim[d] <= 1);
+        else if (d > ax)
+            inner *= x->shape.dim[d];
+    }
+    return (size_t)(nd->attr.slice.start * inner) * hg_dtype_size(x->dtype);
+}
+
 /* Liveness plan of the HG_T_ACT tensors for a node order at the current
  * (maximum) shapes: off[t] for every ACT tensor used by the order, the arena
  * size with reuse, and the size without reuse. Other tensors get SIZE_MAX.

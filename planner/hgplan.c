@@ -455,7 +455,7 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         if (base && hg_search_cost(&bl) < hg_search_cost(br)) {
             hg_strategy_free(*best);
             *best = hg_strategy_copy(base);
-            hg_sched_best(sim, pg, *best, br, NULL);
+            *br = bl;
             from = "the best baseline";
         }
         struct hg_strategy *seed = hg_strategy_copy(*best);

@@ -622,7 +622,7 @@ static void print_profile(struct run *r)
         count[op]++;
         total += t[i];
     }
-    char line[256];
+    char line[512];
     size_t copied;
     int views, fused, calls = hg_exec_kernel_calls(ex, &views, &fused, &copied);
     snprintf(line, sizeof line, "| op profile: %.3f s in the plan's ops over %llu updates; "
