@@ -336,6 +336,19 @@ int hg_comm_test_req(struct hg_comm *c, struct hg_comm_req req, int *done,
     return rc;
 }
 
+struct hg_comm_req hg_comm_failed_req(struct hg_comm *c)
+{
+    assert(c);
+    struct hg_comm_async *a = c->async;
+    struct hg_comm_req r = {0};
+    if (!a || c->ops->start)
+        return r;
+    pthread_mutex_lock(&a->mu);
+    r.id = a->failed;
+    pthread_mutex_unlock(&a->mu);
+    return r;
+}
+
 int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen)
 {
     assert(c);

@@ -152,6 +152,11 @@ int hg_comm_test_req(struct hg_comm *c, struct hg_comm_req req, int *done,
                      char *err, size_t errlen);
 /* Waits for every request started so far. */
 int hg_comm_wait(struct hg_comm *c, char *err, size_t errlen);
+/* The first request of the handle that failed ({0}: none, or a device
+ * backend, whose failures name no request).  A wait for a later request
+ * returns that one's message: the caller can tell which of its transfers
+ * it was. */
+struct hg_comm_req hg_comm_failed_req(struct hg_comm *c);
 
 /* ---------------------------------------------------------------- groups */
 

@@ -276,6 +276,9 @@ struct stage {
     struct hg_comm_req req; /* the payload's send: done, the slot is free */
     struct wire in;       /* a RECV node's: the header it received */
     struct hg_comm_req rreq; /* a RECV node's payload, started, not waited */
+    uint64_t first, last; /* the ids of its last start's requests (header,
+                             payload): which transfer a failed id was */
+    uint64_t step;        /* that start's update */
 };
 
 struct hg_mp {
@@ -293,6 +296,38 @@ struct hg_mp {
     int ngrp;
 };
 
+
+/* The error of a transfer of node's: of the transfer whose request failed
+ * where the handle says which (the requests run in order, so a wait for
+ * one returns the failure of one queued before it, and that one names the
+ * rank that stopped), else of node's own.  e: the comm's message. */
+static int xfer_err(const struct hg_mp *mp, int node, const char *e, char *err,
+                    size_t errlen)
+{
+    int v = node;
+    uint64_t step = mp->step, id = hg_comm_failed_req(mp->comm).id;
+    for (int k = 0; id && k < mp->nstage; k++)
+        if (mp->stage[k].first && mp->stage[k].first <= id && id <= mp->stage[k].last) {
+            v = k;
+            step = mp->stage[k].step;
+            break;
+        }
+    const struct hg_node_info *nd = hg_graph_node(mp->g, v);
+    int send = nd->op == HG_OP_SEND;
+    const char *name = hg_graph_tensor(mp->g, send ? nd->in[0] : nd->out)->name;
+    char also[200] = "";
+    if (v != node) {
+        const struct hg_node_info *wn = hg_graph_node(mp->g, node);
+        snprintf(also, sizeof also, " (this rank waited for %s, transfer %lld, queued "
+                 "after it)", hg_graph_tensor(mp->g, wn->op == HG_OP_SEND ? wn->in[0]
+                                                                          : wn->out)->name,
+                 (long long)wn->attr.comm.tag);
+    }
+    return hg_kerr(err, errlen, "rank %d: %s of tensor %s (transfer %lld, update %llu) %s "
+                   "rank %d: %s%s", hg_comm_rank(mp->comm), send ? "send" : "receive", name,
+                   (long long)nd->attr.comm.tag, (unsigned long long)step,
+                   send ? "to" : "from", nd->attr.comm.peer, e, also);
+}
 
 /* A RECV's bytes arrived: the header o checked against what this rank
  * expects (w), then, on a GPU plan, copied to the device. */
@@ -362,9 +397,7 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
          * the one global order all the same) */
         struct stage *sg = &mp->stage[node];
         if (hg_comm_wait_req(mp->comm, sg->req, e, sizeof e) != 0)
-            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
-                           "%llu) to rank %d: %s", me, name, (long long)w.tag,
-                           (unsigned long long)w.step, peer, e);
+            return xfer_err(mp, node, e, err, errlen);
         if (sg->cap < sizeof w + b.bytes) {
             char *nb = realloc(sg->buf, sizeof w + b.bytes);
             if (!nb)
@@ -375,20 +408,20 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
         }
         memcpy(sg->buf, &w, sizeof w);
         memcpy(sg->buf + sizeof w, buf, b.bytes);
-        if (hg_comm_send_start(mp->comm, sg->buf, sizeof w, peer, NULL, e, sizeof e) != 0 ||
+        struct hg_comm_req h;
+        if (hg_comm_send_start(mp->comm, sg->buf, sizeof w, peer, &h, e, sizeof e) != 0 ||
             hg_comm_send_start(mp->comm, sg->buf + sizeof w, b.bytes, peer, &sg->req, e,
                                sizeof e) != 0)
-            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
-                           "%llu) to rank %d: %s", me, name, (long long)w.tag,
-                           (unsigned long long)w.step, peer, e);
+            return xfer_err(mp, node, e, err, errlen);
+        sg->first = h.id;
+        sg->last = sg->req.id;
+        sg->step = w.step;
         return 0;
     }
     if (send) {
         if (hg_comm_send(mp->comm, &w, sizeof w, peer, e, sizeof e) != 0 ||
             hg_comm_send(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
-            return hg_kerr(err, errlen, "rank %d: send of tensor %s (transfer %lld, update "
-                           "%llu) to rank %d: %s", me, name, (long long)w.tag,
-                           (unsigned long long)w.step, peer, e);
+            return xfer_err(mp, node, e, err, errlen);
         return 0;
     }
     if (mp->async && node < mp->nstage) {
@@ -396,22 +429,19 @@ static int mp_start(void *arg, struct hg_exec *ex, int node, char *err, size_t e
          * this rank computes on; the executor waits for it just before
          * its first reader (mp_wait) */
         struct stage *sg = &mp->stage[node];
-        if (hg_comm_recv_start(mp->comm, &sg->in, sizeof sg->in, peer, NULL, e,
+        struct hg_comm_req h;
+        if (hg_comm_recv_start(mp->comm, &sg->in, sizeof sg->in, peer, &h, e,
                                sizeof e) != 0 ||
             hg_comm_recv_start(mp->comm, buf, b.bytes, peer, &sg->rreq, e, sizeof e) != 0)
-            return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
-                           "%llu) from rank %d: %s", me, name, (long long)w.tag,
-                           (unsigned long long)w.step, peer, e);
+            return xfer_err(mp, node, e, err, errlen);
+        sg->first = h.id;
+        sg->last = sg->rreq.id;
+        sg->step = w.step;
         return 0;
     }
-    if (hg_comm_recv(mp->comm, &o, sizeof o, peer, e, sizeof e) != 0)
-        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
-                       "%llu) from rank %d: %s", me, name, (long long)w.tag,
-                       (unsigned long long)w.step, peer, e);
-    if (hg_comm_recv(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
-        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
-                       "%llu) from rank %d: %s", me, name, (long long)w.tag,
-                       (unsigned long long)w.step, peer, e);
+    if (hg_comm_recv(mp->comm, &o, sizeof o, peer, e, sizeof e) != 0 ||
+        hg_comm_recv(mp->comm, buf, b.bytes, peer, e, sizeof e) != 0)
+        return xfer_err(mp, node, e, err, errlen);
     return recv_done(mp, ex, node, &o, &w, err, errlen);
 }
 
@@ -429,10 +459,7 @@ static int mp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t er
     struct wire w = {.step = mp->step, .tag = nd->attr.comm.tag, .bytes = (int64_t)b.bytes};
     char e[300] = "";
     if (hg_comm_wait_req(mp->comm, sg->rreq, e, sizeof e) != 0)
-        return hg_kerr(err, errlen, "rank %d: receive of tensor %s (transfer %lld, update "
-                       "%llu) from rank %d: %s", hg_comm_rank(mp->comm),
-                       hg_graph_tensor(mp->g, nd->out)->name, (long long)w.tag,
-                       (unsigned long long)w.step, nd->attr.comm.peer, e);
+        return xfer_err(mp, node, e, err, errlen);
     sg->rreq = (struct hg_comm_req){0};
     return recv_done(mp, ex, node, &sg->in, &w, err, errlen);
 }

@@ -265,8 +265,9 @@ static inline void case_async(struct hg_comm *c)
             err);
 }
 
-/* Rank 1 never takes part in rank 0's asynchronous allreduce: rank 0's
- * wait fails after the handle's timeout naming rank 1, and its next
+/* Rank 1 never takes part in rank 0's asynchronous allreduces: rank 0's
+ * wait for the second fails after the handle's timeout with the first's
+ * message naming rank 1, hg_comm_failed_req names the first, and the next
  * blocking call fails too.  Run on a handle of its own (world 2, a short
  * timeout); rank 1 returns once rank 0 has given up. */
 static inline void case_async_timeout(struct hg_comm *c, double timeout_s)
@@ -277,17 +278,24 @@ static inline void case_async_timeout(struct hg_comm *c, double timeout_s)
         sleep_s(timeout_s * 3);
         return;
     }
-    float x[64] = {0};
-    struct hg_comm_req r;
+    float x[64] = {0}, y[64] = {0};
+    struct hg_comm_req r, r2;
     double t0 = hg_now();
     REQUIRE(hg_comm_allreduce_f32_start(c, x, 64, NULL, &r, err,
-                                        sizeof err) == 0,
+                                        sizeof err) == 0 &&
+                hg_comm_allreduce_f32_start(c, y, 64, NULL, &r2, err,
+                                            sizeof err) == 0,
             "start: %s", err);
-    int rc = hg_comm_wait_req(c, r, err, sizeof err);
+    EXPECT(hg_comm_failed_req(c).id == 0, "a failed request before any ran");
+    int rc = hg_comm_wait_req(c, r2, err, sizeof err);
     double dt = hg_now() - t0;
     EXPECT(rc == -1 && (strstr(err, "not arrived: 1") ||
                         strstr(err, "waiting for rank 1")),
            "rank 0 got: %d %s", rc, err);
+    EXPECT(hg_comm_failed_req(c).id == r.id && r.id + 1 == r2.id,
+           "the failed request is %llu, the first %llu",
+           (unsigned long long)hg_comm_failed_req(c).id,
+           (unsigned long long)r.id);
     EXPECT(dt >= timeout_s * 0.9 && dt < timeout_s + 4.0,
            "rank 0 gave up after %.2f s (timeout %g)", dt, timeout_s);
     printf("async timeout: rank 0 after %.2f s: %s\n", dt, err);

@@ -159,7 +159,12 @@ ids rb | sort -n >"$tmp/rb.ids"
 #     against a chain of 1-rank runs whose budget at every step is the sum
 #     of the ranks' (the logged "sentences" of each decision): the same
 #     samples at every step, the same parameters (1e-5) and optimizer
-#     state (1e-4)
+#     state (1e-3).  The budgets follow measured times, so the split and
+#     the order of the sums differ from run to run; with some splits the
+#     momentum buffers (conv1's most) differ by ~1e-4, with others by
+#     ~1e-7 (measured up to 0.98e-4 and 1.75e-4 on the AVX2 kernels; the
+#     same 1-rank chain on the AVX2 and on the AVX-512 kernels differs by
+#     0.7-0.95e-4).  One sample's gradient is ~1/32 of a step's.
 run rx rx --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --rebalance-interval 2 \
     --max-update 12
 sed -n 's/.*"rebalance": \([0-9]*\),.*"step": \([0-9]*\),.*"sentences": \[\([^]]*\)\].*/\2 \3/p' \
@@ -178,7 +183,7 @@ if [ -s "$tmp/rx.dec" ]; then
         { diff "$tmp/rx.steps" "$tmp/ox.steps" | head -n 4; bad "rebalanced: the 1-rank chain's steps differ"; }
     "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-5 params \
         >"$tmp/cmpp" 2>&1 || { cat "$tmp/cmpp"; bad "rebalanced: parameters differ from the 1-rank chain"; }
-    "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-4 optimizer \
+    "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-3 optimizer \
         >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "rebalanced: optimizer state differs from the 1-rank chain"; }
     echo "ok: rebalanced at steps $(cut -d' ' -f1 "$tmp/rx.dec" | tr '\n' ' ')as the 1-rank chain with budgets $(cut -d' ' -f2 "$tmp/rx.dec" | tr '\n' ' ')"
 else
