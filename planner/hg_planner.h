@@ -799,8 +799,8 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
  * per-group heads whose model-parallel part scores each group against each
  * device), trained by REINFORCE with hgtrain's own autodiff, executor and
  * AdamW; an HDF5 policy file (docs/planner.md, "Learned policy"). */
-#define HG_POLICY_LAYOUT 1 /* the feature layout below; files of another are refused */
-#define HG_POLICY_FG 20    /* features per group */
+#define HG_POLICY_LAYOUT 2 /* the feature layout below; files of another are refused */
+#define HG_POLICY_FG 24    /* features per group */
 #define HG_POLICY_FD 6     /* features per device */
 
 /* One graph on one cluster, as the network reads it (log-scaled so that
@@ -813,12 +813,19 @@ struct hg_policy_feat {
     float *mem;           /* [ngroups][ndev] static + activation bytes / memory of d */
     float *edge;          /* [ngroups][ngroups] log1p(MB between them) / the largest */
     float *mask;          /* [ngroups][ngroups] 0: itself or a neighbour, -1e9: not */
+    float *ref_place;     /* [ngroups][ndev + 2] one-hot: the reference's placement
+                             action (MP on d, even DP, proportional DP) */
+    float *ref_agg;       /* [ngroups][2] one-hot: its aggregation (PS, AllReduce);
+                             zeros where it places the group model parallel */
 };
 /* Features of pg's groups (st->group, st->ngroups: hg_strategy_group) from
- * g (the graph pg was built from: FLOPs and bytes) and pr (times). */
+ * g (the graph pg was built from: FLOPs and bytes), pr (times) and ref
+ * ([ngroups][2]: each group's action in a reference strategy, placement
+ * 0..ndev+1 and aggregation 0/1, -1 where it has none; NULL: no
+ * reference), which the network starts from and learns where to leave. */
 void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
                         const struct hg_graph *g, const struct hg_pprice *pr,
-                        const struct hg_strategy *st);
+                        const struct hg_strategy *st, const int *ref);
 void hg_policy_feat_free(struct hg_policy_feat *f);
 
 struct hg_policy_cfg {

@@ -28,6 +28,8 @@
 #define NLAYERS 2     /* graph attention layers */
 #define CP_SCALE 4    /* capacity-proportional replicas, as the baselines */
 #define NEG_INF -1e9f /* the additive mask of a non-neighbour */
+#define REF_BIAS 4.f  /* the reference action's logit bias at first (x its learned
+                         weight, 1 at first): p ~0.8-0.9 of 10-14 placements */
 
 /* ---------------------------------------------------------------- features */
 
@@ -55,7 +57,8 @@ static const unsigned char op_kind[HG_OP_COUNT] = {
     [HG_OP_ADADELTA_STEP] = K_UPDATE, [HG_OP_ALLREDUCE] = K_OTHER, [HG_OP_SEND] = K_OTHER,
     [HG_OP_RECV] = K_OTHER, [HG_OP_PS_PUSH] = K_OTHER, [HG_OP_PS_PULL] = K_OTHER,
 };
-_Static_assert(HG_POLICY_FG == 13 + K_COUNT, "group features: 13 scalars + the histogram");
+_Static_assert(HG_POLICY_FG == 13 + K_COUNT + 4,
+               "group features: 13 scalars, the histogram, the reference's action");
 
 static void node_cost(const struct hg_graph *g, int n, struct hg_cost *c)
 {
@@ -75,7 +78,7 @@ static float lg(double x) /* log1p of a non-negative quantity */
 
 void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
                         const struct hg_graph *g, const struct hg_pprice *pr,
-                        const struct hg_strategy *st)
+                        const struct hg_strategy *st, const int *ref)
 {
     const struct hg_cluster *c = pg->c;
     int G = st->ngroups, D = pg->ndev;
@@ -87,12 +90,14 @@ void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
     f->mem = calloc((size_t)G * D, sizeof(float));
     f->edge = calloc((size_t)G * G, sizeof(float));
     f->mask = malloc((size_t)G * G * sizeof(float));
+    f->ref_place = calloc((size_t)G * (D + 2), sizeof(float));
+    f->ref_agg = calloc((size_t)G * 2, sizeof(float));
     double *gt = calloc((size_t)G * D, sizeof(double)); /* [G][D] seconds */
     double *acc = calloc((size_t)G * 8, sizeof(double)); /* [G][8] sums, below */
     double *hist = calloc((size_t)G * K_COUNT, sizeof(double)); /* [G][K_COUNT] */
     double *dt = calloc((size_t)D, sizeof(double)); /* [D] whole graph on d */
-    HG_CHECK(f->group && f->dev && f->time && f->mem && f->edge && f->mask && gt && acc &&
-             hist && dt);
+    HG_CHECK(f->group && f->dev && f->time && f->mem && f->edge && f->mask && f->ref_place &&
+             f->ref_agg && gt && acc && hist && dt);
     /* acc: flops, bytes, param bytes, act bytes, batch ops, ops, fwd, bwd */
     double tot_flops = 0, tot_static = 0;
     for (int v = 0; v < pg->nops; v++) {
@@ -164,6 +169,16 @@ void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
         x[12] = (float)((a[5] - a[6] - a[7]) / n);
         for (int h = 0; h < K_COUNT; h++)
             x[13 + h] = (float)(hist[(size_t)k * K_COUNT + h] / n);
+        /* the reference's action: MP, even DP, proportional DP, AllReduce */
+        int ra = ref ? ref[2 * k] : -1, rb = ref ? ref[2 * k + 1] : -1;
+        if (ra >= 0 && ra < D + 2) {
+            f->ref_place[(size_t)k * (D + 2) + ra] = 1;
+            x[13 + K_COUNT + (ra < D ? 0 : ra - D + 1)] = 1;
+        }
+        if (ra >= D && (rb == 0 || rb == 1)) {
+            f->ref_agg[(size_t)k * 2 + rb] = 1;
+            x[13 + K_COUNT + 3] = (float)rb;
+        }
         for (int d = 0; d < D; d++) {
             double t = gt[(size_t)k * D + d];
             f->time[(size_t)k * D + d] = best > 0 ? (float)log(t / best) : 0;
@@ -217,6 +232,8 @@ void hg_policy_feat_free(struct hg_policy_feat *f)
     free(f->mem);
     free(f->edge);
     free(f->mask);
+    free(f->ref_place);
+    free(f->ref_agg);
     memset(f, 0, sizeof(*f));
 }
 
@@ -227,7 +244,8 @@ struct net {
     struct hg_graph *g;
     struct hg_exec *ex;
     int nfwd, n;          /* forward nodes (a prefix of the order), all */
-    int in_group, in_dev, in_time, in_mem, in_edge, in_mask, in_adv_p, in_adv_a;
+    int in_group, in_dev, in_time, in_mem, in_edge, in_mask, in_ref_p, in_ref_a, in_adv_p,
+        in_adv_a;
     int place, agg;       /* kept: softmax [G, D+2], softmax [G, 2] */
     int loss;
 };
@@ -242,6 +260,13 @@ static int scalar(struct hg_graph *g, const char *name)
 {
     int64_t one = 1;
     return hg_graph_param(g, name, 1, &one, HG_INIT_ZERO, 0.f);
+}
+
+/* A learned scalar, one at first, times k (the reference's bias). */
+static int scalar_one(struct hg_graph *g, const char *name, float k)
+{
+    int64_t one = 1;
+    return hg_scale(g, hg_graph_param(g, name, 1, &one, HG_INIT_ONE, 0.f), k);
 }
 
 /* Multi-head self-attention of h [G, d] over the groups: scores [H, G, G]
@@ -290,6 +315,8 @@ static void net_build(struct net *n, const struct hg_policy_cfg *cfg, int64_t G,
     n->in_mem = hg_graph_input(g, "mem", HG_F32, 2, sgd, -1);
     n->in_edge = hg_graph_input(g, "edge", HG_F32, 2, sgg, -1);
     n->in_mask = hg_graph_input(g, "mask", HG_F32, 2, sgg, -1);
+    n->in_ref_p = hg_graph_input(g, "ref_place", HG_F32, 2, sp, -1);
+    n->in_ref_a = hg_graph_input(g, "ref_agg", HG_F32, 2, sa, -1);
     n->in_adv_p = hg_graph_input(g, "adv_place", HG_F32, 2, sp, -1);
     n->in_adv_a = hg_graph_input(g, "adv_agg", HG_F32, 2, sa, -1);
     /* groups: embedding, graph attention over neighbours, a Transformer layer */
@@ -318,6 +345,10 @@ static void net_build(struct net *n, const struct hg_policy_cfg *cfg, int64_t G,
     int cat[2] = {mp, dp};
     int pl = hg_concat(g, cat, 2, 1);                 /* [G, D+2] */
     int ag = linear(g, "head.agg", h, d, 2);          /* [G, 2] */
+    /* the reference's action, biased: the policy starts from the best
+     * baseline and learns where leaving it pays */
+    pl = hg_add(g, pl, hg_mul(g, n->in_ref_p, scalar_one(g, "head.ref_weight", REF_BIAS)));
+    ag = hg_add(g, ag, hg_mul(g, n->in_ref_a, scalar_one(g, "head.ref_agg_weight", REF_BIAS)));
     int lp = hg_log_softmax(g, pl), la = hg_log_softmax(g, ag);
     n->place = hg_softmax(g, pl);
     n->agg = hg_softmax(g, ag);
@@ -670,11 +701,43 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
     t->pg = pg;
     t->st = hg_strategy_new(pg->nops, pg->ndev, 1);
     hg_strategy_group(t->st, pg, pr, groups > 0 ? groups : 64);
-    hg_policy_features(&t->feat, pg, g, pr, t->st);
     t->sim = hg_sim_new(pg, pr);
     t->best = hg_strategy_copy(t->st);
     t->best_cost = INFINITY;
-    if (net_new(&t->net, &p->cfg, t->st->ngroups, pg->ndev, err, errlen) != 0) {
+    /* the reference: the best baseline on this grouping, list-scheduled
+     * (hgplan's "best"); its order is the order samples are simulated in
+     * (the id order hides or exaggerates transfers the schedule does not),
+     * its actions a feature (ref [ngroups][2]: placement, aggregation) */
+    int G = t->st->ngroups, D = pg->ndev;
+    int *ref = malloc((size_t)G * 2 * sizeof(int));
+    HG_CHECK(ref != NULL);
+    for (int k = 0; k < 2 * G; k++)
+        ref[k] = -1;
+    double best = INFINITY;
+    for (int k = 0; k < HG_BASE_COUNT; k++) {
+        struct hg_strategy *b = hg_strategy_copy(t->st);
+        struct hg_sim_result r;
+        hg_baseline_apply(b, pg, (enum hg_baseline)k);
+        hg_sched_best(t->sim, pg, b, &r, NULL);
+        if (hg_search_cost(&r) < best) {
+            best = hg_search_cost(&r);
+            t->ref = r.iter_s;
+            memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
+            memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
+            int even = k == HG_BASE_EV_PS || k == HG_BASE_EV_AR;
+            int ar = k == HG_BASE_EV_AR || k == HG_BASE_CP_AR;
+            for (int j = 0; j < G; j++) {
+                ref[2 * j] = k == HG_BASE_MP ? b->cfg[j].device : even ? D : D + 1;
+                ref[2 * j + 1] = k == HG_BASE_MP ? -1 : ar;
+            }
+        }
+        hg_strategy_free(b);
+    }
+    if (!(t->ref > 0))
+        t->ref = 1;
+    hg_policy_features(&t->feat, pg, g, pr, t->st, ref);
+    free(ref);
+    if (net_new(&t->net, &p->cfg, G, D, err, errlen) != 0) {
         hg_policy_task_free(t);
         return -1;
     }
@@ -689,30 +752,13 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
     set_input(n, n->in_mem, t->feat.mem);
     set_input(n, n->in_edge, t->feat.edge);
     set_input(n, n->in_mask, t->feat.mask);
+    set_input(n, n->in_ref_p, t->feat.ref_place);
+    set_input(n, n->in_ref_a, t->feat.ref_agg);
     for (int a = 0; a < 2; a++) {
         enum hg_agg agg = a ? HG_AGG_AR : HG_AGG_PS;
         hg_gcfg_even(&t->dp[0][a], pg->c, agg);
         hg_gcfg_prop(&t->dp[1][a], pg->c, CP_SCALE, agg);
     }
-    /* the reference: the best baseline on this grouping, list-scheduled
-     * (hgplan's "best"); its order is the order samples are simulated in
-     * (the id order hides or exaggerates transfers the schedule does not) */
-    double best = INFINITY;
-    for (int k = 0; k < HG_BASE_COUNT; k++) {
-        struct hg_strategy *b = hg_strategy_copy(t->st);
-        struct hg_sim_result r;
-        hg_baseline_apply(b, pg, (enum hg_baseline)k);
-        hg_sched_best(t->sim, pg, b, &r, NULL);
-        if (hg_search_cost(&r) < best) {
-            best = hg_search_cost(&r);
-            t->ref = r.iter_s;
-            memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
-            memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
-        }
-        hg_strategy_free(b);
-    }
-    if (!(t->ref > 0))
-        t->ref = 1;
     *tp = t;
     return 0;
 }

@@ -214,6 +214,7 @@ static void ref_forward(const struct hg_policy *p, const struct hg_policy_feat *
     ref_linear(p, "dev.fc2", e1, D, d, d, e);
     ref_linear(p, "head.mp", h, G, d, d, q);
     double tw = P(p, "head.time_weight", 1)[0], mw = P(p, "head.mem_weight", 1)[0];
+    double rw = 4 * P(p, "head.ref_weight", 1)[0], raw = 4 * P(p, "head.ref_agg_weight", 1)[0];
     double dp[2];
     for (int i = 0; i < G; i++) {
         double *row = &place[(size_t)i * (D + 2)];
@@ -227,9 +228,14 @@ static void ref_forward(const struct hg_policy *p, const struct hg_policy_feat *
         ref_linear(p, "head.dp", &h[(size_t)i * d], 1, d, 2, dp);
         row[D] = dp[0];
         row[D + 1] = dp[1];
+        for (int j = 0; j < D + 2; j++)
+            row[j] += f->ref_place[(size_t)i * (D + 2) + j] * rw;
         ref_softmax(row, D + 2);
-        ref_linear(p, "head.agg", &h[(size_t)i * d], 1, d, 2, &agg[(size_t)i * 2]);
-        ref_softmax(&agg[(size_t)i * 2], 2);
+        double *ag = &agg[(size_t)i * 2];
+        ref_linear(p, "head.agg", &h[(size_t)i * d], 1, d, 2, ag);
+        ag[0] += f->ref_agg[(size_t)i * 2] * raw;
+        ag[1] += f->ref_agg[(size_t)i * 2 + 1] * raw;
+        ref_softmax(ag, 2);
     }
     free(x);
     free(h);
