@@ -875,7 +875,8 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
 /* REINFORCE: each step takes the next task (round robin), samples
  * `samples` strategies, rewards each -sqrt(time / reference) (out of
  * memory: -sqrt(10 (1 + overflow) + time / reference)), advantage against
- * the task's moving-average reward, one AdamW step on the loss
+ * the task's moving-average reward (explore: the mean of the step's other
+ * samples), one AdamW step on the loss
  * sum(-advantage log p) - entropy * H.  Stops after steps (> 0) or
  * seconds (> 0), whichever first; deterministic given the seed when it
  * stops on steps. */
@@ -886,6 +887,9 @@ struct hg_policy_train_opts {
     FILE *log;            /* a line every log_every steps (NULL: none) */
     long log_every;       /* 0: 50 */
     double *rewards;      /* [steps] or NULL: each step's mean reward */
+    int explore;          /* a finetune: each group's action uniform with
+                             probability 1/groups (else the policy's), the
+                             advantage against the step's other samples */
 };
 struct hg_policy_train_stats {
     long steps;

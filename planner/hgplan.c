@@ -400,7 +400,7 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
     }
     if (a->finetune > 0) {
         struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->finetune,
-                                          .samples = (int)a->samples};
+                                          .samples = (int)a->samples, .explore = 1};
         struct hg_policy_train_stats ts;
         if (hg_policy_train(pol, &t, 1, &to, &ts, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: --finetune: %s\n", err);
