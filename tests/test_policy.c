@@ -313,6 +313,58 @@ static void test_learns(struct toy *t)
     hg_policy_free(p);
 }
 
+/* An untrained policy's greedy placement is the best baseline (the
+ * reference's bias); one whose reference weight has settled samples only
+ * that (every step's reward the same), and explores (hgplan --finetune)
+ * only with explore set: then the steps' rewards differ and a strategy
+ * better than the reference is sampled (the heavy op on the fast device). */
+static void test_reference(struct toy *t)
+{
+    char err[512];
+    struct hg_policy_cfg cfg = {.seed = 7};
+    struct hg_policy *p = hg_policy_new(&cfg);
+    struct hg_policy_task *task;
+    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+            err);
+    struct hg_sim_result r;
+    struct hg_strategy *s = hg_policy_decode(p, task, &r, err, sizeof(err));
+    REQUIRE(s != NULL, "%s", err);
+    EXPECT(fabs(r.iter_s - hg_policy_task_ref(task)) < 1e-12, "untrained greedy %.6f s, best "
+           "baseline %.6f s", r.iter_s, hg_policy_task_ref(task));
+    hg_strategy_free(s);
+    size_t n;
+    /* settled: the reference's logit 4 x 10 above the rest (the master
+     * copy, written through the accessor's pointer: a test's shortcut) */
+    float *w = (float *)hg_policy_param(p, "head.ref_weight", &n);
+    float *wa = (float *)hg_policy_param(p, "head.ref_agg_weight", &n);
+    REQUIRE(w && wa && n == 1, "no reference weights");
+    w[0] = wa[0] = 10;
+    double rw[2][20];
+    for (int e = 0; e < 2; e++) {
+        struct hg_policy_train_opts o = {.steps = 20, .samples = 8, .rewards = rw[e],
+                                         .explore = e};
+        struct hg_policy_train_stats st;
+        REQUIRE(hg_policy_train(p, &task, 1, &o, &st, err, sizeof(err)) == 0, "%s", err);
+    }
+    int same = 1;
+    for (int i = 1; i < 20; i++)
+        same &= rw[0][i] == rw[0][0];
+    EXPECT(same && fabs(rw[0][0] + 1) < 1e-9, "settled, not exploring: rewards %.4f .. %.4f "
+           "(want -1 every step)", rw[0][0], rw[0][19]);
+    int differ = 0;
+    for (int i = 1; i < 20; i++)
+        differ |= rw[1][i] != rw[1][0];
+    double best;
+    EXPECT(hg_policy_task_best(task, &best) != NULL && differ &&
+               best < hg_policy_task_ref(task) * 0.999,
+           "exploring: rewards %.4f .. %.4f, best sampled %.6f s (reference %.6f s)", rw[1][0],
+           rw[1][19], best, hg_policy_task_ref(task));
+    printf("reference: untrained greedy = best baseline %.6f s; settled, exploring: best "
+           "sampled %.6f s\n", hg_policy_task_ref(task), best);
+    hg_policy_task_free(task);
+    hg_policy_free(p);
+}
+
 static long file_bytes(const char *path, char **buf)
 {
     FILE *f = fopen(path, "rb");
@@ -430,6 +482,7 @@ int main(void)
     struct toy t;
     toy_new(&t);
     test_learns(&t);
+    test_reference(&t);
     test_file(&t, dir);
     toy_free(&t);
     rmdir(dir);
