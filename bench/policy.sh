@@ -12,6 +12,8 @@
 # Usage, from a build directory (HGPLAN, HG_SRCDIR override):
 #   MINUTES=60 FINETUNE=300 BUDGET=60 bench/policy.sh       (the experiment)
 #   MINUTES=0.2 FINETUNE=2 BUDGET=2 bench/policy.sh         (a smoke run)
+# CURVE=PREFIX keeps the pretraining's reward curve as PREFIX.json and,
+# with gnuplot, PREFIX.png (scripts/plot-log).
 # POLICY=FILE skips the pretraining and uses FILE; TESTBEDS (default
 # "8 12") and HELDOUT (default the four above) narrow the table.  Output: a markdown
 # table.  Seeds are fixed (--seed 1); the budgets make it not reproducible.
@@ -30,9 +32,14 @@ policy=${POLICY:-$tmp/policy.h5}
 if [ -z "${POLICY:-}" ]; then
     "$HGPLAN" --train-policy --models vgg19,resnet50,resnet101,mobilenet_v2,transformer,bert_large \
         --clusters "$EX/heterog-8gpu.cfg,$EX/heterog-12gpu.cfg" --perturb "$PERTURB" \
-        --minutes "$MINUTES" --seed 1 --out "$policy" >"$tmp/train" 2>&1 ||
+        --minutes "$MINUTES" --seed 1 --out "$policy" --log-json "$tmp/reward.json" \
+        >"$tmp/train" 2>&1 ||
         { cat "$tmp/train"; echo "policy.sh: --train-policy failed" >&2; exit 1; }
     grep '^trained:' "$tmp/train"
+    if [ -n "${CURVE:-}" ]; then
+        cp "$tmp/reward.json" "$CURVE.json"
+        "$S/scripts/plot-log" "$CURVE.json" "$CURVE.png" || echo "policy.sh: no PNG of the curve"
+    fi
 fi
 both=$(awk -v a="$FINETUNE" -v b="$BUDGET" 'BEGIN { print a + b }')
 echo

@@ -885,6 +885,9 @@ struct hg_policy_train_opts {
     double seconds;
     int samples;          /* 0: 8 */
     FILE *log;            /* a line every log_every steps (NULL: none) */
+    FILE *json;           /* the same as a json line (NULL: none): {"policy_update":
+                             N, "reward": mean of the last log_every, "wall": s};
+                             and one for the steps after the last such line */
     long log_every;       /* 0: 50 */
     double *rewards;      /* [steps] or NULL: each step's mean reward */
     int explore;          /* a finetune: each group's action uniform with

@@ -59,7 +59,7 @@ struct args {
     char *search, *out, *trace, *strategy, *baseline;
     double budget, margin;
     double beta;
-    char *policy, *policy_out, *models, *clusters;
+    char *policy, *policy_out, *models, *clusters, *log_json;
     int train_policy;
     double minutes, finetune;
     int64_t policy_steps, perturb, samples;
@@ -178,6 +178,10 @@ static const struct hg_opt options[] = {
      .help = "--search gnn, gnn+mcmc: train --policy on this graph and cluster first"},
     {.name = "policy-out", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(policy_out),
      .metavar = "FILE", .help = "with --finetune: write the finetuned policy"},
+    {.name = "log-json", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(log_json),
+     .metavar = "FILE",
+     .help = "--train-policy: the mean reward every 100 updates as json lines "
+             "(scripts/plot-log draws them)"},
     /* ------------------------------------------------------------ profiling */
     {.name = "profile-out", .type = HG_OPT_STR, .group = G_PROFILE,
      .offset = OFF(profile_out), .metavar = "FILE",
@@ -1212,10 +1216,20 @@ static int train_policy(FILE *o, const struct args *a)
             a->minutes, a->policy_steps ? " or --policy-steps updates" : "");
     struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->minutes * 60,
                                       .samples = (int)a->samples, .log = o, .log_every = 100};
-    struct hg_policy_train_stats st;
-    if (hg_policy_train(pol, ts, nt, &to, &st, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hgplan: --train-policy: %s\n", err);
+    if (a->log_json && !(to.json = fopen(a->log_json, "w"))) {
+        fprintf(stderr, "hgplan: --log-json %s: %s\n", a->log_json, strerror(errno));
         rc = 1;
+        goto out;
+    }
+    struct hg_policy_train_stats st;
+    rc = hg_policy_train(pol, ts, nt, &to, &st, err, sizeof(err)) != 0;
+    if (to.json && (ferror(to.json) | fclose(to.json)) && rc == 0) {
+        fprintf(stderr, "hgplan: --log-json %s: write failed\n", a->log_json);
+        rc = 1;
+        goto out;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "hgplan: --train-policy: %s\n", err);
         goto out;
     }
     fprintf(o, "trained: %ld updates in %.1f s, mean reward %.4f (first tenth) -> %.4f (last "
@@ -1348,8 +1362,8 @@ int main(int argc, char **argv)
         rc = train_policy(stdout, &a);
         goto out;
     }
-    if (a.models || a.clusters) {
-        fprintf(stderr, "hgplan: --models and --clusters need --train-policy\n");
+    if (a.models || a.clusters || a.log_json) {
+        fprintf(stderr, "hgplan: --models, --clusters and --log-json need --train-policy\n");
         rc = 2;
         goto out;
     }

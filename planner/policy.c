@@ -1001,13 +1001,23 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
             o->rewards[s] = m;
         st->steps = s + 1;
         win += m;
-        if (o->log && (s + 1) % every == 0) {
-            fprintf(o->log, "  policy step %ld: mean reward %.4f over the last %ld steps "
-                    "(%.1f s)\n", s + 1, win / every, every, hg_now() - t0);
-            fflush(o->log);
+        if ((s + 1) % every == 0) {
+            if (o->log) {
+                fprintf(o->log, "  policy step %ld: mean reward %.4f over the last %ld steps "
+                        "(%.1f s)\n", s + 1, win / every, every, hg_now() - t0);
+                fflush(o->log);
+            }
+            if (o->json) {
+                fprintf(o->json, "{\"policy_update\": %ld, \"reward\": %.6f, \"wall\": "
+                        "%.3f}\n", s + 1, win / every, hg_now() - t0);
+                fflush(o->json);
+            }
             win = 0;
         }
     }
+    if (o->json && st->steps % every != 0) /* the last, shorter window */
+        fprintf(o->json, "{\"policy_update\": %ld, \"reward\": %.6f, \"wall\": %.3f}\n",
+                st->steps, win / (double)(st->steps % every), hg_now() - t0);
     long n = st->steps, tenth = n / 10 > 0 ? n / 10 : 1;
     for (long s = 0; s < n && s < tenth; s++) {
         st->first_reward += hist[s] / (double)(tenth < n ? tenth : n);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The learned placement policy through hgplan (planner/policy.c): a short
 # --train-policy (a fixed number of updates) twice with one seed gives the
-# same file byte for byte, another seed another; --search gnn places at
+# same file byte for byte (with or without --log-json, whose reward line
+# scripts/plot-log draws), another seed another; --search gnn places at
 # once and writes a strategy that --strategy reads back; gnn+mcmc is never
 # slower than gnn or the best baseline; --finetune trains on the graph first and --policy-out
 # writes what it trained (30 + 20 updates); a policy file that
@@ -17,13 +18,24 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-train() { # seed out
+train() { # seed out [options]
+    sd=$1
+    out=$2
+    shift 2
     "$HGPLAN" --train-policy --models mobilenet_v2,transformer --clusters "$EX/heterog-8gpu.cfg" \
         --perturb 1 --batch 8 --seq-len 32 --groups 16 --policy-steps 30 --samples 4 \
-        --seed "$1" --out "$2" >"$tmp/train.out" 2>&1
+        --seed "$sd" --out "$out" "$@" >"$tmp/train.out" 2>&1
 }
-train 3 "$tmp/a.h5" || { cat "$tmp/train.out"; bad "--train-policy"; }
+train 3 "$tmp/a.h5" --log-json "$tmp/r.json" || { cat "$tmp/train.out"; bad "--train-policy"; }
 grep -q 'trained: 30 updates' "$tmp/train.out" || { cat "$tmp/train.out"; bad "30 updates"; }
+# the reward curve: the last (only) window's json line, drawn by plot-log
+grep -q '^{"policy_update": 30, "reward": -[0-9.]*, "wall": [0-9.]*}$' "$tmp/r.json" ||
+    { cat "$tmp/r.json"; bad "--log-json: no line for update 30"; }
+if command -v gnuplot >/dev/null 2>&1; then
+    "$S/scripts/plot-log" "$tmp/r.json" "$tmp/r.png" >"$tmp/plot.out" 2>&1 &&
+        [ "$(head -c 4 "$tmp/r.png" | od -An -c | tr -d ' ')" = "211PNG" ] ||
+        { cat "$tmp/plot.out"; bad "plot-log of the reward curve"; }
+fi
 grep -q 'heterog-8gpu~' "$tmp/train.out" || bad "no perturbed cluster trained on"
 train 3 "$tmp/b.h5" || bad "--train-policy again"
 cmp -s "$tmp/a.h5" "$tmp/b.h5" || bad "the same seed gave different policy files"
@@ -82,6 +94,8 @@ plan gnn >/dev/null 2>&1
 "$HGPLAN" --train-policy --models nosuch --clusters "$EX/heterog-8gpu.cfg" --out "$tmp/x.h5" \
     >/dev/null 2>&1
 [ $? -eq 2 ] || bad "--train-policy --models nosuch: not exit 2"
+plan mcmc --log-json "$tmp/x.json" >/dev/null 2>&1
+[ $? -eq 2 ] || bad "--log-json without --train-policy: not exit 2"
 
 [ $fail -eq 0 ] && echo "PASS: policy"
 exit $fail
