@@ -725,10 +725,11 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
             memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
             memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
             int even = k == HG_BASE_EV_PS || k == HG_BASE_EV_AR;
-            int ar = k == HG_BASE_EV_AR || k == HG_BASE_CP_AR;
             for (int j = 0; j < G; j++) {
-                ref[2 * j] = k == HG_BASE_MP ? b->cfg[j].device : even ? D : D + 1;
-                ref[2 * j + 1] = k == HG_BASE_MP ? -1 : ar;
+                const struct hg_gcfg *cf = &b->cfg[j];
+                int mp = cf->mode == HG_MODE_MP;
+                ref[2 * j] = mp ? cf->device : even ? D : D + 1;
+                ref[2 * j + 1] = mp ? -1 : cf->agg == HG_AGG_AR;
             }
         }
         hg_strategy_free(b);
@@ -901,14 +902,14 @@ static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int 
     float *pl = malloc(np * sizeof(float));                 /* [G, D+2] */
     float *ag = malloc(na * sizeof(float));                 /* [G, 2] */
     int *act = malloc((size_t)S * G * 2 * sizeof(int));     /* [S][G][2] */
+    double *rw = malloc((size_t)S * sizeof(double));        /* [S] */
+    HG_CHECK(pl && ag && act && rw);
     /* exploring: one group per sample on average.  The samples are then
      * not the policy's own, and an advantage against a lagging baseline
      * would drift every group towards uniform (pretraining with it fell
      * from -1.06 to -6.95): against the step's other samples the drift
      * cancels */
     double eps = expl ? 1.0 / G : 0;
-    double *rw = malloc((size_t)S * sizeof(double));        /* [S] */
-    HG_CHECK(pl && ag && act && rw);
     int rc = hg_policy_forward(p, t, pl, ag, err, errlen);
     *mean = 0;
     for (int s = 0; rc == 0 && s < S; s++) {
@@ -967,6 +968,14 @@ static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int 
     return rc;
 }
 
+/* One point of the reward curve (hg_policy_train_opts.json). */
+static void json_line(FILE *f, long step, double reward, double wall)
+{
+    fprintf(f, "{\"policy_update\": %ld, \"reward\": %.6f, \"wall\": %.3f}\n", step, reward,
+            wall);
+    fflush(f);
+}
+
 int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
                     const struct hg_policy_train_opts *o, struct hg_policy_train_stats *st,
                     char *err, size_t errlen)
@@ -1007,17 +1016,13 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
                         "(%.1f s)\n", s + 1, win / every, every, hg_now() - t0);
                 fflush(o->log);
             }
-            if (o->json) {
-                fprintf(o->json, "{\"policy_update\": %ld, \"reward\": %.6f, \"wall\": "
-                        "%.3f}\n", s + 1, win / every, hg_now() - t0);
-                fflush(o->json);
-            }
+            if (o->json)
+                json_line(o->json, s + 1, win / every, hg_now() - t0);
             win = 0;
         }
     }
     if (o->json && st->steps % every != 0) /* the last, shorter window */
-        fprintf(o->json, "{\"policy_update\": %ld, \"reward\": %.6f, \"wall\": %.3f}\n",
-                st->steps, win / (double)(st->steps % every), hg_now() - t0);
+        json_line(o->json, st->steps, win / (double)(st->steps % every), hg_now() - t0);
     long n = st->steps, tenth = n / 10 > 0 ? n / 10 : 1;
     for (long s = 0; s < n && s < tenth; s++) {
         st->first_reward += hist[s] / (double)(tenth < n ? tenth : n);
