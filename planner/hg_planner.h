@@ -799,9 +799,12 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
  * per-group heads whose model-parallel part scores each group against each
  * device), trained by REINFORCE with hgtrain's own autodiff, executor and
  * AdamW; an HDF5 policy file (docs/planner.md, "Learned policy"). */
-#define HG_POLICY_LAYOUT 2 /* the feature layout below; files of another are refused */
+#define HG_POLICY_LAYOUT 3 /* the feature layout below; files of another are refused */
 #define HG_POLICY_FG 24    /* features per group */
 #define HG_POLICY_FD 6     /* features per device */
+/* Placement actions of a group on D devices: MP on each device, even DP,
+ * capacity-proportional DP, even DP over each device's node. */
+#define HG_POLICY_ACTIONS(D) (2 * (D) + 2)
 
 /* One graph on one cluster, as the network reads it (log-scaled so that
  * graphs and clusters of different sizes are comparable). */
@@ -813,8 +816,9 @@ struct hg_policy_feat {
     float *mem;           /* [ngroups][ndev] static + activation bytes / memory of d */
     float *edge;          /* [ngroups][ngroups] log1p(MB between them) / the largest */
     float *mask;          /* [ngroups][ngroups] 0: itself or a neighbour, -1e9: not */
-    float *ref_place;     /* [ngroups][ndev + 2] one-hot: the reference's placement
-                             action (MP on d, even DP, proportional DP) */
+    float *ref_place;     /* [ngroups][HG_POLICY_ACTIONS(ndev)] one-hot: the
+                             reference's placement action (MP on d, even DP,
+                             proportional DP; never one node's DP) */
     float *ref_agg;       /* [ngroups][2] one-hot: its aggregation (PS, AllReduce);
                              zeros where it places the group model parallel */
 };
@@ -863,8 +867,9 @@ double hg_policy_task_ref(const struct hg_policy_task *t);
 /* The best strategy sampled while training on t (the reference's order) and its
  * hg_search_cost; NULL before any sample. */
 const struct hg_strategy *hg_policy_task_best(const struct hg_policy_task *t, double *cost);
-/* The network's probabilities for t: place[ngroups][ndev + 2] (MP on each
- * device, even DP, capacity-proportional DP), agg[ngroups][2] (PS on the
+/* The network's probabilities for t: place[ngroups][HG_POLICY_ACTIONS(ndev)]
+ * (MP on each device, even DP, capacity-proportional DP, even DP over each
+ * device's node), agg[ngroups][2] (PS on the
  * device hg_gcfg_choose_ps picks, AllReduce).  Either may be NULL. */
 int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *place, float *agg,
                       char *err, size_t errlen);
@@ -872,6 +877,34 @@ int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *plac
  * caller frees it), simulated into r when r is not NULL. */
 struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
                                      struct hg_sim_result *r, char *err, size_t errlen);
+/* Placing with the policy (hgplan --search gnn): the greedy strategy
+ * (each group's most probable action), simulated into stats->greedy; with
+ * seconds > 0 then the faster of it and the reference, and each group's
+ * `top` most probable actions tried as single-group moves, the most
+ * probable first, each kept where the simulator (delta) says faster,
+ * passes until one keeps nothing or the seconds are spent.  The strategy
+ * (the reference's order; the caller frees it).  The probabilities stay in
+ * t for hg_policy_propose. */
+struct hg_policy_place_opts {
+    double seconds;       /* 0: the greedy strategy alone */
+    int top;              /* placements tried per group (0: 3) */
+};
+struct hg_policy_place_stats {
+    struct hg_sim_result greedy;
+    int from_ref;         /* the moves started from the reference */
+    long tried, kept, passes;
+    double seconds;
+};
+struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *t,
+                                    const struct hg_policy_place_opts *o,
+                                    struct hg_policy_place_stats *stats, char *err,
+                                    size_t errlen);
+/* An hg_propose_fn for MCMC (ctx: a task that hg_policy_place has placed,
+ * st of its grouping): half the proposals hg_propose_random's (the replica
+ * counts and recomputation the policy does not choose), half a group drawn
+ * uniformly and its action from the policy's probabilities. */
+void hg_policy_propose(void *ctx, const struct hg_pgraph *pg, const struct hg_strategy *st,
+                       uint64_t *rng, int *group, struct hg_gcfg *cfg);
 /* REINFORCE: each step takes the next task (round robin), samples
  * `samples` strategies, rewards each -sqrt(time / reference) (out of
  * memory: -sqrt(10 (1 + overflow) + time / reference)), advantage against

@@ -61,7 +61,7 @@ struct args {
     double beta;
     char *policy, *policy_out, *models, *clusters, *log_json;
     int train_policy;
-    double minutes, finetune;
+    double minutes, finetune, place_seconds;
     int64_t policy_steps, perturb, samples;
     int64_t seed, groups, iters, order_seed;
     char **task_vals;
@@ -176,6 +176,11 @@ static const struct hg_opt options[] = {
     {.name = "finetune", .type = HG_OPT_REAL, .group = G_POLICY, .offset = OFF(finetune),
      .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
      .help = "--search gnn, gnn+mcmc: train --policy on this graph and cluster first"},
+    {.name = "place-seconds", .type = HG_OPT_REAL, .group = G_POLICY,
+     .offset = OFF(place_seconds), .def = "1", .min = 0, .metavar = "S",
+     .help = "--search gnn, gnn+mcmc: after the greedy placement, try each group's more "
+             "probable actions in the policy's order for S seconds, keeping those the "
+             "simulator says are faster (0: the greedy placement alone)"},
     {.name = "policy-out", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(policy_out),
      .metavar = "FILE", .help = "with --finetune: write the finetuned policy"},
     {.name = "log-json", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(log_json),
@@ -423,22 +428,29 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         }
     }
     t0 = hg_now();
-    *best = hg_policy_decode(pol, t, NULL, err, sizeof(err));
+    struct hg_policy_place_opts plo = {.seconds = a->place_seconds};
+    struct hg_policy_place_stats pls;
+    *best = hg_policy_place(pol, t, &plo, &pls, err, sizeof(err));
     if (!*best) {
         fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
         rc = 1;
         goto out;
     }
     hg_sched_best(sim, pg, *best, br, NULL);
+    if (a->place_seconds > 0)
+        fprintf(o, "greedy %.4f s%s; the policy's moves from the %s: %ld tried, %ld kept "
+                "(%ld passes)\n", pls.greedy.iter_s, pls.greedy.oom ? " OOM" : "",
+                pls.from_ref ? "best baseline" : "greedy placement", pls.tried, pls.kept,
+                pls.passes);
     const struct hg_strategy *sampled = hg_policy_task_best(t, NULL);
     if (sampled) { /* finetuned: the better of the greedy and the best sample */
         struct hg_strategy *x = hg_strategy_copy(sampled);
         struct hg_sim_result xr;
         hg_sched_best(sim, pg, x, &xr, NULL);
         int better = hg_search_cost(&xr) < hg_search_cost(br);
-        fprintf(o, "greedy %.4f s%s, best sampled in the finetune %.4f s%s: kept the %s\n",
+        fprintf(o, "placed %.4f s%s, best sampled in the finetune %.4f s%s: kept the %s\n",
                 br->iter_s, br->oom ? " OOM" : "", xr.iter_s, xr.oom ? " OOM" : "",
-                better ? "sample" : "greedy");
+                better ? "sample" : "placed");
         if (better) {
             hg_strategy_free(*best);
             *best = x;
@@ -467,7 +479,8 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         struct hg_search_opts so = {.budget_s = a->budget, .max_iters = a->iters,
                                     .stagnation = 20000, .seed = (uint64_t)a->seed,
                                     .after_full = 5,
-                                    .beta = a->beta / hg_search_cost(br)};
+                                    .beta = a->beta / hg_search_cost(br),
+                                    .propose = hg_policy_propose, .propose_ctx = t};
         struct hg_search_stats ss;
         hg_search_mcmc(sim, pg, *best, &so, &ss);
         hg_sched_best(sim, pg, *best, br, NULL);

@@ -90,7 +90,7 @@ void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
     f->mem = calloc((size_t)G * D, sizeof(float));
     f->edge = calloc((size_t)G * G, sizeof(float));
     f->mask = malloc((size_t)G * G * sizeof(float));
-    f->ref_place = calloc((size_t)G * (D + 2), sizeof(float));
+    f->ref_place = calloc((size_t)G * HG_POLICY_ACTIONS(D), sizeof(float));
     f->ref_agg = calloc((size_t)G * 2, sizeof(float));
     double *gt = calloc((size_t)G * D, sizeof(double)); /* [G][D] seconds */
     double *acc = calloc((size_t)G * 8, sizeof(double)); /* [G][8] sums, below */
@@ -171,8 +171,8 @@ void hg_policy_features(struct hg_policy_feat *f, const struct hg_pgraph *pg,
             x[13 + h] = (float)(hist[(size_t)k * K_COUNT + h] / n);
         /* the reference's action: MP, even DP, proportional DP, AllReduce */
         int ra = ref ? ref[2 * k] : -1, rb = ref ? ref[2 * k + 1] : -1;
-        if (ra >= 0 && ra < D + 2) {
-            f->ref_place[(size_t)k * (D + 2) + ra] = 1;
+        if (ra >= 0 && ra < D + 2) { /* the baselines place no group on one node */
+            f->ref_place[(size_t)k * HG_POLICY_ACTIONS(D) + ra] = 1;
             x[13 + K_COUNT + (ra < D ? 0 : ra - D + 1)] = 1;
         }
         if (ra >= D && (rb == 0 || rb == 1)) {
@@ -246,7 +246,7 @@ struct net {
     int nfwd, n;          /* forward nodes (a prefix of the order), all */
     int in_group, in_dev, in_time, in_mem, in_edge, in_mask, in_ref_p, in_ref_a, in_adv_p,
         in_adv_a;
-    int place, agg;       /* kept: softmax [G, D+2], softmax [G, 2] */
+    int place, agg;       /* kept: softmax [G, 2D+2], softmax [G, 2] */
     int loss;
 };
 
@@ -308,7 +308,7 @@ static void net_build(struct net *n, const struct hg_policy_cfg *cfg, int64_t G,
     struct hg_graph *g = n->g = hg_graph_new();
     int64_t d = cfg->d;
     int64_t sg[2] = {G, HG_POLICY_FG}, sd[2] = {D, HG_POLICY_FD}, sgd[2] = {G, D},
-            sgg[2] = {G, G}, sp[2] = {G, D + 2}, sa[2] = {G, 2};
+            sgg[2] = {G, G}, sp[2] = {G, 2 * D + 2}, sa[2] = {G, 2};
     n->in_group = hg_graph_input(g, "group", HG_F32, 2, sg, -1);
     n->in_dev = hg_graph_input(g, "device", HG_F32, 2, sd, -1);
     n->in_time = hg_graph_input(g, "time", HG_F32, 2, sgd, -1);
@@ -342,8 +342,12 @@ static void net_build(struct net *n, const struct hg_policy_cfg *cfg, int64_t G,
     mp = hg_add(g, mp, hg_mul(g, n->in_time, scalar(g, "head.time_weight")));
     mp = hg_add(g, mp, hg_mul(g, n->in_mem, scalar(g, "head.mem_weight")));
     int dp = linear(g, "head.dp", h, d, 2); /* [G, 2] */
-    int cat[2] = {mp, dp};
-    int pl = hg_concat(g, cat, 2, 1);                 /* [G, D+2] */
+    /* even DP over device j's node: scored as MP is, by its own projection */
+    int nd = hg_scale(g, hg_matmul(g, linear(g, "head.node", h, d, d), e, 0, 1),
+                      1.f / sqrtf((float)d)); /* [G, D] */
+    nd = hg_add(g, nd, hg_mul(g, n->in_time, scalar(g, "head.node_time_weight")));
+    int cat[3] = {mp, dp, nd};
+    int pl = hg_concat(g, cat, 3, 1);                 /* [G, 2D+2] */
     int ag = linear(g, "head.agg", h, d, 2);          /* [G, 2] */
     /* the reference's action, biased: the policy starts from the best
      * baseline and learns where leaving it pays */
@@ -681,8 +685,13 @@ struct hg_policy_task {
     double baseline;          /* moving average of the reward */
     int have_baseline;
     struct hg_gcfg dp[2][2];  /* [even, prop][PS, AR] */
+    struct hg_gcfg *node_dp;  /* [nnodes][2] even over a node's devices [PS, AR] */
     struct hg_strategy *best; /* the best strategy sampled in training */
     double best_cost;         /* its hg_search_cost; INFINITY: none yet */
+    int *ref_act;             /* [G][2] the reference's actions (placement, aggregation
+                                 or -1 where model parallel) */
+    float *prob_p, *prob_a;   /* [G][2D+2], [G][2] the last hg_policy_place's
+                                 probabilities (hg_policy_propose draws from them) */
 };
 
 static void set_input(struct net *n, int t, const float *x)
@@ -709,8 +718,10 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
      * (the id order hides or exaggerates transfers the schedule does not),
      * its actions a feature (ref [ngroups][2]: placement, aggregation) */
     int G = t->st->ngroups, D = pg->ndev;
-    int *ref = malloc((size_t)G * 2 * sizeof(int));
-    HG_CHECK(ref != NULL);
+    int *ref = t->ref_act = malloc((size_t)G * 2 * sizeof(int));
+    t->prob_p = calloc((size_t)G * HG_POLICY_ACTIONS(D), sizeof(float));
+    t->prob_a = calloc((size_t)G * 2, sizeof(float));
+    HG_CHECK(ref && t->prob_p && t->prob_a);
     for (int k = 0; k < 2 * G; k++)
         ref[k] = -1;
     double best = INFINITY;
@@ -737,7 +748,6 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
     if (!(t->ref > 0))
         t->ref = 1;
     hg_policy_features(&t->feat, pg, g, pr, t->st, ref);
-    free(ref);
     if (net_new(&t->net, &p->cfg, G, D, err, errlen) != 0) {
         hg_policy_task_free(t);
         return -1;
@@ -760,6 +770,17 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
         hg_gcfg_even(&t->dp[0][a], pg->c, agg);
         hg_gcfg_prop(&t->dp[1][a], pg->c, CP_SCALE, agg);
     }
+    t->node_dp = calloc((size_t)pg->c->nnodes * 2, sizeof(struct hg_gcfg));
+    HG_CHECK(t->node_dp != NULL);
+    for (int nn = 0; nn < pg->c->nnodes; nn++)
+        for (int a = 0; a < 2; a++) {
+            struct hg_gcfg *cf = &t->node_dp[nn * 2 + a];
+            cf->mode = HG_MODE_DP;
+            cf->agg = a ? HG_AGG_AR : HG_AGG_PS;
+            for (int d = 0; d < D; d++)
+                cf->rep[d] = pg->c->devices[d].node == nn;
+            cf->ps = hg_gcfg_choose_ps(pg->c, cf->rep);
+        }
     *tp = t;
     return 0;
 }
@@ -773,6 +794,10 @@ void hg_policy_task_free(struct hg_policy_task *t)
     hg_strategy_free(t->best);
     hg_policy_feat_free(&t->feat);
     hg_strategy_free(t->st);
+    free(t->ref_act);
+    free(t->prob_p);
+    free(t->prob_a);
+    free(t->node_dp);
     free(t);
 }
 
@@ -812,21 +837,33 @@ int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *plac
         return -1;
     int G = t->feat.ngroups, D = t->feat.ndev;
     if (place)
-        memcpy(place, hg_exec_data(t->net.ex, t->net.place), (size_t)G * (D + 2) * sizeof(float));
+        memcpy(place, hg_exec_data(t->net.ex, t->net.place),
+               (size_t)G * HG_POLICY_ACTIONS(D) * sizeof(float));
     if (agg)
         memcpy(agg, hg_exec_data(t->net.ex, t->net.agg), (size_t)G * 2 * sizeof(float));
     return 0;
 }
 
 /* Group k's cfg for placement action a (< D: MP on a; D: even DP; D + 1:
- * proportional DP) and aggregation b (0: PS, 1: AllReduce). */
-static void apply_action(struct hg_policy_task *t, int k, int a, int b)
+ * proportional DP; D + 2 + j: even DP over device j's node) and
+ * aggregation b (0: PS, 1: AllReduce). */
+static const struct hg_gcfg *action_cfg(const struct hg_policy_task *t, int a, int b,
+                                        struct hg_gcfg *mp)
 {
     int D = t->feat.ndev;
-    if (a < D)
-        hg_gcfg_mp(&t->st->cfg[k], a);
-    else
-        t->st->cfg[k] = t->dp[a - D][b];
+    if (a < D) {
+        hg_gcfg_mp(mp, a);
+        return mp;
+    }
+    if (a < D + 2)
+        return &t->dp[a - D][b];
+    return &t->node_dp[t->pg->c->devices[a - D - 2].node * 2 + b];
+}
+
+static void apply_action(struct hg_policy_task *t, int k, int a, int b)
+{
+    struct hg_gcfg mp;
+    t->st->cfg[k] = *action_cfg(t, a, b, &mp);
 }
 
 static int argmax(const float *x, int n)
@@ -835,27 +872,6 @@ static int argmax(const float *x, int n)
     for (int i = 1; i < n; i++)
         best = x[i] > x[best] ? i : best;
     return best;
-}
-
-struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
-                                     struct hg_sim_result *r, char *err, size_t errlen)
-{
-    int G = t->feat.ngroups, D = t->feat.ndev;
-    float *pl = malloc((size_t)G * (D + 2) * sizeof(float)); /* [G, D+2] */
-    float *ag = malloc((size_t)G * 2 * sizeof(float));       /* [G, 2] */
-    HG_CHECK(pl && ag);
-    struct hg_strategy *s = NULL;
-    if (hg_policy_forward(p, t, pl, ag, err, errlen) == 0) {
-        for (int k = 0; k < G; k++)
-            apply_action(t, k, argmax(pl + (size_t)k * (D + 2), D + 2),
-                         argmax(ag + (size_t)k * 2, 2));
-        s = hg_strategy_copy(t->st);
-        if (r)
-            hg_sim_full(t->sim, s, r);
-    }
-    free(pl);
-    free(ag);
-    return s;
 }
 
 static double urand(uint64_t *rng)
@@ -897,9 +913,9 @@ static double reward(const struct hg_sim_result *r, double ref)
 static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int expl,
                       uint64_t *rng, double *mean, char *err, size_t errlen)
 {
-    int G = t->feat.ngroups, D = t->feat.ndev, A = D + 2;
+    int G = t->feat.ngroups, D = t->feat.ndev, A = HG_POLICY_ACTIONS(D);
     size_t np = (size_t)G * A, na = (size_t)G * 2;
-    float *pl = malloc(np * sizeof(float));                 /* [G, D+2] */
+    float *pl = malloc(np * sizeof(float));                 /* [G, 2D+2] */
     float *ag = malloc(na * sizeof(float));                 /* [G, 2] */
     int *act = malloc((size_t)S * G * 2 * sizeof(int));     /* [S][G][2] */
     double *rw = malloc((size_t)S * sizeof(double));        /* [S] */
@@ -1031,6 +1047,192 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
     free(hist);
     st->seconds = hg_now() - t0;
     return 0;
+}
+
+/* ---------------------------------------------------------------- placing */
+
+/* One move of the placement: group k to action (a, b) with probability p;
+ * key: the probability of group k's most probable move. */
+struct move {
+    int k, a, b;
+    float p, key;
+};
+
+static int move_cmp(const void *x, const void *y)
+{
+    const struct move *m = x, *n = y;
+    if (m->key != n->key)
+        return m->key > n->key ? -1 : 1;
+    if (m->k != n->k)
+        return m->k - n->k;
+    if (m->p != n->p)
+        return m->p > n->p ? -1 : 1;
+    return m->a != n->a ? m->a - n->a : m->b - n->b;
+}
+
+/* Each group's `top` most probable placements (both aggregations for the
+ * data-parallel ones) other than its action act[k] as moves: a group's
+ * moves together (tried one after another, each a delta of the one
+ * before), the group with the most probable move first. */
+static struct move *moves_new(const float *pl, const float *ag, const int *act, int G, int D,
+                              int top, int *n)
+{
+    int A = HG_POLICY_ACTIONS(D);
+    top = top < A ? top : A;
+    struct move *m = malloc((size_t)G * (size_t)top * 2 * sizeof(*m)); /* [G * top * 2] */
+    int *ord = malloc((size_t)A * sizeof(int));                         /* [2D+2] */
+    HG_CHECK(m && ord);
+    *n = 0;
+    for (int k = 0; k < G; k++) {
+        const float *p = pl + (size_t)k * A;
+        for (int i = 0; i < A; i++)
+            ord[i] = i;
+        for (int i = 0; i < top; i++) /* partial selection sort: top is small */
+            for (int j = i + 1; j < A; j++)
+                if (p[ord[j]] > p[ord[i]]) {
+                    int x = ord[i];
+                    ord[i] = ord[j];
+                    ord[j] = x;
+                }
+        int first = *n;
+        float key = 0;
+        for (int i = 0; i < top; i++) {
+            int a = ord[i];
+            for (int b = 0; b < (a < D ? 1 : 2); b++) {
+                if (a == act[2 * k] && (a < D || b == act[2 * k + 1]))
+                    continue;
+                float q = a < D ? p[a] : p[a] * ag[k * 2 + b];
+                m[(*n)++] = (struct move){k, a, b, q, 0};
+                key = q > key ? q : key;
+            }
+        }
+        for (int i = first; i < *n; i++)
+            m[i].key = key;
+    }
+    free(ord);
+    qsort(m, (size_t)*n, sizeof(*m), move_cmp);
+    return m;
+}
+
+struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *t,
+                                    const struct hg_policy_place_opts *o,
+                                    struct hg_policy_place_stats *ps, char *err,
+                                    size_t errlen)
+{
+    double t0 = hg_now();
+    int G = t->feat.ngroups, D = t->feat.ndev, A = HG_POLICY_ACTIONS(D);
+    float *pl = t->prob_p, *ag = t->prob_a;
+    memset(ps, 0, sizeof(*ps));
+    if (hg_policy_forward(p, t, pl, ag, err, errlen) != 0)
+        return NULL;
+    int *act = malloc((size_t)G * 2 * sizeof(int)); /* [G][2] the current actions */
+    HG_CHECK(act != NULL);
+    for (int k = 0; k < G; k++) {
+        act[2 * k] = argmax(pl + (size_t)k * A, A);
+        act[2 * k + 1] = argmax(ag + (size_t)k * 2, 2);
+        apply_action(t, k, act[2 * k], act[2 * k + 1]);
+    }
+    struct hg_sim_result r;
+    hg_sim_full(t->sim, t->st, &r);
+    ps->greedy = r;
+    double cur = hg_search_cost(&r);
+    if (o->seconds > 0) {
+        /* the reference where it is faster than the greedy placement (the
+         * greedy one out of memory: each group's move fits, not all) */
+        for (int k = 0; k < G; k++)
+            apply_action(t, k, t->ref_act[2 * k],
+                         t->ref_act[2 * k + 1] >= 0 ? t->ref_act[2 * k + 1] : act[2 * k + 1]);
+        hg_sim_full(t->sim, t->st, &r);
+        if (hg_search_cost(&r) < cur) {
+            cur = hg_search_cost(&r);
+            ps->from_ref = 1;
+            for (int k = 0; k < G; k++) {
+                act[2 * k] = t->ref_act[2 * k];
+                if (t->ref_act[2 * k + 1] >= 0)
+                    act[2 * k + 1] = t->ref_act[2 * k + 1];
+            }
+        } else {
+            for (int k = 0; k < G; k++)
+                apply_action(t, k, act[2 * k], act[2 * k + 1]);
+            hg_sim_full(t->sim, t->st, &r);
+        }
+        /* the policy's more probable moves first; of each group's, the
+         * fastest kept where the simulator says faster than before;
+         * passes until one keeps nothing */
+        int nm;
+        struct move *m = moves_new(pl, ag, act, G, D, o->top > 0 ? o->top : 3, &nm);
+        for (int kept = 1; kept && hg_now() - t0 < o->seconds;) {
+            kept = 0;
+            for (int i = 0, j; i < nm && hg_now() - t0 < o->seconds; i = j) {
+                int k = m[i].k, best = -1, last = -1;
+                double bc = cur * (1 - 1e-9);
+                struct hg_gcfg old = t->st->cfg[k];
+                for (j = i; j < nm && m[j].k == k; j++) {
+                    int a = m[j].a, b = m[j].b;
+                    if ((act[2 * k] == a && (a < D || act[2 * k + 1] == b)) ||
+                        hg_now() - t0 >= o->seconds)
+                        continue;
+                    apply_action(t, k, a, b);
+                    hg_sim_delta(t->sim, t->st, k, &r);
+                    ps->tried++;
+                    last = j;
+                    if (hg_search_cost(&r) < bc) {
+                        bc = hg_search_cost(&r);
+                        best = j;
+                    }
+                }
+                if (best >= 0) {
+                    cur = bc;
+                    act[2 * k] = m[best].a;
+                    act[2 * k + 1] = m[best].b;
+                    ps->kept++;
+                    kept = 1;
+                    if (best != last) {
+                        apply_action(t, k, m[best].a, m[best].b);
+                        hg_sim_delta(t->sim, t->st, k, &r);
+                    }
+                } else if (last >= 0) {
+                    t->st->cfg[k] = old;
+                    hg_sim_delta(t->sim, t->st, k, &r);
+                }
+            }
+            ps->passes++;
+        }
+        free(m);
+    }
+    free(act);
+    ps->seconds = hg_now() - t0;
+    return hg_strategy_copy(t->st);
+}
+
+struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
+                                     struct hg_sim_result *r, char *err, size_t errlen)
+{
+    struct hg_policy_place_opts o = {0};
+    struct hg_policy_place_stats st;
+    struct hg_strategy *s = hg_policy_place(p, t, &o, &st, err, errlen);
+    if (s && r)
+        *r = st.greedy;
+    return s;
+}
+
+void hg_policy_propose(void *ctx, const struct hg_pgraph *pg, const struct hg_strategy *st,
+                       uint64_t *rng, int *group, struct hg_gcfg *cfg)
+{
+    struct hg_policy_task *t = ctx;
+    int G = t->feat.ngroups, D = t->feat.ndev, A = HG_POLICY_ACTIONS(D);
+    HG_CHECK(st->ngroups == G && pg->ndev == D);
+    if (urand(rng) < 0.5) { /* the space the policy does not reach (replica counts) */
+        hg_propose_random(NULL, pg, st, rng, group, cfg);
+        return;
+    }
+    int k = (int)(urand(rng) * G) % G;
+    int a = sample(t->prob_p + (size_t)k * A, A, rng);
+    int b = sample(t->prob_a + (size_t)k * 2, 2, rng);
+    struct hg_gcfg mp;
+    *group = k;
+    *cfg = *action_cfg(t, a, b, &mp);
+    cfg->recompute = st->cfg[k].recompute;
 }
 
 /* ---------------------------------------------------------------- clusters */

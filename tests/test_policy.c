@@ -189,7 +189,8 @@ static void ref_forward(const struct hg_policy *p, const struct hg_policy_feat *
     double *x = malloc(sizeof(double) * G * HG_POLICY_FG), *h = malloc(sizeof(double) * G * d),
            *a = malloc(sizeof(double) * G * d), *ff = malloc(sizeof(double) * G * 2 * d),
            *xd = malloc(sizeof(double) * D * HG_POLICY_FD), *e1 = malloc(sizeof(double) * D * d),
-           *e = malloc(sizeof(double) * D * d), *q = malloc(sizeof(double) * G * d);
+           *e = malloc(sizeof(double) * D * d), *q = malloc(sizeof(double) * G * d),
+           *qn = malloc(sizeof(double) * G * d);
     for (int i = 0; i < G * HG_POLICY_FG; i++)
         x[i] = f->group[i];
     for (int i = 0; i < D * HG_POLICY_FD; i++)
@@ -213,24 +214,30 @@ static void ref_forward(const struct hg_policy *p, const struct hg_policy_feat *
     ref_relu(e1, (size_t)D * d);
     ref_linear(p, "dev.fc2", e1, D, d, d, e);
     ref_linear(p, "head.mp", h, G, d, d, q);
+    ref_linear(p, "head.node", h, G, d, d, qn);
     double tw = P(p, "head.time_weight", 1)[0], mw = P(p, "head.mem_weight", 1)[0];
+    double nw = P(p, "head.node_time_weight", 1)[0];
+    int A = HG_POLICY_ACTIONS(D);
     double rw = 4 * P(p, "head.ref_weight", 1)[0], raw = 4 * P(p, "head.ref_agg_weight", 1)[0];
     double dp[2];
     for (int i = 0; i < G; i++) {
-        double *row = &place[(size_t)i * (D + 2)];
+        double *row = &place[(size_t)i * A];
         for (int j = 0; j < D; j++) {
-            double s = 0;
-            for (int c = 0; c < d; c++)
+            double s = 0, sn = 0;
+            for (int c = 0; c < d; c++) {
                 s += q[(size_t)i * d + c] * e[(size_t)j * d + c];
+                sn += qn[(size_t)i * d + c] * e[(size_t)j * d + c];
+            }
             row[j] = s / sqrt((double)d) + f->time[(size_t)i * D + j] * tw +
                      f->mem[(size_t)i * D + j] * mw;
+            row[D + 2 + j] = sn / sqrt((double)d) + f->time[(size_t)i * D + j] * nw;
         }
         ref_linear(p, "head.dp", &h[(size_t)i * d], 1, d, 2, dp);
         row[D] = dp[0];
         row[D + 1] = dp[1];
-        for (int j = 0; j < D + 2; j++)
-            row[j] += f->ref_place[(size_t)i * (D + 2) + j] * rw;
-        ref_softmax(row, D + 2);
+        for (int j = 0; j < A; j++)
+            row[j] += f->ref_place[(size_t)i * A + j] * rw;
+        ref_softmax(row, A);
         double *ag = &agg[(size_t)i * 2];
         ref_linear(p, "head.agg", &h[(size_t)i * d], 1, d, 2, ag);
         ag[0] += f->ref_agg[(size_t)i * 2] * raw;
@@ -245,6 +252,7 @@ static void ref_forward(const struct hg_policy *p, const struct hg_policy_feat *
     free(e1);
     free(e);
     free(q);
+    free(qn);
 }
 
 /* ------------------------------------------------------------ tests */
@@ -293,12 +301,13 @@ static void test_learns(struct toy *t)
            r.iter_s, hg_policy_task_ref(task));
     /* the forward against the plain-C reference, with the trained weights */
     int G = f->ngroups, D = f->ndev;
-    float *pl = malloc(sizeof(float) * G * (D + 2)), *ag = malloc(sizeof(float) * G * 2);
-    double *rp = malloc(sizeof(double) * G * (D + 2)), *ra = malloc(sizeof(double) * G * 2);
+    int A = HG_POLICY_ACTIONS(D);
+    float *pl = malloc(sizeof(float) * G * A), *ag = malloc(sizeof(float) * G * 2);
+    double *rp = malloc(sizeof(double) * G * A), *ra = malloc(sizeof(double) * G * 2);
     REQUIRE(hg_policy_forward(p, task, pl, ag, err, sizeof(err)) == 0, "%s", err);
     ref_forward(p, f, rp, ra);
     double worst = 0;
-    for (int i = 0; i < G * (D + 2); i++)
+    for (int i = 0; i < G * A; i++)
         worst = fmax(worst, fabs(pl[i] - rp[i]));
     for (int i = 0; i < G * 2; i++)
         worst = fmax(worst, fabs(ag[i] - ra[i]));
@@ -361,6 +370,57 @@ static void test_reference(struct toy *t)
            rw[1][19], best, hg_policy_task_ref(task));
     printf("reference: untrained greedy = best baseline %.6f s; settled, exploring: best "
            "sampled %.6f s\n", hg_policy_task_ref(task), best);
+    hg_policy_task_free(task);
+    hg_policy_free(p);
+}
+
+/* Placing (hgplan --search gnn): with no seconds the greedy strategy;
+ * with seconds, an untrained policy (greedy = the reference) moves the
+ * toy's groups to the fast device one by one, each move kept only where
+ * the simulator says faster, and ends below the reference; MCMC with the
+ * policy's proposals keeps every strategy of the grouping valid. */
+static void test_place(struct toy *t)
+{
+    char err[512];
+    struct hg_policy_cfg cfg = {.seed = 3};
+    struct hg_policy *p = hg_policy_new(&cfg);
+    struct hg_policy_task *task;
+    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+            err);
+    double ref = hg_policy_task_ref(task);
+    struct hg_policy_place_opts o0 = {0}, o1 = {.seconds = 30, .top = 4};
+    struct hg_policy_place_stats s0, s1;
+    struct hg_strategy *g0 = hg_policy_place(p, task, &o0, &s0, err, sizeof(err));
+    REQUIRE(g0 != NULL, "%s", err);
+    struct hg_sim *sim = hg_sim_new(t->pg, t->pr);
+    struct hg_sim_result r0, r1;
+    hg_sim_full(sim, g0, &r0);
+    EXPECT(s0.tried == 0 && fabs(r0.iter_s - s0.greedy.iter_s) < 1e-12 &&
+               fabs(r0.iter_s - ref) < 1e-12,
+           "no seconds: %ld moves, %.6f s (greedy %.6f s, reference %.6f s)", s0.tried,
+           r0.iter_s, s0.greedy.iter_s, ref);
+    struct hg_strategy *g1 = hg_policy_place(p, task, &o1, &s1, err, sizeof(err));
+    REQUIRE(g1 != NULL, "%s", err);
+    hg_sim_full(sim, g1, &r1);
+    printf("place: %ld moves tried, %ld kept in %ld passes, %.3f s: %.6f s (reference "
+           "%.6f s)\n", s1.tried, s1.kept, s1.passes, s1.seconds, r1.iter_s, ref);
+    EXPECT(s1.kept > 0 && s1.passes >= 2 && !r1.oom && r1.iter_s < ref * 0.99,
+           "placed %.6f s after %ld of %ld moves, reference %.6f s", r1.iter_s, s1.kept,
+           s1.tried, ref);
+    int k = heaviest_group(hg_policy_task_feat(task));
+    EXPECT((g1->cfg[k].mode == HG_MODE_MP && g1->cfg[k].device == 1) ||
+               (g1->cfg[k].mode == HG_MODE_DP && g1->cfg[k].rep[1] > g1->cfg[k].rep[0]),
+           "heaviest group %d not weighted to the fast device", k);
+    /* MCMC with the policy's proposals from the placed strategy */
+    struct hg_search_opts so = {.max_iters = 200, .seed = 1, .propose = hg_policy_propose,
+                                .propose_ctx = task};
+    struct hg_search_stats ss;
+    hg_search_mcmc(sim, t->pg, g1, &so, &ss);
+    EXPECT(ss.iters == 200 && ss.best_cost <= ss.seed_cost, "mcmc: %ld proposals, %.6f -> "
+           "%.6f", ss.iters, ss.seed_cost, ss.best_cost);
+    hg_sim_free(sim);
+    hg_strategy_free(g0);
+    hg_strategy_free(g1);
     hg_policy_task_free(task);
     hg_policy_free(p);
 }
@@ -483,6 +543,7 @@ int main(void)
     toy_new(&t);
     test_learns(&t);
     test_reference(&t);
+    test_place(&t);
     test_file(&t, dir);
     toy_free(&t);
     rmdir(dir);
