@@ -15,8 +15,12 @@
 # CURVE=PREFIX keeps the pretraining's reward curve as PREFIX.json and,
 # with gnuplot, PREFIX.png (scripts/plot-log).
 # POLICY=FILE skips the pretraining and uses FILE; TESTBEDS (default
-# "8 12") and HELDOUT (default the four above) narrow the table.  Output: a markdown
-# table.  Seeds are fixed (--seed 1); the budgets make it not reproducible.
+# "8 12") and HELDOUT (default the four above) narrow the table; a second
+# table (TRAINED=0: none) compares zero-shot with MCMC for BUDGET s on the
+# models trained on.  "gnn greedy" is the network's argmax placement,
+# "zero-shot" that after hgplan's --place-seconds of the policy's moves.
+# Output: markdown tables.  Seeds are fixed (--seed 1); the budgets make it
+# not reproducible.
 set -u
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-$(dirname "$0")/..}
@@ -43,10 +47,16 @@ if [ -z "${POLICY:-}" ]; then
 fi
 both=$(awk -v a="$FINETUNE" -v b="$BUDGET" 'BEGIN { print a + b }')
 echo
-echo "| testbed | model | best baseline | mcmc ${BUDGET} s | gnn zero-shot (place s) | gnn finetuned ${FINETUNE} s | gnn+mcmc ${FINETUNE}+${BUDGET} s | mcmc ${both} s |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| testbed | model | best baseline | mcmc ${BUDGET} s | gnn greedy | gnn zero-shot (place s) | gnn finetuned ${FINETUNE} s | gnn+mcmc ${FINETUNE}+${BUDGET} s | mcmc ${both} s |"
+echo "|---|---|---|---|---|---|---|---|---|"
 row() { # file name: the row's time (OOM marked)
     awk -v n="$2" '$1 == n { t = $2; if ($0 ~ /OOM/) t = t " OOM" } END { print t }' "$1"
+}
+greedy() { # gnn output: the greedy placement's time (OOM marked)
+    awk '/^greedy / { t = $2; if ($4 ~ /OOM/) t = t " OOM" } END { print t }' "$1"
+}
+placed() { # gnn output: seconds to place
+    awk '/^policy .* placed in/ { print $(NF - 1) }' "$1"
 }
 for m in ${HELDOUT:-inception_v3 resnet200 transformer24 bert_large48}; do
     for tb in ${TESTBEDS:-8 12}; do
@@ -64,9 +74,26 @@ for m in ${HELDOUT:-inception_v3 resnet200 transformer24 bert_large48}; do
             { echo "| $tb GPUs | $m | gnn+mcmc failed |"; continue; }
         "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$both" --seed 1 \
             >"$o.mcmc2" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
-        place=$(awk '/^policy .* placed in/ { print $(NF - 1) }' "$o.gnn")
         echo "| $tb GPUs | $m | $(row "$o.gnn" best) | $(row "$o.mcmc" hgplan) |" \
-            "$(row "$o.gnn" gnn) ($place) | $(row "$o.ft" gnn) | $(row "$o.gm" gnn+mcmc) |" \
-            "$(row "$o.mcmc2" hgplan) |"
+            "$(greedy "$o.gnn") | $(row "$o.gnn" gnn) ($(placed "$o.gnn")) |" \
+            "$(row "$o.ft" gnn) | $(row "$o.gm" gnn+mcmc) | $(row "$o.mcmc2" hgplan) |"
+    done
+done
+[ "${TRAINED:-1}" = 0 ] && exit 0
+echo
+echo "Models trained on (their HeteroG batch, the testbeds themselves):"
+echo
+echo "| testbed | model | best baseline | mcmc ${BUDGET} s | gnn greedy | gnn zero-shot (place s) |"
+echo "|---|---|---|---|---|---|"
+for m in vgg19 resnet50 resnet101 mobilenet_v2 transformer bert_large; do
+    for tb in ${TESTBEDS:-8 12}; do
+        c=$EX/heterog-${tb}gpu.cfg
+        o=$tmp/$m.$tb
+        "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$BUDGET" --seed 1 \
+            >"$o.mcmc" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
+        "$HGPLAN" --model "$m" --cluster "$c" --search gnn --policy "$policy" --seed 1 \
+            >"$o.gnn" 2>&1 || { echo "| $tb GPUs | $m | gnn failed |"; continue; }
+        echo "| $tb GPUs | $m | $(row "$o.gnn" best) | $(row "$o.mcmc" hgplan) |" \
+            "$(greedy "$o.gnn") | $(row "$o.gnn" gnn) ($(placed "$o.gnn")) |"
     done
 done

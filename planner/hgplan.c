@@ -437,11 +437,30 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         goto out;
     }
     hg_sched_best(sim, pg, *best, br, NULL);
-    if (a->place_seconds > 0)
+    if (a->place_seconds > 0) {
+        /* the moves were kept in the reference's order: list-scheduled, the
+         * greedy placement may still be faster */
+        struct hg_strategy *gs = hg_policy_decode(pol, t, NULL, err, sizeof(err));
+        struct hg_sim_result gr;
+        if (!gs) {
+            fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
+            rc = 1;
+            goto out;
+        }
+        hg_sched_best(sim, pg, gs, &gr, NULL);
+        int keep = hg_search_cost(&gr) <= hg_search_cost(br);
         fprintf(o, "greedy %.4f s%s; the policy's moves from the %s: %ld tried, %ld kept "
-                "(%ld passes)\n", pls.greedy.iter_s, pls.greedy.oom ? " OOM" : "",
+                "(%ld passes): %.4f s%s: kept the %s\n", gr.iter_s, gr.oom ? " OOM" : "",
                 pls.from_ref ? "best baseline" : "greedy placement", pls.tried, pls.kept,
-                pls.passes);
+                pls.passes, br->iter_s, br->oom ? " OOM" : "", keep ? "greedy" : "moves");
+        if (keep) {
+            hg_strategy_free(*best);
+            *best = gs;
+            *br = gr;
+        } else {
+            hg_strategy_free(gs);
+        }
+    }
     const struct hg_strategy *sampled = hg_policy_task_best(t, NULL);
     if (sampled) { /* finetuned: the better of the greedy and the best sample */
         struct hg_strategy *x = hg_strategy_copy(sampled);
