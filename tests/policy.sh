@@ -3,7 +3,9 @@
 # --train-policy (a fixed number of updates) twice with one seed gives the
 # same file byte for byte (with or without --log-json, whose reward line
 # scripts/plot-log draws), another seed another; --search gnn places at
-# once and writes a strategy that --strategy reads back; gnn+mcmc is never
+# once (the greedy placement, then the policy's moves: never slower than
+# the greedy one alone, --place-seconds 0) and writes a strategy that
+# --strategy reads back; gnn+mcmc is never
 # slower than gnn or the best baseline; --finetune trains on the graph first and --policy-out
 # writes what it trained (30 + 20 updates); a policy file that
 # is not one, truncated, or missing is refused with exit 1 naming it (no
@@ -53,6 +55,14 @@ plan gnn --policy "$tmp/a.h5" --out "$tmp/s.txt" >"$tmp/gnn.out" 2>&1 ||
 grep -q '^  gnn ' "$tmp/gnn.out" || { cat "$tmp/gnn.out"; bad "no gnn row"; }
 "$HGPLAN" --model resnet50 --batch 16 --cluster "$EX/heterog-12gpu.cfg" --strategy "$tmp/s.txt" \
     >"$tmp/st.out" 2>&1 || { cat "$tmp/st.out"; bad "--strategy of gnn's --out"; }
+# the placement: the greedy one against the policy's moves, the faster kept
+grep -q '^greedy [0-9.]* s.*; the policy.s moves from the .*: [0-9]* tried, [0-9]* kept .*: kept the \(greedy\|moves\)$' \
+    "$tmp/gnn.out" || { cat "$tmp/gnn.out"; bad "gnn: no line on the policy's moves"; }
+plan gnn --policy "$tmp/a.h5" --place-seconds 0 >"$tmp/g0.out" 2>&1 ||
+    { cat "$tmp/g0.out"; bad "--place-seconds 0"; }
+grep -q 'policy.s moves' "$tmp/g0.out" && bad "--place-seconds 0 made moves"
+awk 'FNR == 1 { f++ } $1 == "gnn" { t[f] = $2 } END { exit !(t[1] != "" && t[1] + 0 <= t[2] + 0) }' \
+    "$tmp/gnn.out" "$tmp/g0.out" || bad "gnn with moves slower than the greedy placement"
 t_gnn=$(awk '$1 == "gnn" { print $2 }' "$tmp/gnn.out")
 t_file=$(awk '$1 == "file" { print $2 }' "$tmp/st.out")
 [ -n "$t_gnn" ] && [ "$t_gnn" = "$t_file" ] || bad "gnn $t_gnn s, its file $t_file s"
