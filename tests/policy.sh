@@ -7,7 +7,8 @@
 # the greedy one alone, --place-seconds 0) and writes a strategy that
 # --strategy reads back; gnn+mcmc is never
 # slower than gnn or the best baseline; --finetune trains on the graph first and --policy-out
-# writes what it trained (30 + 20 updates); a policy file that
+# writes what it trained (30 + 20 updates); scripts/pretrain-policy's file
+# and the committed examples/policy/heterog.h5 place; a policy file that
 # is not one, truncated, or missing is refused with exit 1 naming it (no
 # signal); usage errors exit 2.
 set -u
@@ -79,6 +80,20 @@ plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 --policy-out "$tmp
 grep -q 'finetune: 20 updates' "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetune updates"; }
 plan gnn --policy "$tmp/ft.h5" >"$tmp/ft2.out" 2>&1 || { cat "$tmp/ft2.out"; bad "--policy-out's file"; }
 grep -q "policy $tmp/ft.h5 (50 updates)" "$tmp/ft2.out" || { cat "$tmp/ft2.out"; bad "--policy-out: not 30 + 20 updates"; }
+
+# scripts/pretrain-policy (what wrote examples/policy/heterog.h5), 20
+# updates: its file places; the committed file loads with this hgplan (its
+# feature layout) and places a held-out model no slower than the best baseline
+HGPLAN="$HGPLAN" "$S/scripts/pretrain-policy" "$tmp/pre.h5" 20 >"$tmp/pre.out" 2>&1 &&
+    grep -q '^trained: 20 updates' "$tmp/pre.out" ||
+    { cat "$tmp/pre.out" "$tmp/pre.h5.log"; bad "scripts/pretrain-policy"; }
+plan gnn --policy "$tmp/pre.h5" >"$tmp/pre.gnn" 2>&1 || { cat "$tmp/pre.gnn"; bad "gnn with pretrain-policy's file"; }
+"$HGPLAN" --model transformer24 --batch 16 --cluster "$EX/heterog-8gpu.cfg" --search gnn \
+    --policy "$S/examples/policy/heterog.h5" >"$tmp/ex.out" 2>&1 ||
+    { cat "$tmp/ex.out"; bad "examples/policy/heterog.h5 does not place (train it again: scripts/pretrain-policy)"; }
+awk '$1 == "gnn" { g = $2 } $1 == "best" && $3 == "s" && b == "" { b = $2 }
+     END { exit !(g != "" && b != "" && g + 0 <= b + 0) }' "$tmp/ex.out" ||
+    { cat "$tmp/ex.out"; bad "examples/policy/heterog.h5: transformer24 slower than the best baseline"; }
 
 # bad files: exit 1, the file named, no signal
 refused() { # file what
