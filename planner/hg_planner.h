@@ -880,8 +880,9 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
 /* Placing with the policy (hgplan --search gnn): the greedy strategy
  * (each group's most probable action), simulated into stats->greedy; with
  * seconds > 0 then the faster of it and the reference, and each group's
- * `top` most probable actions tried as single-group moves, the most
- * probable first, each kept where the simulator (delta) says faster,
+ * `top` most probable actions other than its own tried as single-group
+ * moves (delta-simulated; the group with the most probable move first),
+ * the fastest of a group's kept where it beats the strategy so far;
  * passes until one keeps nothing or the seconds are spent.  The strategy
  * (the reference's order; the caller frees it).  The probabilities stay in
  * t for hg_policy_propose. */
