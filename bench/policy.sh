@@ -58,14 +58,17 @@ greedy() { # gnn output: the greedy placement's time (OOM marked)
 placed() { # gnn output: seconds to place
     awk '/^policy .* placed in/ { print $(NF - 1) }' "$1"
 }
+zero_shot() { # model testbed: MCMC for BUDGET s and the zero-shot placement into $o.*
+    c=$EX/heterog-${2}gpu.cfg
+    o=$tmp/$1.$2
+    "$HGPLAN" --model "$1" --cluster "$c" --search mcmc --budget "$BUDGET" --seed 1 \
+        >"$o.mcmc" 2>&1 || { echo "| $2 GPUs | $1 | mcmc failed |"; return 1; }
+    "$HGPLAN" --model "$1" --cluster "$c" --search gnn --policy "$policy" --seed 1 \
+        >"$o.gnn" 2>&1 || { echo "| $2 GPUs | $1 | gnn failed |"; return 1; }
+}
 for m in ${HELDOUT:-inception_v3 resnet200 transformer24 bert_large48}; do
     for tb in ${TESTBEDS:-8 12}; do
-        c=$EX/heterog-${tb}gpu.cfg
-        o=$tmp/$m.$tb
-        "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$BUDGET" --seed 1 \
-            >"$o.mcmc" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
-        "$HGPLAN" --model "$m" --cluster "$c" --search gnn --policy "$policy" --seed 1 \
-            >"$o.gnn" 2>&1 || { echo "| $tb GPUs | $m | gnn failed |"; continue; }
+        zero_shot "$m" "$tb" || continue
         "$HGPLAN" --model "$m" --cluster "$c" --search gnn --policy "$policy" \
             --finetune "$FINETUNE" --seed 1 >"$o.ft" 2>&1 ||
             { echo "| $tb GPUs | $m | finetune failed |"; continue; }
@@ -87,12 +90,7 @@ echo "| testbed | model | best baseline | mcmc ${BUDGET} s | gnn greedy | gnn ze
 echo "|---|---|---|---|---|---|"
 for m in vgg19 resnet50 resnet101 mobilenet_v2 transformer bert_large; do
     for tb in ${TESTBEDS:-8 12}; do
-        c=$EX/heterog-${tb}gpu.cfg
-        o=$tmp/$m.$tb
-        "$HGPLAN" --model "$m" --cluster "$c" --search mcmc --budget "$BUDGET" --seed 1 \
-            >"$o.mcmc" 2>&1 || { echo "| $tb GPUs | $m | mcmc failed |"; continue; }
-        "$HGPLAN" --model "$m" --cluster "$c" --search gnn --policy "$policy" --seed 1 \
-            >"$o.gnn" 2>&1 || { echo "| $tb GPUs | $m | gnn failed |"; continue; }
+        zero_shot "$m" "$tb" || continue
         echo "| $tb GPUs | $m | $(row "$o.gnn" best) | $(row "$o.mcmc" hgplan) |" \
             "$(greedy "$o.gnn") | $(row "$o.gnn" gnn) ($(placed "$o.gnn")) |"
     done
