@@ -86,7 +86,7 @@ grep -q "policy $tmp/ft.h5 (50 updates)" "$tmp/ft2.out" || { cat "$tmp/ft2.out";
 # feature layout) and places a held-out model no slower than the best baseline
 HGPLAN="$HGPLAN" "$S/scripts/pretrain-policy" "$tmp/pre.h5" 20 >"$tmp/pre.out" 2>&1 &&
     grep -q '^trained: 20 updates' "$tmp/pre.out" ||
-    { cat "$tmp/pre.out" "$tmp/pre.h5.log"; bad "scripts/pretrain-policy"; }
+    { cat "$tmp/pre.out" "$tmp/pre.h5.txt"; bad "scripts/pretrain-policy"; }
 plan gnn --policy "$tmp/pre.h5" >"$tmp/pre.gnn" 2>&1 || { cat "$tmp/pre.gnn"; bad "gnn with pretrain-policy's file"; }
 "$HGPLAN" --model transformer24 --batch 16 --cluster "$EX/heterog-8gpu.cfg" --search gnn \
     --policy "$S/examples/policy/heterog.h5" >"$tmp/ex.out" 2>&1 ||
