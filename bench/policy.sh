@@ -16,8 +16,8 @@
 # with gnuplot, PREFIX.png (scripts/plot-log).
 # POLICY=FILE skips the pretraining and uses FILE; TESTBEDS (default
 # "8 12") and HELDOUT (default the four above) narrow the table; a second
-# table (TRAINED=0: none) compares zero-shot with MCMC for BUDGET s on the
-# models trained on.  "gnn greedy" is the network's argmax placement,
+# table (TRAINED=0: none; TRAINED_MODELS narrows it) compares zero-shot
+# with MCMC for BUDGET s on the models trained on.  "gnn greedy" is the network's argmax placement,
 # "zero-shot" that after hgplan's --place-seconds of the policy's moves.
 # Output: markdown tables.  Seeds are fixed (--seed 1); the budgets make it
 # not reproducible.
@@ -88,7 +88,7 @@ echo "Models trained on (their HeteroG batch, the testbeds themselves):"
 echo
 echo "| testbed | model | best baseline | mcmc ${BUDGET} s | gnn greedy | gnn zero-shot (place s) |"
 echo "|---|---|---|---|---|---|"
-for m in vgg19 resnet50 resnet101 mobilenet_v2 transformer bert_large; do
+for m in ${TRAINED_MODELS:-vgg19 resnet50 resnet101 mobilenet_v2 transformer bert_large}; do
     for tb in ${TESTBEDS:-8 12}; do
         zero_shot "$m" "$tb" || continue
         echo "| $tb GPUs | $m | $(row "$o.gnn" best) | $(row "$o.mcmc" hgplan) |" \

@@ -883,7 +883,9 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
  * `top` most probable actions other than its own tried as single-group
  * moves (delta-simulated; the group with the most probable move first),
  * the fastest of a group's kept where it beats the strategy so far;
- * passes until one keeps nothing or the seconds are spent.  The strategy
+ * passes until one keeps nothing; then the same with every action (the
+ * policy's ranking can miss a move: inception_v3 on heterog-8gpu), until
+ * the seconds are spent.  The strategy
  * (the reference's order; the caller frees it).  The probabilities stay in
  * t for hg_policy_propose. */
 struct hg_policy_place_opts {
@@ -927,10 +929,23 @@ struct hg_policy_train_opts {
     int explore;          /* a finetune: each group's action uniform with
                              probability 1/groups (else the policy's), the
                              advantage against the step's other samples */
+    long eval_every;      /* > 0: every eval_every updates (and before the
+                             first, and after the last) the greedy placement
+                             of every task is simulated and scored: the
+                             geometric mean over the tasks of
+                             min(greedy, reference) / reference (out of
+                             memory: the reference), which is where hgplan's
+                             placement starts from; the policy that scored
+                             best is the one kept (of equals, that whose
+                             greedy placements are nearer the references,
+                             out of memory counted 10x; then the earliest) */
 };
 struct hg_policy_train_stats {
     long steps;
     double seconds, first_reward, last_reward; /* means over the first/last tenth */
+    long best_update;     /* eval_every: the update whose policy was kept */
+    double best_score, last_score; /* its score and the last update's */
+    int best_better;      /* tasks whose greedy placement beat the reference then */
 };
 int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
                     const struct hg_policy_train_opts *o, struct hg_policy_train_stats *st,

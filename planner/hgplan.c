@@ -62,7 +62,7 @@ struct args {
     char *policy, *policy_out, *models, *clusters, *log_json;
     int train_policy;
     double minutes, finetune, place_seconds;
-    int64_t policy_steps, perturb, samples;
+    int64_t policy_steps, perturb, samples, eval_every;
     int64_t seed, groups, iters, order_seed;
     char **task_vals;
     /* the --profile-* lists as read, copied into the arrays above */
@@ -170,6 +170,10 @@ static const struct hg_opt options[] = {
      .offset = OFF(policy_steps), .min = 1, .metavar = "N",
      .help = "--train-policy, --finetune: stop after N updates at most (a deterministic "
              "stop: the same --seed gives the same policy)"},
+    {.name = "eval-every", .type = HG_OPT_I64, .group = G_POLICY, .offset = OFF(eval_every),
+     .def = "1000", .min = 0, .metavar = "N",
+     .help = "--train-policy: every N updates, score the greedy placement of every task "
+             "against its best baseline and keep the policy that scored best (0: the last)"},
     {.name = "samples", .type = HG_OPT_I64, .group = G_POLICY, .offset = OFF(samples),
      .def = "8", .min = 1, .max = 1024, .metavar = "S",
      .help = "strategies sampled per update"},
@@ -1247,7 +1251,8 @@ static int train_policy(FILE *o, const struct args *a)
             "in %.1f s; training for %g min%s\n", nm, ncf, per - 1, nt, hg_now() - t0,
             a->minutes, a->policy_steps ? " or --policy-steps updates" : "");
     struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->minutes * 60,
-                                      .samples = (int)a->samples, .log = o, .log_every = 100};
+                                      .samples = (int)a->samples, .log = o, .log_every = 100,
+                                      .eval_every = a->eval_every};
     if (a->log_json && !(to.json = fopen(a->log_json, "w"))) {
         fprintf(stderr, "hgplan: --log-json %s: %s\n", a->log_json, strerror(errno));
         rc = 1;
@@ -1266,6 +1271,11 @@ static int train_policy(FILE *o, const struct args *a)
     }
     fprintf(o, "trained: %ld updates in %.1f s, mean reward %.4f (first tenth) -> %.4f (last "
             "tenth)\n", st.steps, st.seconds, st.first_reward, st.last_reward);
+    if (a->eval_every > 0)
+        fprintf(o, "kept: the policy of update %ld, its greedy placement x%.4f of the best "
+                "baseline (geometric mean of the faster of the two), faster on %d of %d "
+                "tasks (the last update's: x%.4f)\n", st.best_update, st.best_score,
+                st.best_better, nt, st.last_score);
     fprintf(o, "greedy placement against the best baseline (in its schedule's order):\n");
     for (int i = 0; i < nt && rc == 0; i++) {
         struct hg_sim_result r;

@@ -992,6 +992,75 @@ static void json_line(FILE *f, long step, double reward, double wall)
     fflush(f);
 }
 
+/* The scores of p's greedy placements on the tasks (hg_policy_train_opts
+ * eval_every), geometric means over the tasks: score, of min(greedy,
+ * reference) / reference; tie, of greedy / reference (out of memory: 10);
+ * *better: the tasks where the greedy placement is faster. */
+static int evaluate(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
+                    double *score, double *tie, int *better, char *err, size_t errlen)
+{
+    double lsum = 0, ltie = 0;
+    *better = 0;
+    for (int i = 0; i < ntasks; i++) {
+        struct hg_sim_result r;
+        struct hg_strategy *s = hg_policy_decode(p, tasks[i], &r, err, errlen);
+        if (!s)
+            return -1;
+        hg_strategy_free(s);
+        double ref = tasks[i]->ref, x = !r.oom && r.iter_s < ref ? r.iter_s / ref : 1;
+        *better += x < 1;
+        lsum += log(x);
+        ltie += log(r.oom ? 10 : fmin(r.iter_s / ref, 10));
+    }
+    *score = exp(lsum / ntasks);
+    *tie = exp(ltie / ntasks);
+    return 0;
+}
+
+/* The policy kept by eval_every: its weights, AdamW state and updates. */
+struct snapshot {
+    float *params, *state; /* [nparams], [nstate] */
+    long steps;
+    double score, tie;
+};
+
+static int eval_point(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
+                      const struct hg_policy_train_opts *o, struct snapshot *best,
+                      struct hg_policy_train_stats *st, double t0, char *err, size_t errlen)
+{
+    double score, tie;
+    int better;
+    if (evaluate(p, tasks, ntasks, &score, &tie, &better, err, errlen) != 0)
+        return -1;
+    st->last_score = score;
+    /* of equal scores, the greedy placement nearer the reference where it
+     * loses (the placement's moves start from the faster of the two);
+     * then the earliest */
+    if (score < best->score * (1 - 1e-6) ||
+        (score <= best->score * (1 + 1e-6) && tie < best->tie * (1 - 1e-6))) {
+        best->score = score;
+        best->tie = tie;
+        best->steps = p->steps;
+        memcpy(best->params, p->params, p->nparams * sizeof(float));
+        memcpy(best->state, p->state, p->nstate * sizeof(float));
+        st->best_better = better;
+    }
+    if (o->log) {
+        fprintf(o->log, "  policy eval at update %ld: greedy placement x%.4f of the best "
+                "baseline (geometric mean of the faster of the two; of greedy alone x%.4f), "
+                "faster on %d of %d tasks; best x%.4f at update %ld\n", p->steps, score, tie,
+                better, ntasks, best->score, best->steps);
+        fflush(o->log);
+    }
+    if (o->json) {
+        fprintf(o->json, "{\"policy_eval\": %ld, \"score\": %.6f, \"greedy\": %.6f, "
+                "\"faster\": %d, \"wall\": %.3f}\n", p->steps, score, tie, better,
+                hg_now() - t0);
+        fflush(o->json);
+    }
+    return 0;
+}
+
 int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, int ntasks,
                     const struct hg_policy_train_opts *o, struct hg_policy_train_stats *st,
                     char *err, size_t errlen)
@@ -1008,14 +1077,23 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
     double *hist = NULL; /* [cap] each step's mean reward (seconds only: grown) */
     size_t hcap = 0;
     double win = 0;
+    struct snapshot best = {.score = INFINITY, .tie = INFINITY};
+    if (o->eval_every > 0) {
+        best.params = malloc(p->nparams * sizeof(float));
+        best.state = malloc((p->nstate ? p->nstate : 1) * sizeof(float));
+        HG_CHECK(best.params && best.state);
+        if (eval_point(p, tasks, ntasks, o, &best, st, t0, err, errlen) != 0)
+            goto fail;
+    }
     for (long s = 0; cap < 0 || s < cap; s++) {
         if (o->seconds > 0 && hg_now() - t0 >= o->seconds)
             break;
         double m;
-        if (train_step(p, tasks[s % ntasks], S, o->explore, &rng, &m, err, errlen) != 0) {
-            free(hist);
-            return -1;
-        }
+        if (train_step(p, tasks[s % ntasks], S, o->explore, &rng, &m, err, errlen) != 0)
+            goto fail;
+        if (o->eval_every > 0 && (s + 1) % o->eval_every == 0 &&
+            eval_point(p, tasks, ntasks, o, &best, st, t0, err, errlen) != 0)
+            goto fail;
         if ((size_t)s >= hcap) {
             hcap = hcap ? 2 * hcap : 256;
             hist = realloc(hist, hcap * sizeof(double));
@@ -1039,14 +1117,31 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
     }
     if (o->json && st->steps % every != 0) /* the last, shorter window */
         json_line(o->json, st->steps, win / (double)(st->steps % every), hg_now() - t0);
+    if (o->eval_every > 0) {
+        if (st->steps % o->eval_every != 0 &&
+            eval_point(p, tasks, ntasks, o, &best, st, t0, err, errlen) != 0)
+            goto fail;
+        memcpy(p->params, best.params, p->nparams * sizeof(float));
+        memcpy(p->state, best.state, p->nstate * sizeof(float));
+        p->steps = best.steps;
+        st->best_update = best.steps;
+        st->best_score = best.score;
+    }
     long n = st->steps, tenth = n / 10 > 0 ? n / 10 : 1;
     for (long s = 0; s < n && s < tenth; s++) {
         st->first_reward += hist[s] / (double)(tenth < n ? tenth : n);
         st->last_reward += hist[n - 1 - s] / (double)(tenth < n ? tenth : n);
     }
     free(hist);
+    free(best.params);
+    free(best.state);
     st->seconds = hg_now() - t0;
     return 0;
+fail:
+    free(hist);
+    free(best.params);
+    free(best.state);
+    return -1;
 }
 
 /* ---------------------------------------------------------------- placing */
@@ -1114,6 +1209,56 @@ static struct move *moves_new(const float *pl, const float *ag, const int *act, 
     return m;
 }
 
+/* Passes over the moves m[nm] (grouped by group) from the strategy in
+ * t->st (actions act[G][2], cost cur): of each group's moves the fastest
+ * kept where the delta simulator says faster than cur; until a pass keeps
+ * nothing or `seconds` after t0.  Returns the cost reached. */
+static double local_search(struct hg_policy_task *t, const struct move *m, int nm, int *act,
+                           double cur, double t0, double seconds,
+                           struct hg_policy_place_stats *ps)
+{
+    int D = t->feat.ndev;
+    struct hg_sim_result r;
+    for (int kept = 1; kept && hg_now() - t0 < seconds;) {
+        kept = 0;
+        for (int i = 0, j; i < nm && hg_now() - t0 < seconds; i = j) {
+            int k = m[i].k, best = -1, last = -1;
+            double bc = cur * (1 - 1e-9);
+            struct hg_gcfg old = t->st->cfg[k];
+            for (j = i; j < nm && m[j].k == k; j++) {
+                int a = m[j].a, b = m[j].b;
+                if ((act[2 * k] == a && (a < D || act[2 * k + 1] == b)) ||
+                    hg_now() - t0 >= seconds)
+                    continue;
+                apply_action(t, k, a, b);
+                hg_sim_delta(t->sim, t->st, k, &r);
+                ps->tried++;
+                last = j;
+                if (hg_search_cost(&r) < bc) {
+                    bc = hg_search_cost(&r);
+                    best = j;
+                }
+            }
+            if (best >= 0) {
+                cur = bc;
+                act[2 * k] = m[best].a;
+                act[2 * k + 1] = m[best].b;
+                ps->kept++;
+                kept = 1;
+                if (best != last) {
+                    apply_action(t, k, m[best].a, m[best].b);
+                    hg_sim_delta(t->sim, t->st, k, &r);
+                }
+            } else if (last >= 0) {
+                t->st->cfg[k] = old;
+                hg_sim_delta(t->sim, t->st, k, &r);
+            }
+        }
+        ps->passes++;
+    }
+    return cur;
+}
+
 struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *t,
                                     const struct hg_policy_place_opts *o,
                                     struct hg_policy_place_stats *ps, char *err,
@@ -1156,49 +1301,18 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
                 apply_action(t, k, act[2 * k], act[2 * k + 1]);
             hg_sim_full(t->sim, t->st, &r);
         }
-        /* the policy's more probable moves first; of each group's, the
-         * fastest kept where the simulator says faster than before;
-         * passes until one keeps nothing */
-        int nm;
-        struct move *m = moves_new(pl, ag, act, G, D, o->top > 0 ? o->top : 3, &nm);
-        for (int kept = 1; kept && hg_now() - t0 < o->seconds;) {
-            kept = 0;
-            for (int i = 0, j; i < nm && hg_now() - t0 < o->seconds; i = j) {
-                int k = m[i].k, best = -1, last = -1;
-                double bc = cur * (1 - 1e-9);
-                struct hg_gcfg old = t->st->cfg[k];
-                for (j = i; j < nm && m[j].k == k; j++) {
-                    int a = m[j].a, b = m[j].b;
-                    if ((act[2 * k] == a && (a < D || act[2 * k + 1] == b)) ||
-                        hg_now() - t0 >= o->seconds)
-                        continue;
-                    apply_action(t, k, a, b);
-                    hg_sim_delta(t->sim, t->st, k, &r);
-                    ps->tried++;
-                    last = j;
-                    if (hg_search_cost(&r) < bc) {
-                        bc = hg_search_cost(&r);
-                        best = j;
-                    }
-                }
-                if (best >= 0) {
-                    cur = bc;
-                    act[2 * k] = m[best].a;
-                    act[2 * k + 1] = m[best].b;
-                    ps->kept++;
-                    kept = 1;
-                    if (best != last) {
-                        apply_action(t, k, m[best].a, m[best].b);
-                        hg_sim_delta(t->sim, t->st, k, &r);
-                    }
-                } else if (last >= 0) {
-                    t->st->cfg[k] = old;
-                    hg_sim_delta(t->sim, t->st, k, &r);
-                }
-            }
-            ps->passes++;
+        /* the policy's top moves per group, then (time left, none of
+         * those keeping anything) every other action: the probable ones
+         * first, the rest where the policy's ranking misses one */
+        int top = o->top > 0 ? o->top : 3;
+        for (int wide = 0; wide < 2 && hg_now() - t0 < o->seconds; wide++) {
+            int nm;
+            struct move *m = moves_new(pl, ag, act, G, D, wide ? A : top, &nm);
+            cur = local_search(t, m, nm, act, cur, t0, o->seconds, ps);
+            free(m);
+            if (top >= A)
+                break;
         }
-        free(m);
     }
     free(act);
     ps->seconds = hg_now() - t0;

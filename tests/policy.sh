@@ -7,7 +7,8 @@
 # the greedy one alone, --place-seconds 0) and writes a strategy that
 # --strategy reads back; gnn+mcmc is never
 # slower than gnn or the best baseline; --finetune trains on the graph first and --policy-out
-# writes what it trained (30 + 20 updates); scripts/pretrain-policy's file
+# writes what it trained (the kept policy's updates + 20; --eval-every
+# keeps the best evaluated, 0 the last); scripts/pretrain-policy's file
 # and the committed examples/policy/heterog.h5 place; a policy file that
 # is not one, truncated, or missing is refused with exit 1 naming it (no
 # signal); usage errors exit 2.
@@ -27,10 +28,19 @@ train() { # seed out [options]
     shift 2
     "$HGPLAN" --train-policy --models mobilenet_v2,transformer --clusters "$EX/heterog-8gpu.cfg" \
         --perturb 1 --batch 8 --seq-len 32 --groups 16 --policy-steps 30 --samples 4 \
-        --seed "$sd" --out "$out" "$@" >"$tmp/train.out" 2>&1
+        --eval-every 10 --seed "$sd" --out "$out" "$@" >"$tmp/train.out" 2>&1
 }
 train 3 "$tmp/a.h5" --log-json "$tmp/r.json" || { cat "$tmp/train.out"; bad "--train-policy"; }
 grep -q 'trained: 30 updates' "$tmp/train.out" || { cat "$tmp/train.out"; bad "30 updates"; }
+# the policy kept: the best of the evaluations at updates 0, 10, 20, 30
+kept=$(sed -n 's/^kept: the policy of update \([0-9]*\), .*faster on [0-9]* of 4 tasks.*/\1/p' "$tmp/train.out")
+case "$kept" in 0|10|20|30) ;; *) cat "$tmp/train.out"; bad "no 'kept:' line (update 0, 10, 20 or 30)"; kept=0 ;; esac
+[ "$(grep -c '^{"policy_eval": [0-9]*, "score": [0-9.]*, "greedy": [0-9.]*, "faster": [0-9]*, "wall": [0-9.]*}$' "$tmp/r.json")" = 4 ] ||
+    { cat "$tmp/r.json"; bad "--log-json: not 4 eval lines"; }
+"$HGPLAN" --train-policy --models mobilenet_v2 --clusters "$EX/heterog-8gpu.cfg" --perturb 0 \
+    --batch 8 --groups 16 --policy-steps 5 --samples 2 --eval-every 0 --out "$tmp/e0.h5" \
+    >"$tmp/e0.out" 2>&1 || { cat "$tmp/e0.out"; bad "--eval-every 0"; }
+grep -q '^kept:' "$tmp/e0.out" && bad "--eval-every 0 evaluated"
 # the reward curve: the last (only) window's json line, drawn by plot-log
 grep -q '^{"policy_update": 30, "reward": -[0-9.]*, "wall": [0-9.]*}$' "$tmp/r.json" ||
     { cat "$tmp/r.json"; bad "--log-json: no line for update 30"; }
@@ -79,13 +89,14 @@ plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 --policy-out "$tmp
     >"$tmp/ft.out" 2>&1 || { cat "$tmp/ft.out"; bad "--finetune"; }
 grep -q 'finetune: 20 updates' "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetune updates"; }
 plan gnn --policy "$tmp/ft.h5" >"$tmp/ft2.out" 2>&1 || { cat "$tmp/ft2.out"; bad "--policy-out's file"; }
-grep -q "policy $tmp/ft.h5 (50 updates)" "$tmp/ft2.out" || { cat "$tmp/ft2.out"; bad "--policy-out: not 30 + 20 updates"; }
+grep -q "policy $tmp/ft.h5 ($((kept + 20)) updates)" "$tmp/ft2.out" ||
+    { cat "$tmp/ft2.out"; bad "--policy-out: not $kept + 20 updates"; }
 
 # scripts/pretrain-policy (what wrote examples/policy/heterog.h5), 20
 # updates: its file places; the committed file loads with this hgplan (its
 # feature layout) and places a held-out model no slower than the best baseline
 HGPLAN="$HGPLAN" "$S/scripts/pretrain-policy" "$tmp/pre.h5" 20 >"$tmp/pre.out" 2>&1 &&
-    grep -q '^trained: 20 updates' "$tmp/pre.out" ||
+    grep -q '^trained: 20 updates' "$tmp/pre.out" && grep -q '^kept: the policy of update' "$tmp/pre.out" ||
     { cat "$tmp/pre.out" "$tmp/pre.h5.txt"; bad "scripts/pretrain-policy"; }
 plan gnn --policy "$tmp/pre.h5" >"$tmp/pre.gnn" 2>&1 || { cat "$tmp/pre.gnn"; bad "gnn with pretrain-policy's file"; }
 "$HGPLAN" --model transformer24 --batch 16 --cluster "$EX/heterog-8gpu.cfg" --search gnn \

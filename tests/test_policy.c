@@ -322,6 +322,79 @@ static void test_learns(struct toy *t)
     hg_policy_free(p);
 }
 
+/* eval_every: the policy kept is the best-scoring one evaluated, its
+ * update count restored; evaluating does not change the training (the
+ * same rewards as without it). */
+static void test_keep_best(struct toy *t)
+{
+    char err[512];
+    enum { STEPS = 240, EVERY = 40 };
+    double rw[2][STEPS];
+    struct hg_policy_train_stats st[2];
+    struct hg_policy *p[2];
+    struct hg_policy_task *task[2];
+    FILE *json = tmpfile();
+    REQUIRE(json != NULL, "tmpfile");
+    for (int e = 0; e < 2; e++) {
+        p[e] = hg_policy_new(&(struct hg_policy_cfg){.seed = 3});
+        REQUIRE(hg_policy_task_new(&task[e], p[e], t->pg, t->g, t->pr, 4, err, sizeof(err)) ==
+                    0, "%s", err);
+        struct hg_policy_train_opts o = {.steps = STEPS, .samples = 8, .rewards = rw[e],
+                                         .eval_every = e ? EVERY : 0, .json = e ? json : NULL,
+                                         .log_every = 1000};
+        REQUIRE(hg_policy_train(p[e], &task[e], 1, &o, &st[e], err, sizeof(err)) == 0, "%s",
+                err);
+    }
+    EXPECT(memcmp(rw[0], rw[1], sizeof(rw[0])) == 0, "evaluating changed the training");
+    /* the json's eval lines: updates 0, 40, ..., 240 */
+    rewind(json);
+    char line[256];
+    int nev = 0;
+    double lo = INFINITY;
+    long at = -1;
+    while (fgets(line, sizeof(line), json)) {
+        long u;
+        double sc;
+        if (sscanf(line, "{\"policy_eval\": %ld, \"score\": %lf", &u, &sc) != 2)
+            continue;
+        EXPECT(u == (long)nev * EVERY, "eval %d at update %ld", nev, u);
+        EXPECT(sc > 0 && sc <= 1 + 1e-12, "score %g: min(greedy, reference) / reference", sc);
+        if (sc < lo * (1 - 1e-6)) {
+            lo = sc;
+            at = u;
+        }
+        nev++;
+    }
+    fclose(json);
+    EXPECT(nev == STEPS / EVERY + 1, "%d eval lines", nev);
+    printf("keep best: %d evaluations, best x%.4f at update %ld, kept update %ld (x%.4f), "
+           "last x%.4f\n", nev, lo, at, st[1].best_update, st[1].best_score, st[1].last_score);
+    EXPECT(fabs(st[1].best_score - lo) <= 1e-6 * lo, "kept x%g, best evaluated x%g",
+           st[1].best_score, lo);
+    EXPECT(st[1].best_update % EVERY == 0 && st[1].best_update >= at,
+           "kept update %ld (best score first at %ld)", st[1].best_update, at);
+    EXPECT(st[1].steps == STEPS && st[1].best_score <= st[1].last_score * (1 + 1e-9),
+           "%ld steps, kept x%g, last x%g", st[1].steps, st[1].best_score, st[1].last_score);
+    long steps;
+    struct hg_policy_cfg cfg;
+    hg_policy_get_cfg(p[1], &cfg, &steps);
+    EXPECT(steps == st[1].best_update, "the kept policy has %ld updates, not %ld", steps,
+           st[1].best_update);
+    /* the kept weights place as scored */
+    struct hg_sim_result r;
+    struct hg_strategy *s = hg_policy_decode(p[1], task[1], &r, err, sizeof(err));
+    REQUIRE(s != NULL, "%s", err);
+    double ref = hg_policy_task_ref(task[1]);
+    double x = !r.oom && r.iter_s < ref ? r.iter_s / ref : 1;
+    EXPECT(fabs(x - st[1].best_score) <= 1e-9, "kept policy places x%g, scored x%g", x,
+           st[1].best_score);
+    hg_strategy_free(s);
+    for (int e = 0; e < 2; e++) {
+        hg_policy_task_free(task[e]);
+        hg_policy_free(p[e]);
+    }
+}
+
 /* An untrained policy's greedy placement is the best baseline (the
  * reference's bias); one whose reference weight has settled samples only
  * that (every step's reward the same), and explores (hgplan --finetune)
@@ -543,6 +616,7 @@ int main(void)
     toy_new(&t);
     test_learns(&t);
     test_reference(&t);
+    test_keep_best(&t);
     test_place(&t);
     test_file(&t, dir);
     toy_free(&t);
