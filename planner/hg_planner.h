@@ -891,9 +891,11 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
 struct hg_policy_place_opts {
     double seconds;       /* 0: the greedy strategy alone */
     int top;              /* placements tried per group (0: 3) */
+    int want_greedy;      /* a copy of the greedy strategy in stats->greedy_st */
 };
 struct hg_policy_place_stats {
     struct hg_sim_result greedy;
+    struct hg_strategy *greedy_st; /* want_greedy: the caller frees it; else NULL */
     int from_ref;         /* the moves started from the reference */
     long tried, kept, passes;
     double seconds;

@@ -383,6 +383,46 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
     }
 }
 
+/* Places with pol (hg_policy_place, --place-seconds), list-scheduled; the
+ * greedy placement where that is faster after scheduling.  Prints the
+ * moves' line (prefixed by what).  0, or 1 with a message. */
+static int place_once(FILE *o, struct hg_policy *pol, struct hg_policy_task *t,
+                      struct hg_sim *sim, const struct hg_pgraph *pg, const struct args *a,
+                      const char *what, struct hg_strategy **best, struct hg_sim_result *br)
+{
+    char err[ERRLEN] = "";
+    struct hg_policy_place_opts plo = {.seconds = a->place_seconds,
+                                       .want_greedy = a->place_seconds > 0};
+    struct hg_policy_place_stats pls;
+    *best = hg_policy_place(pol, t, &plo, &pls, err, sizeof(err));
+    if (!*best) {
+        fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
+        return 1;
+    }
+    hg_sched_best(sim, pg, *best, br, NULL);
+    if (pls.greedy_st) {
+        /* the moves were kept in the reference's order: list-scheduled, the
+         * greedy placement may still be faster */
+        struct hg_strategy *gs = pls.greedy_st;
+        struct hg_sim_result gr;
+        hg_sched_best(sim, pg, gs, &gr, NULL);
+        int keep = hg_search_cost(&gr) <= hg_search_cost(br);
+        fprintf(o, "%sgreedy %.4f s%s; the policy's moves from the %s: %ld tried, %ld kept "
+                "(%ld passes): %.4f s%s: kept the %s\n", what, gr.iter_s,
+                gr.oom ? " OOM" : "", pls.from_ref ? "best baseline" : "greedy placement",
+                pls.tried, pls.kept, pls.passes, br->iter_s, br->oom ? " OOM" : "",
+                keep ? "greedy" : "moves");
+        if (keep) {
+            hg_strategy_free(*best);
+            *best = gs;
+            *br = gr;
+        } else {
+            hg_strategy_free(gs);
+        }
+    }
+    return 0;
+}
+
 /* --search gnn and gnn+mcmc: the baselines' table, then --policy's greedy
  * placement (after --finetune seconds of training on this graph and
  * cluster), list-scheduled; with gnn+mcmc, MCMC for --budget from it or
@@ -404,6 +444,8 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
     struct hg_sim_result bl;
     struct hg_strategy *base = hg_plan_run(o, sim, pg, pr, &po, &bl);
     struct hg_policy_task *t = NULL;
+    struct hg_strategy *zs = NULL; /* finetuned: the zero-shot placement first */
+    struct hg_sim_result zr;
     int rc = 0;
     double t0 = hg_now();
     if (hg_policy_task_new(&t, pol, pg, g, pr, (int)a->groups, err, sizeof(err)) != 0) {
@@ -412,6 +454,10 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         goto out;
     }
     if (a->finetune > 0) {
+        if (place_once(o, pol, t, sim, pg, a, "zero-shot: ", &zs, &zr) != 0) {
+            rc = 1;
+            goto out;
+        }
         struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->finetune,
                                           .samples = (int)a->samples, .explore = 1};
         struct hg_policy_train_stats ts;
@@ -432,37 +478,20 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         }
     }
     t0 = hg_now();
-    struct hg_policy_place_opts plo = {.seconds = a->place_seconds};
-    struct hg_policy_place_stats pls;
-    *best = hg_policy_place(pol, t, &plo, &pls, err, sizeof(err));
-    if (!*best) {
-        fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
+    if (place_once(o, pol, t, sim, pg, a, "", best, br) != 0) {
         rc = 1;
         goto out;
     }
-    hg_sched_best(sim, pg, *best, br, NULL);
-    if (a->place_seconds > 0) {
-        /* the moves were kept in the reference's order: list-scheduled, the
-         * greedy placement may still be faster */
-        struct hg_strategy *gs = hg_policy_decode(pol, t, NULL, err, sizeof(err));
-        struct hg_sim_result gr;
-        if (!gs) {
-            fprintf(stderr, "hgplan: --policy %s: %s\n", a->policy, err);
-            rc = 1;
-            goto out;
-        }
-        hg_sched_best(sim, pg, gs, &gr, NULL);
-        int keep = hg_search_cost(&gr) <= hg_search_cost(br);
-        fprintf(o, "greedy %.4f s%s; the policy's moves from the %s: %ld tried, %ld kept "
-                "(%ld passes): %.4f s%s: kept the %s\n", gr.iter_s, gr.oom ? " OOM" : "",
-                pls.from_ref ? "best baseline" : "greedy placement", pls.tried, pls.kept,
-                pls.passes, br->iter_s, br->oom ? " OOM" : "", keep ? "greedy" : "moves");
-        if (keep) {
+    if (zs) { /* finetuned: the better of it and the zero-shot placement */
+        int better = hg_search_cost(&zr) < hg_search_cost(br);
+        fprintf(o, "placed %.4f s%s, zero-shot before the finetune %.4f s%s: kept the %s\n",
+                br->iter_s, br->oom ? " OOM" : "", zr.iter_s, zr.oom ? " OOM" : "",
+                better ? "zero-shot" : "finetuned");
+        if (better) {
             hg_strategy_free(*best);
-            *best = gs;
-            *br = gr;
-        } else {
-            hg_strategy_free(gs);
+            *best = zs;
+            *br = zr;
+            zs = NULL;
         }
     }
     const struct hg_strategy *sampled = hg_policy_task_best(t, NULL);
@@ -523,6 +552,7 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         fprintf(o, "  against the best baseline (%.4f s): %+.1f%%\n", ref,
                 (br->iter_s - ref) / ref * 100);
 out:
+    hg_strategy_free(zs);
     hg_strategy_free(base);
     hg_policy_task_free(t);
     hg_policy_free(pol);

@@ -1280,6 +1280,8 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
     struct hg_sim_result r;
     hg_sim_full(t->sim, t->st, &r);
     ps->greedy = r;
+    if (o->want_greedy)
+        ps->greedy_st = hg_strategy_copy(t->st);
     double cur = hg_search_cost(&r);
     if (o->seconds > 0) {
         /* the reference where it is faster than the greedy placement (the

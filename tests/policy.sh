@@ -6,7 +6,8 @@
 # once (the greedy placement, then the policy's moves: never slower than
 # the greedy one alone, --place-seconds 0) and writes a strategy that
 # --strategy reads back; gnn+mcmc is never
-# slower than gnn or the best baseline; --finetune trains on the graph first and --policy-out
+# slower than gnn or the best baseline; --finetune places zero-shot, trains on the graph,
+# places again and keeps the faster, and --policy-out
 # writes what it trained (the kept policy's updates + 20; --eval-every
 # keeps the best evaluated, 0 the last); scripts/pretrain-policy's file
 # and the committed examples/policy/heterog.h5 place; a policy file that
@@ -88,6 +89,10 @@ grep -q '^mcmc from \(gnn\|the best baseline\): ' "$tmp/gm.out" ||
 plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 20 --policy-out "$tmp/ft.h5" \
     >"$tmp/ft.out" 2>&1 || { cat "$tmp/ft.out"; bad "--finetune"; }
 grep -q 'finetune: 20 updates' "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetune updates"; }
+# a finetune never ends slower than the zero-shot placement it started from
+awk '/^zero-shot: greedy / { z = $(NF - 4) } /zero-shot before the finetune/ { l = 1 }
+     $1 == "gnn" { g = $2 } END { exit !(l && z != "" && g != "" && g + 0 <= z + 0) }' \
+    "$tmp/ft.out" || { cat "$tmp/ft.out"; bad "finetuned gnn slower than its zero-shot placement"; }
 plan gnn --policy "$tmp/ft.h5" >"$tmp/ft2.out" 2>&1 || { cat "$tmp/ft2.out"; bad "--policy-out's file"; }
 grep -q "policy $tmp/ft.h5 ($((kept + 20)) updates)" "$tmp/ft2.out" ||
     { cat "$tmp/ft2.out"; bad "--policy-out: not $kept + 20 updates"; }
