@@ -65,6 +65,9 @@ plan() { # search extra...
 plan gnn --policy "$tmp/a.h5" --out "$tmp/s.txt" >"$tmp/gnn.out" 2>&1 ||
     { cat "$tmp/gnn.out"; bad "--search gnn"; }
 grep -q '^  gnn ' "$tmp/gnn.out" || { cat "$tmp/gnn.out"; bad "no gnn row"; }
+awk '$1 == "gnn" { g = $2 } $1 == "best" && $3 == "s" && b == "" { b = $2 }
+     END { exit !(g != "" && b != "" && g + 0 <= b + 0) }' "$tmp/gnn.out" ||
+    { cat "$tmp/gnn.out"; bad "gnn slower than the best baseline"; }
 "$HGPLAN" --model resnet50 --batch 16 --cluster "$EX/heterog-12gpu.cfg" --strategy "$tmp/s.txt" \
     >"$tmp/st.out" 2>&1 || { cat "$tmp/st.out"; bad "--strategy of gnn's --out"; }
 # the placement: the greedy one against the policy's moves, the faster kept
