@@ -423,6 +423,26 @@ static int place_once(FILE *o, struct hg_policy *pol, struct hg_policy_task *t,
     return 0;
 }
 
+/* The faster of the strategy kept (*best, *br) and cand (cr), printed as
+ * "placed T, what T': kept the <cand_name|own_name>"; cand is taken over
+ * (kept or freed). */
+static void keep_faster(FILE *o, struct hg_strategy **best, struct hg_sim_result *br,
+                        struct hg_strategy *cand, const struct hg_sim_result *cr,
+                        const char *what, const char *cand_name, const char *own_name)
+{
+    int better = hg_search_cost(cr) < hg_search_cost(br);
+    fprintf(o, "placed %.4f s%s, %s %.4f s%s: kept the %s\n", br->iter_s,
+            br->oom ? " OOM" : "", what, cr->iter_s, cr->oom ? " OOM" : "",
+            better ? cand_name : own_name);
+    if (better) {
+        hg_strategy_free(*best);
+        *best = cand;
+        *br = *cr;
+    } else {
+        hg_strategy_free(cand);
+    }
+}
+
 /* --search gnn and gnn+mcmc: the baselines' table, then --policy's
  * placement (after --finetune seconds of training on this graph and
  * cluster), list-scheduled, or the best baseline where that is faster;
@@ -483,43 +503,23 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         goto out;
     }
     if (zs) { /* finetuned: the better of it and the zero-shot placement */
-        int better = hg_search_cost(&zr) < hg_search_cost(br);
-        fprintf(o, "placed %.4f s%s, zero-shot before the finetune %.4f s%s: kept the %s\n",
-                br->iter_s, br->oom ? " OOM" : "", zr.iter_s, zr.oom ? " OOM" : "",
-                better ? "zero-shot" : "finetuned");
-        if (better) {
-            hg_strategy_free(*best);
-            *best = zs;
-            *br = zr;
-            zs = NULL;
-        }
+        keep_faster(o, best, br, zs, &zr, "zero-shot before the finetune", "zero-shot",
+                    "finetuned");
+        zs = NULL;
     }
     const struct hg_strategy *sampled = hg_policy_task_best(t, NULL);
     if (sampled) { /* finetuned: the better of the greedy and the best sample */
         struct hg_strategy *x = hg_strategy_copy(sampled);
         struct hg_sim_result xr;
         hg_sched_best(sim, pg, x, &xr, NULL);
-        int better = hg_search_cost(&xr) < hg_search_cost(br);
-        fprintf(o, "placed %.4f s%s, best sampled in the finetune %.4f s%s: kept the %s\n",
-                br->iter_s, br->oom ? " OOM" : "", xr.iter_s, xr.oom ? " OOM" : "",
-                better ? "sample" : "placed");
-        if (better) {
-            hg_strategy_free(*best);
-            *best = x;
-            *br = xr;
-        } else {
-            hg_strategy_free(x);
-        }
+        keep_faster(o, best, br, x, &xr, "best sampled in the finetune", "sample", "placed");
     }
     /* list scheduling can leave the moves' strategy just above the best
      * baseline (resnet101/heterog-12gpu: 0.1880 s against 0.1876 s) */
     const char *from = "gnn";
     if (base && hg_search_cost(&bl) < hg_search_cost(br)) {
-        fprintf(o, "placed %.4f s%s, the best baseline %.4f s: kept the best baseline\n",
-                br->iter_s, br->oom ? " OOM" : "", bl.iter_s);
-        hg_strategy_free(*best);
-        *best = hg_strategy_copy(base);
-        *br = bl;
+        keep_faster(o, best, br, hg_strategy_copy(base), &bl, "the best baseline",
+                    "best baseline", "placed");
         from = "the best baseline";
     }
     double ref = bl.oom ? 0 : bl.iter_s;
