@@ -705,14 +705,15 @@ const struct hg_lowered *hg_sim_lowered(const struct hg_sim *s);
 
 /* ------------------------------------------------------------ scheduler
  * (planner/sched.c) */
-enum hg_sched_policy { HG_SCHED_RANK, HG_SCHED_FIFO };
+enum hg_sched_policy { HG_SCHED_RANK, HG_SCHED_FIFO, HG_SCHED_OWN };
 /* Writes an execution order into st->order by list scheduling with the task
  * times of the last simulation of st (HeteroG: rank = own time + max over
  * successors of comm + rank; ready ops go by highest rank; FIFO: by the time
  * they became ready). */
 void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
                     struct hg_strategy *st, enum hg_sched_policy pol);
-/* Both policies; keeps the faster (rank on ties), leaves it simulated in r. */
+/* Both policies and the order st came with (HG_SCHED_OWN); keeps the
+ * fastest (rank, then FIFO, on ties), leaves it simulated in r. */
 void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg,
                    struct hg_strategy *st, struct hg_sim_result *r,
                    enum hg_sched_policy *chosen);
@@ -878,25 +879,36 @@ int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *plac
 struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
                                      struct hg_sim_result *r, char *err, size_t errlen);
 /* Placing with the policy (hgplan --search gnn): the greedy strategy
- * (each group's most probable action), simulated into stats->greedy; with
- * seconds > 0 then the faster of it and the reference, and each group's
- * `top` most probable actions other than its own tried as single-group
- * moves (delta-simulated; the group with the most probable move first),
- * the fastest of a group's kept where it beats the strategy so far;
- * passes until one keeps nothing; then the same with every action (the
- * policy's ranking can miss a move: inception_v3 on heterog-8gpu), until
- * the seconds are spent.  The strategy
- * (the reference's order; the caller frees it).  The probabilities stay in
- * t for hg_policy_propose. */
+ * (each group's most probable action; the reference's order), simulated
+ * into stats->greedy.  With seconds > 0 then three searches, each in the
+ * order hg_sched_best gives its start and list-scheduled at its end, the
+ * fastest strategy kept: from the faster of the greedy strategy and the
+ * reference, each group's `top` most probable actions other than its own
+ * tried as single-group moves (delta-simulated; the group with the most
+ * probable move first), the fastest of a group's kept where it beats the
+ * strategy so far, passes until one keeps nothing, then the same with
+ * every action (the policy's ranking can miss a move: inception_v3 on
+ * heterog-8gpu); time left, from the same start a steepest descent over
+ * every action (per sweep the fastest single move or pair of two of the
+ * 32 fastest single moves kept, until none is faster); time left, the
+ * first search from the slower start where it fits in memory.  Until the
+ * seconds are spent.  The caller frees the strategy.  The probabilities
+ * stay in t for hg_policy_propose. */
 struct hg_policy_place_opts {
     double seconds;       /* 0: the greedy strategy alone */
     int top;              /* placements tried per group (0: 3) */
     int want_greedy;      /* a copy of the greedy strategy in stats->greedy_st */
 };
+enum hg_place_how {
+    HG_PLACE_MOVES, /* the policy's moves from the faster start */
+    HG_PLACE_PAIRS, /* the steepest descent with pairs from it */
+    HG_PLACE_OTHER, /* the policy's moves from the other start */
+};
 struct hg_policy_place_stats {
     struct hg_sim_result greedy;
     struct hg_strategy *greedy_st; /* want_greedy: the caller frees it; else NULL */
     int from_ref;         /* the moves started from the reference */
+    enum hg_place_how how; /* the search whose strategy was kept */
     long tried, kept, passes;
     double seconds;
 };

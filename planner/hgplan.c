@@ -183,8 +183,9 @@ static const struct hg_opt options[] = {
     {.name = "place-seconds", .type = HG_OPT_REAL, .group = G_POLICY,
      .offset = OFF(place_seconds), .def = "1", .min = 0, .metavar = "S",
      .help = "--search gnn, gnn+mcmc: after the greedy placement, try each group's more "
-             "probable actions in the policy's order for S seconds, keeping those the "
-             "simulator says are faster (0: the greedy placement alone)"},
+             "probable actions in the policy's order, then a steepest descent with pairs, "
+             "for S seconds, keeping those the simulator says are faster (0: the greedy "
+             "placement alone; after --finetune F: at least F/4, and F*3/4 of training)"},
     {.name = "policy-out", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(policy_out),
      .metavar = "FILE", .help = "with --finetune: write the finetuned policy"},
     {.name = "log-json", .type = HG_OPT_STR, .group = G_POLICY, .offset = OFF(log_json),
@@ -383,16 +384,16 @@ static void roofline(FILE *o, const struct hg_graph *g, const struct hg_cluster 
     }
 }
 
-/* Places with pol (hg_policy_place, --place-seconds), list-scheduled; the
+/* Places with pol (hg_policy_place for seconds), list-scheduled; the
  * greedy placement where that is faster after scheduling.  Prints the
  * moves' line (prefixed by what).  0, or 1 with a message. */
 static int place_once(FILE *o, struct hg_policy *pol, struct hg_policy_task *t,
                       struct hg_sim *sim, const struct hg_pgraph *pg, const struct args *a,
-                      const char *what, struct hg_strategy **best, struct hg_sim_result *br)
+                      double seconds, const char *what, struct hg_strategy **best,
+                      struct hg_sim_result *br)
 {
     char err[ERRLEN] = "";
-    struct hg_policy_place_opts plo = {.seconds = a->place_seconds,
-                                       .want_greedy = a->place_seconds > 0};
+    struct hg_policy_place_opts plo = {.seconds = seconds, .want_greedy = seconds > 0};
     struct hg_policy_place_stats pls;
     *best = hg_policy_place(pol, t, &plo, &pls, err, sizeof(err));
     if (!*best) {
@@ -411,7 +412,11 @@ static int place_once(FILE *o, struct hg_policy *pol, struct hg_policy_task *t,
                 "(%ld passes): %.4f s%s: kept the %s\n", what, gr.iter_s,
                 gr.oom ? " OOM" : "", pls.from_ref ? "best baseline" : "greedy placement",
                 pls.tried, pls.kept, pls.passes, br->iter_s, br->oom ? " OOM" : "",
-                keep ? "greedy" : "moves");
+                keep                           ? "greedy"
+                : pls.how == HG_PLACE_PAIRS  ? "steepest descent with pairs"
+                : pls.how == HG_PLACE_OTHER  ? (pls.from_ref ? "moves from the greedy placement"
+                                                            : "moves from the best baseline")
+                                             : "moves");
         if (keep) {
             hg_strategy_free(*best);
             *best = gs;
@@ -474,11 +479,11 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         goto out;
     }
     if (a->finetune > 0) {
-        if (place_once(o, pol, t, sim, pg, a, "zero-shot: ", &zs, &zr) != 0) {
+        if (place_once(o, pol, t, sim, pg, a, a->place_seconds, "zero-shot: ", &zs, &zr) != 0) {
             rc = 1;
             goto out;
         }
-        struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->finetune,
+        struct hg_policy_train_opts to = {.steps = a->policy_steps, .seconds = a->finetune * 3 / 4,
                                           .samples = (int)a->samples, .explore = 1};
         struct hg_policy_train_stats ts;
         if (hg_policy_train(pol, &t, 1, &to, &ts, err, sizeof(err)) != 0) {
@@ -498,7 +503,13 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         }
     }
     t0 = hg_now();
-    if (place_once(o, pol, t, sim, pg, a, "", best, br) != 0) {
+    /* a finetune's last quarter: the moves' two orders run to their end
+     * where they take longer than --place-seconds (transformer24 on
+     * heterog-12gpu: 26 s) */
+    double place_s = a->place_seconds;
+    if (a->finetune > 0 && place_s > 0 && a->finetune / 4 > place_s)
+        place_s = a->finetune / 4;
+    if (place_once(o, pol, t, sim, pg, a, place_s, "", best, br) != 0) {
         rc = 1;
         goto out;
     }

@@ -162,7 +162,9 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
                 "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted,
                 ss.improved, hg_now() - st0, (long long)po->seed,
-                pol == HG_SCHED_RANK ? "list scheduling (rank)" : "FIFO");
+                pol == HG_SCHED_RANK  ? "list scheduling (rank)"
+                : pol == HG_SCHED_FIFO ? "FIFO"
+                                       : "the search's own");
         if (po->executable)
             fprintf(o, "  stopped at %s\n", stops[ss.stop]);
         if (po->executable)

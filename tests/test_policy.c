@@ -480,6 +480,25 @@ static void test_place(struct toy *t)
     EXPECT(s1.kept > 0 && s1.passes >= 2 && !r1.oom && r1.iter_s < ref * 0.99,
            "placed %.6f s after %ld of %ld moves, reference %.6f s", r1.iter_s, s1.kept,
            s1.tried, ref);
+    /* the searches start list-scheduled from the greedy strategy and the
+     * reference: never slower than either so scheduled; valid; placing
+     * again gives the same strategy (the task's order restored) */
+    struct hg_strategy *gs = hg_strategy_copy(g0);
+    struct hg_sim_result rg;
+    hg_sched_best(sim, t->pg, gs, &rg, NULL);
+    EXPECT(r1.iter_s <= rg.iter_s && r1.iter_s <= ref,
+           "placed %.6f s, greedy list-scheduled %.6f s, reference %.6f s", r1.iter_s,
+           rg.iter_s, ref);
+    EXPECT(hg_strategy_check(g1, t->pg, err, sizeof(err)) == 0, "placed: %s", err);
+    struct hg_policy_place_stats s2;
+    struct hg_strategy *g2 = hg_policy_place(p, task, &o1, &s2, err, sizeof(err));
+    REQUIRE(g2 != NULL, "%s", err);
+    EXPECT(memcmp(g1->cfg, g2->cfg, (size_t)g1->ngroups * sizeof(struct hg_gcfg)) == 0 &&
+               memcmp(g1->order, g2->order, (size_t)g1->nops * sizeof(int)) == 0 &&
+               s2.how == s1.how,
+           "placing twice: different strategies");
+    hg_strategy_free(gs);
+    hg_strategy_free(g2);
     int k = heaviest_group(hg_policy_task_feat(task));
     EXPECT((g1->cfg[k].mode == HG_MODE_MP && g1->cfg[k].device == 1) ||
                (g1->cfg[k].mode == HG_MODE_DP && g1->cfg[k].rep[1] > g1->cfg[k].rep[0]),

@@ -360,6 +360,53 @@ static void test_recompute(void)
     hg_cluster_free(c);
 }
 
+/* hg_sched_best keeps the order a strategy came with where neither list
+ * schedule is faster: inception_v3's CP-AR baseline on the 8-GPU testbed
+ * in graph order (the forward layer by layer, then the backward) beats
+ * both; the result is never slower than any of the three. */
+static void test_sched_own(void)
+{
+    struct hg_cluster *c = example("heterog-8gpu.cfg");
+    struct hg_graph *g = model("inception_v3", 64);
+    struct hg_pgraph *pg = pgraph(g, c, 64);
+    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_strategy_group(s, pg, price_of(pg), 64);
+    hg_baseline_apply(s, pg, HG_BASE_CP_AR);
+    struct hg_strategy *rank = hg_strategy_copy(s), *fifo = hg_strategy_copy(s);
+    int *own = malloc((size_t)pg->nops * sizeof(int)); /* [nops] */
+    REQUIRE(own != NULL, "malloc");
+    memcpy(own, s->order, (size_t)pg->nops * sizeof(int));
+    struct hg_sim *sim = sim_new(pg);
+    struct hg_sim_result r0, rr, rf, rb;
+    hg_sim_full(sim, s, &r0);
+    hg_sched_order(sim, pg, rank, HG_SCHED_RANK);
+    hg_sched_order(sim, pg, fifo, HG_SCHED_FIFO);
+    hg_sim_full(sim, rank, &rr);
+    hg_sim_full(sim, fifo, &rf);
+    enum hg_sched_policy pol;
+    hg_sched_best(sim, pg, s, &rb, &pol);
+    EXPECT(pol == HG_SCHED_OWN && r0.iter_s < rr.iter_s && r0.iter_s < rf.iter_s,
+           "own order %.6g s, rank %.6g s, FIFO %.6g s: kept %d", r0.iter_s, rr.iter_s,
+           rf.iter_s, (int)pol);
+    EXPECT(rb.iter_s == r0.iter_s && memcmp(s->order, own, (size_t)pg->nops * sizeof(int)) == 0,
+           "kept the own order: %.6g s, order changed %d", rb.iter_s,
+           memcmp(s->order, own, (size_t)pg->nops * sizeof(int)) != 0);
+    /* from the rank order, the own order is the rank order: kept, no slower */
+    hg_sched_best(sim, pg, rank, &rb, &pol);
+    EXPECT(rb.iter_s <= rr.iter_s, "from rank's order %.6g s, best %.6g s", rr.iter_s,
+           rb.iter_s);
+    printf("sched inception_v3/64 CP-AR on 8 GPUs: own %.4f s, rank %.4f s, FIFO %.4f s\n",
+           r0.iter_s, rr.iter_s, rf.iter_s);
+    free(own);
+    hg_strategy_free(s);
+    hg_strategy_free(rank);
+    hg_strategy_free(fifo);
+    hg_sim_free(sim);
+    pfree(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
 static void test_mcmc(void)
 {
     struct hg_cluster *c = example("heterog-8gpu.cfg");
@@ -535,6 +582,7 @@ int main(void)
     test_delta("resnet50", "heterog-8gpu.cfg", 32, 40, 1);
     test_delta("transformer", "heterog-12gpu.cfg", 64, 30, 1);
     test_recompute();
+    test_sched_own();
     test_mcmc();
     printf("%s: %d failure%s\n", __FILE__, failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
