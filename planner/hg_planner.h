@@ -890,8 +890,8 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
  * every action (the policy's ranking can miss a move: inception_v3 on
  * heterog-8gpu); time left, from the same start a steepest descent over
  * every action (per sweep the fastest single move or pair of two of the
- * 32 fastest single moves kept, until none is faster); time left, the
- * first search from the slower start where it fits in memory.  Until the
+ * 32 fastest single moves kept, until none is faster); time left, that
+ * descent from the slower start where it fits in memory.  Until the
  * seconds are spent.  The caller frees the strategy.  The probabilities
  * stay in t for hg_policy_propose. */
 struct hg_policy_place_opts {
@@ -902,7 +902,7 @@ struct hg_policy_place_opts {
 enum hg_place_how {
     HG_PLACE_MOVES, /* the policy's moves from the faster start */
     HG_PLACE_PAIRS, /* the steepest descent with pairs from it */
-    HG_PLACE_OTHER, /* the policy's moves from the other start */
+    HG_PLACE_PAIRS_OTHER, /* the same from the other start */
 };
 struct hg_policy_place_stats {
     struct hg_sim_result greedy;

@@ -414,8 +414,9 @@ static int place_once(FILE *o, struct hg_policy *pol, struct hg_policy_task *t,
                 pls.tried, pls.kept, pls.passes, br->iter_s, br->oom ? " OOM" : "",
                 keep                           ? "greedy"
                 : pls.how == HG_PLACE_PAIRS  ? "steepest descent with pairs"
-                : pls.how == HG_PLACE_OTHER  ? (pls.from_ref ? "moves from the greedy placement"
-                                                            : "moves from the best baseline")
+                : pls.how == HG_PLACE_PAIRS_OTHER
+                    ? (pls.from_ref ? "steepest descent with pairs from the greedy placement"
+                                    : "steepest descent with pairs from the best baseline")
                                              : "moves");
         if (keep) {
             hg_strategy_free(*best);

@@ -1340,13 +1340,15 @@ static double pair_search(struct hg_policy_task *t, const struct move *m, int nm
             bc = sw[0].c;
             bp = 0;
         }
-        for (int p = 0; p < top && hg_now() - t0 < seconds; p++)
+        for (int p = 0; p < top && hg_now() - t0 < seconds; p++) {
+            int k = sw[p].k;
+            struct hg_gcfg ok = t->st->cfg[k];
+            move_to(t, k, &m[sw[p].j], &r); /* p's move stays for its pairs */
             for (int q = p + 1; q < top; q++) {
-                int k = sw[p].k, l = sw[q].k;
+                int l = sw[q].k;
                 if (k == l)
                     continue;
-                struct hg_gcfg ok = t->st->cfg[k], ol = t->st->cfg[l];
-                move_to(t, k, &m[sw[p].j], &r);
+                struct hg_gcfg ol = t->st->cfg[l];
                 move_to(t, l, &m[sw[q].j], &r);
                 ps->tried++;
                 if (hg_search_cost(&r) < bc) {
@@ -1354,9 +1356,10 @@ static double pair_search(struct hg_policy_task *t, const struct move *m, int nm
                     bp = p;
                     bq = q;
                 }
-                restore(t, k, ok);
                 restore(t, l, ol);
             }
+            restore(t, k, ok);
+        }
         found = bp >= 0;
         int keep[2] = {bp, bq}; /* sw[] indices, -1: none */
         for (int x = 0; x < 2 && found && keep[x] >= 0; x++) {
@@ -1423,7 +1426,7 @@ static void search_from(struct hg_policy_task *t, const float *pl, const float *
     struct hg_sim_result r;
     hg_sched_best(t->sim, t->pg, t->st, &r, NULL);
     double c = hg_search_cost(&r);
-    if (how == HG_PLACE_PAIRS) {
+    if (how != HG_PLACE_MOVES) {
         int nm;
         struct move *m = moves_new(pl, ag, work, G, D, HG_POLICY_ACTIONS(D), &nm);
         pair_search(t, m, nm, work, c, t0, o->seconds, ps);
@@ -1488,10 +1491,11 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
          * which has an answer at any time; then, time left, the steepest
          * descent with pairs from there (every action, the policy's
          * ranking aside), which needs a whole sweep before it keeps
-         * anything; then the policy's moves from the other start where
-         * it fits (transformer24 on heterog-8gpu: the reference faster
-         * than the greedy placement, which one move makes faster than
-         * both once list-scheduled).  The fastest kept. */
+         * anything; then the same descent from the other start where it
+         * fits (transformer24 on heterog-8gpu: the reference faster than
+         * the greedy placement, which one move makes faster than both
+         * once list-scheduled; the policy's own order of moves, once
+         * finetuned, kept another one first).  The fastest kept. */
         struct hg_sim_result br;
         search_from(t, pl, ag, o, t0, from, HG_PLACE_MOVES, work, &placed, &br,
                     ps);
@@ -1499,7 +1503,7 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
             search_from(t, pl, ag, o, t0, from, HG_PLACE_PAIRS, work, &placed,
                         &br, ps);
         if (hg_now() - t0 < o->seconds && other_fits)
-            search_from(t, pl, ag, o, t0, other, HG_PLACE_OTHER, work, &placed,
+            search_from(t, pl, ag, o, t0, other, HG_PLACE_PAIRS_OTHER, work, &placed,
                         &br, ps);
         memcpy(t->st->order, order, (size_t)t->st->nops * sizeof(int));
         free(order);
