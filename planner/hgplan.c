@@ -504,9 +504,9 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         }
     }
     t0 = hg_now();
-    /* a finetune's last quarter: the moves' two orders run to their end
-     * where they take longer than --place-seconds (transformer24 on
-     * heterog-12gpu: 26 s) */
+    /* a finetune's last quarter: the placement's searches run to their
+     * end where they take longer than --place-seconds (transformer24 on
+     * heterog-8gpu: 13 s) */
     double place_s = a->place_seconds;
     if (a->finetune > 0 && place_s > 0 && a->finetune / 4 > place_s)
         place_s = a->finetune / 4;

@@ -1209,48 +1209,6 @@ static struct move *moves_new(const float *pl, const float *ag, const int *act, 
     return m;
 }
 
-/* Group m[i].k's moves m[i..*j) tried from the strategy in t->st (actions
- * act[G][2], cost *cur), each a delta of the one before, until `seconds`
- * after t0: the fastest kept where faster than *cur (keep), else the
- * group's strategy restored.  Returns the fastest move's cost (INFINITY:
- * none tried or none faster than *cur) and sets *j past the group. */
-static double group_moves(struct hg_policy_task *t, const struct move *m, int nm, int i,
-                          int *j, int *act, double *cur, int keep, double t0, double seconds,
-                          struct hg_policy_place_stats *ps)
-{
-    int D = t->feat.ndev, k = m[i].k, best = -1, last = -1;
-    double bc = *cur * (1 - 1e-9);
-    struct hg_gcfg old = t->st->cfg[k];
-    struct hg_sim_result r;
-    for (*j = i; *j < nm && m[*j].k == k; (*j)++) {
-        int a = m[*j].a, b = m[*j].b;
-        if ((act[2 * k] == a && (a < D || act[2 * k + 1] == b)) || hg_now() - t0 >= seconds)
-            continue;
-        apply_action(t, k, a, b);
-        hg_sim_delta(t->sim, t->st, k, &r);
-        ps->tried++;
-        last = *j;
-        if (hg_search_cost(&r) < bc) {
-            bc = hg_search_cost(&r);
-            best = *j;
-        }
-    }
-    if (best >= 0 && keep) {
-        *cur = bc;
-        act[2 * k] = m[best].a;
-        act[2 * k + 1] = m[best].b;
-        ps->kept++;
-        if (best != last) {
-            apply_action(t, k, m[best].a, m[best].b);
-            hg_sim_delta(t->sim, t->st, k, &r);
-        }
-    } else if (last >= 0) {
-        t->st->cfg[k] = old;
-        hg_sim_delta(t->sim, t->st, k, &r);
-    }
-    return best >= 0 ? bc : INFINITY;
-}
-
 /* Passes over the moves m[nm] (grouped by group) from the strategy in
  * t->st (actions act[G][2], cost cur): of each group's moves the fastest
  * kept where the delta simulator says faster than cur; until a pass keeps
@@ -1259,10 +1217,43 @@ static double local_search(struct hg_policy_task *t, const struct move *m, int n
                            double cur, double t0, double seconds,
                            struct hg_policy_place_stats *ps)
 {
+    int D = t->feat.ndev;
+    struct hg_sim_result r;
     for (int kept = 1; kept && hg_now() - t0 < seconds;) {
         kept = 0;
-        for (int i = 0, j; i < nm && hg_now() - t0 < seconds; i = j)
-            kept |= isfinite(group_moves(t, m, nm, i, &j, act, &cur, 1, t0, seconds, ps));
+        for (int i = 0, j; i < nm && hg_now() - t0 < seconds; i = j) {
+            int k = m[i].k, best = -1, last = -1;
+            double bc = cur * (1 - 1e-9);
+            struct hg_gcfg old = t->st->cfg[k];
+            for (j = i; j < nm && m[j].k == k; j++) {
+                int a = m[j].a, b = m[j].b;
+                if ((act[2 * k] == a && (a < D || act[2 * k + 1] == b)) ||
+                    hg_now() - t0 >= seconds)
+                    continue;
+                apply_action(t, k, a, b);
+                hg_sim_delta(t->sim, t->st, k, &r);
+                ps->tried++;
+                last = j;
+                if (hg_search_cost(&r) < bc) {
+                    bc = hg_search_cost(&r);
+                    best = j;
+                }
+            }
+            if (best >= 0) {
+                cur = bc;
+                act[2 * k] = m[best].a;
+                act[2 * k + 1] = m[best].b;
+                ps->kept++;
+                kept = 1;
+                if (best != last) {
+                    apply_action(t, k, m[best].a, m[best].b);
+                    hg_sim_delta(t->sim, t->st, k, &r);
+                }
+            } else if (last >= 0) {
+                t->st->cfg[k] = old;
+                hg_sim_delta(t->sim, t->st, k, &r);
+            }
+        }
         ps->passes++;
     }
     return cur;

@@ -131,7 +131,10 @@ void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_str
 {
     struct hg_sim_result r0, rr, rf;
     hg_sim_full(sim, st, &r0); /* task times for the ranks; the own order's time */
-    struct hg_strategy *fifo = hg_strategy_copy(st), *own = hg_strategy_copy(st);
+    struct hg_strategy *fifo = hg_strategy_copy(st);
+    int *own = malloc((size_t)st->nops * sizeof(int)); /* [nops] the order st came with */
+    HG_CHECK(own != NULL);
+    memcpy(own, st->order, (size_t)st->nops * sizeof(int));
     hg_sched_order(sim, pg, st, HG_SCHED_RANK);
     hg_sched_order(sim, pg, fifo, HG_SCHED_FIFO);
     hg_sim_full(sim, fifo, &rf);
@@ -147,12 +150,12 @@ void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_str
      * both schedules slower there (inception_v3 on heterog-8gpu after the
      * policy's moves: 0.1988 s against 0.2005 s) */
     if (c0 < cr) {
-        memcpy(st->order, own->order, (size_t)st->nops * sizeof(int));
+        memcpy(st->order, own, (size_t)st->nops * sizeof(int));
         pol = HG_SCHED_OWN;
     }
     hg_sim_full(sim, st, r);
     if (chosen)
         *chosen = pol;
     hg_strategy_free(fifo);
-    hg_strategy_free(own);
+    free(own);
 }
