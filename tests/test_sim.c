@@ -277,16 +277,23 @@ static int same(const struct hg_sim_result *a, const struct hg_sim_result *b, in
     return 1;
 }
 
+/* A new strategy of pg in `groups` op groups, every group as baseline b. */
+static struct hg_strategy *baseline(const struct hg_pgraph *pg, int groups, enum hg_baseline b)
+{
+    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
+    hg_strategy_group(s, pg, price_of(pg), groups);
+    hg_baseline_apply(s, pg, b);
+    return s;
+}
+
 /* rec: recomputation on in every other group of the seed */
 static void test_delta(const char *name, const char *cl, int64_t batch, int ngroups, int rec)
 {
     struct hg_cluster *c = example(cl);
     struct hg_graph *g = model(name, batch);
     struct hg_pgraph *pg = pgraph(g, c, batch);
-    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
-    hg_strategy_group(s, pg, price_of(pg), ngroups);
+    struct hg_strategy *s = baseline(pg, ngroups, HG_BASE_CP_AR);
     EXPECT(s->ngroups == ngroups, "%s: %d groups", name, s->ngroups);
-    hg_baseline_apply(s, pg, HG_BASE_CP_AR);
     for (int k = 0; k < s->ngroups && rec; k += 2)
         s->cfg[k].recompute = 1;
     struct hg_sim *sd = sim_new(pg), *sf = sim_new(pg);
@@ -327,9 +334,7 @@ static void test_recompute(void)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct hg_graph *g = model(cases[i].name, cases[i].batch);
         struct hg_pgraph *pg = pgraph(g, c, cases[i].batch);
-        struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
-        hg_strategy_group(s, pg, price_of(pg), 64);
-        hg_baseline_apply(s, pg, HG_BASE_CP_AR);
+        struct hg_strategy *s = baseline(pg, 64, HG_BASE_CP_AR);
         struct hg_sim *sim = sim_new(pg);
         struct hg_sim_result r0, r1;
         hg_sim_full(sim, s, &r0);
@@ -369,9 +374,7 @@ static void test_sched_own(void)
     struct hg_cluster *c = example("heterog-8gpu.cfg");
     struct hg_graph *g = model("inception_v3", 64);
     struct hg_pgraph *pg = pgraph(g, c, 64);
-    struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, 1);
-    hg_strategy_group(s, pg, price_of(pg), 64);
-    hg_baseline_apply(s, pg, HG_BASE_CP_AR);
+    struct hg_strategy *s = baseline(pg, 64, HG_BASE_CP_AR);
     struct hg_strategy *rank = hg_strategy_copy(s), *fifo = hg_strategy_copy(s);
     int *own = malloc((size_t)pg->nops * sizeof(int)); /* [nops] */
     REQUIRE(own != NULL, "malloc");
@@ -412,9 +415,7 @@ static void test_mcmc(void)
     struct hg_cluster *c = example("heterog-8gpu.cfg");
     struct hg_graph *g = model("vgg19", 64);
     struct hg_pgraph *pg = pgraph(g, c, 64);
-    struct hg_strategy *seed = hg_strategy_new(pg->nops, pg->ndev, 1);
-    hg_strategy_group(seed, pg, price_of(pg), 24);
-    hg_baseline_apply(seed, pg, HG_BASE_EV_PS);
+    struct hg_strategy *seed = baseline(pg, 24, HG_BASE_EV_PS);
     struct hg_sim *sim = sim_new(pg);
     struct hg_sim_result r0;
     hg_sched_best(sim, pg, seed, &r0, NULL);
