@@ -712,8 +712,12 @@ enum hg_sched_policy { HG_SCHED_RANK, HG_SCHED_FIFO, HG_SCHED_OWN };
  * they became ready). */
 void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
                     struct hg_strategy *st, enum hg_sched_policy pol);
-/* Both policies and the order st came with (HG_SCHED_OWN); keeps the
- * fastest (rank, then FIFO, on ties), leaves it simulated in r. */
+/* Both policies; keeps the faster (rank on ties), leaves it simulated in r. */
+void hg_sched_list(struct hg_sim *sim, const struct hg_pgraph *pg,
+                   struct hg_strategy *st, struct hg_sim_result *r,
+                   enum hg_sched_policy *chosen);
+/* hg_sched_list, or the order st came with (HG_SCHED_OWN) where that is
+ * faster still; leaves the order kept simulated in r. */
 void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg,
                    struct hg_strategy *st, struct hg_sim_result *r,
                    enum hg_sched_policy *chosen);

@@ -690,6 +690,8 @@ struct hg_policy_task {
     double best_cost;         /* its hg_search_cost; INFINITY: none yet */
     int *ref_act;             /* [G][2] the reference's actions (placement, aggregation
                                  or -1 where model parallel) */
+    int *place_act;           /* [G][2] the same of the placement's reference */
+    int *place_order;         /* [nops] its order */
     float *prob_p, *prob_a;   /* [G][2D+2], [G][2] the last hg_policy_place's
                                  probabilities (hg_policy_propose draws from them) */
 };
@@ -698,6 +700,45 @@ static void set_input(struct net *n, int t, const float *x)
 {
     const struct hg_tensor_info *ti = hg_graph_tensor(n->g, t);
     memcpy(hg_exec_data(n->ex, t), x, (size_t)hg_shape_numel(&ti->shape) * sizeof(float));
+}
+
+/* The reference's actions of baseline strategy b into ref[G][2]
+ * (placement, aggregation or -1 where model parallel). */
+static void baseline_actions(const struct hg_strategy *b, enum hg_baseline k, int D, int *ref)
+{
+    int even = k == HG_BASE_EV_PS || k == HG_BASE_EV_AR;
+    for (int j = 0; j < b->ngroups; j++) {
+        const struct hg_gcfg *cf = &b->cfg[j];
+        int mp = cf->mode == HG_MODE_MP;
+        ref[2 * j] = mp ? cf->device : even ? D : D + 1;
+        ref[2 * j + 1] = mp ? -1 : cf->agg == HG_AGG_AR;
+    }
+}
+
+/* The placement's reference: hgplan's best baseline, each baseline a new
+ * strategy in op-id order kept in the order hg_sched_best keeps (graph
+ * order beats both list schedules on most of HeteroG's CNN baselines). */
+static void place_reference(struct hg_policy_task *t, const struct hg_pprice *pr, int groups)
+{
+    const struct hg_pgraph *pg = t->pg;
+    int G = t->st->ngroups;
+    t->place_act = malloc((size_t)G * 2 * sizeof(int));
+    t->place_order = malloc((size_t)pg->nops * sizeof(int));
+    HG_CHECK(t->place_act && t->place_order);
+    double best = INFINITY;
+    for (int k = 0; k < HG_BASE_COUNT; k++) {
+        struct hg_strategy *b = hg_strategy_new(pg->nops, pg->ndev, 1);
+        struct hg_sim_result r;
+        hg_strategy_group(b, pg, pr, groups > 0 ? groups : 64);
+        hg_baseline_apply(b, pg, (enum hg_baseline)k);
+        hg_sched_best(t->sim, pg, b, &r, NULL);
+        if (hg_search_cost(&r) < best) {
+            best = hg_search_cost(&r);
+            memcpy(t->place_order, b->order, (size_t)pg->nops * sizeof(int));
+            baseline_actions(b, (enum hg_baseline)k, pg->ndev, t->place_act);
+        }
+        hg_strategy_free(b);
+    }
 }
 
 int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
@@ -714,9 +755,12 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
     t->best = hg_strategy_copy(t->st);
     t->best_cost = INFINITY;
     /* the reference: the best baseline on this grouping, list-scheduled
-     * (hgplan's "best"); its order is the order samples are simulated in
+     * (hg_sched_list); its order is the order samples are simulated in
      * (the id order hides or exaggerates transfers the schedule does not),
-     * its actions a feature (ref [ngroups][2]: placement, aggregation) */
+     * its actions a feature (ref [ngroups][2]: placement, aggregation).
+     * Not hg_sched_best's: trained against that, the policy learns nothing
+     * that beats it (a 40000-update pretraining kept update 0), and the
+     * committed policy was trained against this one */
     int G = t->st->ngroups, D = pg->ndev;
     int *ref = t->ref_act = malloc((size_t)G * 2 * sizeof(int));
     t->prob_p = calloc((size_t)G * HG_POLICY_ACTIONS(D), sizeof(float));
@@ -729,24 +773,19 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
         struct hg_strategy *b = hg_strategy_copy(t->st);
         struct hg_sim_result r;
         hg_baseline_apply(b, pg, (enum hg_baseline)k);
-        hg_sched_best(t->sim, pg, b, &r, NULL);
+        hg_sched_list(t->sim, pg, b, &r, NULL);
         if (hg_search_cost(&r) < best) {
             best = hg_search_cost(&r);
             t->ref = r.iter_s;
             memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
             memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
-            int even = k == HG_BASE_EV_PS || k == HG_BASE_EV_AR;
-            for (int j = 0; j < G; j++) {
-                const struct hg_gcfg *cf = &b->cfg[j];
-                int mp = cf->mode == HG_MODE_MP;
-                ref[2 * j] = mp ? cf->device : even ? D : D + 1;
-                ref[2 * j + 1] = mp ? -1 : cf->agg == HG_AGG_AR;
-            }
+            baseline_actions(b, (enum hg_baseline)k, D, ref);
         }
         hg_strategy_free(b);
     }
     if (!(t->ref > 0))
         t->ref = 1;
+    place_reference(t, pr, groups);
     hg_policy_features(&t->feat, pg, g, pr, t->st, ref);
     if (net_new(&t->net, &p->cfg, G, D, err, errlen) != 0) {
         hg_policy_task_free(t);
@@ -795,6 +834,8 @@ void hg_policy_task_free(struct hg_policy_task *t)
     hg_policy_feat_free(&t->feat);
     hg_strategy_free(t->st);
     free(t->ref_act);
+    free(t->place_act);
+    free(t->place_order);
     free(t->prob_p);
     free(t->prob_a);
     free(t->node_dp);
@@ -1449,7 +1490,14 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
     if (hg_policy_forward(p, t, pl, ag, err, errlen) != 0)
         return NULL;
     int *act = malloc((size_t)G * 2 * sizeof(int)); /* [G][2] the greedy actions */
-    HG_CHECK(act != NULL);
+    int *order = malloc((size_t)t->st->nops * sizeof(int)); /* [nops] the training's */
+    HG_CHECK(act && order);
+    /* placing: the greedy strategy and the searches in the placement's
+     * reference's order; decoding (training's evaluations) in the
+     * training's */
+    memcpy(order, t->st->order, (size_t)t->st->nops * sizeof(int));
+    if (o->seconds > 0)
+        memcpy(t->st->order, t->place_order, (size_t)t->st->nops * sizeof(int));
     for (int k = 0; k < G; k++) {
         act[2 * k] = argmax(pl + (size_t)k * A, A);
         act[2 * k + 1] = argmax(ag + (size_t)k * 2, 2);
@@ -1466,12 +1514,11 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
          * (the greedy aggregation where it is model parallel) */
         size_t sz = (size_t)G * 2 * sizeof(int);
         int *ref = malloc(sz), *work = malloc(sz); /* [G][2] each */
-        int *order = malloc((size_t)t->st->nops * sizeof(int)); /* [nops] the reference's */
-        HG_CHECK(ref && work && order);
-        memcpy(order, t->st->order, (size_t)t->st->nops * sizeof(int));
+        HG_CHECK(ref && work);
         for (int k = 0; k < G; k++) {
-            ref[2 * k] = t->ref_act[2 * k];
-            ref[2 * k + 1] = t->ref_act[2 * k + 1] >= 0 ? t->ref_act[2 * k + 1] : act[2 * k + 1];
+            ref[2 * k] = t->place_act[2 * k];
+            ref[2 * k + 1] = t->place_act[2 * k + 1] >= 0 ? t->place_act[2 * k + 1]
+                                                          : act[2 * k + 1];
         }
         set_actions(t, ref, &r);
         double gc = hg_search_cost(&ps->greedy), rc = hg_search_cost(&r);
@@ -1496,11 +1543,11 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
         if (hg_now() - t0 < o->seconds && other_fits)
             search_from(t, pl, ag, o, t0, other, HG_PLACE_PAIRS_OTHER, work, &placed,
                         &br, ps);
-        memcpy(t->st->order, order, (size_t)t->st->nops * sizeof(int));
-        free(order);
         free(ref);
         free(work);
     }
+    memcpy(t->st->order, order, (size_t)t->st->nops * sizeof(int));
+    free(order);
     free(act);
     ps->seconds = hg_now() - t0;
     return placed ? placed : hg_strategy_copy(t->st);

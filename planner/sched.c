@@ -126,36 +126,45 @@ void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
     free(h.v);
 }
 
-void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
+void hg_sched_list(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
                    struct hg_sim_result *r, enum hg_sched_policy *chosen)
 {
-    struct hg_sim_result r0, rr, rf;
-    hg_sim_full(sim, st, &r0); /* task times for the ranks; the own order's time */
+    struct hg_sim_result rr, rf;
+    hg_sim_full(sim, st, &rr); /* task times for the ranks */
     struct hg_strategy *fifo = hg_strategy_copy(st);
-    int *own = malloc((size_t)st->nops * sizeof(int)); /* [nops] the order st came with */
-    HG_CHECK(own != NULL);
-    memcpy(own, st->order, (size_t)st->nops * sizeof(int));
     hg_sched_order(sim, pg, st, HG_SCHED_RANK);
     hg_sched_order(sim, pg, fifo, HG_SCHED_FIFO);
     hg_sim_full(sim, fifo, &rf);
     hg_sim_full(sim, st, &rr);
-    double c0 = hg_search_cost(&r0), cr = hg_search_cost(&rr), cf = hg_search_cost(&rf);
-    enum hg_sched_policy pol = HG_SCHED_RANK;
-    if (cf < cr) {
+    if (hg_search_cost(&rf) < hg_search_cost(&rr)) {
         memcpy(st->order, fifo->order, (size_t)st->nops * sizeof(int));
-        cr = cf;
-        pol = HG_SCHED_FIFO;
+        hg_sim_full(sim, st, &rr);
+        if (chosen)
+            *chosen = HG_SCHED_FIFO;
+    } else if (chosen) {
+        *chosen = HG_SCHED_RANK;
     }
+    *r = rr;
+    hg_strategy_free(fifo);
+}
+
+void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
+                   struct hg_sim_result *r, enum hg_sched_policy *chosen)
+{
+    int *own = malloc((size_t)st->nops * sizeof(int)); /* [nops] the order st came with */
+    HG_CHECK(own != NULL);
+    memcpy(own, st->order, (size_t)st->nops * sizeof(int));
+    struct hg_sim_result r0;
+    hg_sim_full(sim, st, &r0);
+    hg_sched_list(sim, pg, st, r, chosen);
     /* a search that ran in st's order can have fitted its moves to it:
      * both schedules slower there (inception_v3 on heterog-8gpu after the
      * policy's moves: 0.1988 s against 0.2005 s) */
-    if (c0 < cr) {
+    if (hg_search_cost(&r0) < hg_search_cost(r)) {
         memcpy(st->order, own, (size_t)st->nops * sizeof(int));
-        pol = HG_SCHED_OWN;
+        hg_sim_full(sim, st, r);
+        if (chosen)
+            *chosen = HG_SCHED_OWN;
     }
-    hg_sim_full(sim, st, r);
-    if (chosen)
-        *chosen = pol;
-    hg_strategy_free(fifo);
     free(own);
 }
