@@ -883,8 +883,10 @@ int hg_policy_forward(struct hg_policy *p, struct hg_policy_task *t, float *plac
 struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task *t,
                                      struct hg_sim_result *r, char *err, size_t errlen);
 /* Placing with the policy (hgplan --search gnn): the greedy strategy
- * (each group's most probable action; the reference's order), simulated
- * into stats->greedy.  With seconds > 0 then three searches, each in the
+ * (each group's most probable action), simulated into stats->greedy: in
+ * the training reference's order (hg_sched_list's) with seconds 0, else in
+ * the placement's reference's (hgplan's best baseline in the order
+ * hg_sched_best keeps).  With seconds > 0 then three searches, each in the
  * order hg_sched_best gives its start and list-scheduled at its end, the
  * fastest strategy kept: from the faster of the greedy strategy and the
  * reference, each group's `top` most probable actions other than its own
