@@ -715,10 +715,11 @@ static void baseline_actions(const struct hg_strategy *b, enum hg_baseline k, in
     }
 }
 
-/* The placement's reference: hgplan's best baseline, each baseline a new
- * strategy in op-id order kept in the order hg_sched_best keeps (graph
- * order beats both list schedules on most of HeteroG's CNN baselines). */
-static void place_reference(struct hg_policy_task *t, const struct hg_pprice *pr, int groups)
+/* The placement's reference: hgplan's best baseline, each baseline on the
+ * task's grouping in op-id order (as hg_strategy_group leaves it) kept in
+ * the order hg_sched_best keeps (graph order beats both list schedules on
+ * most of HeteroG's CNN baselines). */
+static void place_reference(struct hg_policy_task *t)
 {
     const struct hg_pgraph *pg = t->pg;
     int G = t->st->ngroups;
@@ -727,9 +728,10 @@ static void place_reference(struct hg_policy_task *t, const struct hg_pprice *pr
     HG_CHECK(t->place_act && t->place_order);
     double best = INFINITY;
     for (int k = 0; k < HG_BASE_COUNT; k++) {
-        struct hg_strategy *b = hg_strategy_new(pg->nops, pg->ndev, 1);
+        struct hg_strategy *b = hg_strategy_copy(t->st);
         struct hg_sim_result r;
-        hg_strategy_group(b, pg, pr, groups > 0 ? groups : 64);
+        for (int i = 0; i < pg->nops; i++)
+            b->order[i] = i;
         hg_baseline_apply(b, pg, (enum hg_baseline)k);
         hg_sched_best(t->sim, pg, b, &r, NULL);
         if (hg_search_cost(&r) < best) {
@@ -785,7 +787,7 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
     }
     if (!(t->ref > 0))
         t->ref = 1;
-    place_reference(t, pr, groups);
+    place_reference(t);
     hg_policy_features(&t->feat, pg, g, pr, t->st, ref);
     if (net_new(&t->net, &p->cfg, G, D, err, errlen) != 0) {
         hg_policy_task_free(t);

@@ -126,11 +126,11 @@ void hg_sched_order(const struct hg_sim *sim, const struct hg_pgraph *pg,
     free(h.v);
 }
 
-void hg_sched_list(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
-                   struct hg_sim_result *r, enum hg_sched_policy *chosen)
+/* hg_sched_list with st just simulated (the task times the ranks use). */
+static void sched_list(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
+                       struct hg_sim_result *r, enum hg_sched_policy *chosen)
 {
     struct hg_sim_result rr, rf;
-    hg_sim_full(sim, st, &rr); /* task times for the ranks */
     struct hg_strategy *fifo = hg_strategy_copy(st);
     hg_sched_order(sim, pg, st, HG_SCHED_RANK);
     hg_sched_order(sim, pg, fifo, HG_SCHED_FIFO);
@@ -148,6 +148,14 @@ void hg_sched_list(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_str
     hg_strategy_free(fifo);
 }
 
+void hg_sched_list(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
+                   struct hg_sim_result *r, enum hg_sched_policy *chosen)
+{
+    struct hg_sim_result r0;
+    hg_sim_full(sim, st, &r0); /* task times for the ranks */
+    sched_list(sim, pg, st, r, chosen);
+}
+
 void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_strategy *st,
                    struct hg_sim_result *r, enum hg_sched_policy *chosen)
 {
@@ -155,8 +163,8 @@ void hg_sched_best(struct hg_sim *sim, const struct hg_pgraph *pg, struct hg_str
     HG_CHECK(own != NULL);
     memcpy(own, st->order, (size_t)st->nops * sizeof(int));
     struct hg_sim_result r0;
-    hg_sim_full(sim, st, &r0);
-    hg_sched_list(sim, pg, st, r, chosen);
+    hg_sim_full(sim, st, &r0); /* the own order's time, and the ranks' task times */
+    sched_list(sim, pg, st, r, chosen);
     /* a search that ran in st's order can have fitted its moves to it:
      * both schedules slower there (inception_v3 on heterog-8gpu after the
      * policy's moves: 0.1988 s against 0.2005 s) */
