@@ -23,7 +23,8 @@ args() { # save-dir
 }
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 tok=0123456789abcdef0123456789abcdef
-port=$((20000 + $$ % 20000))
+. "$S/tests/port-common.sh"
+port=$(free_ports 2) || exit 1
 
 two_nodes() { # name port stopped-node: prints nothing; sets l0 l1 w0 w1
     # shellcheck disable=SC2046

@@ -33,7 +33,8 @@ run() { # save-dir args...
         --distributed-timeout 60 --save-dir "$tmp/$d" "$@"
 }
 losses() { sed -n 's/.*"update": \([0-9]*\),.*"loss": \([0-9.]*\),.*/\1 \2/p' "$1"; }
-port=$((20000 + $$ % 20000))
+. "$S/tests/port-common.sh"
+port=$(free_ports 7) || exit 1
 tok=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 
 # 1.

@@ -27,7 +27,8 @@ trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 export HG_JOB_TOKEN=0123456789abcdef0123456789abcdef
-port=$((23000 + $$ % 20000))
+. "${HG_SRCDIR:-.}/tests/port-common.sh"
+port=$(free_ports 3) || exit 1
 sizes="--profile-sizes 4096,65536,1048576 --profile-repeats 5 --profile-warmup 1"
 
 # a profile with a device, so that merging is seen

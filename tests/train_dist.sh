@@ -273,7 +273,8 @@ base l-tcp --devices cpu:2 --distributed-backend tcp >"$tmp/l-tcp.log" 2>&1 ||
 grep -q "backend tcp" "$tmp/l-tcp.log" || bad "no 'backend tcp' line"
 same_as_shm "tcp backend" l-tcp
 
-port=$((20000 + $$ % 20000))
+. "$S/tests/port-common.sh"
+port=$(free_ports 5) || exit 1
 tok=0123456789abcdef0123456789abcdef
 two() { # name init-args...: rank 0 in the background, rank 1 here
     name=$1
