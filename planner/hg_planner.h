@@ -899,7 +899,9 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
  * 32 fastest single moves kept, until none is faster); time left, that
  * descent from the slower start where it fits in memory.  Until the
  * seconds are spent.  The caller frees the strategy.  The probabilities
- * stay in t for hg_policy_propose. */
+ * stay in t for hg_policy_propose; with seconds, the placement becomes
+ * t's imitation target (hg_policy_train_opts.explore) where its reward
+ * beats that target's. */
 struct hg_policy_place_opts {
     double seconds;       /* 0: the greedy strategy alone */
     int top;              /* placements tried per group (0: 3) */
@@ -948,7 +950,10 @@ struct hg_policy_train_opts {
     double *rewards;      /* [steps] or NULL: each step's mean reward */
     int explore;          /* a finetune: each group's action uniform with
                              probability 1/groups (else the policy's), the
-                             advantage against the step's other samples */
+                             advantage against the step's other samples; and
+                             the best strategy the task knows (the
+                             reference, a sample, hg_policy_place's result)
+                             imitated by max(0, its reward - the mean) */
     long eval_every;      /* > 0: every eval_every updates (and before the
                              first, and after the last) the greedy placement
                              of every task is simulated and scored: the
