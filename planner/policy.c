@@ -692,7 +692,7 @@ struct hg_policy_task {
                                  or -1 where model parallel) */
     int *place_act;           /* [G][2] the same of the placement's reference */
     int *imit_act;            /* [G][2] a finetune's imitation target: the reference's
-                                 actions, then the best sample's */
+                                 actions, then the best sample's or placement's */
     double imit_reward;       /* its reward */
     int *place_order;         /* [nops] its order */
     float *prob_p, *prob_a;   /* [G][2D+2], [G][2] the last hg_policy_place's
@@ -1020,7 +1020,8 @@ static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int 
             }
         }
         /* a finetune imitates the best strategy it knows (the reference,
-         * then its best sample) by as much as that beats the step's mean
+         * then its best sample or placement) by as much as that beats the
+         * step's mean
          * (self-imitation, the advantage clipped at 0): exploring alone,
          * 8000 updates on inception_v3 left the mean reward where it
          * began (-1.72, samples 3x the reference) */

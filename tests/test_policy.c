@@ -395,6 +395,18 @@ static void test_keep_best(struct toy *t)
     }
 }
 
+/* The weights of the reference's feature in both heads set to v (the
+ * master copy, written through the accessor's pointer: a test's
+ * shortcut). */
+static void ref_weight(struct hg_policy *p, float v)
+{
+    size_t n;
+    float *w = (float *)hg_policy_param(p, "head.ref_weight", &n);
+    float *wa = (float *)hg_policy_param(p, "head.ref_agg_weight", &n);
+    REQUIRE(w && wa && n == 1, "no reference weights");
+    w[0] = wa[0] = v;
+}
+
 /* An untrained policy's greedy placement is the best baseline (the
  * reference's bias); one whose reference weight has settled samples only
  * that (every step's reward the same), and explores (hgplan --finetune)
@@ -414,13 +426,8 @@ static void test_reference(struct toy *t)
     EXPECT(fabs(r.iter_s - hg_policy_task_ref(task)) < 1e-12, "untrained greedy %.6f s, best "
            "baseline %.6f s", r.iter_s, hg_policy_task_ref(task));
     hg_strategy_free(s);
-    size_t n;
-    /* settled: the reference's logit 4 x 10 above the rest (the master
-     * copy, written through the accessor's pointer: a test's shortcut) */
-    float *w = (float *)hg_policy_param(p, "head.ref_weight", &n);
-    float *wa = (float *)hg_policy_param(p, "head.ref_agg_weight", &n);
-    REQUIRE(w && wa && n == 1, "no reference weights");
-    w[0] = wa[0] = 10;
+    /* settled: the reference's logit 4 x 10 above the rest */
+    ref_weight(p, 10);
     double rw[2][20];
     for (int e = 0; e < 2; e++) {
         struct hg_policy_train_opts o = {.steps = 20, .samples = 8, .rewards = rw[e],
@@ -456,20 +463,25 @@ static void test_reference(struct toy *t)
  * reference 2.56 ms) in 100 updates; exploring without the imitation, 0
  * (all above the reference; on inception_v3 8000 updates left the mean
  * reward where it began). */
-static void test_imitate(struct toy *t)
+/* A policy (*p, seed 5) turned away from the reference, and its task. */
+static struct hg_policy_task *turned_away(struct toy *t, struct hg_policy **p)
 {
     char err[512];
     struct hg_policy_cfg cfg = {.seed = 5};
-    struct hg_policy *p = hg_policy_new(&cfg);
     struct hg_policy_task *task;
-    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+    *p = hg_policy_new(&cfg);
+    REQUIRE(hg_policy_task_new(&task, *p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
             err);
+    ref_weight(*p, -10);
+    return task;
+}
+
+static void test_imitate(struct toy *t)
+{
+    char err[512];
+    struct hg_policy *p;
+    struct hg_policy_task *task = turned_away(t, &p);
     double ref = hg_policy_task_ref(task);
-    size_t n;
-    float *w = (float *)hg_policy_param(p, "head.ref_weight", &n);
-    float *wa = (float *)hg_policy_param(p, "head.ref_agg_weight", &n);
-    REQUIRE(w && wa && n == 1, "no reference weights");
-    w[0] = wa[0] = -10;
     struct hg_sim_result r0, r1;
     struct hg_strategy *s0 = hg_policy_decode(p, task, &r0, err, sizeof(err));
     REQUIRE(s0 != NULL, "%s", err);
@@ -494,12 +506,7 @@ static void test_imitate(struct toy *t)
      * 60 updates after it the greedy placement is as fast as the placed
      * strategy (60 updates without it: 3.55 ms, slower than the
      * reference; AdamW's steps, not the advantage's size, set the pace) */
-    p = hg_policy_new(&cfg);
-    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
-            err);
-    w = (float *)hg_policy_param(p, "head.ref_weight", &n);
-    wa = (float *)hg_policy_param(p, "head.ref_agg_weight", &n);
-    w[0] = wa[0] = -10;
+    task = turned_away(t, &p);
     struct hg_policy_place_opts po = {.seconds = 30};
     struct hg_policy_place_stats ps;
     struct hg_strategy *pl = hg_policy_place(p, task, &po, &ps, err, sizeof(err));
