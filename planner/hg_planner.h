@@ -900,8 +900,8 @@ struct hg_strategy *hg_policy_decode(struct hg_policy *p, struct hg_policy_task 
  * descent from the slower start where it fits in memory.  Until the
  * seconds are spent.  The caller frees the strategy.  The probabilities
  * stay in t for hg_policy_propose; with seconds, the placement becomes
- * t's imitation target (hg_policy_train_opts.explore) where its reward
- * beats that target's. */
+ * t's imitation target (hg_policy_train_opts.explore) where, at the next
+ * finetune's start, its reward beats that target's. */
 struct hg_policy_place_opts {
     double seconds;       /* 0: the greedy strategy alone */
     int top;              /* placements tried per group (0: 3) */

@@ -475,7 +475,6 @@ const float *hg_policy_param(const struct hg_policy *p, const char *name, size_t
 
 /* ---------------------------------------------------------------- file */
 
-
 /* The format attribute, or "" (absent, not a short string). */
 static void read_format(hid_t f, char *buf, size_t n)
 {
@@ -694,6 +693,8 @@ struct hg_policy_task {
     int *imit_act;            /* [G][2] a finetune's imitation target: the reference's
                                  actions, then the best sample's or placement's */
     double imit_reward;       /* its reward */
+    int *placed_act;          /* [G][2] the last hg_policy_place's (seconds > 0) */
+    int placed_new;           /* placed_act not yet weighed against imit_act */
     int *place_order;         /* [nops] its order */
     float *prob_p, *prob_a;   /* [G][2D+2], [G][2] the last hg_policy_place's
                                  probabilities (hg_policy_propose draws from them) */
@@ -726,29 +727,28 @@ static void baseline_actions(const struct hg_strategy *b, enum hg_baseline k, in
     }
 }
 
-/* The placement's reference: hgplan's best baseline, each baseline on the
- * task's grouping in op-id order (as hg_strategy_group leaves it) kept in
- * the order hg_sched_best keeps (graph order beats both list schedules on
- * most of HeteroG's CNN baselines). */
-static void place_reference(struct hg_policy_task *t)
+/* The fastest of the baselines on t's grouping, each from the order of
+ * `from` (nops ints) and scheduled by sched: its actions into act[G][2],
+ * its order into order[nops], its simulation into *rb. */
+static void best_baseline(struct hg_policy_task *t,
+                          void (*sched)(struct hg_sim *, const struct hg_pgraph *,
+                                        struct hg_strategy *, struct hg_sim_result *,
+                                        enum hg_sched_policy *),
+                          const int *from, int *act, int *order, struct hg_sim_result *rb)
 {
     const struct hg_pgraph *pg = t->pg;
-    int G = t->st->ngroups;
-    t->place_act = malloc((size_t)G * 2 * sizeof(int));
-    t->place_order = malloc((size_t)pg->nops * sizeof(int));
-    HG_CHECK(t->place_act && t->place_order);
     double best = INFINITY;
     for (int k = 0; k < HG_BASE_COUNT; k++) {
         struct hg_strategy *b = hg_strategy_copy(t->st);
         struct hg_sim_result r;
-        for (int i = 0; i < pg->nops; i++)
-            b->order[i] = i;
+        memcpy(b->order, from, (size_t)pg->nops * sizeof(int));
         hg_baseline_apply(b, pg, (enum hg_baseline)k);
-        hg_sched_best(t->sim, pg, b, &r, NULL);
+        sched(t->sim, pg, b, &r, NULL);
         if (hg_search_cost(&r) < best) {
             best = hg_search_cost(&r);
-            memcpy(t->place_order, b->order, (size_t)pg->nops * sizeof(int));
-            baseline_actions(b, (enum hg_baseline)k, pg->ndev, t->place_act);
+            *rb = r;
+            memcpy(order, b->order, (size_t)pg->nops * sizeof(int));
+            baseline_actions(b, (enum hg_baseline)k, pg->ndev, act);
         }
         hg_strategy_free(b);
     }
@@ -775,33 +775,35 @@ int hg_policy_task_new(struct hg_policy_task **tp, struct hg_policy *p,
      * that beats it (a 40000-update pretraining kept update 0), and the
      * committed policy was trained against this one */
     int G = t->st->ngroups, D = pg->ndev;
-    int *ref = t->ref_act = malloc((size_t)G * 2 * sizeof(int));
-    t->imit_act = malloc((size_t)G * 2 * sizeof(int));
+    size_t sz = (size_t)G * 2 * sizeof(int), osz = (size_t)pg->nops * sizeof(int);
+    int *ref = t->ref_act = malloc(sz);
+    t->imit_act = malloc(sz);
+    t->place_act = malloc(sz);
+    t->placed_act = malloc(sz);
+    t->place_order = malloc(osz);
     t->prob_p = calloc((size_t)G * HG_POLICY_ACTIONS(D), sizeof(float));
     t->prob_a = calloc((size_t)G * 2, sizeof(float));
-    HG_CHECK(ref && t->imit_act && t->prob_p && t->prob_a);
+    HG_CHECK(ref && t->imit_act && t->place_act && t->placed_act && t->place_order &&
+             t->prob_p && t->prob_a);
     for (int k = 0; k < 2 * G; k++)
         ref[k] = -1;
-    double best = INFINITY;
-    for (int k = 0; k < HG_BASE_COUNT; k++) {
-        struct hg_strategy *b = hg_strategy_copy(t->st);
-        struct hg_sim_result r;
-        hg_baseline_apply(b, pg, (enum hg_baseline)k);
-        hg_sched_list(t->sim, pg, b, &r, NULL);
-        if (hg_search_cost(&r) < best) {
-            best = hg_search_cost(&r);
-            t->ref = r.iter_s;
-            t->imit_reward = r.oom ? reward(&r, r.iter_s) : -1;
-            memcpy(t->st->order, b->order, (size_t)pg->nops * sizeof(int));
-            memcpy(t->best->order, b->order, (size_t)pg->nops * sizeof(int));
-            baseline_actions(b, (enum hg_baseline)k, D, ref);
-        }
-        hg_strategy_free(b);
-    }
-    if (!(t->ref > 0))
-        t->ref = 1;
-    memcpy(t->imit_act, ref, (size_t)G * 2 * sizeof(int));
-    place_reference(t);
+    /* each baseline from the order of the fastest so far (t->st's) */
+    struct hg_sim_result rb = {0};
+    best_baseline(t, hg_sched_list, t->st->order, ref, t->st->order, &rb);
+    memcpy(t->best->order, t->st->order, osz);
+    t->ref = rb.iter_s > 0 ? rb.iter_s : 1;
+    t->imit_reward = reward(&rb, t->ref);
+    memcpy(t->imit_act, ref, sz);
+    /* the placement's reference: hgplan's best baseline, each baseline in
+     * op-id order (as hg_strategy_group leaves it) kept in the order
+     * hg_sched_best keeps (graph order beats both list schedules on most
+     * of HeteroG's CNN baselines) */
+    int *ids = malloc(osz); /* [nops] */
+    HG_CHECK(ids != NULL);
+    for (int i = 0; i < pg->nops; i++)
+        ids[i] = i;
+    best_baseline(t, hg_sched_best, ids, t->place_act, t->place_order, &rb);
+    free(ids);
     hg_policy_features(&t->feat, pg, g, pr, t->st, ref);
     if (net_new(&t->net, &p->cfg, G, D, err, errlen) != 0) {
         hg_policy_task_free(t);
@@ -851,6 +853,7 @@ void hg_policy_task_free(struct hg_policy_task *t)
     hg_strategy_free(t->st);
     free(t->ref_act);
     free(t->imit_act);
+    free(t->placed_act);
     free(t->place_act);
     free(t->place_order);
     free(t->prob_p);
@@ -959,6 +962,33 @@ static int explore(const float *p, int n, double eps, uint64_t *rng)
     return sample(p, n, rng);
 }
 
+/* t->st set to the actions act[G][2], fully simulated (what the delta
+ * simulator's next move is a delta of) into r where not NULL. */
+static void set_actions(struct hg_policy_task *t, const int *act, struct hg_sim_result *r)
+{
+    struct hg_sim_result x;
+    for (int k = 0; k < t->feat.ngroups; k++)
+        apply_action(t, k, act[2 * k], act[2 * k + 1]);
+    hg_sim_full(t->sim, t->st, r ? r : &x);
+}
+
+/* A finetune's start: the last placement, rewarded as its samples are
+ * (the training's order), becomes the imitation target where it beats it
+ * (bert_large48 on heterog-8gpu: no sample of a 45-s finetune came near
+ * the zero-shot placement).  Here rather than in hg_policy_place, which
+ * no finetune follows but in hgplan --finetune. */
+static void weigh_placed(struct hg_policy_task *t)
+{
+    struct hg_sim_result r;
+    set_actions(t, t->placed_act, &r);
+    double rw = reward(&r, t->ref);
+    if (rw > t->imit_reward) {
+        t->imit_reward = rw;
+        memcpy(t->imit_act, t->placed_act, (size_t)t->feat.ngroups * 2 * sizeof(int));
+    }
+    t->placed_new = 0;
+}
+
 /* One REINFORCE step on t: returns the mean reward of its samples. */
 static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int expl,
                       uint64_t *rng, double *mean, char *err, size_t errlen)
@@ -1021,10 +1051,9 @@ static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int 
         }
         /* a finetune imitates the best strategy it knows (the reference,
          * then its best sample or placement) by as much as that beats the
-         * step's mean
-         * (self-imitation, the advantage clipped at 0): exploring alone,
-         * 8000 updates on inception_v3 left the mean reward where it
-         * began (-1.72, samples 3x the reference) */
+         * step's mean (self-imitation, the advantage clipped at 0):
+         * exploring alone, 8000 updates on inception_v3 left the mean
+         * reward where it began (-1.72, samples 3x the reference) */
         float im = expl ? (float)(fmax(0, t->imit_reward - *mean) / S) : 0;
         for (int k = 0; im > 0 && k < G; k++) {
             const int *x = &t->imit_act[(size_t)k * 2];
@@ -1145,6 +1174,9 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
     size_t hcap = 0;
     double win = 0;
     struct snapshot best = {.score = INFINITY, .tie = INFINITY};
+    for (int i = 0; o->explore && i < ntasks; i++)
+        if (tasks[i]->placed_new)
+            weigh_placed(tasks[i]);
     if (o->eval_every > 0) {
         best.params = malloc(p->nparams * sizeof(float));
         best.state = malloc((p->nstate ? p->nstate : 1) * sizeof(float));
@@ -1435,16 +1467,6 @@ static double pair_search(struct hg_policy_task *t, const struct move *m, int nm
     return cur;
 }
 
-/* t->st set to the actions act[G][2], fully simulated (what the delta
- * simulator's next move is a delta of) into r where not NULL. */
-static void set_actions(struct hg_policy_task *t, const int *act, struct hg_sim_result *r)
-{
-    struct hg_sim_result x;
-    for (int k = 0; k < t->feat.ngroups; k++)
-        apply_action(t, k, act[2 * k], act[2 * k + 1]);
-    hg_sim_full(t->sim, t->st, r ? r : &x);
-}
-
 /* local_search over the policy's top (o->top, 0: 3) moves per group from
  * the actions act[G][2] (cost cur), then, time left, over every other
  * action (the probable ones first: where the policy's ranking misses
@@ -1541,8 +1563,8 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
         /* the two starts: the greedy placement (act) and the reference
          * (the greedy aggregation where it is model parallel) */
         size_t sz = (size_t)G * 2 * sizeof(int);
-        int *ref = malloc(sz), *work = malloc(sz), *best_act = malloc(sz); /* [G][2] each */
-        HG_CHECK(ref && work && best_act);
+        int *ref = malloc(sz), *work = malloc(sz); /* [G][2] each */
+        HG_CHECK(ref && work);
         for (int k = 0; k < G; k++) {
             ref[2 * k] = t->place_act[2 * k];
             ref[2 * k + 1] = t->place_act[2 * k + 1] >= 0 ? t->place_act[2 * k + 1]
@@ -1563,30 +1585,19 @@ struct hg_strategy *hg_policy_place(struct hg_policy *p, struct hg_policy_task *
          * once list-scheduled; the policy's own order of moves, once
          * finetuned, kept another one first).  The fastest kept. */
         struct hg_sim_result br;
-        search_from(t, pl, ag, o, t0, from, HG_PLACE_MOVES, work, best_act, &placed, &br,
-                    ps);
+        search_from(t, pl, ag, o, t0, from, HG_PLACE_MOVES, work, t->placed_act, &placed,
+                    &br, ps);
         if (hg_now() - t0 < o->seconds)
-            search_from(t, pl, ag, o, t0, from, HG_PLACE_PAIRS, work, best_act, &placed,
-                        &br, ps);
-        if (hg_now() - t0 < o->seconds && other_fits)
-            search_from(t, pl, ag, o, t0, other, HG_PLACE_PAIRS_OTHER, work, best_act,
+            search_from(t, pl, ag, o, t0, from, HG_PLACE_PAIRS, work, t->placed_act,
                         &placed, &br, ps);
-        /* the placement, rewarded as a finetune's samples are (the
-         * training's order), becomes the finetune's imitation target where
-         * it beats it (bert_large48 on heterog-8gpu: no sample of a 45-s
-         * finetune came near the zero-shot placement) */
-        memcpy(t->st->order, order, (size_t)t->st->nops * sizeof(int));
-        set_actions(t, best_act, &r);
-        double rw = reward(&r, t->ref);
-        if (rw > t->imit_reward) {
-            t->imit_reward = rw;
-            memcpy(t->imit_act, best_act, sz);
-        }
+        if (hg_now() - t0 < o->seconds && other_fits)
+            search_from(t, pl, ag, o, t0, other, HG_PLACE_PAIRS_OTHER, work, t->placed_act,
+                        &placed, &br, ps);
+        t->placed_new = 1; /* weighed by a finetune that follows (weigh_placed) */
         free(ref);
         free(work);
-        free(best_act);
+        memcpy(t->st->order, order, (size_t)t->st->nops * sizeof(int));
     }
-    memcpy(t->st->order, order, (size_t)t->st->nops * sizeof(int));
     free(order);
     free(act);
     ps->seconds = hg_now() - t0;
