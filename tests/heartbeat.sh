@@ -7,7 +7,8 @@
 #     well before the 20 s timeout, exits non-zero; the waiting rank sleeps;
 #  2. node 0 stopped whole (the store with it) -> rank 1 names rank 0's
 #     store within the limit and exits non-zero;
-#  3. mpirun -np 2 (built with MPI): rank 1 stopped -> rank 0 names it.
+#  3. mpirun -np 2 (built with MPI): rank 1 stopped -> rank 0 names it
+#     within the limit; mpirun ends the job within 30 s more.
 set -u
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 pids=
@@ -100,14 +101,25 @@ if command -v mpirun >/dev/null 2>&1 && grep -q 'define HG_HAVE_MPI 1' "$B/confi
     pids="$pids $victim"
     t0=$(date +%s)
     [ -n "$victim" ] && kill -STOP "$victim"
+    # the heartbeat's part: rank 0 names rank 1 within the limit; the job's
+    # end after it is mpirun's tearing down of a stopped process (13-15 s
+    # in all, once 21 s under ASan with another test beside it)
+    named= i=0
+    while kill -0 $mp 2>/dev/null && [ $i -lt 600 ]; do
+        [ -z "$named" ] && grep -q "hgtrain: rank 1 has sent no heartbeat" "$tmp/mpi.log" &&
+            named=$(($(date +%s) - t0))
+        sleep 0.2
+        i=$((i + 1))
+    done
     wait $mp
     rc=$?
     dt=$(($(date +%s) - t0))
-    echo "ok?: mpirun, rank 1 stopped: the job ended in ${dt}s (exit $rc)"
+    echo "ok?: mpirun, rank 1 stopped: named after ${named:-?}s, the job ended in ${dt}s (exit $rc)"
     [ -n "$victim" ] || bad "mpirun: rank 1's process not found"
     grep -q "hgtrain: rank 1 has sent no heartbeat" "$tmp/mpi.log" ||
         { tail -n 20 "$tmp/mpi.log"; bad "mpirun: rank 1 not named by the heartbeat"; }
-    [ $rc -ne 0 ] && [ $dt -le $((LIMIT + 10)) ] || bad "mpirun: exit $rc after ${dt}s"
+    [ -n "$named" ] && [ "$named" -le $((LIMIT + 6)) ] || bad "mpirun: rank 1 named after ${named:-?}s"
+    [ $rc -ne 0 ] && [ $dt -le $((LIMIT + 30)) ] || bad "mpirun: exit $rc after ${dt}s"
 else
     echo "note: no MPI build or no mpirun: the mpirun case is not tested"
 fi
