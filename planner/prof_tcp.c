@@ -58,9 +58,14 @@ static int measure(struct hg_comm *c, const struct hg_prof_tcp_opts *o, struct t
 {
     int ns = o->nsizes, R = o->reps, rank = o->rank;
     int rc = 0;
-    for (int s = 0; s < ns && rc == 0; s++) {
-        size_t n = (size_t)o->sizes[s] / 4;
-        for (int r = -o->warmup; r < R && rc == 0; r++) {
+    /* every loop goes round by round, each round through all the sizes: a
+     * stretch of the machine busy elsewhere lands on one call of each size,
+     * which the median or the mean of many takes in its stride, rather than
+     * on every call of one size, which bends the fit (the ping-pong's
+     * latency came out 0 on a loaded machine) */
+    for (int r = -o->warmup; r < R && rc == 0; r++) {
+        for (int s = 0; s < ns && rc == 0; s++) {
+            size_t n = (size_t)o->sizes[s] / 4;
             rc = hg_comm_barrier(c, err, errlen);
             double t0 = hg_now();
             if (rc == 0)
@@ -70,9 +75,9 @@ static int measure(struct hg_comm *c, const struct hg_prof_tcp_opts *o, struct t
         }
     }
     /* ping-pong between ranks 0 and 1; the others wait at the barrier */
-    for (int s = 0; s < ns && rc == 0; s++) {
-        size_t b = (size_t)o->sizes[s];
-        for (int r = -o->warmup; r < R && rc == 0; r++) {
+    for (int r = -o->warmup; r < R && rc == 0; r++) {
+        for (int s = 0; s < ns && rc == 0; s++) {
+            size_t b = (size_t)o->sizes[s];
             double t0 = hg_now();
             if (rank == 0)
                 rc = hg_comm_send(c, buf, b, 1, err, errlen) ||
@@ -139,8 +144,8 @@ static int measure(struct hg_comm *c, const struct hg_prof_tcp_opts *o, struct t
     struct hg_ps *ps = NULL;
     if (hg_ps_new(&ps, c, &cfg, err, errlen) != 0)
         return -1;
-    for (int s = 0; s < ns && rc == 0; s++) {
-        for (int r = -o->warmup; r < R && rc == 0; r++) {
+    for (int r = -o->warmup; r < R && rc == 0; r++) {
+        for (int s = 0; s < ns && rc == 0; s++) {
             uint64_t step = (uint64_t)(r + o->warmup + 1);
             rc = hg_comm_barrier(c, err, errlen);
             double t0 = hg_now();

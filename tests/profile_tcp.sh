@@ -29,7 +29,7 @@ bad() { echo "FAIL: $*"; fail=1; }
 export HG_JOB_TOKEN=0123456789abcdef0123456789abcdef
 . "${HG_SRCDIR:-.}/tests/port-common.sh"
 port=$(free_ports 3) || exit 1
-sizes="--profile-sizes 4096,65536,1048576 --profile-repeats 5 --profile-warmup 1"
+sizes="--profile-sizes 4096,65536,1048576 --profile-repeats 9 --profile-warmup 1"
 
 # a profile with a device, so that merging is seen
 cat >"$tmp/base.cfg" <<'EOF'
