@@ -80,9 +80,12 @@ static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_
         return hg_kerr(err, errlen, "out of memory");
     }
     int rc = 0;
-    for (int s = 0; s < o->nsizes && rc == 0; s++) {
-        size_t n = (size_t)o->sizes[s] / 4;
-        for (int r = -o->warmup; r < o->reps && rc == 0; r++) {
+    /* round by round, each round through all the sizes: a stretch of the
+     * machine busy elsewhere slows one call of each size rather than every
+     * call of one (prof_tcp.c does the same) */
+    for (int r = -o->warmup; r < o->reps && rc == 0; r++) {
+        for (int s = 0; s < o->nsizes && rc == 0; s++) {
+            size_t n = (size_t)o->sizes[s] / 4;
             /* every rank computes first, as in training: the call meets the
              * cores busy and (with more ranks than cores) time-shared */
             busy(o->busy_us);
@@ -95,9 +98,9 @@ static int worker(struct hg_comm_shm_group *grp, int rank, const struct hg_prof_
             }
         }
     }
-    for (int s = 0; s < o->nsizes && rc == 0 && sh->W == 2; s++) {
-        size_t b = (size_t)o->sizes[s];
-        for (int r = -o->warmup; r < o->reps && rc == 0; r++) {
+    for (int r = -o->warmup; r < o->reps && rc == 0 && sh->W == 2; r++) {
+        for (int s = 0; s < o->nsizes && rc == 0; s++) {
+            size_t b = (size_t)o->sizes[s];
             rc = hg_comm_barrier(c, err, errlen);
             double t0 = hg_now();
             if (rc == 0 && rank == 0)
