@@ -135,6 +135,11 @@ struct hg_ctl_cfg {
                                 optimizer) takes this many times its time,
                                 the rest asleep (hg_exec_set_slowdown);
                                 communication is not slowed; 0: as they are */
+    double grad_weight;      /* a test aid (HG_TEST_GRAD_WEIGHT, hgtrain): this
+                                rank's gradient counted this many times, a
+                                planted bug that the equivalence tests must
+                                catch (tests/planted_bug.sh); 0 or 1: as it
+                                should be; fp32 only */
     union hg_attr hyper;     /* optimizer hyper-parameters */
     double clip_norm;        /* 0: no clipping */
     int64_t max_batch, max_len;

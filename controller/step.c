@@ -320,6 +320,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
             hg_exec_set_loss_scale(c->train.ex, (float)c->loss_scale);
         }
     }
+    /* a planted bug (a test aid): the loss gradient's seed, 1 in fp32,
+     * scales this rank's whole gradient */
+    if (cfg->grad_weight > 0 && cfg->grad_weight != 1 && cfg->lowp == HG_LOWP_NONE)
+        hg_exec_set_loss_scale(c->train.ex, (float)cfg->grad_weight);
     /* --rank-slowdown: every compute op of the train plan (forward,
      * backward, optimizer), as the planner's time_share divides every
      * compute time; comm nodes and the validation plan run as they are */

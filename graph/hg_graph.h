@@ -256,7 +256,7 @@ int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
 
 /* The same layers as fairseq's TransformerEncoderLayer/DecoderLayer with
  * every knob: separate dropouts (residual `dropout`, `attention_dropout` on
- * the attention weights, `activation_dropout` after the FFN's ReLU),
+ * the attention weights, `activation_dropout` after the FFN's activation),
  * pre-norm (normalize_before: x + f(LN(x)), the caller adds the stack's
  * final layer norm) or post-norm (LN(x + f(x))), and fairseq's init
  * (fairseq_init: q/k/v weights xavier_uniform with gain 1/sqrt 2, out_proj
@@ -266,6 +266,9 @@ int hg_layer_transformer_decoder(struct hg_graph *g, const char *prefix,
 struct hg_tlayer_cfg {
     int64_t d, ffn;
     int heads;
+    int gelu;                 /* the FFN's activation: 0 ReLU (fairseq's
+                                 default), 1 GELU (RoBERTa's; smooth, so a
+                                 rounding difference cannot flip a unit) */
     float dropout, attention_dropout, activation_dropout;
     int normalize_before;
     int fairseq_init;

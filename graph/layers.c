@@ -310,7 +310,8 @@ static int ffn_cfg(struct hg_graph *g, const char *prefix, int x,
     float w1 = c->fairseq_init ? xavier(c->d, c->ffn, 1.f) : 0.f;
     float w2 = c->fairseq_init ? xavier(c->ffn, c->d, 1.f) : 0.f;
     snprintf(name, sizeof(name), "%s.fc1", prefix);
-    int h = hg_relu(g, linear_init(g, name, x, c->d, c->ffn, w1, 1));
+    int h = linear_init(g, name, x, c->d, c->ffn, w1, 1);
+    h = c->gelu ? hg_gelu(g, h) : hg_relu(g, h);
     h = hg_dropout(g, h, c->activation_dropout, c->seed);
     snprintf(name, sizeof(name), "%s.fc2", prefix);
     return linear_init(g, name, h, c->ffn, c->d, w2, 1);

@@ -27,7 +27,8 @@
 #define BERT_SEGMENTS 2
 
 enum { F_IDS, F_MASK, F_SEG, F_MPOS, F_MIDS, NFIELDS };
-enum { OPT_LAYERS, OPT_EMBED, OPT_HEADS, OPT_FFN, OPT_DROPOUT, OPT_MAXPOS, OPT_ATTENTION, NOPTS };
+enum { OPT_LAYERS, OPT_EMBED, OPT_HEADS, OPT_FFN, OPT_DROPOUT, OPT_MAXPOS, OPT_ATTENTION,
+       OPT_ACTIVATION, NOPTS };
 
 static const struct hg_task_option bert_options[] = {
     [OPT_LAYERS] = {"bert-layers", "2", "number of encoder layers"},
@@ -40,6 +41,7 @@ static const struct hg_task_option bert_options[] = {
     [OPT_MAXPOS] = {"bert-max-positions", NULL,
                     "rows of the position embedding (default: L of the data)"},
     [OPT_ATTENTION] = {"attention", "auto", HG_TASK_ATTENTION_HELP},
+    [OPT_ACTIVATION] = {"activation-fn", "relu", HG_TASK_ACTIVATION_HELP},
     {NULL, NULL, NULL, 0}};
 
 /* vocab 0: ids are checked by fill() against dict.txt, known only at setup. */
@@ -62,6 +64,7 @@ struct bert_state {
     float dropout;
     int64_t max_pos;  /* 0: the build's max_len */
     int attention;    /* --attention: -1 auto, 0 unfused, 1 fused */
+    int gelu;         /* --activation-fn: 0 relu, 1 gelu */
 };
 
 static int bert_setup(void **state, const char *data,
@@ -86,7 +89,8 @@ static int bert_setup(void **state, const char *data,
         return -1;
     }
     if (hg__task_opt_prob("dropout", v[OPT_DROPOUT], &s.dropout, err, errlen) != 0 ||
-        hg__task_opt_attention(v[OPT_ATTENTION], &s.attention, err, errlen) != 0)
+        hg__task_opt_attention(v[OPT_ATTENTION], &s.attention, err, errlen) != 0 ||
+        hg__task_opt_activation(v[OPT_ACTIVATION], &s.gelu, err, errlen) != 0)
         return -1;
 
     char path[4096];
@@ -178,8 +182,10 @@ static int bert_build(void *state, struct hg_graph *g, int64_t max_batch,
     for (int64_t l = 0; l < s->layers; l++) {
         char name[64];
         snprintf(name, sizeof(name), "layers.%lld", (long long)l);
-        x = hg_layer_transformer_encoder(g, name, x, keep, d, (int)s->heads, s->ffn, p,
-                                         BERT_DROPOUT_SEED);
+        struct hg_tlayer_cfg lc = {.d = d, .ffn = s->ffn, .heads = (int)s->heads,
+                                   .gelu = s->gelu, .dropout = p, .attention_dropout = p,
+                                   .activation_dropout = p, .seed = BERT_DROPOUT_SEED};
+        x = hg_layer_transformer_encoder_cfg(g, name, x, keep, &lc);
     }
     /* RoBERTa's lm_head: dense, gelu, layer norm, then the token embedding
      * transposed (tied) plus a bias. */

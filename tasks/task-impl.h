@@ -26,6 +26,11 @@ int hg__task_opt_bool(const char *name, const char *v, int *out, char *err,
     "masked_fill, softmax, dropout, matmul) or auto (fused on the CPU, "      \
     "unfused on a GPU)"
 int hg__task_opt_attention(const char *v, int *out, char *err, size_t errlen);
+/* --activation-fn relu|gelu: the Transformer FFN's activation, 0 or 1
+ * (hg_tlayer_cfg.gelu) */
+#define HG_TASK_ACTIVATION_HELP                                                \
+    "the feed-forward layers' activation: relu or gelu (RoBERTa's)"
+int hg__task_opt_activation(const char *v, int *out, char *err, size_t errlen);
 /* Applies it to g before the layers are built (-1: leaves g's default). */
 void hg__task_attention(struct hg_graph *g, int mode);
 

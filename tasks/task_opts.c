@@ -64,6 +64,18 @@ int hg__task_opt_attention(const char *v, int *out, char *err, size_t errlen)
     return -1;
 }
 
+int hg__task_opt_activation(const char *v, int *out, char *err, size_t errlen)
+{
+    static const char *const names[2] = {"relu", "gelu"};
+    for (int i = 0; i < 2; i++)
+        if (v && strcmp(v, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    snprintf(err, errlen, "--activation-fn: expected relu or gelu, got '%s'", v ? v : "");
+    return -1;
+}
+
 void hg__task_attention(struct hg_graph *g, int mode)
 {
     if (mode >= 0)

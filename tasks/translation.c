@@ -48,7 +48,7 @@ enum {
     OPT_DEC_LAYERS, OPT_DEC_DIM, OPT_DEC_FFN, OPT_DEC_HEADS, OPT_DEC_NB,
     OPT_DROPOUT, OPT_ATT_DROPOUT, OPT_ACT_DROPOUT,
     OPT_SHARE_ALL, OPT_SHARE_DEC,
-    OPT_LS, OPT_MAX_SRC, OPT_MAX_TGT, OPT_ATTENTION,
+    OPT_LS, OPT_MAX_SRC, OPT_MAX_TGT, OPT_ATTENTION, OPT_ACTIVATION,
     NOPTS
 };
 
@@ -73,7 +73,7 @@ static const struct hg_task_option tr_options[] = {
                     "pre-norm decoder layers (plus a final decoder.layer_norm)", 1},
     [OPT_DROPOUT] = {"dropout", "0.1", "dropout on embeddings and residuals"},
     [OPT_ATT_DROPOUT] = {"attention-dropout", "0", "dropout on attention weights"},
-    [OPT_ACT_DROPOUT] = {"activation-dropout", "0", "dropout after the FFN's ReLU"},
+    [OPT_ACT_DROPOUT] = {"activation-dropout", "0", "dropout after the FFN's activation"},
     [OPT_SHARE_ALL] = {"share-all-embeddings", "0",
                        "one embedding table for source, target and output "
                        "(needs dict.SRC.txt == dict.TGT.txt)", 1},
@@ -84,6 +84,7 @@ static const struct hg_task_option tr_options[] = {
     [OPT_MAX_SRC] = {"max-source-positions", "1024", "longest source (positions)"},
     [OPT_MAX_TGT] = {"max-target-positions", "1024", "longest target (positions)"},
     [OPT_ATTENTION] = {"attention", "auto", HG_TASK_ATTENTION_HELP},
+    [OPT_ACTIVATION] = {"activation-fn", "relu", HG_TASK_ACTIVATION_HELP},
     {NULL, NULL, NULL, 0}};
 
 /* vocab 0: ids are checked by fill() against the dictionaries (named). */
@@ -129,6 +130,7 @@ struct tr_state {
     int share_all, share_dec;
     int64_t max_src, max_tgt;
     int attention;   /* --attention: -1 auto, 0 unfused, 1 fused */
+    int gelu;        /* --activation-fn: 0 relu, 1 gelu */
     char src_lang[64], tgt_lang[64];
 };
 
@@ -269,7 +271,8 @@ static int tr_setup(void **state, const char *data, const struct hg_task_args *a
                 errlen) ||
         hg__task_opt_int("max-target-positions", v[OPT_MAX_TGT], 1, 1 << 20, &s.max_tgt, err,
                 errlen) ||
-        hg__task_opt_attention(v[OPT_ATTENTION], &s.attention, err, errlen))
+        hg__task_opt_attention(v[OPT_ATTENTION], &s.attention, err, errlen) ||
+        hg__task_opt_activation(v[OPT_ACTIVATION], &s.gelu, err, errlen))
         return -1;
     /* the decoder attends to the encoder's output: one width (fairseq
      * allows kdim != d; this model does not) */
@@ -363,7 +366,7 @@ static int tr_build(void *state, struct hg_graph *g, int64_t max_batch, int64_t 
     hg__task_attention(g, s->attention);
     const int64_t d = s->enc.d;
     struct hg_tlayer_cfg ec = {.d = d, .ffn = s->enc.ffn, .heads = (int)s->enc.heads,
-                               .dropout = train ? s->dropout : 0.f,
+                               .gelu = s->gelu, .dropout = train ? s->dropout : 0.f,
                                .attention_dropout = train ? s->att_dropout : 0.f,
                                .activation_dropout = train ? s->act_dropout : 0.f,
                                .normalize_before = s->enc.normalize_before,
@@ -689,7 +692,7 @@ static struct hg_exec *plan_forward(struct hg_graph *g, char *err, size_t errlen
 static struct hg_tlayer_cfg gen_cfg(const struct tr_state *s, const struct tr_side *sd)
 {
     struct hg_tlayer_cfg c = {.d = s->enc.d, .ffn = sd->ffn, .heads = (int)sd->heads,
-                              .normalize_before = sd->normalize_before,
+                              .gelu = s->gelu, .normalize_before = sd->normalize_before,
                               .fairseq_init = 1, .seed = TR_DROPOUT_SEED};
     return c;
 }

@@ -10,8 +10,9 @@
 #  2. exactness: a chain of 1-rank runs whose budgets are the sums of the
 #     ranks' (48, 21, 64: the same global batch at every step, the same
 #     cut and step order) consumes the same samples at every step and
-#     ends with the same parameters (relative 1e-5) and optimizer state
-#     (1e-4), with --update-freq 1 and 2;
+#     ends with the same parameters and optimizer state, within 8 times
+#     the distance between that chain and the same chain summed in another
+#     order (equiv: docs/reproducibility.md), with --update-freq 1 and 2;
 #  3. a resume on the same shape adds no segment (the checkpoint's
 #     segments continue as they were);
 #  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
@@ -82,6 +83,11 @@ for uf in 1 2; do
     run $o $o --batch-size 48 --update-freq $uf --max-update $u1
     run $o $o --batch-size 21 --update-freq $uf --max-update $u2
     run $o $o --batch-size 64 --update-freq $uf
+    alt_on # the same chain summed in another order (equiv)
+    run $o.alt $o.alt --batch-size 48 --update-freq $uf --max-update $u1
+    run $o.alt $o.alt --batch-size 21 --update-freq $uf --max-update $u2
+    run $o.alt $o.alt --batch-size 64 --update-freq $uf
+    alt_off
     steps $e >"$tmp/$e.steps"
     steps $o >"$tmp/$o.steps"
     if cmp -s "$tmp/$e.steps" "$tmp/$o.steps" && [ "$(wc -l <"$tmp/$o.steps")" = 21 ]; then
@@ -90,11 +96,8 @@ for uf in 1 2; do
         diff "$tmp/$e.steps" "$tmp/$o.steps" | head -n 6
         bad "$e: the 1-rank chain's steps differ"
     fi
-    "$CMP" "$tmp/$o/checkpoint_last.h5" "$tmp/$e/checkpoint_last.h5" 1e-5 params \
-        >"$tmp/cmpp" 2>&1 || { cat "$tmp/cmpp"; bad "$e: parameters differ from the 1-rank chain"; }
-    "$CMP" "$tmp/$o/checkpoint_last.h5" "$tmp/$e/checkpoint_last.h5" 1e-4 optimizer \
-        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$e: optimizer state differs from the 1-rank chain"; }
-    echo "ok: $e: as the 1-rank chain: $(head -n 1 "$tmp/cmpp"); $(head -n 1 "$tmp/cmp")"
+    equiv $e $o || { cat "$tmp/cmp"; bad "$e: differs from the 1-rank chain"; }
+    echo "ok: $e: as the 1-rank chain: $(tr '\n' ' ' <"$tmp/cmp")"
 done
 
 # 3. the same shape again: no new segment, the same batches as straight on
@@ -161,34 +164,36 @@ ids rb | sort -n >"$tmp/rb.ids"
 # 5a. exactness: a rebalanced run (2 ranks, a decision every 2 updates)
 #     against a chain of 1-rank runs whose budget at every step is the sum
 #     of the ranks' (the logged "sentences" of each decision): the same
-#     samples at every step, the same parameters (1e-5) and optimizer
-#     state (1e-3).  The budgets follow measured times, so the split and
-#     the order of the sums differ from run to run; with some splits the
+#     samples at every step, the same parameters and optimizer state
+#     (equiv).  The budgets follow measured times, so the split and the
+#     order of the sums differ from run to run; with some splits the
 #     momentum buffers (conv1's most) differ by ~1e-4, with others by
-#     ~1e-7 (measured up to 0.98e-4 and 1.75e-4 on the AVX2 kernels; the
-#     same 1-rank chain on the AVX2 and on the AVX-512 kernels differs by
-#     0.7-0.95e-4).  One sample's gradient is ~1/32 of a step's.
+#     ~1e-7, which no fixed tolerance could tell from a bug (a fixed 1e-5
+#     on the parameters failed on a Zen 1); the chain summed in another
+#     order sets the tolerance of this run.  One sample's gradient is ~1/32
+#     of a step's.
 run rx rx --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --rebalance-interval 2 \
     --max-update 12
 sed -n 's/.*"rebalance": \([0-9]*\),.*"step": \([0-9]*\),.*"sentences": \[\([^]]*\)\].*/\2 \3/p' \
     "$tmp/rx.log" | tr -d ',' | awk '{ s = 0; for (i = 2; i <= NF; i++) s += $i; print $1, s }' \
     >"$tmp/rx.dec"
 if [ -s "$tmp/rx.dec" ]; then
-    b=32
-    while read -r at nb; do
-        run ox ox --batch-size $b --max-update "$at"
-        b=$nb
-    done <"$tmp/rx.dec"
-    run ox ox --batch-size $b --max-update 12
+    for ox in ox ox.alt; do
+        [ $ox = ox.alt ] && alt_on # the same chain summed in another order (equiv)
+        b=32
+        while read -r at nb; do
+            run $ox $ox --batch-size $b --max-update "$at"
+            b=$nb
+        done <"$tmp/rx.dec"
+        run $ox $ox --batch-size $b --max-update 12
+    done
+    alt_off
     steps rx >"$tmp/rx.steps"
     steps ox >"$tmp/ox.steps"
     cmp -s "$tmp/rx.steps" "$tmp/ox.steps" && [ "$(wc -l <"$tmp/ox.steps")" = 12 ] ||
         { diff "$tmp/rx.steps" "$tmp/ox.steps" | head -n 4; bad "rebalanced: the 1-rank chain's steps differ"; }
-    "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-5 params \
-        >"$tmp/cmpp" 2>&1 || { cat "$tmp/cmpp"; bad "rebalanced: parameters differ from the 1-rank chain"; }
-    "$CMP" "$tmp/ox/checkpoint_last.h5" "$tmp/rx/checkpoint_last.h5" 1e-3 optimizer \
-        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "rebalanced: optimizer state differs from the 1-rank chain"; }
-    echo "ok: rebalanced at steps $(cut -d' ' -f1 "$tmp/rx.dec" | tr '\n' ' ')as the 1-rank chain with budgets $(cut -d' ' -f2 "$tmp/rx.dec" | tr '\n' ' ')"
+    equiv rx ox || { cat "$tmp/cmp"; bad "rebalanced: differs from the 1-rank chain"; }
+    echo "ok: rebalanced at steps $(cut -d' ' -f1 "$tmp/rx.dec" | tr '\n' ' ')as the 1-rank chain with budgets $(cut -d' ' -f2 "$tmp/rx.dec" | tr '\n' ' ')($(tr '\n' ' ' <"$tmp/cmp"))"
 else
     grep -v '"update"' "$tmp/rx.log"
     bad "--rebalance-interval 2 with --rank-slowdown 1,3: no decision with budgets logged"
@@ -287,4 +292,5 @@ if [ -n "$K" ] && [ "$(wc -l <"$tmp/mr.ids")" = $N ] && [ "$(uniq "$tmp/mr.ids" 
 else
     bad "--max-restarts 1: resumed at step '$K'; $(wc -l <"$tmp/mr.ids") samples consumed, $(uniq "$tmp/mr.ids" | wc -l) distinct (want $N)"
 fi
+equiv_summary
 exit $fail

@@ -7,7 +7,7 @@
 #     >= greedy's (corpus total; 90% of the sentences);
 #  3. incremental (cached keys/values) == full-prefix recompute: same
 #     hypotheses, scores within 1e-4 (post-norm, and pre-norm with
-#     --share-all-embeddings);
+#     --share-all-embeddings and --activation-fn gelu);
 #  4. --max-len-a 0 --max-len-b 3: at most 3 tokens before </s>;
 #  5. --ref FILE (raw references) scores the same as the split's targets;
 #  6. errors: missing checkpoint, checkpoint of another task.
@@ -71,16 +71,16 @@ paste "$tmp/b4.sc" "$tmp/b4u.sc" | awk -F'\t' '{ d = $3 - $7; if (d < 0) d = -d;
     if (d > 1e-4 || $4 != $8) { print; n++ } } END { exit n > 0 }' ||
     bad "incremental and full-prefix scores differ"
 grep -q 'full-prefix decoding' "$tmp/b4u.log" || bad "--no-incremental not reported"
-# ... and for a pre-norm model with one shared embedding table
+# ... and for a pre-norm GELU model with one shared embedding table
 "$HGPRE" translation --source-lang en --target-lang es --trainpref "$S/tests/data/corpus" \
     --validpref "$tmp/test" --testpref "$tmp/test" --destdir "$tmp/mtj" \
     --bpe-codes "$tmp/mt/codes" --joined-dictionary >"$tmp/prej.log" 2>&1 ||
     { cat "$tmp/prej.log"; bad "joined preprocess"; }
 "$HGTRAIN" --task translation --data "$tmp/mtj" --source-lang en --target-lang es \
     --arch transformer_tiny --share-all-embeddings --encoder-normalize-before \
-    --decoder-normalize-before --optimizer adam --lr 0.002 --max-tokens 2048 --seed 5 \
-    --threads 1 --log-format simple --save-dir "$tmp/ckj" --max-update 30 \
-    --validate-interval 0 >"$tmp/trainj.log" 2>&1 || { cat "$tmp/trainj.log"; bad "pre-norm run"; }
+    --decoder-normalize-before --activation-fn gelu --optimizer adam --lr 0.002 \
+    --max-tokens 2048 --seed 5 --threads 1 --log-format simple --save-dir "$tmp/ckj" \
+    --max-update 30 --validate-interval 0 >"$tmp/trainj.log" 2>&1 || { cat "$tmp/trainj.log"; bad "pre-norm run"; }
 for inc in "" --no-incremental; do
     "$HGTRAIN" generate --data "$tmp/mtj" --path "$tmp/ckj/checkpoint_last.h5" --beam 3 \
         --threads 1 --max-len-b 20 --results-path "$tmp/j$inc.txt" \

@@ -2,7 +2,9 @@
 # task on forked CPU workers: the programs (each overridable from the
 # environment), SKIP (77) without Fashion-MNIST, a temporary directory
 # $tmp removed on exit, bad() to record a failure in $fail, fm_shards()
-# (the shards in $tmp/fm) and wait_update() (a json log's update N).
+# (the shards in $tmp/fm), wait_update() (a json log's update N), and
+# twice() and equiv(), which compare a run with a one-rank reference to a
+# tolerance derived from the arithmetic (docs/reproducibility.md).
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -28,4 +30,59 @@ wait_update() { # log [update]: until that update (3) is logged (at most 60 s)
         sleep 0.1
         i=$((i + 1))
     done
+}
+
+# The rank-equivalence tests compare N ranks with one rank on the same
+# global batches.  The two sum in different orders, so they differ by
+# rounding, which training amplifies by an amount no fixed tolerance knows
+# (Adam on a gradient that is rounding noise: docs/reproducibility.md).
+# The reference is therefore run twice: as asked, and under another
+# instruction-set level (alt_isa), whose BLAS core sums the same products
+# in another order; the distance between the two is what reordering alone
+# does to this run on this machine and build.
+alt_isa() { # the level whose BLAS core differs from this run's
+    if [ "${HG_ISA:-}" = baseline ]; then echo avx2; else echo baseline; fi
+}
+alt_on() { # the environment of the reference's second run (alt_off undoes it)
+    isa_was=${HG_ISA-} core_was=${HG_BLAS_CORETYPE-}
+    HG_ISA=$(alt_isa)
+    export HG_ISA
+    unset HG_BLAS_CORETYPE
+}
+alt_off() {
+    HG_ISA=$isa_was
+    [ -n "$core_was" ] && HG_BLAS_CORETYPE=$core_was && export HG_BLAS_CORETYPE
+    :
+}
+twice() { # F DIR ARGS...: F DIR ARGS..., then F DIR.alt ARGS... under alt_on
+    tf=$1 td=$2
+    shift 2
+    "$tf" "$td" "$@" || return 1
+    alt_on
+    "$tf" "$td.alt" "$@" >"$tmp/$td.alt.log" 2>&1
+    trc=$?
+    alt_off
+    [ $trc = 0 ] || { cat "$tmp/$td.alt.log"; echo "(the run above: $td under HG_ISA=$(alt_isa))"; }
+    return $trc
+}
+# equiv GOT REF [GROUP...]: GOT's checkpoint within 8 times REF's distance
+# to REF.alt (twice), plus 1e-6 relative, tensor by tensor and group by
+# group (tests/ckpt_cmp --spread); its lines in $tmp/cmp, also appended to
+# $tmp/equiv.all; status 1 if over
+equiv() {
+    eg=$1 er=$2
+    shift 2
+    "$CMP" --spread "$tmp/$er.alt/checkpoint_last.h5" "$tmp/$eg/checkpoint_last.h5" \
+        "$tmp/$er/checkpoint_last.h5" "$@" >"$tmp/cmp" 2>&1
+    erc=$?
+    sed "s|^|$eg vs $er: |" "$tmp/cmp" >>"$tmp/equiv.all"
+    return $erc
+}
+# equiv_summary: the largest ratio of an error to its tolerance seen
+equiv_summary() {
+    [ -f "$tmp/equiv.all" ] || return 0
+    sed -n 's/^\([^:]*\): \(\/[a-z]*\): .* at \([0-9.]*\) of its tolerance.*/\3 \1 \2/p' \
+        "$tmp/equiv.all" | sort -g -r | head -n 1 |
+        awk '{ printf "equivalence: %s comparisons, the largest error %s of its tolerance (%s %s %s %s)\n", n, $1, $2, $3, $4, $5 }' \
+            n="$(grep -c 'of its tolerance' "$tmp/equiv.all")"
 }

@@ -8,8 +8,9 @@
 #     data-parallel baseline written to SAVE_DIR/strategy.cfg (the file
 #     hgplan --search baselines --out writes for the same graph) and kept
 #     in the checkpoint (attribute "strategy", the file's bytes); the same
-#     losses and, after K updates, the same parameters (<= 1e-5) and
-#     optimizer state (<= 1e-4) as 1 rank on the same global batches; and
+#     losses and, after K updates, the same parameters and optimizer
+#     state as 1 rank on the same global batches (within the reordering's
+#     spread: equiv in tests/mnist-common.sh); and
 #     bitwise the run of --strategy SAVE_DIR/strategy.cfg;
 #  2. --plan mcmc --plan-budget 2: the same checks; with --plan-iters the
 #     strategy is the same file twice; --plan-profile prices as hgplan
@@ -21,7 +22,7 @@ set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 
 
-run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
     { cat "$tmp/ref.log"; bad "1 rank"; }
 # msgs LOG: a json log's messages as text (the table's lines hold no quote
 # or backslash)
@@ -172,4 +173,5 @@ refused r-profile "--plan-profile $tmp/prof.cfg prices the planning of --plan" -
     exit $fail
 ) || fail=1
 echo "ok: refusals"
+equiv_summary
 exit $fail

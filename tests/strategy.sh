@@ -6,8 +6,9 @@
 #     rows 48/48 or 64/32), CP-PS on 3 ranks, and a hand-edited 3-rank
 #     strategy with parameter servers on ranks 0, 1 and 2 for different
 #     parameters beside AllReduce ones: the same loss at every update, and
-#     after K updates the same parameters (relative error <= 1e-5) and
-#     optimizer state (<= 1e-4) as 1 rank on the same global batches, with
+#     after K updates the same parameters and optimizer state as 1 rank on
+#     the same global batches (within the reordering's spread: equiv in
+#     tests/mnist-common.sh), with
 #     --clip-norm and --update-freq 2 too; the same for the small
 #     Transformer (bert, Adam) with servers on ranks 0 and 1; 20 random
 #     data-parallel-shaped strategies on 2-4 ranks (replica counts 0-4 per
@@ -53,7 +54,7 @@ done
 grep -q 'aggregate = "allreduce"' "$tmp/c3-mixed.cfg" || bad "c3-mixed.cfg: no AllReduce group"
 
 # ------------------------------------------------------------ 1. exactness
-run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
     { cat "$tmp/ref.log"; bad "1 rank"; }
 strat() { # name ranks cluster strategy rows args...
     name=$1 n=$2 c=$3 s=$4 rows=$5
@@ -72,10 +73,10 @@ strat c3-cp-ps 3 c3 c3-CP-PS.cfg 48,24,24 && check c3-cp-ps ref
 strat c3-mixed 3 c3 c3-mixed.cfg 48,24,24 && check c3-mixed ref
 grep -q "2 parameters all-reduced, 6 on parameter servers" "$tmp/c3-mixed.log" ||
     bad "c3-mixed: not 2 parameters all-reduced and 6 on parameter servers"
-run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
+twice run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
 strat c3-mixed-clip 3 c3 c3-mixed.cfg 48,24,24 --clip-norm 1 && check c3-mixed-clip refc
 grep -q '"clip": 100.0' "$tmp/c3-mixed-clip.log" || bad "c3-mixed-clip: nothing was clipped"
-run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
+twice run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
     bad "1 rank, update-freq 2"
 strat c3-mixed-uf2 3 c3 c3-mixed.cfg 48,24,24 --update-freq 2 && check c3-mixed-uf2 refu
 
@@ -178,10 +179,8 @@ for x in one plain3 cpps3; do
     grep -q "loaded .* $((K / 2)) updates" "$tmp/$x.log" ||
         { head -n 5 "$tmp/$x.log"; bad "$x: the resume did not load update $((K / 2))"; }
     [ $x = one ] && continue
-    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$x/checkpoint_last.h5" 1e-5 params \
-        >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "c3-mixed resumed as $x: parameters differ"; }
-    "$CMP" "$tmp/c3-mixed/checkpoint_last.h5" "$tmp/$x/checkpoint_last.h5" 1e-4 optimizer \
-        >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "c3-mixed resumed as $x: optimizer state differs"; }
+    # as the straight runs (c3-mixed's, and 1 rank's, which it equals)
+    equiv $x ref || { cat "$tmp/cmp"; bad "c3-mixed resumed as $x: differs from the straight run"; }
 done
 echo "ok: c3-mixed's checkpoint resumed by plain data parallelism and under CP-PS: as the straight run; on 1 rank"
 
@@ -190,7 +189,7 @@ echo "ok: c3-mixed's checkpoint resumed by plain data parallelism and under CP-P
 # in turn
 S=${HG_SRCDIR:-.}
 lm_data
-"$HGPLAN" --task bert --data "$tmp/lm" --dropout 0 --batch 16 --optimizer adam \
+"$HGPLAN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --batch 16 --optimizer adam \
     --cluster "$tmp/c2.cfg" --search baselines --groups 8 --baseline CP-PS \
     --out "$tmp/bert-cp-ps.cfg" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan bert"; }
 awk '/aggregate = "ps"/ { k++; sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 2) "\"") } { print }' \
@@ -198,12 +197,12 @@ awk '/aggregate = "ps"/ { k++; sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 2) "
 runb() { # save-dir args...
     d=$1
     shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
-        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
+        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
         --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
         --save-dir "$tmp/$d" "$@"
 }
-runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
 runb bert-ps01 --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/bert-ps01.cfg" \
     >"$tmp/bert-ps01.log" 2>&1 || { cat "$tmp/bert-ps01.log"; bad "bert-ps01 exited non-zero"; }
 grep -q "rows 10,6 of 16; 0 parameters all-reduced" "$tmp/bert-ps01.log" ||
@@ -280,4 +279,5 @@ for p in $others; do
     kill -0 "$p" 2>/dev/null && bad "PS kill: worker $p still alive"
 done
 echo "ok: the PS rank killed: the job ended in ${dt}s naming rank 1"
+equiv_summary
 exit $fail

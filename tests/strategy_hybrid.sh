@@ -15,8 +15,8 @@
 #     the loss and the NLL split too), and on both the data-parallel
 #     baselines and hgtrain --plan mcmc: the same loss at every update
 #     and, after K updates, the same parameters and optimizer state as 1
-#     rank on the same batches (relative error <= 1e-5; bert's Adam state
-#     1e-4); --trace writes each rank's timeline of its last step;
+#     rank on the same batches (within the reordering's spread: equiv in
+#     tests/mnist-common.sh); --trace writes each rank's timeline of its last step;
 #     A whole epoch of bert (its last batch 12 samples): 9 pieces train it, 15
 #     drop it with a warning;
 #  2. a random strategy resumed half-way and run over tcp: bitwise the
@@ -24,7 +24,6 @@
 #  3. refused, naming why: --update-freq 2;
 #  4. rank 1 killed mid-run: every rank exits within seconds, rank 1 named.
 set -u
-OPT_TOL=1e-5 # mnist: SGD momentum, no division
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 sed 's/"three"/"four"/; /model = "slow"/ s/count = 2/count = 3/' "$tmp/c3.cfg" >"$tmp/c4.cfg"
 
@@ -69,7 +68,7 @@ plan c2 EV-PS 45 ev2.cfg $M
 plan c3 EV-PS 45 ev3.cfg $M
 plan c4 EV-PS 45 ev4.cfg $M
 plan c2 CP-AR 8 CP-AR.cfg $M
-run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; bad "1 rank"; }
+twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 || { cat "$tmp/ref.log"; bad "1 rank"; }
 strat() { # name ranks cluster strategy args...
     name=$1 n=$2 c=$3 s=$4
     shift 4
@@ -136,19 +135,18 @@ done
 # change with every batch
 S=${HG_SRCDIR:-.}
 lm_data
-BM="--task bert --data $tmp/lm --dropout 0 --batch 16 --optimizer adam"
+BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
 plan c2 EV-PS 500 bev2.cfg $BM
 plan c3 EV-PS 500 bev3.cfg $BM
 runb() { # save-dir args...
     d=$1
     shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
-        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
+        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
         --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
         --save-dir "$tmp/$d" "$@"
 }
-runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
-OPT_TOL=1e-4
+twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
 # the data-parallel baselines (CP-PS: tests/strategy.sh) and hgtrain's own
 # MCMC search (--plan mcmc, a fixed number of proposals)
 for b in EV-AR EV-PS CP-AR; do
@@ -210,13 +208,12 @@ runt() { # save-dir args...
         --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
         --save-dir "$tmp/$d" "$@"
 }
-runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
+twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
 same_nll() { # name
     grep -o '"nll_loss": [0-9.]*' "$tmp/tref.log" >"$tmp/na"
     grep -o '"nll_loss": [0-9.]*' "$tmp/$1.log" >"$tmp/nb"
     [ -s "$tmp/na" ] && cmp -s "$tmp/na" "$tmp/nb" || bad "$1: nll_loss differs from 1 rank"
 }
-OPT_TOL=1e-5
 for b in EV-AR EV-PS CP-AR CP-PS; do
     plan c2 $b 8 t$b.cfg $TM
     runt t$b --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/t$b.cfg" \
@@ -271,4 +268,5 @@ done
 grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
     { cat "$tmp/kill.log"; bad "kill: the launcher did not name rank 1"; }
 echo "ok: rank 1 killed: the job ended in ${dt}s naming rank 1"
+equiv_summary
 exit $fail

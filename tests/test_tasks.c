@@ -632,7 +632,7 @@ static void test_bert(void)
     REQUIRE(system(cmd) == 0, "hgpreprocess lm failed (%s/lm.log)", tmpdir);
 
     /* options and the dictionary are checked by setup */
-    const char *vals[7] = {NULL}; /* one per bert option */
+    const char *vals[8] = {NULL}; /* one per bert option */
     struct hg_task_args a = {.values = vals};
     void *state = NULL;
     vals[2] = "3";
@@ -644,6 +644,10 @@ static void test_bert(void)
     EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
            strstr(err, "--bert-layers") && strstr(err, "'two'"), "layers two: %s", err);
     vals[0] = NULL;
+    vals[7] = "swish"; /* --activation-fn: relu or gelu */
+    EXPECT(t->setup(&state, dir, &a, err, sizeof(err)) == -1 &&
+           strstr(err, "--activation-fn") && strstr(err, "'swish'"), "activation swish: %s", err);
+    vals[7] = NULL;
     EXPECT(t->setup(&state, tmpdir, &a, err, sizeof(err)) == -1 && strstr(err, "dict.txt"),
            "no dict.txt: %s", err);
     /* every plan below holds 64 positions, whatever its max length */

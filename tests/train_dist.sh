@@ -5,9 +5,11 @@
 #  1. equivalence: 1 rank on a global batch of 96 against 2, 3 and 4 ranks
 #     with uneven per-rank budgets (one rank holding 0 samples) and against
 #     --rank-capacity, with --update-freq 1 and 2: the same loss at every
-#     update and the same parameters and optimizer state after K updates
-#     (relative error <= 1e-5); the same for the small Transformer (bert
-#     task, Adam, sequences of different lengths, loss per masked token);
+#     update and the same parameters and optimizer state after K updates,
+#     within 8 times the distance between two equally valid one-rank runs
+#     (equiv: docs/reproducibility.md); the same for the small Transformer
+#     (bert task, Adam, sequences of different lengths, loss per masked
+#     token);
 #  2. resume with 3 ranks: stopped at 10 and resumed to 20 == straight to
 #     20, bitwise; only rank 0 logs and writes checkpoints;
 #  3. faults: SIGKILL of rank 1 mid-epoch (shm and tcp backends) -> the
@@ -53,7 +55,7 @@ same_losses() { # a b: every update's loss within 1e-5 (relative)
 
 # ------------------------------------------------------------ 1. equivalence
 for uf in 1 2; do
-    run ref$uf --batch-size 96 --update-freq $uf --max-update "$K" >"$tmp/ref$uf.log" 2>&1 ||
+    twice run ref$uf --batch-size 96 --update-freq $uf --max-update "$K" >"$tmp/ref$uf.log" 2>&1 ||
         { cat "$tmp/ref$uf.log"; bad "1 rank, update-freq $uf"; continue; }
     for cfg in "2 --max-sentences-per-rank 64,32" "3 --max-sentences-per-rank 48,40,8" \
         "4 --max-sentences-per-rank 40,32,24,0" "2 --rank-capacity 2,1 --batch-size 64"; do
@@ -66,10 +68,7 @@ for uf in 1 2; do
         grep -q "backend shm" "$tmp/$name.log" || bad "$name: no 'backend shm' line"
         same_losses "$tmp/ref$uf.log" "$tmp/$name.log" ||
             { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$name: losses differ from 1 rank"; }
-        "$CMP" "$tmp/ref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-5 params \
-            >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: parameters differ from 1 rank"; }
-        "$CMP" "$tmp/ref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-4 optimizer \
-            >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: optimizer state differs from 1 rank"; }
+        equiv "$name" ref$uf || { cat "$tmp/cmp"; bad "$name: differs from 1 rank"; }
         echo "ok: $name == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
     done
 done
@@ -82,12 +81,12 @@ awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.tx
 runb() { # save-dir args...
     d=$1
     shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --optimizer adam --lr 0.0005 \
-        --seed 3 --log-format json --log-interval 1 --validate-interval 0 \
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
+        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 \
         --required-batch-size-multiple 1 --save-dir "$tmp/$d" "$@"
 }
 for uf in 1 2; do
-    runb bref$uf --max-sentences 16 --update-freq $uf --max-update "$K" >"$tmp/bref$uf.log" 2>&1 ||
+    twice runb bref$uf --max-sentences 16 --update-freq $uf --max-update "$K" >"$tmp/bref$uf.log" 2>&1 ||
         { cat "$tmp/bref$uf.log"; bad "bert 1 rank, update-freq $uf"; continue; }
     for cfg in "2 10,6" "3 8,5,3" "4 7,0,5,4"; do
         set -- $cfg
@@ -97,10 +96,7 @@ for uf in 1 2; do
             { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
         same_losses "$tmp/bref$uf.log" "$tmp/$name.log" ||
             { paste "$tmp/la" "$tmp/lb" | head -n 5; bad "$name: losses differ from 1 rank"; }
-        "$CMP" "$tmp/bref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-5 params \
-            >"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: parameters differ from 1 rank"; }
-        "$CMP" "$tmp/bref$uf/checkpoint_last.h5" "$tmp/$name/checkpoint_last.h5" 1e-4 optimizer \
-            >>"$tmp/cmp" 2>&1 || { cat "$tmp/cmp"; bad "$name: optimizer state differs from 1 rank"; }
+        equiv "$name" bref$uf || { cat "$tmp/cmp"; bad "$name: differs from 1 rank"; }
         echo "ok: $name == 1 rank ($(tr '\n' ' ' <"$tmp/cmp"))"
     done
 done
@@ -381,5 +377,6 @@ else
     echo "note: no MPI build or no mpirun: the mpirun launch is not tested"
 fi
 
+equiv_summary
 [ $fail = 0 ] && echo PASS
 exit $fail

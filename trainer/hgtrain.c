@@ -1198,6 +1198,21 @@ struct resume_meta {
 
 static int prepare_save_dir(struct run *r, char *err, size_t errlen);
 
+/* HG_TEST_GRAD_WEIGHT=RANK:W, a test aid (docs/reproducibility.md): rank
+ * RANK's gradient counted W times, a bug planted for the equivalence tests
+ * to catch; 1 for every other rank, or unset */
+static double planted_grad_weight(int rank)
+{
+    const char *e = getenv("HG_TEST_GRAD_WEIGHT");
+    int r;
+    double w;
+    if (!e || sscanf(e, "%d:%lf", &r, &w) != 2 || r != rank || !(w > 0))
+        return 1;
+    fprintf(stderr, "| WARNING: HG_TEST_GRAD_WEIGHT: rank %d's gradient counted %g times "
+            "(a planted bug)\n", rank, w);
+    return w;
+}
+
 static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
@@ -1352,6 +1367,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .loss_scale_min = o->min_loss_scale,
                             .comm = r->comm, .bucket_cap_mb = o->bucket_cap_mb,
                             .slowdown = o->rank_slowdown.n ? o->rank_slowdown.v[r->rank] : 0,
+                            .grad_weight = planted_grad_weight(r->rank),
                             .update_freq = (int)o->update_freq,
                             .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
                             .n_agg = r->strat.nparams,
