@@ -108,10 +108,11 @@ run s s --devices cpu:2 --batch-size 16 --max-sentences-per-rank 5,16 --max-upda
     { grep segment "$tmp/s.log"; bad "same budgets (--rank-capacity 1,3 = --max-sentences-per-rank 5,16) started a segment"; }
 
 # 4. --rank-slowdown 1,3: rank 1's compute time about 3 times rank 0's (the
-#    json log's per-rank times, summed over updates 3..12; at least 1.8:
+#    json log's per-rank times, summed over updates 3..12; at least 1.4:
 #    under make -j2 check another test's processes take rank 0's core at
-#    times, and a stretched rank 0 lowers it, to 2.06 once; without the
-#    slowdown it is ~1); rank 0 waits
+#    times, and a stretched rank 0 lowers it: 2.06 once, 2.22 in the ASan
+#    build beside another test and two busy loops on a Zen 3; the bound
+#    leaves twice that loss; without the slowdown it is ~1); rank 0 waits
 run sd sd --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --max-update 12 --no-save
 sed -n 's/.*"update": \([0-9]*\),.*"compute": \[\([0-9.]*\), \([0-9.]*\)\], "wait": \[\([0-9.]*\), \([0-9.]*\)\].*/\1 \2 \3 \4 \5/p' \
     "$tmp/sd.log" >"$tmp/sd.t"
@@ -119,7 +120,7 @@ sed -n 's/.*"update": \([0-9]*\),.*"compute": \[\([0-9.]*\), \([0-9.]*\)\], "wai
 ratio=$(awk '$1 > 2 { c0 += $2; c1 += $3; w0 += $4; w1 += $5 }
     END { if (c0 > 0) printf "%.2f %.2f", c1 / c0, w0 - w1; else print "0 0" }' "$tmp/sd.t")
 set -- $ratio
-if awk -v r="$1" -v w="$2" 'BEGIN { exit !(r >= 1.8 && r <= 4.5 && w > 0) }'; then
+if awk -v r="$1" -v w="$2" 'BEGIN { exit !(r >= 1.4 && r <= 4.5 && w > 0) }'; then
     echo "ok: --rank-slowdown 1,3: rank 1 computes $1 times as long as rank 0, which waits ${2}s longer"
 else
     bad "--rank-slowdown 1,3: compute ratio $1 (want about 3), rank 0 waits ${2}s longer than rank 1"

@@ -2,7 +2,8 @@
 # task on forked CPU workers: the programs (each overridable from the
 # environment), SKIP (77) without Fashion-MNIST, a temporary directory
 # $tmp removed on exit, bad() to record a failure in $fail, fm_shards()
-# (the shards in $tmp/fm), wait_update() (a json log's update N), and
+# (the shards in $tmp/fm), lm_data() (the small bert corpus in $tmp/lm),
+# wait_update() (a json log's update N), and
 # twice() and equiv(), which compare a run with a one-rank reference to a
 # tolerance derived from the arithmetic (docs/reproducibility.md).
 B=${HG_BUILDDIR:-.}
@@ -23,6 +24,12 @@ bad() { echo "FAIL: $*"; fail=1; }
 fm_shards() {
     "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
         { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+}
+lm_data() { # the small bert corpus (tests/data/corpus.en) in $tmp/lm
+    awk 'NR % 15 == 0 { print "" } { print }' "${HG_SRCDIR:-.}/tests/data/corpus.en" >"$tmp/lm.txt"
+    "$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
+        --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 ||
+        { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
 }
 wait_update() { # log [update]: until that update (3) is logged (at most 60 s)
     i=0

@@ -62,15 +62,17 @@ for f in heterog-8gpu heterog-12gpu hetseq-4node hetseq-8node local netns-2node-
     grep -q "^cluster $f " "$tmp/c.out" || bad "$f summary"
 done
 # large clusters stay linear: 4096 devices on nodes of 8, of 1 and in one
-# node (8386560 implicit links) parse, validate and print well within 5 s
-# (the search over links per pair took minutes at 1024)
+# node (8386560 implicit links) parse, validate and print within 20 s (the
+# search over links per pair took minutes at 1024; one node took 3.7 s in
+# the ASan build beside another test and two busy loops on a Zen 3, about
+# twice that on a Zen 1)
 for k in 8 1 4096; do
     "$S/scripts/make-cluster" -n 4096 -k $k -o "$tmp/big.cfg" || bad "make-cluster -k $k"
     t0=$(date +%s.%N)
     "$HGPLAN" --cluster "$tmp/big.cfg" >"$tmp/c.out" 2>&1 || { tail -n 40 "$tmp/c.out"; bad "4096 devices, $k per node"; }
     t=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
     echo "  4096 devices, $k per node: $t s"
-    awk -v t="$t" 'BEGIN { exit !(t < 5) }' || bad "4096 devices, $k per node: $t s"
+    awk -v t="$t" 'BEGIN { exit !(t < 20) }' || bad "4096 devices, $k per node: $t s"
     grep -q '^cluster synthetic-4096 .*4096 devices' "$tmp/c.out" || bad "4096 summary"
 done
 grep -q 'links: every other pair (8386560) ' "$tmp/c.out" || bad "implicit links not summarised"

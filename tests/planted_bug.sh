@@ -13,9 +13,7 @@
 set -u
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_PLANTED_UPDATES:-8}
-awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
-"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+lm_data
 runb() { # save-dir args...
     d=$1
     shift

@@ -5,9 +5,8 @@
 # log's, at least $K updates), check() (a run against the 1-rank run, made
 # by twice: its losses, its parameters and optimizer state by equiv) and
 # the cluster files $tmp/c2.cfg (two ranks, the first twice as fast) and
-# $tmp/c3.cfg (three, 2:1:1); lm_data (the small bert corpus in $tmp/lm)
-# and mt_data (the translation corpus in $tmp/mt, the small
-# Transformer's options in $TA); resume_tcp NAME ARGS... (the run of
+# $tmp/c3.cfg (three, 2:1:1); mt_data (the translation corpus in $tmp/mt,
+# the small Transformer's options in $TA); resume_tcp NAME ARGS... (the run of
 # $tmp/NAME resumed half-way and over tcp: bitwise the straight shm run).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
@@ -51,12 +50,6 @@ EOF
 sed 's/"two"/"three"/; /model = "slow"/ s/count = 1/count = 2/' "$tmp/c2.cfg" >"$tmp/c3.cfg"
 grep -q 'model = "slow"; count = 2' "$tmp/c3.cfg" || bad "c3.cfg: the edit did not apply"
 
-lm_data() {
-    awk 'NR % 15 == 0 { print "" } { print }' "${HG_SRCDIR:-.}/tests/data/corpus.en" >"$tmp/lm.txt"
-    "$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-        --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 ||
-        { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
-}
 mt_data() {
     c=${HG_SRCDIR:-.}/tests/data/corpus
     head -n 200 "$c.en" >"$tmp/valid.en"

@@ -5,11 +5,11 @@
 #  1. equivalence: 1 rank on a global batch of 96 against 2, 3 and 4 ranks
 #     with uneven per-rank budgets (one rank holding 0 samples) and against
 #     --rank-capacity, with --update-freq 1 and 2: the same loss at every
-#     update and the same parameters and optimizer state after K updates,
-#     within 8 times the distance between two equally valid one-rank runs
-#     (equiv: docs/reproducibility.md); the same for the small Transformer
-#     (bert task, Adam, sequences of different lengths, loss per masked
-#     token);
+#     update and the same parameters and optimizer state after K updates
+#     (12; 6 in the ASan build), within 8 times the distance between two
+#     equally valid one-rank runs (equiv: docs/reproducibility.md); the
+#     same for the small Transformer (bert task with GELU, Adam, sequences
+#     of different lengths, loss per masked token);
 #  2. resume with 3 ranks: stopped at 10 and resumed to 20 == straight to
 #     20, bitwise; only rank 0 logs and writes checkpoints;
 #  3. faults: SIGKILL of rank 1 mid-epoch (shm and tcp backends) -> the
@@ -74,10 +74,7 @@ for uf in 1 2; do
 done
 
 # the small Transformer: bert on tests/data/corpus.en, 16 sequences a step
-S=${HG_SRCDIR:-.}
-awk 'NR % 15 == 0 { print "" } { print }' "$S/tests/data/corpus.en" >"$tmp/lm.txt"
-"$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-    --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 || { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
+lm_data
 runb() { # save-dir args...
     d=$1
     shift
