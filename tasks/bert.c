@@ -179,12 +179,14 @@ static int bert_build(void *state, struct hg_graph *g, int64_t max_batch,
     int x = hg_add(g, hg_add(g, xt, xp), xs);
     x = hg_layer_layernorm(g, "emb_layer_norm", x, d, 1e-5f);
     x = hg_dropout(g, x, p, BERT_DROPOUT_SEED);
+    /* one dropout rate everywhere, post-norm, PyTorch's init (as
+     * hg_layer_transformer_encoder) with --activation-fn's FFN */
+    const struct hg_tlayer_cfg lc = {.d = d, .ffn = s->ffn, .heads = (int)s->heads,
+                                     .gelu = s->gelu, .dropout = p, .attention_dropout = p,
+                                     .activation_dropout = p, .seed = BERT_DROPOUT_SEED};
     for (int64_t l = 0; l < s->layers; l++) {
         char name[64];
         snprintf(name, sizeof(name), "layers.%lld", (long long)l);
-        struct hg_tlayer_cfg lc = {.d = d, .ffn = s->ffn, .heads = (int)s->heads,
-                                   .gelu = s->gelu, .dropout = p, .attention_dropout = p,
-                                   .activation_dropout = p, .seed = BERT_DROPOUT_SEED};
         x = hg_layer_transformer_encoder_cfg(g, name, x, keep, &lc);
     }
     /* RoBERTa's lm_head: dense, gelu, layer norm, then the token embedding

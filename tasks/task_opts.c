@@ -51,14 +51,23 @@ int hg__task_opt_bool(const char *name, const char *v, int *out, char *err,
     return -1;
 }
 
+/* v's index in names[n], or -1 */
+static int word_index(const char *v, const char *const *names, int n)
+{
+    for (int i = 0; v && i < n; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i;
+    return -1;
+}
+
 int hg__task_opt_attention(const char *v, int *out, char *err, size_t errlen)
 {
     static const char *const names[3] = {"auto", "unfused", "fused"};
-    for (int i = 0; i < 3; i++)
-        if (v && strcmp(v, names[i]) == 0) {
-            *out = i - 1;
-            return 0;
-        }
+    int i = word_index(v, names, 3);
+    if (i >= 0) {
+        *out = i - 1;
+        return 0;
+    }
     snprintf(err, errlen, "--attention: expected auto, fused or unfused, got '%s'",
              v ? v : "");
     return -1;
@@ -67,11 +76,11 @@ int hg__task_opt_attention(const char *v, int *out, char *err, size_t errlen)
 int hg__task_opt_activation(const char *v, int *out, char *err, size_t errlen)
 {
     static const char *const names[2] = {"relu", "gelu"};
-    for (int i = 0; i < 2; i++)
-        if (v && strcmp(v, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
+    int i = word_index(v, names, 2);
+    if (i >= 0) {
+        *out = i;
+        return 0;
+    }
     snprintf(err, errlen, "--activation-fn: expected relu or gelu, got '%s'", v ? v : "");
     return -1;
 }

@@ -64,23 +64,26 @@ static float *read_all(hid_t f, const char *path, hssize_t *n)
     return v;
 }
 
-/* ||x - b||^2 and ||b||^2 over n floats, in double */
+/* ||x - b||^2 and (b2 not NULL) ||b||^2 over n floats, in double */
 static void dist2(const float *x, const float *b, hssize_t n, double *d2, double *b2)
 {
-    *d2 = *b2 = 0;
+    double dd = 0, bb = 0;
     for (hssize_t i = 0; i < n; i++) {
         double d = (double)x[i] - (double)b[i];
-        *d2 += d * d;
-        *b2 += (double)b[i] * b[i];
+        dd += d * d;
+        bb += (double)b[i] * b[i];
     }
+    *d2 = dd;
+    if (b2)
+        *b2 = bb;
 }
 
 /* the tensor's error against its tolerance (--spread), worst kept */
 static void against_spread(struct walk *w, const char *name, double d2, double b2,
                            const float *c, const float *b, hssize_t n)
 {
-    double c2, unused;
-    dist2(c, b, n, &c2, &unused);
+    double c2;
+    dist2(c, b, n, &c2, NULL);
     w->c2 += c2;
     double err = sqrt(d2), tol = w->factor * sqrt(c2) + w->floor * sqrt(b2);
     double ratio = tol > 0 ? err / tol : err > 0 ? INFINITY : 0;
