@@ -25,8 +25,8 @@
  * travels (allreduce_sums).
  *
  * The sums over the batch (loss, weight gradients) are the pieces' sums
- * added, so a run equals one rank within float rounding; dropout draws its
- * masks per piece (the same distribution, not one rank's masks). */
+ * added, so a run equals one rank within float rounding; so do dropout's
+ * masks, keyed by each row's sample id (the graph's HG_SAMPLE_IDS input). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -238,9 +238,9 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
                 int c = map[(size_t)nd.in[k] * (size_t)np + (size_t)p];
                 in[k] = c >= 0 ? c : nd.in[k];
             }
+            /* dropout: a piece's rows keep their masks, keyed by their
+             * sample ids (an input cut into pieces as the others) */
             union hg_attr at = nd.attr;
-            if (nd.op == HG_OP_DROPOUT) /* each piece's rows their own masks */
-                at.dropout.seed += (uint64_t)p * 0x9e3779b97f4a7c15ull;
             h->clone[(size_t)v * (size_t)np + (size_t)p] = hg_graph_n_nodes(g);
             map[(size_t)nd.out * (size_t)np + (size_t)p] =
                 hg_graph_op(g, nd.op, in, nd.n_in, &at);

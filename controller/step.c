@@ -361,6 +361,24 @@ void hg_ctl_free(struct hg_ctl *c)
 struct hg_graph *hg_ctl_graph(struct hg_ctl *c) { return c->train.g; }
 struct hg_exec *hg_ctl_exec(struct hg_ctl *c) { return c->train.ex; }
 
+/* The graph's sample ids (dropout's key; docs/reproducibility.md,
+ * "Dropout"): each row's sample index in the dataset, which is the same on
+ * every rank, in every micro-batch and piece of a split; the row index
+ * where the batch does not say (a dummy batch: one row). */
+static void fill_sample_ids(struct plan *p, const struct hg_batch *b)
+{
+    int t = hg_graph_find(p->g, HG_SAMPLE_IDS);
+    if (t < 0)
+        return;
+    int32_t *id = hg_exec_data(p->ex, t); /* [B] */
+    if (b->size == 0) {
+        id[0] = 0;
+        return;
+    }
+    for (int64_t i = 0; i < b->size; i++)
+        id[i] = (int32_t)(uint32_t)(b->ids ? b->ids[i] : i);
+}
+
 /* fill() and resolve the task's symbols; returns the batch's sample size */
 static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
                 struct hg_step *st, int64_t *sym, double *sample_size,
@@ -383,6 +401,7 @@ static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
     memset(&f, 0, sizeof(f));
     if (c->task->fill(c->ts, b, p->g, p->ex, &p->m, &f, err, errlen) != 0)
         return -1;
+    fill_sample_ids(p, b);
     for (int i = 0; i < p->m.nsym; i++)
         sym[HG_SYM_INDEX(p->m.sym[i])] = f.sym_value[i];
     int hyb = c->hyb && p == &c->train;
@@ -417,9 +436,9 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
      * gradient (one micro-batch per update: cfg.update_freq 1) */
     HG_CHECK(!(c->early && c->n_acc > 0));
     hg_exec_set_early_comm(c->train.ex, c->early);
-    /* dropout stream: unique per (update, micro-batch) */
-    struct hg_step hs = {.step = (num_updates + 1) * 1024u + (uint64_t)c->n_acc,
-                         .grad_scale = 1.f};
+    /* dropout's stream: the update (its masks are keyed by the samples
+     * within it: fill_sample_ids) */
+    struct hg_step hs = {.step = num_updates + 1, .grad_scale = 1.f};
     double t0 = hg_now();
     if (c->mp)
         hg__mp_set_step(c->mp, num_updates + 1);

@@ -205,6 +205,8 @@ struct hg_batch {
     struct hg_tview field[8];      /* [nfields] */
     const int32_t *lengths[8];     /* SEQ fields: [B]; else NULL */
     int64_t tokens;                /* non-pad tokens of the first SEQ field */
+    const int64_t *ids;            /* [B] each row's sample index in the
+                                    * dataset (dropout's key); NULL: unknown */
 };
 
 struct hg_loader_opts {

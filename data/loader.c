@@ -28,6 +28,7 @@ struct slot {
     int64_t step;
     int64_t size;
     int64_t tokens;
+    const int64_t *ids;                 /* [size] the samples (the epoch plan's) */
     void *data[HG_LD_MAX_FIELDS];       /* SEQ: [maxB, maxL]; ARRAY: [maxB, item...] */
     int32_t *len[HG_LD_MAX_FIELDS];     /* SEQ: [maxB] */
     struct hg_shape shape[HG_LD_MAX_FIELDS];
@@ -90,6 +91,7 @@ static int fill_slot(struct hg_loader *ld, struct slot *s, int64_t step, char *e
     HG_CHECK(b <= ld->max_b);
     s->step = step;
     s->size = b;
+    s->ids = idx; /* the epoch plan's: it outlives the loader */
     s->tokens = -1;
     for (int f = 0; f < ld->nfields; f++) {
         size_t esz = hg_dtype_size(ld->dtype[f]);
@@ -269,6 +271,7 @@ static void to_batch(const struct hg_loader *ld, struct slot *s, struct hg_batch
     b->size = s->size;
     b->step = s->step;
     b->tokens = s->tokens;
+    b->ids = s->ids;
     for (int f = 0; f < ld->nfields; f++) {
         b->field[f].data = s->data[f];
         b->field[f].dtype = ld->dtype[f];

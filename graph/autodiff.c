@@ -162,9 +162,11 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
             acc(ad, in[1], hg__op2(g, HG_OP_LAYERNORM_BWD_G, in[0], G, at));
         acc(ad, in[2], reduce_to(g, G, in[2]));
         break;
-    case HG_OP_DROPOUT: /* the same mask, applied to the gradient */
-        acc(ad, in[0], hg__op1(g, HG_OP_DROPOUT, G, at));
+    case HG_OP_DROPOUT: { /* the same mask (the same sample ids), applied to the gradient */
+        int din[2] = {G, nd->n_in > 1 ? in[1] : -1};
+        acc(ad, in[0], hg_graph_op(g, HG_OP_DROPOUT, din, nd->n_in, at));
         break;
+    }
     case HG_OP_EMBEDDING:
         if (ad->need[in[0]])
             acc(ad, in[0], hg__op3(g, HG_OP_EMBEDDING_BWD, in[1], G, in[0], NULL));
@@ -205,12 +207,14 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
         break;
     }
     case HG_OP_ATTENTION: {
-        /* (q, k, v, dO [, keep]): ATTENTION_BWD recomputes the scores.
+        /* (q, k, v, dO [, keep] [, ids]): ATTENTION_BWD recomputes the scores.
          * Self-attention (attn.self: Tq == Tk for every batch): one node
          * gives dq, dk, dv as [3,B,H,T,Dh]; else one gives dq and one dk
          * and dv [2,B,H,Tk,Dh].  The stacks are cut on their axis of 2 or
          * 3, so the cuts do not depend on symbolic lengths. */
-        int bin[5] = {in[0], in[1], in[2], G, nd->n_in == 4 ? in[3] : -1};
+        int bin[HG_MAX_INPUTS] = {in[0], in[1], in[2], G};
+        for (int i = 3; i < nd->n_in; i++) /* keep, ids */
+            bin[i + 1] = in[i];
         union hg_attr b = *at;
         int all = at->attn.self && ad->need[in[0]] && (ad->need[in[1]] || ad->need[in[2]]);
         if (ad->need[in[0]] && !all) {

@@ -202,6 +202,10 @@ void hg_split(struct hg_graph *g, int x, int axis, int n, int *out);
 int hg_sum(struct hg_graph *g, int x, int axis);
 int hg_mean(struct hg_graph *g, int x, int axis);
 int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed);
+/* The input dropout keys its masks by (docs/reproducibility.md,
+ * "Dropout"): I32 [B], each row's sample index in the dataset; made by the
+ * first hg_dropout or hg_attention with p > 0, filled by the controller. */
+#define HG_SAMPLE_IDS "sample_id"
 int hg_masked_fill(struct hg_graph *g, int scores, int keep, int causal);
 /* One fused ATTENTION op: q[B,H,Tq,Dh], k, v[B,H,Tk,Dh], keep[B,Tk] i32 or
  * -1 -> [B,H,Tq,Dh]; scale 1/sqrt(Dh), masked scores -1e30 (as

@@ -78,6 +78,22 @@ int hg_mean(struct hg_graph *g, int x, int axis)
     return hg__op1(g, HG_OP_MEAN, x, &at);
 }
 
+/* The graph's HG_SAMPLE_IDS input [batch] for x, made on first use: the
+ * dataset index of each row's sample, which keys the dropout masks (the
+ * controller fills it); -1 when x has no leading batch axis or the graph
+ * no "batch" symbol (its masks are then keyed by the row index). */
+static int sample_ids(struct hg_graph *g, int x)
+{
+    int bs = hg_graph_sym_find(g, "batch"); /* the tasks' batch symbol */
+    if (bs < 0 || hg_graph_tensor(g, x)->batch_axis != 0)
+        return -1;
+    int id = hg_graph_find(g, HG_SAMPLE_IDS);
+    if (id >= 0)
+        return id;
+    int64_t B = HG_SYM(bs);
+    return hg_graph_input(g, HG_SAMPLE_IDS, HG_I32, 1, &B, 0);
+}
+
 int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed)
 {
     if (p <= 0.f)
@@ -86,7 +102,8 @@ int hg_dropout(struct hg_graph *g, int x, float p, uint64_t seed)
     /* Every dropout of a graph draws its own mask: mix the node id in. */
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + (uint64_t)g->nn + 1;
     union hg_attr at = {.dropout = {.p = p, .seed = s}};
-    return hg__op1(g, HG_OP_DROPOUT, x, &at);
+    int in[2] = {x, sample_ids(g, x)};
+    return hg_graph_op(g, HG_OP_DROPOUT, in, in[1] >= 0 ? 2 : 1, &at);
 }
 
 /* A large finite fill instead of -inf: softmax gives exact zeros either
@@ -111,8 +128,13 @@ static int attention_node(struct hg_graph *g, int q, int k, int v, int keep, int
                                  .fill = HG_MASK_FILL, .p = p > 0.f ? p : 0.f,
                                  .causal = causal, .self = self,
                                  .seed = p > 0.f ? seed : 0}};
-    int in[4] = {q, k, v, keep};
-    return hg_graph_op(g, HG_OP_ATTENTION, in, keep >= 0 ? 4 : 3, &at);
+    int in[5] = {q, k, v, keep}, n = keep >= 0 ? 4 : 3;
+    int ids = p > 0.f ? sample_ids(g, q) : -1;
+    if (ids >= 0) {
+        in[n++] = ids;
+        at.attn.ids = 1;
+    }
+    return hg_graph_op(g, HG_OP_ATTENTION, in, n, &at);
 }
 
 int hg_attention(struct hg_graph *g, int q, int k, int v, int keep, int causal,

@@ -40,11 +40,51 @@ HG_HD static inline float hg_ew_tanh_bwd(float y, float dy)
     return dy * (1.0f - y * y);
 }
 
-/* Dropout of element i: key = hg_rand_key(seed, step), s = 1/(1-p). */
+/* Dropout of element i of a row whose key is key, s = 1/(1-p). */
 HG_HD static inline float hg_ew_dropout(float x, uint64_t key, uint64_t i,
                                         float p, float s)
 {
     return hg_rand_u(key, i) >= p ? x * s : 0.0f;
+}
+
+/* Dropout keyed by what an element is, not where it runs
+ * (docs/reproducibility.md, "Dropout"): a tensor [B, d1, .., dk] is rows
+ * (every axis but the last; a [B] tensor: one element a row).  The key of
+ * the row at (b, c1, .., c(k-1)) chains hg_rand_key from key =
+ * hg_rand_key(seed, step) over the sample id of row b, then c1, ..
+ * c(k-1); element j of the row draws hg_rand_u(row key, j).  So a mask does
+ * not depend on the batch's other rows, its padding, its split across
+ * ranks or micro-batches.  One link of the chain: */
+HG_HD static inline uint64_t hg_ew_drop_link(uint64_t key, uint64_t c)
+{
+    return hg_rand_key(key, c);
+}
+
+/* The key of row r (row-major over the row axes dim[0..na-1]) of a tensor:
+ * ids [dim[0]] the sample ids (NULL: b itself). */
+HG_HD static inline uint64_t hg_ew_drop_row_key(uint64_t key, const int32_t *ids,
+                                                const int64_t *dim, int na, int64_t r)
+{
+    int64_t c[HG_MAX_DIMS];
+    for (int a = na - 1; a >= 0; a--) {
+        c[a] = r % dim[a];
+        r /= dim[a];
+    }
+    uint64_t k = hg_ew_drop_link(key, (uint64_t)(ids ? (int64_t)ids[c[0]] : c[0]));
+    for (int a = 1; a < na; a++)
+        k = hg_ew_drop_link(k, (uint64_t)c[a]);
+    return k;
+}
+
+/* A tensor's row axes (na) and row length (L) as above. */
+HG_HD static inline int hg_ew_drop_rows(const struct hg_shape *s, int64_t *L)
+{
+    if (s->ndim < 2) {
+        *L = 1;
+        return 1;
+    }
+    *L = s->dim[s->ndim - 1];
+    return s->ndim - 1;
 }
 
 /* torch.optim.SGD for one element: g = grad*gs + wd*p; momentum buffer;

@@ -58,8 +58,10 @@ union hg_attr {
      * seed on the probabilities (DROPOUT's mask over [B,H,Tq,Tk]), causal
      * (k > q masked); which: the backward's output (0 dq, 1 dk and dv, 2
      * dq, dk and dv: Tq == Tk); self: Tq == Tk whatever the batch (q and k
-     * from one sequence), so the backward can be one which-2 node */
-    struct { float scale, fill, p; int causal, which, self; uint64_t seed; } attn;
+     * from one sequence), so the backward can be one which-2 node; ids:
+     * the last input is the rows' sample ids [B] (I32), which key the
+     * dropout masks as DROPOUT's second input does */
+    struct { float scale, fill, p; int causal, which, self, ids; uint64_t seed; } attn;
     struct { float eps; } ln;
     struct { int ignore_index; float smoothing; } ce;
     struct { float momentum, weight_decay; int nesterov; } sgd;
@@ -112,7 +114,10 @@ enum hg_op {
     HG_OP_LAYERNORM,       /* (x[..,D], gamma[D], beta[D]) -> [..,D]; ln */
     HG_OP_LAYERNORM_BWD_X, /* (x, gamma, dy) -> dx; ln */
     HG_OP_LAYERNORM_BWD_G, /* (x, dy) -> dgamma[D]; ln */
-    HG_OP_DROPOUT,         /* (x) -> mask(seed, step, index) * x / (1-p); dropout */
+    HG_OP_DROPOUT,         /* (x [B,..] [, ids [B] i32]) -> mask * x / (1-p); dropout.
+                            * The mask of each element is keyed by (seed, step,
+                            * its row's sample id (ids; else its index on axis
+                            * 0), its coordinates): hg_ew_drop_row_key */
     /* embeddings */
     HG_OP_EMBEDDING,       /* (w[V,D], ids[..] i32) -> [..,D] */
     HG_OP_EMBEDDING_BWD,   /* (ids, dy[..,D], w_ref) -> dw[V,D] */

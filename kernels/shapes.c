@@ -614,12 +614,22 @@ HG_SHAPE_FN(masked_fill) /* (s[B,(H,)Tq,Tk] f32 [, keep[B,Tk] i32]) */
 /* ---- fused attention ------------------------------------------------------ */
 
 /* (q[B,H,Tq,Dh], k[B,H,Tk,Dh], v[B,H,Tk,Dh] [, then nf more f32 like q]
- * [, keep[B,Tk] i32]): checks all of them */
+ * [, keep[B,Tk] i32] [, ids[B] i32 when attr ids]): checks all of them */
 static int attn_check(const char *op, const struct hg_shape *in,
-                      const enum hg_dtype *in_dt, int n_in, int nf, char *err,
-                      size_t errlen)
+                      const enum hg_dtype *in_dt, int n_in, int nf,
+                      const union hg_attr *attr, char *err, size_t errlen)
 {
     SHAPE_BUFS;
+    if (attr->attn.ids) {
+        if (n_in < 4 + nf)
+            return hg_kerr(err, errlen, "%s: %d inputs, expected the sample ids last", op,
+                           n_in);
+        n_in--;
+        const struct hg_shape *s = &in[n_in];
+        if (in_dt[n_in] != HG_I32 || s->ndim != 1 || s->dim[0] != in[0].dim[0])
+            return hg_kerr(err, errlen, "%s: sample ids %s (%s) must be i32 [B] for q %s",
+                           op, SB(n_in), hg_dtype_name(in_dt[n_in]), SB(0));
+    }
     if (n_in < 3 + nf || n_in > 4 + nf)
         return hg_kerr(err, errlen, "%s: %d inputs, expected %d or %d", op, n_in,
                        3 + nf, 4 + nf);
@@ -645,19 +655,18 @@ static int attn_check(const char *op, const struct hg_shape *in,
     return 0;
 }
 
-HG_SHAPE_FN(attention) /* (q, k, v [, keep]) -> [B,H,Tq,Dh] */
+HG_SHAPE_FN(attention) /* (q, k, v [, keep] [, ids]) -> [B,H,Tq,Dh] */
 {
-    (void)attr;
-    if (attn_check("attention", in, in_dt, n_in, 0, err, errlen))
+    if (attn_check("attention", in, in_dt, n_in, 0, attr, err, errlen))
         return -1;
     *out = in[0];
     *out_dt = HG_F32;
     return 0;
 }
 
-HG_SHAPE_FN(attention_bwd) /* (q, k, v, do [, keep]) -> dq, or dk and dv */
+HG_SHAPE_FN(attention_bwd) /* (q, k, v, do [, keep] [, ids]) -> dq, or dk and dv */
 {
-    if (attn_check("attention_bwd", in, in_dt, n_in, 1, err, errlen))
+    if (attn_check("attention_bwd", in, in_dt, n_in, 1, attr, err, errlen))
         return -1;
     if (attr->attn.which == 0) {
         *out = in[0]; /* dq [B,H,Tq,Dh] */

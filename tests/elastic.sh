@@ -228,16 +228,21 @@ grep -q "saved in the middle of epoch 1 (step 5) of training data with 960 sampl
 other --reset-dataloader || { cat "$tmp/dd2.log"; bad "other data with --reset-dataloader refused"; }
 echo "ok: a mid-epoch checkpoint of 960 images refused on 480, taken with --reset-dataloader"
 
-# 6. --max-restarts 1: 3 workers (rank 1 slowed 20x, so the job lasts),
+# 6. --max-restarts 1: 3 workers (rank 1 slowed 20x, 5x under ASan, so the job lasts),
 #    rank 1 SIGKILLed at a random update after the first save: the launcher
 #    restarts the job on the 2 survivors from checkpoint_last.h5 and the
 #    epoch ends; the first start's samples before the resumed step and the
 #    restart's are the epoch, each once; no worker and no shared memory left
 k=$(($(od -An -N1 -tu1 /dev/urandom) % 8 + 5)) # 5..12; a save at 4 and 8
+# rank 1 20 times slower keeps the job going until the kill; the
+# sanitizer build's updates are slow enough at 5 times (at 20 the wait for
+# update k took 45 s of this test's 160)
+SLOW=20
+[ "${HG_ASAN:-0}" = 1 ] && SLOW=5
 HG_TRACE_SAMPLES="$tmp/mr.trace" "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 \
     --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json --log-interval 1 \
     --validate-interval 0 --max-epoch 1 --required-batch-size-multiple 1 --save-dir "$tmp/mr" \
-    --devices cpu:3 --batch-size 16 --rank-slowdown 1,20,1 --save-interval-updates 4 \
+    --devices cpu:3 --batch-size 16 --rank-slowdown 1,$SLOW,1 --save-interval-updates 4 \
     --max-restarts 1 >"$tmp/mr.log" 2>&1 &
 lp=$!
 wait_update "$tmp/mr.log" $k
@@ -259,7 +264,7 @@ grep -q '"done: [0-9]* updates' "$tmp/mr.log" &&
 HG_TRACE_SAMPLES="$tmp/ma.trace" "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 \
     --optimizer sgd --lr 0.01 --seed 5 --log-format json --log-interval 1 \
     --validate-interval 0 --max-epoch 1 --required-batch-size-multiple 1 --save-dir "$tmp/ma" \
-    --devices cpu:2 --batch-size 16 --rank-slowdown 1,20 --save-interval-updates 4 \
+    --devices cpu:2 --batch-size 16 --rank-slowdown 1,$SLOW --save-interval-updates 4 \
     --max-restarts 1 --restart-devices all >"$tmp/ma.log" 2>&1 &
 lp=$!
 wait_update "$tmp/ma.log" 6

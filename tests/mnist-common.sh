@@ -25,10 +25,12 @@ fm_shards() {
     "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
         { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
 }
-lm_data() { # the small bert corpus (tests/data/corpus.en) in $tmp/lm
-    awk 'NR % 15 == 0 { print "" } { print }' "${HG_SRCDIR:-.}/tests/data/corpus.en" >"$tmp/lm.txt"
-    "$HGPRE" lm --input "$tmp/lm.txt" --destdir "$tmp/lm" --bpe-merges 500 --max-seq-len 64 \
-        --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 ||
+lm_data() { # [LINES DIR]: the small bert corpus (tests/data/corpus.en, its
+    # first LINES lines; all: 1196 samples) in $tmp/DIR (lm)
+    head -n "${1:-2000}" "${HG_SRCDIR:-.}/tests/data/corpus.en" |
+        awk 'NR % 15 == 0 { print "" } { print }' >"$tmp/${2:-lm}.txt"
+    "$HGPRE" lm --input "$tmp/${2:-lm}.txt" --destdir "$tmp/${2:-lm}" --bpe-merges 500 \
+        --max-seq-len 64 --max-predictions 10 --seed 7 >"$tmp/prelm.log" 2>&1 ||
         { cat "$tmp/prelm.log"; bad "hgpreprocess lm"; }
 }
 wait_update() { # log [update]: until that update (3) is logged (at most 60 s)

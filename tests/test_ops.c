@@ -48,6 +48,7 @@ enum {
     M_ERROR = 1 << 3,    /* kernel must return -1, message has .expect */
     M_SHAPE_ERR = 1 << 4,/* shape rule must return -1, message has .expect */
     M_DROPSTAT = 1 << 5, /* dropout statistics */
+    M_DROPROWS = 1 << 6, /* masks keyed by sample id: rows [a,b) as in the whole batch */
 };
 #define VG (M_VALUE | M_GRAD)
 #define VT (M_VALUE | M_THREADS)
@@ -292,6 +293,12 @@ static const struct op_case cases[] = {
      .attr = {.dropout = {.p = 0.5f, .seed = 11}}, .step = 1},
     {.op = HG_OP_DROPOUT, .modes = M_VALUE, .note = "p 0 identity", .n_in = 1,
      .in = {S(3, 5)}, .attr = {.dropout = {.p = 0.0f, .seed = 7}}},
+    {.op = HG_OP_DROPOUT, .modes = M_DROPROWS, .note = "p 0.3 rows", .n_in = 1,
+     .in = {S(5, 7, 9)}, .attr = {.dropout = {.p = 0.3f, .seed = 21}}, .step = 4},
+    {.op = HG_OP_DROPOUT, .modes = M_DROPROWS, .note = "p 0.5 rows, 4-D", .n_in = 1,
+     .in = {S(4, 3, 5, 6)}, .attr = {.dropout = {.p = 0.5f, .seed = 22}}, .step = 2},
+    {.op = HG_OP_DROPOUT, .modes = M_DROPROWS, .note = "p 0.2 rows, 2-D", .n_in = 1,
+     .in = {S(6, 40)}, .attr = {.dropout = {.p = 0.2f, .seed = 23}}, .step = 9},
     {.op = HG_OP_DROPOUT, .modes = M_DROPSTAT, .note = "p 0.3 statistics", .n_in = 1,
      .in = {S(100000)}, .gen = {G_ONES}, .attr = {.dropout = {.p = 0.3f, .seed = 1234}}},
 
@@ -391,7 +398,7 @@ static const struct op_case cases[] = {
     {.op = HG_OP_ATTENTION, .modes = VG, .note = "every key masked", .n_in = 4,
      .in = {S(1, 2, 3, 4), S(1, 2, 5, 4), S(1, 2, 5, 4), S(1, 5)}, .dt = I32_3,
      .imax = {[3] = 1}, .attr = ATT(0.5f, 0, 0, 0, 0)},
-    {.op = HG_OP_ATTENTION, .modes = VT, .note = "keep, dropout 0.1, 16 pairs", .n_in = 4,
+    {.op = HG_OP_ATTENTION, .modes = VT | M_DROPROWS, .note = "keep, dropout 0.1, 16 pairs", .n_in = 4,
      .in = {S(4, 4, 33, 16), S(4, 4, 40, 16), S(4, 4, 40, 16), S(4, 40)}, .dt = I32_3,
      .imax = {[3] = 2}, .attr = ATT(0.25f, 0, 0.1f, 5, 0)},
     {.op = HG_OP_ATTENTION, .modes = VT, .note = "causal, 1 pair (BLAS threads)", .n_in = 3,
@@ -872,6 +879,26 @@ static double gelu_d(double x)
 {
     return 0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
 }
+/* Dropout's draw for element i of a tensor of shape s, from its
+ * definition (docs/reproducibility.md, "Dropout"): rows are every axis but
+ * the last (a 1-D tensor: every element); the row's key chains
+ * hg_rand_key from key over its sample id (ids[b], or b), then its other
+ * coordinates; the element draws hg_rand_u(row key, its last coordinate). */
+static float ref_drop_u(const struct hg_shape *s, int64_t i, uint64_t key, const int32_t *ids)
+{
+    const int na = s->ndim >= 2 ? s->ndim - 1 : 1;
+    const int64_t L = s->ndim >= 2 ? s->dim[s->ndim - 1] : 1;
+    int64_t c[HG_MAX_DIMS], r = i / L;
+    for (int a = na - 1; a >= 0; a--) {
+        c[a] = r % s->dim[a];
+        r /= s->dim[a];
+    }
+    uint64_t k = hg_rand_key(key, (uint64_t)(ids ? (int64_t)ids[c[0]] : c[0]));
+    for (int a = 1; a < na; a++)
+        k = hg_rand_key(k, (uint64_t)c[a]);
+    return hg_rand_u(k, (uint64_t)(i % L));
+}
+
 static double *unary_ref(const struct op_case *c, const struct hg_tview *in,
                          struct hg_shape *os, double *kred)
 {
@@ -891,7 +918,8 @@ static double *unary_ref(const struct op_case *c, const struct hg_tview *in,
         case HG_OP_DROPOUT: {
             double p = c->attr.dropout.p;
             uint64_t step = c->step ? c->step : 1;
-            int keep = p == 0 || hg_rand_uniform(c->attr.dropout.seed, step, (uint64_t)i) >= p;
+            int keep = p == 0 || ref_drop_u(os, i, hg_rand_key(c->attr.dropout.seed, step),
+                                            NULL) >= p;
             o[i] = keep ? x / (1 - p) : 0;
             break;
         }
@@ -1123,7 +1151,8 @@ static double *ref_slice(const struct op_case *c, const struct hg_tview *in,
     return o;
 }
 
-/* ATTENTION and ATTENTION_BWD in double, straight from the definition */
+/* ATTENTION and ATTENTION_BWD in double, straight from the definition
+ * (dropout: ref_drop_u over [B,H,Tq,Tk]) */
 static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
                              struct hg_shape *os, double *kred)
 {
@@ -1131,7 +1160,9 @@ static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
     const struct hg_shape *qs = &in[0].shape;
     const int64_t B = qs->dim[0], H = qs->dim[1], Tq = qs->dim[2], Tk = in[1].shape.dim[2],
                   Dh = qs->dim[3];
-    const struct hg_tview *keep = c->n_in == 4 + bwd ? &in[3 + bwd] : NULL;
+    const int nids = c->attr.attn.ids != 0;
+    const struct hg_tview *keep = c->n_in == 4 + bwd + nids ? &in[3 + bwd] : NULL;
+    const int32_t *ids = nids ? in[c->n_in - 1].data : NULL; /* [B] */
     const double scale = c->attr.attn.scale, p = c->attr.attn.p;
     const uint64_t key = hg_rand_key(c->attr.attn.seed, c->step ? c->step : 1);
     if (which == 0)
@@ -1159,8 +1190,9 @@ static double *ref_attention(const struct op_case *c, const struct hg_tview *in,
                                   (keep && iget(keep, b * Tk + j) == 0);
                 P[i * Tk + j] = msk[i * Tk + j] ? (double)c->attr.attn.fill : scale * sc;
                 mx = fmax(mx, P[i * Tk + j]);
-                uint64_t idx = (uint64_t)((bh * Tq + i) * Tk + j);
-                M[i * Tk + j] = p <= 0 ? 1 : hg_rand_u(key, idx) >= (float)p ? 1 / (1 - p) : 0;
+                const struct hg_shape ps = S(B, H, Tq, Tk);
+                const float u = p <= 0 ? 1.0f : ref_drop_u(&ps, (bh * Tq + i) * Tk + j, key, ids);
+                M[i * Tk + j] = p <= 0 ? 1 : u >= (float)p ? 1 / (1 - p) : 0;
             }
             for (int64_t j = 0; j < Tk; j++)
                 se += exp(P[i * Tk + j] - mx);
@@ -1807,6 +1839,81 @@ static void mode_shape_err(const struct op_case *c)
 
 /* Dropout on ones: same (seed, step) -> same mask; another step or seed ->
  * another mask; keep rate within 3 sigma of 1-p; kept values 1/(1-p). */
+/* Rows [a,b) of a batch, i.e. another rank's or micro-batch's share of
+ * it, padded to another length, must draw the masks they draw in the whole
+ * batch (docs/reproducibility.md, "Dropout"): the op (DROPOUT, or
+ * ATTENTION with p > 0) runs on the whole batch with sample ids, then on
+ * rows 1..B-2 with theirs, then (DROPOUT, 3-D and up) on those rows padded
+ * by 3 positions on axis 1.  Every output row agrees bitwise. */
+static void mode_droprows(const struct op_case *c, const struct hg_tview *in)
+{
+    char err[512];
+    struct op_case cc = *c;
+    const int attn = c->op == HG_OP_ATTENTION;
+    const struct hg_shape *s0 = &in[0].shape;
+    const int64_t B = s0->dim[0], a = 1, n = B - 2;
+    int32_t ids[64]; /* [B] */
+    HG_CHECK(B >= 3 && B <= 64);
+    for (int64_t b = 0; b < B; b++)
+        ids[b] = (int32_t)(1000 + 37 * b);
+    cc.n_in = c->n_in + 1;
+    if (attn)
+        cc.attr.attn.ids = 1;
+    struct hg_tview w[HG_MAX_INPUTS], r[HG_MAX_INPUTS];
+    for (int i = 0; i < c->n_in; i++) {
+        w[i] = in[i];
+        r[i] = in[i];
+        r[i].shape.dim[0] = n; /* rows [a, a+n) of every batch input */
+        r[i].data = (char *)in[i].data + (size_t)(a * (numel(&in[i].shape) / B)) *
+                    hg_dtype_size(in[i].dtype);
+    }
+    w[c->n_in] = (struct hg_tview){.data = ids, .dtype = HG_I32, .shape = S(B)};
+    r[c->n_in] = (struct hg_tview){.data = ids + a, .dtype = HG_I32, .shape = S(n)};
+    struct hg_shape os = attn ? *s0 : *s0, ors = os;
+    ors.dim[0] = n;
+    const int64_t row = numel(&os) / B; /* floats per batch row */
+    float *yw = malloc((size_t)numel(&os) * 4), *yr = malloc((size_t)numel(&ors) * 4);
+    struct hg_tview ow = {.data = yw, .dtype = HG_F32, .shape = os};
+    struct hg_tview orr = {.data = yr, .dtype = HG_F32, .shape = ors};
+    if (run_kernel(&cc, w, &ow, 2, 0x5a, err, sizeof err) != 0 ||
+        run_kernel(&cc, r, &orr, 3, 0xa5, err, sizeof err) != 0) {
+        report(0, c, "droprows", "kernel returned -1: %s", err);
+        goto out;
+    }
+    if (memcmp(yr, yw + a * row, (size_t)(n * row) * 4) != 0) {
+        report(0, c, "droprows", "rows [%lld,%lld) alone draw other masks than in the batch",
+               (long long)a, (long long)(a + n));
+        goto out;
+    }
+    if (!attn && s0->ndim >= 3) {
+        /* the same rows padded on axis 1 (another rank's longest sequence) */
+        struct hg_shape ps = ors;
+        ps.dim[1] += 3;
+        const int64_t inner = numel(s0) / (s0->dim[0] * s0->dim[1]); /* per position */
+        float *xp = calloc((size_t)numel(&ps), 4), *yp = malloc((size_t)numel(&ps) * 4);
+        for (int64_t b = 0; b < n; b++)
+            memcpy(xp + b * ps.dim[1] * inner, (const float *)r[0].data + b * row,
+                   (size_t)row * 4);
+        struct hg_tview pin[2] = {{.data = xp, .dtype = HG_F32, .shape = ps}, r[1]};
+        struct hg_tview op = {.data = yp, .dtype = HG_F32, .shape = ps};
+        int bad = run_kernel(&cc, pin, &op, 2, 0x33, err, sizeof err) != 0;
+        for (int64_t b = 0; b < n && !bad; b++)
+            bad = memcmp(yp + b * ps.dim[1] * inner, yw + (a + b) * row, (size_t)row * 4) != 0;
+        free(xp);
+        free(yp);
+        if (bad) {
+            report(0, c, "droprows", "rows padded to %lld positions draw other masks",
+                   (long long)ps.dim[1]);
+            goto out;
+        }
+    }
+    report(1, c, "droprows", "rows [%lld,%lld) alone%s: the batch's masks", (long long)a,
+           (long long)(a + n), !attn && s0->ndim >= 3 ? " and padded" : "");
+out:
+    free(yw);
+    free(yr);
+}
+
 static void mode_dropstat(const struct op_case *c, const struct hg_tview *in)
 {
     char err[512];
@@ -2161,6 +2268,11 @@ static void run_case(int ci)
     if (c->modes & M_DROPSTAT) {
         make_inputs(c, ci, in);
         mode_dropstat(c, in);
+        free_inputs(c, in);
+    }
+    if (c->modes & M_DROPROWS) {
+        make_inputs(c, ci, in);
+        mode_droprows(c, in);
         free_inputs(c, in);
     }
     if (c->modes & M_GRAD) {

@@ -21,6 +21,7 @@ struct attn {
     int causal;
     uint64_t key;             /* dropout key: hg_rand_key(seed, step) */
     const int32_t *keep;      /* [B,Tk] or NULL */
+    const int32_t *ids;       /* [B] the rows' sample ids or NULL (b itself) */
 };
 
 static struct attn attn_make(const struct hg_kargs *a, int nf)
@@ -30,12 +31,18 @@ static struct attn attn_make(const struct hg_kargs *a, int nf)
                      .Dh = q->dim[3], .scale = a->attr->attn.scale,
                      .fill = a->attr->attn.fill, .p = a->attr->attn.p,
                      .causal = a->attr->attn.causal};
-    HG_CHECK(q->ndim == 4 && k->ndim == 4 && a->n_in >= 3 + nf);
+    const int nids = a->attr->attn.ids != 0;
+    HG_CHECK(q->ndim == 4 && k->ndim == 4 && a->n_in >= 3 + nf + nids);
     for (int i = 0; i < 3 + nf; i++)
         HG_CHECK(a->in[i].dtype == HG_F32);
-    if (a->n_in == 4 + nf) {
+    if (a->n_in == 4 + nf + nids) {
         HG_CHECK(a->in[3 + nf].dtype == HG_I32);
         t.keep = a->in[3 + nf].data;
+    }
+    if (nids) {
+        const struct hg_tview *iv = &a->in[a->n_in - 1];
+        HG_CHECK(iv->dtype == HG_I32 && hg_shape_numel(&iv->shape) == t.B);
+        t.ids = iv->data;
     }
     t.ps = t.p < 1.0f ? 1.0f / (1.0f - t.p) : 0.0f;
     t.key = hg_rand_key(a->attr->attn.seed, a->ctx->step);
@@ -99,13 +106,21 @@ HG_SIMD_DEF(static float, attn_row_exp, (float *restrict pr, int64_t n), {
     return mx;
 })
 
-/* y[n] = DROPOUT(y * s) at elements base.. (p 0: y * s) */
+/* The dropout key of row r of pair bh: DROPOUT's over [B,H,Tq,Tk]
+ * (hg_ew_drop_row_key: the sample's id, the head, the query) */
+static uint64_t attn_row_key(const struct attn *t, int64_t bh, int64_t r)
+{
+    const int64_t b = bh / t->H;
+    uint64_t k = hg_ew_drop_link(t->key, (uint64_t)(t->ids ? (int64_t)t->ids[b] : b));
+    return hg_ew_drop_link(hg_ew_drop_link(k, (uint64_t)(bh % t->H)), (uint64_t)r);
+}
+
+/* y[n] = DROPOUT(y * s), the row's key key (p 0: y * s) */
 HG_SIMD_DEF(static void, attn_scale_drop,
-            (float *restrict y, int64_t n, float s, uint64_t key, uint64_t base, float p,
-             float ps), {
+            (float *restrict y, int64_t n, float s, uint64_t key, float p, float ps), {
     if (p > 0.0f)
         for (int64_t j = 0; j < n; j++)
-            y[j] = hg_ew_dropout(y[j] * s, key, base + (uint64_t)j, p, ps);
+            y[j] = hg_ew_dropout(y[j] * s, key, (uint64_t)j, p, ps);
     else if (s != 1.0f)
         for (int64_t j = 0; j < n; j++)
             y[j] *= s;
@@ -131,19 +146,20 @@ static void attn_probs(const struct attn *t, int64_t bh, const float *q, const f
             pr[j] = t->fill;
         HG_SIMD_PICK(attn_row_exp)(pr, Tk);
         const float inv = 1.0f / (float)hg_cpu_sum_run(pr, Tk);
-        HG_SIMD_PICK(attn_scale_drop)(pr, Tk, inv, t->key, (uint64_t)((bh * Tq + r) * Tk),
+        HG_SIMD_PICK(attn_scale_drop)(pr, Tk, inv, drop ? attn_row_key(t, bh, r) : 0,
                                       drop ? t->p : 0.0f, t->ps);
     }
 }
 
-/* y[Tq*Tk] = DROPOUT(y) of pair bh */
+/* y[Tq,Tk] = DROPOUT(y) of pair bh */
 static void attn_dropout(const struct attn *t, int64_t bh, float *y)
 {
-    const int64_t n = t->Tq * t->Tk;
-    HG_SIMD_PICK(attn_scale_drop)(y, n, 1.0f, t->key, (uint64_t)(bh * n), t->p, t->ps);
+    for (int64_t r = 0; r < t->Tq; r++)
+        HG_SIMD_PICK(attn_scale_drop)(y + r * t->Tk, t->Tk, 1.0f, attn_row_key(t, bh, r),
+                                      t->p, t->ps);
 }
 
-/* (q, k, v [, keep]) -> o = DROPOUT(P) v */
+/* (q, k, v [, keep] [, ids]) -> o = DROPOUT(P) v */
 HG_CPU_FN(attention)
 {
     const struct attn t = attn_make(a, 0);
@@ -190,7 +206,7 @@ static void attn_dscores(const struct attn *t, int64_t bh, const float *P, float
     }
 }
 
-/* (q, k, v, do [, keep]) -> which 0: dq [B,H,Tq,Dh]; 1: dk, dv [2,B,H,Tk,Dh];
+/* (q, k, v, do [, keep] [, ids]) -> which 0: dq [B,H,Tq,Dh]; 1: dk, dv [2,B,H,Tk,Dh];
  * 2: dq, dk, dv [3,B,H,T,Dh] */
 HG_CPU_FN(attention_bwd)
 {

@@ -276,21 +276,54 @@ BINARY_KERNEL(gelu_bwd, hg_ew_gelu_bwd(u, dy))
 UNARY_KERNEL(tanh, hg_ew_tanh(x))
 BINARY_KERNEL(tanh_bwd, hg_ew_tanh_bwd(u, dy))
 
-/* y[lo,hi) = mask(i) * x[i] * s; the mask depends on the index only */
+/* y[0,n) = mask(j) * x[j] * s: one row, whose key is key */
 HG_SIMD_DEF(static void, dropout_run,
-            (const float *restrict x, float *restrict y, int64_t lo,
-             int64_t hi, uint64_t key, float p, float s), {
-    for (int64_t i = lo; i < hi; i++)
-        y[i] = hg_ew_dropout(x[i], key, (uint64_t)i, p, s);
+            (const float *restrict x, float *restrict y, int64_t n, uint64_t key,
+             float p, float s), {
+    for (int64_t j = 0; j < n; j++)
+        y[j] = hg_ew_dropout(x[j], key, (uint64_t)j, p, s);
 })
+
+/* rows [lo,hi) of x, y (hg_ew_drop_row_key); the chain's links are kept
+ * from row to row and only those whose coordinate changed are redrawn */
+static void dropout_rows(const float *x, float *y, const struct hg_shape *sh,
+                         const int32_t *ids, int64_t lo, int64_t hi, uint64_t key,
+                         float p, float s)
+{
+    int64_t L, c[HG_MAX_DIMS];
+    const int na = hg_ew_drop_rows(sh, &L);
+    uint64_t k[HG_MAX_DIMS]; /* k[a]: the chain through axis a */
+    int valid = 0;           /* links k[0, valid) hold for c[] */
+    for (int64_t r = lo; r < hi; r++) {
+        int64_t q = r, cr[HG_MAX_DIMS];
+        for (int ax = na - 1; ax >= 0; ax--) {
+            cr[ax] = q % sh->dim[ax];
+            q /= sh->dim[ax];
+        }
+        int same = 0;
+        while (same < valid && cr[same] == c[same])
+            same++;
+        for (int ax = same; ax < na; ax++) {
+            c[ax] = cr[ax];
+            uint64_t v = ax ? (uint64_t)c[ax] : (uint64_t)(ids ? (int64_t)ids[c[0]] : c[0]);
+            k[ax] = hg_ew_drop_link(ax ? k[ax - 1] : key, v);
+        }
+        valid = na;
+        HG_SIMD_PICK(dropout_run)(x + r * L, y + r * L, L, k[na - 1], p, s);
+    }
+}
 
 HG_CPU_FN(dropout)
 {
-    const float *restrict x = a->in[0].data; /* [n] */
-    float *restrict y = a->out->data;        /* [n] */
-    const int64_t n = hg_shape_numel(&a->out->shape);
+    const float *restrict x = a->in[0].data; /* [B,..] */
+    float *restrict y = a->out->data;        /* [B,..] */
+    const int32_t *ids = a->n_in > 1 ? a->in[1].data : NULL; /* [B] or NULL */
+    const struct hg_shape *sh = &a->out->shape;
+    const int64_t n = hg_shape_numel(sh);
     const float p = a->attr->dropout.p;
     const uint64_t seed = a->attr->dropout.seed, stream = a->ctx->step;
+    HG_CHECK(sh->ndim >= 1 && (!ids || (a->in[1].dtype == HG_I32 &&
+                                        hg_shape_numel(&a->in[1].shape) == sh->dim[0])));
 
     if (p <= 0.0f) {
         if (y != x)
@@ -303,7 +336,10 @@ HG_CPU_FN(dropout)
     }
     const float s = 1.0f / (1.0f - p);
     const uint64_t key = hg_rand_key(seed, stream);
-    HG_PAR_CHUNKS(n, PAR_MIN / 4, lo, hi,
-                  HG_SIMD_PICK(dropout_run)(x, y, lo, hi, key, p, s));
+    int64_t L;
+    hg_ew_drop_rows(sh, &L);
+    const int64_t rows = L > 0 ? n / L : 0;
+    HG_PAR_CHUNKS(rows, PAR_MIN / 4 / (L > 0 ? L : 1) + 1, lo, hi,
+                  dropout_rows(x, y, sh, ids, lo, hi, key, p, s));
     return 0;
 }

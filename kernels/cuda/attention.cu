@@ -20,6 +20,7 @@ struct attn_d {
     int causal;
     uint64_t key;             /* dropout key: hg_rand_key(seed, step) */
     const int32_t *keep;      /* [B,Tk] or NULL (device) */
+    const int32_t *ids;       /* [B] the rows' sample ids or NULL (device; b itself) */
 };
 
 static struct attn_d attn_make(const struct hg_kargs *a, int nf)
@@ -27,7 +28,8 @@ static struct attn_d attn_make(const struct hg_kargs *a, int nf)
     const struct hg_shape *q = &a->in[0].shape, *k = &a->in[1].shape;
     struct attn_d t;
     memset(&t, 0, sizeof t);
-    HG_CHECK(q->ndim == 4 && k->ndim == 4 && a->n_in >= 3 + nf);
+    const int nids = a->attr->attn.ids != 0;
+    HG_CHECK(q->ndim == 4 && k->ndim == 4 && a->n_in >= 3 + nf + nids);
     t.B = q->dim[0], t.H = q->dim[1], t.Tq = q->dim[2], t.Tk = k->dim[2], t.Dh = q->dim[3];
     t.scale = a->attr->attn.scale;
     t.fill = a->attr->attn.fill;
@@ -35,9 +37,13 @@ static struct attn_d attn_make(const struct hg_kargs *a, int nf)
     t.ps = t.p < 1.0f ? 1.0f / (1.0f - t.p) : 0.0f;
     t.causal = a->attr->attn.causal;
     t.key = hg_rand_key(a->attr->attn.seed, a->ctx->step);
-    if (a->n_in == 4 + nf) {
+    if (a->n_in == 4 + nf + nids) {
         HG_CHECK(a->in[3 + nf].dtype == HG_I32);
         t.keep = (const int32_t *)a->in[3 + nf].data;
+    }
+    if (nids) {
+        HG_CHECK(a->in[a->n_in - 1].dtype == HG_I32);
+        t.ids = (const int32_t *)a->in[a->n_in - 1].data;
     }
     return t;
 }
@@ -53,6 +59,15 @@ extern "C" HG_WS_FN(cuda_attention_bwd)
     (void)n_in, (void)out, (void)attr, (void)nthreads;
     return 2 * (size_t)(in[0].dim[0] * in[0].dim[1] * in[0].dim[2] * in[1].dim[2]) *
            sizeof(float);
+}
+
+/* The dropout key of row r of [B,H,Tq,Tk]: DROPOUT's (hg_ew_drop_row_key:
+ * the sample's id, the head, the query), as kernels/cpu/attention.c */
+__device__ static inline uint64_t attn_row_key(const struct attn_d &t, long long r)
+{
+    const long long qi = r % t.Tq, bh = r / t.Tq, b = bh / t.H;
+    uint64_t k = hg_ew_drop_link(t.key, (uint64_t)(t.ids ? (long long)t.ids[b] : b));
+    return hg_ew_drop_link(hg_ew_drop_link(k, (uint64_t)(bh % t.H)), (uint64_t)qi);
 }
 
 __device__ static inline bool attn_masked(const struct attn_d &t, long long bh, long long qi,
@@ -100,9 +115,10 @@ __global__ static void attn_fwd_rows(struct attn_d t, const float *q, const floa
     HG_ROW_LOOP(HG_ROW_BLOCK, r, t.B * t.H * t.Tq) {
         float *pr = P + r * t.Tk; /* [Tk] */
         attn_row_probs(t, r, q, k, pr, shf, shd);
+        const uint64_t rk = t.p > 0.0f ? attn_row_key(t, r) : 0;
         if (t.p > 0.0f)
             for (long long j = threadIdx.x; j < t.Tk; j += HG_ROW_BLOCK)
-                pr[j] = hg_ew_dropout(pr[j], t.key, (uint64_t)(r * t.Tk + j), t.p, t.ps);
+                pr[j] = hg_ew_dropout(pr[j], rk, (uint64_t)j, t.p, t.ps);
     }
 }
 
@@ -161,13 +177,14 @@ __global__ static void attn_bwd_rows(struct attn_d t, const float *q, const floa
         const float *dor = dO + r * t.Dh;             /* [Dh] */
         const float *vb = v + bh * t.Tk * t.Dh;       /* [Tk,Dh] */
         attn_row_probs(t, r, q, k, pr, shf, shd);
+        const uint64_t rk = t.p > 0.0f ? attn_row_key(t, r) : 0;
         double dsum = 0;
         for (long long j = threadIdx.x; j < t.Tk; j += HG_ROW_BLOCK) {
             float dp = 0.0f;
             for (long long d = 0; d < t.Dh; d++)
                 dp += dor[d] * vb[j * t.Dh + d];
             if (t.p > 0.0f)
-                dp = hg_ew_dropout(dp, t.key, (uint64_t)(r * t.Tk + j), t.p, t.ps);
+                dp = hg_ew_dropout(dp, rk, (uint64_t)j, t.p, t.ps);
             gr[j] = dp;
             dsum += (double)(pr[j] * dp);
         }
@@ -175,7 +192,7 @@ __global__ static void attn_bwd_rows(struct attn_d t, const float *q, const floa
         for (long long j = threadIdx.x; j < t.Tk; j += HG_ROW_BLOCK) {
             gr[j] = attn_masked(t, bh, qi, j) ? 0.0f : pr[j] * (gr[j] - D);
             if (t.p > 0.0f)
-                pr[j] = hg_ew_dropout(pr[j], t.key, (uint64_t)(r * t.Tk + j), t.p, t.ps);
+                pr[j] = hg_ew_dropout(pr[j], rk, (uint64_t)j, t.p, t.ps);
         }
     }
 }

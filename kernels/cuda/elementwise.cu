@@ -337,26 +337,35 @@ BINARY_KERNEL(tanh_bwd, hg_ew_tanh_bwd(u, dy))
 
 /* ---- DROPOUT --------------------------------------------------------------- */
 
-/* y[i] = mask(i) * x[i] * s; the mask depends on the index only, so it is
- * the CPU's mask (and the backward's, same seed and step) */
+/* y[i] = mask(i) * x[i] * s; the mask is keyed by element i's row's
+ * sample id and coordinates (hg_ew_drop_row_key), so it is the CPU's mask
+ * (and the backward's, same seed and step) */
 __global__ static void dropout_kernel(const float *x, float *y, long long n,
+                                      struct hg_shape sh, const int32_t *ids,
                                       uint64_t key, float p, float s)
 {
-    HG_CU_FOR(i, n)
-        y[i] = hg_ew_dropout(x[i], key, (uint64_t)i, p, s);
+    int64_t L;
+    const int na = hg_ew_drop_rows(&sh, &L);
+    HG_CU_FOR(i, n) {
+        const uint64_t rk = hg_ew_drop_row_key(key, ids, sh.dim, na, (int64_t)i / L);
+        y[i] = hg_ew_dropout(x[i], rk, (uint64_t)((int64_t)i % L), p, s);
+    }
 }
 
 extern "C" HG_CUDA_FN(dropout)
 {
-    const float *x = (const float *)a->in[0].data; /* [n] */
-    float *y = (float *)a->out->data;              /* [n] */
+    const float *x = (const float *)a->in[0].data; /* [B,..] */
+    float *y = (float *)a->out->data;              /* [B,..] */
+    const int32_t *ids = a->n_in > 1 ? (const int32_t *)a->in[1].data : NULL; /* [B] */
     const long long n = hg_shape_numel(&a->out->shape);
     const float p = a->attr->dropout.p;
     const uint64_t seed = a->attr->dropout.seed, stream = a->ctx->step;
     cudaStream_t st = hg_cu(a)->stream;
 
     HG_CHECK(a->in[0].dtype == HG_F32);
-    HG_CHECK(hg_shape_numel(&a->in[0].shape) == n);
+    HG_CHECK(hg_shape_numel(&a->in[0].shape) == n && a->out->shape.ndim >= 1);
+    HG_CHECK(!ids || (a->in[1].dtype == HG_I32 &&
+                      hg_shape_numel(&a->in[1].shape) == a->out->shape.dim[0]));
     if (n == 0)
         return 0;
     if (p <= 0.0f) {
@@ -371,7 +380,8 @@ extern "C" HG_CUDA_FN(dropout)
     }
     const float s = 1.0f / (1.0f - p); /* on the host, as the CPU's */
     const uint64_t key = hg_rand_key(seed, stream);
-    dropout_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0, st>>>(x, y, n, key, p, s);
+    dropout_kernel<<<hg_cu_blocks(a, n), HG_CU_THREADS, 0, st>>>(x, y, n, a->out->shape, ids,
+                                                                  key, p, s);
     HG_CU_LAUNCHED(a);
     return 0;
 }
