@@ -234,11 +234,25 @@ static void gen_tanh_bwd(struct cu_rng *r, struct cu_case *c)
 
 /* ---- DROPOUT --------------------------------------------------------------- */
 
+/* [B,N], [B,T,D] or [B,C,H,W]; half with sample ids [B] (the masks keyed
+ * by them: the GPU's keys must be the CPU's) */
 static void cu_dropout(struct cu_rng *r, struct cu_case *c, float p, const char *note)
 {
     c->op = HG_OP_DROPOUT;
     c->n_in = 1;
-    c->in[0] = CU_SHAPE(cu_int(r, 1, 50), cu_int(r, 1, 2000));
+    switch (cu_int(r, 0, 2)) {
+    case 0: c->in[0] = CU_SHAPE(cu_int(r, 1, 50), cu_int(r, 1, 2000)); break;
+    case 1: c->in[0] = CU_SHAPE(cu_int(r, 1, 20), cu_int(r, 1, 30), cu_int(r, 1, 70)); break;
+    default:
+        c->in[0] = CU_SHAPE(cu_int(r, 1, 8), cu_int(r, 1, 9), cu_int(r, 1, 13), cu_int(r, 1, 13));
+    }
+    if (cu_int(r, 0, 1)) {
+        c->in[1] = CU_SHAPE(c->in[0].dim[0]);
+        c->dt[1] = HG_I32;
+        c->ilo[1] = 0;
+        c->ihi[1] = 1000000;
+        c->n_in = 2;
+    }
     c->attr.dropout.p = p;
     c->attr.dropout.seed = cu_next(r);
     c->step = (uint64_t)cu_int(r, 2, 100000); /* not the first step's stream */

@@ -460,7 +460,9 @@ static void cu_attention(struct cu_rng *r, struct cu_case *c, int bwd, int maske
     c->n_in = 3;
     if (bwd)
         c->in[c->n_in++] = c->in[0]; /* do */
+    int kp = -1; /* keep's input */
     if (masked || cu_int(r, 0, 1)) {
+        kp = c->n_in;
         c->in[c->n_in] = CU_SHAPE(b, tk);
         c->dt[c->n_in] = HG_I32;
         c->ilo[c->n_in] = 0;
@@ -473,18 +475,26 @@ static void cu_attention(struct cu_rng *r, struct cu_case *c, int bwd, int maske
     static const float ps[3] = {0.0f, 0.1f, 0.5f};
     c->attr.attn.p = ps[cu_int(r, 0, 2)];
     c->attr.attn.seed = cu_next(r);
+    if (c->attr.attn.p > 0.0f && cu_int(r, 0, 1)) { /* the masks keyed by sample ids */
+        c->in[c->n_in] = CU_SHAPE(b);
+        c->dt[c->n_in] = HG_I32;
+        c->ilo[c->n_in] = 0;
+        c->ihi[c->n_in] = 1000000;
+        c->n_in++;
+        c->attr.attn.ids = 1;
+    }
     c->attr.attn.which = bwd ? (int)cu_int(r, 0, 2) : 0;
     if (c->attr.attn.which == 2) { /* self-attention: Tq == Tk */
         c->in[1].dim[2] = c->in[2].dim[2] = tq;
-        if (c->n_in > 4)
-            c->in[4].dim[1] = tq;
+        if (kp >= 0)
+            c->in[kp].dim[1] = tq;
     }
     c->step = (uint64_t)cu_int(r, 1, 9);
     c->tol = bwd ? 1e-4 : 1e-5; /* sums in another order than the CPU's GEMMs */
-    snprintf(c->note, sizeof c->note, "(%s%s p %.1f%s)", c->n_in > 3 + bwd ? "keep " : "",
+    snprintf(c->note, sizeof c->note, "(%s%s p %.1f%s%s)", kp >= 0 ? "keep " : "",
              c->attr.attn.causal ? "causal" : "", (double)c->attr.attn.p,
              bwd ? (c->attr.attn.which == 2 ? " dq dk dv" : c->attr.attn.which ? " dk dv" : " dq")
-                 : "");
+                 : "", c->attr.attn.ids ? " ids" : "");
 }
 
 static void gen_attention(struct cu_rng *r, struct cu_case *c) { cu_attention(r, c, 0, 0); }

@@ -16,7 +16,8 @@
 #  3. a resume on the same shape adds no segment (the checkpoint's
 #     segments continue as they were);
 #  4. --rank-slowdown 1,3: the json log's per-rank compute and wait times;
-#  5. --rebalance-interval across a resume; on by default, off with
+#  5. --rebalance-interval across a resume; a rebalanced run as its 1-rank
+#     chain (equiv), also with dropout 0.3; on by default, off with
 #     --rank-capacity given;
 #  6. --max-restarts 1: rank 1 of 3 killed, the job ends on the other 2;
 #     with --restart-devices all, on both of 2 again.
@@ -173,32 +174,40 @@ ids rb | sort -n >"$tmp/rb.ids"
 #     on the parameters failed on a Zen 1); the chain summed in another
 #     order sets the tolerance of this run.  One sample's gradient is ~1/32
 #     of a step's.
-run rx rx --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --rebalance-interval 2 \
-    --max-update 12
-sed -n 's/.*"rebalance": \([0-9]*\),.*"step": \([0-9]*\),.*"sentences": \[\([^]]*\)\].*/\2 \3/p' \
-    "$tmp/rx.log" | tr -d ',' | awk '{ s = 0; for (i = 2; i <= NF; i++) s += $i; print $1, s }' \
-    >"$tmp/rx.dec"
-if [ -s "$tmp/rx.dec" ]; then
-    for ox in ox ox.alt; do
-        [ $ox = ox.alt ] && alt_on # the same chain summed in another order (equiv)
+rebalanced() { # rx ox args...: the rebalanced run rx against its 1-rank chain ox
+    rx=$1 ox0=$2
+    shift 2
+    run $rx $rx --devices cpu:2 --batch-size 16 --rank-slowdown 1,3 --rebalance-interval 2 \
+        --max-update 12 "$@"
+    sed -n 's/.*"rebalance": \([0-9]*\),.*"step": \([0-9]*\),.*"sentences": \[\([^]]*\)\].*/\2 \3/p' \
+        "$tmp/$rx.log" | tr -d ',' | awk '{ s = 0; for (i = 2; i <= NF; i++) s += $i; print $1, s }' \
+        >"$tmp/$rx.dec"
+    if [ ! -s "$tmp/$rx.dec" ]; then
+        grep -v '"update"' "$tmp/$rx.log"
+        bad "$rx: --rebalance-interval 2 with --rank-slowdown 1,3: no decision with budgets logged"
+        return
+    fi
+    for ox in $ox0 $ox0.alt; do
+        [ $ox = $ox0.alt ] && alt_on # the same chain summed in another order (equiv)
         b=32
         while read -r at nb; do
-            run $ox $ox --batch-size $b --max-update "$at"
+            run $ox $ox --batch-size $b --max-update "$at" "$@"
             b=$nb
-        done <"$tmp/rx.dec"
-        run $ox $ox --batch-size $b --max-update 12
+        done <"$tmp/$rx.dec"
+        run $ox $ox --batch-size $b --max-update 12 "$@"
     done
     alt_off
-    steps rx >"$tmp/rx.steps"
-    steps ox >"$tmp/ox.steps"
-    cmp -s "$tmp/rx.steps" "$tmp/ox.steps" && [ "$(wc -l <"$tmp/ox.steps")" = 12 ] ||
-        { diff "$tmp/rx.steps" "$tmp/ox.steps" | head -n 4; bad "rebalanced: the 1-rank chain's steps differ"; }
-    equiv rx ox || { cat "$tmp/cmp"; bad "rebalanced: differs from the 1-rank chain"; }
-    echo "ok: rebalanced at steps $(cut -d' ' -f1 "$tmp/rx.dec" | tr '\n' ' ')as the 1-rank chain with budgets $(cut -d' ' -f2 "$tmp/rx.dec" | tr '\n' ' ')($(tr '\n' ' ' <"$tmp/cmp"))"
-else
-    grep -v '"update"' "$tmp/rx.log"
-    bad "--rebalance-interval 2 with --rank-slowdown 1,3: no decision with budgets logged"
-fi
+    steps $rx >"$tmp/$rx.steps"
+    steps $ox0 >"$tmp/$ox0.steps"
+    cmp -s "$tmp/$rx.steps" "$tmp/$ox0.steps" && [ "$(wc -l <"$tmp/$ox0.steps")" = 12 ] ||
+        { diff "$tmp/$rx.steps" "$tmp/$ox0.steps" | head -n 4; bad "$rx: the 1-rank chain's steps differ"; }
+    equiv $rx $ox0 || { cat "$tmp/cmp"; bad "$rx: differs from the 1-rank chain"; }
+    echo "ok: $rx: rebalanced at steps $(cut -d' ' -f1 "$tmp/$rx.dec" | tr '\n' ' ')as the 1-rank chain with budgets $(cut -d' ' -f2 "$tmp/$rx.dec" | tr '\n' ' ')($(tr '\n' ' ' <"$tmp/cmp"))"
+}
+rebalanced rx ox
+# with dropout (0.3): the masks are keyed by sample (docs/reproducibility.md,
+# "Dropout"), so the budgets the measured times set do not change them
+rebalanced rxd oxd --dropout 0.3
 
 # 5b. on by default (every 50 updates) on several ranks, off when the user
 #     set the budgets (--rank-capacity by hand)

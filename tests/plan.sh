@@ -12,7 +12,8 @@
 #     state as 1 rank on the same global batches (within the reordering's
 #     spread: equiv in tests/mnist-common.sh); and
 #     bitwise the run of --strategy SAVE_DIR/strategy.cfg;
-#  2. --plan mcmc --plan-budget 2: the same checks; with --plan-iters the
+#  2. --plan mcmc --plan-budget 2: the same checks (also with dropout 0.3
+#     against 1 rank with dropout); with --plan-iters the
 #     strategy is the same file twice; --plan-profile prices as hgplan
 #     --profile does (hgplan's file and table for the same profile);
 #  3. refused, naming why: --plan with --strategy, without --cluster-file,
@@ -94,6 +95,13 @@ if planned pm --plan mcmc --plan-budget 2; then
         "$tmp/pm.msgs" || bad "pm: the search was not restricted"
     grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no hgplan row"
 fi
+# dropout on (0.3): --plan mcmc plans for the graph with its DROPOUT nodes,
+# whose masks are keyed by sample (docs/reproducibility.md, "Dropout"), so
+# its strategy still equals 1 rank
+twice run refd --batch-size 96 --max-update "$K" --dropout 0.3 >"$tmp/refd.log" 2>&1 ||
+    { cat "$tmp/refd.log"; bad "1 rank, dropout"; }
+planned pmd --plan mcmc --plan-iters 300 --dropout 0.3 && check pmd refd
+
 # with a proposal cap the search is reproducible: the same file twice
 for d in pi1 pi2; do
     run "$d" --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \

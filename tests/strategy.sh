@@ -9,7 +9,8 @@
 #     after K updates the same parameters and optimizer state as 1 rank on
 #     the same global batches (within the reordering's spread: equiv in
 #     tests/mnist-common.sh), with
-#     --clip-norm and --update-freq 2 too; the same for the small
+#     --clip-norm and --update-freq 2 too, and with dropout 0.3 (masks
+#     keyed by sample) on the mixed one, --update-freq 1 and 2; the same for the small
 #     Transformer (bert, Adam) with servers on ranks 0 and 1; 20 random
 #     data-parallel-shaped strategies on 2-4 ranks (replica counts 0-4 per
 #     device, AllReduce or a server on a random rank per group, a random
@@ -31,11 +32,13 @@
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 
-plan() { # cluster baseline out
+plan() { # cluster baseline out [task-args...]
+    pc=$1 pb=$2 po=$3
+    shift 3
     "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
-        --cluster "$tmp/$1.cfg" --search baselines --groups 8 --baseline "$2" \
-        --out "$tmp/$3" >"$tmp/plan.log" 2>&1 ||
-        { cat "$tmp/plan.log"; bad "hgplan $1 $2"; }
+        --cluster "$tmp/$pc.cfg" --search baselines --groups 8 --baseline "$pb" \
+        --out "$tmp/$po" "$@" >"$tmp/plan.log" 2>&1 ||
+        { cat "$tmp/plan.log"; bad "hgplan $pc $pb"; }
 }
 for b in EV-AR EV-PS CP-AR CP-PS; do
     plan c2 $b $b.cfg
@@ -44,10 +47,13 @@ plan c3 CP-PS c3-CP-PS.cfg
 plan c3 EV-PS c3-EV-PS.cfg
 # parameter servers on ranks 1, 2, 0, ... for the groups in turn, every
 # fourth group all-reduced
-awk '/aggregate = "ps"/ { k++
-        if (k % 4 == 3) sub(/aggregate = "ps"; ps = "[^"]*";/, "aggregate = \"allreduce\";")
-        else sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 3) "\"") }
-     { print }' "$tmp/c3-CP-PS.cfg" >"$tmp/c3-mixed.cfg"
+mixed() { # in out
+    awk '/aggregate = "ps"/ { k++
+            if (k % 4 == 3) sub(/aggregate = "ps"; ps = "[^"]*";/, "aggregate = \"allreduce\";")
+            else sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 3) "\"") }
+         { print }' "$tmp/$1" >"$tmp/$2"
+}
+mixed c3-CP-PS.cfg c3-mixed.cfg
 for r in 0 1 2; do
     grep -q "ps = \"localhost:$r\"" "$tmp/c3-mixed.cfg" || bad "c3-mixed.cfg: no PS on rank $r"
 done
@@ -79,6 +85,20 @@ grep -q '"clip": 100.0' "$tmp/c3-mixed-clip.log" || bad "c3-mixed-clip: nothing 
 twice run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
     bad "1 rank, update-freq 2"
 strat c3-mixed-uf2 3 c3 c3-mixed.cfg 48,24,24 --update-freq 2 && check c3-mixed-uf2 refu
+# dropout on (0.3; planned for the graph with its DROPOUT nodes): the masks
+# are keyed by sample and position (docs/reproducibility.md, "Dropout"), so
+# parameter servers beside AllReduce on uneven rows equal 1 rank, with
+# --update-freq 2 too
+plan c3 CP-PS c3-CP-PS-drop.cfg --dropout 0.3
+mixed c3-CP-PS-drop.cfg c3-mixed-drop.cfg
+DUFS="1 2"
+[ "${HG_ASAN:-0}" = 1 ] && DUFS="1" # the sanitizer build: the same code paths
+for uf in $DUFS; do
+    twice run refd$uf --batch-size 96 --max-update "$K" --update-freq $uf --dropout 0.3 \
+        >"$tmp/refd$uf.log" 2>&1 || { cat "$tmp/refd$uf.log"; bad "1 rank, dropout"; }
+    strat c3-mixed-drop$uf 3 c3 c3-mixed-drop.cfg 48,24,24 --update-freq $uf --dropout 0.3 &&
+        check c3-mixed-drop$uf refd$uf
+done
 
 # 20 random data-parallel-shaped strategies on 2-4 ranks, drawn from
 # hgplan's EV-PS with a seed each: replica counts 0-4 per device (zero on

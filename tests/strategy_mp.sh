@@ -4,7 +4,8 @@
 # workers, every rank reading the whole global batch:
 #  1. exactness: mnist (SGD with momentum, a global batch of 96) with
 #     hgplan's MP baseline on 2 ranks and 5 random placements of single-op
-#     groups on 2 and 3 ranks (seeded), one with --clip-norm; the small
+#     groups on 2 and 3 ranks (seeded), one with --clip-norm, one with
+#     dropout 0.3 (bert: 0.1, attention dropout included); the small
 #     Transformer (bert, Adam, sequences of different lengths) with the MP
 #     baseline and 5 random placements (all random placements, here and
 #     below, in a random valid execution order of their own, which every
@@ -89,6 +90,14 @@ run v3 --devices cpu:3 --batch-size 96 --max-update 2 --validate-interval 1 --va
 v1=$(grep -o '"valid_loss": [0-9.]*, .*"valid_accuracy": [0-9.]*' "$tmp/v1.log")
 v3=$(grep -o '"valid_loss": [0-9.]*, .*"valid_accuracy": [0-9.]*' "$tmp/v3.log")
 [ -n "$v1" ] && [ "$v1" = "$v3" ] || bad "rand3: validation '$v3', 1 rank '$v1'"
+# dropout on (0.3; planned for the graph with its DROPOUT nodes): every
+# rank's DROPOUT draws the masks 1 rank draws (keyed by sample and
+# position: docs/reproducibility.md, "Dropout")
+plan c3 MP 45 MP3-drop.cfg $M --dropout 0.3
+place MP3-drop.cfg randd.cfg 3 3
+twice run refd --batch-size 96 --max-update "$K" --dropout 0.3 >"$tmp/refd.log" 2>&1 ||
+    { cat "$tmp/refd.log"; bad "1 rank, dropout"; }
+strat randd 3 c3 randd.cfg --dropout 0.3 && check randd refd
 
 # the small Transformer: Adam, two state tensors per parameter, shapes that
 # change with every batch
@@ -119,6 +128,13 @@ for seed in 1 2 3 4 5; do
     reorder c$n brand$seed.cfg $seed $BM
     stratb brand$seed $n c$n brand$seed.cfg && check brand$seed bref && ordered brand$seed
 done
+# dropout 0.1 everywhere, attention dropout included
+plan c3 MP 500 bMP3-drop.cfg $BM --dropout 0.1
+place bMP3-drop.cfg brandd.cfg 3 3
+twice runb bdref --dropout 0.1 >"$tmp/bdref.log" 2>&1 || { cat "$tmp/bdref.log"; bad "bert 1 rank, dropout"; }
+runb brandd --devices cpu:3 --cluster-file "$tmp/c3.cfg" --strategy "$tmp/brandd.cfg" --dropout 0.1 \
+    >"$tmp/brandd.log" 2>&1 || { cat "$tmp/brandd.log"; bad "brandd exited non-zero"; }
+check brandd bdref
 
 # a small translation Transformer (encoder-decoder, label smoothing: the
 # loss and the NLL are two ops, possibly on two ranks; source and target
