@@ -41,8 +41,31 @@ static const char *const default_job[] = {
     "--save-dir", "checkpoints/mnist", "--log-interval", "200", NULL};
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t n_sigint;   /* SIGINTs seen (Ctrl-C) */
+static volatile sig_atomic_t says_stops; /* this process reports them (rank 0) */
 
-static void on_signal(int sig) { stop_signal = sig; }
+/* The first SIGINT or SIGTERM stops after the update in flight, which
+ * writes checkpoint_last.h5 (no final validation); a second SIGINT quits
+ * at once (checkpoints are written to a temporary name and renamed, so
+ * the last one written stays whole).  Only SIGINT counts twice: a
+ * launcher forwards SIGTERM on the first. */
+static void on_signal(int sig)
+{
+    static const char first[] =
+        "\nhgtrain: stopping after the update in flight, then writing checkpoint_last.h5 "
+        "(no final validation); Ctrl-C again to quit at once\n";
+    static const char again[] =
+        "\nhgtrain: quitting at once; checkpoint_last.h5 is the last one written\n";
+    if (sig == SIGINT && n_sigint++ > 0) {
+        if (says_stops)
+            (void)!write(2, again, sizeof again - 1);
+        _exit(HG_LAUNCH_EXIT_QUIT);
+    }
+    if (!stop_signal && sig == SIGINT && says_stops)
+        (void)!write(2, first, sizeof first - 1);
+    if (!stop_signal)
+        stop_signal = sig;
+}
 
 /* The shards of split under data: data/split/ (translation, lm) or
  * data/split-*.h5 (images). */
@@ -954,10 +977,11 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
             int stop_now = stop_req || stop_time ||
                            (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
             /* validated before any stop's save, so checkpoint_last holds
-             * the final best_metric */
-            if (r->valid.ds && ((o->validate_interval_updates > 0 &&
-                                 r->num_updates % (uint64_t)o->validate_interval_updates == 0) ||
-                                stop_now)) {
+             * the final best_metric; not on a signal, which asks to stop now */
+            if (r->valid.ds && !stop_req &&
+                ((o->validate_interval_updates > 0 &&
+                  r->num_updates % (uint64_t)o->validate_interval_updates == 0) ||
+                 stop_now)) {
                 double metric;
                 int fresh = validate_once(r, &metric, err, errlen);
                 if (fresh < 0 || keep_best(r, metric, step, err, errlen) != 0) {
@@ -1011,7 +1035,8 @@ static int train(struct run *r, int64_t first_step, char *err, size_t errlen)
         log_train(r, &m, step, steps, lr);
         if (rc == 2) {
             if (r->rank == 0)
-                fprintf(stderr, "hgtrain: stopped by signal %d after update %llu%s\n",
+                fprintf(stderr, "hgtrain: stopped by signal %d after update %llu%s; the final "
+                        "validation skipped\n",
                         stop_signal ? (int)stop_signal : SIGTERM, (unsigned long long)r->num_updates,
                         o->no_save ? "" : "; wrote checkpoint_last.h5");
             return 1;
@@ -1985,6 +2010,7 @@ int main(int argc, char **argv)
                 snprintf(line + k, sizeof(line) - (size_t)k, "\n");
             logf_line(&r, line, NULL);
         }
+        says_stops = r.rank == 0;
         signal(SIGINT, on_signal);
         signal(SIGTERM, on_signal);
         if (r.o.profile_ops)

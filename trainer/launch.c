@@ -530,7 +530,14 @@ static int serve(struct hg_launch *L, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ supervise */
 
-static void on_parent_signal(int sig) { parent_signal = sig; }
+static volatile sig_atomic_t parent_sigints; /* SIGINTs to the launcher */
+
+static void on_parent_signal(int sig)
+{
+    parent_signal = sig;
+    if (sig == SIGINT)
+        parent_sigints++;
+}
 
 static void describe_status(int status, char *buf, size_t len)
 {
@@ -570,7 +577,7 @@ static int stopped_rank(int n, const int *done, const double *stopped_at)
  * stayed stopped, L->dead and L->dead_how. */
 static void supervise(struct hg_launch *L, const pid_t *pid)
 {
-    int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0;
+    int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0, quit = 0, quit_sent = 0;
     int done[HG_LAUNCH_MAX_LOCAL] = {0};
     int ours[HG_LAUNCH_MAX_LOCAL] = {0}; /* killed by this launcher */
     double stopped_at[HG_LAUNCH_MAX_LOCAL] = {0};
@@ -614,6 +621,20 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 clean++;
                 continue;
             }
+            /* nor one that quit at once on a second Ctrl-C: the others
+             * go too (a checkpoint is renamed into place whole or not at
+             * all; a .tmp left behind is removed at the next start) */
+            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_QUIT) {
+                quit++;
+                for (int k = 0; k < n; k++)
+                    if (!done[k]) {
+                        ours[k] = 1;
+                        kill(pid[k], SIGKILL);
+                    }
+                continue;
+            }
+            if (quit) /* killed here after the quit: no failure */
+                continue;
             /* it left because another rank stopped beating: it named that
              * one, and blaming it here would point at the wrong rank */
             if (WIFEXITED(status) && WEXITSTATUS(status) == HG_HB_EXIT_PEER && code == 0) {
@@ -669,6 +690,18 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
                 if (!done[i])
                     kill(pid[i], SIGTERM);
         }
+        if (parent_sigints >= 2 && !quit_sent) {
+            /* Ctrl-C twice: quit at once, as each worker does on its own
+             * second SIGINT (which a terminal sends; kill -INT to the
+             * launcher alone does not) */
+            quit_sent = 1;
+            quit += quit == 0;
+            for (int i = 0; i < n; i++)
+                if (!done[i]) {
+                    ours[i] = 1;
+                    kill(pid[i], SIGKILL);
+                }
+        }
         if (kill_at > 0 && hg_now() > kill_at) {
             for (int i = 0; i < n; i++)
                 if (!done[i]) {
@@ -682,7 +715,11 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
         struct timespec ts = {0, 20000000};
         nanosleep(&ts, NULL);
     }
-    if (code == 0 && clean > 0) {
+    if (code == 0 && quit > 0) {
+        fprintf(stderr, "hgtrain: quit at once on a second Ctrl-C; checkpoint_last.h5 is the "
+                "last one written\n");
+        code = HG_LAUNCH_EXIT_QUIT;
+    } else if (code == 0 && clean > 0) {
         fprintf(stderr, "hgtrain: stopped by a signal: %d of %d rank%s on this node saved "
                 "and stopped cleanly\n", clean, n, n == 1 ? "" : "s");
         code = 1; /* as a single process stopped by a signal exits */

@@ -16,6 +16,10 @@
  * finished its update and the checkpoint was written): the launcher
  * reports a clean stop and exits 1, as a single process does. */
 #define HG_LAUNCH_EXIT_SIGNAL 3
+/* A worker that quit at once on a second SIGINT (Ctrl-C twice): its last
+ * checkpoint is whatever it last wrote (128 + SIGINT, as a shell reports
+ * an interrupted program). */
+#define HG_LAUNCH_EXIT_QUIT 130
 
 enum hg_launch_backend { HG_BK_NONE, HG_BK_SHM, HG_BK_TCP, HG_BK_NCCL, HG_BK_MPI };
 
