@@ -794,38 +794,47 @@ static void test_bert(void)
     run_close(&tr);
     t->teardown(state);
 
-    /* through the controller with dropout 0: one batch of 16 == two
-     * micro-batches of 8 (each trimmed to its own length), the property
-     * data-parallel training relies on */
-    vals[4] = "0";
-    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
-    struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
-                             .max_batch = 16, .max_len = BERT_L, .seed = 5};
-    struct hg_ctl *c[2];
-    struct hg_ctl_stats st[2];
-    memset(st, 0, sizeof(st));
-    for (int i = 0; i < 2; i++)
-        REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
-    feed(c[0], ds, 16, 1, 0, &st[0]);
-    feed(c[1], ds, 8, 2, 1, &st[1]);
-    size_t n0, n1;
-    const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
-    const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
-    double md2 = 0;
-    for (size_t i = 0; i < n0 && n0 == n1; i++)
-        md2 = fmax(md2, fabs((double)p0[i] - p1[i]));
-    EXPECT(n0 == n1 && md2 < 1e-5, "bert batch 16 vs 2 x 8: params differ by %g", md2);
-    EXPECT(st[0].sample_size == st[1].sample_size &&
-           fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum),
-           "loss %g/%g vs %g/%g", st[0].loss_sum, st[0].sample_size, st[1].loss_sum,
-           st[1].sample_size);
-    for (int i = 0; i < 2; i++)
-        hg_ctl_free(c[i]);
+    /* through the controller: one batch of 16 == two micro-batches of 8
+     * (each trimmed to its own length), the property data-parallel
+     * training relies on; with dropout 0, and with 0.1 (attention dropout
+     * too): the masks are keyed by sample and position, not by micro-batch
+     * or padding (docs/reproducibility.md, "Dropout") */
+    double md2 = 0, mdd = 0;
+    for (int drop = 0; drop < 2; drop++) {
+        vals[4] = drop ? "0.1" : "0";
+        REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+        struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
+                                 .max_batch = 16, .max_len = BERT_L, .seed = 5};
+        struct hg_ctl *c[2];
+        struct hg_ctl_stats st[2];
+        memset(st, 0, sizeof(st));
+        for (int i = 0; i < 2; i++)
+            REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
+        feed(c[0], ds, 16, 1, 0, &st[0]);
+        feed(c[1], ds, 8, 2, 1, &st[1]);
+        size_t n0, n1;
+        const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
+        const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
+        double md = 0;
+        for (size_t i = 0; i < n0 && n0 == n1; i++)
+            md = fmax(md, fabs((double)p0[i] - p1[i]));
+        EXPECT(n0 == n1 && md < 1e-5, "bert batch 16 vs 2 x 8, dropout %s: params differ by %g",
+               vals[4], md);
+        EXPECT(st[0].sample_size == st[1].sample_size &&
+               fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum),
+               "dropout %s: loss %g/%g vs %g/%g", vals[4], st[0].loss_sum, st[0].sample_size,
+               st[1].loss_sum, st[1].sample_size);
+        for (int i = 0; i < 2; i++)
+            hg_ctl_free(c[i]);
+        *(drop ? &mdd : &md2) = md;
+        if (!drop)
+            t->teardown(state);
+    }
     hg_dataset_close(ds);
     t->teardown(state);
     printf("ok  bert: loss/token %.4f -> %.4f, accuracy %.3f -> %.3f after %d Adam "
-           "updates; bad ids named; 16 == 2 x 8 (max diff %.2g)\n", before, after,
-           acc_before, acc_after, BERT_UPDATES, md2);
+           "updates; bad ids named; 16 == 2 x 8 (max diff %.2g; with dropout 0.1 %.2g)\n",
+           before, after, acc_before, acc_after, BERT_UPDATES, md2, mdd);
 }
 
 /* ------------------------------------------------------------ translation */
