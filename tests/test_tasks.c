@@ -339,6 +339,32 @@ static void feed(struct hg_ctl *c, struct hg_dataset *ds, int64_t bs, int count,
     hg_epoch_free(ep);
 }
 
+/* One batch of 16 against two micro-batches of 8 (a dummy batch after the
+ * first) through two fresh controllers of the task's current setup: the
+ * largest parameter difference after the update (INFINITY: other sizes);
+ * st[2] the two updates' statistics. */
+static double one_vs_micro(const struct hg_task *t, void *state, struct hg_dataset *ds,
+                           int64_t max_len, struct hg_ctl_stats *st)
+{
+    struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
+                             .max_batch = 16, .max_len = max_len, .seed = 5};
+    struct hg_ctl *c[2];
+    memset(st, 0, 2 * sizeof(*st));
+    for (int i = 0; i < 2; i++)
+        REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
+    feed(c[0], ds, 16, 1, 0, &st[0]);
+    feed(c[1], ds, 8, 2, 1, &st[1]);
+    size_t n0, n1;
+    const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
+    const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
+    double md = n0 == n1 ? 0 : INFINITY;
+    for (size_t i = 0; i < n0 && n0 == n1; i++)
+        md = fmax(md, fabs((double)p0[i] - p1[i]));
+    for (int i = 0; i < 2; i++)
+        hg_ctl_free(c[i]);
+    return md;
+}
+
 /* One batch of 16 == two micro-batches of 8 (--update-freq 2): the loss is a
  * sum and the update divides by the summed sample size. A dummy batch in
  * between changes nothing. */
@@ -803,29 +829,13 @@ static void test_bert(void)
     for (int drop = 0; drop < 2; drop++) {
         vals[4] = drop ? "0.1" : "0";
         REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
-        struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
-                                 .max_batch = 16, .max_len = BERT_L, .seed = 5};
-        struct hg_ctl *c[2];
         struct hg_ctl_stats st[2];
-        memset(st, 0, sizeof(st));
-        for (int i = 0; i < 2; i++)
-            REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
-        feed(c[0], ds, 16, 1, 0, &st[0]);
-        feed(c[1], ds, 8, 2, 1, &st[1]);
-        size_t n0, n1;
-        const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
-        const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
-        double md = 0;
-        for (size_t i = 0; i < n0 && n0 == n1; i++)
-            md = fmax(md, fabs((double)p0[i] - p1[i]));
-        EXPECT(n0 == n1 && md < 1e-5, "bert batch 16 vs 2 x 8, dropout %s: params differ by %g",
-               vals[4], md);
+        double md = one_vs_micro(t, state, ds, BERT_L, st);
+        EXPECT(md < 1e-5, "bert batch 16 vs 2 x 8, dropout %s: params differ by %g", vals[4], md);
         EXPECT(st[0].sample_size == st[1].sample_size &&
                fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum),
                "dropout %s: loss %g/%g vs %g/%g", vals[4], st[0].loss_sum, st[0].sample_size,
                st[1].loss_sum, st[1].sample_size);
-        for (int i = 0; i < 2; i++)
-            hg_ctl_free(c[i]);
         *(drop ? &mdd : &md2) = md;
         if (!drop)
             t->teardown(state);
@@ -1141,40 +1151,33 @@ static void test_translation(void)
     t->teardown(state);
     vals[o_sa] = vals[o_ls] = NULL;
 
-    /* through the controller with dropout 0: one batch of 16 == two
-     * micro-batches of 8, loss and nll summed */
-    vals[o_do] = "0";
-    REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
-    struct hg_ctl_cfg cfg = {.optim = HG_OPTIM_SGD, .hyper = {.sgd = {.momentum = 0.9f}},
-                             .max_batch = 16, .max_len = L, .seed = 5};
-    struct hg_ctl *c[2];
-    struct hg_ctl_stats st[2];
-    memset(st, 0, sizeof(st));
-    for (int i = 0; i < 2; i++)
-        REQUIRE(hg_ctl_new(&c[i], t, state, &cfg, err, sizeof(err)) == 0, "%s", err);
-    feed(c[0], ds, 16, 1, 0, &st[0]);
-    feed(c[1], ds, 8, 2, 1, &st[1]);
-    size_t n0, n1;
-    const float *p0 = hg_exec_param_block(hg_ctl_exec(c[0]), &n0);
-    const float *p1 = hg_exec_param_block(hg_ctl_exec(c[1]), &n1);
-    double md2 = 0;
-    for (size_t i = 0; i < n0 && n0 == n1; i++)
-        md2 = fmax(md2, fabs((double)p0[i] - p1[i]));
-    EXPECT(n0 == n1 && md2 < 1e-5, "batch 16 vs 2 x 8: params differ by %g", md2);
-    EXPECT(st[0].sample_size == st[1].sample_size &&
-           fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum) &&
-           fabs(st[0].nll_sum - st[1].nll_sum) < 1e-5 * fabs(st[0].nll_sum) &&
-           st[0].nll_sum > st[0].loss_sum * 0.9 && st[0].nll_sum != st[0].loss_sum,
-           "loss %g nll %g / %g vs %g %g / %g", st[0].loss_sum, st[0].nll_sum,
-           st[0].sample_size, st[1].loss_sum, st[1].nll_sum, st[1].sample_size);
-    for (int i = 0; i < 2; i++)
-        hg_ctl_free(c[i]);
+    /* through the controller: one batch of 16 == two micro-batches of 8,
+     * loss and nll summed; with dropout 0, and with 0.1 (masks keyed by
+     * sample and position) */
+    double md2 = 0, mdd = 0;
+    for (int drop = 0; drop < 2; drop++) {
+        vals[o_do] = drop ? "0.1" : "0";
+        REQUIRE(t->setup(&state, dir, &a, err, sizeof(err)) == 0, "setup: %s", err);
+        struct hg_ctl_stats st[2];
+        double md = one_vs_micro(t, state, ds, L, st);
+        EXPECT(md < 1e-5, "batch 16 vs 2 x 8, dropout %s: params differ by %g", vals[o_do], md);
+        EXPECT(st[0].sample_size == st[1].sample_size &&
+               fabs(st[0].loss_sum - st[1].loss_sum) < 1e-5 * fabs(st[0].loss_sum) &&
+               fabs(st[0].nll_sum - st[1].nll_sum) < 1e-5 * fabs(st[0].nll_sum) &&
+               st[0].nll_sum > st[0].loss_sum * 0.9 && st[0].nll_sum != st[0].loss_sum,
+               "dropout %s: loss %g nll %g / %g vs %g %g / %g", vals[o_do], st[0].loss_sum,
+               st[0].nll_sum, st[0].sample_size, st[1].loss_sum, st[1].nll_sum,
+               st[1].sample_size);
+        *(drop ? &mdd : &md2) = md;
+        if (!drop)
+            t->teardown(state);
+    }
     hg_dataset_close(ds);
     t->teardown(state);
     own_free(bb, TR_NB);
     printf("ok  translation: loss/token %.4f -> %.4f after %d Adam updates; tied and "
-           "shared embeddings; pre-norm; bad ids named; 16 == 2 x 8 (max diff %.2g)\n",
-           before, after, TR_UPDATES, md2);
+           "shared embeddings; pre-norm; bad ids named; 16 == 2 x 8 (max diff %.2g; with "
+           "dropout 0.1 %.2g)\n", before, after, TR_UPDATES, md2, mdd);
 }
 
 /* ------------------------------------------------------------ main */
