@@ -1869,7 +1869,7 @@ static void mode_droprows(const struct op_case *c, const struct hg_tview *in)
     }
     w[c->n_in] = (struct hg_tview){.data = ids, .dtype = HG_I32, .shape = S(B)};
     r[c->n_in] = (struct hg_tview){.data = ids + a, .dtype = HG_I32, .shape = S(n)};
-    struct hg_shape os = attn ? *s0 : *s0, ors = os;
+    struct hg_shape os = *s0, ors = os; /* both ops: the output is x's or q's shape */
     ors.dim[0] = n;
     const int64_t row = numel(&os) / B; /* floats per batch row */
     float *yw = malloc((size_t)numel(&os) * 4), *yr = malloc((size_t)numel(&ors) * 4);

@@ -110,9 +110,8 @@ HG_SIMD_DEF(static float, attn_row_exp, (float *restrict pr, int64_t n), {
  * (hg_ew_drop_row_key: the sample's id, the head, the query) */
 static uint64_t attn_row_key(const struct attn *t, int64_t bh, int64_t r)
 {
-    const int64_t b = bh / t->H;
-    uint64_t k = hg_ew_drop_link(t->key, (uint64_t)(t->ids ? (int64_t)t->ids[b] : b));
-    return hg_ew_drop_link(hg_ew_drop_link(k, (uint64_t)(bh % t->H)), (uint64_t)r);
+    const int64_t rows[3] = {t->B, t->H, t->Tq}; /* the row axes of [B,H,Tq,Tk] */
+    return hg_ew_drop_row_key(t->key, t->ids, rows, 3, bh * t->Tq + r);
 }
 
 /* y[n] = DROPOUT(y * s), the row's key key (p 0: y * s) */

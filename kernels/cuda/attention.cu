@@ -65,9 +65,8 @@ extern "C" HG_WS_FN(cuda_attention_bwd)
  * the sample's id, the head, the query), as kernels/cpu/attention.c */
 __device__ static inline uint64_t attn_row_key(const struct attn_d &t, long long r)
 {
-    const long long qi = r % t.Tq, bh = r / t.Tq, b = bh / t.H;
-    uint64_t k = hg_ew_drop_link(t.key, (uint64_t)(t.ids ? (long long)t.ids[b] : b));
-    return hg_ew_drop_link(hg_ew_drop_link(k, (uint64_t)(bh % t.H)), (uint64_t)qi);
+    const int64_t rows[3] = {t.B, t.H, t.Tq}; /* the row axes of [B,H,Tq,Tk] */
+    return hg_ew_drop_row_key(t.key, t.ids, rows, 3, (int64_t)r);
 }
 
 __device__ static inline bool attn_masked(const struct attn_d &t, long long bh, long long qi,
