@@ -1,6 +1,7 @@
 /* ctl-impl.h - private to controller/: the controller's records, shared by
- * the step (step.c, which runs whatever plan it has) and whole-model data
- * parallelism (dp.c, which adds its AllReduce nodes to that plan). */
+ * the step (step.c, which builds and runs whatever plan it has) and the
+ * parallel modes (one file each, rows of hg__ctl_modes in mode.c), which
+ * add their nodes to that plan and run them. */
 #ifndef HG_CTL_IMPL_H
 #define HG_CTL_IMPL_H
 
@@ -21,15 +22,69 @@ struct plan {
                    bring parameters from their servers (psagg.c) */
 };
 
+/* The placement the model-parallel executor runs (mp.c): the rank of each
+ * of the first n_op_rank nodes of the train graph (the strategy's op_rank,
+ * the split graph's, or with the recomputing copies: their originals') and
+ * the order of its forward and backward (NULL: the id order). */
+struct hg__place {
+    const int *op_rank;      /* [n_op_rank] */
+    int n_op_rank;
+    const int *order;        /* [n_order] */
+    int n_order;
+};
+
 struct hg_dp; /* dp.c */
 struct hg_psagg; /* psagg.c */
 struct hg_mp; /* mp.c */
 struct hg_hyb; /* hybrid.c */
 
+/* A parallel mode of the train plan: one row per file (dp.c, psagg.c,
+ * mp.c, hybrid.c), listed in hg__ctl_modes (mode.c).  build() asks every
+ * row whether it claims this controller's plan, then calls the claiming
+ * rows' hooks in table order at each stage of the recipe; any hook may
+ * be NULL.  A new mode is a file with its row and one line in the table
+ * (docs/architecture.md, "Adding a parallel mode"). */
+struct hg__mode {
+    const char *name;
+    /* 1: the mode runs in c's train plan (c->cfg, c->s, c->comm set) */
+    int (*claims)(const struct hg_ctl *c);
+    /* after the task's forward, before the backward: rewrites p */
+    int (*split)(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
+    /* the nodes standing for the task's nodes v[n] (recomputation) into
+     * *out (malloc'ed); their number, -1 when out of memory */
+    int (*copies)(const struct hg_ctl *c, const int *v, int n, int **out);
+    /* after the backward, before the optimizer: appends the update's
+     * first comm nodes (gradient aggregation); returns how many; *early:
+     * whether they may start from the backward (in: the rows' before) */
+    int (*aggregate)(struct hg_ctl *c, struct plan *p, int *early);
+    /* after the optimizer: appends the plan's last comm nodes; how many */
+    int (*finish)(struct hg_ctl *c, struct plan *p);
+    /* the whole train plan's order (*order malloc'ed); its length, -1 with
+     * err.  NULL: the id order, or the strategy's (hg__mp_sequence) */
+    int (*order)(struct hg_ctl *c, struct plan *p, int **order, char *err,
+                 size_t errlen);
+    /* drops from order[n] what this rank does not run; the new n */
+    int (*filter)(const struct hg_ctl *c, const struct plan *p, int *order, int n);
+    /* after the executor: installs the comm callbacks, its state in c */
+    int (*start)(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
+    void (*free)(struct hg_ctl *c);
+};
+
+enum { HG__MAX_MODES = 8 };
+/* The rows, NULL-terminated. */
+extern const struct hg__mode *const hg__ctl_modes[];
+extern const struct hg__mode hg__mode_split, hg__mode_mp, hg__mode_dp, hg__mode_ps;
+
 struct hg_ctl {
     const struct hg_task *task;
     void *ts;                /* the task's state */
     struct hg_ctl_cfg cfg;
+    const struct hg_ctl_strategy *s; /* cfg.strat (NULL: none) */
+    struct hg__place place;  /* the strategy's placement and order, as
+                                the modes make them (build) */
+    const struct hg__mode *mode[HG__MAX_MODES]; /* the rows claiming the
+                                                   train plan, table order */
+    int nmode;
     struct plan train, valid;
     size_t ngrad;
     int n_acc;               /* micro-batches with data in this step */
@@ -50,8 +105,8 @@ struct hg_ctl {
                                     all) */
     struct hg_mp *mp;        /* cfg.op_rank's transfers, or NULL */
     struct hg_hyb *hyb;      /* cfg.n_pieces's split graph, or NULL */
-    int *rc_rank;            /* [train.g's nodes] cfg.op_rank with the
-                                recomputing copies' ranks (their
+    int *rc_rank;            /* [train.g's nodes] the strategy's op_rank with
+                                the recomputing copies' ranks (their
                                 originals'), or NULL */
     int mp_loss, mp_nll;     /* model parallelism: this rank runs the loss
                                 (and sample size) op, the nll op */
@@ -64,33 +119,12 @@ struct hg_ctl {
     double *rank_t;          /* [2 * world] the last update's, per rank */
 };
 
-/* dp.c: appends the AllReduce nodes of the gradient block to g (after
- * hg_graph_backward, before hg_graph_optimizer); *early: 1 when they may
- * start from the backward; returns the number of nodes. */
-int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *early);
-/* Installs the callbacks that run g's comm nodes on ex over comm (PS_PUSH
- * and PS_PULL through ps, which may be NULL). */
-struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
-                         struct hg_exec *ex, struct hg_psagg *ps, char *err,
-                         size_t errlen);
-void hg__dp_free(struct hg_dp *dp);
+/* dp.c: hg__mode_dp, whole-model data parallelism (AllReduce of the
+ * gradient block; PS_PUSH and PS_PULL nodes run through c->ps). */
 
-/* psagg.c: cfg.agg_ps.  1 when parameter i is served by a PS. */
-int hg__psagg_served(const struct hg_ctl_cfg *cfg, int i);
-/* Appends a PS_PUSH node per served gradient (after the AllReduce nodes,
- * before hg_graph_optimizer) or, pull = 1, a PS_PULL node per served
- * parameter (after it); returns the number of nodes. */
-int hg__psagg_add(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int pull);
-/* Drops from order[n] the optimizer ops of parameters served by another
- * rank than me; returns the new n. */
-int hg__psagg_filter(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me,
-                     int *order, int n);
-/* The PS handles (one per server rank, every rank a client; every rank
- * calls it, in the same order).  NULL with err. */
-struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
-                               struct hg_exec *ex, const struct hg_ctl_cfg *cfg,
-                               char *err, size_t errlen);
-void hg__psagg_free(struct hg_psagg *ps);
+/* psagg.c: hg__mode_ps, the strategy's parameter servers (s->agg_ps).
+ * 1 when parameter i is served by a PS. */
+int hg__psagg_served(const struct hg_ctl_strategy *s, int i);
 /* A PS_PUSH or PS_PULL node's callbacks (dp.c installs them). */
 int hg__psagg_start(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
                     size_t errlen);
@@ -102,28 +136,26 @@ double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex);
 int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
                          size_t errlen);
 
-/* mp.c: cfg.op_rank.  Appends to g (after hg_graph_optimizer) this
- * rank's SEND and RECV nodes, rewires its ops' inputs made on other ranks
- * to the RECVs and gives its order (*order malloc'ed): its ops in the
- * execution order (cfg.op_order's, else id order), each transfer right
- * after the op making it (parameters first).
+/* mp.c: hg__mode_mp, c->place's model parallelism.  Appends to g (after
+ * hg_graph_optimizer) this rank's SEND and RECV nodes, rewires its ops'
+ * inputs made on other ranks to the RECVs and gives its order (*order
+ * malloc'ed): its ops in the execution order (pl->order's, else id
+ * order), each transfer right after the op making it (parameters first).
  * Returns the order's length, or -1 with err (a placement that does not
  * fit the graph, one that could deadlock). */
-int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,
+int hg__mp_plan(struct hg_graph *g, const struct hg__place *pl, int me, int world,
                 int **order, char *err, size_t errlen);
 /* The execution order of g's first nn nodes (every node, phase by phase)
- * into seq[nn]: cfg.op_order's forward and backward nodes, then the
+ * into seq[nn]: pl->order's forward and backward nodes, then the
  * update's in id order (the controller runs it after the gradient
- * statistics); the id order without cfg.op_order; recomputing copies
- * (not in cfg.op_order) just before their first readers.  -1 with err
- * when the order lacks some of them.  Data parallelism orders its plan by
- * it too. */
-int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
+ * statistics); the id order without pl->order; recomputing copies (not
+ * in pl->order) just before their first readers.  -1 with err when the
+ * order lacks some of them.  Data parallelism orders its plan by it too. */
+int hg__mp_sequence(const struct hg_graph *g, const struct hg__place *pl, int nn, int *seq,
                     char *err, size_t errlen);
-/* Installs the callbacks that run the SEND and RECV nodes over comm. */
-struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
-                         struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,
-                         size_t errlen);
+/* After the executor: the SEND and RECV nodes' callbacks over c->comm
+ * (c->mp), and which of the loss and NLL this rank counts. */
+int hg__mp_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
 void hg__mp_free(struct hg_mp *mp);
 /* The update the next pass belongs to (both ends of a transfer check it). */
 void hg__mp_set_step(struct hg_mp *mp, uint64_t step);
@@ -134,34 +166,20 @@ int hg__mp_owner(const struct hg_mp *mp, int param);
  * rank then holds all of them (checkpoints, validation). */
 int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen);
 
-/* hybrid.c: cfg.n_pieces.  After the task's build: copies the forward
- * once per piece of the batch (inputs cut by row), sets m's loss and NLL to
- * the pieces' sums; NULL with err (an op that mixes rows across the batch,
- * too many pieces). */
-struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
-                             const struct hg_ctl_cfg *cfg, char *err, size_t errlen);
-/* After the optimizer: the rank of every node of g (-1: none runs it) into
- * *op_rank and an order of its forward and backward nodes that follows
- * cfg.op_order's (where the pieces' accumulation allows) into *seq[*nseq]
- * (both owned by h), for hg__mp_plan. */
-int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
-                  const int **op_rank, const int **seq, int *nseq, char *err,
-                  size_t errlen);
-/* The pieces' batch symbols for the batch symbol's value in sym[]. */
+/* hybrid.c: hg__mode_split, the strategy's pieces (s->npieces): the
+ * forward copied once per piece of the batch, run as model parallelism
+ * over the copies.  The pieces' batch symbols for the batch symbol's
+ * value in sym[]. */
 void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym);
 /* After fill() and hg_exec_prepare: the pieces' rows of the inputs copied
  * into their own inputs (a batch of B). */
 int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
                  int64_t B);
-/* The nodes of the split graph standing for the task's nodes v[n] (their
- * copies per piece, or themselves) into out[n * pieces]; returns how many. */
-int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out);
-/* Parameters all-reduced among their pieces' ranks (cfg.param_ar). */
+/* Parameters all-reduced among their pieces' ranks (s->param_ar). */
 int hg__hyb_allreduced(const struct hg_hyb *h);
-/* Parameters updated on several ranks from one gradient (cfg.param_upd). */
+/* Parameters updated on several ranks from one gradient (s->param_upd). */
 int hg__hyb_replicated(const struct hg_hyb *h);
 /* The pieces: a batch needs as many samples at least. */
 int hg__hyb_pieces(const struct hg_hyb *h);
-void hg__hyb_free(struct hg_hyb *h);
 
 #endif

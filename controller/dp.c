@@ -34,7 +34,11 @@ static int by_ready(const void *a, const void *b)
     return x->lo < y->lo ? 1 : x->lo > y->lo ? -1 : 0;
 }
 
-int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *early)
+/* The AllReduce nodes of the gradient block appended to g (after
+ * hg_graph_backward, before hg_graph_optimizer); *early: 1 when they may
+ * start from the backward; returns the number of nodes. */
+static int add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+                         const struct hg_ctl_strategy *s, int *early)
 {
     HG_CHECK(cfg->comm != NULL);
     int gpu = cfg->cuda, nt = hg_graph_n_tensors(g), nn = hg_graph_n_nodes(g);
@@ -68,7 +72,7 @@ int hg__dp_add_allreduce(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int *
             continue;
         size_t m = (size_t)hg_shape_numel(&hg_graph_tensor(g, t)->shape);
         /* a gradient served by a parameter server is not all-reduced */
-        if (!hg__psagg_served(cfg, i))
+        if (!hg__psagg_served(s, i))
             sp[ns++] = (struct gspan){.lo = lo, .n = m, .ready = last[t], .t = t};
         lo += m;
     }
@@ -150,16 +154,20 @@ static int dp_wait(void *arg, struct hg_exec *ex, int node, char *err, size_t er
 
 static const struct hg_exec_comm_ops dp_ops = {.start = dp_start, .wait = dp_wait};
 
-struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
-                         struct hg_exec *ex, struct hg_psagg *ps, char *err,
-                         size_t errlen)
+static void dp_free(struct hg_dp *dp);
+
+/* Installs the callbacks that run g's comm nodes on ex over comm (PS_PUSH
+ * and PS_PULL through ps, which may be NULL). */
+static struct hg_dp *dp_new(struct hg_comm *comm, const struct hg_graph *g,
+                            struct hg_exec *ex, struct hg_psagg *ps, char *err,
+                            size_t errlen)
 {
     struct hg_dp *dp = calloc(1, sizeof *dp);
     int nn = hg_graph_n_nodes(g);
     if (dp)
         dp->req = calloc((size_t)(nn ? nn : 1), sizeof *dp->req);
     if (!dp || !dp->req) {
-        hg__dp_free(dp);
+        dp_free(dp);
         hg_kerr(err, errlen, "out of memory");
         return NULL;
     }
@@ -172,13 +180,41 @@ struct hg_dp *hg__dp_new(struct hg_comm *comm, const struct hg_graph *g,
     return dp;
 }
 
-void hg__dp_free(struct hg_dp *dp)
+static void dp_free(struct hg_dp *dp)
 {
     if (!dp)
         return;
     free(dp->req);
     free(dp);
 }
+
+/* The row: every op on every rank, each its own rows; with or without a
+ * DP-shaped strategy (whose parameter servers are hg__mode_ps's). */
+static int mode_claims(const struct hg_ctl *c)
+{
+    return c->comm && (!c->s || c->s->kind == HG_LAYOUT_DP);
+}
+
+static int mode_aggregate(struct hg_ctl *c, struct plan *p, int *early)
+{
+    return add_allreduce(p->g, &c->cfg, c->s, early);
+}
+
+static int mode_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen)
+{
+    c->dp = dp_new(c->comm, p->g, p->ex, c->ps, err, errlen);
+    return c->dp ? 0 : -1;
+}
+
+static void mode_free(struct hg_ctl *c) { dp_free(c->dp); }
+
+const struct hg__mode hg__mode_dp = {
+    .name = "data parallel",
+    .claims = mode_claims,
+    .aggregate = mode_aggregate,
+    .start = mode_start,
+    .free = mode_free,
+};
 
 int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
 {

@@ -1,5 +1,5 @@
-/* hg_controller.h - the controller room: learning-rate schedules and
- * exact checkpoints (more of the training step arrives with its issue). */
+/* hg_controller.h - the controller room: learning-rate schedules, exact
+ * checkpoints, the planned-strategy contract and the training step. */
 #ifndef HG_CONTROLLER_H
 #define HG_CONTROLLER_H
 
@@ -120,6 +120,104 @@ int hg_ckpt_orphan_shard(const char *shard);
  * unsharded is an error. */
 int hg_ckpt_merge(const char *src, const char *dst, char *err, size_t errlen);
 
+/* ------------------------------------------------------ planned strategy */
+
+/* How a planned strategy places the training graph (hg_ctl_strategy.kind). */
+enum hg_ctl_layout {
+    HG_LAYOUT_DP,    /* data-parallel shaped: every op on every rank, each
+                        rank its rows (rank_sent), each gradient all-reduced
+                        or pushed to a parameter server (agg_ps) */
+    HG_LAYOUT_MP,    /* every op group whole on one device (op_rank); every
+                        rank reads the whole batch */
+    HG_LAYOUT_SPLIT, /* groups that split the batch differently (pieces);
+                        every rank reads the whole batch */
+    HG_LAYOUT_COUNT
+};
+
+/* The one strategy contract: what the trainer reduces a planned, lowered
+ * strategy to (trainer/strategy.c; docs/planner.md, "Executing a
+ * strategy") and the controller runs (hg_ctl_cfg.strat; its modes:
+ * controller/mode.c).  Node ids are those of the train graph as
+ * hg_task_train_graph makes it (the task's build, hg_graph_backward,
+ * hg_graph_optimizer), parameters in hg_graph_param_at's order.  The
+ * arrays are malloc'ed by whoever fills it: hg_ctl_strategy_free. */
+struct hg_ctl_strategy {
+    enum hg_ctl_layout kind;
+    int world;               /* ranks it was reduced for */
+    int64_t *rank_sent;      /* [world] rows of the global batch per rank (the
+                                whole batch on every rank but under DP) */
+    int nparams;
+    int nops;                /* nodes of the train graph */
+    /* HG_LAYOUT_DP: agg_ps[i] -1: AllReduce over the job (the buckets of
+     * hg_ctl_cfg.bucket_cap_mb, which then skip the others); r: rank r is
+     * its parameter server (controller/psagg.c, comm/ps.c): r holds its
+     * master copy and optimizer state and runs its optimizer op, every rank
+     * pushes its gradient (PS_PUSH nodes after the buckets) and the others
+     * pull its new value (PS_PULL nodes after the optimizer).  CPU plans
+     * and backends with HG_COMM_PS only. */
+    int *agg_ps;             /* [nparams] */
+    int nps;                 /* parameters served by a PS */
+    /* HG_LAYOUT_MP: op_rank[v] the rank that runs node v.  Each rank runs
+     * its ops only, SEND/RECV nodes carry the tensors between ranks
+     * (controller/mp.c), a parameter lives on the rank of its optimizer
+     * op, the loss and sample size are counted by the loss op's rank.  No
+     * gradient aggregation; CPU plans, one micro-batch per update. */
+    int *op_rank;            /* [nops] */
+    /* The execution order (NULL: the graph's id order): a topological
+     * order of the nodes.  The forward and backward run in it (model
+     * parallelism: this rank's of them, every transfer right after the op
+     * making it); the update runs after the gradient statistics, in id
+     * order, whatever it says (its ops would otherwise overwrite
+     * parameters a backward op of the order still reads, and consecutive
+     * ones fuse). */
+    int *order;              /* [nops] */
+    int moved;               /* forward and backward ops order moves */
+    /* HG_LAYOUT_SPLIT (controller/hybrid.c): the bounds of every op's rows
+     * cut the planned batch piece[npieces] into pieces [piece[p], piece[p +
+     * 1]); a batch of B samples is cut at piece[p] * B / piece[npieces].
+     * piece_dev[v * npieces + p]: the rank computing piece p's rows of
+     * node v; bwd_node[bwd_start[v] .. bwd_start[v + 1]): the backward
+     * nodes that forward node v's gradient rule made, in order (not the
+     * accumulating ADDs: hg_graph_node_origin); param_rank[i]: the rank
+     * owning parameter i (its optimizer op).  The rest is model
+     * parallelism over the split graph. */
+    int npieces;
+    int64_t *piece;          /* [npieces + 1] */
+    int *piece_dev;          /* [nops][npieces] */
+    int *bwd_start;          /* [nops + 1] */
+    int *bwd_node;           /* [bwd_start[nops]] */
+    int *param_rank;         /* [nparams] */
+    /* param_ar[i] 1 when parameter i is aggregated by AllReduce among the
+     * ranks holding its partial gradients (NULL: none): each of them sums
+     * its own pieces' partials, they exchange these sums, each adds them
+     * in rank order (the same bits on every one) and updates its own copy
+     * of the parameter and its optimizer state; no parameter travels.
+     * Otherwise the partials are summed along the pieces' chain to the
+     * parameter's owner, which sends the new value to the others at every
+     * step. */
+    int *param_ar;           /* [nparams] */
+    /* param_upd[i] the ranks (a mask, rank r: bit r) where the strategy
+     * runs parameter i's optimizer op (NULL or a single bit: its owner
+     * alone).  A parameter not aggregated over several ranks above (its
+     * gradient made whole on one rank, or a server's) is then updated by
+     * each of them: the gradient is sent to every one, each updates its
+     * own copy and optimizer state, and the parameter never travels, as
+     * the simulator prices it. */
+    uint64_t *param_upd;     /* [nparams] */
+    /* Recomputation (any layout; NULL: none): forward nodes whose outputs
+     * are dropped after the forward and recomputed just before their first
+     * backward reader (hg_graph_recompute; a split graph: each of their
+     * copies; every rank where the node runs).  The same losses and
+     * parameters bit for bit; less activation memory (hg_exec_mem's
+     * act_bytes). */
+    int *recompute;          /* [nrecompute] */
+    int nrecompute;
+    char desc[512];          /* one line for the log */
+};
+
+/* Frees s's arrays and zeroes it (NULL: nothing). */
+void hg_ctl_strategy_free(struct hg_ctl_strategy *s);
+
 /* ------------------------------------------------------- training step */
 
 /* One process, one device: the task's model with backward and optimizer
@@ -185,89 +283,11 @@ struct hg_ctl_cfg {
      * ranks of comm, balanced by bytes (--save-sharded: each rank writes
      * its own shard). */
     int spread_owners;
-    /* A planned strategy's gradient aggregation (the trainer lowers it;
-     * NULL: AllReduce of every gradient, plain data parallelism).
-     * agg_ps[i], for the i-th parameter of the graph: -1: AllReduce over
-     * the job (the buckets above, which then skip the others); r: rank r
-     * is its parameter server (controller/psagg.c, comm/ps.c): r holds its
-     * master copy and optimizer state and runs its optimizer op, every rank
-     * pushes its gradient (PS_PUSH nodes after the buckets) and the others
-     * pull its new value (PS_PULL nodes after the optimizer).  CPU plans
-     * and backends with HG_COMM_PS only. */
-    const int *agg_ps;       /* [n_agg] */
-    int n_agg;
+    /* A planned strategy (NULL: plain data parallelism over comm, every
+     * gradient all-reduced): struct hg_ctl_strategy.  Not owned. */
+    const struct hg_ctl_strategy *strat;
     double ps_timeout_s;     /* a PS wait for a peer (0: 60 s); keep it
                                 below comm's timeout */
-    /* Model parallelism (NULL: none; the trainer lowers a strategy whose
-     * every op group is whole on one device): op_rank[v], for node v of
-     * the train graph as the task's build, hg_graph_backward and
-     * hg_graph_optimizer make it, is the rank that runs it (-1: none; the
-     * task's nodes of a split graph, hybrid.c).  Every rank
-     * feeds the whole batch; each runs its ops only, SEND/RECV nodes carry
-     * the tensors between ranks (controller/mp.c), a parameter lives on
-     * the rank of its optimizer op, the loss and sample size are counted
-     * by the loss op's rank.  No gradient aggregation (agg_ps unused);
-     * CPU plans, one micro-batch per update. */
-    const int *op_rank;      /* [n_op_rank] */
-    int n_op_rank;
-    /* A planned strategy's execution order (NULL: the graph's id order):
-     * op_order[i], a topological order of the nodes of the train graph as
-     * the task's build, hg_graph_backward and hg_graph_optimizer make it.
-     * The forward and backward run in it (model parallelism: this rank's
-     * of them, every transfer right after the op making it); the update
-     * runs after the gradient statistics, in id order, whatever it says
-     * (its ops would otherwise overwrite parameters a backward op of the
-     * order still reads, and consecutive ones fuse). */
-    const int *op_order;     /* [n_op_order] */
-    int n_op_order;
-    /* Strategies whose groups split the batch differently (model-parallel
-     * groups beside data-parallel ones, groups with other replica counts;
-     * controller/hybrid.c; n_pieces 0: none).  The bounds of every op's
-     * rows cut the planned batch piece_batch into pieces [piece[p],
-     * piece[p + 1]); a batch of B samples is cut at piece[p] * B /
-     * piece_batch.  piece_dev[v * n_pieces + p]: the rank computing piece
-     * p's rows of node v of the train graph as the task's build,
-     * hg_graph_backward and hg_graph_optimizer make it (n_op_rank nodes);
-     * bwd_node[bwd_start[v] .. bwd_start[v + 1]): the backward nodes of
-     * that graph that forward node v's gradient rule made, in order (not
-     * the accumulating ADDs: hg_graph_node_origin); param_rank[i]: the rank
-     * owning parameter i (its optimizer op).  Every rank feeds the whole
-     * batch; the rest is model parallelism over the split graph (op_rank
-     * unused). */
-    int n_pieces;
-    const int64_t *piece;    /* [n_pieces + 1] */
-    int64_t piece_batch;
-    const int *piece_dev;    /* [n_op_rank][n_pieces] */
-    const int *bwd_start;    /* [n_op_rank + 1] */
-    const int *bwd_node;     /* [bwd_start[n_op_rank]] */
-    const int *param_rank;   /* [n_param_rank] */
-    int n_param_rank;
-    /* Split strategies: param_ar[i] 1 when parameter i is aggregated by
-     * AllReduce among the ranks holding its partial gradients (NULL:
-     * none): each of them sums its own pieces' partials, they exchange
-     * these sums, each adds them in rank order (the same bits on every
-     * one) and updates its own copy of the parameter and its optimizer
-     * state; no parameter travels.  Otherwise the partials are summed
-     * along the pieces' chain to the parameter's owner, which sends the
-     * new value to the others at every step. */
-    const int *param_ar;     /* [n_param_rank] */
-    /* Split strategies: param_upd[i] the ranks (a mask, rank r: bit r)
-     * where the strategy runs parameter i's optimizer op (the places of
-     * its update group; NULL or a single bit: its owner alone).  A
-     * parameter not aggregated over several ranks above (its gradient made
-     * whole on one rank, or a server's) is then updated by each of them:
-     * the gradient is sent to every one, each updates its own copy and
-     * optimizer state, and the parameter never travels, as the simulator
-     * prices it. */
-    const uint64_t *param_upd; /* [n_param_rank] */
-    /* Recomputation (NULL: none): forward nodes of the train graph as the
-     * task's build makes it (a split graph: each of their copies) whose
-     * outputs are dropped after the forward and recomputed just before
-     * their first backward reader (hg_graph_recompute; every rank where
-     * the node runs).  The same losses and parameters bit for bit; less
-     * activation memory (hg_exec_mem's act_bytes). */
-    const int *recompute;    /* [n_recompute] */
-    int n_recompute;
 };
 
 enum { HG_STOP_SIGNAL = 1, HG_STOP_TIME = 2 }; /* hg_ctl_stats.stop bits */

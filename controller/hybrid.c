@@ -17,7 +17,7 @@
  * nodes, SEND/RECV where a tensor crosses ranks.  The original forward
  * nodes stay in the graph and run nowhere.
  *
- * A parameter the strategy all-reduces (cfg.param_ar) whose partial
+ * A parameter the strategy all-reduces (hg_ctl_strategy.param_ar) whose partial
  * gradients several ranks compute is held by each of them: each sums its
  * own pieces' partials, the members all-reduce these sums over a group of
  * their own (a sub-communicator per replica set, mp.c), then each updates
@@ -38,9 +38,9 @@
 struct hg_hyb {
     int np;              /* pieces */
     int nf;              /* the task's forward nodes (the originals) */
-    int nn;              /* nodes when hg__hyb_split returned */
-    int64_t plan_batch;  /* cfg.piece_batch */
-    int64_t *piece;      /* [np + 1] cfg.piece */
+    int nn;              /* nodes when hyb_split returned */
+    int64_t plan_batch;  /* the strategy's piece[npieces] */
+    int64_t *piece;      /* [np + 1] the strategy's piece */
     int bsym;            /* the task's batch symbol (index) */
     int psym[HG_MAX_SYMS]; /* [np] each piece's batch symbol (index) */
     int nin;             /* inputs split into pieces */
@@ -54,11 +54,11 @@ struct hg_hyb {
                             (runs nowhere) */
     int *orig, *opiece;  /* [nn] a copy's node of the task's and piece; -1, 0 */
     int lossop;          /* the task's loss op */
-    int *op_rank;        /* [nodes after the optimizer] hg__hyb_ranks' */
+    int *op_rank;        /* [nodes after the optimizer] hyb_ranks' */
     int64_t *key;        /* [same] its place in the strategy's order: position
                             of the node of the task's graph it stands for x
                             (np + 1) + piece */
-    int *seq;            /* [forward + backward nodes] hg__hyb_ranks' order */
+    int *seq;            /* [forward + backward nodes] hyb_ranks' order */
     int nseq;
     int nar;             /* parameters all-reduced (allreduce_sums) */
     int nrep;            /* parameters updated on several ranks (replicate_updates) */
@@ -87,7 +87,9 @@ int hg__hyb_pieces(const struct hg_hyb *h) { return h->np; }
 int hg__hyb_allreduced(const struct hg_hyb *h) { return h->nar; }
 int hg__hyb_replicated(const struct hg_hyb *h) { return h->nrep; }
 
-int hg__hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out)
+/* The nodes of the split graph standing for the task's nodes v[n] (their
+ * copies per piece, or themselves) into out[n * pieces]; returns how many. */
+static int hyb_nodes(const struct hg_hyb *h, const int *v, int n, int *out)
 {
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -124,7 +126,7 @@ static int splittable(const struct hg_graph *g, int v, const unsigned char *bdep
     return 0;
 }
 
-void hg__hyb_free(struct hg_hyb *h)
+static void hyb_free(struct hg_hyb *h)
 {
     if (!h)
         return;
@@ -142,10 +144,13 @@ void hg__hyb_free(struct hg_hyb *h)
     free(h);
 }
 
-struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
-                             const struct hg_ctl_cfg *cfg, char *err, size_t errlen)
+/* After the task's build: copies the forward once per piece of the batch
+ * (inputs cut by row), sets m's loss and NLL to the pieces' sums; NULL
+ * with err (an op that mixes rows across the batch, too many pieces). */
+static struct hg_hyb *hyb_split(struct hg_graph *g, struct hg_task_model *m,
+                                const struct hg_ctl_strategy *st, char *err, size_t errlen)
 {
-    int np = cfg->n_pieces, nf = hg_graph_n_nodes(g), nt0 = hg_graph_n_tensors(g);
+    int np = st->npieces, nf = hg_graph_n_nodes(g), nt0 = hg_graph_n_tensors(g);
     struct hg_hyb *h = calloc(1, sizeof *h);
     unsigned char *bdep = calloc((size_t)nt0 + 1, 1); /* [nt0] depends on a batch input */
     int *map = NULL; /* [nt0][np] piece p's copy of tensor t, -1: t itself */
@@ -155,7 +160,7 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
     }
     h->np = np;
     h->nf = nf;
-    h->plan_batch = cfg->piece_batch;
+    h->plan_batch = st->piece[st->npieces];
     h->bsym = hg_graph_sym_find(g, "batch");
     if (h->bsym < 0) {
         hg_kerr(err, errlen, "a strategy splitting the batch: the task's graph has no symbol "
@@ -176,7 +181,7 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
         hg_kerr(err, errlen, "out of memory");
         goto fail;
     }
-    memcpy(h->piece, cfg->piece, (size_t)(np + 1) * sizeof *h->piece);
+    memcpy(h->piece, st->piece, (size_t)(np + 1) * sizeof *h->piece);
     for (size_t i = 0; i < (size_t)nt0 * (size_t)np; i++)
         map[i] = -1;
     /* the pieces' batch symbols: at most their share of the largest batch */
@@ -285,19 +290,19 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
         h->dev[w] = -1, h->orig[w] = -1;
     for (int v = 0; v < nf; v++) {
         if (h->clone[(size_t)v * (size_t)np] < 0) {
-            h->dev[v] = cfg->piece_dev[(size_t)v * (size_t)np];
+            h->dev[v] = st->piece_dev[(size_t)v * (size_t)np];
             h->orig[v] = v;
             continue;
         }
         for (int p = 0; p < np; p++) {
             int c = h->clone[(size_t)v * (size_t)np + (size_t)p];
-            h->dev[c] = cfg->piece_dev[(size_t)v * (size_t)np + (size_t)p];
+            h->dev[c] = st->piece_dev[(size_t)v * (size_t)np + (size_t)p];
             h->orig[c] = v, h->opiece[c] = p;
         }
     }
     /* the sums on the rank of the task's loss op's first piece */
     h->lossop = hg_graph_tensor(g, sums[0])->producer;
-    int lrank = cfg->piece_dev[(size_t)h->lossop * (size_t)np];
+    int lrank = st->piece_dev[(size_t)h->lossop * (size_t)np];
     for (int w = first_sum; w < h->nn; w++)
         h->dev[w] = lrank;
     free(bdep);
@@ -306,7 +311,7 @@ struct hg_hyb *hg__hyb_split(struct hg_graph *g, struct hg_task_model *m,
 fail:
     free(bdep);
     free(map);
-    hg__hyb_free(h);
+    hyb_free(h);
     return NULL;
 }
 
@@ -448,7 +453,7 @@ static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *i
     return hg_graph_op(g, op, in, n_in, at);
 }
 
-/* cfg.param_ar: each AllReduce parameter whose partial gradients several
+/* hg_ctl_strategy.param_ar: each AllReduce parameter whose partial gradients several
  * ranks (its members) compute.  Every member sums its own partials (its
  * pieces' in autodiff's order), and the members all-reduce these sums in
  * place over a group of their own (ALLREDUCE nodes of group k + 1, one per
@@ -458,7 +463,7 @@ static int put(struct hg_hyb *h, struct hg_graph *g, enum hg_op op, const int *i
  * updates its own copy of the parameter.  Autodiff's chain runs nowhere.
  * A parameter read on a rank that holds no partial stays with the chain
  * (its owner sends it). */
-static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
+static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_strategy *st,
                           unsigned char *ar, char *err, size_t errlen)
 {
     int nn = hg_graph_n_nodes(g), np = hg_graph_n_params(g), rc = -1;
@@ -483,10 +488,10 @@ static int allreduce_sums(struct hg_hyb *h, struct hg_graph *g, const struct hg_
                 reads[nd->in[k]] |= 1ull << h->op_rank[w];
     }
     enum hg_phase was = hg_graph_set_phase(g, HG_PH_BACKWARD);
-    for (int i = 0; i < np && i < cfg->n_param_rank; i++) {
+    for (int i = 0; i < np && i < st->nparams; i++) {
         int p = hg_graph_param_at(g, i), gt = hg_graph_grad(g, p);
         int u = upd[p];
-        if (!cfg->param_ar[i] || gt < 0 || u < 0)
+        if (!st->param_ar[i] || gt < 0 || u < 0)
             continue;
         int n = 0, nc = 0, ok = 1;
         uint64_t mask = 0; /* the ranks holding partials */
@@ -600,13 +605,13 @@ static int late_sums(struct hg_hyb *h, const struct hg_graph *g, int nfb, char *
     return 0;
 }
 
-/* cfg.param_upd: a parameter not all-reduced above (its gradient made
+/* hg_ctl_strategy.param_upd: a parameter not all-reduced above (its gradient made
  * whole on one rank) whose optimizer op the strategy runs on several
  * ranks: each of them gets a copy of the op reading that gradient (mp.c
  * sends it there) and updates its own copy of the parameter and optimizer
  * state (the same bits as the owner's), so the parameter never travels. */
 static int replicate_updates(struct hg_hyb *h, struct hg_graph *g,
-                             const struct hg_ctl_cfg *cfg, const unsigned char *ar,
+                             const struct hg_ctl_strategy *st, const unsigned char *ar,
                              char *err, size_t errlen)
 {
     int nn = hg_graph_n_nodes(g), np = hg_graph_n_params(g), nt = hg_graph_n_tensors(g);
@@ -621,9 +626,9 @@ static int replicate_updates(struct hg_hyb *h, struct hg_graph *g,
             upd[nd->in[0]] = w;
     }
     enum hg_phase was = hg_graph_set_phase(g, HG_PH_UPDATE);
-    for (int i = 0; i < np && i < cfg->n_param_rank; i++) {
+    for (int i = 0; i < np && i < st->nparams; i++) {
         int p = hg_graph_param_at(g, i), u = upd[p];
-        uint64_t mask = cfg->param_upd[i];
+        uint64_t mask = st->param_upd[i];
         if (ar[i] || u < 0 || hg_graph_grad(g, p) < 0 || (mask & (mask - 1)) == 0)
             continue;
         const struct hg_node_info nd = *hg_graph_node(g, u);
@@ -640,16 +645,20 @@ static int replicate_updates(struct hg_hyb *h, struct hg_graph *g,
     return 0;
 }
 
-int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg *cfg,
-                  const int **op_rank, const int **seq, int *nseq, char *err,
-                  size_t errlen)
+/* After the optimizer: the rank of every node of g (-1: none runs it) into
+ * *op_rank and an order of its forward and backward nodes that follows
+ * the strategy's order (where the pieces' accumulation allows) into
+ * *seq[*nseq] (both owned by h), for hg__mp_plan. */
+static int hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_strategy *st,
+                     const int **op_rank, const int **seq, int *nseq, char *err,
+                     size_t errlen)
 {
     int nn = hg_graph_n_nodes(g), np = h->np, nfb = 0;
     free(h->op_rank);
     free(h->key);
     h->op_rank = malloc((size_t)nn * sizeof *h->op_rank);
     h->key = malloc((size_t)nn * sizeof *h->key);
-    int *pos = malloc(((size_t)cfg->n_op_rank + 1) * sizeof *pos); /* [n_op_rank] place
+    int *pos = malloc(((size_t)st->nops + 1) * sizeof *pos); /* [n_op_rank] place
                                                                      in the order */
     int64_t *lastkey = malloc(((size_t)nn + 1) * sizeof *lastkey); /* [nn] of the
                                                             origin's latest node */
@@ -665,11 +674,11 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
-    for (int v = 0; v < cfg->n_op_rank; v++)
+    for (int v = 0; v < st->nops; v++)
         pos[v] = v;
-    for (int i = 0; cfg->op_order && i < cfg->n_op_order; i++)
-        if (cfg->op_order[i] >= 0 && cfg->op_order[i] < cfg->n_op_rank)
-            pos[cfg->op_order[i]] = i;
+    for (int i = 0; st->order && i < st->nops; i++)
+        if (st->order[i] >= 0 && st->order[i] < st->nops)
+            pos[st->order[i]] = i;
     for (int i = 0; i < hg_graph_n_params(g); i++)
         pidx[hg_graph_param_at(g, i)] = i + 1;
     while (nfb < nn && hg_graph_node(g, nfb)->phase != HG_PH_UPDATE)
@@ -693,12 +702,12 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
             key = h->key[hg_graph_node_recomputes(g, w)];
         } else if (nd->phase == HG_PH_UPDATE) {
             int i = nd->n_in > 0 ? pidx[nd->in[0]] - 1 : -1;
-            if (i < 0 || i >= cfg->n_param_rank) {
+            if (i < 0 || i >= st->nparams) {
                 hg_kerr(err, errlen, "a strategy splitting the batch: update op %d (%s) "
                         "updates no known parameter", w, hg_op_table[nd->op].name);
                 goto done;
             }
-            r = cfg->param_rank[i];
+            r = st->param_rank[i];
         } else if (hg_graph_node_origin(g, w, &accum) >= 0) {
             int o = hg_graph_node_origin(g, w, NULL);
             if (accum) {
@@ -711,7 +720,7 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
                     r = o < h->nn ? h->dev[o] : -1;
                     key = h->key[o];
                 } else {
-                    int n = cfg->bwd_start[v + 1] - cfg->bwd_start[v];
+                    int n = st->bwd_start[v + 1] - st->bwd_start[v];
                     if (k >= n) {
                         hg_kerr(err, errlen, "a strategy splitting the batch: the backward "
                                 "of op %d (%s) has %d ops in the strategy's graph, more in "
@@ -719,8 +728,8 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
                                 hg_op_table[hg_graph_node(g, v)->op].name, n, p);
                         goto done;
                     }
-                    int u = cfg->bwd_node[cfg->bwd_start[v] + k];
-                    r = cfg->piece_dev[(size_t)u * (size_t)np + (size_t)p];
+                    int u = st->bwd_node[st->bwd_start[v] + k];
+                    r = st->piece_dev[(size_t)u * (size_t)np + (size_t)p];
                     key = (int64_t)pos[u] * (np + 1) + p;
                 }
             }
@@ -730,7 +739,7 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
             /* a gradient's copy into its GRAD tensor: where it is made */
             int t = nd->n_in > 0 ? nd->in[0] : -1;
             int pr = t >= 0 ? hg_graph_tensor(g, t)->producer : -1;
-            r = pr >= 0 && pr < w ? h->op_rank[pr] : cfg->param_rank[0];
+            r = pr >= 0 && pr < w ? h->op_rank[pr] : st->param_rank[0];
             key = pr >= 0 && pr < w ? h->key[pr] : key;
         }
         h->op_rank[w] = r;
@@ -743,9 +752,9 @@ int hg__hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_cfg 
     }
     if (late_sums(h, g, nfb, err, errlen) != 0)
         goto done;
-    if (cfg->param_ar && allreduce_sums(h, g, cfg, ar, err, errlen) != 0)
+    if (st->param_ar && allreduce_sums(h, g, st, ar, err, errlen) != 0)
         goto done;
-    if (cfg->param_upd && replicate_updates(h, g, cfg, ar, err, errlen) != 0)
+    if (st->param_upd && replicate_updates(h, g, st, ar, err, errlen) != 0)
         goto done;
     if (order(h, g, nfb, err, errlen) != 0)
         goto done;
@@ -789,3 +798,50 @@ int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_gra
     }
     return 0;
 }
+
+/* The row: groups that split the batch differently, run as model
+ * parallelism (mp.c) over the split graph. */
+static int mode_claims(const struct hg_ctl *c)
+{
+    return c->comm && c->s && c->s->kind == HG_LAYOUT_SPLIT;
+}
+
+static int mode_split(struct hg_ctl *c, struct plan *p, char *err, size_t errlen)
+{
+    c->hyb = hyb_split(p->g, &p->m, c->s, err, errlen);
+    return c->hyb ? 0 : -1;
+}
+
+static int mode_copies(const struct hg_ctl *c, const int *v, int n, int **out)
+{
+    *out = malloc(((size_t)n * (size_t)c->hyb->np + 1) * sizeof **out); /* [<= n * np] */
+    return *out ? hyb_nodes(c->hyb, v, n, *out) : -1;
+}
+
+/* every node of the split graph placed: the ranks of its nodes are the
+ * model-parallel placement from here on */
+static int mode_order(struct hg_ctl *c, struct plan *p, int **ord, char *err, size_t errlen)
+{
+    if (hyb_ranks(c->hyb, p->g, c->s, &c->place.op_rank, &c->place.order,
+                  &c->place.n_order, err, errlen) != 0)
+        return -1;
+    c->place.n_op_rank = hg_graph_n_nodes(p->g);
+    return hg__mp_plan(p->g, &c->place, hg_comm_rank(c->comm), hg_comm_world(c->comm), ord,
+                       err, errlen);
+}
+
+static void mode_free(struct hg_ctl *c)
+{
+    hg__mp_free(c->mp);
+    hyb_free(c->hyb);
+}
+
+const struct hg__mode hg__mode_split = {
+    .name = "split",
+    .claims = mode_claims,
+    .split = mode_split,
+    .copies = mode_copies,
+    .order = mode_order,
+    .start = hg__mp_start,
+    .free = mode_free,
+};

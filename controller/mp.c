@@ -1,5 +1,6 @@
 /* mp.c - model parallelism: a strategy that places every op of the
- * training graph whole on one rank (cfg.op_rank).  Every rank builds the
+ * training graph whole on one rank (hg_ctl_strategy.op_rank; the row
+ * hg__mode_mp; split strategies run it too).  Every rank builds the
  * same graph; this file gives each rank its part of it: the ops placed on
  * it, a SEND node after each op whose output a node of another rank reads
  * (one per reading rank), a RECV node standing for each tensor of another
@@ -137,7 +138,7 @@ done:
     return rc;
 }
 
-int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int nn, int *seq,
+int hg__mp_sequence(const struct hg_graph *g, const struct hg__place *pl, int nn, int *seq,
                     char *err, size_t errlen)
 {
     int nfb = 0, k = 0;
@@ -146,12 +147,12 @@ int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int 
     /* phase by phase, then id: the recomputing copies (appended last)
      * close the backward */
     HG_CHECK(hg_graph_order(g, HG_PH_ALL, seq) == nn);
-    if (cfg->op_order) {
+    if (pl->order) {
         unsigned char *seen = calloc((size_t)nfb + 1, 1); /* [nfb] */
         if (!seen)
             return hg_kerr(err, errlen, "out of memory");
-        for (int i = 0; i < cfg->n_op_order && k <= nfb; i++) {
-            int v = cfg->op_order[i];
+        for (int i = 0; i < pl->n_order && k <= nfb; i++) {
+            int v = pl->order[i];
             if (v >= 0 && v < nfb && !seen[v]++)
                 seq[k++] = v;
         }
@@ -165,19 +166,19 @@ int hg__mp_sequence(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int 
     return 0;
 }
 
-int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int world,
+int hg__mp_plan(struct hg_graph *g, const struct hg__place *pl, int me, int world,
                 int **order_out, char *err, size_t errlen)
 {
     *order_out = NULL;
     int nn = hg_graph_n_nodes(g), nt = hg_graph_n_tensors(g);
-    if (cfg->n_op_rank != nn)
+    if (pl->n_op_rank != nn)
         return hg_kerr(err, errlen, "model parallelism: the placement has %d ops, the "
-                       "train graph %d", cfg->n_op_rank, nn);
+                       "train graph %d", pl->n_op_rank, nn);
     for (int v = 0; v < nn; v++)
-        if (cfg->op_rank[v] < -1 || cfg->op_rank[v] >= world)
+        if (pl->op_rank[v] < -1 || pl->op_rank[v] >= world)
             return hg_kerr(err, errlen, "model parallelism: op %d (%s) is placed on rank "
                            "%d, the job has %d", v, hg_op_table[hg_graph_node(g, v)->op].name,
-                           cfg->op_rank[v], world);
+                           pl->op_rank[v], world);
     size_t cap = (size_t)(nt ? nt : 1) * (size_t)world;
     int *src = malloc((size_t)(nt ? nt : 1) * sizeof *src); /* [nt] */
     unsigned char *need = malloc(cap);                       /* [nt][world] */
@@ -189,10 +190,10 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
         hg_kerr(err, errlen, "out of memory");
         goto done;
     }
-    if (hg__mp_sequence(g, cfg, nn, seq, err, errlen) != 0)
+    if (hg__mp_sequence(g, pl, nn, seq, err, errlen) != 0)
         goto done;
-    sources(g, cfg->op_rank, nn, src);
-    int nx = transfers(g, cfg->op_rank, seq, nn, world, src, need, xf);
+    sources(g, pl->op_rank, nn, src);
+    int nx = transfers(g, pl->op_rank, seq, nn, world, src, need, xf);
     if (check_deadlock(g, xf, nx, world, err, errlen) != 0)
         goto done;
     /* this rank's SEND and RECV nodes, appended after the optimizer in the
@@ -221,7 +222,7 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
             at.comm.peer = x->src;
             int r = hg_graph_recv_like(g, x->t, &at);
             for (int v = 0; v < nn; v++)
-                if (cfg->op_rank[v] == me)
+                if (pl->op_rank[v] == me)
                     hg_graph_rewire(g, v, x->t, r);
         }
     }
@@ -239,7 +240,7 @@ int hg__mp_plan(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me, int wo
             order[n++] = node[i];
     for (int j = 0; j < nn; j++) {
         int v = seq[j];
-        if (cfg->op_rank[v] == me)
+        if (pl->op_rank[v] == me)
             order[n++] = v;
         for (; i < nx && xf[i].after == v; i++)
             if (node[i] >= 0)
@@ -284,7 +285,7 @@ struct stage {
 struct hg_mp {
     struct hg_comm *comm;
     const struct hg_graph *g;
-    const int *op_rank;   /* [n_op_rank] cfg.op_rank */
+    const int *op_rank;   /* [n_op_rank] the controller's place.op_rank */
     int n_op_rank;
     uint64_t step;        /* the update the pass belongs to (hg__mp_set_step) */
     int async;            /* sends as requests (HG_COMM_ASYNC) */
@@ -470,8 +471,7 @@ static const struct hg_exec_comm_ops mp_ops = {.start = mp_start, .wait = mp_wai
  * k + 1's members are the ranks of its nodes; each rank makes the ones it
  * belongs to, in k order (the same on every rank: a group waits for its
  * members). */
-static int make_groups(struct hg_mp *mp, const struct hg_ctl_cfg *cfg, char *err,
-                       size_t errlen)
+static int make_groups(struct hg_mp *mp, char *err, size_t errlen)
 {
     int nn = mp->n_op_rank, world = hg_comm_world(mp->comm), me = hg_comm_rank(mp->comm);
     for (int v = 0; v < nn; v++) {
@@ -494,8 +494,8 @@ static int make_groups(struct hg_mp *mp, const struct hg_ctl_cfg *cfg, char *err
         for (int v = 0; v < nn; v++) {
             const struct hg_node_info *nd = hg_graph_node(mp->g, v);
             if (nd->op == HG_OP_ALLREDUCE && nd->attr.comm.group == k + 1 &&
-                cfg->op_rank[v] >= 0 && cfg->op_rank[v] < world)
-                in[cfg->op_rank[v]] = 1;
+                mp->op_rank[v] >= 0 && mp->op_rank[v] < world)
+                in[mp->op_rank[v]] = 1;
         }
         int n = 0;
         for (int r = 0; r < world; r++)
@@ -510,9 +510,10 @@ done:
     return rc;
 }
 
-struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
-                         struct hg_exec *ex, const struct hg_ctl_cfg *cfg, char *err,
-                         size_t errlen)
+/* Installs the callbacks that run the SEND and RECV nodes over comm. */
+static struct hg_mp *mp_new(struct hg_comm *comm, const struct hg_graph *g,
+                            struct hg_exec *ex, const struct hg__place *pl, char *err,
+                            size_t errlen)
 {
     struct hg_mp *mp = calloc(1, sizeof *mp);
     if (!mp) {
@@ -521,8 +522,8 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
     }
     mp->comm = comm;
     mp->g = g;
-    mp->op_rank = cfg->op_rank;
-    mp->n_op_rank = cfg->n_op_rank;
+    mp->op_rank = pl->op_rank;
+    mp->n_op_rank = pl->n_op_rank;
     if (hg_comm_caps(comm) & HG_COMM_DEVICE_MEMORY) {
         free(mp);
         hg_kerr(err, errlen, "model-parallel and split strategies exchange tensors through "
@@ -539,7 +540,7 @@ struct hg_mp *hg__mp_new(struct hg_comm *comm, const struct hg_graph *g,
         return NULL;
     }
     mp->nstage = hg_graph_n_nodes(g);
-    if (make_groups(mp, cfg, err, errlen) != 0) {
+    if (make_groups(mp, err, errlen) != 0) {
         hg__mp_free(mp);
         return NULL;
     }
@@ -610,3 +611,57 @@ int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
     }
     return hg_exec_upload(ex, HG_R_PARAMS | HG_R_STATE, err, errlen);
 }
+
+int hg__mp_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen)
+{
+    /* the loss and the sample size are counted by the loss op's rank
+     * (every rank feeds the same batch); the gradients this rank computes
+     * are the only ones in its grad block (the norm sums the ranks'
+     * squares) */
+    int me = hg_comm_rank(c->comm), nll = p->m.nll >= 0 ? p->m.nll : p->m.loss;
+    c->mp_loss = c->place.op_rank[hg_graph_tensor(p->g, p->m.loss)->producer] == me;
+    c->mp_nll = c->place.op_rank[hg_graph_tensor(p->g, nll)->producer] == me;
+    if (!(c->mp = mp_new(c->comm, p->g, p->ex, &c->place, err, errlen)))
+        return -1;
+    return hg_exec_grad_op(p->ex, HG_GRAD_ZERO, err, errlen);
+}
+
+/* The row: every op group whole on one device. */
+static int mode_claims(const struct hg_ctl *c)
+{
+    return c->comm && c->s && c->s->kind == HG_LAYOUT_MP;
+}
+
+/* c->place with the recomputing copies (appended after the strategy's
+ * nodes) on their originals' ranks, then this rank's part of the plan */
+static int mode_order(struct hg_ctl *c, struct plan *p, int **ord, char *err, size_t errlen)
+{
+    int nn = hg_graph_n_nodes(p->g), n0 = nn;
+    while (n0 > 0 && hg_graph_node_recomputes(p->g, n0 - 1) >= 0)
+        n0--;
+    if (n0 < nn) {
+        if (c->place.n_op_rank != n0)
+            return hg_kerr(err, errlen, "model parallelism: the placement has %d ops, the "
+                           "train graph %d", c->place.n_op_rank, n0);
+        c->rc_rank = malloc((size_t)nn * sizeof *c->rc_rank); /* [nn] */
+        if (!c->rc_rank)
+            return hg_kerr(err, errlen, "out of memory");
+        memcpy(c->rc_rank, c->place.op_rank, (size_t)n0 * sizeof *c->rc_rank);
+        for (int w = n0; w < nn; w++)
+            c->rc_rank[w] = c->place.op_rank[hg_graph_node_recomputes(p->g, w)];
+        c->place.op_rank = c->rc_rank;
+        c->place.n_op_rank = nn;
+    }
+    return hg__mp_plan(p->g, &c->place, hg_comm_rank(c->comm), hg_comm_world(c->comm), ord,
+                       err, errlen);
+}
+
+static void mode_free(struct hg_ctl *c) { hg__mp_free(c->mp); }
+
+const struct hg__mode hg__mode_mp = {
+    .name = "model parallel",
+    .claims = mode_claims,
+    .order = mode_order,
+    .start = hg__mp_start,
+    .free = mode_free,
+};

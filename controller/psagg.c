@@ -1,5 +1,6 @@
 /* psagg.c - parameter-server aggregation of a planned strategy
- * (cfg.agg_ps, from the trainer's lowering): a parameter served by rank r
+ * (hg_ctl_strategy.agg_ps, from the trainer's lowering; the row
+ * hg__mode_ps): a parameter served by rank r
  * keeps its master copy and optimizer state on r.  Every rank's update
  * then has, beside dp.c's AllReduce buckets of the other gradients,
  *   PS_PUSH (gradient span)  every rank pushes its gradient sum to r's PS
@@ -7,13 +8,13 @@
  *                            pushes in rank order, as an AllReduce does);
  *                            r pulls that sum into its gradient block, the
  *                            others zero their copy (it is not theirs);
- *   optimizer op             on r only (hg__psagg_filter drops it from the
+ *   optimizer op             on r only (the row's filter drops it from the
  *                            others' plans);
  *   PS_PULL (param span)     r publishes the new value, the others pull it.
  * One PS handle per server rank, every rank a client of each.  Ids of a
  * handle: 2k is the gradient of its k-th parameter (pushed, summed), 2k+1
  * its value (published by the server, pulled).  Every wait is the PS's
- * (cfg.ps_timeout_s) or comm's, and names the peer.  A GPU plan goes
+ * (hg_ctl_cfg.ps_timeout_s) or comm's, and names the peer.  A GPU plan goes
  * through its host mirror (comm/ps.c sums host memory): what is pushed or
  * published is copied from the device first, what is pulled to it after. */
 #define _POSIX_C_SOURCE 200809L
@@ -42,20 +43,24 @@ struct hg_psagg {
     int gpu;             /* a GPU plan: spans through the host mirror */
 };
 
-int hg__psagg_served(const struct hg_ctl_cfg *cfg, int i)
+int hg__psagg_served(const struct hg_ctl_strategy *s, int i)
 {
-    return cfg->agg_ps && i >= 0 && i < cfg->n_agg && cfg->agg_ps[i] >= 0;
+    return s && s->kind == HG_LAYOUT_DP && s->nps > 0 && s->agg_ps && i >= 0 &&
+           i < s->nparams && s->agg_ps[i] >= 0;
 }
 
-int hg__psagg_add(struct hg_graph *g, const struct hg_ctl_cfg *cfg, int pull)
+/* A PS_PUSH node per served gradient (after the AllReduce nodes, before
+ * hg_graph_optimizer) or, pull = 1, a PS_PULL node per served parameter
+ * (after it); returns the number of nodes. */
+static int add_nodes(struct hg_graph *g, const struct hg_ctl_strategy *s, int pull)
 {
     int n = 0;
     enum hg_phase was = hg_graph_set_phase(g, HG_PH_UPDATE);
     for (int i = 0; i < hg_graph_n_params(g); i++) {
         int p = hg_graph_param_at(g, i), t = pull ? p : hg_graph_grad(g, p);
-        if (!hg__psagg_served(cfg, i) || hg_graph_grad(g, p) < 0)
+        if (!hg__psagg_served(s, i) || hg_graph_grad(g, p) < 0)
             continue;
-        union hg_attr at = {.comm = {.group = 0, .peer = cfg->agg_ps[i], .tag = i}};
+        union hg_attr at = {.comm = {.group = 0, .peer = s->agg_ps[i], .tag = i}};
         hg_graph_comm_span(g, pull ? HG_OP_PS_PULL : HG_OP_PS_PUSH, t, t, &at);
         n++;
     }
@@ -76,13 +81,14 @@ static int optim_param(const struct hg_graph *g, int node)
     return -1;
 }
 
-int hg__psagg_filter(const struct hg_graph *g, const struct hg_ctl_cfg *cfg, int me,
-                     int *order, int n)
+/* Drops from order[n] the optimizer ops of parameters served by another
+ * rank than this one; returns the new n. */
+static int mode_filter(const struct hg_ctl *c, const struct plan *p, int *order, int n)
 {
-    int m = 0;
+    int m = 0, me = hg_comm_rank(c->comm);
     for (int k = 0; k < n; k++) {
-        int i = optim_param(g, order[k]);
-        if (i >= 0 && hg__psagg_served(cfg, i) && cfg->agg_ps[i] != me)
+        int i = optim_param(p->g, order[k]);
+        if (i >= 0 && hg__psagg_served(c->s, i) && c->s->agg_ps[i] != me)
             continue;
         order[m++] = order[k];
     }
@@ -99,7 +105,7 @@ static int apply_sum(void *arg, int id, uint64_t step, float *master, const floa
     return 0;
 }
 
-void hg__psagg_free(struct hg_psagg *ps)
+static void ps_free(struct hg_psagg *ps)
 {
     if (!ps)
         return;
@@ -113,9 +119,11 @@ void hg__psagg_free(struct hg_psagg *ps)
     free(ps);
 }
 
-struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
-                               struct hg_exec *ex, const struct hg_ctl_cfg *cfg,
-                               char *err, size_t errlen)
+/* The PS handles (one per server rank, every rank a client; every rank
+ * calls it, in the same order).  NULL with err. */
+static struct hg_psagg *ps_new(struct hg_comm *comm, const struct hg_graph *g,
+                               struct hg_exec *ex, const struct hg_ctl_strategy *cs,
+                               double timeout_s, char *err, size_t errlen)
 {
     int np = hg_graph_n_params(g), world = hg_comm_world(comm);
     struct hg_psagg *ps = calloc(1, sizeof *ps);
@@ -141,10 +149,10 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
     for (int r = 0; r < world; r++)
         clients[r] = r;
     for (int i = 0; i < np; i++)
-        if (hg__psagg_served(cfg, i) && cfg->agg_ps[i] >= world) {
+        if (hg__psagg_served(cs, i) && cs->agg_ps[i] >= world) {
             hg_kerr(err, errlen, "rank %d: parameter %d (%s) is served by rank %d, the job "
                     "has %d ranks", ps->me, i, hg_graph_tensor(g, hg_graph_param_at(g, i))->name,
-                    cfg->agg_ps[i], world);
+                    cs->agg_ps[i], world);
             goto fail;
         }
     /* servers in ascending rank order, every rank the same */
@@ -154,7 +162,7 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
             if (r == 0)
                 ps->srv[i] = -1;
             int p = hg_graph_param_at(g, i);
-            if (!hg__psagg_served(cfg, i) || cfg->agg_ps[i] != r || hg_graph_grad(g, p) < 0)
+            if (!hg__psagg_served(cs, i) || cs->agg_ps[i] != r || hg_graph_grad(g, p) < 0)
                 continue;
             ps->srv[i] = ps->ns;
             ps->id[i] = n;
@@ -166,7 +174,7 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
             continue;
         struct hg_ps_config pc = {.server = r, .clients = clients, .nclients = world,
                                   .nparams = 2 * n, .numel = numel,
-                                  .timeout_s = cfg->ps_timeout_s > 0 ? cfg->ps_timeout_s : 60,
+                                  .timeout_s = timeout_s > 0 ? timeout_s : 60,
                                   .apply = apply_sum};
         struct server *s = &ps->s[ps->ns];
         s->rank = r;
@@ -181,7 +189,7 @@ struct hg_psagg *hg__psagg_new(struct hg_comm *comm, const struct hg_graph *g,
 fail:
     free(clients);
     free(numel);
-    hg__psagg_free(ps);
+    ps_free(ps);
     return NULL;
 }
 
@@ -275,3 +283,38 @@ int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
     }
     return hg_exec_upload(ex, HG_R_STATE, err, errlen);
 }
+
+/* The row: a DP-shaped strategy with parameter servers, beside the
+ * AllReduce of the other gradients (dp.c runs the nodes' callbacks). */
+static int mode_claims(const struct hg_ctl *c)
+{
+    return c->comm && c->s && c->s->kind == HG_LAYOUT_DP && c->s->nps > 0;
+}
+
+/* pushes after the buckets: the backward can no longer start them */
+static int mode_aggregate(struct hg_ctl *c, struct plan *p, int *early)
+{
+    int npush = add_nodes(p->g, c->s, 0);
+    *early = *early && npush == 0;
+    return npush;
+}
+
+static int mode_finish(struct hg_ctl *c, struct plan *p) { return add_nodes(p->g, c->s, 1); }
+
+static int mode_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen)
+{
+    c->ps = ps_new(c->comm, p->g, p->ex, c->s, c->cfg.ps_timeout_s, err, errlen);
+    return c->ps ? 0 : -1;
+}
+
+static void mode_free(struct hg_ctl *c) { ps_free(c->ps); }
+
+const struct hg__mode hg__mode_ps = {
+    .name = "parameter server",
+    .claims = mode_claims,
+    .aggregate = mode_aggregate,
+    .finish = mode_finish,
+    .filter = mode_filter,
+    .start = mode_start,
+    .free = mode_free,
+};

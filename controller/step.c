@@ -17,66 +17,48 @@
 enum { R_LOSS, R_NLL, R_SS, R_SENT, R_STOP_SIGNAL, R_STOP_TIME, R_PS_SQ, R_METRIC,
        R_N = R_METRIC + HG_TASK_MAX_METRICS };
 
-/* cfg.recompute on the train graph (after the optimizer): the task's
- * nodes, or their copies per piece in a split graph; model parallelism:
- * c->rc_rank, the placement with each copy on its original's rank. */
-static int recompute(struct hg_ctl *c, struct plan *p, const struct hg_ctl_cfg *cfg, int mp,
-                     char *err, size_t errlen)
+/* The strategy's recomputation on the train graph (after the optimizer):
+ * the task's nodes, or the nodes standing for them (a row's copies). */
+static int recompute(struct hg_ctl *c, struct plan *p, char *err, size_t errlen)
 {
-    int n = cfg->n_recompute, np = c->hyb ? hg__hyb_pieces(c->hyb) : 1;
-    int *v = malloc(((size_t)n * (size_t)np + 1) * sizeof *v); /* [<= n * pieces] */
-    if (!v)
-        return hg_kerr(err, errlen, "out of memory");
-    if (c->hyb)
-        n = hg__hyb_nodes(c->hyb, cfg->recompute, n, v);
-    else
-        memcpy(v, cfg->recompute, (size_t)n * sizeof *v);
-    int n0 = hg_graph_n_nodes(p->g);
+    const int *v = c->s->recompute;
+    int n = c->s->nrecompute, *own = NULL;
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->copies) {
+            int *w = NULL;
+            n = c->mode[k]->copies(c, v, n, &w);
+            free(own);
+            if (n < 0)
+                return hg_kerr(err, errlen, "out of memory");
+            v = own = w;
+        }
     int made = hg_graph_recompute(p->g, v, n, err, errlen);
-    free(v);
-    if (made < 0)
-        return -1;
-    if (!mp || c->hyb)
-        return 0;
-    int nn = hg_graph_n_nodes(p->g);
-    if (cfg->n_op_rank != n0)
-        return hg_kerr(err, errlen, "model parallelism: the placement has %d ops, the "
-                       "train graph %d", cfg->n_op_rank, n0);
-    c->rc_rank = malloc((size_t)nn * sizeof *c->rc_rank);
-    if (!c->rc_rank)
-        return hg_kerr(err, errlen, "out of memory");
-    memcpy(c->rc_rank, cfg->op_rank, (size_t)n0 * sizeof *c->rc_rank);
-    for (int w = n0; w < nn; w++)
-        c->rc_rank[w] = cfg->op_rank[hg_graph_node_recomputes(p->g, w)];
-    return 0;
+    free(own);
+    return made < 0 ? -1 : 0;
 }
 
-static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
-                 const struct hg_ctl_cfg *cfg, int train, char *err, size_t errlen)
+/* What build() hands the recipe's hooks (tasks/recipe.c): the plan being
+ * built; the update's comm nodes before (ncomm) and after (npull) the
+ * optimizer; early: the first may start from the backward. */
+struct stage {
+    struct hg_ctl *c;
+    struct plan *p;
+    int train, ncomm, npull, early;
+};
+
+/* After the task's build: --max-tokens' caps; the modes' splits. */
+static int on_forward(void *ctx, struct hg_graph *g, struct hg_task_model *m, char *err,
+                      size_t errlen)
 {
-    p->g = hg_graph_new();
-    if (task->build(ts, p->g, cfg->max_batch, cfg->max_len, train, &p->m, err,
-                    errlen) != 0)
-        return -1;
-    if (p->m.nsym != hg_graph_n_syms(p->g) || p->m.nsym > HG_MAX_SYMS_TASK)
-        return hg_kerr(err, errlen, "task %s: build() declared %d symbols but "
-                       "lists %d in its model", task->name, hg_graph_n_syms(p->g),
-                       p->m.nsym);
-    if (p->m.nll >= 0) {
-        /* -1 is "none": a memset model (nll 0) names an input, refused */
-        const struct hg_tensor_info *ti = p->m.nll < hg_graph_n_tensors(p->g)
-                                              ? hg_graph_tensor(p->g, p->m.nll) : NULL;
-        if (!ti || ti->producer < 0 || ti->dtype != HG_F32 ||
-            hg_shape_numel(&ti->decl) != 1)
-            return hg_kerr(err, errlen, "task %s: build() gives nll tensor %d, not "
-                           "a [1] f32 output of an op (-1: none)", task->name,
-                           p->m.nll);
-    }
-    int kb = hg_graph_sym_find(p->g, "batch");
+    struct stage *st = ctx;
+    struct hg_ctl *c = st->c;
+    const struct hg_ctl_cfg *cfg = &c->cfg;
+    (void)m;
+    int kb = hg_graph_sym_find(g, "batch");
     if (cfg->max_tokens > 0 && kb >= 0) {
         int lens[HG_MAX_SYMS], nl = 0;
-        for (int k = 0; k < hg_graph_n_syms(p->g); k++)
-            if (k != kb && hg_graph_sym_max(p->g, k) == cfg->max_len)
+        for (int k = 0; k < hg_graph_n_syms(g); k++)
+            if (k != kb && hg_graph_sym_max(g, k) == cfg->max_len)
                 lens[nl++] = k;
         /* the epoch plan keeps samples x their longest cost within
          * max_tokens, and a task's length symbols are at most that cost
@@ -84,74 +66,90 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
          * the batch */
         int64_t cap = cfg->max_tokens;
         if (nl > 0 && cap < cfg->max_batch * cfg->max_len)
-            hg_graph_token_cap(p->g, kb, lens, nl, cap);
+            hg_graph_token_cap(g, kb, lens, nl, cap);
     }
-    int ncomm = 0, early = 0, npull = 0;
-    /* model parallelism: no gradient aggregation; this rank's ops and the
-     * transfers between ranks (mp.c) */
-    int mp = train && cfg->comm && (cfg->op_rank || cfg->n_pieces > 0);
-    if (train) {
-        /* a strategy splitting the batch: the forward once per piece
-         * (hybrid.c), run as model parallelism over the copies */
-        if (mp && cfg->n_pieces > 0 && !(c->hyb = hg__hyb_split(p->g, &p->m, cfg, err, errlen)))
+    for (int k = 0; st->train && k < c->nmode; k++)
+        if (c->mode[k]->split && c->mode[k]->split(c, st->p, err, errlen) != 0)
             return -1;
-        hg_graph_backward(p->g, p->m.loss);
-        if (cfg->comm && !mp)
-            ncomm = hg__dp_add_allreduce(p->g, cfg, &early);
-        /* a strategy's parameter servers: pushes after the buckets, pulls
-         * after the optimizer (psagg.c) */
-        if (cfg->comm && cfg->agg_ps && !mp) {
-            int npush = hg__psagg_add(p->g, cfg, 0);
-            ncomm += npush;
-            early = early && npush == 0;
-        }
-        hg_graph_optimizer(p->g, cfg->optim, &cfg->hyper);
-        if (cfg->comm && cfg->agg_ps && !mp)
-            npull = hg__psagg_add(p->g, cfg, 1);
-        if (cfg->n_recompute > 0 && recompute(c, p, cfg, mp, err, errlen) != 0)
-            return -1;
-    }
-    int *order = NULL;
-    struct hg_ctl_cfg hc;
-    if (mp && c->hyb) {
-        /* every node of the split graph placed; the ranks of its nodes are
-         * the model-parallel placement from here on */
-        hc = *cfg;
-        if (hg__hyb_ranks(c->hyb, p->g, cfg, &hc.op_rank, &hc.op_order, &hc.n_op_order, err,
-                          errlen) != 0)
-            return -1;
-        hc.n_op_rank = hg_graph_n_nodes(p->g);
-        c->cfg.op_rank = hc.op_rank;
-        c->cfg.n_op_rank = hc.n_op_rank;
-        cfg = &hc;
-    } else if (mp && c->rc_rank) {
-        hc = *cfg;
-        hc.op_rank = c->rc_rank;
-        hc.n_op_rank = hg_graph_n_nodes(p->g);
-        c->cfg.op_rank = hc.op_rank;
-        c->cfg.n_op_rank = hc.n_op_rank;
-        cfg = &hc;
-    }
-    if (mp) {
-        p->n = hg__mp_plan(p->g, cfg, hg_comm_rank(cfg->comm), hg_comm_world(cfg->comm),
-                           &order, err, errlen);
-        if (p->n < 0)
-            return -1;
-    } else {
-        order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
-        if (!order)
+    return 0;
+}
+
+/* After the backward: the modes' gradient aggregation. */
+static int on_backward(void *ctx, struct hg_graph *g, struct hg_task_model *m, char *err,
+                       size_t errlen)
+{
+    struct stage *st = ctx;
+    (void)g, (void)m, (void)err, (void)errlen;
+    for (int k = 0; k < st->c->nmode; k++)
+        if (st->c->mode[k]->aggregate)
+            st->ncomm += st->c->mode[k]->aggregate(st->c, st->p, &st->early);
+    return 0;
+}
+
+/* After the optimizer: the modes' last nodes; recomputation. */
+static int on_update(void *ctx, struct hg_graph *g, struct hg_task_model *m, char *err,
+                     size_t errlen)
+{
+    struct stage *st = ctx;
+    (void)g, (void)m;
+    for (int k = 0; k < st->c->nmode; k++)
+        if (st->c->mode[k]->finish)
+            st->npull += st->c->mode[k]->finish(st->c, st->p);
+    return st->c->s && st->c->s->nrecompute > 0 ? recompute(st->c, st->p, err, errlen) : 0;
+}
+
+/* The plan's order (*order malloc'ed): a claiming row's, else every node
+ * phase by phase in the strategy's order or the id order; then what the
+ * rows filter out.  Its length, -1 with err. */
+static int plan_order(struct hg_ctl *c, struct plan *p, int train, int **order, char *err,
+                      size_t errlen)
+{
+    int n = -2;
+    *order = NULL;
+    for (int k = 0; train && k < c->nmode && n == -2; k++)
+        if (c->mode[k]->order)
+            n = c->mode[k]->order(c, p, order, err, errlen);
+    if (n == -2) {
+        *order = malloc((size_t)hg_graph_n_nodes(p->g) * sizeof(int));
+        if (!*order)
             return hg_kerr(err, errlen, "out of memory");
-        p->n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, order);
+        n = hg_graph_order(p->g, train ? HG_PH_ALL : HG_PH_FORWARD, *order);
         /* hg_graph_order's is the id order: every node, phase by phase */
-        HG_CHECK(!train || p->n == hg_graph_n_nodes(p->g));
-        if (train && (cfg->op_order || cfg->n_recompute > 0) &&
-            hg__mp_sequence(p->g, cfg, p->n, order, err, errlen) != 0) {
-            free(order);
-            return -1;
-        }
+        HG_CHECK(!train || n == hg_graph_n_nodes(p->g));
+        if (train && (c->place.order || (c->s && c->s->nrecompute > 0)) &&
+            hg__mp_sequence(p->g, &c->place, n, *order, err, errlen) != 0)
+            n = -1;
     }
-    if (npull > 0)
-        p->n = hg__psagg_filter(p->g, cfg, hg_comm_rank(cfg->comm), order, p->n);
+    for (int k = 0; train && n >= 0 && k < c->nmode; k++)
+        if (c->mode[k]->filter)
+            n = c->mode[k]->filter(c, p, *order, n);
+    if (n < 0) {
+        free(*order);
+        *order = NULL;
+    }
+    return n;
+}
+
+/* One plan (train: with backward, optimizer and the claiming modes'
+ * nodes and callbacks; else the forward), its executor included. */
+static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
+                 int train, char *err, size_t errlen)
+{
+    const struct hg_ctl_cfg *cfg = &c->cfg;
+    struct stage st = {.c = c, .p = p, .train = train};
+    const struct hg_task_recipe hooks = {.ctx = &st, .forward = on_forward,
+                                         .backward = on_backward, .update = on_update};
+    const struct hg_task_graph_opts go = {.batch = cfg->max_batch, .max_len = cfg->max_len,
+                                          .train = train, .backward = train,
+                                          .optim = cfg->optim, .hyper = cfg->hyper,
+                                          .hooks = &hooks};
+    p->g = hg_graph_new();
+    if (hg_task_graph(p->g, task, ts, &go, &p->m, err, errlen) != 0)
+        return -1;
+    int ncomm = st.ncomm, npull = st.npull, early = st.early, *order = NULL;
+    p->n = plan_order(c, p, train, &order, err, errlen);
+    if (p->n < 0)
+        return -1;
     /* the order is phase by phase: the update nodes are its tail */
     p->n_fb = 0;
     while (p->n_fb < p->n && hg_graph_node(p->g, order[p->n_fb])->phase != HG_PH_UPDATE)
@@ -167,24 +165,12 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
     free(order);
     if (!p->ex)
         return -1;
-    if (train && cfg->comm && npull > 0 &&
-        !(c->ps = hg__psagg_new(cfg->comm, p->g, p->ex, cfg, err, errlen)))
-        return -1;
-    if (mp) {
-        /* the loss and the sample size are counted by the loss op's rank
-         * (every rank feeds the same batch); the gradients this rank
-         * computes are the only ones in its grad block (the norm sums the
-         * ranks' squares) */
-        int me = hg_comm_rank(cfg->comm), nll = p->m.nll >= 0 ? p->m.nll : p->m.loss;
-        c->mp_loss = cfg->op_rank[hg_graph_tensor(p->g, p->m.loss)->producer] == me;
-        c->mp_nll = cfg->op_rank[hg_graph_tensor(p->g, nll)->producer] == me;
-        if (!(c->mp = hg__mp_new(cfg->comm, p->g, p->ex, cfg, err, errlen)) ||
-            hg_exec_grad_op(p->ex, HG_GRAD_ZERO, err, errlen) != 0)
+    /* the rows in reverse: the parameter servers' handles exist before
+     * the callbacks that run their nodes are installed */
+    for (int k = train ? c->nmode - 1 : -1; k >= 0; k--)
+        if (c->mode[k]->start && c->mode[k]->start(c, p, err, errlen) != 0)
             return -1;
-    } else if (train && cfg->comm) {
-        c->dp = hg__dp_new(cfg->comm, p->g, p->ex, c->ps, err, errlen);
-        if (!c->dp)
-            return -1;
+    if (train) {
         c->early = early;
         c->nbk = early ? ncomm : 0;
     }
@@ -208,7 +194,7 @@ static int set_owners(struct hg_ctl *c)
     for (int i = 0; rc == 0 && i < np; i++) {
         int t = hg_graph_param_at(c->train.g, i);
         size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, t)->shape);
-        int server = c->comm && c->cfg.agg_ps && i < c->cfg.n_agg ? c->cfg.agg_ps[i] : -1;
+        int server = c->comm && hg__psagg_served(c->s, i) ? c->s->agg_ps[i] : -1;
         /* model parallelism: the rank that holds and updates it */
         if (c->mp)
             server = hg__mp_owner(c->mp, t);
@@ -272,6 +258,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     c->task = task;
     c->ts = ts;
     c->cfg = *cfg;
+    c->s = cfg->strat;
+    if (c->s)
+        c->place = (struct hg__place){.op_rank = c->s->op_rank, .n_op_rank = c->s->nops,
+                                      .order = c->s->order, .n_order = c->s->nops};
     c->comm = cfg->comm;
     c->world = cfg->comm ? hg_comm_world(cfg->comm) : 1;
     c->red = malloc(((size_t)R_N + 2 * (size_t)c->world) * sizeof(double));
@@ -282,14 +272,19 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     }
     if (c->cfg.max_bad_updates <= 0)
         c->cfg.max_bad_updates = 10;
-    if (cfg->comm && (cfg->op_rank || cfg->n_pieces > 0) && cfg->update_freq > 1) {
+    for (int k = 0; hg__ctl_modes[k]; k++)
+        if (hg__ctl_modes[k]->claims(c)) {
+            HG_CHECK(c->nmode < HG__MAX_MODES);
+            c->mode[c->nmode++] = hg__ctl_modes[k];
+        }
+    if (c->comm && c->s && c->s->kind != HG_LAYOUT_DP && cfg->update_freq > 1) {
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
                        "update so far (--update-freq > 1: its gradients arrive outside the "
                        "grad block)");
     }
-    if (build(c, &c->train, task, ts, cfg, 1, err, errlen) != 0 ||
-        build(c, &c->valid, task, ts, cfg, 0, err, errlen) != 0) {
+    if (build(c, &c->train, task, ts, 1, err, errlen) != 0 ||
+        build(c, &c->valid, task, ts, 0, err, errlen) != 0) {
         hg_ctl_free(c);
         return -1;
     }
@@ -347,11 +342,10 @@ void hg_ctl_free(struct hg_ctl *c)
         hg_exec_free(ps[i]->ex);
         hg_graph_free(ps[i]->g);
     }
-    hg__dp_free(c->dp);
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->free)
+            c->mode[k]->free(c);
     free(c->owner);
-    hg__psagg_free(c->ps);
-    hg__mp_free(c->mp);
-    hg__hyb_free(c->hyb);
     free(c->rc_rank);
     free(c->red);
     free(c->rank_t);

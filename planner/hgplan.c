@@ -290,6 +290,9 @@ static int optim_kind(const char *s, enum hg_optim *k)
     return -1;
 }
 
+/* The task's training graph, as hgtrain builds it (the recipe, tasks/
+ * recipe.c), with its optimizer's default hyper-parameters (they do not
+ * change the graph's nodes). */
 static int build_task(struct hg_graph *g, const struct hg_task *t, const struct args *a,
                       enum hg_optim optim, char *err, size_t errlen)
 {
@@ -297,29 +300,23 @@ static int build_task(struct hg_graph *g, const struct hg_task *t, const struct 
     struct hg_task_args ta = {.values = (const char *const *)a->task_vals};
     if (t->setup && t->setup(&state, a->data, &ta, err, errlen) != 0)
         return -1;
+    struct hg_task_graph_opts o = {.batch = a->batch, .max_len = a->seq, .train = 1,
+                                   .backward = !a->forward_only, .optim = optim};
+    if (optim == HG_OPTIM_SGD) {
+        o.hyper.sgd.momentum = 0.9f;
+    } else if (optim == HG_OPTIM_ADADELTA) {
+        o.hyper.adadelta.rho = 0.9f;
+        o.hyper.adadelta.eps = 1e-6f;
+    } else {
+        o.hyper.adam.beta1 = 0.9f;
+        o.hyper.adam.beta2 = 0.999f;
+        o.hyper.adam.eps = 1e-8f;
+    }
     struct hg_task_model m;
-    memset(&m, 0, sizeof(m));
-    int rc = t->build(state, g, a->batch, a->seq, 1, &m, err, errlen);
+    int rc = hg_task_graph(g, t, state, &o, &m, err, errlen);
     if (t->teardown && state)
         t->teardown(state);
-    if (rc != 0)
-        return -1;
-    if (!a->forward_only) {
-        hg_graph_backward(g, m.loss);
-        union hg_attr hyper = {0};
-        if (optim == HG_OPTIM_SGD) {
-            hyper.sgd.momentum = 0.9f;
-        } else if (optim == HG_OPTIM_ADADELTA) {
-            hyper.adadelta.rho = 0.9f;
-            hyper.adadelta.eps = 1e-6f;
-        } else {
-            hyper.adam.beta1 = 0.9f;
-            hyper.adam.beta2 = 0.999f;
-            hyper.adam.eps = 1e-8f;
-        }
-        hg_graph_optimizer(g, optim, &hyper);
-    }
-    return 0;
+    return rc;
 }
 
 static void summary(FILE *o, const struct hg_graph *g, const char *what, int64_t batch)

@@ -142,6 +142,40 @@ struct hg_task {
     const struct hg_task_gen *gen;
 };
 
+/* The training graph's recipe (tasks/recipe.c).  Hooks add what a caller
+ * needs between its stages (each may be NULL; ctx is theirs). */
+struct hg_task_recipe {
+    void *ctx;
+    /* after the task's build(): its model checked */
+    int (*forward)(void *ctx, struct hg_graph *g, struct hg_task_model *m, char *err,
+                   size_t errlen);
+    /* after the backward, before the optimizer (gradient aggregation) */
+    int (*backward)(void *ctx, struct hg_graph *g, struct hg_task_model *m, char *err,
+                    size_t errlen);
+    /* after the optimizer */
+    int (*update)(void *ctx, struct hg_graph *g, struct hg_task_model *m, char *err,
+                  size_t errlen);
+};
+
+struct hg_task_graph_opts {
+    int64_t batch, max_len;   /* build()'s max_batch, max_len */
+    int train;                /* build()'s: dropout on */
+    int backward;             /* 1: the backward and the update ops too */
+    enum hg_optim optim;
+    union hg_attr hyper;      /* the optimizer's hyper-parameters */
+    const struct hg_task_recipe *hooks; /* NULL: none */
+};
+
+/* Builds the task's graph into g: build() (its model into m, checked:
+ * the symbols it lists, its nll tensor), then with o->backward
+ * hg_graph_backward of m->loss and hg_graph_optimizer.  Without hooks
+ * this is the graph a strategy file indexes by node id: hgtrain's
+ * controller, its --strategy loader and hgplan --task all build theirs
+ * here.  -1 with err (the task's, or naming the task). */
+int hg_task_graph(struct hg_graph *g, const struct hg_task *task, void *ts,
+                  const struct hg_task_graph_opts *o, struct hg_task_model *m, char *err,
+                  size_t errlen);
+
 /* Built-in tasks. */
 extern const struct hg_task *const hg_task_registry[];
 const struct hg_task *hg_task_find(const char *name);

@@ -140,6 +140,7 @@ struct run {
     int data_rank;        /* whose batches it reads: its rank; 0 for a
                              model-parallel strategy (the whole batch) */
     struct hg_comm *comm; /* NULL: one rank */
+    int64_t plan_batch, plan_len; /* the plans' largest batch and length */
     int cuda_device;      /* this worker's GPU, -1: the CPU */
     int64_t *rank_tok, *rank_sent; /* [world] per-rank budgets, or NULL */
     int64_t *segs, nsegs;          /* [nsegs] this epoch's segments as words
@@ -158,7 +159,7 @@ struct run {
     double *rank_t;                /* [2 * world] per rank, compute and wait
                                       seconds summed over the updates since
                                       the last log line */
-    struct hg_strat_run strat;     /* --strategy: what it gives (trainer/strategy.c) */
+    struct hg_ctl_strategy strat;  /* --strategy: what it gives (trainer/strategy.c) */
     char *plan_text;               /* --plan: the strategy file planned before
                                       the fork (every rank the same text) */
     char *plan_table;              /* --plan: hgplan's table, logged by rank 0 */
@@ -1297,7 +1298,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                           r->train.max_len, oc.optim, &oc.hyper, r->world, err,
                           errlen) != 0)
             return -1;
-        if (r->strat.mp) {
+        if (r->strat.kind != HG_LAYOUT_DP) {
             /* model parallel: every rank reads what one rank would, the
              * whole global batch (rank 0's batches of a world of 1) */
             r->data_rank = 0;
@@ -1344,7 +1345,7 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
     r->bo = (struct hg_batch_opts){
         .max_tokens = r->max_tok, .max_sentences = r->max_sent,
         .required_multiple = o->required_batch_size_multiple,
-        .world = r->strat.mp ? 1 : r->world,
+        .world = r->strat.kind != HG_LAYOUT_DP ? 1 : r->world,
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
         .seed = (uint64_t)o->seed, .shuffle = 1};
@@ -1394,26 +1395,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
                             .slowdown = o->rank_slowdown.n ? o->rank_slowdown.v[r->rank] : 0,
                             .grad_weight = planted_grad_weight(r->rank),
                             .update_freq = (int)o->update_freq,
-                            .agg_ps = r->strat.nps > 0 ? r->strat.agg_ps : NULL,
-                            .n_agg = r->strat.nparams,
+                            .strat = o->strategy || r->plan_text ? &r->strat : NULL,
                             .ps_timeout_s = o->distributed_timeout / 2,
-                            .op_rank = r->strat.mp && !r->strat.npieces ? r->strat.op_rank
-                                                                        : NULL,
-                            .n_op_rank = r->strat.nops,
-                            .n_pieces = r->strat.npieces,
-                            .piece = r->strat.piece,
-                            .piece_batch = r->strat.npieces ? r->strat.piece[r->strat.npieces] : 0,
-                            .piece_dev = r->strat.piece_dev,
-                            .bwd_start = r->strat.bwd_start,
-                            .bwd_node = r->strat.bwd_node,
-                            .param_rank = r->strat.param_rank,
-                            .n_param_rank = r->strat.nparams,
-                            .param_ar = r->strat.param_ar,
-                            .param_upd = r->strat.param_upd,
-                            .op_order = r->strat.order,
-                            .n_op_order = r->strat.nops,
-                            .recompute = r->strat.recompute,
-                            .n_recompute = r->strat.nrecompute,
                             .spread_owners = o->save_sharded};
     if (o->bf16 && o->fp16)
         return hg_kerr(err, errlen, "give --bf16 or --fp16, not both");
@@ -1428,6 +1411,8 @@ static int setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
         cc.max_batch = r->max_tok / min_len;
     if (cc.max_batch < 1)
         cc.max_batch = 1;
+    r->plan_batch = cc.max_batch;
+    r->plan_len = max_len;
     if (optimizer(o, &cc, err, errlen) != 0 ||
         hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0)
         return -1;
@@ -1807,6 +1792,30 @@ static int merge_main(int argc, char **argv)
     return 0;
 }
 
+/* --export-graph: rank 0's train plan's graph as JSON (hgplan
+ * --export-graph's format; '-': standard output), the plans' batch and
+ * length logged (tests/graph_recipe.sh compares it with hgplan's). */
+static int export_graph(struct run *r, char *err, size_t errlen)
+{
+    const char *path = r->o.export_graph;
+    if (r->rank != 0)
+        return 0;
+    int std = strcmp(path, "-") == 0;
+    FILE *f = std ? stdout : fopen(path, "w");
+    if (!f)
+        return hg_kerr(err, errlen, "--export-graph %s: %s", path, strerror(errno));
+    const struct hg_graph *g = hg_ctl_graph(r->ctl);
+    int w = hg_graph_export_json(g, r->task->name, r->plan_batch, f);
+    if ((!std && fclose(f) != 0) || w != 0)
+        return hg_kerr(err, errlen, "--export-graph %s: write failed", path);
+    char line[4200];
+    snprintf(line, sizeof line, "| wrote %s: the train graph, %d ops (batch %lld, length "
+             "%lld)\n", path, hg_graph_n_nodes(g), (long long)r->plan_batch,
+             (long long)r->plan_len);
+    logf_line(r, line, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     char err[ERRLEN] = "";
@@ -1992,7 +2001,9 @@ int main(int argc, char **argv)
 
     int64_t first_step = 0;
     int rc = setup(&r, &first_step, err, sizeof(err));
-    if (rc == 0) {
+    if (rc == 0 && r.o.export_graph) {
+        rc = export_graph(&r, err, sizeof err);
+    } else if (rc == 0) {
         char line[3072], desc[1024], job[512];
         hg_ctl_describe(r.ctl, desc, sizeof(desc));
         hg_launch_describe(&L, job, sizeof(job));
@@ -2049,7 +2060,7 @@ int main(int argc, char **argv)
     free(r.rb_time);
     if (r.trace)
         fclose(r.trace);
-    hg_strat_free(&r.strat);
+    hg_ctl_strategy_free(&r.strat);
     free(r.plan_text);
     free(r.plan_table);
     hg_ctl_free(r.ctl);

@@ -203,6 +203,12 @@ const struct hg_opt hg_train_opts[] = {
      .help = "time every op of the training plan (a GPU waits after each) and "
              "print at the end the op kinds that took the most time, the kernel "
              "calls and bytes copied per pass (and the launches per update on a GPU)"},
+    {.name = "export-graph", .type = HG_OPT_STR, .group = G_GEN,
+     .offset = OFF(export_graph), .metavar = "FILE",
+     .help = "write the training graph rank 0 would run (its train plan's, the "
+             "strategy's transfers and aggregation included) as JSON, in hgplan "
+             "--export-graph's format ('-': standard output), and exit without "
+             "training"},
     {.name = "trace", .type = HG_OPT_STR, .group = G_GEN, .offset = OFF(trace),
      .help = "write the timeline of the last training step, every op and transfer "
              "with its start and end, as Chrome trace JSON (chrome://tracing, Perfetto; "

@@ -86,6 +86,7 @@ struct hg_opts {
     int no_save;
     int profile_ops;              /* time every op; print the top kinds */
     const char *trace;            /* the last step's timeline (Chrome trace) */
+    const char *export_graph;     /* --export-graph: the train graph's JSON */
     int no_epoch_checkpoints;
     int save_sharded;             /* each rank writes a shard (the params it owns) */
     char *best_checkpoint_metric; /* default "loss" */

@@ -7,7 +7,8 @@
  * backward nodes of each forward node and the parameters' owners
  * (controller/hybrid.c; these two: every rank reads the whole batch);
  * and the order.  The controller
- * never sees the planner: it gets these plain arrays in its config.
+ * never sees the planner: it gets these plain arrays, its strategy
+ * contract (struct hg_ctl_strategy).
  * --plan: the planner room's baselines and search (planner/plan.c) over
  * the same graph, restricted to what this file executes. */
 #define _POSIX_C_SOURCE 200809L
@@ -17,25 +18,6 @@
 
 #include "planner/hg_planner.h"
 #include "trainer/strategy.h"
-
-void hg_strat_free(struct hg_strat_run *s)
-{
-    if (!s)
-        return;
-    free(s->rank_sent);
-    free(s->agg_ps);
-    free(s->op_rank);
-    free(s->order);
-    free(s->piece);
-    free(s->piece_dev);
-    free(s->bwd_start);
-    free(s->bwd_node);
-    free(s->param_rank);
-    free(s->param_ar);
-    free(s->param_upd);
-    free(s->recompute);
-    memset(s, 0, sizeof *s);
-}
 
 /* The rows each device holds of op v ([ndev][2], zeros where none). */
 static void op_rows(const struct hg_lowered *lw, int v, int64_t *rows)
@@ -51,7 +33,7 @@ static void op_rows(const struct hg_lowered *lw, int v, int64_t *rows)
 /* out->order: the lowered order when it differs from the id order in the
  * forward and backward (what the controller runs in it; the update runs in
  * id order whatever it says: hg_ctl_cfg.op_order), with out->moved. */
-static int planned_order(struct hg_strat_run *out, const struct hg_lowered *lw,
+static int planned_order(struct hg_ctl_strategy *out, const struct hg_lowered *lw,
                          const struct hg_graph *g, char *err, size_t errlen)
 {
     out->nops = lw->nops;
@@ -73,7 +55,7 @@ static int planned_order(struct hg_strat_run *out, const struct hg_lowered *lw,
 /* out->recompute: the ops the lowering recomputes (rhost: a recomputing
  * group's forward ops whose outputs only the group and the backward
  * read). */
-static int recomputed(struct hg_strat_run *out, const struct hg_lowered *lw, char *err,
+static int recomputed(struct hg_ctl_strategy *out, const struct hg_lowered *lw, char *err,
                       size_t errlen)
 {
     int n = 0;
@@ -92,7 +74,7 @@ static int recomputed(struct hg_strat_run *out, const struct hg_lowered *lw, cha
 
 /* The log's words for the order and recomputation into b[160] (""): the
  * id order and none). */
-static const char *order_desc(const struct hg_strat_run *out, const struct hg_strategy *st,
+static const char *order_desc(const struct hg_ctl_strategy *out, const struct hg_strategy *st,
                               char *b)
 {
     int n = 0, k = 0;
@@ -122,7 +104,7 @@ static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st)
  * rows), each op's rank per piece, the backward nodes each forward node's
  * gradient rule made (hg_graph_node_origin) and the parameters' owners
  * (a server, else the first device of the optimizer op). */
-static int hybrid(struct hg_strat_run *out, const struct hg_lowered *lw,
+static int hybrid(struct hg_ctl_strategy *out, const struct hg_lowered *lw,
                   const struct hg_pgraph *pg, const struct hg_graph *g, char *err,
                   size_t errlen)
 {
@@ -220,18 +202,17 @@ static int dp_shaped(const struct hg_lowered *lw, int64_t *ref, int64_t *rows)
     return 1;
 }
 
-/* The graph hgplan --task plans: the task's build, backward, optimizer. */
+/* The graph hgplan --task plans and a strategy indexes: the recipe's. */
 static int build_graph(struct hg_graph *g, const char *what, const struct hg_task *task,
                        void *ts, int64_t batch, int64_t max_len, enum hg_optim optim,
                        const union hg_attr *hyper, char *err, size_t errlen)
 {
     struct hg_task_model m;
     char e[512] = "";
-    memset(&m, 0, sizeof m);
-    if (task->build(ts, g, batch, max_len, 1, &m, e, sizeof e) != 0)
+    const struct hg_task_graph_opts o = {.batch = batch, .max_len = max_len, .train = 1,
+                                         .backward = 1, .optim = optim, .hyper = *hyper};
+    if (hg_task_graph(g, task, ts, &o, &m, e, sizeof e) != 0)
         return hg_kerr(err, errlen, "%s: task %s: %s", what, task->name, e);
-    hg_graph_backward(g, m.loss);
-    hg_graph_optimizer(g, optim, hyper);
     return 0;
 }
 
@@ -292,7 +273,7 @@ done:
     return rc;
 }
 
-int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
+int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *text,
                   const char *cluster_file, const struct hg_task *task, void *ts,
                   int64_t batch, int64_t max_len, enum hg_optim optim,
                   const union hg_attr *hyper, int world, char *err, size_t errlen)
@@ -344,7 +325,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
     if (mp == 1) {
         /* every op on its group's device, device d = rank d; every rank
          * reads the whole batch */
-        out->mp = 1;
+        out->kind = HG_LAYOUT_MP;
         out->world = world;
         out->nops = lw->nops;
         out->nparams = pg->nparams;
@@ -378,7 +359,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
          * whole batch and runs its ops' pieces */
         if (hybrid(out, lw, pg, g, err, errlen) != 0)
             goto done;
-        out->mp = 1;
+        out->kind = HG_LAYOUT_SPLIT;
         out->world = world;
         out->nparams = pg->nparams;
         for (int d = 0; d < world; d++)
@@ -421,7 +402,7 @@ int hg_strat_plan(struct hg_strat_run *out, const char *path, const char *text,
     rc = 0;
 done:
     if (rc != 0)
-        hg_strat_free(out);
+        hg_ctl_strategy_free(out);
     free(ref);
     free(rows);
     hg_lower_free(lw);
