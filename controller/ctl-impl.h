@@ -98,13 +98,13 @@ struct hg_ctl {
     int nbk;                 /* gradient buckets started from the backward */
     int *owner;              /* [train.g's params] the rank owning each
                                 (hg_ctl_param_owner) */
-    struct hg_psagg *ps;     /* parameter servers of cfg.agg_ps, or NULL */
+    struct hg_psagg *ps;     /* the strategy's parameter servers (psagg.c), or NULL */
     double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
                                     rank serves, of all served ones (model
                                     parallelism: that this rank computes, of
                                     all) */
-    struct hg_mp *mp;        /* cfg.op_rank's transfers, or NULL */
-    struct hg_hyb *hyb;      /* cfg.n_pieces's split graph, or NULL */
+    struct hg_mp *mp;        /* model parallelism's transfers (mp.c), or NULL */
+    struct hg_hyb *hyb;      /* the strategy's split graph (hybrid.c), or NULL */
     int *rc_rank;            /* [train.g's nodes] the strategy's op_rank with
                                 the recomputing copies' ranks (their
                                 originals'), or NULL */

@@ -277,8 +277,8 @@ struct hg_ctl_cfg {
     int update_freq;
     /* Who owns each parameter (holds it and its optimizer state, writes
      * them to checkpoints: hg_ctl_param_owner).  A parameter with a server
-     * (agg_ps below) is its server's, one updated under model parallelism
-     * (op_rank below) its optimizer op's rank's; the others are rank 0's (0: whole-
+     * (the strategy's agg_ps) is its server's, one updated under model parallelism
+     * (its op_rank) its optimizer op's rank's; the others are rank 0's (0: whole-
      * model data parallelism, one checkpoint file) or (1) spread over the
      * ranks of comm, balanced by bytes (--save-sharded: each rank writes
      * its own shard). */
@@ -353,8 +353,8 @@ int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
 /* The rank that owns parameter i (hg_graph_param_at's order of the train
  * graph): it holds the parameter's master copy and optimizer state and
  * writes them to sharded checkpoints. Its parameter server when
- * cfg.agg_ps gives one, the rank of its optimizer op under model
- * parallelism (cfg.op_rank); else rank 0, unless cfg.spread_owners: then greedy
+ * the strategy's agg_ps gives one, the rank of its optimizer op under model
+ * parallelism (its op_rank); else rank 0, unless cfg.spread_owners: then greedy
  * largest first onto the rank with the fewest bytes so far (the servers'
  * parameters counted; ties: the lower parameter index, the lower rank).
  * The same on every rank. */
@@ -363,9 +363,9 @@ int hg_ctl_param_owner(const struct hg_ctl *c, int i);
  * (owner holds hg_graph_n_params(hg_ctl_graph(c)) ints); the number of
  * ranks that own at least one. */
 int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
-/* Parameter-server aggregation (cfg.agg_ps): copies the optimizer state
+/* Parameter-server aggregation (the strategy's agg_ps): copies the optimizer state
  * of the parameters served by ranks other than 0 to every rank (rank 0
- * then checkpoints all of it); model parallelism (cfg.op_rank): every
+ * then checkpoints all of it); model parallelism (its op_rank): every
  * parameter and its state from the rank that owns it.  Every rank calls
  * it; a no-op without such parameters. */
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);

@@ -177,7 +177,7 @@ static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, v
     return 0;
 }
 
-/* c->owner: each parameter's server (cfg.agg_ps: it holds the master copy
+/* c->owner: each parameter's server (the strategy's agg_ps: it holds the master copy
  * and optimizer state), the others rank 0's or, with cfg.spread_owners,
  * greedy largest first onto the least-loaded rank (the servers' own
  * parameters counted in their loads); -1 when out of memory. */

@@ -736,7 +736,7 @@ void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
  * PS); HG_EXEC_MP every group model parallel (CPU plans, one micro-batch
  * per update); HG_EXEC_SPLIT any mix of the two, replica counts free
  * (the batch split into pieces: controller/hybrid.c; CPU plans, one
- * micro-batch per update).  Any may recompute (hg_ctl_cfg.recompute).
+ * micro-batch per update).  Any may recompute (hg_ctl_strategy.recompute).
  * HG_EXEC_NOPS, with the others: no group aggregated by a parameter
  * server (a job over NCCL: comm/ps.c sums host memory). */
 enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u, HG_EXEC_SPLIT = 4u, HG_EXEC_NOPS = 8u };

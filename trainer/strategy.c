@@ -32,7 +32,7 @@ static void op_rows(const struct hg_lowered *lw, int v, int64_t *rows)
 
 /* out->order: the lowered order when it differs from the id order in the
  * forward and backward (what the controller runs in it; the update runs in
- * id order whatever it says: hg_ctl_cfg.op_order), with out->moved. */
+ * id order whatever it says: hg_ctl_strategy.order), with out->moved. */
 static int planned_order(struct hg_ctl_strategy *out, const struct hg_lowered *lw,
                          const struct hg_graph *g, char *err, size_t errlen)
 {
