@@ -101,6 +101,42 @@ static void grad_matmul(struct ad *ad, const struct hg_node_info *nd, int G)
     }
 }
 
+/* (q, k, v, dO [, keep] [, ids]): ATTENTION_BWD recomputes the scores.
+ * Self-attention (attn.self: Tq == Tk for every batch): one node gives
+ * dq, dk, dv as [3,B,H,T,Dh]; else one gives dq and one dk and dv
+ * [2,B,H,Tk,Dh].  The stacks are cut on their axis of 2 or 3, so the
+ * cuts do not depend on symbolic lengths. */
+static void grad_attention(struct ad *ad, const struct hg_node_info *nd, int G)
+{
+    struct hg_graph *g = ad->g;
+    const int *in = nd->in;
+    const union hg_attr *at = &nd->attr;
+    int bin[HG_MAX_INPUTS] = {in[0], in[1], in[2], G};
+    for (int i = 3; i < nd->n_in; i++) /* keep, ids */
+        bin[i + 1] = in[i];
+    union hg_attr b = *at;
+    int all = at->attn.self && ad->need[in[0]] && (ad->need[in[1]] || ad->need[in[2]]);
+    if (ad->need[in[0]] && !all) {
+        b.attn.which = 0;
+        acc(ad, in[0], hg_graph_op(g, HG_OP_ATTENTION_BWD, bin, nd->n_in + 1, &b));
+    }
+    if (ad->need[in[1]] || ad->need[in[2]]) {
+        b.attn.which = all ? 2 : 1;
+        int st = hg_graph_op(g, HG_OP_ATTENTION_BWD, bin, nd->n_in + 1, &b);
+        for (int i = all ? 0 : 1; i < 3; i++) {
+            if (!ad->need[in[i]])
+                continue;
+            /* the stack's axis is outermost: each part is a view */
+            union hg_attr s = {.slice = {.axis = 0, .start = all ? i : i - 1, .len = 1}};
+            int part = hg__op1(g, HG_OP_SLICE, st, &s); /* [1,B,H,T,Dh] */
+            acc(ad, in[i], hg__op2(g, HG_OP_RESHAPE_LIKE, part, in[i], NULL));
+        }
+    }
+}
+
+/* The gradient rule of each op, one case per op (a table over the ops):
+ * the backward nodes for node nd, whose output's gradient is G, appended
+ * and their results summed into its inputs' gradients. */
 static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
 {
     struct hg_graph *g = ad->g;
@@ -206,35 +242,9 @@ static void grad_node(struct ad *ad, const struct hg_node_info *nd, int G)
         acc(ad, in[0], gi);
         break;
     }
-    case HG_OP_ATTENTION: {
-        /* (q, k, v, dO [, keep] [, ids]): ATTENTION_BWD recomputes the scores.
-         * Self-attention (attn.self: Tq == Tk for every batch): one node
-         * gives dq, dk, dv as [3,B,H,T,Dh]; else one gives dq and one dk
-         * and dv [2,B,H,Tk,Dh].  The stacks are cut on their axis of 2 or
-         * 3, so the cuts do not depend on symbolic lengths. */
-        int bin[HG_MAX_INPUTS] = {in[0], in[1], in[2], G};
-        for (int i = 3; i < nd->n_in; i++) /* keep, ids */
-            bin[i + 1] = in[i];
-        union hg_attr b = *at;
-        int all = at->attn.self && ad->need[in[0]] && (ad->need[in[1]] || ad->need[in[2]]);
-        if (ad->need[in[0]] && !all) {
-            b.attn.which = 0;
-            acc(ad, in[0], hg_graph_op(g, HG_OP_ATTENTION_BWD, bin, nd->n_in + 1, &b));
-        }
-        if (ad->need[in[1]] || ad->need[in[2]]) {
-            b.attn.which = all ? 2 : 1;
-            int st = hg_graph_op(g, HG_OP_ATTENTION_BWD, bin, nd->n_in + 1, &b);
-            for (int i = all ? 0 : 1; i < 3; i++) {
-                if (!ad->need[in[i]])
-                    continue;
-                /* the stack's axis is outermost: each part is a view */
-                union hg_attr s = {.slice = {.axis = 0, .start = all ? i : i - 1, .len = 1}};
-                int part = hg__op1(g, HG_OP_SLICE, st, &s); /* [1,B,H,T,Dh] */
-                acc(ad, in[i], hg__op2(g, HG_OP_RESHAPE_LIKE, part, in[i], NULL));
-            }
-        }
+    case HG_OP_ATTENTION:
+        grad_attention(ad, nd, G);
         break;
-    }
     case HG_OP_SUM:
     case HG_OP_MEAN: {
         /* alpha < 0: divide by the number of summed elements, known per run */

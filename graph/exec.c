@@ -476,11 +476,11 @@ static void place_views(struct hg_exec *ex)
     }
 }
 
-struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
-                                int device, char *err, size_t errlen)
+/* The executor and its per-tensor arrays (order, offsets, bytes, views);
+ * on a GPU its CUDA context.  NULL with err filled. */
+static struct hg_exec *exec_alloc(struct hg_graph *g, const int *order, int n, int device,
+                                  char *err, size_t errlen)
 {
-    if (hg_kernels_init(err, errlen) != 0)
-        return NULL;
 #ifndef HG_HAVE_CUDA
     if (device >= 0) {
         hg_kerr(err, errlen, "cuda:%d: this build has no CUDA backend "
@@ -516,30 +516,40 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
         return NULL;
     }
     memcpy(ex->order, order, (size_t)n * sizeof(int));
-    if (ex->device >= 0) {
-        ex->result = calloc((size_t)(g->nt ? g->nt : 1), 1);
-        if (!ex->result) {
-            hg_exec_free(ex);
-            hg_kerr(err, errlen, "out of memory");
-            return NULL;
-        }
-        for (int t = 0; t < g->nt; t++)
-            ex->result[t] = 1;
-        for (int i = 0; i < n; i++) {
-            const struct hg_node_info *nd = &g->n[order[i]];
-            for (int k = 0; k < nd->n_in; k++)
-                ex->result[nd->in[k]] = 0;
-        }
-        for (int t = 0; t < g->nt; t++)
-            if (g->t[t].keep)
-                ex->result[t] = 1;
-    }
+    return ex;
+}
 
-    /* Plan for the largest size each tensor takes at any admissible
-     * symbol values: the maxima, or the corners of the token cap. */
-    int64_t corner[HG_MAX_SYMS + 1][HG_MAX_SYMS];
+/* On a GPU: which tensors a run downloads (result[t]): those kept, and
+ * those no node of the order reads. */
+static int mark_results(struct hg_exec *ex, char *err, size_t errlen)
+{
+    const struct hg_graph *g = ex->g;
+    ex->result = calloc((size_t)(g->nt ? g->nt : 1), 1);
+    if (!ex->result)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int t = 0; t < g->nt; t++)
+        ex->result[t] = 1;
+    for (int i = 0; i < ex->n; i++) {
+        const struct hg_node_info *nd = &g->n[ex->order[i]];
+        for (int k = 0; k < nd->n_in; k++)
+            ex->result[nd->in[k]] = 0;
+    }
+    for (int t = 0; t < g->nt; t++)
+        if (g->t[t].keep)
+            ex->result[t] = 1;
+    return 0;
+}
+
+/* Plan for the largest size each tensor takes at any admissible symbol
+ * values: the maxima, or the corners of the token cap.  ex->bytes gets
+ * each tensor's largest bytes, *ws the largest workspace; the graph ends
+ * resolved at corner[0]. */
+static int size_at_corners(struct hg_exec *ex, int64_t corner[HG_MAX_SYMS + 1][HG_MAX_SYMS],
+                           size_t *ws, char *err, size_t errlen)
+{
+    struct hg_graph *g = ex->g;
     int nc = hg_graph_token_corners(g, corner, HG_MAX_SYMS + 1);
-    size_t ws = 0;
+    *ws = 0;
     /* the corners round lengths up, a hair outside the cap: resolve them
      * without its check */
     int cap_batch = g->cap_batch;
@@ -547,28 +557,29 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
     for (int c = nc - 1; c >= 0; c--) { /* ends resolved at corner 0 */
         if (hg_graph_resolve(g, corner[c], err, errlen) != 0) {
             g->cap_batch = cap_batch;
-            hg_exec_free(ex);
-            return NULL;
+            return -1;
         }
         for (int t = 0; t < g->nt; t++) {
             size_t b = shape_bytes(g, t);
             ex->bytes[t] = b > ex->bytes[t] ? b : ex->bytes[t];
         }
-        size_t w = max_workspace(g, order, n, ex->device >= 0);
-        ws = w > ws ? w : ws;
+        size_t w = max_workspace(g, ex->order, ex->n, ex->device >= 0);
+        *ws = w > *ws ? w : *ws;
     }
     g->cap_batch = cap_batch;
-#define tensor_bytes(g, t) (ex->bytes[t])
-    size_t act_arena;
-    hg__memplan(g, order, n, ex->bytes, ex->off, ex->view, &act_arena, &ex->st.act_naive);
+    return 0;
+}
 
-    /* Params, grads and state are packed without padding so that each
-     * block is one flat float array (what allreduce and checkpoints want);
-     * grads follow the param order exactly. */
+/* Params, grads and state are packed without padding so that each block
+ * is one flat float array (what allreduce and checkpoints want); grads
+ * follow the param order exactly.  Returns the end of the state. */
+static size_t layout_params(struct hg_exec *ex)
+{
+    const struct hg_graph *g = ex->g;
     size_t pos = 0;
     for (int i = 0; i < g->np; i++) {
         ex->off[g->params[i]] = pos;
-        pos += tensor_bytes(g, g->params[i]);
+        pos += ex->bytes[g->params[i]];
     }
     ex->st.param_bytes = pos;
     ex->grad_base = pos = hg__align(pos);
@@ -576,7 +587,7 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
         int gt = g->t[g->params[i]].grad;
         if (gt >= 0) {
             ex->off[gt] = pos;
-            pos += tensor_bytes(g, gt);
+            pos += ex->bytes[gt];
         }
     }
     ex->st.grad_bytes = pos - ex->grad_base;
@@ -599,28 +610,36 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
             int t = nd->in[k];
             if (g->t[t].info.kind == HG_T_STATE && ex->off[t] == SIZE_MAX) {
                 ex->off[t] = pos;
-                pos += tensor_bytes(g, t);
+                pos += ex->bytes[t];
             }
         }
     for (int t = 0; t < g->nt; t++) /* state no node reads */
         if (g->t[t].info.kind == HG_T_STATE && ex->off[t] == SIZE_MAX) {
             ex->off[t] = pos;
-            pos += tensor_bytes(g, t);
+            pos += ex->bytes[t];
         }
     ex->st.state_bytes = pos - ex->state_base;
+    return pos;
+}
+
+/* After the state: inputs, consts, the activations' arena (memplan's
+ * offsets moved to it) and the workspace.  Returns the block's size. */
+static size_t layout_rest(struct hg_exec *ex, size_t pos, size_t act_arena, size_t ws)
+{
+    const struct hg_graph *g = ex->g;
     pos = hg__align(pos);
     size_t in_base = pos;
     for (int t = 0; t < g->nt; t++)
         if (g->t[t].info.kind == HG_T_INPUT) {
             ex->off[t] = pos;
-            pos = hg__align(pos + tensor_bytes(g, t));
+            pos = hg__align(pos + ex->bytes[t]);
         }
     ex->st.input_bytes = pos - in_base;
     size_t const_base = pos;
     for (int t = 0; t < g->nt; t++)
         if (g->t[t].info.kind == HG_T_CONST) {
             ex->off[t] = pos;
-            pos = hg__align(pos + tensor_bytes(g, t));
+            pos = hg__align(pos + ex->bytes[t]);
         }
     ex->st.const_bytes = pos - const_base;
     ex->in_base = in_base;
@@ -633,26 +652,27 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
     pos = hg__align(pos + act_arena);
     ex->ws_base = pos;
     ex->st.ws_bytes = ws;
-#undef tensor_bytes
     pos += hg__align(ex->st.ws_bytes);
     ex->st.total = pos;
+    return pos;
+}
 
+/* The one block of pos bytes (on a GPU: the pinned host mirror and the
+ * device's copy), zeroed, the constants filled in. */
+static int alloc_block(struct hg_exec *ex, size_t pos, char *err, size_t errlen)
+{
+    const struct hg_graph *g = ex->g;
 #ifdef HG_HAVE_CUDA
     if (ex->device >= 0) {
         ex->mem = hg_cuda_host_alloc(pos, err, errlen);
         ex->dmem = ex->mem ? hg_cuda_malloc(ex->cu, pos, err, errlen) : NULL;
-        if (!ex->dmem) {
-            hg_exec_free(ex);
-            return NULL;
-        }
+        if (!ex->dmem)
+            return -1;
     } else
 #endif
         ex->mem = aligned_alloc(HG_ALIGN, pos ? pos : HG_ALIGN);
-    if (!ex->mem) {
-        hg_kerr(err, errlen, "cannot allocate %zu bytes for the plan", pos);
-        hg_exec_free(ex);
-        return NULL;
-    }
+    if (!ex->mem)
+        return hg_kerr(err, errlen, "cannot allocate %zu bytes for the plan", pos);
     memset(ex->mem, 0, pos);
     for (int t = 0; t < g->nt; t++)
         if (g->t[t].info.kind == HG_T_CONST) {
@@ -661,6 +681,34 @@ struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
             for (int64_t i = 0; i < m; i++)
                 p[i] = g->t[t].const_value;
         }
+    return 0;
+}
+
+struct hg_exec *hg_exec_new_dev(struct hg_graph *g, const int *order, int n,
+                                int device, char *err, size_t errlen)
+{
+    if (hg_kernels_init(err, errlen) != 0)
+        return NULL;
+    struct hg_exec *ex = exec_alloc(g, order, n, device, err, errlen);
+    if (!ex)
+        return NULL;
+    if (ex->device >= 0 && mark_results(ex, err, errlen) != 0) {
+        hg_exec_free(ex);
+        return NULL;
+    }
+    int64_t corner[HG_MAX_SYMS + 1][HG_MAX_SYMS];
+    size_t ws;
+    if (size_at_corners(ex, corner, &ws, err, errlen) != 0) {
+        hg_exec_free(ex);
+        return NULL;
+    }
+    size_t act_arena;
+    hg__memplan(g, order, n, ex->bytes, ex->off, ex->view, &act_arena, &ex->st.act_naive);
+    size_t pos = layout_rest(ex, layout_params(ex), act_arena, ws);
+    if (alloc_block(ex, pos, err, errlen) != 0) {
+        hg_exec_free(ex);
+        return NULL;
+    }
     for (int k = 0; k < g->nsym; k++)
         ex->sym[k] = corner[0][k];
     place_views(ex);

@@ -236,6 +236,216 @@ static int cand_cmp(const void *a, const void *b)
     return x->tok < y->tok ? -1 : x->tok > y->tok;
 }
 
+/* The rows of one search step: per row its sentence, the row of the
+ * previous step it extends, its last token, its history of tokens and
+ * its score; the n* arrays are the next step's. */
+struct beams {
+    int64_t k, V, steps; /* beam, vocabulary, most decoding steps + 1 */
+    int64_t N;           /* rows this step */
+    int32_t *row_sent, *row_from, *tok; /* [B*k] */
+    int32_t *hist, *nhist;              /* [B*k][steps] */
+    double *score, *nscore;             /* [B*k] sum logp */
+    struct cand *c;                     /* [2k+1] one sentence's best candidates */
+};
+
+static void beams_free(struct beams *bm)
+{
+    free(bm->row_sent);
+    free(bm->row_from);
+    free(bm->tok);
+    free(bm->hist);
+    free(bm->nhist);
+    free(bm->score);
+    free(bm->nscore);
+    free(bm->c);
+}
+
+/* The rows for B sentences and each sentence's k finalized hypotheses;
+ * step 0: k rows per sentence, all </s>. */
+static int beams_start(struct beams *bm, struct sent *ss, int64_t B, char *err, size_t errlen)
+{
+    const int64_t k = bm->k;
+    int64_t steps = 0;
+    for (int64_t i = 0; i < B; i++)
+        steps = ss[i].max_len + 1 > steps ? ss[i].max_len + 1 : steps;
+    bm->steps = steps;
+    const size_t rows = (size_t)(B * k);
+    bm->row_sent = malloc(rows * sizeof(int32_t)), bm->row_from = malloc(rows * sizeof(int32_t));
+    bm->tok = malloc(rows * sizeof(int32_t));
+    bm->hist = malloc(rows * (size_t)steps * sizeof(int32_t));
+    bm->nhist = malloc(rows * (size_t)steps * sizeof(int32_t));
+    bm->score = calloc(rows, sizeof(double)), bm->nscore = calloc(rows, sizeof(double));
+    bm->c = malloc((size_t)(2 * k + 1) * sizeof(struct cand));
+    if (!bm->row_sent || !bm->row_from || !bm->tok || !bm->hist || !bm->nhist || !bm->score ||
+        !bm->nscore || !bm->c) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int64_t i = 0; i < B; i++) {
+        ss[i].active = 1;
+        ss[i].nfin = 0;
+        ss[i].fin = calloc((size_t)k, sizeof(struct hypo));
+        if (!ss[i].fin) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    int64_t N = 0;
+    for (int64_t i = 0; i < B; i++) {
+        ss[i].base = N;
+        ss[i].nbeam = k;
+        for (int64_t j = 0; j < k; j++, N++) {
+            bm->row_sent[N] = (int32_t)i;
+            bm->row_from[N] = (int32_t)N;
+            bm->tok[N] = HG_DICT_EOS;
+            bm->hist[(size_t)N * (size_t)steps] = HG_DICT_EOS;
+            bm->score[N] = 0;
+        }
+    }
+    bm->N = N;
+    return 0;
+}
+
+/* Sentence s's best 2k candidates (row score + log p) over its beams'
+ * log probabilities lp, sorted into bm->c; returns how many. */
+static int64_t best_candidates(struct beams *bm, const struct sent *s, int64_t step,
+                               const float *lp, const struct gopts *o)
+{
+    const int64_t k = bm->k, V = bm->V;
+    struct cand *c = bm->c;
+    int64_t nc = 0, nbeams = step == 0 ? 1 : s->nbeam;
+    for (int64_t j = 0; j < nbeams; j++) {
+        int64_t r = s->base + j;
+        const float *l = lp + r * V;
+        for (int64_t v = 0; v < V; v++) {
+            float x = l[v];
+            if (isnan(x) || v == HG_DICT_PAD)
+                x = -INFINITY;
+            if (step >= s->max_len && v != HG_DICT_EOS)
+                x = -INFINITY;
+            if (step < o->min_len && v == HG_DICT_EOS)
+                x = -INFINITY;
+            /* keep the best 2k, sorted (insertion) */
+            struct cand x1 = {(float)(bm->score[r] + (double)x), (int32_t)j, (int32_t)v};
+            if (nc == 2 * k && cand_cmp(&x1, &c[nc - 1]) >= 0)
+                continue;
+            int64_t p = nc < 2 * k ? nc++ : nc - 1;
+            while (p > 0 && cand_cmp(&x1, &c[p - 1]) < 0) {
+                c[p] = c[p - 1];
+                p--;
+            }
+            c[p] = x1;
+        }
+    }
+    return nc;
+}
+
+/* </s> among the first k of the top candidates finalizes a hypothesis
+ * (score / len^lenpen) while s has fewer than k.  -1: out of memory (the
+ * hypothesis counted, without tokens). */
+static int finalize(struct beams *bm, struct sent *s, int64_t step, int64_t top,
+                    const struct gopts *o, char *err, size_t errlen)
+{
+    const int64_t k = bm->k, steps = bm->steps;
+    const struct cand *c = bm->c;
+    for (int64_t q = 0; q < top && q < k; q++) {
+        if (c[q].tok != HG_DICT_EOS || c[q].score == -INFINITY || s->nfin >= k)
+            continue;
+        int64_t r = s->base + c[q].beam;
+        struct hypo *h = &s->fin[s->nfin++];
+        h->len = step + 1;
+        h->sum = c[q].score;
+        h->score = c[q].score / pow((double)(step + 1), o->lenpen);
+        h->tok = malloc((size_t)(step + 1) * sizeof(int32_t));
+        if (!h->tok) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        for (int64_t t = 0; t < step; t++)
+            h->tok[t] = bm->hist[(size_t)r * (size_t)steps + (size_t)t + 1];
+    }
+    return 0;
+}
+
+/* The first k top candidates other than </s> continue sentence i as the
+ * next step's rows from *nN on; s->base and s->nbeam name them. */
+static void extend(struct beams *bm, struct sent *s, int64_t i, int64_t step, int64_t top,
+                   int32_t *nrow_sent, int32_t *nrow_from, int32_t *ntok, int64_t *nN)
+{
+    const int64_t k = bm->k, steps = bm->steps;
+    const struct cand *c = bm->c;
+    int64_t base = *nN;
+    for (int64_t q = 0; q < top && *nN - base < k; q++) {
+        if (c[q].tok == HG_DICT_EOS)
+            continue;
+        int64_t r = s->base + c[q].beam;
+        nrow_sent[*nN] = (int32_t)i;
+        nrow_from[*nN] = (int32_t)r;
+        ntok[*nN] = c[q].tok;
+        bm->nscore[*nN] = c[q].score;
+        memcpy(bm->nhist + (size_t)*nN * (size_t)steps, bm->hist + (size_t)r * (size_t)steps,
+               (size_t)(step + 1) * sizeof(int32_t));
+        bm->nhist[(size_t)*nN * (size_t)steps + (size_t)step + 1] = c[q].tok;
+        (*nN)++;
+    }
+    s->base = base;
+    s->nbeam = *nN - base;
+    if (s->nbeam == 0) /* nothing left to extend */
+        s->active = 0;
+}
+
+/* One decoding step over the rows of the active sentences: the model's
+ * log probabilities, then per sentence its finalized hypotheses and the
+ * rows that continue.  The next step's rows replace this step's. */
+static int search_step(const struct hg_task_gen *G, void *m, struct beams *bm,
+                       struct sent *ss, int64_t B, int64_t step, const struct gopts *o,
+                       char *err, size_t errlen)
+{
+    const int64_t k = bm->k, N = bm->N;
+    const float *lp;
+    int rc = 0;
+    if (G->step(m, step, N, bm->row_sent, bm->row_from, bm->tok, &lp, err, errlen) != 0)
+        return -1;
+    int64_t nN = 0;
+    int32_t *nrow_sent = malloc((size_t)N * sizeof(int32_t));
+    int32_t *nrow_from = malloc((size_t)N * sizeof(int32_t));
+    int32_t *ntok = malloc((size_t)N * sizeof(int32_t));
+    if (!nrow_sent || !nrow_from || !ntok) {
+        free(nrow_sent);
+        free(nrow_from);
+        free(ntok);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int64_t i = 0; i < B; i++) {
+        struct sent *s = &ss[i];
+        if (!s->active)
+            continue;
+        int64_t top = best_candidates(bm, s, step, lp, o);
+        if (finalize(bm, s, step, top, o, err, errlen) != 0)
+            rc = -1;
+        if (s->nfin >= k || step >= s->max_len) {
+            s->active = 0;
+            continue;
+        }
+        extend(bm, s, i, step, top, nrow_sent, nrow_from, ntok, &nN);
+    }
+    memcpy(bm->row_sent, nrow_sent, (size_t)nN * sizeof(int32_t));
+    memcpy(bm->row_from, nrow_from, (size_t)nN * sizeof(int32_t));
+    memcpy(bm->tok, ntok, (size_t)nN * sizeof(int32_t));
+    free(nrow_sent);
+    free(nrow_from);
+    free(ntok);
+    int32_t *th = bm->hist;
+    bm->hist = bm->nhist;
+    bm->nhist = th;
+    double *ts = bm->score;
+    bm->score = bm->nscore;
+    bm->nscore = ts;
+    bm->N = nN;
+    return rc;
+}
+
 /* fairseq's SequenceGenerator over B sentences (beam k): 2k candidates
  * per sentence each step; </s> among the first k finalizes a hypothesis
  * (score / len^lenpen), the first k others continue; a sentence is done
@@ -243,158 +453,14 @@ static int cand_cmp(const void *a, const void *b)
 static int search(const struct hg_task_gen *G, void *m, struct sent *ss, int64_t B,
                   const struct gopts *o, char *err, size_t errlen)
 {
-    const int64_t k = o->beam, V = G->vocab(m);
-    int64_t steps = 0;
-    for (int64_t i = 0; i < B; i++)
-        steps = ss[i].max_len + 1 > steps ? ss[i].max_len + 1 : steps;
-    const size_t rows = (size_t)(B * k);
-    int32_t *row_sent = malloc(rows * sizeof(int32_t)), *row_from = malloc(rows * sizeof(int32_t));
-    int32_t *tok = malloc(rows * sizeof(int32_t));
-    int32_t *hist = malloc(rows * (size_t)steps * sizeof(int32_t));
-    int32_t *nhist = malloc(rows * (size_t)steps * sizeof(int32_t));
-    double *score = calloc(rows, sizeof(double)), *nscore = calloc(rows, sizeof(double));
-    struct cand *c = malloc((size_t)(2 * k + 1) * sizeof(struct cand));
-    int rc = 0;
-    if (!row_sent || !row_from || !tok || !hist || !nhist || !score || !nscore || !c) {
-        rc = -1;
-        snprintf(err, errlen, "out of memory");
-        goto done;
-    }
-    for (int64_t i = 0; i < B; i++) {
-        ss[i].active = 1;
-        ss[i].nfin = 0;
-        ss[i].fin = calloc((size_t)k, sizeof(struct hypo));
-        if (!ss[i].fin) {
-            rc = -1;
-            snprintf(err, errlen, "out of memory");
-            goto done;
-        }
-    }
-    /* step 0: k rows per sentence, all </s> */
-    int64_t N = 0;
-    for (int64_t i = 0; i < B; i++) {
-        ss[i].base = N;
-        ss[i].nbeam = k;
-        for (int64_t j = 0; j < k; j++, N++) {
-            row_sent[N] = (int32_t)i;
-            row_from[N] = (int32_t)N;
-            tok[N] = HG_DICT_EOS;
-            hist[(size_t)N * (size_t)steps] = HG_DICT_EOS;
-            score[N] = 0;
-        }
-    }
-    for (int64_t step = 0; N > 0; step++) {
-        const float *lp;
-        if (G->step(m, step, N, row_sent, row_from, tok, &lp, err, errlen) != 0) {
-            rc = -1;
-            goto done;
-        }
-        int64_t nN = 0;
-        int32_t *nrow_sent = malloc((size_t)N * sizeof(int32_t));
-        int32_t *nrow_from = malloc((size_t)N * sizeof(int32_t));
-        int32_t *ntok = malloc((size_t)N * sizeof(int32_t));
-        if (!nrow_sent || !nrow_from || !ntok) {
-            free(nrow_sent);
-            free(nrow_from);
-            free(ntok);
-            rc = -1;
-            snprintf(err, errlen, "out of memory");
-            goto done;
-        }
-        for (int64_t i = 0; i < B; i++) {
-            struct sent *s = &ss[i];
-            if (!s->active)
-                continue;
-            int64_t nc = 0, nbeams = step == 0 ? 1 : s->nbeam;
-            for (int64_t j = 0; j < nbeams; j++) {
-                int64_t r = s->base + j;
-                const float *l = lp + r * V;
-                for (int64_t v = 0; v < V; v++) {
-                    float x = l[v];
-                    if (isnan(x) || v == HG_DICT_PAD)
-                        x = -INFINITY;
-                    if (step >= s->max_len && v != HG_DICT_EOS)
-                        x = -INFINITY;
-                    if (step < o->min_len && v == HG_DICT_EOS)
-                        x = -INFINITY;
-                    /* keep the best 2k, sorted (insertion) */
-                    struct cand x1 = {(float)(score[r] + (double)x), (int32_t)j, (int32_t)v};
-                    if (nc == 2 * k && cand_cmp(&x1, &c[nc - 1]) >= 0)
-                        continue;
-                    int64_t p = nc < 2 * k ? nc++ : nc - 1;
-                    while (p > 0 && cand_cmp(&x1, &c[p - 1]) < 0) {
-                        c[p] = c[p - 1];
-                        p--;
-                    }
-                    c[p] = x1;
-                }
-            }
-            int64_t top = nc;
-            for (int64_t q = 0; q < top && q < k; q++) {
-                if (c[q].tok != HG_DICT_EOS || c[q].score == -INFINITY || s->nfin >= k)
-                    continue;
-                int64_t r = s->base + c[q].beam;
-                struct hypo *h = &s->fin[s->nfin++];
-                h->len = step + 1;
-                h->sum = c[q].score;
-                h->score = c[q].score / pow((double)(step + 1), o->lenpen);
-                h->tok = malloc((size_t)(step + 1) * sizeof(int32_t));
-                if (!h->tok) {
-                    rc = -1;
-                    snprintf(err, errlen, "out of memory");
-                    break;
-                }
-                for (int64_t t = 0; t < step; t++)
-                    h->tok[t] = hist[(size_t)r * (size_t)steps + (size_t)t + 1];
-            }
-            if (s->nfin >= k || step >= s->max_len) {
-                s->active = 0;
-                continue;
-            }
-            int64_t base = nN;
-            for (int64_t q = 0; q < top && nN - base < k; q++) {
-                if (c[q].tok == HG_DICT_EOS)
-                    continue;
-                int64_t r = s->base + c[q].beam;
-                nrow_sent[nN] = (int32_t)i;
-                nrow_from[nN] = (int32_t)r;
-                ntok[nN] = c[q].tok;
-                nscore[nN] = c[q].score;
-                memcpy(nhist + (size_t)nN * (size_t)steps, hist + (size_t)r * (size_t)steps,
-                       (size_t)(step + 1) * sizeof(int32_t));
-                nhist[(size_t)nN * (size_t)steps + (size_t)step + 1] = c[q].tok;
-                nN++;
-            }
-            s->base = base;
-            s->nbeam = nN - base;
-            if (s->nbeam == 0) /* nothing left to extend */
-                s->active = 0;
-        }
-        memcpy(row_sent, nrow_sent, (size_t)nN * sizeof(int32_t));
-        memcpy(row_from, nrow_from, (size_t)nN * sizeof(int32_t));
-        memcpy(tok, ntok, (size_t)nN * sizeof(int32_t));
-        free(nrow_sent);
-        free(nrow_from);
-        free(ntok);
-        int32_t *th = hist;
-        hist = nhist;
-        nhist = th;
-        double *ts = score;
-        score = nscore;
-        nscore = ts;
-        N = nN;
-        if (rc != 0)
-            goto done;
-    }
-done:
-    free(row_sent);
-    free(row_from);
-    free(tok);
-    free(hist);
-    free(nhist);
-    free(score);
-    free(nscore);
-    free(c);
+    struct beams bm;
+    memset(&bm, 0, sizeof(bm));
+    bm.k = o->beam;
+    bm.V = G->vocab(m);
+    int rc = beams_start(&bm, ss, B, err, errlen);
+    for (int64_t step = 0; rc == 0 && bm.N > 0; step++)
+        rc = search_step(G, m, &bm, ss, B, step, o, err, errlen);
+    beams_free(&bm);
     return rc;
 }
 

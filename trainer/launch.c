@@ -123,58 +123,73 @@ static int env_int(const char *name, long *v)
     return *end == 0;
 }
 
-int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
-                   size_t errlen)
+/* --devices cuda...: the GPUs named exist (counted here only when one
+ * worker runs on this node), and this build has CUDA. */
+static int check_gpus(const struct hg_launch *L, const struct hg_opts *o, char *err,
+                      size_t errlen)
 {
-    memset(L, 0, sizeof(*L));
-    L->port_pipe[0] = L->port_pipe[1] = -1;
-    L->timeout = o->distributed_timeout > 0 ? o->distributed_timeout : 300;
-    if (parse_devices(L, o, err, errlen) != 0)
-        return -1;
-    if (L->cuda) {
 #ifdef HG_HAVE_CUDA
-        /* Counting GPUs starts the CUDA driver, which a forked child could
-         * then not use: with several local workers each checks its own
-         * device after the fork (hg_exec_new_dev names it). */
-        if (L->nlocal > 1)
-            goto counted;
-        char why[256] = "";
-        int n = hg_cuda_device_count(why, sizeof(why));
-        if (n <= 0)
-            return hg_kerr(err, errlen, "--devices %s: no usable GPU (%s)",
-                           o->devices ? o->devices : "cuda", why);
-        for (int i = 0; i < L->nlocal; i++)
-            if (L->dev[i] >= n) /* -1: a CPU worker of a mix */
-                return hg_kerr(err, errlen, "--devices %s: cuda:%d does not exist (%d "
-                               "GPU%s)", o->devices ? o->devices : "cuda", L->dev[i], n,
-                               n == 1 ? "" : "s");
-    counted:;
+    /* Counting GPUs starts the CUDA driver, which a forked child could
+     * then not use: with several local workers each checks its own
+     * device after the fork (hg_exec_new_dev names it). */
+    if (L->nlocal > 1)
+        return 0;
+    char why[256] = "";
+    int n = hg_cuda_device_count(why, sizeof(why));
+    if (n <= 0)
+        return hg_kerr(err, errlen, "--devices %s: no usable GPU (%s)",
+                       o->devices ? o->devices : "cuda", why);
+    for (int i = 0; i < L->nlocal; i++)
+        if (L->dev[i] >= n) /* -1: a CPU worker of a mix */
+            return hg_kerr(err, errlen, "--devices %s: cuda:%d does not exist (%d "
+                           "GPU%s)", o->devices ? o->devices : "cuda", L->dev[i], n,
+                           n == 1 ? "" : "s");
+    return 0;
 #else
-        return hg_kerr(err, errlen, "--devices %s: this hgtrain was built without "
-                       "CUDA (configure --with-cuda)", o->devices ? o->devices : "cuda");
+    (void)L;
+    return hg_kerr(err, errlen, "--devices %s: this hgtrain was built without "
+                   "CUDA (configure --with-cuda)", o->devices ? o->devices : "cuda");
 #endif
-    }
-    const char *bk = o->distributed_backend ? o->distributed_backend : "auto";
-    const char *init = o->distributed_init_method;
-    int under_mpi = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") ||
-                    getenv("PMIX_RANK");
+}
+
+/* Who started this process, as the environment and the options say. */
+struct starter {
+    const char *bk;   /* --distributed-backend, "auto" when not given */
+    const char *init; /* --distributed-init-method; NULL for none and env:// */
+    int under_mpi;    /* mpirun's (or a PMI's) variables are set */
+    int torch;        /* torchrun or env:// */
+    int slurm;        /* a Slurm task */
+    long tr_rank, tr_world, tr_local; /* RANK, WORLD_SIZE, LOCAL_RANK */
+    long sl_rank, sl_ntasks;          /* SLURM_PROCID, SLURM_NTASKS */
+};
+
+/* Reads the launcher's variables into S, checking torchrun's. */
+static int read_starter(struct starter *S, const struct hg_launch *L,
+                        const struct hg_opts *o, char *err, size_t errlen)
+{
+    memset(S, 0, sizeof(*S));
+    S->bk = o->distributed_backend ? o->distributed_backend : "auto";
+    S->init = o->distributed_init_method;
+    S->under_mpi = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") ||
+                   getenv("PMIX_RANK");
     /* torchrun (or any env:// launcher): one process per rank, RANK and
      * WORLD_SIZE, the store at MASTER_ADDR:MASTER_PORT; it wins over the
      * Slurm variables of the job it runs in */
-    int env_init = init && strcmp(init, "env://") == 0;
+    int env_init = S->init && strcmp(S->init, "env://") == 0;
     if (env_init)
-        init = NULL;
-    long tr_rank = -1, tr_world = -1, tr_local = 0;
-    int torch = (env_init || (getenv("RANK") && getenv("WORLD_SIZE"))) && !under_mpi && !init;
-    if (torch) {
+        S->init = NULL;
+    S->tr_rank = -1, S->tr_world = -1, S->tr_local = 0;
+    S->torch = (env_init || (getenv("RANK") && getenv("WORLD_SIZE"))) && !S->under_mpi &&
+               !S->init;
+    if (S->torch) {
         static const char *const need[] = {"RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"};
         for (int i = 0; i < 4; i++)
             if (!getenv(need[i]) || !*getenv(need[i]))
                 return hg_kerr(err, errlen, "torchrun/env://: %s is not set (RANK, WORLD_SIZE, "
                                "MASTER_ADDR and MASTER_PORT are needed)", need[i]);
-        if (!env_int("RANK", &tr_rank) || !env_int("WORLD_SIZE", &tr_world) ||
-            (getenv("LOCAL_RANK") && !env_int("LOCAL_RANK", &tr_local)) || tr_world < 1 ||
-            tr_rank < 0 || tr_rank >= tr_world || tr_local < 0)
+        if (!env_int("RANK", &S->tr_rank) || !env_int("WORLD_SIZE", &S->tr_world) ||
+            (getenv("LOCAL_RANK") && !env_int("LOCAL_RANK", &S->tr_local)) ||
+            S->tr_world < 1 || S->tr_rank < 0 || S->tr_rank >= S->tr_world || S->tr_local < 0)
             return hg_kerr(err, errlen, "torchrun/env://: RANK '%s', WORLD_SIZE '%s', "
                            "LOCAL_RANK '%s': want 0 <= RANK < WORLD_SIZE", getenv("RANK"),
                            getenv("WORLD_SIZE"),
@@ -183,91 +198,102 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
             return hg_kerr(err, errlen, "torchrun/env://: torchrun starts one process per "
                            "rank; give one device per process, not --devices %s", o->devices);
     }
-    long sl_rank, sl_ntasks;
-    int slurm = !init && !torch && env_int("SLURM_PROCID", &sl_rank) &&
-                env_int("SLURM_NTASKS", &sl_ntasks) && !under_mpi;
+    S->slurm = !S->init && !S->torch && env_int("SLURM_PROCID", &S->sl_rank) &&
+               env_int("SLURM_NTASKS", &S->sl_ntasks) && !S->under_mpi;
+    return 0;
+}
 
-    L->world = o->distributed_world_size > 0 ? (int)o->distributed_world_size : L->nlocal;
-    L->rank0 = (int)o->distributed_rank;
-    L->how = o->distributed_world_size > 0 || init ? "options" : "devices";
-    if (strcmp(bk, "mpi") == 0 || (strcmp(bk, "auto") == 0 && under_mpi &&
-                                   hg_comm_have_mpi())) {
-        if (!hg_comm_have_mpi())
-            return hg_kerr(err, errlen, "--distributed-backend mpi: this hgtrain was "
-                           "built without MPI (configure --with-mpi)");
-        if (L->nlocal != 1)
-            return hg_kerr(err, errlen, "--distributed-backend mpi: mpirun starts the "
-                           "ranks; give one device per process, not --devices %s",
-                           o->devices);
-        L->backend = HG_BK_MPI;
-        L->how = "mpirun";
-        L->world = -1; /* known after MPI_Init */
+/* mpirun starts the ranks: 1 when the backend is MPI (the world is known
+ * after MPI_Init), 0 when not, -1 on an error. */
+static int plan_mpi(struct hg_launch *L, const struct starter *S, const struct hg_opts *o,
+                    char *err, size_t errlen)
+{
+    if (!(strcmp(S->bk, "mpi") == 0 || (strcmp(S->bk, "auto") == 0 && S->under_mpi &&
+                                        hg_comm_have_mpi())))
         return 0;
-    }
-    if (slurm) {
-        if (sl_ntasks < 1 || sl_rank < 0 || sl_rank >= sl_ntasks)
-            return hg_kerr(err, errlen, "Slurm: SLURM_PROCID %ld outside SLURM_NTASKS %ld",
-                           sl_rank, sl_ntasks);
-        L->world = (int)sl_ntasks * L->nlocal;
-        L->rank0 = (int)sl_rank * L->nlocal;
-        L->how = "slurm";
-        if (o->distributed_world_size > 0 && o->distributed_world_size != L->world)
-            return hg_kerr(err, errlen, "--distributed-world-size %lld, but Slurm runs "
-                           "%ld tasks of %d workers", (long long)o->distributed_world_size,
-                           sl_ntasks, L->nlocal);
-        const char *nl = getenv("SLURM_STEP_NODELIST");
-        if (!nl)
-            nl = getenv("SLURM_JOB_NODELIST");
-        if (!nl)
-            nl = getenv("SLURM_NODELIST");
-        if (!nl || slurm_first_host(nl, L->host, sizeof(L->host)) != 0)
-            return hg_kerr(err, errlen, "Slurm: cannot read the first host of "
-                           "SLURM_NODELIST '%s'", nl ? nl : "");
-        long job = 0;
-        env_int("SLURM_JOB_ID", &job);
-        L->port = o->distributed_port > 0 ? (int)o->distributed_port
-                                          : 20000 + (int)(job % 20000);
-    }
-    if (torch) {
-        L->world = (int)tr_world;
-        L->rank0 = (int)tr_rank;
-        L->how = "torchrun";
-        if (o->distributed_world_size > 0 && o->distributed_world_size != L->world)
-            return hg_kerr(err, errlen, "--distributed-world-size %lld, but WORLD_SIZE is %ld",
-                           (long long)o->distributed_world_size, tr_world);
-        /* --devices cuda: this process's GPU is LOCAL_RANK */
-        if (L->cuda && o->devices && strcmp(o->devices, "cuda") == 0)
-            L->dev[0] = (int)tr_local;
-        long port;
-        if (!env_int("MASTER_PORT", &port) || port < 1 || port > 65535 ||
-            strlen(getenv("MASTER_ADDR")) >= sizeof(L->host))
-            return hg_kerr(err, errlen, "torchrun/env://: MASTER_ADDR '%s', MASTER_PORT '%s': "
-                           "want a host and a port", getenv("MASTER_ADDR"),
-                           getenv("MASTER_PORT"));
-        /* torchrun's agent may serve its own store on MASTER_PORT: ours
-         * then takes the next port */
-        const char *agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
-        if (agent && (strcmp(agent, "True") == 0 || strcmp(agent, "1") == 0))
-            port = port < 65535 ? port + 1 : port - 1;
-        snprintf(L->host, sizeof(L->host), "%s", getenv("MASTER_ADDR"));
-        L->port = (int)port;
-        if (L->world > 1 && !getenv("HG_JOB_TOKEN") && !o->distributed_token_file)
-            return hg_kerr(err, errlen, "torchrun/env://: the ranks are separate processes "
-                           "and need one job token: export HG_JOB_TOKEN (32 hex digits, e.g. "
-                           "from `od -An -tx1 -N16 /dev/urandom | tr -d ' \\n'`) before "
-                           "torchrun, or give --distributed-token-file");
-    }
-    if (L->world < 1 || L->rank0 < 0 || L->rank0 + L->nlocal > L->world)
-        return hg_kerr(err, errlen, "this node's ranks %d..%d do not fit in a world of %d "
-                       "(--distributed-rank, --distributed-world-size, --devices)",
-                       L->rank0, L->rank0 + L->nlocal - 1, L->world);
-    int one_node = L->world == L->nlocal;
-    /* one rank needs no collectives, unless a backend is named: then they
-     * run anyway (a world of 1: the path of W ranks, tested on one device) */
-    if (L->world == 1 && strcmp(bk, "auto") == 0) {
-        L->backend = HG_BK_NONE;
-        return 0;
-    }
+    if (!hg_comm_have_mpi())
+        return hg_kerr(err, errlen, "--distributed-backend mpi: this hgtrain was "
+                       "built without MPI (configure --with-mpi)");
+    if (L->nlocal != 1)
+        return hg_kerr(err, errlen, "--distributed-backend mpi: mpirun starts the "
+                       "ranks; give one device per process, not --devices %s",
+                       o->devices);
+    L->backend = HG_BK_MPI;
+    L->how = "mpirun";
+    L->world = -1; /* known after MPI_Init */
+    return 1;
+}
+
+/* A Slurm task: the world, this node's first rank, and the store on the
+ * job's first host at a port made from the job id. */
+static int plan_slurm(struct hg_launch *L, const struct starter *S, const struct hg_opts *o,
+                      char *err, size_t errlen)
+{
+    if (S->sl_ntasks < 1 || S->sl_rank < 0 || S->sl_rank >= S->sl_ntasks)
+        return hg_kerr(err, errlen, "Slurm: SLURM_PROCID %ld outside SLURM_NTASKS %ld",
+                       S->sl_rank, S->sl_ntasks);
+    L->world = (int)S->sl_ntasks * L->nlocal;
+    L->rank0 = (int)S->sl_rank * L->nlocal;
+    L->how = "slurm";
+    if (o->distributed_world_size > 0 && o->distributed_world_size != L->world)
+        return hg_kerr(err, errlen, "--distributed-world-size %lld, but Slurm runs "
+                       "%ld tasks of %d workers", (long long)o->distributed_world_size,
+                       S->sl_ntasks, L->nlocal);
+    const char *nl = getenv("SLURM_STEP_NODELIST");
+    if (!nl)
+        nl = getenv("SLURM_JOB_NODELIST");
+    if (!nl)
+        nl = getenv("SLURM_NODELIST");
+    if (!nl || slurm_first_host(nl, L->host, sizeof(L->host)) != 0)
+        return hg_kerr(err, errlen, "Slurm: cannot read the first host of "
+                       "SLURM_NODELIST '%s'", nl ? nl : "");
+    long job = 0;
+    env_int("SLURM_JOB_ID", &job);
+    L->port = o->distributed_port > 0 ? (int)o->distributed_port
+                                      : 20000 + (int)(job % 20000);
+    return 0;
+}
+
+/* torchrun: the world and rank it gives, the GPU of LOCAL_RANK, the
+ * store at MASTER_ADDR:MASTER_PORT, and a job token every rank knows. */
+static int plan_torch(struct hg_launch *L, const struct starter *S, const struct hg_opts *o,
+                      char *err, size_t errlen)
+{
+    L->world = (int)S->tr_world;
+    L->rank0 = (int)S->tr_rank;
+    L->how = "torchrun";
+    if (o->distributed_world_size > 0 && o->distributed_world_size != L->world)
+        return hg_kerr(err, errlen, "--distributed-world-size %lld, but WORLD_SIZE is %ld",
+                       (long long)o->distributed_world_size, S->tr_world);
+    /* --devices cuda: this process's GPU is LOCAL_RANK */
+    if (L->cuda && o->devices && strcmp(o->devices, "cuda") == 0)
+        L->dev[0] = (int)S->tr_local;
+    long port;
+    if (!env_int("MASTER_PORT", &port) || port < 1 || port > 65535 ||
+        strlen(getenv("MASTER_ADDR")) >= sizeof(L->host))
+        return hg_kerr(err, errlen, "torchrun/env://: MASTER_ADDR '%s', MASTER_PORT '%s': "
+                       "want a host and a port", getenv("MASTER_ADDR"),
+                       getenv("MASTER_PORT"));
+    /* torchrun's agent may serve its own store on MASTER_PORT: ours
+     * then takes the next port */
+    const char *agent = getenv("TORCHELASTIC_USE_AGENT_STORE");
+    if (agent && (strcmp(agent, "True") == 0 || strcmp(agent, "1") == 0))
+        port = port < 65535 ? port + 1 : port - 1;
+    snprintf(L->host, sizeof(L->host), "%s", getenv("MASTER_ADDR"));
+    L->port = (int)port;
+    if (L->world > 1 && !getenv("HG_JOB_TOKEN") && !o->distributed_token_file)
+        return hg_kerr(err, errlen, "torchrun/env://: the ranks are separate processes "
+                       "and need one job token: export HG_JOB_TOKEN (32 hex digits, e.g. "
+                       "from `od -An -tx1 -N16 /dev/urandom | tr -d ' \\n'`) before "
+                       "torchrun, or give --distributed-token-file");
+    return 0;
+}
+
+/* The backend (L->backend) for a world that has collectives, checked
+ * against the node and the build. */
+static int choose_backend(struct hg_launch *L, const char *bk, int one_node,
+                          const struct hg_opts *o, char *err, size_t errlen)
+{
     if (strcmp(bk, "auto") == 0)
         L->backend = L->cuda && !L->mixed && hg_comm_have_nccl() ? HG_BK_NCCL
                      : one_node                     ? HG_BK_SHM
@@ -289,10 +315,15 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
         return hg_kerr(err, errlen, "--distributed-backend nccl: %s workers (--devices "
                        "%s): use shm, tcp or mpi", L->mixed ? "some are CPU" : "the workers "
                        "are CPU", o->devices ? o->devices : "cpu");
-    if (L->backend == HG_BK_SHM)
-        return 0;
+    return 0;
+}
 
-    /* the store: where, and who serves it */
+/* The store: where (--distributed-init-method, or this host for one
+ * node), and who serves it (rank 0). */
+static int plan_store(struct hg_launch *L, const struct starter *S, int one_node,
+                      char *err, size_t errlen)
+{
+    const char *init = S->init;
     L->serve = L->rank0 == 0;
     if (init && strncmp(init, "tcp://", 6) == 0) {
         const char *hp = init + 6, *colon = strrchr(hp, ':');
@@ -313,14 +344,20 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
     } else if (init) {
         return hg_kerr(err, errlen, "--distributed-init-method %s: want tcp://HOST:PORT, "
                        "file:///PATH or env://", init);
-    } else if (!slurm && !torch) {
+    } else if (!S->slurm && !S->torch) {
         if (!one_node)
             return hg_kerr(err, errlen, "a world of %d ranks with %d on this node needs "
                            "--distributed-init-method (or Slurm)", L->world, L->nlocal);
         snprintf(L->host, sizeof(L->host), "127.0.0.1");
         L->port = 0;
     }
-    /* the token: given, or made here when nobody else needs to know it */
+    return 0;
+}
+
+/* The token: given, or made here when nobody else needs to know it. */
+static int plan_token(struct hg_launch *L, int one_node, const struct hg_opts *o,
+                      char *err, size_t errlen)
+{
     if (getenv("HG_JOB_TOKEN") || o->distributed_token_file) {
         if (hg_store_token_load(L->token, o->distributed_token_file, err, errlen) != 0)
             return -1;
@@ -334,6 +371,50 @@ int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
                        "--distributed-token-file (mode 0600)");
     }
     return 0;
+}
+
+int hg_launch_plan(struct hg_launch *L, const struct hg_opts *o, char *err,
+                   size_t errlen)
+{
+    memset(L, 0, sizeof(*L));
+    L->port_pipe[0] = L->port_pipe[1] = -1;
+    L->timeout = o->distributed_timeout > 0 ? o->distributed_timeout : 300;
+    if (parse_devices(L, o, err, errlen) != 0)
+        return -1;
+    if (L->cuda && check_gpus(L, o, err, errlen) != 0)
+        return -1;
+    struct starter S;
+    if (read_starter(&S, L, o, err, errlen) != 0)
+        return -1;
+
+    L->world = o->distributed_world_size > 0 ? (int)o->distributed_world_size : L->nlocal;
+    L->rank0 = (int)o->distributed_rank;
+    L->how = o->distributed_world_size > 0 || S.init ? "options" : "devices";
+    int mpi = plan_mpi(L, &S, o, err, errlen);
+    if (mpi != 0)
+        return mpi < 0 ? -1 : 0;
+    if (S.slurm && plan_slurm(L, &S, o, err, errlen) != 0)
+        return -1;
+    if (S.torch && plan_torch(L, &S, o, err, errlen) != 0)
+        return -1;
+    if (L->world < 1 || L->rank0 < 0 || L->rank0 + L->nlocal > L->world)
+        return hg_kerr(err, errlen, "this node's ranks %d..%d do not fit in a world of %d "
+                       "(--distributed-rank, --distributed-world-size, --devices)",
+                       L->rank0, L->rank0 + L->nlocal - 1, L->world);
+    int one_node = L->world == L->nlocal;
+    /* one rank needs no collectives, unless a backend is named: then they
+     * run anyway (a world of 1: the path of W ranks, tested on one device) */
+    if (L->world == 1 && strcmp(S.bk, "auto") == 0) {
+        L->backend = HG_BK_NONE;
+        return 0;
+    }
+    if (choose_backend(L, S.bk, one_node, o, err, errlen) != 0)
+        return -1;
+    if (L->backend == HG_BK_SHM)
+        return 0;
+    if (plan_store(L, &S, one_node, err, errlen) != 0)
+        return -1;
+    return plan_token(L, one_node, o, err, errlen);
 }
 
 /* ------------------------------------------------------------- restart */
@@ -552,7 +633,6 @@ static void describe_status(int status, char *buf, size_t len)
  * until the timeout; after this long stopped it is named and the job ends. */
 #define STOPPED_S 30.0
 
-/* the first local rank that is stopped now, or -1 */
 /* a stopped worker that the launcher kills is the job's dead rank */
 static void stop_dead(struct hg_launch *L, int i, int sig, int *ours)
 {
@@ -564,6 +644,7 @@ static void stop_dead(struct hg_launch *L, int i, int sig, int *ours)
     }
 }
 
+/* the first local rank that is stopped now, or -1 */
 static int stopped_rank(int n, const int *done, const double *stopped_at)
 {
     for (int i = 0; i < n; i++)
@@ -572,156 +653,187 @@ static int stopped_rank(int n, const int *done, const double *stopped_at)
     return -1;
 }
 
-/* Supervises the workers until all have ended; sets L->status and, where
- * a worker died by a signal nobody here sent (SIGKILL, the OOM killer) or
- * stayed stopped, L->dead and L->dead_how. */
-static void supervise(struct hg_launch *L, const pid_t *pid)
-{
-    int n = L->nlocal, live = n, code = 0, forwarded = 0, clean = 0, quit = 0, quit_sent = 0;
-    int done[HG_LAUNCH_MAX_LOCAL] = {0};
-    int ours[HG_LAUNCH_MAX_LOCAL] = {0}; /* killed by this launcher */
-    double stopped_at[HG_LAUNCH_MAX_LOCAL] = {0};
-    int stop_sig[HG_LAUNCH_MAX_LOCAL] = {0};
+/* What supervise knows of the workers of this node. */
+struct workers {
+    struct hg_launch *L;
+    const pid_t *pid;
+    int n, live;
+    int code;      /* the launcher's exit status so far */
+    int forwarded; /* the signal last forwarded to the workers */
+    int clean;     /* ranks that saved and stopped on a signal */
+    int quit;      /* ranks that quit at once (a second Ctrl-C) */
+    int quit_sent; /* this launcher quit them on its own second Ctrl-C */
+    int done[HG_LAUNCH_MAX_LOCAL];
+    int ours[HG_LAUNCH_MAX_LOCAL]; /* killed by this launcher */
+    double stopped_at[HG_LAUNCH_MAX_LOCAL];
+    int stop_sig[HG_LAUNCH_MAX_LOCAL];
     /* half the peers' timeout, so the launcher names the stopped rank before
      * a rank that waits for it gives up */
-    double stop_limit = 0.5 * L->timeout < STOPPED_S ? 0.5 * L->timeout : STOPPED_S;
-    double kill_at = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_parent_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    while (live > 0) {
-        int status;
-        pid_t p;
-        while ((p = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
-            int i = 0;
-            while (i < n && pid[i] != p)
-                i++;
-            if (i == n || done[i])
-                continue;
-            if (WIFSTOPPED(status)) {
-                stopped_at[i] = hg_now();
-                stop_sig[i] = WSTOPSIG(status);
-                continue;
-            }
-            if (WIFCONTINUED(status)) {
-                stopped_at[i] = 0;
-                continue;
-            }
-            done[i] = 1;
-            live--;
-            if (WIFSIGNALED(status) && !ours[i] && L->dead < 0) {
-                L->dead = i;
-                describe_status(status, L->dead_how, sizeof(L->dead_how));
-            }
-            /* a rank that stopped on a signal after its save is no failure */
-            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_SIGNAL) {
-                clean++;
-                continue;
-            }
-            /* nor one that quit at once on a second Ctrl-C: the others
-             * go too (a checkpoint is renamed into place whole or not at
-             * all; a .tmp left behind is removed at the next start) */
-            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_QUIT) {
-                quit++;
-                for (int k = 0; k < n; k++)
-                    if (!done[k]) {
-                        ours[k] = 1;
-                        kill(pid[k], SIGKILL);
-                    }
-                continue;
-            }
-            if (quit) /* killed here after the quit: no failure */
-                continue;
-            /* it left because another rank stopped beating: it named that
-             * one, and blaming it here would point at the wrong rank */
-            if (WIFEXITED(status) && WEXITSTATUS(status) == HG_HB_EXIT_PEER && code == 0) {
-                code = 1;
-                kill_at = hg_now() + GRACE_S;
-                continue;
-            }
-            int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-            int st = stopped_rank(n, done, stopped_at);
-            if (bad && code == 0 && st >= 0) {
-                /* it gave up waiting for a stopped rank: that one is the cause */
-                fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
-                        "for %.0f s and rank %d gave up waiting for it; stopping the job\n",
-                        L->rank0 + st, (long)pid[st], stop_sig[st], strsignal(stop_sig[st]),
-                        hg_now() - stopped_at[st], L->rank0 + i);
-                stopped_at[st] = 0;
-                stop_dead(L, st, stop_sig[st], ours);
-                kill(pid[st], SIGKILL);
-                code = 1;
-                kill_at = hg_now() + GRACE_S;
-            } else if (bad && code == 0) {
-                char how[128];
-                describe_status(status, how, sizeof(how));
-                fprintf(stderr, "hgtrain: rank %d (pid %ld) %s; stopping the other "
-                        "ranks\n", L->rank0 + i, (long)p, how);
-                code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-                kill_at = hg_now() + GRACE_S;
-            }
-        }
-        if (live == 0)
-            break;
-        for (int i = 0; i < n; i++)
-            if (!done[i] && stopped_at[i] > 0 && hg_now() - stopped_at[i] >= stop_limit) {
-                /* named first: the ranks waiting for it fail after this */
-                fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
-                        "for %.0f s; stopping the job\n", L->rank0 + i, (long)pid[i],
-                        stop_sig[i], strsignal(stop_sig[i]), hg_now() - stopped_at[i]);
-                stopped_at[i] = 0;
-                stop_dead(L, i, stop_sig[i], ours);
-                kill(pid[i], SIGKILL);
-                if (code == 0) {
-                    code = 1;
-                    kill_at = hg_now() + GRACE_S;
-                }
-                for (int k = 0; k < n; k++)
-                    if (!done[k] && k != i)
-                        kill(pid[k], SIGTERM);
-            }
-        if (parent_signal && forwarded != parent_signal) {
-            /* a signal to the launcher alone reaches the workers too */
-            forwarded = parent_signal;
-            for (int i = 0; i < n; i++)
-                if (!done[i])
-                    kill(pid[i], SIGTERM);
-        }
-        if (parent_sigints >= 2 && !quit_sent) {
-            /* Ctrl-C twice: quit at once, as each worker does on its own
-             * second SIGINT (which a terminal sends; kill -INT to the
-             * launcher alone does not) */
-            quit_sent = 1;
-            quit += quit == 0;
-            for (int i = 0; i < n; i++)
-                if (!done[i]) {
-                    ours[i] = 1;
-                    kill(pid[i], SIGKILL);
-                }
-        }
-        if (kill_at > 0 && hg_now() > kill_at) {
-            for (int i = 0; i < n; i++)
-                if (!done[i]) {
-                    fprintf(stderr, "hgtrain: rank %d (pid %ld) did not stop within "
-                            "%.0f s; killing it\n", L->rank0 + i, (long)pid[i], GRACE_S);
-                    ours[i] = 1;
-                    kill(pid[i], SIGKILL);
-                }
-            kill_at = 0;
-        }
-        struct timespec ts = {0, 20000000};
-        nanosleep(&ts, NULL);
+    double stop_limit;
+    double kill_at; /* when the ranks still running are killed; 0: not set */
+};
+
+/* Worker i (pid p) ended with status: record how, and whether the job
+ * fails because of it (the first failure names its rank). */
+static void worker_ended(struct workers *w, int i, pid_t p, int status)
+{
+    struct hg_launch *L = w->L;
+    int n = w->n;
+    w->done[i] = 1;
+    w->live--;
+    if (WIFSIGNALED(status) && !w->ours[i] && L->dead < 0) {
+        L->dead = i;
+        describe_status(status, L->dead_how, sizeof(L->dead_how));
     }
-    if (code == 0 && quit > 0) {
+    /* a rank that stopped on a signal after its save is no failure */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_SIGNAL) {
+        w->clean++;
+        return;
+    }
+    /* nor one that quit at once on a second Ctrl-C: the others
+     * go too (a checkpoint is renamed into place whole or not at
+     * all; a .tmp left behind is removed at the next start) */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == HG_LAUNCH_EXIT_QUIT) {
+        w->quit++;
+        for (int k = 0; k < n; k++)
+            if (!w->done[k]) {
+                w->ours[k] = 1;
+                kill(w->pid[k], SIGKILL);
+            }
+        return;
+    }
+    if (w->quit) /* killed here after the quit: no failure */
+        return;
+    /* it left because another rank stopped beating: it named that
+     * one, and blaming it here would point at the wrong rank */
+    if (WIFEXITED(status) && WEXITSTATUS(status) == HG_HB_EXIT_PEER && w->code == 0) {
+        w->code = 1;
+        w->kill_at = hg_now() + GRACE_S;
+        return;
+    }
+    int bad = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+    int st = stopped_rank(n, w->done, w->stopped_at);
+    if (bad && w->code == 0 && st >= 0) {
+        /* it gave up waiting for a stopped rank: that one is the cause */
+        fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
+                "for %.0f s and rank %d gave up waiting for it; stopping the job\n",
+                L->rank0 + st, (long)w->pid[st], w->stop_sig[st], strsignal(w->stop_sig[st]),
+                hg_now() - w->stopped_at[st], L->rank0 + i);
+        w->stopped_at[st] = 0;
+        stop_dead(L, st, w->stop_sig[st], w->ours);
+        kill(w->pid[st], SIGKILL);
+        w->code = 1;
+        w->kill_at = hg_now() + GRACE_S;
+    } else if (bad && w->code == 0) {
+        char how[128];
+        describe_status(status, how, sizeof(how));
+        fprintf(stderr, "hgtrain: rank %d (pid %ld) %s; stopping the other "
+                "ranks\n", L->rank0 + i, (long)p, how);
+        w->code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+        w->kill_at = hg_now() + GRACE_S;
+    }
+}
+
+/* Every change of a worker's state since the last call: stopped,
+ * continued or ended. */
+static void reap(struct workers *w)
+{
+    int status;
+    pid_t p;
+    while ((p = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED)) > 0) {
+        int i = 0;
+        while (i < w->n && w->pid[i] != p)
+            i++;
+        if (i == w->n || w->done[i])
+            continue;
+        if (WIFSTOPPED(status)) {
+            w->stopped_at[i] = hg_now();
+            w->stop_sig[i] = WSTOPSIG(status);
+            continue;
+        }
+        if (WIFCONTINUED(status)) {
+            w->stopped_at[i] = 0;
+            continue;
+        }
+        worker_ended(w, i, p, status);
+    }
+}
+
+/* A worker stopped for longer than stop_limit is killed and the job
+ * ends. */
+static void kill_stopped(struct workers *w)
+{
+    struct hg_launch *L = w->L;
+    int n = w->n;
+    for (int i = 0; i < n; i++)
+        if (!w->done[i] && w->stopped_at[i] > 0 &&
+            hg_now() - w->stopped_at[i] >= w->stop_limit) {
+            /* named first: the ranks waiting for it fail after this */
+            fprintf(stderr, "hgtrain: rank %d (pid %ld) has been stopped (signal %d, %s) "
+                    "for %.0f s; stopping the job\n", L->rank0 + i, (long)w->pid[i],
+                    w->stop_sig[i], strsignal(w->stop_sig[i]), hg_now() - w->stopped_at[i]);
+            w->stopped_at[i] = 0;
+            stop_dead(L, i, w->stop_sig[i], w->ours);
+            kill(w->pid[i], SIGKILL);
+            if (w->code == 0) {
+                w->code = 1;
+                w->kill_at = hg_now() + GRACE_S;
+            }
+            for (int k = 0; k < n; k++)
+                if (!w->done[k] && k != i)
+                    kill(w->pid[k], SIGTERM);
+        }
+}
+
+/* The launcher's signals passed on to the workers, and the end of the
+ * grace period after a failure. */
+static void forward_and_expire(struct workers *w)
+{
+    int n = w->n;
+    if (parent_signal && w->forwarded != parent_signal) {
+        /* a signal to the launcher alone reaches the workers too */
+        w->forwarded = parent_signal;
+        for (int i = 0; i < n; i++)
+            if (!w->done[i])
+                kill(w->pid[i], SIGTERM);
+    }
+    if (parent_sigints >= 2 && !w->quit_sent) {
+        /* Ctrl-C twice: quit at once, as each worker does on its own
+         * second SIGINT (which a terminal sends; kill -INT to the
+         * launcher alone does not) */
+        w->quit_sent = 1;
+        w->quit += w->quit == 0;
+        for (int i = 0; i < n; i++)
+            if (!w->done[i]) {
+                w->ours[i] = 1;
+                kill(w->pid[i], SIGKILL);
+            }
+    }
+    if (w->kill_at > 0 && hg_now() > w->kill_at) {
+        for (int i = 0; i < n; i++)
+            if (!w->done[i]) {
+                fprintf(stderr, "hgtrain: rank %d (pid %ld) did not stop within "
+                        "%.0f s; killing it\n", w->L->rank0 + i, (long)w->pid[i], GRACE_S);
+                w->ours[i] = 1;
+                kill(w->pid[i], SIGKILL);
+            }
+        w->kill_at = 0;
+    }
+}
+
+/* After the workers: the launcher's exit status (L->status), and the
+ * store, the heartbeat watch, the shm group and the init file gone. */
+static void supervise_end(struct workers *w)
+{
+    struct hg_launch *L = w->L;
+    int n = w->n, code = w->code;
+    if (code == 0 && w->quit > 0) {
         fprintf(stderr, "hgtrain: quit at once on a second Ctrl-C; checkpoint_last.h5 is the "
                 "last one written\n");
         code = HG_LAUNCH_EXIT_QUIT;
-    } else if (code == 0 && clean > 0) {
+    } else if (code == 0 && w->clean > 0) {
         fprintf(stderr, "hgtrain: stopped by a signal: %d of %d rank%s on this node saved "
-                "and stopped cleanly\n", clean, n, n == 1 ? "" : "s");
+                "and stopped cleanly\n", w->clean, n, n == 1 ? "" : "s");
         code = 1; /* as a single process stopped by a signal exits */
     }
     hg_hb_watch_stop(L->watch);
@@ -735,6 +847,36 @@ static void supervise(struct hg_launch *L, const pid_t *pid)
     if (L->file[0] && L->serve)
         unlink(L->file);
     L->status = code;
+}
+
+/* Supervises the workers until all have ended; sets L->status and, where
+ * a worker died by a signal nobody here sent (SIGKILL, the OOM killer) or
+ * stayed stopped, L->dead and L->dead_how. */
+static void supervise(struct hg_launch *L, const pid_t *pid)
+{
+    struct workers w;
+    memset(&w, 0, sizeof(w));
+    w.L = L;
+    w.pid = pid;
+    w.n = L->nlocal;
+    w.live = w.n;
+    w.stop_limit = 0.5 * L->timeout < STOPPED_S ? 0.5 * L->timeout : STOPPED_S;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_parent_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    while (w.live > 0) {
+        reap(&w);
+        if (w.live == 0)
+            break;
+        kill_stopped(&w);
+        forward_and_expire(&w);
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    supervise_end(&w);
 }
 
 int hg_launch_start(struct hg_launch *L, int *local, char *err, size_t errlen)
