@@ -410,16 +410,11 @@ static int find_device(struct hg_cfgctx *p, const config_setting_t *s, const str
     return hg__cfg_err(p, s, "%s: device '%s' is not in cluster %s", what, name, c->name) - 1;
 }
 
-static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const struct hg_pgraph *pg,
-                      struct hg_strategy **out)
+/* The file's header: version, graph (its ops and batch) and cluster (its
+ * devices) against pg; 0 or -1. */
+static int parse_header(struct hg_cfgctx *p, const config_setting_t *root,
+                        const struct hg_pgraph *pg)
 {
-    static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
-                                      "predicted", NULL};
-    static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
-                                        "aggregate", "allreduce", "ps", "recompute", NULL};
-    const struct hg_cluster *c = pg->c;
-    if (hg__cfg_check_keys(p, root, "strategy", top) != 0)
-        return -1;
     int ver = 0;
     if (!config_setting_lookup_int(root, "version", &ver))
         return hg__cfg_err(p, root, "missing 'version' (an integer)");
@@ -453,6 +448,190 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
                                    pg->c->devices[d].name);
         }
     }
+    return 0;
+}
+
+/* Group k's 'ops' (op ids and "a-b" ranges) into s->group; 0 or -1. */
+static int parse_ops(struct hg_cfgctx *p, const config_setting_t *g, const char *what, int k,
+                     const struct hg_pgraph *pg, struct hg_strategy *s)
+{
+    const config_setting_t *ops = config_setting_get_member(g, "ops");
+    if (!ops || !(config_setting_is_array(ops) || config_setting_is_list(ops)))
+        return hg__cfg_err(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
+    for (int i = 0; i < config_setting_length(ops); i++) {
+        const config_setting_t *e = config_setting_get_elem(ops, (unsigned)i);
+        long lo, hi;
+        if (config_setting_type(e) == CONFIG_TYPE_INT) {
+            lo = hi = config_setting_get_int(e);
+        } else if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+                   op_range(config_setting_get_string(e), &lo, &hi) != 0) {
+            return hg__cfg_err(p, e, "%s: ops: expected an op id or \"a-b\"", what);
+        }
+        /* checked before the loop: "40-4000000000" must not spin */
+        if (lo > hi)
+            return hg__cfg_err(p, e, "%s: ops: range %ld-%ld is empty (the first op is after "
+                               "the last)", what, lo, hi);
+        if (lo < 0 || hi >= s->nops)
+            return hg__cfg_err(p, e, "%s: op %ld does not exist (graph %s has %d ops)", what,
+                               lo < 0 ? lo : hi, pg->model, s->nops);
+        for (int v = (int)lo; v <= (int)hi; v++) {
+            if (s->group[v] >= 0)
+                return hg__cfg_err(p, e, "%s: op %d is already in group %d", what, v,
+                                   s->group[v]);
+            s->group[v] = k;
+        }
+    }
+    return 0;
+}
+
+/* A data-parallel group's 'replicas' (("device", count), ...) into cf;
+ * 0 or -1. */
+static int parse_replicas(struct hg_cfgctx *p, const config_setting_t *reps, const char *what,
+                          const struct hg_cluster *c, struct hg_gcfg *cf)
+{
+    for (int i = 0; i < config_setting_length(reps); i++) {
+        const config_setting_t *e = config_setting_get_elem(reps, (unsigned)i);
+        const config_setting_t *e0 = config_setting_get_elem(e, 0);
+        const config_setting_t *e1 = config_setting_get_elem(e, 1);
+        if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 || !e1 ||
+            config_setting_type(e0) != CONFIG_TYPE_STRING ||
+            config_setting_type(e1) != CONFIG_TYPE_INT)
+            return hg__cfg_err(p, e, "%s: replicas: expected (\"device\", count)", what);
+        int d = find_device(p, e, c, config_setting_get_string(e0), what);
+        if (d < 0)
+            return -1;
+        long long n = config_setting_get_int64(e1);
+        /* weights of the batch split: bounded so that sums stay exact */
+        if (n < 0 || n > HG_PLAN_MAXREP)
+            return hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what, n,
+                               c->devices[d].name, HG_PLAN_MAXREP);
+        if (cf->rep[d] != 0)
+            return hg__cfg_err(p, e, "%s: replicas: %s is given twice", what,
+                               c->devices[d].name);
+        cf->rep[d] = (int)n;
+    }
+    return 0;
+}
+
+/* A group of mode "dp": aggregate, split or replicas, ps, allreduce into
+ * cf; 0 or -1. */
+static int parse_dp(struct hg_cfgctx *p, const config_setting_t *g, const char *what,
+                    const struct hg_cluster *c, struct hg_gcfg *cf)
+{
+    const char *sv;
+    const char *agg = "allreduce";
+    config_setting_lookup_string(g, "aggregate", &agg);
+    enum hg_agg ak;
+    if (strcmp(agg, "allreduce") == 0)
+        ak = HG_AGG_AR;
+    else if (strcmp(agg, "ps") == 0)
+        ak = HG_AGG_PS;
+    else
+        return hg__cfg_err(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
+    const config_setting_t *reps = config_setting_get_member(g, "replicas");
+    if (config_setting_lookup_string(g, "split", &sv)) {
+        if (reps)
+            return hg__cfg_err(p, g, "%s: give 'replicas' or 'split', not both", what);
+        if (strcmp(sv, "even") == 0)
+            hg_gcfg_even(cf, c, ak);
+        else if (strcmp(sv, "proportional") == 0)
+            hg_gcfg_prop(cf, c, 4, ak);
+        else
+            return hg__cfg_err(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
+                               what, sv);
+    } else {
+        if (!reps || !config_setting_is_list(reps))
+            return hg__cfg_err(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
+                               "'split'", what);
+        cf->mode = HG_MODE_DP;
+        cf->agg = ak;
+        if (parse_replicas(p, reps, what, c, cf) != 0)
+            return -1;
+        cf->ps = hg_gcfg_choose_ps(c, cf->rep);
+    }
+    if (config_setting_lookup_string(g, "ps", &sv)) {
+        int d = find_device(p, g, c, sv, what);
+        if (d < 0)
+            return -1;
+        cf->ps = d;
+    }
+    if (config_setting_lookup_string(g, "allreduce", &sv) && strcmp(sv, "ring") != 0 &&
+        strcmp(sv, "hierarchical") != 0)
+        return hg__cfg_err(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"",
+                           what, sv);
+    int64_t tot = 0;
+    for (int d = 0; d < c->ndev; d++)
+        tot += cf->rep[d];
+    if (tot <= 0)
+        return hg__cfg_err(p, g, "%s: data parallel without any replica", what);
+    return 0;
+}
+
+/* Group k of the file: its keys, id, ops, mode and configuration into s;
+ * 0 or -1. */
+static int parse_group(struct hg_cfgctx *p, const config_setting_t *g, int k,
+                       const struct hg_pgraph *pg, struct hg_strategy *s)
+{
+    static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
+                                        "aggregate", "allreduce", "ps", "recompute", NULL};
+    char what[64];
+    snprintf(what, sizeof(what), "group %d", k);
+    if (!config_setting_is_group(g))
+        return hg__cfg_err(p, g, "%s: not a group", what);
+    if (hg__cfg_check_keys(p, g, what, gkeys) != 0)
+        return -1;
+    int id = k;
+    if (config_setting_lookup_int(g, "id", &id) && id != k)
+        return hg__cfg_err(p, g, "%s: id = %d (ids count from 0 in file order)", what, id);
+    if (parse_ops(p, g, what, k, pg, s) != 0)
+        return -1;
+    const char *mode = NULL;
+    if (!config_setting_lookup_string(g, "mode", &mode))
+        return hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
+    struct hg_gcfg *cf = &s->cfg[k];
+    memset(cf, 0, sizeof(*cf));
+    int rec = 0;
+    const config_setting_t *rs = config_setting_get_member(g, "recompute");
+    if (rs) {
+        if (config_setting_type(rs) != CONFIG_TYPE_BOOL)
+            return hg__cfg_err(p, rs, "%s: recompute: expected true or false", what);
+        rec = config_setting_get_bool(rs);
+    }
+    if (strcmp(mode, "mp") == 0) {
+        const char *sv;
+        if (!config_setting_lookup_string(g, "device", &sv))
+            return hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
+        int d = find_device(p, g, pg->c, sv, what);
+        if (d < 0)
+            return -1;
+        hg_gcfg_mp(cf, d);
+    } else if (strcmp(mode, "dp") != 0) {
+        return hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
+    } else if (parse_dp(p, g, what, pg->c, cf) != 0) {
+        return -1;
+    }
+    cf->recompute = rec;
+    return 0;
+}
+
+/* 'order' (every op id once) into s->order where given; 0 or -1. */
+static int parse_order(struct hg_cfgctx *p, const config_setting_t *ord,
+                       struct hg_strategy *s)
+{
+    if (!config_setting_is_array(ord) || config_setting_length(ord) != s->nops)
+        return hg__cfg_err(p, ord, "order: expected an array of all %d op ids", s->nops);
+    for (int i = 0; i < s->nops; i++)
+        s->order[i] = config_setting_get_int_elem(ord, i);
+    return 0;
+}
+
+static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const struct hg_pgraph *pg,
+                      struct hg_strategy **out)
+{
+    static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
+                                      "predicted", NULL};
+    if (hg__cfg_check_keys(p, root, "strategy", top) != 0 || parse_header(p, root, pg) != 0)
+        return -1;
     const config_setting_t *groups = config_setting_get_member(root, "groups");
     if (!groups || !config_setting_is_list(groups) || config_setting_length(groups) < 1)
         return hg__cfg_err(p, groups ? groups : root, "'groups' must be a non-empty list");
@@ -461,190 +640,14 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
     for (int i = 0; i < s->nops; i++)
         s->group[i] = -1;
     int rc = 0;
-    char what[64];
-    for (int k = 0; k < ng && rc == 0; k++) {
-        const config_setting_t *g = config_setting_get_elem(groups, (unsigned)k);
-        snprintf(what, sizeof(what), "group %d", k);
-        if (!config_setting_is_group(g)) {
-            rc = hg__cfg_err(p, g, "%s: not a group", what);
-            break;
-        }
-        if ((rc = hg__cfg_check_keys(p, g, what, gkeys)) != 0)
-            break;
-        int id = k;
-        if (config_setting_lookup_int(g, "id", &id) && id != k) {
-            rc = hg__cfg_err(p, g, "%s: id = %d (ids count from 0 in file order)", what, id);
-            break;
-        }
-        const config_setting_t *ops = config_setting_get_member(g, "ops");
-        if (!ops || !(config_setting_is_array(ops) || config_setting_is_list(ops))) {
-            rc = hg__cfg_err(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
-            break;
-        }
-        for (int i = 0; i < config_setting_length(ops) && rc == 0; i++) {
-            const config_setting_t *e = config_setting_get_elem(ops, (unsigned)i);
-            long lo, hi;
-            if (config_setting_type(e) == CONFIG_TYPE_INT) {
-                lo = hi = config_setting_get_int(e);
-            } else if (config_setting_type(e) == CONFIG_TYPE_STRING &&
-                       op_range(config_setting_get_string(e), &lo, &hi) == 0) {
-            } else {
-                rc = hg__cfg_err(p, e, "%s: ops: expected an op id or \"a-b\"", what);
-                break;
-            }
-            /* checked before the loop: "40-4000000000" must not spin */
-            if (lo > hi) {
-                rc = hg__cfg_err(p, e, "%s: ops: range %ld-%ld is empty (the first op is after "
-                                 "the last)", what, lo, hi);
-                break;
-            }
-            if (lo < 0 || hi >= s->nops) {
-                rc = hg__cfg_err(p, e, "%s: op %ld does not exist (graph %s has %d ops)", what,
-                                 lo < 0 ? lo : hi, pg->model, s->nops);
-                break;
-            }
-            for (int v = (int)lo; v <= (int)hi && rc == 0; v++) {
-                if (v < 0 || v >= s->nops)
-                    rc = hg__cfg_err(p, e, "%s: op %d does not exist (graph %s has %d ops)", what, v,
-                              pg->model, s->nops);
-                else if (s->group[v] >= 0)
-                    rc = hg__cfg_err(p, e, "%s: op %d is already in group %d", what, v, s->group[v]);
-                else
-                    s->group[v] = k;
-            }
-        }
-        if (rc)
-            break;
-        const char *mode = NULL;
-        if (!config_setting_lookup_string(g, "mode", &mode)) {
-            rc = hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
-            break;
-        }
-        struct hg_gcfg *cf = &s->cfg[k];
-        memset(cf, 0, sizeof(*cf));
-        const char *sv;
-        int rec = 0;
-        const config_setting_t *rs = config_setting_get_member(g, "recompute");
-        if (rs) {
-            if (config_setting_type(rs) != CONFIG_TYPE_BOOL) {
-                rc = hg__cfg_err(p, rs, "%s: recompute: expected true or false", what);
-                break;
-            }
-            rec = config_setting_get_bool(rs);
-        }
-        if (strcmp(mode, "mp") == 0) {
-            if (!config_setting_lookup_string(g, "device", &sv)) {
-                rc = hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
-                break;
-            }
-            int d = find_device(p, g, c, sv, what);
-            if (d < 0) {
-                rc = -1;
-                break;
-            }
-            hg_gcfg_mp(cf, d);
-            cf->recompute = rec;
-            continue;
-        }
-        if (strcmp(mode, "dp") != 0) {
-            rc = hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
-            break;
-        }
-        const char *agg = "allreduce";
-        config_setting_lookup_string(g, "aggregate", &agg);
-        enum hg_agg ak;
-        if (strcmp(agg, "allreduce") == 0)
-            ak = HG_AGG_AR;
-        else if (strcmp(agg, "ps") == 0)
-            ak = HG_AGG_PS;
-        else {
-            rc = hg__cfg_err(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
-            break;
-        }
-        const config_setting_t *reps = config_setting_get_member(g, "replicas");
-        if (config_setting_lookup_string(g, "split", &sv)) {
-            if (reps) {
-                rc = hg__cfg_err(p, g, "%s: give 'replicas' or 'split', not both", what);
-                break;
-            }
-            if (strcmp(sv, "even") == 0)
-                hg_gcfg_even(cf, c, ak);
-            else if (strcmp(sv, "proportional") == 0)
-                hg_gcfg_prop(cf, c, 4, ak);
-            else {
-                rc = hg__cfg_err(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
-                          what, sv);
-                break;
-            }
-        } else {
-            if (!reps || !config_setting_is_list(reps)) {
-                rc = hg__cfg_err(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
-                          "'split'", what);
-                break;
-            }
-            cf->mode = HG_MODE_DP;
-            cf->agg = ak;
-            for (int i = 0; i < config_setting_length(reps) && rc == 0; i++) {
-                const config_setting_t *e = config_setting_get_elem(reps, (unsigned)i);
-                const config_setting_t *e0 = config_setting_get_elem(e, 0);
-                const config_setting_t *e1 = config_setting_get_elem(e, 1);
-                if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 ||
-                    !e1 || config_setting_type(e0) != CONFIG_TYPE_STRING ||
-                    config_setting_type(e1) != CONFIG_TYPE_INT) {
-                    rc = hg__cfg_err(p, e, "%s: replicas: expected (\"device\", count)", what);
-                    break;
-                }
-                int d = find_device(p, e, c, config_setting_get_string(e0), what);
-                if (d < 0) {
-                    rc = -1;
-                    break;
-                }
-                long long n = config_setting_get_int64(e1);
-                /* weights of the batch split: bounded so that sums stay exact */
-                if (n < 0 || n > HG_PLAN_MAXREP)
-                    rc = hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what, n,
-                                     c->devices[d].name, HG_PLAN_MAXREP);
-                else if (cf->rep[d] != 0)
-                    rc = hg__cfg_err(p, e, "%s: replicas: %s is given twice", what,
-                                     c->devices[d].name);
-                else
-                    cf->rep[d] = (int)n;
-            }
-            if (rc)
-                break;
-            cf->ps = hg_gcfg_choose_ps(c, cf->rep);
-        }
-        if (config_setting_lookup_string(g, "ps", &sv)) {
-            int d = find_device(p, g, c, sv, what);
-            if (d < 0) {
-                rc = -1;
-                break;
-            }
-            cf->ps = d;
-        }
-        if (config_setting_lookup_string(g, "allreduce", &sv) && strcmp(sv, "ring") != 0 &&
-            strcmp(sv, "hierarchical") != 0) {
-            rc = hg__cfg_err(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"", what,
-                      sv);
-            break;
-        }
-        cf->recompute = rec;
-        int64_t tot = 0;
-        for (int d = 0; d < c->ndev; d++)
-            tot += cf->rep[d];
-        if (tot <= 0)
-            rc = hg__cfg_err(p, g, "%s: data parallel without any replica", what);
-    }
+    for (int k = 0; k < ng && rc == 0; k++)
+        rc = parse_group(p, config_setting_get_elem(groups, (unsigned)k), k, pg, s);
     for (int v = 0; v < s->nops && rc == 0; v++)
         if (s->group[v] < 0)
             rc = hg__cfg_err(p, groups, "op %d is in no group", v);
     const config_setting_t *ord = config_setting_get_member(root, "order");
-    if (rc == 0 && ord) {
-        if (!config_setting_is_array(ord) || config_setting_length(ord) != s->nops)
-            rc = hg__cfg_err(p, ord, "order: expected an array of all %d op ids", s->nops);
-        for (int i = 0; i < s->nops && rc == 0; i++)
-            s->order[i] = config_setting_get_int_elem(ord, i);
-    }
+    if (rc == 0 && ord)
+        rc = parse_order(p, ord, s);
     if (rc == 0) {
         char e2[512];
         if (hg_strategy_check(s, pg, e2, sizeof(e2)) != 0)
