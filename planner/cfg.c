@@ -1,6 +1,6 @@
 /* cfg.c - the libconfig reading helpers that the cluster, profile and
  * strategy parsers share (planner-impl.h): errors naming file:line and the
- * key, unknown keys, strings. */
+ * key, unknown keys, strings, keys of the wrong type. */
 #define _POSIX_C_SOURCE 200809L
 #include <libconfig.h>
 #include <stdarg.h>
@@ -60,6 +60,36 @@ int hg__cfg_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *ke
         return hg__cfg_err(p, s, "%s: key '%s': empty or longer than %zu characters", what, key,
                     n - 1);
     snprintf(dst, n, "%s", v);
+    return 0;
+}
+
+const char *hg__cfg_type_name(const config_setting_t *s)
+{
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_GROUP: return "a group";
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64: return "an integer";
+    case CONFIG_TYPE_FLOAT: return "a number with a fraction";
+    case CONFIG_TYPE_STRING: return "a string";
+    case CONFIG_TYPE_BOOL: return "a boolean";
+    case CONFIG_TYPE_ARRAY: return "an array";
+    case CONFIG_TYPE_LIST: return "a list";
+    default: return "of no type";
+    }
+}
+
+int hg__cfg_member(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                   const char *what, unsigned types, const char *expect,
+                   const config_setting_t **out)
+{
+    const config_setting_t *s = grp ? config_setting_get_member(grp, key) : NULL;
+    *out = NULL;
+    if (!s)
+        return 1;
+    if (!(types & HG_CFG_T(config_setting_type(s))))
+        return hg__cfg_err(p, s, "%s%s%s is %s, expected %s", what ? what : "",
+                           what ? ": " : "", key, hg__cfg_type_name(s), expect);
+    *out = s;
     return 0;
 }
 

@@ -797,7 +797,7 @@ void hg_search_mcmc(struct hg_sim *sim, const struct hg_pgraph *pg,
                     struct hg_search_stats *stats);
 
 /* ------------------------------------------------------------ policy
- * (planner/policy.c) A learned placement policy (HeteroG's GNN agent, with
+ * (planner/policy_*.c, policy-impl.h) A learned placement policy (HeteroG's GNN agent, with
  * GDP's generalisation across graphs and clusters): features of a graph's
  * op groups and a cluster's devices, a network built as an hg_graph
  * (graph attention over the groups' neighbourhoods, a Transformer layer,
@@ -847,12 +847,8 @@ struct hg_policy_cfg {
 struct hg_policy;
 struct hg_policy *hg_policy_new(const struct hg_policy_cfg *cfg);
 void hg_policy_free(struct hg_policy *p);
-/* Weights, AdamW state and step count; layout version and dimensions as
- * attributes.  Written to path.tmp, renamed over path. */
-int hg_policy_save(const struct hg_policy *p, const char *path, char *err, size_t errlen);
-/* -1 with err naming path: not an HDF5 file, not a policy, another feature
- * layout or dimensions, a missing or mis-shaped tensor, a CRC mismatch. */
-int hg_policy_load(struct hg_policy **p, const char *path, char *err, size_t errlen);
+/* The policy file (hg_policy_save, hg_policy_load): planner/policy-file.h,
+ * compiled into hgplan, not the library. */
 /* The master copy of parameter `name` (n: its floats), NULL if none. */
 const float *hg_policy_param(const struct hg_policy *p, const char *name, size_t *n);
 void hg_policy_get_cfg(const struct hg_policy *p, struct hg_policy_cfg *cfg, long *steps);

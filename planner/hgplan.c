@@ -24,6 +24,7 @@
 #include "base/hg_base.h"
 #include "planner/hg_planner.h"
 #include "comm/hg_comm.h"
+#include "planner/policy-file.h"
 #include "planner/prof-links.h"
 #ifdef HG_HAVE_CUDA
 #include "kernels/cuda/hg_cuda.h"
@@ -573,8 +574,8 @@ out:
 }
 
 /* Baselines, search, strategy file and trace. */
-static int plan(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
-                const char *what, const struct args *a)
+static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
+                           const char *what, const struct args *a)
 {
     char err[ERRLEN] = "";
     struct hg_pgraph *pg = NULL;
@@ -1362,16 +1363,29 @@ out:
     return rc;
 }
 
-int main(int argc, char **argv)
+/* The command line: hgplan's options, the task's (--task), and what the
+ * parser keeps pointers to while it lives. */
+struct cmdline {
+    struct hg_opt_prog p;
+    struct args a;
+    const struct hg_task *task; /* --task's, NULL without one */
+    struct hg_opt *trows;       /* [ntopt] the task's option rows */
+    unsigned char given[NOPTS];
+    char title[160];
+    const char *groups[7];
+};
+
+/* Step 1: the command line into cl.  -1: go on; else the exit code
+ * (--help, --version, an error: printed). */
+static int parse_cmdline(struct cmdline *cl, int argc, char **argv)
 {
     char err[ERRLEN] = "";
-    struct args a;
-    memset(&a, 0, sizeof(a));
+    struct args *a = &cl->a;
+    struct hg_opt_prog *p = &cl->p;
     /* find --task first: its options are valid on the command line */
-    struct hg_opt_prog p;
-    prog_init(&p, &a, NULL, NULL, NULL, 0, NULL);
-    char *tname = hg_opt_peek(&p, argc, argv, "task");
-    const struct hg_task *task = tname ? hg_task_find(tname) : NULL;
+    prog_init(p, a, NULL, NULL, NULL, 0, NULL);
+    char *tname = hg_opt_peek(p, argc, argv, "task");
+    const struct hg_task *task = cl->task = tname ? hg_task_find(tname) : NULL;
     if (tname && !task) {
         fprintf(stderr, "hgplan: --task %s: unknown task (hgtrain --list-tasks)\n", tname);
         free(tname);
@@ -1379,255 +1393,287 @@ int main(int argc, char **argv)
     }
     free(tname);
     int ntopt = 0;
-    struct hg_opt *trows = task ? hg_task_opt_rows(task->options, G_TASK, &ntopt) : NULL;
-    a.task_vals = calloc((size_t)(ntopt > 0 ? ntopt : 0) + 1, sizeof(char *));
-    if (ntopt < 0 || !a.task_vals) {
+    cl->trows = task ? hg_task_opt_rows(task->options, G_TASK, &ntopt) : NULL;
+    a->task_vals = calloc((size_t)(ntopt > 0 ? ntopt : 0) + 1, sizeof(char *));
+    if (ntopt < 0 || !a->task_vals) {
         fprintf(stderr, "hgplan: out of memory\n");
-        free(trows);
-        free(a.task_vals);
         return 1;
     }
-    char title[160];
-    snprintf(title, sizeof(title), "task options (%s)", task ? task->name : "");
+    snprintf(cl->title, sizeof(cl->title), "task options (%s)", task ? task->name : "");
     const char *const groups[] = {"graph", "cluster and plan", "learned policy", "profiling",
-                                  "other",
-                                  task ? title : NULL, NULL};
-    unsigned char given[NOPTS];
-    prog_init(&p, &a, given, task, trows, ntopt, groups);
-    int rc = 0;
-    if (hg_opt_parse(&p, argc, argv, err, sizeof(err)) != 0) {
+                                  "other", task ? cl->title : NULL, NULL};
+    memcpy(cl->groups, groups, sizeof(groups));
+    prog_init(p, a, cl->given, task, cl->trows, ntopt, cl->groups);
+    if (hg_opt_parse(p, argc, argv, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgplan: %s\n", err);
-        rc = 2;
-        goto out;
+        return 2;
     }
-    if (a.version) {
+    if (a->version) {
         hg_print_version("hgplan");
-        goto out;
+        return 0;
     }
-    if (a.help || argc == 1) {
-        hg_opt_help(a.help ? stdout : stderr, &p);
-        rc = a.help ? 0 : 2;
-        goto out;
+    if (a->help || argc == 1) {
+        hg_opt_help(a->help ? stdout : stderr, p);
+        return a->help ? 0 : 2;
     }
-    list_to_array(&a.lbatch, a.pbatch, &a.npbatch);
-    list_to_array(&a.lthreads, a.pthreads, &a.npthreads);
-    list_to_array(&a.lworkers, a.pworkers, &a.npworkers);
-    list_to_array(&a.lslow, a.pslow, &a.npslow);
-    list_to_array(&a.lgpus, a.pgpus, &a.npgpus);
-    list_to_array(&a.lsizes, a.psizes, &a.npsizes);
-    list_to_array(&a.lworlds, a.pworlds, &a.npworlds);
-    if (hg_opt_given(&p, "profile-worlds") != 1)
-        a.npworlds = -1;
-    int tcp = a.profile_links && strcmp(a.profile_links, "tcp") == 0;
-    if (!tcp && (a.dworld || a.dinit || a.dtoken || hg_opt_given(&p, "distributed-rank") == 1 ||
-                 hg_opt_given(&p, "distributed-timeout") == 1)) {
-        fprintf(stderr, "hgplan: the --distributed-* options need --profile-links tcp\n");
-        rc = 2;
-        goto out;
-    }
-    if (tcp) {
-        rc = profile_tcp(stdout, &a, &p, argc, argv);
-        goto out;
-    }
-    if (a.train_policy) {
-        static const char *const refused[] = {"model", "task", "cluster", "search", "strategy",
-                                              "dp", "trace", "finetune", "profile", NULL};
-        for (int i = 0; refused[i]; i++)
-            if (hg_opt_given(&p, refused[i]) == 1) {
-                fprintf(stderr, "hgplan: --train-policy takes its graphs from --models and "
-                        "its clusters from --clusters: no --%s\n", refused[i]);
-                rc = 2;
-                goto out;
-            }
-        if (!a.models || !a.clusters || !a.out) {
-            fprintf(stderr, "hgplan: --train-policy needs --models, --clusters and --out\n");
-            rc = 2;
-            goto out;
+    list_to_array(&a->lbatch, a->pbatch, &a->npbatch);
+    list_to_array(&a->lthreads, a->pthreads, &a->npthreads);
+    list_to_array(&a->lworkers, a->pworkers, &a->npworkers);
+    list_to_array(&a->lslow, a->pslow, &a->npslow);
+    list_to_array(&a->lgpus, a->pgpus, &a->npgpus);
+    list_to_array(&a->lsizes, a->psizes, &a->npsizes);
+    list_to_array(&a->lworlds, a->pworlds, &a->npworlds);
+    if (hg_opt_given(p, "profile-worlds") != 1)
+        a->npworlds = -1;
+    return -1;
+}
+
+/* Refused with "hgplan: MSG" and exit code 2. */
+static int usage_error(const char *msg)
+{
+    fprintf(stderr, "hgplan: %s\n", msg);
+    return 2;
+}
+
+/* Step 2a: --train-policy's options.  -1: they fit; else 2 (printed). */
+static int check_train_policy(const struct cmdline *cl)
+{
+    static const char *const refused[] = {"model", "task", "cluster", "search", "strategy",
+                                          "dp", "trace", "finetune", "profile", NULL};
+    for (int i = 0; refused[i]; i++)
+        if (hg_opt_given(&cl->p, refused[i]) == 1) {
+            fprintf(stderr, "hgplan: --train-policy takes its graphs from --models and "
+                    "its clusters from --clusters: no --%s\n", refused[i]);
+            return 2;
         }
-        rc = train_policy(stdout, &a);
-        goto out;
-    }
-    if (a.models || a.clusters || a.log_json) {
-        fprintf(stderr, "hgplan: --models, --clusters and --log-json need --train-policy\n");
-        rc = 2;
-        goto out;
-    }
-    int gnn = a.search && strncmp(a.search, "gnn", 3) == 0;
-    if (gnn != !!a.policy) {
+    if (!cl->a.models || !cl->a.clusters || !cl->a.out)
+        return usage_error("--train-policy needs --models, --clusters and --out");
+    return -1;
+}
+
+/* Step 2b: the options of a plan, a profile and an export (no
+ * --train-policy, no --profile-links tcp).  -1: they fit; else 2. */
+static int check_plan_options(const struct args *a)
+{
+    if (a->models || a->clusters || a->log_json)
+        return usage_error("--models, --clusters and --log-json need --train-policy");
+    int gnn = a->search && strncmp(a->search, "gnn", 3) == 0;
+    if (gnn != !!a->policy) {
         fprintf(stderr, gnn ? "hgplan: --search %s needs --policy FILE\n"
                             : "hgplan: --policy needs --search gnn or gnn+mcmc, or "
-                              "--train-policy\n", a.search);
-        rc = 2;
-        goto out;
+                              "--train-policy\n", a->search);
+        return 2;
     }
-    if (a.finetune > 0 && !gnn) {
-        fprintf(stderr, "hgplan: --finetune needs --search gnn or gnn+mcmc\n");
-        rc = 2;
-        goto out;
+    if (a->finetune > 0 && !gnn)
+        return usage_error("--finetune needs --search gnn or gnn+mcmc");
+    if (a->policy_out && !(a->finetune > 0))
+        return usage_error("--policy-out needs --finetune");
+    if ((a->search || a->strategy || a->out || a->trace || a->dp) &&
+        (!a->cluster || (!a->model && !a->task)))
+        return usage_error("--search, --strategy, --dp, --out and --trace need a graph "
+                           "(--model or --task) and --cluster");
+    if ((a->out || a->trace) && !a->search && !a->strategy && !a->dp)
+        return usage_error("--out and --trace need --search, --strategy or --dp");
+    if (!!a->search + !!a->strategy + a->dp > 1)
+        return usage_error("give one of --search, --strategy and --dp");
+    if (a->profile_out && !a->task)
+        return usage_error("--profile-out needs --task (a graph the executor can run; "
+                           "--model graphs hold shapes only)");
+    if (!a->profile_out && (a->npbatch || a->npthreads || a->npworlds >= 0 || a->npsizes ||
+                            a->npworkers || a->npgpus || a->npslow || a->preps ||
+                            a->pwarmup || a->profile_links))
+        return usage_error("--profile-batches/-threads/-workers/-slowdown/-worlds/-sizes/"
+                           "-repeats/-warmup/-links need --profile-out");
+    return -1;
+}
+
+static void list_models(void)
+{
+    printf("%-14s %6s %5s  %s\n", "model", "batch", "seq", "description");
+    for (int i = 0; i < hg_n_model_specs; i++) {
+        const struct hg_model_spec *s = &hg_model_specs[i];
+        printf("%-14s %6lld %5lld  %s\n", s->name, (long long)s->default_batch,
+               (long long)s->default_seq, s->desc);
     }
-    if (a.policy_out && !(a.finetune > 0)) {
-        fprintf(stderr, "hgplan: --policy-out needs --finetune\n");
-        rc = 2;
-        goto out;
+}
+
+/* Step 3: --profile and --cluster (the profile's measured links on the
+ * cluster's), the cluster printed to info.  0, or 1 (printed). */
+static int load_cluster(FILE *info, const struct args *a, struct hg_cluster **c,
+                        struct hg_profile **prof)
+{
+    char err[ERRLEN] = "";
+    if (a->profile && hg_prof_load(prof, a->profile, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --profile %s\n", err);
+        return 1;
     }
-    if ((a.search || a.strategy || a.out || a.trace || a.dp) &&
-        (!a.cluster || (!a.model && !a.task))) {
-        fprintf(stderr, "hgplan: --search, --strategy, --dp, --out and --trace need a graph "
-                "(--model or --task) and --cluster\n");
-        rc = 2;
-        goto out;
-    }
-    if ((a.out || a.trace) && !a.search && !a.strategy && !a.dp) {
-        fprintf(stderr, "hgplan: --out and --trace need --search, --strategy or --dp\n");
-        rc = 2;
-        goto out;
-    }
-    if (!!a.search + !!a.strategy + a.dp > 1) {
-        fprintf(stderr, "hgplan: give one of --search, --strategy and --dp\n");
-        rc = 2;
-        goto out;
-    }
-    if (a.profile_out && !a.task) {
-        fprintf(stderr, "hgplan: --profile-out needs --task (a graph the executor can run; "
-                "--model graphs hold shapes only)\n");
-        rc = 2;
-        goto out;
-    }
-    if (!a.profile_out && (a.npbatch || a.npthreads || a.npworlds >= 0 || a.npsizes ||
-                           a.npworkers || a.npgpus || a.npslow || a.preps || a.pwarmup ||
-                           a.profile_links)) {
-        fprintf(stderr, "hgplan: --profile-batches/-threads/-workers/-slowdown/-worlds/-sizes/"
-                "-repeats/-warmup/-links need --profile-out\n");
-        rc = 2;
-        goto out;
-    }
-    if (a.list_models) {
-        printf("%-14s %6s %5s  %s\n", "model", "batch", "seq", "description");
-        for (int i = 0; i < hg_n_model_specs; i++) {
-            const struct hg_model_spec *s = &hg_model_specs[i];
-            printf("%-14s %6lld %5lld  %s\n", s->name, (long long)s->default_batch,
-                   (long long)s->default_seq, s->desc);
+    if (a->cluster) {
+        if (hg_cluster_load(c, a->cluster, err, sizeof(err)) != 0 ||
+            (*prof && hg_cluster_set_profile(*c, *prof, err, sizeof(err)) != 0)) {
+            fprintf(stderr, "hgplan: %s\n", err);
+            return 1;
         }
-        goto out;
+        hg_cluster_print(*c, info);
     }
-    if (a.model && a.task) {
-        fprintf(stderr, "hgplan: give --model or --task, not both\n");
-        rc = 2;
-        goto out;
+    const struct hg_profile *pf = *prof;
+    if (pf && !a->profile_out)
+        fprintf(info, "profile %s: %d device%s, %d op entries, %d link entries%s%s\n",
+                a->profile, pf->ndevs, pf->ndevs == 1 ? "" : "s", pf->nops, pf->nlinks,
+                pf->date[0] ? ", measured " : "", pf->date);
+    return 0;
+}
+
+/* Step 4: the graph of --model or --task into g (a->batch and a->seq
+ * defaulted), trained with --optimizer's optimizer (*optim).  0, 1 or 2
+ * (printed). */
+static int build_graph(struct hg_graph *g, const struct hg_task *task, struct args *a,
+                       enum hg_optim *optim)
+{
+    char err[ERRLEN] = "";
+    const struct hg_model_spec *spec = a->model ? hg_model_spec_find(a->model) : NULL;
+    *optim = spec && spec->default_seq == 0 ? HG_OPTIM_SGD : HG_OPTIM_ADAM;
+    if (a->optimizer && optim_kind(a->optimizer, optim) != 0) {
+        fprintf(stderr, "hgplan: --optimizer %s: expected sgd, adam, adamw or adadelta\n",
+                a->optimizer);
+        return 2;
     }
+    if (a->model) {
+        if (!spec) {
+            hg_model_build(g, a->model, NULL, err, sizeof(err)); /* names the choices */
+            fprintf(stderr, "hgplan: %s\n", err);
+            return 2;
+        }
+        struct hg_model_opts mo = {.batch = a->batch, .seq = a->seq,
+                                   .train = !a->forward_only, .optim = *optim};
+        int rc = 0;
+        if (hg_model_build(g, a->model, &mo, err, sizeof(err)) < 0) {
+            fprintf(stderr, "hgplan: %s\n", err);
+            rc = 1;
+        }
+        if (!a->batch)
+            a->batch = spec->default_batch;
+        return rc;
+    }
+    if (!a->batch)
+        a->batch = 32;
+    if (!a->seq)
+        a->seq = 128;
+    if (build_task(g, task, a, *optim, err, sizeof(err)) != 0) {
+        fprintf(stderr, "hgplan: --task %s: %s\n", a->task, err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Step 6: --export-graph: the graph as JSON (to standard output for -). */
+static int export_graph(FILE *info, const struct hg_graph *g, const char *what,
+                        const struct args *a)
+{
+    int std = strcmp(a->export_graph, "-") == 0;
+    FILE *f = std ? stdout : fopen(a->export_graph, "w");
+    if (!f) {
+        fprintf(stderr, "hgplan: --export-graph %s: %s\n", a->export_graph, strerror(errno));
+        return 1;
+    }
+    int w = hg_graph_export_json(g, what, a->batch, f);
+    if ((!std && fclose(f) != 0) || w != 0) {
+        fprintf(stderr, "hgplan: --export-graph %s: write failed\n", a->export_graph);
+        return 1;
+    }
+    if (!std)
+        fprintf(info, "wrote %s\n", a->export_graph);
+    return 0;
+}
+
+/* Steps 3 to 6 for a graph, a cluster or both: load, build, profile
+ * (step 5: --profile-out), summarise, plan and report, export. */
+static int run_graph(struct cmdline *cl, int argc, char **argv)
+{
+    struct args *a = &cl->a;
     /* with the graph on standard output, the report goes to standard error */
-    FILE *info = a.export_graph && strcmp(a.export_graph, "-") == 0 ? stderr : stdout;
+    FILE *info = a->export_graph && strcmp(a->export_graph, "-") == 0 ? stderr : stdout;
+    char err[ERRLEN] = "";
     struct hg_cluster *c = NULL;
     struct hg_profile *prof = NULL;
-    if (a.profile && hg_prof_load(&prof, a.profile, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hgplan: --profile %s\n", err);
-        rc = 1;
+    struct hg_graph *g = NULL;
+    int rc = load_cluster(info, a, &c, &prof);
+    if (rc != 0)
+        goto out;
+    if (!a->model && !a->task) {
+        if (!c)
+            rc = usage_error("give --model, --task, --cluster or --list-models "
+                             "(hgplan --help)");
+        else if (a->export_graph)
+            rc = usage_error("--export-graph needs --model or --task");
         goto out;
     }
-    if (a.cluster) {
-        if (hg_cluster_load(&c, a.cluster, err, sizeof(err)) != 0 ||
-            (prof && hg_cluster_set_profile(c, prof, err, sizeof(err)) != 0)) {
-            fprintf(stderr, "hgplan: %s\n", err);
-            hg_cluster_free(c);
-            hg_prof_free(prof);
-            rc = 1;
-            goto out;
-        }
-        hg_cluster_print(c, info);
-    }
-    if (prof && !a.profile_out)
-        fprintf(info, "profile %s: %d device%s, %d op entries, %d link entries%s%s\n",
-                a.profile, prof->ndevs, prof->ndevs == 1 ? "" : "s", prof->nops, prof->nlinks,
-                prof->date[0] ? ", measured " : "", prof->date);
-    if (!a.model && !a.task) {
-        if (!c) {
-            fprintf(stderr, "hgplan: give --model, --task, --cluster or --list-models "
-                    "(hgplan --help)\n");
-            rc = 2;
-        } else if (a.export_graph) {
-            fprintf(stderr, "hgplan: --export-graph needs --model or --task\n");
-            rc = 2;
-        }
-        hg_cluster_free(c);
-        hg_prof_free(prof);
-        goto out;
-    }
-    const struct hg_model_spec *spec = a.model ? hg_model_spec_find(a.model) : NULL;
-    enum hg_optim optim = spec && spec->default_seq == 0 ? HG_OPTIM_SGD : HG_OPTIM_ADAM;
-    if (a.optimizer && optim_kind(a.optimizer, &optim) != 0) {
-        fprintf(stderr, "hgplan: --optimizer %s: expected sgd, adam, adamw or adadelta\n",
-                a.optimizer);
-        hg_cluster_free(c);
-        hg_prof_free(prof);
-        rc = 2;
-        goto out;
-    }
-    struct hg_graph *g = hg_graph_new();
-    const char *what = a.model ? a.model : a.task;
-    if (a.model) {
-        if (!spec) {
-            hg_model_build(g, a.model, NULL, err, sizeof(err)); /* names the choices */
-            fprintf(stderr, "hgplan: %s\n", err);
-            rc = 2;
-        } else {
-            struct hg_model_opts mo = {.batch = a.batch, .seq = a.seq,
-                                       .train = !a.forward_only, .optim = optim};
-            if (hg_model_build(g, a.model, &mo, err, sizeof(err)) < 0) {
-                fprintf(stderr, "hgplan: %s\n", err);
-                rc = 1;
-            }
-            if (!a.batch)
-                a.batch = spec->default_batch;
-        }
-    } else {
-        if (!a.batch)
-            a.batch = 32;
-        if (!a.seq)
-            a.seq = 128;
-        if (build_task(g, task, &a, optim, err, sizeof(err)) != 0) {
-            fprintf(stderr, "hgplan: --task %s: %s\n", a.task, err);
-            rc = 1;
-        }
-    }
-    if (rc == 0 && a.profile_out) {
+    g = hg_graph_new();
+    const char *what = a->model ? a->model : a->task;
+    enum hg_optim optim;
+    rc = build_graph(g, cl->task, a, &optim);
+    if (rc == 0 && a->profile_out) {
         if (!prof)
             prof = hg_prof_new();
-        rc = profile(info, prof, task, &a, optim, argc, argv);
+        rc = profile(info, prof, cl->task, a, optim, argc, argv);
         if (rc == 0 && c && hg_cluster_set_profile(c, prof, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: %s\n", err);
             rc = 1;
         }
     }
     if (rc == 0) {
-        summary(info, g, what, a.batch);
+        summary(info, g, what, a->batch);
         if (c)
-            roofline(info, g, c, a.batch);
-        if (c && (a.search || a.strategy || a.dp))
-            rc = plan(info, g, c, what, &a);
+            roofline(info, g, c, a->batch);
+        if (c && (a->search || a->strategy || a->dp))
+            rc = plan_and_report(info, g, c, what, a);
     }
-    if (rc == 0 && a.export_graph) {
-        int std = strcmp(a.export_graph, "-") == 0;
-        FILE *f = std ? stdout : fopen(a.export_graph, "w");
-        if (!f) {
-            fprintf(stderr, "hgplan: --export-graph %s: %s\n", a.export_graph,
-                    strerror(errno));
-            rc = 1;
-        } else {
-            int w = hg_graph_export_json(g, what, a.batch, f);
-            if ((!std && fclose(f) != 0) || w != 0) {
-                fprintf(stderr, "hgplan: --export-graph %s: write failed\n", a.export_graph);
-                rc = 1;
-            } else if (!std) {
-                fprintf(info, "wrote %s\n", a.export_graph);
-            }
-        }
-    }
-    hg_graph_free(g);
+    if (rc == 0 && a->export_graph)
+        rc = export_graph(info, g, what, a);
+out:
+    if (g)
+        hg_graph_free(g);
     hg_cluster_free(c);
     hg_prof_free(prof);
-out:
-    hg_opt_free(&p);
-    free(a.task_vals);
-    free(trows);
+    return rc;
+}
+
+/* Step 2: the mode the options choose: tcp link profiling, policy
+ * training, or a graph and a cluster (run_graph). */
+static int run(struct cmdline *cl, int argc, char **argv)
+{
+    struct args *a = &cl->a;
+    int tcp = a->profile_links && strcmp(a->profile_links, "tcp") == 0;
+    if (!tcp && (a->dworld || a->dinit || a->dtoken ||
+                 hg_opt_given(&cl->p, "distributed-rank") == 1 ||
+                 hg_opt_given(&cl->p, "distributed-timeout") == 1))
+        return usage_error("the --distributed-* options need --profile-links tcp");
+    if (tcp)
+        return profile_tcp(stdout, a, &cl->p, argc, argv);
+    if (a->train_policy) {
+        int rc = check_train_policy(cl);
+        return rc >= 0 ? rc : train_policy(stdout, a);
+    }
+    int rc = check_plan_options(a);
+    if (rc >= 0)
+        return rc;
+    if (a->list_models) {
+        list_models();
+        return 0;
+    }
+    if (a->model && a->task)
+        return usage_error("give --model or --task, not both");
+    return run_graph(cl, argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    struct cmdline cl;
+    memset(&cl, 0, sizeof(cl));
+    int rc = parse_cmdline(&cl, argc, argv);
+    if (rc < 0)
+        rc = run(&cl, argc, argv);
+    hg_opt_free(&cl.p);
+    free(cl.a.task_vals);
+    free(cl.trows);
     return rc;
 }

@@ -51,6 +51,82 @@ static int candidate(const struct hg_plan_opts *po, int b)
     return !po->executable || b != HG_BASE_MP || (po->executable & HG_EXEC_SPLIT);
 }
 
+/* Every group on one device d of the ndev (base's grouping), for each
+ * d, list-scheduled: the fastest into *as and *ar; returns its device. */
+static int best_alone(struct hg_sim *sim, const struct hg_pgraph *pg,
+                      const struct hg_strategy *base, struct hg_strategy **as,
+                      struct hg_sim_result *ar)
+{
+    int alone = -1;
+    for (int d = 0; d < pg->c->ndev; d++) {
+        struct hg_strategy *t = hg_strategy_copy(base);
+        struct hg_sim_result tr;
+        for (int k = 0; k < t->ngroups; k++)
+            hg_gcfg_mp(&t->cfg[k], d);
+        hg_sched_best(sim, pg, t, &tr, NULL);
+        if (alone < 0 || hg_search_cost(&tr) < hg_search_cost(ar)) {
+            hg_strategy_free(*as);
+            *as = t;
+            *ar = tr;
+            alone = d;
+        } else {
+            hg_strategy_free(t);
+        }
+    }
+    return alone;
+}
+
+/* MCMC from seed (its simulation sr, named seed_name and seed_how) in
+ * best (a copy of seed), list-scheduled into *br; never worse than the
+ * seed.  Its statistics printed to o. */
+static void search(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
+                   const struct hg_plan_opts *po, const struct hg_strategy *seed,
+                   const struct hg_sim_result *sr, const char *seed_name, const char *seed_how,
+                   struct hg_strategy **best, struct hg_sim_result *br)
+{
+    double st0 = hg_now();
+    struct hg_search_opts so = {.budget_s = po->budget_s > 0 ? po->budget_s : 30,
+                                .max_iters = po->max_iters,
+                                .stagnation = 20000,
+                                .seed = po->seed,
+                                .after_full = 5, /* sched_best, the check */
+                                .beta = (po->beta > 0 ? po->beta : 1000) /
+                                        hg_search_cost(br),
+                                .executable = po->executable};
+    struct hg_search_stats ss;
+    hg_search_mcmc(sim, pg, *best, &so, &ss);
+    enum hg_sched_policy pol;
+    hg_sched_best(sim, pg, *best, br, &pol);
+    /* never worse than the seed */
+    if (hg_search_cost(br) > hg_search_cost(sr)) {
+        hg_strategy_free(*best);
+        *best = hg_strategy_copy(seed);
+        hg_sim_full(sim, *best, br);
+    }
+    if (ss.iters == 0 && so.budget_s > 0)
+        fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
+                "and the result's simulations on this cluster (%.2f s so far)\n",
+                so.budget_s, hg_now() - st0);
+    static const char *const stops[] = {
+        [HG_SEARCH_STOP_ITERS] = "the proposal cap",
+        [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
+        [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
+    fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
+            "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted,
+            ss.improved, hg_now() - st0, (long long)po->seed,
+            pol == HG_SCHED_RANK  ? "list scheduling (rank)"
+            : pol == HG_SCHED_FIFO ? "FIFO"
+                                   : "the search's own");
+    if (po->executable)
+        fprintf(o, "  stopped at %s\n", stops[ss.stop]);
+    if (po->executable)
+        fprintf(o, "  executable strategies only (%s%s): %ld proposals had no "
+                "executable form\n", po->executable & HG_EXEC_SPLIT ? "any mix"
+                : po->executable & HG_EXEC_MP ? "data-parallel shaped or model parallel"
+                : "data-parallel shaped",
+                po->executable & HG_EXEC_NOPS ? ", AllReduce only" : "", ss.skipped);
+}
+
 struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                                 const struct hg_pprice *pr, const struct hg_plan_opts *po,
                                 struct hg_sim_result *br)
@@ -78,26 +154,11 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
      * be allowed): no communication at all, the answer when the links cost
      * more than another device saves, which a search from a data-parallel
      * seed never reaches one group at a time */
-    int alone = -1;
     struct hg_sim_result ar = {0};
     struct hg_strategy *as = NULL;
-    int try_alone = po->mcmc && c->ndev <= 8 &&
-                    (!po->executable || (po->executable & HG_EXEC_MP));
-    for (int d = 0; try_alone && d < c->ndev; d++) {
-        struct hg_strategy *t = hg_strategy_copy(bs[0]);
-        struct hg_sim_result tr;
-        for (int k = 0; k < t->ngroups; k++)
-            hg_gcfg_mp(&t->cfg[k], d);
-        hg_sched_best(sim, pg, t, &tr, NULL);
-        if (alone < 0 || hg_search_cost(&tr) < hg_search_cost(&ar)) {
-            hg_strategy_free(as);
-            as = t;
-            ar = tr;
-            alone = d;
-        } else {
-            hg_strategy_free(t);
-        }
-    }
+    int alone = po->mcmc && c->ndev <= 8 && (!po->executable || (po->executable & HG_EXEC_MP))
+                    ? best_alone(sim, pg, bs[0], &as, &ar)
+                    : -1;
     if (alone >= 0 && hg_search_cost(&ar) < hg_search_cost(&sr)) {
         hg_strategy_free(seed);
         seed = hg_strategy_copy(as);
@@ -131,49 +192,8 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
     }
     struct hg_strategy *best = hg_strategy_copy(seed);
     *br = sr;
-    double st0 = hg_now();
-    if (po->mcmc) {
-        struct hg_search_opts so = {.budget_s = po->budget_s > 0 ? po->budget_s : 30,
-                                    .max_iters = po->max_iters,
-                                    .stagnation = 20000,
-                                    .seed = po->seed,
-                                    .after_full = 5, /* sched_best, the check */
-                                    .beta = (po->beta > 0 ? po->beta : 1000) /
-                                            hg_search_cost(br),
-                                    .executable = po->executable};
-        struct hg_search_stats ss;
-        hg_search_mcmc(sim, pg, best, &so, &ss);
-        enum hg_sched_policy pol;
-        hg_sched_best(sim, pg, best, br, &pol);
-        /* never worse than the seed */
-        if (hg_search_cost(br) > hg_search_cost(&sr)) {
-            hg_strategy_free(best);
-            best = hg_strategy_copy(seed);
-            hg_sim_full(sim, best, br);
-        }
-        if (ss.iters == 0 && so.budget_s > 0)
-            fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
-                    "and the result's simulations on this cluster (%.2f s so far)\n",
-                    so.budget_s, hg_now() - st0);
-        static const char *const stops[] = {
-            [HG_SEARCH_STOP_ITERS] = "the proposal cap",
-            [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
-            [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
-        fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
-                "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted,
-                ss.improved, hg_now() - st0, (long long)po->seed,
-                pol == HG_SCHED_RANK  ? "list scheduling (rank)"
-                : pol == HG_SCHED_FIFO ? "FIFO"
-                                       : "the search's own");
-        if (po->executable)
-            fprintf(o, "  stopped at %s\n", stops[ss.stop]);
-        if (po->executable)
-            fprintf(o, "  executable strategies only (%s%s): %ld proposals had no "
-                    "executable form\n", po->executable & HG_EXEC_SPLIT ? "any mix"
-                    : po->executable & HG_EXEC_MP ? "data-parallel shaped or model parallel"
-                    : "data-parallel shaped",
-                    po->executable & HG_EXEC_NOPS ? ", AllReduce only" : "", ss.skipped);
-    }
+    if (po->mcmc)
+        search(o, sim, pg, po, seed, &sr, seed_name, seed_how, &best, br);
     /* a gain within the margin is no gain: the best baseline (unless it is
      * out of memory: then the search's answer stands) */
     int kept_base = 0;

@@ -24,6 +24,17 @@ int hg__cfg_check_keys(struct hg_cfgctx *p, const config_setting_t *s, const cha
  * string, too long, or empty unless allow_empty). */
 int hg__cfg_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
                 const char *what, int allow_empty, char *dst, size_t n);
+/* A setting's type in words: "an integer", "a string", "a list", ... */
+const char *hg__cfg_type_name(const config_setting_t *s);
+/* A bit of the types mask of hg__cfg_member: HG_CFG_T(CONFIG_TYPE_STRING). */
+#define HG_CFG_T(type) (1u << (type))
+/* Member key of grp into *out: 1 (and NULL) if absent, 0 if its type is
+ * in the types mask, else -1 naming it: "WHAT: KEY is TYPE, expected
+ * EXPECT" (no "WHAT: " when what is NULL).  A key given with the wrong
+ * type is an error, never the default. */
+int hg__cfg_member(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                   const char *what, unsigned types, const char *expect,
+                   const config_setting_t **out);
 /* After config_read_file/_string failed: "NAME: cannot read the WHAT" or
  * "NAME:LINE: libconfig's message" into p->err; destroys cfg; returns -1. */
 int hg__cfg_read_err(struct hg_cfgctx *p, config_t *cfg, const char *what);

@@ -882,6 +882,76 @@ struct sgroup {
     double t[HG_PROF_MAXPTS];
 };
 
+/* The timed runs of ex's n nodes: o->warmup + o->reps rounds over the
+ * batches (symbol kb of sym), each node's times (times slow) into
+ * raw[nb][R][n]; then o->hold's runs.  0 or -1. */
+static int measure_runs(struct hg_exec *ex, const struct hg_prof_opts *o, int kb,
+                        int64_t *sym, int n, double slow, double *raw, char *err,
+                        size_t errlen)
+{
+    int rc = 0, nb = o->nbatches, R = o->reps;
+    uint64_t step = 0;
+    /* rounds over the batches, each round starting one batch later, so a
+     * disturbance of the machine spreads over all of them */
+    for (int round = 0; round < o->warmup + R && rc == 0; round++) {
+        for (int j = 0; j < nb && rc == 0; j++) {
+            int i = (j + round) % nb;
+            sym[kb] = o->batches[i];
+            struct hg_step st = {.sym = sym, .step = ++step, .lr = 1e-6f,
+                                 .grad_scale = 1.f / (float)o->batches[i]};
+            hg_exec_profile(ex, 1); /* zeroes the times */
+            rc = hg_exec_run(ex, &st, 0, n, err, errlen);
+            if (rc == 0 && round >= o->warmup) {
+                double *r = raw + ((size_t)i * R + (round - o->warmup)) * n;
+                memcpy(r, hg_exec_profile_times(ex), (size_t)n * sizeof(double));
+                for (int k = 0; k < n && slow > 1; k++) /* as the slowed rank pays it */
+                    r[k] *= slow;
+                if (o->totals) {
+                    double sum = 0;
+                    for (int k = 0; k < n; k++)
+                        sum += r[k];
+                    o->totals[(size_t)i * R + (round - o->warmup)] = sum;
+                }
+            }
+            if (rc == 0 && o->sync)
+                rc = o->sync(o->sync_ctx, err, errlen);
+        }
+    }
+    for (int i = 0; rc == 0 && o->hold && o->hold(o->hold_ctx); i = (i + 1) % nb) {
+        sym[kb] = o->batches[i];
+        struct hg_step st = {.sym = sym, .step = ++step, .lr = 1e-6f,
+                             .grad_scale = 1.f / (float)o->batches[i]};
+        rc = hg_exec_run(ex, &st, 0, n, err, errlen);
+    }
+    return rc;
+}
+
+/* The fits against the medians (med[nb][n] of the nodes order[n]) per
+ * batch x[nb], and the ng entries, into o->log. */
+static void log_fits(const struct hg_prof_opts *o, const struct hg_profile *p, int dev,
+                     const struct hg_graph *g, const int *order, int n, const double *med,
+                     char *const *sig, const double *x, int ng, int unstable)
+{
+    FILE *f = o->log;
+    for (int i = 0; i < o->nbatches; i++) {
+        double sm = 0, sf = 0;
+        for (int k = 0; k < n; k++) {
+            sm += med[(size_t)i * n + k];
+            const struct hg_prof_op *e =
+                sig[k] ? hg_prof_find_op(p, dev, hg_graph_node(g, order[k])->op, sig[k])
+                       : NULL;
+            sf += e ? e->fit.a + e->fit.b * x[i] : med[(size_t)i * n + k];
+        }
+        fprintf(f, "  %s batch %4lld: %d ops, sum of medians %9.3f ms, of fits %9.3f "
+                "ms (%+.1f%%)\n", p->devs[dev].name, (long long)o->batches[i], n, sm * 1e3,
+                sf * 1e3, (sf - sm) / sm * 100);
+    }
+    fprintf(f, "  %s: %d (op, signature) entries%s", p->devs[dev].name, ng,
+            unstable ? "" : "\n");
+    if (unstable)
+        fprintf(f, "; %d nodes left out (signature changes with the batch)\n", unstable);
+}
+
 int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
                           const struct hg_prof_opts *o, char *err, size_t errlen)
 {
@@ -923,40 +993,7 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
     int64_t sym[HG_MAX_SYMS];
     for (int k = 0; k < hg_graph_n_syms(g); k++)
         sym[k] = hg_graph_sym_max(g, k);
-    int rc = 0;
-    uint64_t step = 0;
-    /* rounds over the batches, each round starting one batch later, so a
-     * disturbance of the machine spreads over all of them */
-    for (int round = 0; round < o->warmup + R && rc == 0; round++) {
-        for (int j = 0; j < nb && rc == 0; j++) {
-            int i = (j + round) % nb;
-            sym[kb] = o->batches[i];
-            struct hg_step st = {.sym = sym, .step = ++step, .lr = 1e-6f,
-                                 .grad_scale = 1.f / (float)o->batches[i]};
-            hg_exec_profile(ex, 1); /* zeroes the times */
-            rc = hg_exec_run(ex, &st, 0, n, err, errlen);
-            if (rc == 0 && round >= o->warmup) {
-                double *r = raw + ((size_t)i * R + (round - o->warmup)) * n;
-                memcpy(r, hg_exec_profile_times(ex), (size_t)n * sizeof(double));
-                for (int k = 0; k < n && slow > 1; k++) /* as the slowed rank pays it */
-                    r[k] *= slow;
-                if (o->totals) {
-                    double sum = 0;
-                    for (int k = 0; k < n; k++)
-                        sum += r[k];
-                    o->totals[(size_t)i * R + (round - o->warmup)] = sum;
-                }
-            }
-            if (rc == 0 && o->sync)
-                rc = o->sync(o->sync_ctx, err, errlen);
-        }
-    }
-    for (int i = 0; rc == 0 && o->hold && o->hold(o->hold_ctx); i = (i + 1) % nb) {
-        sym[kb] = o->batches[i];
-        struct hg_step st = {.sym = sym, .step = ++step, .lr = 1e-6f,
-                             .grad_scale = 1.f / (float)o->batches[i]};
-        rc = hg_exec_run(ex, &st, 0, n, err, errlen);
-    }
+    int rc = measure_runs(ex, o, kb, sym, n, slow, raw, err, errlen);
     /* per node and batch: the median of the runs (>= 1 ns: the fit wants t > 0) */
     for (int i = 0; i < nb && rc == 0; i++)
         for (int k = 0; k < n; k++) {
@@ -1016,26 +1053,8 @@ int hg_prof_measure_graph(struct hg_profile *p, int dev, struct hg_graph *g,
         rc = hg_prof_set_op(p, dev, grp[j].op, grp[j].sig, grp[j].nodes, nb, x, grp[j].t, err,
                             errlen);
     }
-    if (rc == 0 && o->log) {
-        for (int i = 0; i < nb; i++) {
-            double sm = 0, sf = 0;
-            for (int k = 0; k < n; k++) {
-                sm += med[(size_t)i * n + k];
-                const struct hg_prof_op *e =
-                    sig[k] ? hg_prof_find_op(p, dev, hg_graph_node(g, order[k])->op, sig[k])
-                           : NULL;
-                sf += e ? e->fit.a + e->fit.b * x[i] : med[(size_t)i * n + k];
-            }
-            fprintf(o->log, "  %s batch %4lld: %d ops, sum of medians %9.3f ms, of fits %9.3f "
-                    "ms (%+.1f%%)\n", p->devs[dev].name, (long long)o->batches[i], n, sm * 1e3,
-                    sf * 1e3, (sf - sm) / sm * 100);
-        }
-        fprintf(o->log, "  %s: %d (op, signature) entries%s", p->devs[dev].name, ng,
-                unstable ? "" : "\n");
-        if (unstable)
-            fprintf(o->log, "; %d nodes left out (signature changes with the batch)\n",
-                    unstable);
-    }
+    if (rc == 0 && o->log)
+        log_fits(o, p, dev, g, order, n, med, sig, x, ng, unstable);
     for (int k = 0; k < n; k++)
         free(sig[k]);
     free(sig);

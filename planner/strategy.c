@@ -410,241 +410,349 @@ static int find_device(struct hg_cfgctx *p, const config_setting_t *s, const str
     return hg__cfg_err(p, s, "%s: device '%s' is not in cluster %s", what, name, c->name) - 1;
 }
 
+/* Every key of the file is typed: a key given with another type is an
+ * error naming it, never its default (hg__cfg_member). */
+#define T_INT (HG_CFG_T(CONFIG_TYPE_INT) | HG_CFG_T(CONFIG_TYPE_INT64))
+#define T_STR HG_CFG_T(CONFIG_TYPE_STRING)
+#define T_GROUP HG_CFG_T(CONFIG_TYPE_GROUP)
+#define T_LIST HG_CFG_T(CONFIG_TYPE_LIST)
+#define T_SEQ (HG_CFG_T(CONFIG_TYPE_ARRAY) | T_LIST)
+#define T_BOOL HG_CFG_T(CONFIG_TYPE_BOOL)
+
+/* String key of grp into *v: 1 if absent (*v untouched), 0, -1 (another
+ * type: "WHAT: KEY is TYPE, expected a string EXPECT"). */
+static int get_str(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                   const char *what, const char *expect, const char **v)
+{
+    const config_setting_t *s;
+    char exp[96];
+    snprintf(exp, sizeof(exp), "a string%s%s", *expect ? " " : "", expect);
+    int rc = hg__cfg_member(p, grp, key, what, T_STR, exp, &s);
+    if (rc == 0)
+        *v = config_setting_get_string(s);
+    return rc;
+}
+
+/* Integer key of grp into *v: 1 if absent (*v untouched), 0, -1. */
+static int get_int(struct hg_cfgctx *p, const config_setting_t *grp, const char *key,
+                   const char *what, long long *v)
+{
+    const config_setting_t *s;
+    int rc = hg__cfg_member(p, grp, key, what, T_INT, "an integer", &s);
+    if (rc == 0)
+        *v = config_setting_get_int64(s);
+    return rc;
+}
+
+/* cluster = { name; file; devices }: devices, where given, are the
+ * cluster's, in its order; 0 or -1. */
+static int parse_cluster(struct hg_cfgctx *p, const config_setting_t *root,
+                         const struct hg_pgraph *pg)
+{
+    static const char *const ckeys[] = {"name", "file", "devices", NULL};
+    const config_setting_t *cl, *devs;
+    const char *sv;
+    if (hg__cfg_member(p, root, "cluster", NULL, T_GROUP, "a group { devices = [...]; }",
+                       &cl) < 0)
+        return -1;
+    if (!cl)
+        return 0;
+    if (hg__cfg_check_keys(p, cl, "cluster", ckeys) != 0 ||
+        get_str(p, cl, "name", "cluster", "(its name)", &sv) < 0 ||
+        get_str(p, cl, "file", "cluster", "(its file)", &sv) < 0 ||
+        hg__cfg_member(p, cl, "devices", "cluster", T_SEQ, "a list of device names",
+                       &devs) < 0)
+        return -1;
+    if (!devs)
+        return 0;
+    int nd = config_setting_length(devs);
+    if (nd != pg->ndev)
+        return hg__cfg_err(p, devs, "cluster.devices lists %d devices, cluster %s has %d",
+                           nd, pg->c->name, pg->ndev);
+    for (int d = 0; d < nd; d++) {
+        const config_setting_t *e = config_setting_get_elem(devs, (unsigned)d);
+        if (config_setting_type(e) != CONFIG_TYPE_STRING)
+            return hg__cfg_err(p, e, "cluster.devices[%d] is %s, expected a string (a "
+                               "device name)", d, hg__cfg_type_name(e));
+        const char *dn = config_setting_get_string(e);
+        if (strcmp(dn, pg->c->devices[d].name) != 0)
+            return hg__cfg_err(p, devs, "cluster.devices[%d] is '%s', device %d of "
+                               "cluster %s is '%s'", d, dn, d, pg->c->name,
+                               pg->c->devices[d].name);
+    }
+    return 0;
+}
+
+/* The file's header: version, graph (its ops and batch) and cluster (its
+ * devices) against pg; 0 or -1. */
+static int parse_header(struct hg_cfgctx *p, const config_setting_t *root,
+                        const struct hg_pgraph *pg)
+{
+    static const char *const gkeys[] = {"model", "batch", "n_ops", NULL};
+    long long ver = 0, nops = -1, fbatch;
+    int rc = get_int(p, root, "version", NULL, &ver);
+    if (rc != 0)
+        return rc < 0 ? -1 : hg__cfg_err(p, root, "missing 'version' (an integer)");
+    if (ver != 1)
+        return hg__cfg_err(p, config_setting_get_member(root, "version"),
+                    "version %lld: this hgplan reads version 1", ver);
+    const config_setting_t *gr;
+    const char *sv;
+    if (hg__cfg_member(p, root, "graph", NULL, T_GROUP, "a group { n_ops = N; ... }",
+                       &gr) < 0)
+        return -1;
+    if (gr && (hg__cfg_check_keys(p, gr, "graph", gkeys) != 0 ||
+               get_str(p, gr, "model", "graph", "(its name)", &sv) < 0 ||
+               (rc = get_int(p, gr, "n_ops", "graph", &nops)) < 0))
+        return -1;
+    if (!gr || rc == 1)
+        return hg__cfg_err(p, gr ? gr : root, "missing graph.n_ops");
+    if (nops != pg->nops)
+        return hg__cfg_err(p, gr, "graph.n_ops = %lld, graph %s has %d ops", nops, pg->model,
+                           pg->nops);
+    /* the rows it splits and the devices it names: a strategy for another
+     * batch or another cluster is refused, naming the first difference */
+    if ((rc = get_int(p, gr, "batch", "graph", &fbatch)) < 0)
+        return -1;
+    if (rc == 0 && fbatch != (long long)pg->batch)
+        return hg__cfg_err(p, gr, "graph.batch = %lld, graph %s is planned for a batch of %lld",
+                           fbatch, pg->model, (long long)pg->batch);
+    return parse_cluster(p, root, pg);
+}
+
+/* Group k's 'ops' (op ids and "a-b" ranges) into s->group; 0 or -1. */
+static int parse_ops(struct hg_cfgctx *p, const config_setting_t *g, const char *what, int k,
+                     const struct hg_pgraph *pg, struct hg_strategy *s)
+{
+    const config_setting_t *ops;
+    if (hg__cfg_member(p, g, "ops", what, T_SEQ, "a list of op ids and \"a-b\" ranges",
+                       &ops) < 0)
+        return -1;
+    if (!ops)
+        return hg__cfg_err(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
+    for (int i = 0; i < config_setting_length(ops); i++) {
+        const config_setting_t *e = config_setting_get_elem(ops, (unsigned)i);
+        long lo, hi;
+        if (config_setting_type(e) == CONFIG_TYPE_INT) {
+            lo = hi = config_setting_get_int(e);
+        } else if (config_setting_type(e) != CONFIG_TYPE_STRING ||
+                   op_range(config_setting_get_string(e), &lo, &hi) != 0) {
+            return hg__cfg_err(p, e, "%s: ops: expected an op id or \"a-b\"", what);
+        }
+        /* checked before the loop: "40-4000000000" must not spin */
+        if (lo > hi)
+            return hg__cfg_err(p, e, "%s: ops: range %ld-%ld is empty (the first op is after "
+                               "the last)", what, lo, hi);
+        if (lo < 0 || hi >= s->nops)
+            return hg__cfg_err(p, e, "%s: op %ld does not exist (graph %s has %d ops)", what,
+                               lo < 0 ? lo : hi, pg->model, s->nops);
+        for (int v = (int)lo; v <= (int)hi; v++) {
+            if (s->group[v] >= 0)
+                return hg__cfg_err(p, e, "%s: op %d is already in group %d", what, v,
+                                   s->group[v]);
+            s->group[v] = k;
+        }
+    }
+    return 0;
+}
+
+/* A data-parallel group's 'replicas' (("device", count), ...) into cf;
+ * 0 or -1. */
+static int parse_replicas(struct hg_cfgctx *p, const config_setting_t *reps, const char *what,
+                          const struct hg_cluster *c, struct hg_gcfg *cf)
+{
+    for (int i = 0; i < config_setting_length(reps); i++) {
+        const config_setting_t *e = config_setting_get_elem(reps, (unsigned)i);
+        const config_setting_t *e0 = config_setting_get_elem(e, 0);
+        const config_setting_t *e1 = config_setting_get_elem(e, 1);
+        if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 || !e1 ||
+            config_setting_type(e0) != CONFIG_TYPE_STRING ||
+            config_setting_type(e1) != CONFIG_TYPE_INT)
+            return hg__cfg_err(p, e, "%s: replicas: expected (\"device\", count)", what);
+        int d = find_device(p, e, c, config_setting_get_string(e0), what);
+        if (d < 0)
+            return -1;
+        long long n = config_setting_get_int64(e1);
+        /* weights of the batch split: bounded so that sums stay exact */
+        if (n < 0 || n > HG_PLAN_MAXREP)
+            return hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what, n,
+                               c->devices[d].name, HG_PLAN_MAXREP);
+        if (cf->rep[d] != 0)
+            return hg__cfg_err(p, e, "%s: replicas: %s is given twice", what,
+                               c->devices[d].name);
+        cf->rep[d] = (int)n;
+    }
+    return 0;
+}
+
+/* A group of mode "dp": aggregate, split or replicas, ps, allreduce into
+ * cf; 0 or -1. */
+static int parse_dp(struct hg_cfgctx *p, const config_setting_t *g, const char *what,
+                    const struct hg_cluster *c, struct hg_gcfg *cf)
+{
+    const char *sv, *agg = "allreduce";
+    if (get_str(p, g, "aggregate", what, "\"allreduce\" or \"ps\"", &agg) < 0)
+        return -1;
+    enum hg_agg ak;
+    if (strcmp(agg, "allreduce") == 0)
+        ak = HG_AGG_AR;
+    else if (strcmp(agg, "ps") == 0)
+        ak = HG_AGG_PS;
+    else
+        return hg__cfg_err(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
+    const config_setting_t *reps;
+    if (hg__cfg_member(p, g, "replicas", what, T_LIST, "a list ((\"device\", count), ...)",
+                       &reps) < 0)
+        return -1;
+    int rc = get_str(p, g, "split", what, "\"even\" or \"proportional\"", &sv);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        if (reps)
+            return hg__cfg_err(p, g, "%s: give 'replicas' or 'split', not both", what);
+        if (strcmp(sv, "even") == 0)
+            hg_gcfg_even(cf, c, ak);
+        else if (strcmp(sv, "proportional") == 0)
+            hg_gcfg_prop(cf, c, 4, ak);
+        else
+            return hg__cfg_err(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
+                               what, sv);
+    } else {
+        if (!reps)
+            return hg__cfg_err(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
+                               "'split'", what);
+        cf->mode = HG_MODE_DP;
+        cf->agg = ak;
+        if (parse_replicas(p, reps, what, c, cf) != 0)
+            return -1;
+        cf->ps = hg_gcfg_choose_ps(c, cf->rep);
+    }
+    if ((rc = get_str(p, g, "ps", what, "(a device name)", &sv)) < 0)
+        return -1;
+    if (rc == 0) {
+        int d = find_device(p, g, c, sv, what);
+        if (d < 0)
+            return -1;
+        cf->ps = d;
+    }
+    if ((rc = get_str(p, g, "allreduce", what, "\"ring\" or \"hierarchical\"", &sv)) < 0)
+        return -1;
+    if (rc == 0 && strcmp(sv, "ring") != 0 && strcmp(sv, "hierarchical") != 0)
+        return hg__cfg_err(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"",
+                           what, sv);
+    int64_t tot = 0;
+    for (int d = 0; d < c->ndev; d++)
+        tot += cf->rep[d];
+    if (tot <= 0)
+        return hg__cfg_err(p, g, "%s: data parallel without any replica", what);
+    return 0;
+}
+
+/* Group k of the file: its keys, id, ops, mode and configuration into s;
+ * 0 or -1. */
+static int parse_group(struct hg_cfgctx *p, const config_setting_t *g, int k,
+                       const struct hg_pgraph *pg, struct hg_strategy *s)
+{
+    static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
+                                        "aggregate", "allreduce", "ps", "recompute", NULL};
+    char what[64];
+    snprintf(what, sizeof(what), "group %d", k);
+    if (!config_setting_is_group(g))
+        return hg__cfg_err(p, g, "%s: not a group", what);
+    if (hg__cfg_check_keys(p, g, what, gkeys) != 0)
+        return -1;
+    long long id = k;
+    if (get_int(p, g, "id", what, &id) < 0)
+        return -1;
+    if (id != k)
+        return hg__cfg_err(p, g, "%s: id = %lld (ids count from 0 in file order)", what, id);
+    if (parse_ops(p, g, what, k, pg, s) != 0)
+        return -1;
+    const char *mode = NULL, *sv = NULL;
+    int rc = get_str(p, g, "mode", what, "\"mp\" or \"dp\"", &mode);
+    if (rc != 0)
+        return rc < 0 ? -1 : hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
+    /* every string key typed whatever the mode, those it does not read too */
+    static const char *const strs[][2] = {
+        {"split", "\"even\" or \"proportional\""}, {"aggregate", "\"allreduce\" or \"ps\""},
+        {"allreduce", "\"ring\" or \"hierarchical\""}, {"ps", "(a device name)"}};
+    const config_setting_t *reps;
+    for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+        if (get_str(p, g, strs[i][0], what, strs[i][1], &sv) < 0)
+            return -1;
+    sv = NULL;
+    if (get_str(p, g, "device", what, "(a device name)", &sv) < 0 ||
+        hg__cfg_member(p, g, "replicas", what, T_LIST, "a list ((\"device\", count), ...)",
+                       &reps) < 0)
+        return -1;
+    struct hg_gcfg *cf = &s->cfg[k];
+    memset(cf, 0, sizeof(*cf));
+    const config_setting_t *rs;
+    if (hg__cfg_member(p, g, "recompute", what, T_BOOL, "true or false", &rs) < 0)
+        return -1;
+    int rec = rs ? config_setting_get_bool(rs) : 0;
+    if (strcmp(mode, "mp") == 0) {
+        if (!sv)
+            return hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
+        int d = find_device(p, g, pg->c, sv, what);
+        if (d < 0)
+            return -1;
+        hg_gcfg_mp(cf, d);
+    } else if (strcmp(mode, "dp") != 0) {
+        return hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
+    } else if (parse_dp(p, g, what, pg->c, cf) != 0) {
+        return -1;
+    }
+    cf->recompute = rec;
+    return 0;
+}
+
+/* 'order' (every op id once) into s->order where given; 0 or -1. */
+static int parse_order(struct hg_cfgctx *p, const config_setting_t *ord,
+                       struct hg_strategy *s)
+{
+    if (!config_setting_is_array(ord) || config_setting_length(ord) != s->nops)
+        return hg__cfg_err(p, ord, "order: expected an array of all %d op ids", s->nops);
+    for (int i = 0; i < s->nops; i++) {
+        const config_setting_t *e = config_setting_get_elem(ord, (unsigned)i);
+        if (!(T_INT & HG_CFG_T(config_setting_type(e))))
+            return hg__cfg_err(p, e, "order[%d] is %s, expected an op id (an integer)", i,
+                               hg__cfg_type_name(e));
+        s->order[i] = config_setting_get_int(e);
+    }
+    return 0;
+}
+
 static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const struct hg_pgraph *pg,
                       struct hg_strategy **out)
 {
     static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
                                       "predicted", NULL};
-    static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
-                                        "aggregate", "allreduce", "ps", "recompute", NULL};
-    const struct hg_cluster *c = pg->c;
-    if (hg__cfg_check_keys(p, root, "strategy", top) != 0)
+    if (hg__cfg_check_keys(p, root, "strategy", top) != 0 || parse_header(p, root, pg) != 0)
         return -1;
-    int ver = 0;
-    if (!config_setting_lookup_int(root, "version", &ver))
-        return hg__cfg_err(p, root, "missing 'version' (an integer)");
-    if (ver != 1)
-        return hg__cfg_err(p, config_setting_get_member(root, "version"),
-                    "version %d: this hgplan reads version 1", ver);
-    const config_setting_t *gr = config_setting_get_member(root, "graph");
-    int nops = -1;
-    if (!gr || !config_setting_lookup_int(gr, "n_ops", &nops))
-        return hg__cfg_err(p, gr ? gr : root, "missing graph.n_ops");
-    if (nops != pg->nops)
-        return hg__cfg_err(p, gr, "graph.n_ops = %d, graph %s has %d ops", nops, pg->model, pg->nops);
-    /* the rows it splits and the devices it names: a strategy for another
-     * batch or another cluster is refused, naming the first difference */
-    long long fbatch;
-    if (config_setting_lookup_int64(gr, "batch", &fbatch) && fbatch != (long long)pg->batch)
-        return hg__cfg_err(p, gr, "graph.batch = %lld, graph %s is planned for a batch of %lld",
-                           fbatch, pg->model, (long long)pg->batch);
-    const config_setting_t *cl = config_setting_get_member(root, "cluster");
-    const config_setting_t *devs = cl ? config_setting_get_member(cl, "devices") : NULL;
-    if (devs && (config_setting_is_array(devs) || config_setting_is_list(devs))) {
-        int nd = config_setting_length(devs);
-        if (nd != pg->ndev)
-            return hg__cfg_err(p, devs, "cluster.devices lists %d devices, cluster %s has %d",
-                               nd, pg->c->name, pg->ndev);
-        for (int d = 0; d < nd; d++) {
-            const char *dn = config_setting_get_string_elem(devs, (unsigned)d);
-            if (dn && strcmp(dn, pg->c->devices[d].name) != 0)
-                return hg__cfg_err(p, devs, "cluster.devices[%d] is '%s', device %d of "
-                                   "cluster %s is '%s'", d, dn, d, pg->c->name,
-                                   pg->c->devices[d].name);
-        }
-    }
-    const config_setting_t *groups = config_setting_get_member(root, "groups");
-    if (!groups || !config_setting_is_list(groups) || config_setting_length(groups) < 1)
+    const config_setting_t *groups, *pred;
+    if (hg__cfg_member(p, root, "groups", NULL, T_LIST, "a list ( {...}, {...} )", &groups) < 0 ||
+        hg__cfg_member(p, root, "predicted", NULL, T_GROUP, "a group { ... } (ignored on load)",
+                       &pred) < 0)
+        return -1;
+    if (!groups || config_setting_length(groups) < 1)
         return hg__cfg_err(p, groups ? groups : root, "'groups' must be a non-empty list");
     int ng = config_setting_length(groups);
     struct hg_strategy *s = hg_strategy_new(pg->nops, pg->ndev, ng);
     for (int i = 0; i < s->nops; i++)
         s->group[i] = -1;
     int rc = 0;
-    char what[64];
-    for (int k = 0; k < ng && rc == 0; k++) {
-        const config_setting_t *g = config_setting_get_elem(groups, (unsigned)k);
-        snprintf(what, sizeof(what), "group %d", k);
-        if (!config_setting_is_group(g)) {
-            rc = hg__cfg_err(p, g, "%s: not a group", what);
-            break;
-        }
-        if ((rc = hg__cfg_check_keys(p, g, what, gkeys)) != 0)
-            break;
-        int id = k;
-        if (config_setting_lookup_int(g, "id", &id) && id != k) {
-            rc = hg__cfg_err(p, g, "%s: id = %d (ids count from 0 in file order)", what, id);
-            break;
-        }
-        const config_setting_t *ops = config_setting_get_member(g, "ops");
-        if (!ops || !(config_setting_is_array(ops) || config_setting_is_list(ops))) {
-            rc = hg__cfg_err(p, g, "%s: missing 'ops' (op ids and \"a-b\" ranges)", what);
-            break;
-        }
-        for (int i = 0; i < config_setting_length(ops) && rc == 0; i++) {
-            const config_setting_t *e = config_setting_get_elem(ops, (unsigned)i);
-            long lo, hi;
-            if (config_setting_type(e) == CONFIG_TYPE_INT) {
-                lo = hi = config_setting_get_int(e);
-            } else if (config_setting_type(e) == CONFIG_TYPE_STRING &&
-                       op_range(config_setting_get_string(e), &lo, &hi) == 0) {
-            } else {
-                rc = hg__cfg_err(p, e, "%s: ops: expected an op id or \"a-b\"", what);
-                break;
-            }
-            /* checked before the loop: "40-4000000000" must not spin */
-            if (lo > hi) {
-                rc = hg__cfg_err(p, e, "%s: ops: range %ld-%ld is empty (the first op is after "
-                                 "the last)", what, lo, hi);
-                break;
-            }
-            if (lo < 0 || hi >= s->nops) {
-                rc = hg__cfg_err(p, e, "%s: op %ld does not exist (graph %s has %d ops)", what,
-                                 lo < 0 ? lo : hi, pg->model, s->nops);
-                break;
-            }
-            for (int v = (int)lo; v <= (int)hi && rc == 0; v++) {
-                if (v < 0 || v >= s->nops)
-                    rc = hg__cfg_err(p, e, "%s: op %d does not exist (graph %s has %d ops)", what, v,
-                              pg->model, s->nops);
-                else if (s->group[v] >= 0)
-                    rc = hg__cfg_err(p, e, "%s: op %d is already in group %d", what, v, s->group[v]);
-                else
-                    s->group[v] = k;
-            }
-        }
-        if (rc)
-            break;
-        const char *mode = NULL;
-        if (!config_setting_lookup_string(g, "mode", &mode)) {
-            rc = hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
-            break;
-        }
-        struct hg_gcfg *cf = &s->cfg[k];
-        memset(cf, 0, sizeof(*cf));
-        const char *sv;
-        int rec = 0;
-        const config_setting_t *rs = config_setting_get_member(g, "recompute");
-        if (rs) {
-            if (config_setting_type(rs) != CONFIG_TYPE_BOOL) {
-                rc = hg__cfg_err(p, rs, "%s: recompute: expected true or false", what);
-                break;
-            }
-            rec = config_setting_get_bool(rs);
-        }
-        if (strcmp(mode, "mp") == 0) {
-            if (!config_setting_lookup_string(g, "device", &sv)) {
-                rc = hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
-                break;
-            }
-            int d = find_device(p, g, c, sv, what);
-            if (d < 0) {
-                rc = -1;
-                break;
-            }
-            hg_gcfg_mp(cf, d);
-            cf->recompute = rec;
-            continue;
-        }
-        if (strcmp(mode, "dp") != 0) {
-            rc = hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
-            break;
-        }
-        const char *agg = "allreduce";
-        config_setting_lookup_string(g, "aggregate", &agg);
-        enum hg_agg ak;
-        if (strcmp(agg, "allreduce") == 0)
-            ak = HG_AGG_AR;
-        else if (strcmp(agg, "ps") == 0)
-            ak = HG_AGG_PS;
-        else {
-            rc = hg__cfg_err(p, g, "%s: aggregate \"%s\": expected \"allreduce\" or \"ps\"", what, agg);
-            break;
-        }
-        const config_setting_t *reps = config_setting_get_member(g, "replicas");
-        if (config_setting_lookup_string(g, "split", &sv)) {
-            if (reps) {
-                rc = hg__cfg_err(p, g, "%s: give 'replicas' or 'split', not both", what);
-                break;
-            }
-            if (strcmp(sv, "even") == 0)
-                hg_gcfg_even(cf, c, ak);
-            else if (strcmp(sv, "proportional") == 0)
-                hg_gcfg_prop(cf, c, 4, ak);
-            else {
-                rc = hg__cfg_err(p, g, "%s: split \"%s\": expected \"even\" or \"proportional\"",
-                          what, sv);
-                break;
-            }
-        } else {
-            if (!reps || !config_setting_is_list(reps)) {
-                rc = hg__cfg_err(p, g, "%s: mode \"dp\" needs 'replicas' ((\"dev\", n), ...) or "
-                          "'split'", what);
-                break;
-            }
-            cf->mode = HG_MODE_DP;
-            cf->agg = ak;
-            for (int i = 0; i < config_setting_length(reps) && rc == 0; i++) {
-                const config_setting_t *e = config_setting_get_elem(reps, (unsigned)i);
-                const config_setting_t *e0 = config_setting_get_elem(e, 0);
-                const config_setting_t *e1 = config_setting_get_elem(e, 1);
-                if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 ||
-                    !e1 || config_setting_type(e0) != CONFIG_TYPE_STRING ||
-                    config_setting_type(e1) != CONFIG_TYPE_INT) {
-                    rc = hg__cfg_err(p, e, "%s: replicas: expected (\"device\", count)", what);
-                    break;
-                }
-                int d = find_device(p, e, c, config_setting_get_string(e0), what);
-                if (d < 0) {
-                    rc = -1;
-                    break;
-                }
-                long long n = config_setting_get_int64(e1);
-                /* weights of the batch split: bounded so that sums stay exact */
-                if (n < 0 || n > HG_PLAN_MAXREP)
-                    rc = hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what, n,
-                                     c->devices[d].name, HG_PLAN_MAXREP);
-                else if (cf->rep[d] != 0)
-                    rc = hg__cfg_err(p, e, "%s: replicas: %s is given twice", what,
-                                     c->devices[d].name);
-                else
-                    cf->rep[d] = (int)n;
-            }
-            if (rc)
-                break;
-            cf->ps = hg_gcfg_choose_ps(c, cf->rep);
-        }
-        if (config_setting_lookup_string(g, "ps", &sv)) {
-            int d = find_device(p, g, c, sv, what);
-            if (d < 0) {
-                rc = -1;
-                break;
-            }
-            cf->ps = d;
-        }
-        if (config_setting_lookup_string(g, "allreduce", &sv) && strcmp(sv, "ring") != 0 &&
-            strcmp(sv, "hierarchical") != 0) {
-            rc = hg__cfg_err(p, g, "%s: allreduce \"%s\": expected \"ring\" or \"hierarchical\"", what,
-                      sv);
-            break;
-        }
-        cf->recompute = rec;
-        int64_t tot = 0;
-        for (int d = 0; d < c->ndev; d++)
-            tot += cf->rep[d];
-        if (tot <= 0)
-            rc = hg__cfg_err(p, g, "%s: data parallel without any replica", what);
-    }
+    for (int k = 0; k < ng && rc == 0; k++)
+        rc = parse_group(p, config_setting_get_elem(groups, (unsigned)k), k, pg, s);
     for (int v = 0; v < s->nops && rc == 0; v++)
         if (s->group[v] < 0)
             rc = hg__cfg_err(p, groups, "op %d is in no group", v);
-    const config_setting_t *ord = config_setting_get_member(root, "order");
-    if (rc == 0 && ord) {
-        if (!config_setting_is_array(ord) || config_setting_length(ord) != s->nops)
-            rc = hg__cfg_err(p, ord, "order: expected an array of all %d op ids", s->nops);
-        for (int i = 0; i < s->nops && rc == 0; i++)
-            s->order[i] = config_setting_get_int_elem(ord, i);
-    }
+    const config_setting_t *ord = NULL;
+    if (rc == 0 && hg__cfg_member(p, root, "order", NULL, HG_CFG_T(CONFIG_TYPE_ARRAY),
+                                  "an array [...] of op ids", &ord) < 0)
+        rc = -1;
+    if (rc == 0 && ord)
+        rc = parse_order(p, ord, s);
     if (rc == 0) {
         char e2[512];
         if (hg_strategy_check(s, pg, e2, sizeof(e2)) != 0)

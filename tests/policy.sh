@@ -1,5 +1,5 @@
 #!/bin/sh
-# The learned placement policy through hgplan (planner/policy.c): a short
+# The learned placement policy through hgplan (planner/policy_*.c): a short
 # --train-policy (a fixed number of updates) twice with one seed gives the
 # same file byte for byte (with or without --log-json, whose reward line
 # scripts/plot-log draws), another seed another; --search gnn places at

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "planner/hg_planner.h"
+#include "planner/policy-file.h"
 #include "tests/hg_test.h"
 
 /* One node of two devices over PCIe: device 1 is ten times faster than

@@ -514,7 +514,7 @@ static void test_mcmc(void)
         {"mode = \"dp\"", "mode = \"xx\"", "mode \"xx\""},
         {"id = 0; ops = (", "id = 0; ops = (100000, ", "op 100000 does not exist"},
         {"aggregate =", "bogus = 1; aggregate =", "unknown key 'bogus'"},
-        {"recompute = true;", "recompute = 1;", "recompute: expected true or false"},
+        {"recompute = true;", "recompute = 1;", "recompute is an integer, expected true or false"},
         /* made for another batch or cluster */
         {"batch = ", "batch = 1", "is planned for a batch of"},
         {"devices = [", "devices = [\"extra:0\", ", "cluster.devices lists"},
@@ -547,6 +547,79 @@ static void test_mcmc(void)
                  "(\"0-%d\"); split = \"even\"; mode = \"dp\"; } );", pg->nops, pg->nops - 1);
         EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) == 0, "%s", err);
         hg_strategy_free(l);
+    }
+    {
+        /* a key of another type is an error naming the file, the group and
+         * the key, never the key's default (aggregate = 7 was AllReduce) */
+        char t[1024], dev0[96];
+        snprintf(dev0, sizeof(dev0), "mode = \"mp\"; device = \"%s\";", c->devices[0].name);
+        /* head: a format of the graph's op count */
+        static const char *const hdr = "version = 1; graph = { n_ops = %d; };";
+        static const char *const dp = "mode = \"dp\"; split = \"even\"; ";
+        const struct {
+            const char *head, *mode, *keys, *tail, *want;
+        } typed[] = {
+            {hdr, dp, "aggregate = 7;", "",
+             "group 0: aggregate is an integer, expected a string \"allreduce\" or \"ps\""},
+            {hdr, dp, "aggregate = 1;", "", "group 0: aggregate is an integer"},
+            {hdr, dp, "allreduce = 5;", "",
+             "group 0: allreduce is an integer, expected a string \"ring\" or \"hierarchical\""},
+            {hdr, dp, "aggregate = \"ps\"; ps = 5;", "",
+             "group 0: ps is an integer, expected a string (a device name)"},
+            {hdr, dp, "aggregate = \"allreduce\"; allreduce = true;", "",
+             "group 0: allreduce is a boolean"},
+            {hdr, "mode = \"dp\"; ", "split = 1;", "", "group 0: split is an integer"},
+            {hdr, "mode = \"dp\"; ", "replicas = \"v100:0\";", "",
+             "group 0: replicas is a string, expected a list"},
+            {hdr, "mode = 1; ", "", "", "group 0: mode is an integer, expected a string"},
+            {hdr, "mode = \"mp\"; ", "device = 3;", "", "group 0: device is an integer"},
+            {hdr, dev0, "aggregate = 7;", "", "group 0: aggregate is an integer"},
+            {hdr, dp, "id = \"0\";", "", "group 0: id is a string, expected an integer"},
+            {hdr, dp, "recompute = \"yes\";", "",
+             "group 0: recompute is a string, expected true or false"},
+            {hdr, dp, "", " order = (0);", "order is a list, expected an array"},
+            {hdr, dp, "", " predicted = 1.5;",
+             "predicted is a number with a fraction, expected a group"},
+            {"version = \"1\"; graph = { n_ops = %d; };", dp, "", "",
+             "version is a string, expected an integer"},
+            {"version = 1; graph = 1;", dp, "", "", "graph is an integer, expected a group"},
+            {"version = 1; graph = { n_ops = \"%d\"; };", dp, "", "",
+             "graph: n_ops is a string, expected an integer"},
+            {"version = 1; graph = { n_ops = %d; batch = 1.5; };", dp, "", "",
+             "graph: batch is a number with a fraction, expected an integer"},
+            {"version = 1; graph = { n_ops = %d; bogus = 1; };", dp, "", "",
+             "graph: unknown key 'bogus'"},
+            {"version = 1; cluster = { name = 1; }; graph = { n_ops = %d; };", dp, "", "",
+             "cluster: name is an integer, expected a string"},
+            {"version = 1; cluster = { devices = 8; }; graph = { n_ops = %d; };", dp, "", "",
+             "cluster: devices is an integer, expected a list of device names"},
+            {"version = 1; cluster = { bogus = 8; }; graph = { n_ops = %d; };", dp, "", "",
+             "cluster: unknown key 'bogus'"},
+        };
+        for (size_t i = 0; i < sizeof(typed) / sizeof(typed[0]); i++) {
+            char head[160];
+            snprintf(head, sizeof(head), typed[i].head, pg->nops);
+            snprintf(t, sizeof(t), "%s\ngroups = ( { ops = (\"0-%d\"); %s%s } );%s", head,
+                     pg->nops - 1, typed[i].mode, typed[i].keys, typed[i].tail);
+            err[0] = 0;
+            EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) != 0 &&
+                   strstr(err, typed[i].want) && strstr(err, "plan.cfg:"),
+                   "typed %zu: '%s' lacks '%s'", i, err, typed[i].want);
+        }
+        char head[160];
+        snprintf(head, sizeof(head), hdr, pg->nops);
+        /* a device list of integers, as many as the cluster's devices */
+        size_t n = (size_t)snprintf(t, sizeof(t), "version = 1; cluster = { devices = [");
+        for (int d = 0; d < pg->ndev && n < sizeof(t); d++)
+            n += (size_t)snprintf(t + n, sizeof(t) - n, "%s%d", d ? ", " : "", d);
+        snprintf(t + n, sizeof(t) - n, "]; }; graph = { n_ops = %d; };\ngroups = ( { ops = "
+                 "(\"0-%d\"); %s } );", pg->nops, pg->nops - 1, dp);
+        EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) != 0 &&
+               strstr(err, "cluster.devices[0] is an integer, expected a string"),
+               "devices: '%s'", err);
+        snprintf(t, sizeof(t), "%s\ngroups = ( { ops = 5; %s } );", head, dp);
+        EXPECT(hg_strategy_parse(&l, t, "plan.cfg", pg, err, sizeof(err)) != 0 &&
+               strstr(err, "group 0: ops is an integer, expected a list"), "ops: '%s'", err);
     }
     /* infeasible: a DP group without replicas, an order that breaks a dependency */
     struct hg_strategy *z = hg_strategy_copy(a);
