@@ -25,12 +25,17 @@ struct plan {
 /* The placement the model-parallel executor runs (mp.c): the rank of each
  * of the first n_op_rank nodes of the train graph (the strategy's op_rank,
  * the split graph's, or with the recomputing copies: their originals') and
- * the order of its forward and backward (NULL: the id order). */
+ * the order of its forward and backward (NULL: the id order), and the
+ * transfers the lowering gives (model parallelism; NULL: derived). */
 struct hg__place {
     const int *op_rank;      /* [n_op_rank] */
     int n_op_rank;
     const int *order;        /* [n_order] */
     int n_order;
+    const int *xfer_node;    /* [nxfers] the lowering's transfers
+                                (hg_ctl_strategy.xfer_*), or NULL */
+    const int *xfer_dst;     /* [nxfers] */
+    int nxfers;
 };
 
 struct hg_dp; /* dp.c */

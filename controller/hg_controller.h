@@ -163,6 +163,16 @@ struct hg_ctl_strategy {
      * op, the loss and sample size are counted by the loss op's rank.  No
      * gradient aggregation; CPU plans, one micro-batch per update. */
     int *op_rank;            /* [nops] */
+    /* HG_LAYOUT_MP: the lowering's transfers (planner/lower.c's hg_lxfer,
+     * what the simulator prices), which the executor runs: node
+     * xfer_node[k]'s output (an optimizer op: its parameter's new value)
+     * sent whole to rank xfer_dst[k], after the node (a parameter: before
+     * the next step's ops).  mp.c checks them against what each rank's ops
+     * read and refuses a placement where they differ, naming the tensor;
+     * NULL: derived from op_rank. */
+    int nxfers;
+    int *xfer_node;          /* [nxfers] */
+    int *xfer_dst;           /* [nxfers] */
     /* The execution order (NULL: the graph's id order): a topological
      * order of the nodes.  The forward and backward run in it (model
      * parallelism: this rank's of them, every transfer right after the op

@@ -28,6 +28,8 @@ void hg_ctl_strategy_free(struct hg_ctl_strategy *s)
     free(s->rank_sent);
     free(s->agg_ps);
     free(s->op_rank);
+    free(s->xfer_node);
+    free(s->xfer_dst);
     free(s->order);
     free(s->piece);
     free(s->piece_dev);

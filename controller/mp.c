@@ -44,15 +44,12 @@ static void sources(const struct hg_graph *g, const int *op_rank, int nn, int *s
     }
 }
 
-/* Every transfer of a step in one global order: parameters first (tensor
- * order), then each op's output right after the op (ops in seq[nn], the
- * execution order), reading ranks ascending.  Every rank's sends and receives are this order
- * filtered to the rank, so the earliest unfinished transfer always has
- * both ends waiting for it.  Returns the count; xf[<= nt * world]. */
-static int transfers(const struct hg_graph *g, const int *op_rank, const int *seq, int nn,
-                     int world, const int *src, unsigned char *need, struct xfer *xf)
+/* need[t * world + q]: rank q reads tensor t, made on another rank (src),
+ * and does not hold it. */
+static void needs(const struct hg_graph *g, const int *op_rank, int nn, int world,
+                  const int *src, unsigned char *need)
 {
-    int nt = hg_graph_n_tensors(g), nx = 0;
+    int nt = hg_graph_n_tensors(g);
     memset(need, 0, (size_t)nt * (size_t)world);
     for (int v = 0; v < nn; v++) {
         const struct hg_node_info *nd = hg_graph_node(g, v);
@@ -68,6 +65,58 @@ static int transfers(const struct hg_graph *g, const int *op_rank, const int *se
         if (nd->out < 0 && nd->phase == HG_PH_UPDATE && nd->n_in > 0 && op_rank[v] >= 0)
             need[(size_t)nd->in[0] * (size_t)world + (size_t)op_rank[v]] = 0;
     }
+}
+
+/* The lowering's transfers (pl->xfer_*) into need instead: each must come
+ * from the rank of its node, and they must bring every tensor a rank's
+ * ops read (need, derived); the recomputing copies' outputs (the
+ * controller's, not the lowering's) as derived.  -1 with err naming the
+ * first tensor they miss.  lneed: scratch [nt][world]. */
+static int lowered(const struct hg_graph *g, const struct hg__place *pl, int world,
+                   const int *src, unsigned char *need, unsigned char *lneed, char *err,
+                   size_t errlen)
+{
+    int nt = hg_graph_n_tensors(g), nn = hg_graph_n_nodes(g);
+    memset(lneed, 0, (size_t)nt * (size_t)world);
+    for (int k = 0; k < pl->nxfers; k++) {
+        int v = pl->xfer_node[k], q = pl->xfer_dst[k];
+        if (v < 0 || v >= nn || q < 0 || q >= world)
+            return hg_kerr(err, errlen, "model parallelism: the lowering's transfer %d "
+                           "(op %d to rank %d) is outside the graph or the job", k, v, q);
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        int t = nd->out >= 0 ? nd->out : nd->n_in > 0 ? nd->in[0] : -1;
+        if (t < 0 || src[t] != pl->op_rank[v])
+            return hg_kerr(err, errlen, "model parallelism: the lowering sends op %d's "
+                           "output from rank %d, which does not make it", v,
+                           pl->op_rank[v]);
+        lneed[(size_t)t * (size_t)world + (size_t)q] = 1;
+    }
+    for (int w = 0; w < nn; w++) {
+        int t = hg_graph_node(g, w)->out;
+        if (hg_graph_node_recomputes(g, w) >= 0 && t >= 0)
+            memcpy(lneed + (size_t)t * (size_t)world, need + (size_t)t * (size_t)world,
+                   (size_t)world);
+    }
+    for (size_t i = 0; i < (size_t)nt * (size_t)world; i++)
+        if (need[i] && !lneed[i])
+            return hg_kerr(err, errlen, "model parallelism: rank %d reads tensor %s from "
+                           "rank %d, but the lowering's transfers do not bring it",
+                           (int)(i % (size_t)world), hg_graph_tensor(g, (int)(i / (size_t)world))->name,
+                           src[i / (size_t)world]);
+    memcpy(need, lneed, (size_t)nt * (size_t)world);
+    return 0;
+}
+
+/* Every transfer of need[] in one global order: parameters first (tensor
+ * order), then each op's output right after the op (ops in seq[nn], the
+ * execution order), reading ranks ascending.  Every rank's sends and
+ * receives are this order filtered to the rank, so the earliest
+ * unfinished transfer always has both ends waiting for it.  Returns the
+ * count; xf[<= nt * world]. */
+static int transfers(const struct hg_graph *g, const int *seq, int nn, int world,
+                     const int *src, const unsigned char *need, struct xfer *xf)
+{
+    int nt = hg_graph_n_tensors(g), nx = 0;
     for (int t = 0; t < nt; t++)
         if (hg_graph_tensor(g, t)->kind == HG_T_PARAM)
             for (int q = 0; q < world; q++)
@@ -193,7 +242,16 @@ int hg__mp_plan(struct hg_graph *g, const struct hg__place *pl, int me, int worl
     if (hg__mp_sequence(g, pl, nn, seq, err, errlen) != 0)
         goto done;
     sources(g, pl->op_rank, nn, src);
-    int nx = transfers(g, pl->op_rank, seq, nn, world, src, need, xf);
+    needs(g, pl->op_rank, nn, world, src, need);
+    if (pl->xfer_node) {
+        unsigned char *lneed = malloc(cap); /* [nt][world] */
+        int lrc = lneed ? lowered(g, pl, world, src, need, lneed, err, errlen)
+                        : hg_kerr(err, errlen, "out of memory");
+        free(lneed);
+        if (lrc != 0)
+            goto done;
+    }
+    int nx = transfers(g, seq, nn, world, src, need, xf);
     if (check_deadlock(g, xf, nx, world, err, errlen) != 0)
         goto done;
     /* this rank's SEND and RECV nodes, appended after the optimizer in the

@@ -261,7 +261,9 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     c->s = cfg->strat;
     if (c->s)
         c->place = (struct hg__place){.op_rank = c->s->op_rank, .n_op_rank = c->s->nops,
-                                      .order = c->s->order, .n_order = c->s->nops};
+                                      .order = c->s->order, .n_order = c->s->nops,
+                                      .xfer_node = c->s->xfer_node,
+                                      .xfer_dst = c->s->xfer_dst, .nxfers = c->s->nxfers};
     c->comm = cfg->comm;
     c->world = cfg->comm ? hg_comm_world(cfg->comm) : 1;
     c->red = malloc(((size_t)R_N + 2 * (size_t)c->world) * sizeof(double));

@@ -19,7 +19,8 @@
 #     shm run; saved with --save-sharded (each parameter written by the
 #     rank of its optimizer op), bitwise the one-file checkpoint, and
 #     resumed from the shards, bitwise the straight run;
-#  3. refused, naming why: --update-freq 2 (strategies mixing model- and
+#  3. refused, naming why: a lowered transfer left out (the executor runs
+#     the lowering's transfers); --update-freq 2 (strategies mixing model- and
 #     data-parallel groups: tests/strategy_hybrid.sh);
 #  4. rank 1 killed mid-run: every rank exits within seconds, rank 1 and
 #     the tensor waited for named; rank 1 stopped (SIGSTOP): named with
@@ -210,6 +211,13 @@ expect() { # pattern args...
 expect "a model-parallel strategy runs one micro-batch per update so far" \
     --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/MP.cfg" \
     --update-freq 2
+# the executor runs the lowering's transfers (the simulator's): one of them
+# left out (a planted bug, HG_TEST_DROP_TRANSFER) is refused, naming the
+# tensor no transfer brings
+export HG_TEST_DROP_TRANSFER=0
+expect "but the lowering's transfers do not bring it" \
+    --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/MP.cfg"
+unset HG_TEST_DROP_TRANSFER
 echo "ok: refusals"
 
 # ---------------------------------------- 4. rank 1 killed, rank 1 stopped

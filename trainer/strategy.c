@@ -89,6 +89,34 @@ static const char *order_desc(const struct hg_ctl_strategy *out, const struct hg
     return b;
 }
 
+/* out->xfer_*: the lowering's transfers of a model-parallel strategy,
+ * every one a whole tensor from its op's device to another. */
+static int mp_transfers(struct hg_ctl_strategy *out, const struct hg_lowered *lw, char *err,
+                        size_t errlen)
+{
+    int n = 0;
+    /* a test aid (tests/strategy_mp.sh): transfer k left out, a planted
+     * bug the executor must refuse */
+    const char *drop = getenv("HG_TEST_DROP_TRANSFER");
+    long skip = drop && *drop ? strtol(drop, NULL, 10) : -1;
+    for (int v = 0; v < lw->nops; v++)
+        n += lw->ops[v].nxfer;
+    out->xfer_node = malloc(((size_t)n + 1) * sizeof *out->xfer_node);
+    out->xfer_dst = malloc(((size_t)n + 1) * sizeof *out->xfer_dst);
+    if (!out->xfer_node || !out->xfer_dst)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int v = 0; v < lw->nops; v++)
+        for (int k = 0; k < lw->ops[v].nxfer; k++) {
+            const struct hg_lxfer *x = &lw->ops[v].xfer[k];
+            HG_CHECK(!x->split && x->begin == 0 && x->end == lw->batch);
+            if (skip-- == 0)
+                continue;
+            out->xfer_node[out->nxfers] = v;
+            out->xfer_dst[out->nxfers++] = x->dst;
+        }
+    return 0;
+}
+
 /* All groups model parallel (1), none (0), or a mix (2). */
 static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st)
 {
@@ -338,6 +366,8 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
             HG_CHECK(lw->ops[v].nplace == 1);
             out->op_rank[v] = lw->ops[v].place[0].dev;
         }
+        if (mp_transfers(out, lw, err, errlen) != 0)
+            goto done;
         for (int d = 0; d < world; d++)
             out->rank_sent[d] = batch;
         int n = snprintf(out->desc, sizeof out->desc, "| strategy %s: model parallel, "
