@@ -486,7 +486,9 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                                           .samples = (int)a->samples, .explore = 1};
         struct hg_policy_train_stats ts;
         if (hg_policy_train(pol, &t, 1, &to, &ts, err, sizeof(err)) != 0) {
-            fprintf(stderr, "hgplan: --finetune: %s\n", err);
+            fprintf(stderr, "hgplan: --finetune: %s; nothing written%s%s\n", err,
+                    a->policy_out ? ", not --policy-out " : "",
+                    a->policy_out ? a->policy_out : "");
             rc = 1;
             goto out;
         }
@@ -1310,7 +1312,7 @@ static int train_policy(FILE *o, const struct args *a)
         goto out;
     }
     if (rc != 0) {
-        fprintf(stderr, "hgplan: --train-policy: %s\n", err);
+        fprintf(stderr, "hgplan: --train-policy: %s; --out %s not written\n", err, a->out);
         goto out;
     }
     fprintf(o, "trained: %ld updates in %.1f s, mean reward %.4f (first tenth) -> %.4f (last "

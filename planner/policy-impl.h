@@ -70,6 +70,35 @@ void hg__pol_net_free(struct hg__pol_net *n);
 /* Where tensor t (PARAM or STATE) of p's template lies in the master copy. */
 float *hg__pol_master(const struct hg_policy *p, int t);
 
+/* The largest |weight| a policy may hold (docs/planner.md, "Policy file").
+ * Its initial weights are at most about 1 (linear layers uniform in
+ * +-1/sqrt(fan in), layer norms 1, the learned scalars 0 or 1), and one
+ * AdamW update moves a weight by at most lr (1 - beta1) / sqrt(1 - beta2)
+ * = 3.2 lr (Kingma and Ba, 2.1): 0.01 at the default lr of 3e-3, so 1e6
+ * is 1e8 updates away, 2500 times the committed pretraining (40000
+ * updates in 275 s, largest |weight| 1.19), 8 days at its pace.  A logit that
+ * large is also past anything the softmax tells apart in f32 (exp(-1e6)
+ * is 0: the probabilities one-hot, the gradients zero), so a weight
+ * beyond it is a broken file or a diverged training, never a policy. */
+#define HG__POL_MAX_WEIGHT 1e6f
+/* 0 where the values x (its numel) of template tensor ti are what a
+ * policy can hold: finite, a parameter within +-HG__POL_MAX_WEIGHT,
+ * AdamW's exp_avg_sq (a mean of squares, under a square root in the
+ * update) not negative.  Else -1 with why "[i] = v: the reason".  AdamW's
+ * state has no bound of its own: a large exp_avg_sq only slows its
+ * weight, and AdamW keeps |exp_avg| within 7.3 sqrt(exp_avg_sq) (Cauchy-
+ * Schwarz, beta1 0.9, beta2 0.999), so an exp_avg far beyond that moves
+ * its weight past the bound at the next update, which the training's
+ * check names. */
+int hg__pol_check_values(const struct hg_tensor_info *ti, const float *x, char *why,
+                         size_t whylen);
+/* hg__pol_check_values over every parameter and AdamW state tensor of p's
+ * template, laid out as p's master copy in params [nparams] and state
+ * [nstate] (NULL: p's own).  -1 with err "params/NAME[i] = v: reason" or
+ * "optimizer/NAME...", the first found. */
+int hg__pol_check(const struct hg_policy *p, const float *params, const float *state,
+                  char *err, size_t errlen);
+
 /* policy_task.c */
 /* A simulation's reward against the reference's time ref (seconds). */
 double hg__pol_reward(const struct hg_sim_result *r, double ref);

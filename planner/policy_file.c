@@ -79,9 +79,12 @@ static int write_kind(const struct hg_policy *p, hid_t f, const char *group,
 int hg_policy_save(const struct hg_policy *p, const char *path, char *err, size_t errlen)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    char tmp[4200];
+    char tmp[4200], why[320];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
         return hg_kerr(err, errlen, "%s: path too long", path);
+    /* what hg_policy_load would refuse is never written */
+    if (hg__pol_check(p, NULL, NULL, why, sizeof(why)) != 0)
+        return hg_kerr(err, errlen, "%s: not written: %s", path, why);
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fcpl = H5Pcreate(H5P_FILE_CREATE);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
     H5Pset_obj_track_times(fcpl, 0);
@@ -114,7 +117,9 @@ int hg_policy_save(const struct hg_policy *p, const char *path, char *err, size_
 }
 
 /* Reads group name's tensors of kind into p's master copy, each checked
- * for its shape and CRC. */
+ * for its shape, CRC and values (hg__pol_check_values: finite, a weight
+ * within HG__POL_MAX_WEIGHT: a CRC says only that the bytes are those
+ * written). */
 static int read_kind(struct hg_policy *p, hid_t f, const char *path, const char *group,
                      enum hg_tkind kind, char *err, size_t errlen)
 {
@@ -143,6 +148,7 @@ static int read_kind(struct hg_policy *p, hid_t f, const char *path, const char 
         float *x = hg__pol_master(p, t);
         size_t n = (size_t)hg_shape_numel(&ti->shape);
         uint32_t crc = 0;
+        char why[160];
         if (!same)
             rc = hg_kerr(err, errlen, "%s: /%s/%s: not of shape the network has", path,
                          group, ti->name);
@@ -153,6 +159,9 @@ static int read_kind(struct hg_policy *p, hid_t f, const char *path, const char 
                  crc != hg_crc32_f32(x, n))
             rc = hg_kerr(err, errlen, "%s: /%s/%s: CRC mismatch (corrupt file)", path, group,
                          ti->name);
+        else if (hg__pol_check_values(ti, x, why, sizeof(why)) != 0)
+            rc = hg_kerr(err, errlen, "%s: /%s/%s%s (a corrupt or diverged policy)", path,
+                         group, ti->name, why);
         if (sp >= 0)
             H5Sclose(sp);
         H5Dclose(ds);

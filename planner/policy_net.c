@@ -2,7 +2,8 @@
  * groups' neighbourhoods, a Transformer layer, per-group heads) built as an
  * hg_graph with its REINFORCE loss, backward and AdamW, and the policy: one
  * master copy of the weights and AdamW state that every task's executor
- * loads before it runs and hands back after an update.
+ * loads before it runs and hands back after an update, and the checks of
+ * what those may hold (finite, a weight within HG__POL_MAX_WEIGHT).
  *
  * The network's weights do not depend on the number of groups or devices:
  * each task builds the same network for its own sizes (the same parameters
@@ -231,4 +232,47 @@ const float *hg_policy_param(const struct hg_policy *p, const char *name, size_t
         return NULL;
     *n = (size_t)hg_shape_numel(&hg_graph_tensor(p->tmpl.g, t)->shape);
     return hg__pol_master(p, t);
+}
+
+/* ---------------------------------------------------------------- checks */
+
+int hg__pol_check_values(const struct hg_tensor_info *ti, const float *x, char *why,
+                         size_t whylen)
+{
+    size_t n = (size_t)hg_shape_numel(&ti->shape), len = strlen(ti->name);
+    static const char sq_suffix[] = ".exp_avg_sq";
+    size_t k = sizeof(sq_suffix) - 1;
+    int sq = ti->kind == HG_T_STATE && len >= k && strcmp(ti->name + len - k, sq_suffix) == 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]))
+            return hg_kerr(why, whylen, "[%zu] = %g: not finite", i, (double)x[i]);
+        if (ti->kind == HG_T_PARAM && fabsf(x[i]) > HG__POL_MAX_WEIGHT)
+            return hg_kerr(why, whylen, "[%zu] = %g: beyond +-%g, more than any policy's "
+                           "training reaches", i, (double)x[i], (double)HG__POL_MAX_WEIGHT);
+        if (sq && x[i] < 0)
+            return hg_kerr(why, whylen, "[%zu] = %g: negative, where it is a mean of squares",
+                           i, (double)x[i]);
+    }
+    return 0;
+}
+
+int hg__pol_check(const struct hg_policy *p, const float *params, const float *state,
+                  char *err, size_t errlen)
+{
+    const struct hg_graph *g = p->tmpl.g;
+    for (int t = 0; t < hg_graph_n_tensors(g); t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind != HG_T_PARAM && ti->kind != HG_T_STATE)
+            continue;
+        const float *x = hg__pol_master(p, t); /* where it lies in the master copy */
+        if (ti->kind == HG_T_PARAM && params)
+            x = params + (x - p->params);
+        else if (ti->kind == HG_T_STATE && state)
+            x = state + (x - p->state);
+        char why[160];
+        if (hg__pol_check_values(ti, x, why, sizeof(why)) != 0)
+            return hg_kerr(err, errlen, "%s/%s%s",
+                           ti->kind == HG_T_PARAM ? "params" : "optimizer", ti->name, why);
+    }
+    return 0;
 }

@@ -39,9 +39,21 @@ static void weigh_placed(struct hg_policy_task *t)
     t->placed_new = 0;
 }
 
-/* One REINFORCE step on t: returns the mean reward of its samples. */
+/* HG_TEST_POLICY_POISON=N (tests/policy.sh): the Nth update of a
+ * training leaves head.dp.weight[0] NaN, as a diverged update would;
+ * 0: none. */
+static long test_poison(void)
+{
+    const char *e = getenv("HG_TEST_POLICY_POISON");
+    return e ? strtol(e, NULL, 10) : 0;
+}
+
+/* One REINFORCE step on t: returns the mean reward of its samples.  The
+ * updated weights and AdamW state reach p only where hg__pol_check
+ * passes them; else -1 naming the tensor and the update, p as it was
+ * (poison: plant a NaN first). */
 static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int expl,
-                      uint64_t *rng, double *mean, char *err, size_t errlen)
+                      int poison, uint64_t *rng, double *mean, char *err, size_t errlen)
 {
     int G = t->feat.ngroups, D = t->feat.ndev, A = HG_POLICY_ACTIONS(D);
     size_t np = (size_t)G * A, na = (size_t)G * 2;
@@ -118,10 +130,26 @@ static int train_step(struct hg_policy *p, struct hg_policy_task *t, int S, int 
     }
     if (rc == 0) {
         size_t n;
-        p->steps++;
-        memcpy(p->params, hg_exec_param_block(t->net.ex, &n), p->nparams * sizeof(float));
-        if (p->nstate)
-            memcpy(p->state, hg_exec_state_block(t->net.ex, &n), p->nstate * sizeof(float));
+        if (poison) {
+            int w = hg_graph_find(t->net.g, "head.dp.weight");
+            HG_CHECK(w >= 0);
+            ((float *)hg_exec_data(t->net.ex, w))[0] = NAN;
+        }
+        /* a diverged update (a NaN or inf gradient, a learning rate too
+         * large) stops the training here, before the master copy, which
+         * every file is written from */
+        const float *pb = hg_exec_param_block(t->net.ex, &n);
+        const float *sb = p->nstate ? hg_exec_state_block(t->net.ex, &n) : NULL;
+        char why[320];
+        if (hg__pol_check(p, pb, sb, why, sizeof(why)) != 0) {
+            rc = hg_kerr(err, errlen, "policy update %ld: %s (training stopped; the policy "
+                         "stays that of update %ld)", p->steps + 1, why, p->steps);
+        } else {
+            p->steps++;
+            memcpy(p->params, pb, p->nparams * sizeof(float));
+            if (p->nstate)
+                memcpy(p->state, sb, p->nstate * sizeof(float));
+        }
     }
     free(pl);
     free(ag);
@@ -234,11 +262,13 @@ int hg_policy_train(struct hg_policy *p, struct hg_policy_task *const *tasks, in
         if (eval_point(p, tasks, ntasks, o, &best, st, t0, err, errlen) != 0)
             goto fail;
     }
+    long poison = test_poison();
     for (long s = 0; cap < 0 || s < cap; s++) {
         if (o->seconds > 0 && hg_now() - t0 >= o->seconds)
             break;
         double m;
-        if (train_step(p, tasks[s % ntasks], S, o->explore, &rng, &m, err, errlen) != 0)
+        if (train_step(p, tasks[s % ntasks], S, o->explore, s + 1 == poison, &rng, &m, err,
+                       errlen) != 0)
             goto fail;
         if (o->eval_every > 0 && (s + 1) % o->eval_every == 0 &&
             eval_point(p, tasks, ntasks, o, &best, st, t0, err, errlen) != 0)

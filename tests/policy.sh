@@ -9,7 +9,9 @@
 # slower than gnn or the best baseline; --finetune places zero-shot, trains on the graph,
 # places again and keeps the faster, and --policy-out
 # writes what it trained (the kept policy's updates + 20; --eval-every
-# keeps the best evaluated, 0 the last); scripts/pretrain-policy's file
+# keeps the best evaluated, 0 the last), while an update that leaves a
+# weight NaN stops it naming the tensor and writes nothing (nor does
+# --train-policy); scripts/pretrain-policy's file
 # and the committed examples/policy/heterog.h5 place; a policy file that
 # is not one, truncated, or missing is refused with exit 1 naming it (no
 # signal); usage errors exit 2.
@@ -102,6 +104,33 @@ awk '/^zero-shot: greedy / { match($0, /[0-9.]+ s( OOM)?: kept the/); z = substr
 plan gnn --policy "$tmp/ft.h5" >"$tmp/ft2.out" 2>&1 || { cat "$tmp/ft2.out"; bad "--policy-out's file"; }
 grep -q "policy $tmp/ft.h5 ($((kept + 20)) updates)" "$tmp/ft2.out" ||
     { cat "$tmp/ft2.out"; bad "--policy-out: not $kept + 20 updates"; }
+
+# an update that leaves a weight NaN (planted: HG_TEST_POLICY_POISON=N,
+# the Nth update of the training) stops --finetune and --train-policy with
+# exit 1 naming the tensor and the policy's update; nothing is written: an
+# existing --policy-out stays as it was, no --out, no .tmp
+echo "keep me" >"$tmp/keep.h5"
+HG_TEST_POLICY_POISON=2 plan gnn --policy "$tmp/a.h5" --finetune 30 --policy-steps 5 \
+    --policy-out "$tmp/keep.h5" --out "$tmp/pois.txt" >"$tmp/pois.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/pois.out"; bad "--finetune with a NaN update: exit $rc, want 1"; }
+nan_named="params/head.dp.weight\[0\] = nan: not finite"
+grep -q "policy update $((kept + 2)): $nan_named" "$tmp/pois.out" ||
+    { cat "$tmp/pois.out"; bad "--finetune with a NaN update: tensor, update $((kept + 2)) not named"; }
+[ "$(cat "$tmp/keep.h5")" = "keep me" ] ||
+    bad "--finetune with a NaN update: --policy-out overwritten"
+[ -e "$tmp/keep.h5.tmp" ] && bad "--finetune with a NaN update: --policy-out's .tmp left"
+[ -e "$tmp/pois.txt" ] && bad "--finetune with a NaN update: --out written"
+HG_TEST_POLICY_POISON=3 "$HGPLAN" --train-policy --models mobilenet_v2 \
+    --clusters "$EX/heterog-8gpu.cfg" --perturb 0 --batch 8 --groups 16 --policy-steps 5 \
+    --samples 2 --eval-every 2 --out "$tmp/keep.h5" >"$tmp/pois.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/pois.out"; bad "--train-policy with a NaN update: exit $rc, want 1"; }
+grep -q "policy update 3: $nan_named" "$tmp/pois.out" ||
+    { cat "$tmp/pois.out"; bad "--train-policy with a NaN update: tensor and update 3 not named"; }
+[ "$(cat "$tmp/keep.h5")" = "keep me" ] ||
+    bad "--train-policy with a NaN update: --out overwritten"
+[ -e "$tmp/keep.h5.tmp" ] && bad "--train-policy with a NaN update: --out's .tmp left"
 
 # scripts/pretrain-policy (what wrote examples/policy/heterog.h5), 20
 # updates: its file places; the committed file loads with this hgplan (its

@@ -3,7 +3,11 @@
  * raises the reward and the greedy strategy puts it there; the forward
  * against a plain-C reference of the same math; the same seed gives the
  * same policy file byte for byte; files of another feature layout,
- * truncated or with a corrupted tensor are refused naming the file. */
+ * truncated or with a corrupted tensor are refused naming the file, and
+ * so are tensors with a NaN, an inf or a 1e38 behind a valid CRC (naming
+ * the tensor); an update that leaves a tensor non-finite or absurd stops
+ * the training naming the tensor and the update, the policy unchanged,
+ * and such a policy is never saved. */
 #define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
 #include <math.h>
@@ -12,8 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "data/hg_h5.h"
 #include "planner/hg_planner.h"
 #include "planner/policy-file.h"
+#include "planner/policy-impl.h"
 #include "tests/hg_test.h"
 
 /* One node of two devices over PCIe: device 1 is ten times faster than
@@ -708,6 +714,191 @@ static void test_file(struct toy *t, const char *dir)
     unlink(x);
 }
 
+/* Element i of dataset name in file path set to v, its crc32 attribute
+ * recomputed: a file whose every CRC is valid. */
+static void plant_value(const char *path, const char *name, size_t i, float v)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0, "reopen %s", path);
+    hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+    REQUIRE(ds >= 0, "%s: no %s", path, name);
+    hid_t sp = H5Dget_space(ds);
+    size_t n = (size_t)H5Sget_simple_extent_npoints(sp);
+    REQUIRE(i < n, "%s: %zu of %zu", name, i, n);
+    float *x = malloc(n * sizeof(float));
+    REQUIRE(x && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0,
+            "read %s", name);
+    x[i] = v;
+    uint32_t crc = hg_crc32_f32(x, n);
+    hid_t at = H5Aopen(ds, "crc32", H5P_DEFAULT);
+    REQUIRE(H5Dwrite(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, x) >= 0 && at >= 0 &&
+                H5Awrite(at, H5T_NATIVE_UINT32, &crc) >= 0,
+            "rewrite %s", name);
+    H5Aclose(at);
+    H5Sclose(sp);
+    H5Dclose(ds);
+    H5Fclose(f);
+    free(x);
+}
+
+/* A policy file with a value no policy holds behind a valid CRC (the
+ * reliability probe's NaN, inf and 1e38 weights, which placed without a
+ * word): refused, the file and the tensor named. */
+static void test_file_values(struct toy *t, const char *dir)
+{
+    char good[512], x[512], err[512];
+    snprintf(good, sizeof(good), "%s/good.h5", dir);
+    snprintf(x, sizeof(x), "%s/x.h5", dir);
+    train_save(t, 9, good);
+    char *bg = NULL;
+    long ng = file_bytes(good, &bg);
+    REQUIRE(ng > 0, "%s", good);
+    static const struct {
+        const char *tensor;
+        size_t i;
+        float v;
+        const char *what;
+    } cases[] = {
+        {"params/head.dp.weight", 3, NAN, "a NaN weight"},
+        {"params/gat1.q.bias", 0, INFINITY, "an inf weight"},
+        {"params/head.ref_weight", 0, -INFINITY, "a -inf weight"},
+        {"params/enc.in.weight", 17, 1e38f, "a 1e38 weight"},
+        {"params/tf.fc1.weight", 5, -2e6f, "a -2e6 weight"},
+        {"optimizer/head.agg.weight.exp_avg", 1, NAN, "a NaN exp_avg"},
+        {"optimizer/dev.fc1.bias.exp_avg_sq", 2, INFINITY, "an inf exp_avg_sq"},
+        {"optimizer/tf.ln1.weight.exp_avg_sq", 0, -1.f, "a negative exp_avg_sq"},
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        FILE *w = fopen(x, "wb");
+        REQUIRE(w && fwrite(bg, 1, (size_t)ng, w) == (size_t)ng && fclose(w) == 0, "copy");
+        plant_value(x, cases[c].tensor, cases[c].i, cases[c].v);
+        expect_refused(x, cases[c].what);
+        struct hg_policy *p = NULL;
+        if (hg_policy_load(&p, x, err, sizeof(err)) != 0)
+            EXPECT(strstr(err, cases[c].tensor) != NULL, "%s: message does not name %s: %s",
+                   cases[c].what, cases[c].tensor, err);
+        hg_policy_free(p);
+    }
+    /* the largest weight a policy may hold loads */
+    FILE *w = fopen(x, "wb");
+    REQUIRE(w && fwrite(bg, 1, (size_t)ng, w) == (size_t)ng && fclose(w) == 0, "copy");
+    plant_value(x, "params/tf.fc1.weight", 5, -1e6f);
+    struct hg_policy *p = NULL;
+    EXPECT(hg_policy_load(&p, x, err, sizeof(err)) == 0, "a -1e6 weight refused: %s", err);
+    hg_policy_free(p);
+    /* a 1e38 exp_avg loads (AdamW's state has no bound of its own) and
+     * moves its weight past the bound at the first update of a finetune,
+     * which names it */
+    w = fopen(x, "wb");
+    REQUIRE(w && fwrite(bg, 1, (size_t)ng, w) == (size_t)ng && fclose(w) == 0, "copy");
+    plant_value(x, "optimizer/head.agg.weight.exp_avg", 1, 1e38f);
+    REQUIRE(hg_policy_load(&p, x, err, sizeof(err)) == 0, "%s", err);
+    struct hg_policy_task *task;
+    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+            err);
+    struct hg_policy_train_opts o = {.steps = 2, .samples = 4, .explore = 1};
+    struct hg_policy_train_stats st;
+    err[0] = 0;
+    int rc = hg_policy_train(p, &task, 1, &o, &st, err, sizeof(err));
+    printf("finetune from a 1e38 exp_avg: %s\n", err);
+    EXPECT(rc == -1 && strstr(err, "policy update 21: params/head.agg.weight[1] = "),
+           "finetune from a 1e38 exp_avg (rc %d): %s", rc, err);
+    hg_policy_task_free(task);
+    hg_policy_free(p);
+    /* a policy holding a NaN is not saved: an existing file stays as it
+     * was, no .tmp is left */
+    REQUIRE(hg_policy_load(&p, good, err, sizeof(err)) == 0, "%s", err);
+    int wt = hg_graph_find(p->tmpl.g, "head.node.weight");
+    REQUIRE(wt >= 0, "head.node.weight");
+    hg__pol_master(p, wt)[7] = NAN;
+    w = fopen(x, "wb");
+    REQUIRE(w && fputs("keep me\n", w) >= 0 && fclose(w) == 0, "write %s", x);
+    err[0] = 0;
+    rc = hg_policy_save(p, x, err, sizeof(err));
+    printf("save with a NaN: %s\n", err);
+    EXPECT(rc == -1 && strstr(err, "head.node.weight") && strstr(err, x),
+           "saved a NaN weight (rc %d): %s", rc, err);
+    char *bx = NULL, tmp[600];
+    EXPECT(file_bytes(x, &bx) == 8 && memcmp(bx, "keep me\n", 8) == 0,
+           "the existing file was overwritten");
+    snprintf(tmp, sizeof(tmp), "%s.tmp", x);
+    EXPECT(access(tmp, F_OK) != 0, "%s left", tmp);
+    hg_policy_free(p);
+    free(bx);
+    free(bg);
+    unlink(good);
+    unlink(x);
+}
+
+/* A finetune whose update leaves a weight non-finite (an infinite
+ * learning rate, a NaN planted by HG_TEST_POLICY_POISON) or absurd (a
+ * learning rate of 1e30) stops at that update, naming the tensor and the
+ * update; the policy stays that of the update before (what hgplan would
+ * write).  good: updates made first, without the plant. */
+static void diverges(struct toy *t, float lr, const char *poison, long good,
+                     const char *want_update, const char *want_tensor, const char *what)
+{
+    char err[512] = "";
+    struct hg_policy_cfg cfg = {.seed = 3, .lr = lr};
+    struct hg_policy *p = hg_policy_new(&cfg);
+    struct hg_policy_task *task;
+    REQUIRE(hg_policy_task_new(&task, p, t->pg, t->g, t->pr, 4, err, sizeof(err)) == 0, "%s",
+            err);
+    struct hg_policy_train_stats st;
+    if (good > 0) {
+        struct hg_policy_train_opts o = {.steps = good, .samples = 4, .explore = 1};
+        REQUIRE(hg_policy_train(p, &task, 1, &o, &st, err, sizeof(err)) == 0, "%s", err);
+    }
+    size_t n = 0;
+    const float *w = hg_policy_param(p, "head.dp.weight", &n);
+    REQUIRE(w != NULL, "head.dp.weight");
+    float *keep = malloc(n * sizeof(float));
+    REQUIRE(keep != NULL, "malloc");
+    memcpy(keep, w, n * sizeof(float));
+    if (poison)
+        setenv("HG_TEST_POLICY_POISON", poison, 1);
+    struct hg_policy_train_opts o = {.steps = 4, .samples = 4, .explore = 1};
+    int rc = hg_policy_train(p, &task, 1, &o, &st, err, sizeof(err));
+    unsetenv("HG_TEST_POLICY_POISON");
+    printf("%s: %s\n", what, err);
+    EXPECT(rc == -1, "%s: the finetune went on", what);
+    EXPECT(strstr(err, want_update) != NULL, "%s: message does not name '%s': %s", what,
+           want_update, err);
+    EXPECT(strstr(err, want_tensor) != NULL, "%s: message does not name %s: %s", what,
+           want_tensor, err);
+    long steps;
+    hg_policy_get_cfg(p, &cfg, &steps);
+    EXPECT(steps == good, "%s: %ld updates kept, want %ld", what, steps, good);
+    EXPECT(memcmp(keep, w, n * sizeof(float)) == 0, "%s: the policy changed", what);
+    free(keep);
+    hg_policy_task_free(task);
+    hg_policy_free(p);
+}
+
+static void test_diverged(struct toy *t)
+{
+    diverges(t, INFINITY, NULL, 0, "policy update 1:", "params/", "an infinite learning rate");
+    diverges(t, 1e30f, NULL, 0, "policy update 1:", "beyond", "a learning rate of 1e30");
+    diverges(t, 0, "1", 1, "policy update 2:", "params/head.dp.weight[0] = nan",
+             "a NaN at the second update");
+    /* the check itself, on a copy of a policy's weights */
+    struct hg_policy *p = hg_policy_new(&(struct hg_policy_cfg){.seed = 5});
+    char err[512] = "";
+    float *x = malloc(p->nparams * sizeof(float));
+    REQUIRE(x != NULL, "malloc");
+    memcpy(x, p->params, p->nparams * sizeof(float));
+    EXPECT(hg__pol_check(p, x, NULL, err, sizeof(err)) == 0, "a new policy refused: %s", err);
+    int wt = hg_graph_find(p->tmpl.g, "tf.fc2.bias");
+    REQUIRE(wt >= 0, "tf.fc2.bias");
+    x[hg__pol_master(p, wt) - p->params + 4] = -INFINITY;
+    EXPECT(hg__pol_check(p, x, NULL, err, sizeof(err)) == -1 &&
+               strstr(err, "params/tf.fc2.bias[4] = -inf"),
+           "a poisoned copy: %s", err);
+    free(x);
+    hg_policy_free(p);
+}
+
 int main(void)
 {
     char err[256];
@@ -722,6 +913,8 @@ int main(void)
     test_keep_best(&t);
     test_place(&t);
     test_file(&t, dir);
+    test_file_values(&t, dir);
+    test_diverged(&t);
     toy_free(&t);
     rmdir(dir);
     printf("%s\n", failures ? "FAIL" : "PASS");
