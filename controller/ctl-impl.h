@@ -73,6 +73,35 @@ struct hg__mode {
     /* after the executor: installs the comm callbacks, its state in c */
     int (*start)(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
     void (*free)(struct hg_ctl *c);
+
+    /* The step (step.c asks these instead of testing which mode runs). */
+    int one_micro;           /* 1: one micro-batch per update (--update-freq 1) */
+    int partial;             /* 1: each rank's grad block holds the gradients
+                                it computes only: the norm is the sum over
+                                the ranks of sumsq's */
+    /* before micro-batch b of update `update`: 1 to drop it (counted in
+     * st->dropped), 0 to run it */
+    int (*micro)(struct hg_ctl *c, const struct hg_batch *b, uint64_t update,
+                 struct hg_ctl_stats *st);
+    /* the train plan's symbols for a batch (sym: the task's, filled) */
+    void (*syms)(const struct hg_ctl *c, int64_t *sym);
+    /* after fill() and hg_exec_prepare of the train plan: inputs of its
+     * own from the batch's (B samples) */
+    int (*inputs)(const struct hg_ctl *c, struct plan *p, int64_t B);
+    /* 0: another rank counts the loss and sample size (nll 0) or the NLL
+     * (nll 1) */
+    int (*counts)(const struct hg_ctl *c, int nll);
+    /* the squares of the gradients this rank alone holds (the statistics
+     * reduce adds them over the ranks) */
+    int (*sumsq)(struct hg_ctl *c, double *own, char *err, size_t errlen);
+    /* hg_ctl_sync_state's work */
+    int (*sync)(struct hg_ctl *c, char *err, size_t errlen);
+    /* before a validation batch: *skip 1 when this rank runs none */
+    int (*valid)(struct hg_ctl *c, int *skip, char *err, size_t errlen);
+    /* the rank holding parameter i, tensor `param` (-1: the default owner) */
+    int (*owner)(const struct hg_ctl *c, int i, int param);
+    /* more words for hg_ctl_describe, appended to buf[len] */
+    void (*describe)(const struct hg_ctl *c, char *buf, size_t len);
 };
 
 enum { HG__MAX_MODES = 8 };
@@ -104,10 +133,10 @@ struct hg_ctl {
     int *owner;              /* [train.g's params] the rank owning each
                                 (hg_ctl_param_owner) */
     struct hg_psagg *ps;     /* the strategy's parameter servers (psagg.c), or NULL */
-    double ps_sq_own, ps_sq_all; /* this update: squares of the gradients this
-                                    rank serves, of all served ones (model
-                                    parallelism: that this rank computes, of
-                                    all) */
+    double sq_own, sq_all;   /* this update: squares of the gradients this
+                                rank alone holds, of all such (the rows'
+                                sumsq: the ones it serves, or under model
+                                parallelism the ones it computes) */
     struct hg_mp *mp;        /* model parallelism's transfers (mp.c), or NULL */
     struct hg_hyb *hyb;      /* the strategy's split graph (hybrid.c), or NULL */
     int *rc_rank;            /* [train.g's nodes] the strategy's op_rank with
@@ -135,11 +164,6 @@ int hg__psagg_start(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err
                     size_t errlen);
 int hg__psagg_wait(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
                    size_t errlen);
-/* Sum of squares of the (summed) gradients this rank serves. */
-double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex);
-/* hg_ctl_sync_state's work. */
-int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
-                         size_t errlen);
 
 /* mp.c: hg__mode_mp, c->place's model parallelism.  Appends to g (after
  * hg_graph_optimizer) this rank's SEND and RECV nodes, rewires its ops'
@@ -162,29 +186,18 @@ int hg__mp_sequence(const struct hg_graph *g, const struct hg__place *pl, int nn
  * (c->mp), and which of the loss and NLL this rank counts. */
 int hg__mp_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
 void hg__mp_free(struct hg_mp *mp);
-/* The update the next pass belongs to (both ends of a transfer check it). */
-void hg__mp_set_step(struct hg_mp *mp, uint64_t step);
-/* The rank owning parameter tensor `param` (that of its optimizer op);
- * -1: no op updates it (every rank has it). */
-int hg__mp_owner(const struct hg_mp *mp, int param);
-/* Every parameter and its optimizer state broadcast from its owner: every
- * rank then holds all of them (checkpoints, validation). */
-int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen);
+/* The model-parallel step's hooks (struct hg__mode), split strategies'
+ * too. */
+int hg__mp_micro(struct hg_ctl *c, const struct hg_batch *b, uint64_t update,
+                 struct hg_ctl_stats *st);
+int hg__mp_counts(const struct hg_ctl *c, int nll);
+int hg__mp_sumsq(struct hg_ctl *c, double *own, char *err, size_t errlen);
+int hg__mp_sync(struct hg_ctl *c, char *err, size_t errlen);
+int hg__mp_valid(struct hg_ctl *c, int *skip, char *err, size_t errlen);
+int hg__mp_owner(const struct hg_ctl *c, int i, int param);
 
 /* hybrid.c: hg__mode_split, the strategy's pieces (s->npieces): the
  * forward copied once per piece of the batch, run as model parallelism
- * over the copies.  The pieces' batch symbols for the batch symbol's
- * value in sym[]. */
-void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym);
-/* After fill() and hg_exec_prepare: the pieces' rows of the inputs copied
- * into their own inputs (a batch of B). */
-int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
-                 int64_t B);
-/* Parameters all-reduced among their pieces' ranks (s->param_ar). */
-int hg__hyb_allreduced(const struct hg_hyb *h);
-/* Parameters updated on several ranks from one gradient (s->param_upd). */
-int hg__hyb_replicated(const struct hg_hyb *h);
-/* The pieces: a batch needs as many samples at least. */
-int hg__hyb_pieces(const struct hg_hyb *h);
+ * over the copies. */
 
 #endif

@@ -83,9 +83,6 @@ static void rows(const struct hg_hyb *h, int64_t B, int64_t *r)
             r[p] = r[p + 1] - 1;
 }
 
-int hg__hyb_pieces(const struct hg_hyb *h) { return h->np; }
-int hg__hyb_allreduced(const struct hg_hyb *h) { return h->nar; }
-int hg__hyb_replicated(const struct hg_hyb *h) { return h->nrep; }
 
 /* The nodes of the split graph standing for the task's nodes v[n] (their
  * copies per piece, or themselves) into out[n * pieces]; returns how many. */
@@ -144,6 +141,148 @@ static void hyb_free(struct hg_hyb *h)
     free(h);
 }
 
+/* The pieces' batch symbols (at most their share of the largest batch)
+ * and inputs (the task's inputs with a batch axis, rows cut; bdep[t] 1
+ * for those, map[t][p] piece p's); -1 with err. */
+static int split_inputs(struct hg_graph *g, struct hg_hyb *h, int nt0, unsigned char *bdep,
+                        int *map, char *err, size_t errlen)
+{
+    int np = h->np;
+    int64_t bmax = hg_graph_sym_max(g, h->bsym);
+    for (int p = 0; p < np; p++) {
+        int64_t len = h->piece[p + 1] - h->piece[p];
+        int64_t mx = (len * bmax + h->plan_batch - 1) / h->plan_batch + 1;
+        char name[32];
+        snprintf(name, sizeof name, "batch.p%d", p);
+        h->psym[p] = HG_SYM_INDEX(hg_graph_sym(g, name, mx < bmax ? mx : bmax));
+    }
+    for (int t = 0; t < nt0; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind != HG_T_INPUT || ti->batch_axis < 0)
+            continue;
+        if (ti->batch_axis != 0 || ti->decl.dim[0] != HG_SYM(h->bsym))
+            return hg_kerr(err, errlen, "a strategy splitting the batch: input %s has its "
+                           "batch on axis %d, not as the leading \"batch\" dimension",
+                           ti->name, ti->batch_axis);
+        bdep[t] = 1;
+        h->in[h->nin] = t;
+        for (int p = 0; p < np; p++) {
+            ti = hg_graph_tensor(g, t); /* may move as tensors are added */
+            struct hg_shape d = ti->decl;
+            d.dim[0] = HG_SYM(h->psym[p]);
+            char name[160];
+            snprintf(name, sizeof name, "%s.p%d", ti->name, p);
+            int x = hg_graph_input(g, name, ti->dtype, d.ndim, d.dim, 0);
+            h->pin[(size_t)h->nin * (size_t)np + (size_t)p] = x;
+            map[(size_t)t * (size_t)np + (size_t)p] = x;
+        }
+        h->nin++;
+    }
+    return 0;
+}
+
+/* Each forward node that reads a batch input, once per piece (h->clone,
+ * map and bdep extended to their outputs); -1 with err. */
+static int split_forward(struct hg_graph *g, struct hg_hyb *h, unsigned char *bdep, int *map,
+                         char *err, size_t errlen)
+{
+    int np = h->np;
+    for (int v = 0; v < h->nf; v++) {
+        const struct hg_node_info nd = *hg_graph_node(g, v);
+        int dep = 0;
+        for (int k = 0; k < nd.n_in; k++)
+            dep |= bdep[nd.in[k]];
+        for (int p = 0; p < np; p++)
+            h->clone[(size_t)v * (size_t)np + (size_t)p] = -1;
+        if (!dep)
+            continue;
+        if (nd.out < 0)
+            return hg_kerr(err, errlen, "a strategy splitting the batch: forward op %d (%s) "
+                           "has no output", v, hg_op_table[nd.op].name);
+        if (splittable(g, v, bdep, err, errlen) != 0)
+            return -1;
+        bdep[nd.out] = 1;
+        for (int p = 0; p < np; p++) {
+            int in[HG_MAX_INPUTS];
+            for (int k = 0; k < nd.n_in; k++) {
+                int c = map[(size_t)nd.in[k] * (size_t)np + (size_t)p];
+                in[k] = c >= 0 ? c : nd.in[k];
+            }
+            /* dropout: a piece's rows keep their masks, keyed by their
+             * sample ids (an input cut into pieces as the others) */
+            union hg_attr at = nd.attr;
+            h->clone[(size_t)v * (size_t)np + (size_t)p] = hg_graph_n_nodes(g);
+            map[(size_t)nd.out * (size_t)np + (size_t)p] =
+                hg_graph_op(g, nd.op, in, nd.n_in, &at);
+        }
+    }
+    return 0;
+}
+
+/* The loss (and the NLL) of the batch: the pieces' sums added (m's loss
+ * and nll set to them; the task's loss into *loss); -1 with err. */
+static int split_sums(struct hg_graph *g, struct hg_hyb *h, struct hg_task_model *m, int nt0,
+                      const unsigned char *bdep, const int *map, int *loss, char *err,
+                      size_t errlen)
+{
+    int np = h->np;
+    int sums[2] = {m->loss, m->nll}, ns = m->nll >= 0 && m->nll != m->loss ? 2 : 1;
+    *loss = sums[0];
+    for (int i = 0; i < ns; i++) {
+        int t = sums[i];
+        if (t < 0 || t >= nt0 || !bdep[t])
+            return hg_kerr(err, errlen, "a strategy splitting the batch: the task's %s does "
+                           "not depend on the batch", i ? "NLL" : "loss");
+        int s = map[(size_t)t * (size_t)np];
+        for (int p = 1; p < np; p++) {
+            int in[2] = {s, map[(size_t)t * (size_t)np + (size_t)p]};
+            s = hg_graph_op(g, HG_OP_ADD, in, 2, NULL);
+        }
+        if (i == 0)
+            m->loss = s;
+        else
+            m->nll = s;
+    }
+    if (ns == 1 && m->nll >= 0)
+        m->nll = m->loss;
+    return 0;
+}
+
+/* Every node's rank before the backward (h->dev, orig, opiece): a copy's
+ * piece's, a task's node that reads no batch input its piece 0's, the
+ * sums (nodes from first_sum) the rank of the task's loss op's first
+ * piece; -1 when out of memory. */
+static int place_nodes(const struct hg_graph *g, struct hg_hyb *h,
+                       const struct hg_ctl_strategy *st, int loss, int first_sum)
+{
+    int np = h->np;
+    h->nn = hg_graph_n_nodes(g);
+    h->dev = malloc((size_t)h->nn * sizeof *h->dev);
+    h->orig = malloc((size_t)h->nn * sizeof *h->orig);
+    h->opiece = calloc((size_t)h->nn, sizeof *h->opiece);
+    if (!h->dev || !h->orig || !h->opiece)
+        return -1;
+    for (int w = 0; w < h->nn; w++)
+        h->dev[w] = -1, h->orig[w] = -1;
+    for (int v = 0; v < h->nf; v++) {
+        if (h->clone[(size_t)v * (size_t)np] < 0) {
+            h->dev[v] = st->piece_dev[(size_t)v * (size_t)np];
+            h->orig[v] = v;
+            continue;
+        }
+        for (int p = 0; p < np; p++) {
+            int c = h->clone[(size_t)v * (size_t)np + (size_t)p];
+            h->dev[c] = st->piece_dev[(size_t)v * (size_t)np + (size_t)p];
+            h->orig[c] = v, h->opiece[c] = p;
+        }
+    }
+    h->lossop = hg_graph_tensor(g, loss)->producer;
+    int lrank = st->piece_dev[(size_t)h->lossop * (size_t)np];
+    for (int w = first_sum; w < h->nn; w++)
+        h->dev[w] = lrank;
+    return 0;
+}
+
 /* After the task's build: copies the forward once per piece of the batch
  * (inputs cut by row), sets m's loss and NLL to the pieces' sums; NULL
  * with err (an op that mixes rows across the batch, too many pieces). */
@@ -184,127 +323,24 @@ static struct hg_hyb *hyb_split(struct hg_graph *g, struct hg_task_model *m,
     memcpy(h->piece, st->piece, (size_t)(np + 1) * sizeof *h->piece);
     for (size_t i = 0; i < (size_t)nt0 * (size_t)np; i++)
         map[i] = -1;
-    /* the pieces' batch symbols: at most their share of the largest batch */
-    int64_t bmax = hg_graph_sym_max(g, h->bsym);
-    for (int p = 0; p < np; p++) {
-        int64_t len = h->piece[p + 1] - h->piece[p];
-        int64_t mx = (len * bmax + h->plan_batch - 1) / h->plan_batch + 1;
-        char name[32];
-        snprintf(name, sizeof name, "batch.p%d", p);
-        h->psym[p] = HG_SYM_INDEX(hg_graph_sym(g, name, mx < bmax ? mx : bmax));
-    }
-    /* the pieces' inputs: the task's inputs with a batch axis, rows cut */
-    for (int t = 0; t < nt0; t++) {
-        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
-        if (ti->kind != HG_T_INPUT || ti->batch_axis < 0)
-            continue;
-        if (ti->batch_axis != 0 || ti->decl.dim[0] != HG_SYM(h->bsym)) {
-            hg_kerr(err, errlen, "a strategy splitting the batch: input %s has its batch on "
-                    "axis %d, not as the leading \"batch\" dimension", ti->name,
-                    ti->batch_axis);
-            goto fail;
-        }
-        bdep[t] = 1;
-        h->in[h->nin] = t;
-        for (int p = 0; p < np; p++) {
-            ti = hg_graph_tensor(g, t); /* may move as tensors are added */
-            struct hg_shape d = ti->decl;
-            d.dim[0] = HG_SYM(h->psym[p]);
-            char name[160];
-            snprintf(name, sizeof name, "%s.p%d", ti->name, p);
-            int x = hg_graph_input(g, name, ti->dtype, d.ndim, d.dim, 0);
-            h->pin[(size_t)h->nin * (size_t)np + (size_t)p] = x;
-            map[(size_t)t * (size_t)np + (size_t)p] = x;
-        }
-        h->nin++;
-    }
-    /* each forward node that reads a batch input, once per piece */
+    if (split_inputs(g, h, nt0, bdep, map, err, errlen) != 0)
+        goto fail;
     enum hg_phase was = hg_graph_set_phase(g, HG_PH_FORWARD);
-    for (int v = 0; v < nf; v++) {
-        const struct hg_node_info nd = *hg_graph_node(g, v);
-        int dep = 0;
-        for (int k = 0; k < nd.n_in; k++)
-            dep |= bdep[nd.in[k]];
-        for (int p = 0; p < np; p++)
-            h->clone[(size_t)v * (size_t)np + (size_t)p] = -1;
-        if (!dep)
-            continue;
-        if (nd.out < 0 || splittable(g, v, bdep, err, errlen) != 0) {
-            if (nd.out < 0)
-                hg_kerr(err, errlen, "a strategy splitting the batch: forward op %d (%s) "
-                        "has no output", v, hg_op_table[nd.op].name);
-            hg_graph_set_phase(g, was);
-            goto fail;
-        }
-        bdep[nd.out] = 1;
-        for (int p = 0; p < np; p++) {
-            int in[HG_MAX_INPUTS];
-            for (int k = 0; k < nd.n_in; k++) {
-                int c = map[(size_t)nd.in[k] * (size_t)np + (size_t)p];
-                in[k] = c >= 0 ? c : nd.in[k];
-            }
-            /* dropout: a piece's rows keep their masks, keyed by their
-             * sample ids (an input cut into pieces as the others) */
-            union hg_attr at = nd.attr;
-            h->clone[(size_t)v * (size_t)np + (size_t)p] = hg_graph_n_nodes(g);
-            map[(size_t)nd.out * (size_t)np + (size_t)p] =
-                hg_graph_op(g, nd.op, in, nd.n_in, &at);
-        }
+    int first_sum = -1, loss = -1, rc = split_forward(g, h, bdep, map, err, errlen);
+    if (rc == 0) {
+        first_sum = hg_graph_n_nodes(g);
+        rc = split_sums(g, h, m, nt0, bdep, map, &loss, err, errlen);
     }
-    /* the loss (and the NLL) of the batch: the pieces' sums added */
-    int sums[2] = {m->loss, m->nll}, ns = m->nll >= 0 && m->nll != m->loss ? 2 : 1;
-    int first_sum = hg_graph_n_nodes(g);
-    for (int i = 0; i < ns; i++) {
-        int t = sums[i];
-        if (t < 0 || t >= nt0 || !bdep[t]) {
-            hg_kerr(err, errlen, "a strategy splitting the batch: the task's %s does not "
-                    "depend on the batch", i ? "NLL" : "loss");
-            hg_graph_set_phase(g, was);
-            goto fail;
-        }
-        int s = map[(size_t)t * (size_t)np];
-        for (int p = 1; p < np; p++) {
-            int in[2] = {s, map[(size_t)t * (size_t)np + (size_t)p]};
-            s = hg_graph_op(g, HG_OP_ADD, in, 2, NULL);
-        }
-        if (i == 0)
-            m->loss = s;
-        else
-            m->nll = s;
-    }
-    if (ns == 1 && m->nll >= 0)
-        m->nll = m->loss;
     hg_graph_set_phase(g, was);
+    if (rc != 0)
+        goto fail;
     /* metrics read the task's own tensors, which no rank computes here
      * (validation runs the whole graph) */
     m->metric_src = -1;
-    h->nn = hg_graph_n_nodes(g);
-    h->dev = malloc((size_t)h->nn * sizeof *h->dev);
-    h->orig = malloc((size_t)h->nn * sizeof *h->orig);
-    h->opiece = calloc((size_t)h->nn, sizeof *h->opiece);
-    if (!h->dev || !h->orig || !h->opiece) {
+    if (place_nodes(g, h, st, loss, first_sum) != 0) {
         hg_kerr(err, errlen, "out of memory");
         goto fail;
     }
-    for (int w = 0; w < h->nn; w++)
-        h->dev[w] = -1, h->orig[w] = -1;
-    for (int v = 0; v < nf; v++) {
-        if (h->clone[(size_t)v * (size_t)np] < 0) {
-            h->dev[v] = st->piece_dev[(size_t)v * (size_t)np];
-            h->orig[v] = v;
-            continue;
-        }
-        for (int p = 0; p < np; p++) {
-            int c = h->clone[(size_t)v * (size_t)np + (size_t)p];
-            h->dev[c] = st->piece_dev[(size_t)v * (size_t)np + (size_t)p];
-            h->orig[c] = v, h->opiece[c] = p;
-        }
-    }
-    /* the sums on the rank of the task's loss op's first piece */
-    h->lossop = hg_graph_tensor(g, sums[0])->producer;
-    int lrank = st->piece_dev[(size_t)h->lossop * (size_t)np];
-    for (int w = first_sum; w < h->nn; w++)
-        h->dev[w] = lrank;
     free(bdep);
     free(map);
     return h;
@@ -772,7 +808,8 @@ done:
     return rc;
 }
 
-void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym)
+/* The pieces' batch symbols for the batch symbol's value in sym[]. */
+static void hyb_syms(const struct hg_hyb *h, int64_t *sym)
 {
     int64_t r[HG_MAX_SYMS + 1], B = sym[h->bsym];
     rows(h, B, r);
@@ -780,8 +817,10 @@ void hg__hyb_syms(const struct hg_hyb *h, int64_t *sym)
         sym[h->psym[p]] = r[p + 1] - r[p];
 }
 
-int hg__hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
-                 int64_t B)
+/* After fill() and hg_exec_prepare: the pieces' rows of the inputs copied
+ * into their own inputs (a batch of B). */
+static int hyb_copy(const struct hg_hyb *h, struct hg_exec *ex, const struct hg_graph *g,
+                    int64_t B)
 {
     int64_t r[HG_MAX_SYMS + 1];
     rows(h, B, r);
@@ -836,6 +875,36 @@ static void mode_free(struct hg_ctl *c)
     hyb_free(c->hyb);
 }
 
+/* a batch smaller than the pieces: every rank reads it, each drops it
+ * alike */
+static int mode_micro(struct hg_ctl *c, const struct hg_batch *b, uint64_t update,
+                      struct hg_ctl_stats *st)
+{
+    if (b->size < c->hyb->np) {
+        st->dropped += b->size;
+        return 1;
+    }
+    return hg__mp_micro(c, b, update, st);
+}
+
+static void mode_syms(const struct hg_ctl *c, int64_t *sym) { hyb_syms(c->hyb, sym); }
+
+static int mode_inputs(const struct hg_ctl *c, struct plan *p, int64_t B)
+{
+    return hyb_copy(c->hyb, p->ex, p->g, B);
+}
+
+static void mode_describe(const struct hg_ctl *c, char *buf, size_t len)
+{
+    size_t n = strlen(buf);
+    if (c->hyb->nar > 0 && n < len)
+        n += (size_t)snprintf(buf + n, len - n, "; %d parameters all-reduced among the "
+                              "ranks of their pieces", c->hyb->nar);
+    if (c->hyb->nrep > 0 && n < len)
+        snprintf(buf + n, len - n, "; %d parameters updated on every rank of their update "
+                 "op", c->hyb->nrep);
+}
+
 const struct hg__mode hg__mode_split = {
     .name = "split",
     .claims = mode_claims,
@@ -844,4 +913,15 @@ const struct hg__mode hg__mode_split = {
     .order = mode_order,
     .start = hg__mp_start,
     .free = mode_free,
+    .one_micro = 1,
+    .partial = 1,
+    .micro = mode_micro,
+    .syms = mode_syms,
+    .inputs = mode_inputs,
+    .counts = hg__mp_counts,
+    .sumsq = hg__mp_sumsq,
+    .sync = hg__mp_sync,
+    .valid = hg__mp_valid,
+    .owner = hg__mp_owner,
+    .describe = mode_describe,
 };

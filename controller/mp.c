@@ -627,9 +627,9 @@ void hg__mp_free(struct hg_mp *mp)
     free(mp);
 }
 
-void hg__mp_set_step(struct hg_mp *mp, uint64_t step) { mp->step = step; }
-
-int hg__mp_owner(const struct hg_mp *mp, int param)
+/* The rank owning parameter tensor `param` (that of its optimizer op);
+ * -1: no op updates it (every rank has it). */
+static int mp_owner(const struct hg_mp *mp, int param)
 {
     for (int v = 0; v < mp->n_op_rank; v++) {
         const struct hg_node_info *nd = hg_graph_node(mp->g, v);
@@ -639,7 +639,9 @@ int hg__mp_owner(const struct hg_mp *mp, int param)
     return -1;
 }
 
-int hg__mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
+/* Every parameter and its optimizer state broadcast from its owner: every
+ * rank then holds all of them (checkpoints, validation). */
+static int mp_sync(struct hg_mp *mp, struct hg_exec *ex, char *err, size_t errlen)
 {
     /* a GPU plan: the host mirror is what travels */
     if (hg_exec_download(ex, HG_R_PARAMS | HG_R_STATE, err, errlen) != 0)
@@ -716,10 +718,56 @@ static int mode_order(struct hg_ctl *c, struct plan *p, int **ord, char *err, si
 
 static void mode_free(struct hg_ctl *c) { hg__mp_free(c->mp); }
 
+/* The step's hooks, split strategies' too. */
+int hg__mp_micro(struct hg_ctl *c, const struct hg_batch *b, uint64_t update,
+                 struct hg_ctl_stats *st)
+{
+    (void)b, (void)st;
+    c->mp->step = update; /* both ends of a transfer check it */
+    return 0;
+}
+
+/* the loss and sample size are counted by the loss op's rank */
+int hg__mp_counts(const struct hg_ctl *c, int nll) { return nll ? c->mp_nll : c->mp_loss; }
+
+int hg__mp_sumsq(struct hg_ctl *c, double *own, char *err, size_t errlen)
+{
+    return hg_exec_grad_sumsq(c->train.ex, own, err, errlen);
+}
+
+int hg__mp_sync(struct hg_ctl *c, char *err, size_t errlen)
+{
+    return mp_sync(c->mp, c->train.ex, err, errlen);
+}
+
+/* every rank feeds the whole valid set; the parameters gathered from
+ * their owners (every rank), rank 0 counts */
+int hg__mp_valid(struct hg_ctl *c, int *skip, char *err, size_t errlen)
+{
+    if (c->valid_stale && mp_sync(c->mp, c->train.ex, err, errlen) != 0)
+        return -1;
+    *skip = hg_comm_rank(c->comm) != 0;
+    return 0;
+}
+
+int hg__mp_owner(const struct hg_ctl *c, int i, int param)
+{
+    (void)i;
+    return mp_owner(c->mp, param);
+}
+
 const struct hg__mode hg__mode_mp = {
     .name = "model parallel",
     .claims = mode_claims,
     .order = mode_order,
     .start = hg__mp_start,
     .free = mode_free,
+    .one_micro = 1,
+    .partial = 1,
+    .micro = hg__mp_micro,
+    .counts = hg__mp_counts,
+    .sumsq = hg__mp_sumsq,
+    .sync = hg__mp_sync,
+    .valid = hg__mp_valid,
+    .owner = hg__mp_owner,
 };

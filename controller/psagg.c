@@ -242,7 +242,8 @@ int hg__psagg_wait(struct hg_psagg *ps, struct hg_exec *ex, int node, char *err,
     return ps->gpu ? hg_exec_comm_copy(ex, node, 0, err, errlen) : 0;
 }
 
-double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex)
+/* Sum of squares of the (summed) gradients this rank serves. */
+static double ps_sumsq(const struct hg_psagg *ps, struct hg_exec *ex)
 {
     double sq = 0;
     for (int i = 0; i < ps->np; i++) {
@@ -257,8 +258,8 @@ double hg__psagg_sumsq(const struct hg_psagg *ps, struct hg_exec *ex)
     return sq;
 }
 
-int hg__psagg_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err,
-                         size_t errlen)
+/* hg_ctl_sync_state's work: the servers' optimizer state to every rank. */
+static int ps_sync_state(struct hg_psagg *ps, struct hg_exec *ex, char *err, size_t errlen)
 {
     /* the optimizer op of each served parameter names its state tensors
      * (a GPU plan: its host mirror travels) */
@@ -309,6 +310,25 @@ static int mode_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen
 
 static void mode_free(struct hg_ctl *c) { ps_free(c->ps); }
 
+static int mode_sumsq(struct hg_ctl *c, double *own, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    *own = ps_sumsq(c->ps, c->train.ex);
+    return 0;
+}
+
+static int mode_sync(struct hg_ctl *c, char *err, size_t errlen)
+{
+    return ps_sync_state(c->ps, c->train.ex, err, errlen);
+}
+
+/* a served parameter is its server's */
+static int mode_owner(const struct hg_ctl *c, int i, int param)
+{
+    (void)param;
+    return hg__psagg_served(c->s, i) ? c->s->agg_ps[i] : -1;
+}
+
 const struct hg__mode hg__mode_ps = {
     .name = "parameter server",
     .claims = mode_claims,
@@ -317,4 +337,7 @@ const struct hg__mode hg__mode_ps = {
     .filter = mode_filter,
     .start = mode_start,
     .free = mode_free,
+    .sumsq = mode_sumsq,
+    .sync = mode_sync,
+    .owner = mode_owner,
 };

@@ -194,10 +194,12 @@ static int set_owners(struct hg_ctl *c)
     for (int i = 0; rc == 0 && i < np; i++) {
         int t = hg_graph_param_at(c->train.g, i);
         size[i] = hg_shape_numel(&hg_graph_tensor(c->train.g, t)->shape);
-        int server = c->comm && hg__psagg_served(c->s, i) ? c->s->agg_ps[i] : -1;
-        /* model parallelism: the rank that holds and updates it */
-        if (c->mp)
-            server = hg__mp_owner(c->mp, t);
+        /* a server, or under model parallelism the rank that holds and
+         * updates it */
+        int server = -1;
+        for (int k = 0; k < c->nmode; k++)
+            if (c->mode[k]->owner)
+                server = c->mode[k]->owner(c, i, t);
         HG_CHECK(server < world);
         if (server >= 0) {
             c->owner[i] = server;
@@ -279,7 +281,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
             HG_CHECK(c->nmode < HG__MAX_MODES);
             c->mode[c->nmode++] = hg__ctl_modes[k];
         }
-    if (c->comm && c->s && c->s->kind != HG_LAYOUT_DP && cfg->update_freq > 1) {
+    int one_micro = 0;
+    for (int k = 0; k < c->nmode; k++)
+        one_micro |= c->mode[k]->one_micro;
+    if (one_micro && cfg->update_freq > 1) {
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
                        "update so far (--update-freq > 1: its gradients arrive outside the "
@@ -400,14 +405,36 @@ static int fill(struct hg_ctl *c, struct plan *p, const struct hg_batch *b,
     fill_sample_ids(p, b);
     for (int i = 0; i < p->m.nsym; i++)
         sym[HG_SYM_INDEX(p->m.sym[i])] = f.sym_value[i];
-    int hyb = c->hyb && p == &c->train;
-    if (hyb)
-        hg__hyb_syms(c->hyb, sym);
+    int train = p == &c->train;
+    for (int k = 0; train && k < c->nmode; k++)
+        if (c->mode[k]->syms)
+            c->mode[k]->syms(c, sym);
     st->sym = sym;
     *sample_size = f.sample_size;
     if (hg_exec_prepare(p->ex, st, err, errlen) != 0)
         return -1;
-    return hyb ? hg__hyb_copy(c->hyb, p->ex, p->g, b->size) : 0;
+    for (int k = 0; train && k < c->nmode; k++)
+        if (c->mode[k]->inputs && c->mode[k]->inputs(c, p, b->size) != 0)
+            return -1;
+    return 0;
+}
+
+/* 0: another rank counts the loss (nll 0) or the NLL (nll 1) */
+static int counts(const struct hg_ctl *c, int nll)
+{
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->counts && !c->mode[k]->counts(c, nll))
+            return 0;
+    return 1;
+}
+
+/* 1: some mode's ranks hold only their own gradients (mode->partial) */
+static int partial(const struct hg_ctl *c)
+{
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->partial)
+            return 1;
+    return 0;
 }
 
 int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
@@ -416,11 +443,9 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
 {
     if (b->size == 0)
         return 0; /* a dummy batch: weight zero, nothing to add */
-    if (c->hyb && b->size < hg__hyb_pieces(c->hyb)) {
-        /* every rank reads this batch: each drops it alike */
-        st->dropped += b->size;
-        return 0;
-    }
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->micro && c->mode[k]->micro(c, b, num_updates + 1, st) != 0)
+            return 0; /* dropped */
     int64_t sym[HG_MAX_SYMS_TASK];
     double ss;
     /* The first micro-batch's gradient stays in the grad block (the common
@@ -436,8 +461,6 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
      * within it: fill_sample_ids) */
     struct hg_step hs = {.step = num_updates + 1, .grad_scale = 1.f};
     double t0 = hg_now();
-    if (c->mp)
-        hg__mp_set_step(c->mp, num_updates + 1);
     if (fill(c, &c->train, b, &hs, sym, &ss, err, errlen) != 0 ||
         hg_exec_run(c->train.ex, &hs, 0, c->train.n_fb, err, errlen) != 0)
         return -1;
@@ -445,12 +468,12 @@ int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
      * and backward are done, --rank-slowdown's sleep with them */
     c->t_compute += hg_now() - t0;
     /* model parallelism: each counted once, by the rank that has it */
-    if (!c->mp || c->mp_loss) {
+    if (counts(c, 0)) {
         st->loss_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.loss);
         st->sample_size += ss;
         st->nsentences += (double)b->size;
     }
-    if (!c->mp || c->mp_nll)
+    if (counts(c, 1))
         st->nll_sum += *(const float *)hg_exec_data(c->train.ex, c->train.m.nll >= 0
                                                     ? c->train.m.nll : c->train.m.loss);
     if (c->n_acc >= 1 && hg_exec_grad_op(c->train.ex, HG_GRAD_ADD, err, errlen) != 0)
@@ -474,7 +497,7 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, int times,
     v[R_SENT] = st->nsentences;
     v[R_STOP_SIGNAL] = (st->stop & HG_STOP_SIGNAL) != 0;
     v[R_STOP_TIME] = (st->stop & HG_STOP_TIME) != 0;
-    v[R_PS_SQ] = c->ps_sq_own;
+    v[R_PS_SQ] = c->sq_own;
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
         v[R_METRIC + i] = st->metrics[i];
     /* each rank its own slots: the sum is every rank's times (exact:
@@ -491,7 +514,7 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, int times,
     st->nll_sum = v[R_NLL];
     st->sample_size = v[R_SS];
     st->nsentences = v[R_SENT];
-    c->ps_sq_all = v[R_PS_SQ];
+    c->sq_all = v[R_PS_SQ];
     st->stop = (v[R_STOP_SIGNAL] > 0 ? HG_STOP_SIGNAL : 0) |
                (v[R_STOP_TIME] > 0 ? HG_STOP_TIME : 0);
     for (int i = 0; i < HG_TASK_MAX_METRICS; i++)
@@ -502,7 +525,7 @@ static int reduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st, int times,
 int hg_ctl_allreduce_stats(struct hg_ctl *c, struct hg_ctl_stats *st,
                            char *err, size_t errlen)
 {
-    c->ps_sq_own = 0;
+    c->sq_own = 0;
     return c->comm ? reduce_stats(c, st, 0, err, errlen) : 0;
 }
 
@@ -514,9 +537,10 @@ int hg_ctl_rank_times(const struct hg_ctl *c, const double **t)
 
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen)
 {
-    if (c->mp)
-        return hg__mp_sync(c->mp, c->train.ex, err, errlen);
-    return c->ps ? hg__psagg_sync_state(c->ps, c->train.ex, err, errlen) : 0;
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->sync && c->mode[k]->sync(c, err, errlen) != 0)
+            return -1;
+    return 0;
 }
 
 int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
@@ -544,9 +568,10 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         c->t_wait = hg_now() - t0;
         /* the gradients a PS serves are summed on their server only: the
          * norm adds each server's part */
-        c->ps_sq_own = c->ps ? hg__psagg_sumsq(c->ps, ex) : 0;
-        if (c->mp && hg_exec_grad_sumsq(ex, &c->ps_sq_own, err, errlen) != 0)
-            return -1;
+        c->sq_own = 0;
+        for (int k = 0; k < c->nmode; k++)
+            if (c->mode[k]->sumsq && c->mode[k]->sumsq(c, &c->sq_own, err, errlen) != 0)
+                return -1;
         if (reduce_stats(c, st, 1, err, errlen) != 0)
             return -1;
     }
@@ -559,11 +584,14 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         st->skipped = 1; /* nothing seen: no update */
         return 0;
     }
-    double sumsq = c->ps_sq_all;
-    if (!c->mp && hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
+    double sumsq = c->sq_all;
+    int part = partial(c);
+    if (!part && hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
         return -1;
-    if (c->ps)
-        sumsq += c->ps_sq_all - c->ps_sq_own;
+    /* the gradients some rank alone holds (a server's): the others' (0
+     * without such) */
+    if (!part)
+        sumsq += c->sq_all - c->sq_own;
     /* fp16: the grads are scaled by the loss scale */
     st->loss_scale = c->loss_scale;
     st->gnorm = sqrt(sumsq) / st->sample_size / c->loss_scale;
@@ -620,9 +648,11 @@ int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
         return 0;
     /* model parallelism: every rank feeds the whole valid set; the
      * parameters gathered from their owners (every rank), rank 0 counts */
-    if (c->valid_stale && c->mp && hg__mp_sync(c->mp, c->train.ex, err, errlen) != 0)
-        return -1;
-    if (c->mp && hg_comm_rank(c->comm) != 0) {
+    int skip = 0;
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->valid && c->mode[k]->valid(c, &skip, err, errlen) != 0)
+            return -1;
+    if (skip) {
         c->valid_stale = 0;
         return 0;
     }
@@ -662,12 +692,9 @@ void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
                  c->cfg.lowp == HG_LOWP_BF16 ? " (bf16 GEMMs)"
                  : c->cfg.lowp == HG_LOWP_FP16 ? " (fp16 GEMMs, loss scaling)" : "");
     char ar[192] = "";
-    if (c->hyb && hg__hyb_allreduced(c->hyb) > 0)
-        snprintf(ar, sizeof ar, "; %d parameters all-reduced among the ranks of their "
-                 "pieces", hg__hyb_allreduced(c->hyb));
-    if (c->hyb && hg__hyb_replicated(c->hyb) > 0)
-        snprintf(ar + strlen(ar), sizeof ar - strlen(ar), "; %d parameters updated on "
-                 "every rank of their update op", hg__hyb_replicated(c->hyb));
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->describe)
+            c->mode[k]->describe(c, ar, sizeof ar);
     snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s "
              "(activations %.1f MiB, %.1f without reuse), BLAS %s, ISA %s, "
              "%d threads%s",
