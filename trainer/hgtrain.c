@@ -38,8 +38,8 @@ static const char *const default_job[] = {
     "--momentum", "0.9", "--lr", "0.01", "--max-epoch", "2",
     "--save-dir", "checkpoints/mnist", "--log-interval", "200", NULL};
 
-
-/* hg__run_stop_signal (run-train.c): the first SIGINT or SIGTERM */
+/* the first SIGINT or SIGTERM goes to hg__run_stop_signal (run-train.c,
+ * which reads it) */
 static volatile sig_atomic_t n_sigint;   /* SIGINTs seen (Ctrl-C) */
 static volatile sig_atomic_t says_stops; /* this process reports them (rank 0) */
 
@@ -121,36 +121,38 @@ static int export_graph(struct run *r, char *err, size_t errlen)
  * arguments. */
 static int commands(int *argc, char ***argv, int *rc)
 {
-    if (*argc > 1 && strcmp((*argv)[1], "merge-checkpoint") == 0) {
-        *rc = merge_main(*argc - 1, *argv + 1);
+    int n = *argc;
+    char **v = *argv;
+    if (n > 1 && strcmp(v[1], "merge-checkpoint") == 0) {
+        *rc = merge_main(n - 1, v + 1);
         return 1;
     }
-    if (*argc > 1 && strcmp((*argv)[1], "generate") == 0) {
-        *rc = hg_generate_main(*argc - 1, *argv + 1);
+    if (n > 1 && strcmp(v[1], "generate") == 0) {
+        *rc = hg_generate_main(n - 1, v + 1);
         return 1;
     }
-    if (*argc > 1 && strcmp((*argv)[1], "interactive") == 0) {
-        *rc = hg_interactive_main(*argc - 1, *argv + 1);
+    if (n > 1 && strcmp(v[1], "interactive") == 0) {
+        *rc = hg_interactive_main(n - 1, v + 1);
         return 1;
     }
-    if (*argc == 1) { /* the built-in default job */
-        *argv = (char **)default_job;
-        for (*argc = 0; default_job[*argc]; (*argc)++)
+    if (n == 1) { /* the built-in default job */
+        *argv = v = (char **)default_job;
+        for (n = 0; default_job[n]; n++)
             ;
+        *argc = n;
     }
-    char **argv_ = *argv;
-    if (*argc > 1 && strcmp(argv_[1], "--version") == 0) {
+    if (n > 1 && strcmp(v[1], "--version") == 0) {
         hg_print_version("hgtrain");
         *rc = 0;
         return 1;
     }
-    if (*argc > 1 && argv_[1][0] && argv_[1][0] != '-') { /* a mistyped command? */
+    if (n > 1 && v[1][0] && v[1][0] != '-') { /* a mistyped command? */
         static const char *const cmds[] = {"generate", "interactive", "merge-checkpoint", NULL};
         char hint[96];
         fprintf(stderr, "hgtrain: unknown command '%s'%s (commands: generate, interactive, "
                 "merge-checkpoint; "
-                "training takes options only: hgtrain --help)\n", argv_[1],
-                hg_suggest_text(argv_[1], cmds, "", hint, sizeof(hint)));
+                "training takes options only: hgtrain --help)\n", v[1],
+                hg_suggest_text(v[1], cmds, "", hint, sizeof(hint)));
         *rc = 2;
         return 1;
     }
