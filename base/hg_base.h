@@ -249,6 +249,20 @@ char *hg_opt_to_string(const struct hg_opt_prog *p);
 /* Frees the strings and lists of every table and zeroes those fields. */
 void hg_opt_free(const struct hg_opt_prog *p);
 
+/* libconfig's config_read_file for every libconfig file we read (the -c
+ * config file, cluster, profile and strategy files): the same result and
+ * error state (config_error_type/_line/_text; CONFIG_ERR_FILE_IO when it
+ * cannot be read), in time linear in the file's size.  libconfig's own
+ * reader rescans a token from its start at every 8 KiB it reads, so a line
+ * of L bytes took O(L^2) (a 4 MiB comment line: 10-25 s); this one reads
+ * the file whole and parses it as one string.  A NUL byte (where
+ * config_read_string would silently stop) is a parse error at its line;
+ * files over HG_CONFIG_MAX_BYTES are refused.  CONFIG_TRUE or
+ * CONFIG_FALSE. */
+#define HG_CONFIG_MAX_BYTES ((size_t)256 << 20)
+struct config_t;
+int hg_config_read_file(struct config_t *cfg, const char *path);
+
 #ifdef __cplusplus
 }
 #endif

@@ -520,11 +520,71 @@ static int tokenize(const struct hg_opt_prog *p, int argc, char **argv, int leni
 
 /* ------------------------------------------------------------ config */
 
+/* the parse error of hg_config_read_file (a static text, as libconfig's) */
+static int config_fail(config_t *cfg, config_error_t type, const char *text, int line)
+{
+    cfg->error_type = type;
+    cfg->error_text = text;
+    cfg->error_file = NULL;
+    cfg->error_line = line;
+    return CONFIG_FALSE;
+}
+
+int hg_config_read_file(config_t *cfg, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return config_fail(cfg, CONFIG_ERR_FILE_IO, "file I/O error", 0);
+    size_t len = 0, cap = 0;
+    char *buf = NULL;
+    int too_big = 0, io = 0;
+    for (;;) {
+        if (cap - len < 2) { /* room for a read and the NUL */
+            size_t ncap = cap ? 2 * cap : 65536;
+            char *b = realloc(buf, ncap);
+            if (!b) {
+                io = 1;
+                break;
+            }
+            buf = b;
+            cap = ncap;
+        }
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (len > HG_CONFIG_MAX_BYTES) {
+            too_big = 1;
+            break;
+        }
+        if (n == 0) {
+            io = ferror(f) != 0;
+            break;
+        }
+    }
+    fclose(f);
+    if (io || too_big) {
+        free(buf);
+        return too_big ? config_fail(cfg, CONFIG_ERR_PARSE, "file larger than 256 MiB", 0)
+                       : config_fail(cfg, CONFIG_ERR_FILE_IO, "file I/O error", 0);
+    }
+    buf[len] = '\0';
+    const char *nul = memchr(buf, '\0', len);
+    if (nul) {
+        int line = 1;
+        for (const char *c = buf; c < nul; c++)
+            line += *c == '\n';
+        free(buf);
+        return config_fail(cfg, CONFIG_ERR_PARSE, "a NUL byte (not a text file?)", line);
+    }
+    int ok = config_read_string(cfg, buf);
+    free(buf);
+    return ok;
+}
+
 /* 0 with cfg to config_destroy, or -1 with err (and nothing to free). */
 static int read_config(config_t *cfg, const char *path, char *err, size_t errlen)
 {
     config_init(cfg);
-    if (config_read_file(cfg, path))
+    if (hg_config_read_file(cfg, path))
         return 0;
     if (config_error_type(cfg) == CONFIG_ERR_FILE_IO)
         hg_kerr(err, errlen, "%s: cannot read the config file", path);

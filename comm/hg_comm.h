@@ -287,6 +287,7 @@ void hg_comm_shm_group_free(struct hg_comm_shm_group *g);
 #define HG_STORE_TOKEN_LEN 32 /* hex characters of 128 random bits */
 #define HG_STORE_MAX_KEY 256
 #define HG_STORE_MAX_VALUE (1u << 20)
+#define HG_STORE_ABORT_MAX 200 /* bytes of hg_store_abort's reason kept */
 
 /* A fresh random token (HG_STORE_TOKEN_LEN hex characters + NUL). */
 int hg_store_token_new(char token[HG_STORE_TOKEN_LEN + 1], char *err,
@@ -328,6 +329,22 @@ int hg_store_get(struct hg_store *st, const char *key, void *val, size_t cap,
  * new value. */
 int hg_store_add(struct hg_store *st, const char *key, int64_t delta,
                  int64_t *result, char *err, size_t errlen);
+/* Set-if-absent: sets key to the string val when nobody has (returns 0), or
+ * leaves it and copies what it holds into holder[cap] (returns 1); -1 with
+ * a message.  hg_launch_connect claims "rank/<rank>" with "pid P on HOST",
+ * so that a second process started as the same rank is refused at once. */
+int hg_store_claim(struct hg_store *st, const char *key, const char *val,
+                   char *holder, size_t cap, char *err, size_t errlen);
+/* The job has failed, `why` (at most HG_STORE_ABORT_MAX bytes kept; the
+ * first abort wins): every GET parked in the store and every later GET of
+ * an absent key fails at once with "the job failed: <why>" instead of
+ * waiting for its timeout.  A launcher sends it when one of its ranks
+ * dies. */
+int hg_store_abort(struct hg_store *st, const char *why, char *err, size_t errlen);
+/* 1 with "the job failed: <why>" in why[cap] when the store has been
+ * aborted; 0 when not, or when the store did not answer within 2 s (a wait
+ * that polls it keeps its own timeout). */
+int hg_store_failed(struct hg_store *st, char *why, size_t cap);
 /* Every one of world ranks calls it with the same name: returns when all
  * have; a timeout names the ranks that have not arrived. */
 int hg_store_barrier(struct hg_store *st, const char *name, int world,

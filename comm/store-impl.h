@@ -12,6 +12,11 @@
 
 #define HG_STORE_MAGIC 0x54534748u /* "HGST" little-endian */
 #define HG_STORE_HDR_LEN 16
+/* The server keeps an ABORT's message (at most HG_STORE_ABORT_MAX bytes)
+ * under this key (a CHECK tells whether the job has failed). */
+#define HG_STORE_ABORT_KEY "hg/abort"
+/* The text an ERR reply to a GET starts with once the job has failed. */
+#define HG_STORE_FAILED "the job failed: "
 
 enum hg_store_op {
     /* client -> server */
@@ -20,9 +25,12 @@ enum hg_store_op {
     HG_STORE_GET = 3,   /* key; the reply waits until the key exists */
     HG_STORE_ADD = 4,   /* key, value: i64 delta */
     HG_STORE_CHECK = 5, /* key; answers at once whether it exists */
+    HG_STORE_CLAIM = 6, /* key, value: set the key only if it is absent */
+    HG_STORE_ABORT = 7, /* no key, value: why the job failed */
     /* server -> client */
     HG_STORE_OK = 16,    /* empty */
-    HG_STORE_VALUE = 17, /* value (ADD: i64; CHECK: one byte 0/1) */
+    HG_STORE_VALUE = 17, /* value (ADD: i64; CHECK: one byte 0/1; CLAIM:
+                            one byte 0 = claimed / 1 = held, + the holder's value) */
     HG_STORE_ERR = 18,   /* value: a message (text, no NUL) */
 };
 

@@ -26,6 +26,21 @@
  *     ADD    key, i64 delta      reply VALUE i64 (the new value; the key
  *                                holds an 8-byte i64, absent = 0)
  *     CHECK  key                 reply VALUE u8: 1 if the key exists, at once
+ *     CLAIM  key, value          set-if-absent: reply VALUE u8 0 when the key
+ *                                was absent (now set to value), else u8 1
+ *                                followed by the value it holds (unchanged);
+ *                                a rank's claim on its rank number
+ *     ABORT  value               the job has failed, value says why (at most
+ *                                HG_STORE_ABORT_MAX bytes; the first ABORT
+ *                                wins, later ones change nothing): every
+ *                                parked GET and every later GET of an absent
+ *                                key gets ERR HG_STORE_FAILED + the message at
+ *                                once, and the message is kept under
+ *                                HG_STORE_ABORT_KEY (a CHECK finds it);
+ *                                reply OK.  A launcher sends it when one of
+ *                                its ranks dies, so that ranks waiting for
+ *                                that one in the rendezvous fail at once
+ *                                naming it instead of at their timeout.
  *
  * A connection's requests are answered in order: while its GET is parked,
  * its later frames wait in its read buffer.  A client that gives up on a
@@ -149,6 +164,10 @@ int hg_store_parse_header(const unsigned char *b, size_t len,
     case HG_STORE_GET:
     case HG_STORE_CHECK: ok = h->klen > 0 && h->vlen == 0; break;
     case HG_STORE_ADD: ok = h->klen > 0 && h->vlen == 8; break;
+    case HG_STORE_CLAIM: ok = h->klen > 0 && h->vlen < HG_STORE_MAX_VALUE; break;
+    case HG_STORE_ABORT:
+        ok = h->klen == 0 && h->vlen > 0 && h->vlen <= HG_STORE_ABORT_MAX;
+        break;
     case HG_STORE_OK: ok = h->klen == 0 && h->vlen == 0; break;
     case HG_STORE_VALUE:
     case HG_STORE_ERR: ok = h->klen == 0; break;
@@ -379,6 +398,7 @@ struct hg_store_server {
     struct entry **buckets;
     size_t nbuckets, nkeys, bytes;
     int woke; /* a parked GET was answered in this pass */
+    char *failed; /* the first ABORT's message (NUL-terminated), or NULL */
     atomic_ulong rejected;
 };
 
@@ -567,6 +587,43 @@ static void wake_waiters(struct hg_store_server *s, const struct entry *e)
     }
 }
 
+/* "the job failed: " + the ABORT's message, to a GET that cannot wait */
+static void reply_failed(struct hg_store_server *s, struct conn *c)
+{
+    char msg[sizeof HG_STORE_FAILED + HG_STORE_ABORT_MAX];
+    snprintf(msg, sizeof msg, "%s%s", HG_STORE_FAILED, s->failed);
+    reply_err(s, c, msg);
+}
+
+/* ABORT: keep the first message, fail the parked GETs. */
+static void job_failed(struct hg_store_server *s, struct conn *c,
+                       const unsigned char *val, uint32_t vlen)
+{
+    if (!s->failed) {
+        char *m = malloc((size_t)vlen + 1);
+        if (!m) {
+            reply_err(s, c, "out of memory");
+            return;
+        }
+        for (uint32_t i = 0; i < vlen; i++) /* it is printed by every rank */
+            m[i] = val[i] < 32 || val[i] > 126 ? '?' : (char)val[i];
+        m[vlen] = '\0';
+        const char *why = NULL;
+        put(s, (const unsigned char *)HG_STORE_ABORT_KEY, sizeof HG_STORE_ABORT_KEY - 1,
+            (const unsigned char *)m, vlen, &why);
+        s->failed = m;
+        for (int i = 0; i < s->nconn; i++) {
+            struct conn *w = s->conns[i];
+            if (w->fd >= 0 && w->waiting) {
+                w->waiting = 0;
+                reply_failed(s, w);
+                s->woke = 1;
+            }
+        }
+    }
+    reply(s, c, HG_STORE_OK, NULL, 0);
+}
+
 static void handle_frame(struct hg_store_server *s, struct conn *c,
                          const struct hg_store_hdr *h, const unsigned char *key,
                          const unsigned char *val)
@@ -616,6 +673,8 @@ static void handle_frame(struct hg_store_server *s, struct conn *c,
         e = lookup(s, key, h->klen);
         if (e) {
             reply(s, c, HG_STORE_VALUE, e->val, e->vlen);
+        } else if (s->failed) {
+            reply_failed(s, c); /* nobody will set it now */
         } else {
             c->waiting = 1;
             memcpy(c->wkey, key, h->klen);
@@ -623,10 +682,39 @@ static void handle_frame(struct hg_store_server *s, struct conn *c,
         }
         return;
     case HG_STORE_CHECK: {
-        unsigned char yes = lookup(s, key, h->klen) != NULL;
+        unsigned char yes = lookup(s, key, h->klen) != NULL ||
+                            (s->failed && h->klen == sizeof HG_STORE_ABORT_KEY - 1 &&
+                             memcmp(key, HG_STORE_ABORT_KEY, h->klen) == 0);
         reply(s, c, HG_STORE_VALUE, &yes, 1);
         return;
     }
+    case HG_STORE_CLAIM: {
+        e = lookup(s, key, h->klen);
+        if (e) { /* held: say by whom */
+            unsigned char *b = malloc((size_t)e->vlen + 1);
+            if (!b) {
+                reply_err(s, c, "out of memory");
+                return;
+            }
+            b[0] = 1;
+            memcpy(b + 1, e->val, e->vlen);
+            reply(s, c, HG_STORE_VALUE, b, e->vlen + 1);
+            free(b);
+            return;
+        }
+        e = put(s, key, h->klen, val, h->vlen, &why);
+        if (!e) {
+            reply_err(s, c, why);
+            return;
+        }
+        unsigned char zero = 0;
+        reply(s, c, HG_STORE_VALUE, &zero, 1);
+        wake_waiters(s, e);
+        return;
+    }
+    case HG_STORE_ABORT:
+        job_failed(s, c, val, h->vlen);
+        return;
     case HG_STORE_ADD: {
         int64_t cur = 0, delta = get_i64(val);
         e = lookup(s, key, h->klen);
@@ -868,6 +956,7 @@ static void server_free(struct hg_store_server *s)
                 free(e);
             }
     free(s->buckets);
+    free(s->failed);
     if (s->lfd >= 0)
         close(s->lfd);
     if (s->wake[0] >= 0)
@@ -1157,6 +1246,8 @@ static int request(struct hg_store *st, enum hg_store_op op, const void *key,
         for (size_t i = 0; i < keep; i++) /* it came off the wire */
             if ((unsigned char)msg[i] < 32 || (unsigned char)msg[i] > 126)
                 msg[i] = '?';
+        if (strncmp(msg, HG_STORE_FAILED, sizeof HG_STORE_FAILED - 1) == 0)
+            return hg_kerr(err, errlen, WHO_FMT ": %s: %s", WHO(st), what, msg);
         return hg_kerr(err, errlen, WHO_FMT ": %s: refused by the server: %s",
                        WHO(st), what, msg);
     }
@@ -1428,6 +1519,84 @@ int hg_store_add(struct hg_store *st, const char *key, int64_t delta,
     if (result)
         *result = get_i64(b);
     return 0;
+}
+
+int hg_store_claim(struct hg_store *st, const char *key, const char *val,
+                   char *holder, size_t cap, char *err, size_t errlen)
+{
+    char what[HG_STORE_MAX_KEY + 32];
+    snprintf(what, sizeof what, "claim '%.*s'", HG_STORE_MAX_KEY, key);
+    double deadline = hg_now() + st->timeout_s;
+    if (prepare(st, key, deadline, what, err, errlen) != 0)
+        return -1;
+    size_t vlen = strlen(val);
+    if (vlen >= HG_STORE_MAX_VALUE)
+        return hg_kerr(err, errlen, WHO_FMT ": %s: value of %zu bytes (at most %u)",
+                       WHO(st), what, vlen, HG_STORE_MAX_VALUE - 1);
+    struct hg_store_hdr h;
+    if (request(st, HG_STORE_CLAIM, key, strlen(key), val, vlen, deadline, &h,
+                what, err, errlen) != 0)
+        return -1;
+    unsigned char held = 0;
+    if (h.op != HG_STORE_VALUE || h.vlen < 1 ||
+        recv_all(st, &held, 1, deadline, what, err, errlen) != 0) {
+        if (h.op != HG_STORE_VALUE || h.vlen < 1) {
+            drop(st);
+            return hg_kerr(err, errlen, WHO_FMT ": %s: unexpected reply", WHO(st),
+                           what);
+        }
+        return -1;
+    }
+    size_t n = h.vlen - 1, keep = cap ? (n < cap - 1 ? n : cap - 1) : 0;
+    if (recv_all(st, holder, keep, deadline, what, err, errlen) != 0 ||
+        recv_all(st, NULL, n - keep, deadline, what, err, errlen) != 0)
+        return -1;
+    if (cap) {
+        holder[keep] = '\0';
+        for (size_t i = 0; i < keep; i++) /* it came off the wire */
+            if ((unsigned char)holder[i] < 32 || (unsigned char)holder[i] > 126)
+                holder[i] = '?';
+    }
+    return held != 0;
+}
+
+int hg_store_abort(struct hg_store *st, const char *why, char *err, size_t errlen)
+{
+    double deadline = hg_now() + st->timeout_s;
+    if (st->fd < 0 && store_open(st, deadline, err, errlen) != 0)
+        return -1;
+    size_t n = strlen(why);
+    if (n == 0)
+        why = "(no reason given)", n = strlen(why);
+    if (n > HG_STORE_ABORT_MAX)
+        n = HG_STORE_ABORT_MAX;
+    struct hg_store_hdr h;
+    if (request(st, HG_STORE_ABORT, "", 0, why, n, deadline, &h, "abort", err,
+                errlen) != 0)
+        return -1;
+    if (h.op != HG_STORE_OK) {
+        drop(st);
+        return hg_kerr(err, errlen, WHO_FMT ": abort: unexpected reply %u", WHO(st),
+                       (unsigned)h.op);
+    }
+    return 0;
+}
+
+int hg_store_failed(struct hg_store *st, char *why, size_t cap)
+{
+    double deadline = hg_now() + (st->timeout_s < 2.0 ? st->timeout_s : 2.0);
+    if (check(st, HG_STORE_ABORT_KEY, deadline, NULL, 0) != 1)
+        return 0; /* not failed, or the store did not say: the caller's timeout */
+    char msg[HG_STORE_ABORT_MAX + 1], e[512];
+    size_t len = 0;
+    if (hg_store_get(st, HG_STORE_ABORT_KEY, msg, sizeof msg - 1, &len, e, sizeof e) == 0) {
+        msg[len < sizeof msg ? len : sizeof msg - 1] = '\0';
+        snprintf(why, cap, "%s%s", HG_STORE_FAILED, msg);
+    } else {
+        const char *m = strstr(e, HG_STORE_FAILED); /* the message came as an ERR */
+        snprintf(why, cap, "%s", m ? m : HG_STORE_FAILED "(the store lost why)");
+    }
+    return 1;
 }
 
 /* Keys of barrier `name`, round `gen` (a name may be used again: round

@@ -9,9 +9,11 @@
  *      "tcp/<gen>/addr/<rank>" = "host:port";
  *   2. connect to every lower rank j (GET its address) and send a hello:
  *      header {HELLO, world << 32 | rank} + the job token;
- *   3. accept the world-1-rank higher ranks; a connection whose hello is
- *      not the token and a fresh higher rank is closed (a stray connection
- *      to a worker's port gets nothing); each accepted one gets an ACK;
+ *   3. accept the world-1-rank higher ranks (asking the store every 200 ms
+ *      whether the job failed: a rank reported dead ends the wait); a
+ *      connection whose hello is not the token and a fresh higher rank is
+ *      closed (a stray connection to a worker's port gets nothing); each
+ *      accepted one gets an ACK;
  *   4. read the ACKs of the lower ranks (a missing one: that rank refused
  *      us); close the listening socket.
  * Lower ranks never wait on higher ones before accepting (the kernel's
@@ -73,6 +75,8 @@
 #define TCP_PIECE ((size_t)1 << 20) /* bytes of one allreduce piece */
 #define TCP_MAX_WORLD 4096
 #define TCP_MAX_PENDING 16 /* accepted connections not yet through hello */
+#define TCP_POLL_STORE_MS 200 /* accepting peers: ask the store this often whether
+                                 the job failed (a launcher reported a dead rank) */
 
 enum tcp_kind {
     K_HELLO = 1,
@@ -798,24 +802,35 @@ static int accept_peers(struct tcp_comm *c, int lfd, double deadline,
         pf[0] = (struct pollfd){.fd = lfd, .events = POLLIN};
         for (int i = 0; i < np; i++)
             pf[i + 1] = (struct pollfd){.fd = pend[i].fd, .events = POLLIN};
-        int n = poll(pf, (nfds_t)np + 1, ms_left(deadline));
+        /* in slices: between them the store says whether a launcher has
+         * reported a rank dead (it may never connect) */
+        int ms = ms_left(deadline);
+        int n = poll(pf, (nfds_t)np + 1, ms < TCP_POLL_STORE_MS ? ms : TCP_POLL_STORE_MS);
         if (n < 0 && errno != EINTR) {
             rc = hg_kerr(err, errlen, "tcp: rank %d: poll: %s", W(c, me),
                          strerror(errno));
             break;
         }
-        if (n == 0) {
+        char why[HG_STORE_ABORT_MAX + 64];
+        int over = n == 0 && hg_now() >= deadline;
+        if (n == 0 && (over || (c->st && hg_store_failed(c->st, why, sizeof why)))) {
             char missing[256] = "";
             size_t len = 0;
             for (int r = me + 1; r < world && len + 16 < sizeof missing; r++)
                 if (c->fd[r] < 0)
                     len += (size_t)snprintf(missing + len, sizeof missing - len,
                                             "%s%d", len ? " " : "", W(c, r));
-            rc = hg_kerr(err, errlen, "tcp: rank %d: timed out after %g s "
-                         "waiting for ranks to connect: %s", W(c, me), c->timeout_s,
-                         missing);
+            if (over)
+                rc = hg_kerr(err, errlen, "tcp: rank %d: timed out after %g s "
+                             "waiting for ranks to connect: %s", W(c, me), c->timeout_s,
+                             missing);
+            else
+                rc = hg_kerr(err, errlen, "tcp: rank %d: waiting for ranks to connect "
+                             "(%s): %s", W(c, me), missing, why);
             break;
         }
+        if (n <= 0)
+            continue;
         /* hellos first: pend[] shrinks, then new ones are appended */
         for (int i = np - 1; i >= 0; i--) {
             if (pf[i + 1].revents == 0)

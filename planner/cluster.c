@@ -528,7 +528,7 @@ int hg_cluster_load(struct hg_cluster **c, const char *path, char *err, size_t e
 {
     config_t cfg;
     config_init(&cfg);
-    int ok = config_read_file(&cfg, path);
+    int ok = hg_config_read_file(&cfg, path);
     return finish(c, &cfg, ok, path, err, errlen);
 }
 

@@ -755,7 +755,7 @@ static int load_one(struct hg_profile **p, const char *path, char *err, size_t e
 {
     config_t cfg;
     config_init(&cfg);
-    int ok = config_read_file(&cfg, path);
+    int ok = hg_config_read_file(&cfg, path);
     return finish(p, &cfg, ok, path, err, errlen);
 }
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #endif
 
 #define GRACE_S 20.0 /* after a worker dies, the others get this long */
+#define NOTIFY_S 10.0 /* a launcher tries this long to tell the store a rank died */
 
 static const char *backend_name(enum hg_launch_backend b)
 {
@@ -653,6 +655,68 @@ static int stopped_rank(int n, const int *done, const double *stopped_at)
     return -1;
 }
 
+/* A rank's claim in the store (hg_launch_connect): "pid P on HOST". */
+static void claim_value(pid_t pid, char *buf, size_t len)
+{
+    char host[256];
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "localhost");
+    host[sizeof(host) - 1] = 0;
+    snprintf(buf, len, "pid %ld on %s", (long)pid, host);
+}
+
+/* What the launcher tells the store when one of its ranks dies (in a
+ * thread of its own: the store may be slow or not up yet). */
+struct notify {
+    struct hg_launch L; /* a copy: the store's host, port, token, init file */
+    int rank;
+    char who[320];      /* the dead worker's claim value */
+    char why[512];      /* cut to HG_STORE_ABORT_MAX by hg_store_abort */
+};
+
+/* Connects to the job's store as no rank and aborts the job with why,
+ * unless the dead worker was a second claimant of a rank that another
+ * process holds (that job goes on). */
+static void *notify_main(void *arg)
+{
+    struct notify *n = arg;
+    struct hg_launch *L = &n->L;
+    char err[512], host[256], holder[320], key[32];
+    struct hg_store *st = NULL;
+    L->timeout = NOTIFY_S;
+    if (!L->serve && L->file[0] && read_init_file(L, n->rank, err, sizeof(err)) != 0)
+        goto fail;
+    if (L->serve) /* this process serves it: where serve() listens */
+        snprintf(host, sizeof(host), "%s",
+                 hg_store_loopback_only(L->host) ? L->host : "127.0.0.1");
+    else
+        snprintf(host, sizeof(host), "%s", L->host);
+    if (L->port < 1 || hg_store_connect(&st, host, L->port, L->token, -1, NOTIFY_S, err,
+                                        sizeof(err)) != 0) {
+        if (L->port < 1)
+            snprintf(err, sizeof(err), "its port is not known");
+        goto fail;
+    }
+    snprintf(key, sizeof(key), "rank/%d", n->rank);
+    int held = hg_store_claim(st, key, n->who, holder, sizeof(holder), err, sizeof(err));
+    if (held == 1 && strcmp(holder, n->who) != 0) {
+        hg_store_close(st); /* it was refused: another process holds the rank */
+        free(n);
+        return NULL;
+    }
+    if (hg_store_abort(st, n->why, err, sizeof(err)) != 0)
+        goto fail;
+    hg_store_close(st);
+    free(n);
+    return NULL;
+fail:
+    fprintf(stderr, "hgtrain: could not tell the rendezvous store that rank %d died "
+            "(the ranks waiting for it fail at their timeout): %s\n", n->rank, err);
+    hg_store_close(st);
+    free(n);
+    return NULL;
+}
+
 /* What supervise knows of the workers of this node. */
 struct workers {
     struct hg_launch *L;
@@ -671,7 +735,31 @@ struct workers {
      * a rank that waits for it gives up */
     double stop_limit;
     double kill_at; /* when the ranks still running are killed; 0: not set */
+    pthread_t notify; /* telling the store of the first dead rank */
+    int notifying;
 };
+
+/* The job fails because local worker i did (how: "was killed by signal 9
+ * (Killed)"): tell the store, whose waits then fail at once naming it,
+ * also on other nodes and for a rank that never reached the store. */
+static void report_dead(struct workers *w, int i, const char *how)
+{
+    struct hg_launch *L = w->L;
+    if (w->notifying || !need_store(L))
+        return;
+    struct notify *n = malloc(sizeof(*n));
+    if (!n)
+        return;
+    n->L = *L;
+    n->rank = L->rank0 + i;
+    claim_value(w->pid[i], n->who, sizeof(n->who));
+    snprintf(n->why, sizeof(n->why), "rank %d (%s) %s", n->rank, n->who, how);
+    if (pthread_create(&w->notify, NULL, notify_main, n) != 0) {
+        free(n);
+        return;
+    }
+    w->notifying = 1;
+}
 
 /* Worker i (pid p) ended with status: record how, and whether the job
  * fails because of it (the first failure names its rank). */
@@ -724,6 +812,7 @@ static void worker_ended(struct workers *w, int i, pid_t p, int status)
         kill(w->pid[st], SIGKILL);
         w->code = 1;
         w->kill_at = hg_now() + GRACE_S;
+        report_dead(w, st, L->dead_how);
     } else if (bad && w->code == 0) {
         char how[128];
         describe_status(status, how, sizeof(how));
@@ -731,6 +820,7 @@ static void worker_ended(struct workers *w, int i, pid_t p, int status)
                 "ranks\n", L->rank0 + i, (long)p, how);
         w->code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
         w->kill_at = hg_now() + GRACE_S;
+        report_dead(w, i, how);
     }
 }
 
@@ -778,6 +868,7 @@ static void kill_stopped(struct workers *w)
             if (w->code == 0) {
                 w->code = 1;
                 w->kill_at = hg_now() + GRACE_S;
+                report_dead(w, i, L->dead_how);
             }
             for (int k = 0; k < n; k++)
                 if (!w->done[k] && k != i)
@@ -836,6 +927,8 @@ static void supervise_end(struct workers *w)
                 "and stopped cleanly\n", w->clean, n, n == 1 ? "" : "s");
         code = 1; /* as a single process stopped by a signal exits */
     }
+    if (w->notifying) /* it may be talking to the store served here */
+        pthread_join(w->notify, NULL);
     hg_hb_watch_stop(L->watch);
     L->watch = NULL;
     if (L->server)
@@ -1021,6 +1114,18 @@ int hg_launch_connect(struct hg_launch *L, int local, struct hg_comm **comm, cha
     if (hg_store_connect(&L->store, L->host, L->port, L->token, rank, L->timeout, err,
                          errlen) != 0)
         return -1;
+    /* one process per rank: a second one started as this rank (the same
+     * token and init method) is refused here, naming the holder */
+    char who[320], holder[320], key[32];
+    claim_value(getpid(), who, sizeof(who));
+    snprintf(key, sizeof(key), "rank/%d", rank);
+    int held = hg_store_claim(L->store, key, who, holder, sizeof(holder), err, errlen);
+    if (held < 0)
+        return -1;
+    if (held)
+        return hg_kerr(err, errlen, "rank %d of this job is already held by %s (store %s:%d); "
+                       "refusing a second process as rank %d (started twice with the same "
+                       "rank and job token?)", rank, holder, L->host, L->port, rank);
     int rc;
     if (L->backend == HG_BK_TCP) {
         rc = hg_comm_tcp_new(comm, L->store, rank, L->world, L->timeout, err, errlen);
