@@ -783,7 +783,7 @@ int hg_strategy_load(struct hg_strategy **s, const char *path, const struct hg_p
     config_t cfg;
     config_init(&cfg);
     *s = NULL;
-    return finish(s, &cfg, config_read_file(&cfg, path) == CONFIG_TRUE, path, pg, err, errlen);
+    return finish(s, &cfg, hg_config_read_file(&cfg, path) == CONFIG_TRUE, path, pg, err, errlen);
 }
 
 int hg_strategy_parse(struct hg_strategy **s, const char *text, const char *name,

@@ -8,7 +8,8 @@
 #  3. --clip-norm clips (clip 100%), a diverging run stops with a NaN/Inf
 #     error, SIGTERM saves checkpoint_last and exits 1;
 #  4. bad input: unknown option/task (exit 2, named), missing data, a corrupt
-#     checkpoint, an uncreatable save dir (exit 1, named).
+#     checkpoint, an uncreatable save dir (exit 1, named), a batch too large
+#     to plan (the option named).
 set -u
 B=${HG_BUILDDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
@@ -112,6 +113,10 @@ run ck5 --max-update 1 >"$tmp/e" 2>&1
 grep -q "not a checkpoint" "$tmp/ck5/checkpoint_last.h5" || bad "a failed run overwrote the checkpoint"
 run ck6 --save-dir /proc/no-such-dir --max-update 1 >"$tmp/e" 2>&1
 [ $? -eq 1 ] && grep -q '/proc/no-such-dir' "$tmp/e" || { cat "$tmp/e"; bad "uncreatable save dir not named"; }
+# a batch no memory holds: the allocation error names the option that sized it
+run ck7 --batch-size 1000000000 --max-update 1 >"$tmp/e" 2>&1
+[ $? -eq 1 ] && grep -q 'cannot allocate.*--max-sentences' "$tmp/e" ||
+    { cat "$tmp/e"; bad "a huge batch's allocation error does not name --max-sentences"; }
 
 [ $fail -eq 0 ] && echo "PASS: train_smoke"
 exit $fail

@@ -343,9 +343,22 @@ static int controller(struct run *r, char *err, size_t errlen)
         cc.max_batch = 1;
     r->plan_batch = cc.max_batch;
     r->plan_len = max_len;
-    if (optimizer(o, &cc, err, errlen) != 0 ||
-        hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0)
+    if (optimizer(o, &cc, err, errlen) != 0)
         return -1;
+    if (hg_ctl_new(&r->ctl, r->task, r->ts, &cc, err, errlen) != 0) {
+        /* memory for the plans: name the options that sized them */
+        if (strstr(err, "cannot allocate")) {
+            size_t n = strlen(err);
+            snprintf(err + n, errlen > n ? errlen - n : 0, " (the plans hold a batch of %lld "
+                     "samples of up to %lld positions: %s%s; lower %s)",
+                     (long long)cc.max_batch, (long long)max_len,
+                     r->max_sent > 0 ? "--max-sentences" : "--max-tokens",
+                     r->max_sent > 0 && r->max_tok > 0 ? " and --max-tokens" : "",
+                     r->max_sent > 0 && r->max_tok <= 0 ? "--max-sentences or give --max-tokens"
+                                                        : "--max-tokens or --max-sentences");
+        }
+        return -1;
+    }
     if (hg_ctl_buckets(r->ctl) > 0 && r->rank == 0) {
         char line[160];
         snprintf(line, sizeof(line),
