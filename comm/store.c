@@ -1473,7 +1473,7 @@ int hg_store_get(struct hg_store *st, const char *key, void *val, size_t cap,
 }
 
 /* CHECK: whether key exists now (1/0), or -1. */
-static int check(struct hg_store *st, const char *key, double deadline,
+static int check_key(struct hg_store *st, const char *key, double deadline,
                  char *err, size_t errlen)
 {
     char what[HG_STORE_MAX_KEY + 32];
@@ -1585,7 +1585,7 @@ int hg_store_abort(struct hg_store *st, const char *why, char *err, size_t errle
 int hg_store_failed(struct hg_store *st, char *why, size_t cap)
 {
     double deadline = hg_now() + (st->timeout_s < 2.0 ? st->timeout_s : 2.0);
-    if (check(st, HG_STORE_ABORT_KEY, deadline, NULL, 0) != 1)
+    if (check_key(st, HG_STORE_ABORT_KEY, deadline, NULL, 0) != 1)
         return 0; /* not failed, or the store did not say: the caller's timeout */
     char msg[HG_STORE_ABORT_MAX + 1], e[512];
     size_t len = 0;
@@ -1638,7 +1638,7 @@ int hg_store_barrier(struct hg_store *st, const char *name, int world,
     for (int r = 0; r < world; r++) {
         char rk[HG_STORE_MAX_KEY + 64];
         snprintf(rk, sizeof rk, "barrier/%s/%lld/%d", name, gen, r);
-        int yes = check(st, rk, deadline, NULL, 0);
+        int yes = check_key(st, rk, deadline, NULL, 0);
         if (yes < 0) {
             unknown = 1;
             break;

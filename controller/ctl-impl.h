@@ -54,7 +54,7 @@ struct hg__mode {
     /* 1: the mode runs in c's train plan (c->cfg, c->s, c->comm set) */
     int (*claims)(const struct hg_ctl *c);
     /* after the task's forward, before the backward: rewrites p */
-    int (*split)(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
+    int (*split_graph)(struct hg_ctl *c, struct plan *p, char *err, size_t errlen);
     /* the nodes standing for the task's nodes v[n] (recomputation) into
      * *out (malloc'ed); their number, -1 when out of memory */
     int (*copies)(const struct hg_ctl *c, const int *v, int n, int **out);

@@ -908,7 +908,7 @@ static void mode_describe(const struct hg_ctl *c, char *buf, size_t len)
 const struct hg__mode hg__mode_split = {
     .name = "split",
     .claims = mode_claims,
-    .split = mode_split,
+    .split_graph = mode_split,
     .copies = mode_copies,
     .order = mode_order,
     .start = hg__mp_start,

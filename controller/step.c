@@ -69,7 +69,7 @@ static int on_forward(void *ctx, struct hg_graph *g, struct hg_task_model *m, ch
             hg_graph_token_cap(g, kb, lens, nl, cap);
     }
     for (int k = 0; st->train && k < c->nmode; k++)
-        if (c->mode[k]->split && c->mode[k]->split(c, st->p, err, errlen) != 0)
+        if (c->mode[k]->split_graph && c->mode[k]->split_graph(c, st->p, err, errlen) != 0)
             return -1;
     return 0;
 }
@@ -132,8 +132,8 @@ static int plan_order(struct hg_ctl *c, struct plan *p, int train, int **order, 
 
 /* One plan (train: with backward, optimizer and the claiming modes'
  * nodes and callbacks; else the forward), its executor included. */
-static int build(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
-                 int train, char *err, size_t errlen)
+static int build_plan(struct hg_ctl *c, struct plan *p, const struct hg_task *task, void *ts,
+                      int train, char *err, size_t errlen)
 {
     const struct hg_ctl_cfg *cfg = &c->cfg;
     struct stage st = {.c = c, .p = p, .train = train};
@@ -290,8 +290,8 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
                        "update so far (--update-freq > 1: its gradients arrive outside the "
                        "grad block)");
     }
-    if (build(c, &c->train, task, ts, 1, err, errlen) != 0 ||
-        build(c, &c->valid, task, ts, 0, err, errlen) != 0) {
+    if (build_plan(c, &c->train, task, ts, 1, err, errlen) != 0 ||
+        build_plan(c, &c->valid, task, ts, 0, err, errlen) != 0) {
         hg_ctl_free(c);
         return -1;
     }

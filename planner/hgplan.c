@@ -1641,7 +1641,7 @@ out:
 
 /* Step 2: the mode the options choose: tcp link profiling, policy
  * training, or a graph and a cluster (run_graph). */
-static int run(struct cmdline *cl, int argc, char **argv)
+static int run_command(struct cmdline *cl, int argc, char **argv)
 {
     struct args *a = &cl->a;
     int tcp = a->profile_links && strcmp(a->profile_links, "tcp") == 0;
@@ -1673,7 +1673,7 @@ int main(int argc, char **argv)
     memset(&cl, 0, sizeof(cl));
     int rc = parse_cmdline(&cl, argc, argv);
     if (rc < 0)
-        rc = run(&cl, argc, argv);
+        rc = run_command(&cl, argc, argv);
     hg_opt_free(&cl.p);
     free(cl.a.task_vals);
     free(cl.trows);

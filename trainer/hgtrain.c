@@ -94,7 +94,7 @@ static int merge_main(int argc, char **argv)
 /* --export-graph: rank 0's train plan's graph as JSON (hgplan
  * --export-graph's format; '-': standard output), the plans' batch and
  * length logged (tests/graph_recipe.sh compares it with hgplan's). */
-static int export_graph(struct run *r, char *err, size_t errlen)
+static int export_graph(struct hg__run *r, char *err, size_t errlen)
 {
     const char *path = r->o.export_graph;
     if (r->rank != 0)
@@ -163,7 +163,7 @@ static int commands(int *argc, char ***argv, int *rc)
  * extends) and the options; --version, --help, --arch's check and
  * --list-tasks answered.  1 with *rc, main's status; 0: a task to
  * train. */
-static int parse_options(struct run *r, int argc, char **argv, int *rc)
+static int parse_options(struct hg__run *r, int argc, char **argv, int *rc)
 {
     char err[ERRLEN] = "";
     const char *plugin = NULL;
@@ -236,7 +236,7 @@ static int parse_options(struct run *r, int argc, char **argv, int *rc)
  * (--max-restarts) and exits with their status.  1 with *rc, main's
  * status; 0: *local is this worker's index on the node (-2: an error, in
  * err). */
-static int launch(struct run *r, struct hg_launch *L, int *local, int *rc, char *err,
+static int launch(struct hg__run *r, struct hg_launch *L, int *local, int *rc, char *err,
                   size_t errlen)
 {
     for (int attempt = 1;; attempt++) {
@@ -293,7 +293,7 @@ static int launch(struct run *r, struct hg_launch *L, int *local, int *rc, char 
 /* This worker: connected to the job, its rank and world, the log's form,
  * --log-file, the kernels and their threads (the node's cores shared
  * among its workers).  -1 (said, the job aborted): main returns 1. */
-static int start_worker(struct run *r, struct hg_launch *L, int local, char *err,
+static int start_worker(struct hg__run *r, struct hg_launch *L, int local, char *err,
                         size_t errlen)
 {
     if (local < 0 || hg_launch_connect(L, local, &r->comm, err, errlen) != 0) {
@@ -336,7 +336,7 @@ static int start_worker(struct run *r, struct hg_launch *L, int local, char *err
 }
 
 /* --plan's table, line by line: JSON records under --log-format json */
-static void log_plan_table(struct run *r)
+static void log_plan_table(struct hg__run *r)
 {
     for (char *p = r->plan_table, *e; p && *p; p = e + 1) {
         if (!(e = strchr(p, '\n')))
@@ -352,7 +352,7 @@ static void log_plan_table(struct run *r)
 
 /* The run as rank 0 logs it before training: the task and data, the
  * controller, the job, --cluster-file's capacities. */
-static void describe(struct run *r, const struct hg_launch *L)
+static void describe_job(struct hg__run *r, const struct hg_launch *L)
 {
     char line[3072], desc[1024], job[512];
     hg_ctl_describe(r->ctl, desc, sizeof(desc));
@@ -376,7 +376,7 @@ static void describe(struct run *r, const struct hg_launch *L)
 /* The training: the signals caught, --profile-ops and --trace switched
  * on, the epoch loop, then their output.  0, 1 (stopped by a signal), or
  * -1. */
-static int run_training(struct run *r, int64_t first_step, char *err, size_t errlen)
+static int run_training(struct hg__run *r, int64_t first_step, char *err, size_t errlen)
 {
     says_stops = r->rank == 0;
     signal(SIGINT, on_signal);
@@ -397,7 +397,7 @@ static int run_training(struct run *r, int64_t first_step, char *err, size_t err
 
 /* The end of the run: its error (the other ranks stopped at once) or the
  * done line, the job finished, everything freed.  main's status. */
-static int finish(struct run *r, struct hg_launch *L, int rc, const char *err)
+static int finish(struct hg__run *r, struct hg_launch *L, int rc, const char *err)
 {
     if (rc < 0) {
         if (r->world > 1)
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
     int rc;
     if (commands(&argc, &argv, &rc))
         return rc;
-    struct run r;
+    struct hg__run r;
     memset(&r, 0, sizeof(r));
     r.patience_best = NAN;
     r.lock_fd = -1;
@@ -447,7 +447,7 @@ int main(int argc, char **argv)
     if (rc == 0 && r.o.export_graph) {
         rc = export_graph(&r, err, sizeof err);
     } else if (rc == 0) {
-        describe(&r, &L);
+        describe_job(&r, &L);
         rc = run_training(&r, first_step, err, sizeof(err));
     }
     return finish(&r, &L, rc, err);

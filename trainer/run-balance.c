@@ -23,7 +23,7 @@
  * has another world or other budgets (docs/distributed.md, "Resuming on
  * another cluster"). No segments from the checkpoint (a file from before
  * segments): one segment with this run's budgets, as always. */
-int hg__run_plan_epoch(struct run *r, int64_t first_step, int resumed,
+int hg__run_plan_epoch(struct hg__run *r, int64_t first_step, int resumed,
                        struct hg_epoch **ep, char *err, size_t errlen)
 {
     if (first_step == 0) {
@@ -73,7 +73,7 @@ int hg__run_plan_epoch(struct run *r, int64_t first_step, int resumed,
 
 /* Rank i's batch at step: its cost, samples x their largest cost (the
  * padding-aware cost the budgets bound). */
-double hg__run_batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
+double hg__run_batch_cost(const struct hg__run *r, const struct hg_epoch *ep, int i,
                           int64_t step)
 {
     int64_t c;
@@ -91,7 +91,7 @@ double hg__run_batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
  * average, so one noisy interval does not swing them; the first decision
  * after a guess goes all the way); new budgets start a segment at step.
  * 1: a new segment; 0: the same budgets; -1: error. */
-int hg__run_rebalance(struct run *r, int64_t step, char *err, size_t errlen)
+int hg__run_rebalance(struct hg__run *r, int64_t step, char *err, size_t errlen)
 {
     double vmax = 0;
     for (int i = 0; i < r->world; i++) {
@@ -164,7 +164,7 @@ int hg__run_rebalance(struct run *r, int64_t step, char *err, size_t errlen)
 
 /* HG_TRACE_SAMPLES (a test aid): the sample indices this rank consumes,
  * one line per step, "epoch E step S rank R: i i ...". */
-void hg__run_trace_batch(struct run *r, const struct hg_epoch *ep, int64_t step)
+void hg__run_trace_batch(struct hg__run *r, const struct hg_epoch *ep, int64_t step)
 {
     int64_t c;
     const int64_t *idx = hg_epoch_batch(ep, r->rank, step, &c);

@@ -22,12 +22,12 @@
 #include "controller/hg_controller.h"
 #include "trainer/run-impl.h"
 
-int hg__run_ckpt_path(const struct run *r, const char *name, char *out, size_t len)
+int hg__run_ckpt_path(const struct hg__run *r, const char *name, char *out, size_t len)
 {
     return snprintf(out, len, "%s/%s", r->o.save_dir, name) >= (int)len ? -1 : 0;
 }
 
-int hg__run_save(struct run *r, const char *name, int64_t iter_step, char *err,
+int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *err,
                  size_t errlen)
 {
     char path[4096];
@@ -76,7 +76,7 @@ int hg__run_save(struct run *r, const char *name, int64_t iter_step, char *err,
 /* One job per --save-dir: an flock on SAVE_DIR/hgtrain.lock, taken by
  * rank 0 and held until the process exits (even by kill -9, so no stale
  * lock is left), the file naming its holder for the next job's message. */
-static int lock_save_dir(struct run *r, char *err, size_t errlen)
+static int lock_save_dir(struct hg__run *r, char *err, size_t errlen)
 {
     char path[4096];
     if (hg__run_ckpt_path(r, "hgtrain.lock", path, sizeof(path)) != 0)
@@ -136,7 +136,7 @@ static void name_numbers(const char *path, long long v[2])
 
 /* Keeps the newest `keep` files matching pattern (by name order of their
  * numbers: fairseq's --keep-last-epochs / --keep-interval-updates). */
-void hg__run_prune(const struct run *r, const char *pattern, int64_t keep)
+void hg__run_prune(const struct hg__run *r, const char *pattern, int64_t keep)
 {
     if (keep < 0 || r->rank != 0)
         return;
@@ -165,7 +165,7 @@ void hg__run_prune(const struct run *r, const char *pattern, int64_t keep)
 
 /* After a checkpoint failed to load: when it is another task's (two runs
  * in one --save-dir), say so instead of naming a parameter. */
-void hg__run_other_task(const struct run *r, const char *path, char *err, size_t errlen)
+void hg__run_other_task(const struct hg__run *r, const char *path, char *err, size_t errlen)
 {
     struct hg_graph *empty = hg_graph_new();
     struct hg_ckpt_meta m;
@@ -205,7 +205,7 @@ static int mkdir_p(const char *path)
  * shard's <name>.h5.<tag>.shard<k>-of-<n>.tmp, or shards that no
  * checkpoint lists); nothing else writes those names, so they go at the
  * next start. */
-static void remove_stale_tmp(struct run *r)
+static void remove_stale_tmp(struct hg__run *r)
 {
     static const char *const pats[] = {"*.h5.tmp", "*.h5.*.shard*.tmp", NULL};
     for (const char *const *p = pats; *p; p++) {
@@ -242,7 +242,7 @@ static void remove_stale_tmp(struct run *r)
  * resumed checkpoint says (an old one, --reset-meters, another
  * --restore-file): a metric of another name or direction cannot be
  * compared, so such a file is kept. */
-static void best_from_disk(struct run *r)
+static void best_from_disk(struct hg__run *r)
 {
     char path[4096], err[4300];
     if (r->o.no_save || hg__run_ckpt_path(r, "checkpoint_best.h5", path, sizeof(path)) != 0 ||
@@ -271,7 +271,7 @@ static void best_from_disk(struct run *r)
 }
 
 /* --plan: SAVE_DIR/strategy.cfg, written to .tmp, fsynced, renamed. */
-static int write_plan(const struct run *r, char *err, size_t errlen)
+static int write_plan(const struct hg__run *r, char *err, size_t errlen)
 {
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.tmp", r->plan_path);
@@ -306,7 +306,7 @@ static int write_plan(const struct run *r, char *err, size_t errlen)
 
 /* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
  * checkpoint_best.h5's metric read. */
-int hg__run_prepare_save_dir(struct run *r, char *err, size_t errlen)
+int hg__run_prepare_save_dir(struct hg__run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     if (!o->no_save && mkdir_p(o->save_dir) != 0)

@@ -36,7 +36,7 @@ struct split {
     int32_t max_len, min_len;
 };
 
-struct run {
+struct hg__run {
     struct hg_opts o;
     int rank, world;      /* this process in the job */
     int data_rank;        /* whose batches it reads: its rank; 0 for a
@@ -106,52 +106,52 @@ struct meters {
 void hg__run_json_escape(const char *s, size_t n, char *out, size_t len);
 /* One log record, rank 0 only: text ("| ..." lines) and its JSON form
  * (NULL: each line of text becomes {"message": "..."}). */
-void hg__run_log(struct run *r, const char *text, const char *json);
+void hg__run_log(struct hg__run *r, const char *text, const char *json);
 /* A training log line from m (rank 0), then m restarted. */
-void hg__run_log_train(struct run *r, struct meters *m, int64_t step, int64_t steps,
+void hg__run_log_train(struct hg__run *r, struct meters *m, int64_t step, int64_t steps,
                        double lr);
 /* --log-format tqdm on a terminal: the progress line on stderr. */
-void hg__run_progress(struct run *r, int64_t step, int64_t steps, const struct meters *m);
+void hg__run_progress(struct hg__run *r, int64_t step, int64_t steps, const struct meters *m);
 
 /* ----------------------------------------------------------- run-ckpt.c */
 
 /* SAVE_DIR/name into out[len]; -1: too long. */
-int hg__run_ckpt_path(const struct run *r, const char *name, char *out, size_t len);
+int hg__run_ckpt_path(const struct hg__run *r, const char *name, char *out, size_t len);
 /* Saves SAVE_DIR/name: iter_step < 0 at the end of the epoch, else in
  * the middle of it at that step. */
-int hg__run_save(struct run *r, const char *name, int64_t iter_step, char *err,
+int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *err,
                  size_t errlen);
 /* Keeps the newest `keep` files of SAVE_DIR matching pattern (rank 0). */
-void hg__run_prune(const struct run *r, const char *pattern, int64_t keep);
+void hg__run_prune(const struct hg__run *r, const char *pattern, int64_t keep);
 /* After a checkpoint at path failed to load: err names another task's. */
-void hg__run_other_task(const struct run *r, const char *path, char *err, size_t errlen);
+void hg__run_other_task(const struct hg__run *r, const char *path, char *err, size_t errlen);
 /* Rank 0: --save-dir made, locked, cleaned, --plan's strategy written,
  * checkpoint_best.h5's metric read. */
-int hg__run_prepare_save_dir(struct run *r, char *err, size_t errlen);
+int hg__run_prepare_save_dir(struct hg__run *r, char *err, size_t errlen);
 
 /* -------------------------------------------------------- run-balance.c */
 
 /* The plan of epoch r->epoch from first_step on (resumed: first_step is
  * a checkpoint's). */
-int hg__run_plan_epoch(struct run *r, int64_t first_step, int resumed,
+int hg__run_plan_epoch(struct hg__run *r, int64_t first_step, int resumed,
                        struct hg_epoch **ep, char *err, size_t errlen);
 /* Rank i's batch at step: samples x their largest cost. */
-double hg__run_batch_cost(const struct run *r, const struct hg_epoch *ep, int i,
+double hg__run_batch_cost(const struct hg__run *r, const struct hg_epoch *ep, int i,
                           int64_t step);
 /* --rebalance-interval's decision at step: 1: a new segment; 0: the same
  * budgets; -1: error. */
-int hg__run_rebalance(struct run *r, int64_t step, char *err, size_t errlen);
+int hg__run_rebalance(struct hg__run *r, int64_t step, char *err, size_t errlen);
 /* HG_TRACE_SAMPLES: the sample indices of this rank's batch at step. */
-void hg__run_trace_batch(struct run *r, const struct hg_epoch *ep, int64_t step);
+void hg__run_trace_batch(struct hg__run *r, const struct hg_epoch *ep, int64_t step);
 
 /* ---------------------------------------------------------- run-setup.c */
 
 /* The run's set-up on every rank: data, budgets, the strategy, the
  * controller, the checkpoint resumed (*first_step: the step of its epoch
  * to go on from), --save-dir. */
-int hg__run_setup(struct run *r, int64_t *first_step, char *err, size_t errlen);
+int hg__run_setup(struct hg__run *r, int64_t *first_step, char *err, size_t errlen);
 /* --plan, in the launcher before the fork. */
-int hg__run_plan_before_fork(struct run *r, int nccl, char *err, size_t errlen);
+int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errlen);
 /* --max-restarts is possible with this launch (0, or -1 with err). */
 int hg__run_restarts_possible(const struct hg_opts *o, const struct hg_launch *L,
                               char *err, size_t errlen);
@@ -161,7 +161,7 @@ int hg__run_cluster_capacities(struct hg_opts *o, int world, char *err, size_t e
 int hg__run_check_arch(const char *task, const char *archs, const char *arch, char *err,
                        size_t errlen);
 /* What the run holds (not its options), freed. */
-void hg__run_free(struct run *r);
+void hg__run_free(struct hg__run *r);
 
 /* ---------------------------------------------------------- run-train.c */
 
@@ -169,10 +169,10 @@ void hg__run_free(struct run *r);
  * read by the epoch loop. */
 extern volatile sig_atomic_t hg__run_stop_signal;
 /* The epoch loop. Returns 0, 1 (stopped by a signal), or -1. */
-int hg__run_train(struct run *r, int64_t first_step, char *err, size_t errlen);
+int hg__run_train(struct hg__run *r, int64_t first_step, char *err, size_t errlen);
 /* --profile-ops: seconds per op kind over the whole run (rank 0). */
-void hg__run_print_profile(struct run *r);
+void hg__run_print_profile(struct hg__run *r);
 /* --trace: the latest step's ops on this rank, Chrome trace JSON. */
-int hg__run_write_trace(struct run *r, char *err, size_t errlen);
+int hg__run_write_trace(struct hg__run *r, char *err, size_t errlen);
 
 #endif

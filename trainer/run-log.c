@@ -35,7 +35,7 @@ void hg__run_json_escape(const char *s, size_t n, char *out, size_t len)
  * simple and tqdm) and its JSON form (json; NULL: each line of text
  * becomes {"message": "..."}). stdout gets the form --log-format asks for;
  * --log-file always gets JSON Lines, so both parse line by line. */
-void hg__run_log(struct run *r, const char *text, const char *json)
+void hg__run_log(struct hg__run *r, const char *text, const char *json)
 {
     if (r->rank != 0)
         return;
@@ -73,7 +73,7 @@ void hg__run_log(struct run *r, const char *text, const char *json)
  * (nll_loss equals loss for a task whose model has no separate nll, such
  * as mnist and bert; translation's loss is label-smoothed), ppl =
  * 2^nll_loss. */
-void hg__run_log_train(struct run *r, struct meters *m, int64_t step, int64_t steps,
+void hg__run_log_train(struct hg__run *r, struct meters *m, int64_t step, int64_t steps,
                        double lr)
 {
     if (m->n == 0 || r->rank != 0)
@@ -142,7 +142,7 @@ static void hms(double t, char *out, size_t len)
 
 /* Seconds left to the first stop that is set (--max-update, --max-epoch,
  * --stop-time-hours) at this run's update rate so far; < 0: unknown. */
-static double eta(const struct run *r, int64_t step, int64_t steps)
+static double eta(const struct hg__run *r, int64_t step, int64_t steps)
 {
     const struct hg_opts *o = &r->o;
     double el = hg_now() - r->t_train0;
@@ -168,7 +168,7 @@ static double eta(const struct run *r, int64_t step, int64_t steps)
 
 /* tqdm-style: one line on stderr, rewritten in place between log lines:
  * the epoch's progress, speed, loss, time since the start and the ETA */
-void hg__run_progress(struct run *r, int64_t step, int64_t steps, const struct meters *m)
+void hg__run_progress(struct hg__run *r, int64_t step, int64_t steps, const struct meters *m)
 {
     double dt = hg_now() - m->t0, left = eta(r, step, steps);
     char el[32], et[32] = "?";

@@ -130,7 +130,7 @@ struct resume_meta {
 /* The data: HG_TRACE_SAMPLES' file, the task set up, the train split
  * (its cost's hash: which data a checkpoint's epoch position indexes) and
  * the valid split. */
-static int open_data(struct run *r, char *err, size_t errlen)
+static int open_data(struct hg__run *r, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     if (!o->data)
@@ -163,7 +163,7 @@ static int open_data(struct run *r, char *err, size_t errlen)
 
 /* The per-rank lists' lengths against the world, --rank-slowdown's
  * factors. */
-static int check_rank_lists(const struct run *r, char *err, size_t errlen)
+static int check_rank_lists(const struct hg__run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     const struct hg_opt_list *lists[3] = {&o->rank_capacity, &o->max_tokens_per_rank,
@@ -190,7 +190,7 @@ static int check_rank_lists(const struct run *r, char *err, size_t errlen)
  * controller's contract); a data-parallel shaped one's rows of the global
  * batch are the per-rank budgets, a model-parallel one reads the whole
  * batch on every rank. */
-static int strategy_budgets(struct run *r, char *err, size_t errlen)
+static int strategy_budgets(struct hg__run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     /* the strategy's rows of the global batch are the per-rank budgets */
@@ -237,7 +237,7 @@ static int strategy_budgets(struct run *r, char *err, size_t errlen)
 /* The batch budgets: per-rank lists (the options' or a strategy's), else
  * the global ones scaled by capacity; r->bo, and --rebalance-interval's
  * capacities when it is on. */
-static int budgets(struct run *r, char *err, size_t errlen)
+static int budgets(struct hg__run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     if (check_rank_lists(r, err, errlen) != 0)
@@ -299,7 +299,7 @@ static int budgets(struct run *r, char *err, size_t errlen)
 /* The lr schedule and the controller: configured for the largest batch
  * and sequence any epoch can bring, with the strategy's contract when
  * there is one. */
-static int controller(struct run *r, char *err, size_t errlen)
+static int controller(struct hg__run *r, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     hg_opts_lr_sched(o, &r->sched);
@@ -373,7 +373,7 @@ static int controller(struct run *r, char *err, size_t errlen)
 /* Rank 0: the checkpoint at path into the controller and the run's
  * counters (epoch, *first_step, updates, best metric, wall clocks, the
  * epoch's segments), and *meta for the other ranks. */
-static int load_checkpoint(struct run *r, const char *path, int64_t *first_step,
+static int load_checkpoint(struct hg__run *r, const char *path, int64_t *first_step,
                            struct resume_meta *meta, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -437,7 +437,7 @@ static int load_checkpoint(struct run *r, const char *path, int64_t *first_step,
 
 /* Several ranks: rank 0's parameters and state (initial or loaded), and
  * what it read from the checkpoint, on every rank. */
-static int share_resume(struct run *r, struct resume_meta *meta, int64_t *first_step,
+static int share_resume(struct hg__run *r, struct resume_meta *meta, int64_t *first_step,
                         char *err, size_t errlen)
 {
     /* the initial (or loaded) parameters and state of rank 0 everywhere */
@@ -465,7 +465,7 @@ static int share_resume(struct run *r, struct resume_meta *meta, int64_t *first_
 /* The checkpoint --restore-file names (SAVE_DIR/checkpoint_last.h5 by
  * default: absent, a fresh start), read by rank 0 and handed to the
  * others. */
-static int resume(struct run *r, int64_t *first_step, char *err, size_t errlen)
+static int resume(struct hg__run *r, int64_t *first_step, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     *first_step = 0;
@@ -491,7 +491,7 @@ static int resume(struct run *r, int64_t *first_step, char *err, size_t errlen)
     return 0;
 }
 
-int hg__run_setup(struct run *r, int64_t *first_step, char *err, size_t errlen)
+int hg__run_setup(struct hg__run *r, int64_t *first_step, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     if (open_data(r, err, errlen) != 0 || budgets(r, err, errlen) != 0 ||
@@ -553,7 +553,7 @@ static int32_t plan_len(const struct split *s, int64_t batch, int32_t *mean)
  * (plan_len), planned on
  * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
  * the strategy's text to r->plan_text (every forked rank inherits both). */
-int hg__run_plan_before_fork(struct run *r, int nccl, char *err, size_t errlen)
+int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     if (!o->data)
@@ -692,7 +692,7 @@ int hg__run_check_arch(const char *task, const char *archs, const char *arch, ch
                    arch, task, hg_suggest_text(arch, names, "", hint, sizeof(hint)), archs);
 }
 
-void hg__run_free(struct run *r)
+void hg__run_free(struct hg__run *r)
 {
     free(r->rank_tok);
     free(r->rank_sent);

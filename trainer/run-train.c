@@ -21,7 +21,7 @@ volatile sig_atomic_t hg__run_stop_signal;
 
 /* Validation over the whole valid split; returns 0 and the metric that
  * --best-checkpoint-metric names. */
-static int validate(struct run *r, double *metric, char *err, size_t errlen)
+static int validate(struct hg__run *r, double *metric, char *err, size_t errlen)
 {
     struct hg_batch_opts vo = r->bo;
     vo.capacity = NULL; /* validation: equal shares of the split */
@@ -86,7 +86,7 @@ static int validate(struct run *r, double *metric, char *err, size_t errlen)
 /* One validation per update: a second request for the same update (the
  * interval and the stop both asking) returns the first one's metric.
  * Returns 1 after a new validation, 0 for the same one again, -1. */
-static int validate_once(struct run *r, double *metric, char *err, size_t errlen)
+static int validate_once(struct hg__run *r, double *metric, char *err, size_t errlen)
 {
     if (r->valid_at == r->num_updates + 1) {
         *metric = r->valid_metric;
@@ -99,7 +99,7 @@ static int validate_once(struct run *r, double *metric, char *err, size_t errlen
     return 1;
 }
 
-static int better(const struct run *r, double v)
+static int better(const struct hg__run *r, double v)
 {
     if (isnan(v) || r->best_locked)
         return 0; /* a NaN metric is never the best */
@@ -110,7 +110,7 @@ static int better(const struct run *r, double v)
 
 /* After a validation inside an epoch: checkpoint_best.h5 when the metric
  * is the best so far (as fairseq saves it at every validation). */
-static int keep_best(struct run *r, double metric, int64_t step, char *err, size_t errlen)
+static int keep_best(struct hg__run *r, double metric, int64_t step, char *err, size_t errlen)
 {
     if (r->o.no_save || !better(r, metric))
         return 0;
@@ -120,7 +120,7 @@ static int keep_best(struct run *r, double metric, int64_t step, char *err, size
 
 /* fairseq's --patience: 1 when metric (just validated) has not beaten
  * the best of this run for --patience validations in a row. */
-static int out_of_patience(struct run *r, double metric)
+static int out_of_patience(struct hg__run *r, double metric)
 {
     if (r->o.patience <= 0 || isnan(metric))
         return 0;
@@ -143,7 +143,7 @@ static int out_of_patience(struct run *r, double metric)
 }
 
 /* --profile-ops: seconds per op kind over the whole run, the top ones */
-void hg__run_print_profile(struct run *r)
+void hg__run_print_profile(struct hg__run *r)
 {
     struct hg_exec *ex = hg_ctl_exec(r->ctl);
     const struct hg_graph *g = hg_ctl_graph(r->ctl);
@@ -194,7 +194,7 @@ void hg__run_print_profile(struct run *r)
  * the rank; times: the machine's monotonic clock in us, so the ranks of
  * one machine line up); rank R of several writes FILE.rankR (before the
  * extension).  -1 with err naming the file. */
-int hg__run_write_trace(struct run *r, char *err, size_t errlen)
+int hg__run_write_trace(struct hg__run *r, char *err, size_t errlen)
 {
     struct hg_exec *ex = hg_ctl_exec(r->ctl);
     const struct hg_graph *g = hg_ctl_graph(r->ctl);
@@ -251,7 +251,7 @@ struct epoch_loop {
 /* One batch into the update: traced (HG_TRACE_SAMPLES), its ranks' costs
  * counted for --rebalance-interval, accumulated; a batch smaller than a
  * split strategy's pieces is named. */
-static int one_batch(struct run *r, struct epoch_loop *e, const struct hg_batch *b,
+static int one_batch(struct hg__run *r, struct epoch_loop *e, const struct hg_batch *b,
                      char *err, size_t errlen)
 {
     if (r->trace)
@@ -274,7 +274,7 @@ static int one_batch(struct run *r, struct epoch_loop *e, const struct hg_batch 
 
 /* An update applied: its per-rank times and statistics into the meters
  * (a skipped one counts nothing), then the statistics cleared. */
-static void count_update(struct run *r, struct epoch_loop *e)
+static void count_update(struct hg__run *r, struct epoch_loop *e)
 {
     struct hg_ctl_stats *st = &e->st;
     if (!st->skipped) {
@@ -300,7 +300,7 @@ static void count_update(struct run *r, struct epoch_loop *e)
 /* The validation an update asks for (--validate-interval-updates, or a
  * stop other than a signal) with checkpoint_best.h5 kept; *stop_now set
  * when --patience runs out. */
-static int validate_in_epoch(struct run *r, struct epoch_loop *e, int stop_req,
+static int validate_in_epoch(struct hg__run *r, struct epoch_loop *e, int stop_req,
                              int *stop_now, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -324,7 +324,7 @@ static int validate_in_epoch(struct run *r, struct epoch_loop *e, int stop_req,
 /* The checkpoint an update asks for: --save-interval-updates' (pruned to
  * --keep-interval-updates) and checkpoint_last.h5, or the stop's
  * checkpoint_last.h5 alone. */
-static int save_in_epoch(struct run *r, const struct epoch_loop *e, int stop_now, char *err,
+static int save_in_epoch(struct hg__run *r, const struct epoch_loop *e, int stop_now, char *err,
                          size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -344,7 +344,7 @@ static int save_in_epoch(struct run *r, const struct epoch_loop *e, int stop_now
 
 /* A new segment from this step on (a rebalance): the rest of the epoch
  * planned again and its loader opened there. */
-static int next_segment(struct run *r, struct epoch_loop *e, char *err, size_t errlen)
+static int next_segment(struct hg__run *r, struct epoch_loop *e, char *err, size_t errlen)
 {
     hg_loader_close(e->ld);
     hg_epoch_free(e->ep);
@@ -362,7 +362,7 @@ static int next_segment(struct run *r, struct epoch_loop *e, char *err, size_t e
  * as the options ask.  0: go on; 2: stopped by a signal; 3: stopped by
  * --max-update, --stop-time-hours or --patience (validated and saved);
  * -1. */
-static int one_update(struct run *r, struct epoch_loop *e, double t0, char *err,
+static int one_update(struct hg__run *r, struct epoch_loop *e, double t0, char *err,
                       size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -409,7 +409,7 @@ static int one_update(struct run *r, struct epoch_loop *e, double t0, char *err,
 
 /* Epoch r->epoch from first_step on, through its last batch or a stop,
  * and its log line.  0: the epoch's end; 2, 3: one_update's stops; -1. */
-static int run_epoch(struct run *r, int64_t first_step, struct epoch_loop *e, char *err,
+static int run_epoch(struct hg__run *r, int64_t first_step, struct epoch_loop *e, char *err,
                      size_t errlen)
 {
     const struct hg_opts *o = &r->o;
@@ -452,7 +452,7 @@ static int run_epoch(struct run *r, int64_t first_step, struct epoch_loop *e, ch
 /* The end of epoch r->epoch: validated and saved as --validate-interval
  * and --save-interval ask; the last one (--max-epoch, --min-lr, or
  * --patience run out) always.  1: on to the next epoch; 0: done; -1. */
-static int end_of_epoch(struct run *r, int impatient, char *err, size_t errlen)
+static int end_of_epoch(struct hg__run *r, int impatient, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     int last = (o->max_epoch > 0 && r->epoch >= o->max_epoch) ||
@@ -491,7 +491,7 @@ static int end_of_epoch(struct run *r, int impatient, char *err, size_t errlen)
     return 1;
 }
 
-int hg__run_train(struct run *r, int64_t first_step, char *err, size_t errlen)
+int hg__run_train(struct hg__run *r, int64_t first_step, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     /* resumed at --max-update or beyond: nothing to do (not one more) */
