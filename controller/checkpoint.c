@@ -388,20 +388,43 @@ static void dir_of(const char *path, char *dir, size_t len)
         snprintf(dir, len, ".");
 }
 
-/* Writes img[len] to path.tmp (0600), fsyncs it, renames it over path and
- * fsyncs the directory; a failure removes path.tmp and names it. */
+static unsigned file_mode = 0600; /* hg_ckpt_set_file_mode */
+
+void hg_ckpt_set_file_mode(unsigned mode)
+{
+    file_mode = mode & 0777;
+}
+
+/* Writes img[len] to path.tmp (file_mode), fsyncs it, renames it over path
+ * and fsyncs the directory; a failure removes path.tmp and names it.  In a
+ * directory others can write, path.tmp may be a name someone planted (a
+ * symlink to a file of ours): it is unlinked, never followed, and ours is
+ * created O_EXCL | O_NOFOLLOW; after the rename path must still be the
+ * file written (rename replaces a planted symlink at path, never follows
+ * it). */
 static int write_file(const char *path, const char *img, size_t len, char *err,
                       size_t errlen)
 {
     char tmp[4096];
     if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
         return hg_kerr(err, errlen, "%s: path too long", path);
-    /* 0600 from the start: nobody else reads our parameters */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        if (unlink(tmp) != 0 && errno != ENOENT)
+            return hg_kerr(err, errlen, "%s: cannot remove the stale file: %s", tmp,
+                           strerror(errno));
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode);
+        if (fd < 0 && errno != EEXIST)
+            return hg_kerr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+    }
     if (fd < 0)
-        return hg_kerr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        return hg_kerr(err, errlen, "%s: cannot create: made again by someone else at "
+                       "every try (a directory others can write?)", tmp);
+    struct stat mine;
     int rc = 0;
-    if (write_all(fd, img, len) != 0)
+    if (fstat(fd, &mine) != 0)
+        rc = hg_kerr(err, errlen, "%s: fstat: %s", tmp, strerror(errno));
+    else if (write_all(fd, img, len) != 0)
         rc = hg_kerr(err, errlen, "%s: cannot write %zu bytes: %s", tmp, len,
                      strerror(errno));
     else if (fsync(fd) != 0)
@@ -415,7 +438,12 @@ static int write_file(const char *path, const char *img, size_t len, char *err,
         unlink(tmp);
         return -1;
     }
-    /* make the rename itself durable */
+    struct stat now;
+    if (lstat(path, &now) != 0 || !S_ISREG(now.st_mode) || now.st_ino != mine.st_ino ||
+        now.st_dev != mine.st_dev)
+        return hg_kerr(err, errlen, "%s: replaced by another file while it was saved "
+                       "(a directory others can write?)", path);
+/* make the rename itself durable */
     char dir[4096];
     dir_of(path, dir, sizeof(dir));
     fsync_path(dir, 1);

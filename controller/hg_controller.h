@@ -69,9 +69,14 @@ struct hg_ckpt_meta {
                                 shard files (a sharded checkpoint) */
 };
 
+/* The mode of the files the checkpoint functions create (0600 by
+ * default; 0640 for hgtrain --group-readable), less what the umask takes. */
+void hg_ckpt_set_file_mode(unsigned mode);
+
 /* Writes every param and every optimizer-state tensor of ex (by name) and
  * meta to path, each with a CRC-32: the file is built in memory, written
- * to path.tmp (0600), fsynced, renamed. A failure (a full disk included)
+ * to path.tmp (0600; a stale path.tmp, even a symlink, is removed first,
+ * never followed: created O_EXCL | O_NOFOLLOW), fsynced, renamed. A failure (a full disk included)
  * leaves any previous file at path untouched, removes path.tmp and returns
  * -1 naming the path. */
 int hg_ckpt_save(const char *path, const struct hg_graph *g,

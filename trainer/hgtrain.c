@@ -311,8 +311,19 @@ static int start_worker(struct hg__run *r, struct hg_launch *L, int local, char 
     r->world = r->comm ? hg_comm_world(r->comm) : 1;
     r->json = strcmp(r->o.log_format, "json") == 0;
     r->tty = strcmp(r->o.log_format, "tqdm") == 0 && isatty(2) && r->rank == 0;
-    if (r->rank == 0 && r->o.log_file && !(r->log = fopen(r->o.log_file, "a"))) {
-        fprintf(stderr, "hgtrain: --log-file %s: %s\n", r->o.log_file, strerror(errno));
+    hg_ckpt_set_file_mode(r->o.group_readable ? 0640 : 0600);
+    int log_fd = -1;
+    char log_err[4400] = "";
+    if (r->rank == 0 && r->o.log_file &&
+        ((log_fd = hg__run_open_file(r, r->o.log_file, 1, "--log-file", log_err,
+                                     sizeof(log_err))) < 0 ||
+         !(r->log = fdopen(log_fd, "a")))) {
+        if (log_fd >= 0) {
+            snprintf(log_err, sizeof(log_err), "--log-file %s: %s", r->o.log_file,
+                     strerror(errno));
+            close(log_fd);
+        }
+        fprintf(stderr, "hgtrain: %s\n", log_err);
         hg_comm_abort(r->comm);
         hg_launch_finish(L, r->comm);
         hg_opts_free(&r->o);

@@ -176,6 +176,14 @@ const struct hg_opt hg_train_opts[] = {
      .offset = OFF(restore_file), .def = "checkpoint_last.h5", .metavar = "FILE",
      .help = "checkpoint to resume from (relative: in --save-dir); the default may be "
              "absent (a fresh start), a file named here must exist"},
+    {.name = "group-readable", .type = HG_OPT_BOOL, .group = G_CKPT,
+     .offset = OFF(group_readable),
+     .help = "create checkpoints, strategy.cfg, the lock, --log-file and --trace 0640 "
+             "(default 0600)"},
+    {.name = "allow-shared-save-dir", .type = HG_OPT_BOOL, .group = G_CKPT,
+     .offset = OFF(allow_shared_save_dir),
+     .help = "use a --save-dir others can write, and load checkpoints others own or "
+             "can write (refused otherwise); symlinks are never followed"},
     {.name = "reset-dataloader", .type = HG_OPT_BOOL, .group = G_CKPT,
      .offset = OFF(reset_dataloader),
      .help = "on restore, start the data iterator afresh"},

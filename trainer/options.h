@@ -84,6 +84,9 @@ struct hg_opts {
     int64_t keep_last_epochs;     /* -1: keep all */
     int64_t keep_interval_updates; /* -1: keep all */
     int no_save;
+    int group_readable;           /* files hgtrain creates 0640, not 0600 */
+    int allow_shared_save_dir;    /* a save dir or checkpoint others own or
+                                     can write: warned, not refused */
     int profile_ops;              /* time every op; print the top kinds */
     const char *trace;            /* the last step's timeline (Chrome trace) */
     const char *export_graph;     /* --export-graph: the train graph's JSON */

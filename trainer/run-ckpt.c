@@ -73,18 +73,148 @@ int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *e
     return rc;
 }
 
+/* The mode of what hgtrain creates in --save-dir (and --log-file,
+ * --trace): 0600, 0640 with --group-readable. */
+static mode_t file_mode(const struct hg__run *r)
+{
+    return r->o.group_readable ? 0640 : 0600;
+}
+
+/* Whether the open file fd (named path) is one hgtrain may write to: a
+ * regular file of ours with one link that nobody else can write.  -1
+ * naming it otherwise. */
+static int check_ours(int fd, const char *what, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return hg_kerr(err, errlen, "%s %s: %s", what, path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return hg_kerr(err, errlen, "%s %s: not a regular file: refused", what, path);
+    if (st.st_uid != geteuid())
+        return hg_kerr(err, errlen, "%s %s: owned by uid %ld, not by us (uid %ld): refused "
+                       "(remove it, or choose another path)", what, path, (long)st.st_uid,
+                       (long)geteuid());
+    if (st.st_nlink != 1)
+        return hg_kerr(err, errlen, "%s %s: has %ld hard links: refused (remove it)", what,
+                       path, (long)st.st_nlink);
+    if (st.st_mode & 022)
+        return hg_kerr(err, errlen, "%s %s: mode %04o lets others write it: refused "
+                       "(chmod go-w %s)", what, path, (unsigned)(st.st_mode & 07777), path);
+    return 0;
+}
+
+int hg__run_open_file(const struct hg__run *r, const char *path, int append, const char *what,
+                      char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | (append ? O_APPEND : 0),
+                  file_mode(r));
+    if (fd < 0)
+        return hg_kerr(err, errlen, "%s %s: %s", what, path,
+                       errno == ELOOP ? "a symbolic link: refused, never followed"
+                                      : strerror(errno));
+    int rc = check_ours(fd, what, path, err, errlen);
+    /* truncated only once it is known to be ours */
+    if (rc == 0 && !append && ftruncate(fd, 0) != 0)
+        rc = hg_kerr(err, errlen, "%s %s: %s", what, path, strerror(errno));
+    if (rc != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* A directory others can write, where they could plant names: group or
+ * others may write it and it has no sticky bit (with the sticky bit, as
+ * /tmp, they cannot remove or rename our files, and whatever they plant is
+ * never followed), or another user (not root) owns it.  Absent: 0. */
+int hg__run_check_save_dir(const struct hg__run *r, char *err, size_t errlen)
+{
+    const char *d = r->o.save_dir;
+    struct stat st;
+    if (r->o.no_save || stat(d, &st) != 0)
+        return 0;
+    const char *why = NULL;
+    char buf[128];
+    if (!S_ISDIR(st.st_mode))
+        return hg_kerr(err, errlen, "--save-dir %s: not a directory", d);
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        snprintf(buf, sizeof(buf), "owned by uid %ld, not by us (uid %ld)", (long)st.st_uid,
+                 (long)geteuid());
+        why = buf;
+    } else if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) {
+        snprintf(buf, sizeof(buf), "mode %04o lets %s write it", (unsigned)(st.st_mode & 07777),
+                 st.st_mode & 002 ? "everyone" : "the group");
+        why = buf;
+    }
+    if (!why)
+        return 0;
+    if (!r->o.allow_shared_save_dir)
+        return hg_kerr(err, errlen, "--save-dir %s: %s, so others could replace or plant "
+                       "checkpoints: refused (chmod go-w %s, chmod +t %s, or "
+                       "--allow-shared-save-dir to take the risk)", d, why, d, d);
+    if (r->rank == 0)
+        fprintf(stderr, "hgtrain: warning: --save-dir %s: %s; used as "
+                "--allow-shared-save-dir says (symlinks in it are never followed)\n", d, why);
+    return 0;
+}
+
+int hg__run_check_loaded(const struct hg__run *r, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return hg_kerr(err, errlen, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return hg_kerr(err, errlen, "%s: not a regular file", path);
+    const char *why = NULL;
+    char buf[128];
+    if (st.st_uid != geteuid()) {
+        snprintf(buf, sizeof(buf), "owned by uid %ld, not by us (uid %ld)", (long)st.st_uid,
+                 (long)geteuid());
+        why = buf;
+    } else if (st.st_mode & 022) {
+        snprintf(buf, sizeof(buf), "mode %04o lets others write it",
+                 (unsigned)(st.st_mode & 07777));
+        why = buf;
+    }
+    if (!why)
+        return 0;
+    if (!r->o.allow_shared_save_dir)
+        return hg_kerr(err, errlen, "checkpoint %s: %s: refused (copy it to a file of "
+                       "your own, or --allow-shared-save-dir to take the risk)", path, why);
+    fprintf(stderr, "hgtrain: warning: checkpoint %s: %s; loaded as "
+            "--allow-shared-save-dir says\n", path, why);
+    return 0;
+}
+
 /* One job per --save-dir: an flock on SAVE_DIR/hgtrain.lock, taken by
  * rank 0 and held until the process exits (even by kill -9, so no stale
- * lock is left), the file naming its holder for the next job's message. */
+ * lock is left), the file naming its holder for the next job's message.
+ * The file is opened without following a symlink and created O_EXCL; one
+ * that is not a regular file of ours nobody else can write is refused,
+ * even with --allow-shared-save-dir (it would not keep another job out). */
 static int lock_save_dir(struct hg__run *r, char *err, size_t errlen)
 {
     char path[4096];
     if (hg__run_ckpt_path(r, "hgtrain.lock", path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--save-dir too long");
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+            fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode(r));
+        if (fd < 0 && errno != ENOENT && errno != EEXIST)
+            break;
+    }
     if (fd < 0)
         return hg_kerr(err, errlen, "--save-dir %s: %s: %s", r->o.save_dir, path,
-                       strerror(errno));
+                       errno == ELOOP ? "a symbolic link (planted?): refused, never "
+                       "followed; remove it" : strerror(errno));
+    char what[4200];
+    snprintf(what, sizeof(what), "--save-dir %s: lock", r->o.save_dir);
+    if (check_ours(fd, what, path, err, errlen) != 0) {
+        close(fd);
+        return -1;
+    }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
         char who[256];
@@ -242,17 +372,19 @@ static void remove_stale_tmp(struct hg__run *r)
  * resumed checkpoint says (an old one, --reset-meters, another
  * --restore-file): a metric of another name or direction cannot be
  * compared, so such a file is kept. */
-static void best_from_disk(struct hg__run *r)
+static int best_from_disk(struct hg__run *r, char *cerr, size_t cerrlen)
 {
     char path[4096], err[4300];
     if (r->o.no_save || hg__run_ckpt_path(r, "checkpoint_best.h5", path, sizeof(path)) != 0 ||
         access(path, F_OK) != 0)
-        return;
+        return 0;
+    if (hg__run_check_loaded(r, path, cerr, cerrlen) != 0)
+        return -1;
     struct hg_ckpt_meta m;
     if (hg_ckpt_read_meta(path, &m, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgtrain: warning: %s; it is kept, not replaced\n", err);
         r->best_locked = 1;
-        return;
+        return 0;
     }
     const char *name = m.metric_name ? m.metric_name : "";
     if (m.checksummed && (strcmp(name, r->o.best_checkpoint_metric) != 0 ||
@@ -268,14 +400,24 @@ static void best_from_disk(struct hg__run *r)
         r->best = m.best_metric; /* the file's metric is the bar */
     }
     hg_ckpt_meta_free(&m);
+    return 0;
 }
 
-/* --plan: SAVE_DIR/strategy.cfg, written to .tmp, fsynced, renamed. */
+/* --plan: SAVE_DIR/strategy.cfg, written to .tmp (O_EXCL | O_NOFOLLOW,
+ * file_mode), fsynced, renamed. */
 static int write_plan(const struct hg__run *r, char *err, size_t errlen)
 {
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.tmp", r->plan_path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* a stale or planted .tmp is removed, never followed */
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        if (unlink(tmp) != 0 && errno != ENOENT)
+            break;
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, file_mode(r));
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     if (fd < 0)
         return hg_kerr(err, errlen, "--plan: %s: %s", tmp, strerror(errno));
     size_t len = strlen(r->plan_text), done = 0;
@@ -305,12 +447,16 @@ static int write_plan(const struct hg__run *r, char *err, size_t errlen)
 }
 
 /* Rank 0: --save-dir made, locked, cleaned of interrupted saves, and
- * checkpoint_best.h5's metric read. */
+ * checkpoint_best.h5's metric read; a save dir others can write, or a
+ * checkpoint_best.h5 another user owns or others can write, refused
+ * without --allow-shared-save-dir. */
 int hg__run_prepare_save_dir(struct hg__run *r, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
     if (!o->no_save && mkdir_p(o->save_dir) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: %s", o->save_dir, strerror(errno));
+    if (hg__run_check_save_dir(r, err, errlen) != 0)
+        return -1;
     if (!o->no_save && access(o->save_dir, W_OK) != 0)
         return hg_kerr(err, errlen, "--save-dir %s: not writable", o->save_dir);
     /* the lock first: another job's .tmp files are not stale */
@@ -320,6 +466,5 @@ int hg__run_prepare_save_dir(struct hg__run *r, char *err, size_t errlen)
         remove_stale_tmp(r);
     if (!o->no_save && r->plan_text && write_plan(r, err, errlen) != 0)
         return -1;
-    best_from_disk(r);
-    return 0;
+    return best_from_disk(r, err, errlen);
 }

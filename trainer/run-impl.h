@@ -125,8 +125,22 @@ int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *e
 void hg__run_prune(const struct hg__run *r, const char *pattern, int64_t keep);
 /* After a checkpoint at path failed to load: err names another task's. */
 void hg__run_other_task(const struct hg__run *r, const char *path, char *err, size_t errlen);
-/* Rank 0: --save-dir made, locked, cleaned, --plan's strategy written,
- * checkpoint_best.h5's metric read. */
+/* --save-dir others can write (group or others without the sticky bit)
+ * or another user (not root) owns: -1 naming it, or a warning with
+ * --allow-shared-save-dir; absent: 0. */
+int hg__run_check_save_dir(const struct hg__run *r, char *err, size_t errlen);
+/* A checkpoint to load: a regular file of ours that others cannot write;
+ * another user's or a group/other-writable one is refused naming it, or
+ * warned about with --allow-shared-save-dir. */
+int hg__run_check_loaded(const struct hg__run *r, const char *path, char *err, size_t errlen);
+/* path opened for writing (append, or truncated once checked) without
+ * following a symlink, created 0600 (0640: --group-readable): a file that
+ * is not a regular one of ours with one link nobody else can write is
+ * refused naming it (what: "--log-file").  The fd, or -1. */
+int hg__run_open_file(const struct hg__run *r, const char *path, int append, const char *what,
+                      char *err, size_t errlen);
+/* Rank 0: --save-dir made, checked, locked, cleaned, --plan's strategy
+ * written, checkpoint_best.h5's metric read. */
 int hg__run_prepare_save_dir(struct hg__run *r, char *err, size_t errlen);
 
 /* -------------------------------------------------------- run-balance.c */

@@ -141,8 +141,13 @@ static int open_data(struct hg__run *r, char *err, size_t errlen)
     if (trace && *trace) {
         char tp[4096];
         snprintf(tp, sizeof(tp), "%s.rank%d", trace, r->rank);
-        if (!(r->trace = fopen(tp, "a")))
+        int fd = hg__run_open_file(r, tp, 1, "HG_TRACE_SAMPLES", err, errlen);
+        if (fd < 0)
+            return -1;
+        if (!(r->trace = fdopen(fd, "a"))) {
+            close(fd);
             return hg_kerr(err, errlen, "HG_TRACE_SAMPLES: %s: %s", tp, strerror(errno));
+        }
     }
     struct hg_task_args ta = {.values = (const char *const *)o->task_vals_,
                               .arch = o->arch};
@@ -476,6 +481,9 @@ static int resume(struct hg__run *r, int64_t *first_step, char *err, size_t errl
         snprintf(path, sizeof(path), "%s", o->restore_file);
     else if (hg__run_ckpt_path(r, o->restore_file, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--restore-file too long");
+    /* a save dir others can write is refused before anything in it is read */
+    if (r->rank == 0 && hg__run_check_save_dir(r, err, errlen) != 0)
+        return -1;
     /* rank 0 reads the checkpoint and hands it to the others */
     struct resume_meta meta;
     memset(&meta, 0, sizeof(meta));
@@ -484,7 +492,8 @@ static int resume(struct hg__run *r, int64_t *first_step, char *err, size_t errl
         strcmp(o->restore_file, "checkpoint_last.h5") != 0)
         return hg_kerr(err, errlen, "--restore-file %s: %s", path, strerror(errno));
     if (r->rank == 0 && access(path, F_OK) == 0 &&
-        load_checkpoint(r, path, first_step, &meta, err, errlen) != 0)
+        (hg__run_check_loaded(r, path, err, errlen) != 0 ||
+         load_checkpoint(r, path, first_step, &meta, err, errlen) != 0))
         return -1;
     if (r->comm && share_resume(r, &meta, first_step, err, errlen) != 0)
         return -1;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/hg_base.h"
 #include "controller/hg_controller.h"
@@ -208,9 +209,16 @@ int hg__run_write_trace(struct hg__run *r, char *err, size_t errlen)
                  : (int)strlen(r->o.trace), r->o.trace, r->rank, dot ? dot : "");
     else
         snprintf(path, sizeof path, "%s", r->o.trace);
-    FILE *f = t ? fopen(path, "w") : NULL;
-    if (!f)
-        return hg_kerr(err, errlen, "--trace %s: %s", path, t ? strerror(errno) : "no timeline");
+    if (!t)
+        return hg_kerr(err, errlen, "--trace %s: no timeline", path);
+    int fd = hg__run_open_file(r, path, 0, "--trace", err, errlen);
+    if (fd < 0)
+        return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return hg_kerr(err, errlen, "--trace %s: %s", path, strerror(errno));
+    }
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n"
             "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
             "\"args\": {\"name\": \"rank %d\"}}", r->rank, r->rank);
