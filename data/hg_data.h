@@ -207,7 +207,14 @@ struct hg_batch {
     int64_t tokens;                /* non-pad tokens of the first SEQ field */
     const int64_t *ids;            /* [B] each row's sample index in the
                                     * dataset (dropout's key); NULL: unknown */
+    const struct hg_dataset *ds;   /* the dataset of ids (hg_batch_where);
+                                    * NULL: unknown */
 };
+
+/* Where row i of b comes from, for an error about it: "; it is row R of
+ * SHARD" into out[len] when b knows its dataset and sample ids, else "";
+ * returns out. */
+const char *hg_batch_where(const struct hg_batch *b, int64_t i, char *out, size_t len);
 
 struct hg_loader_opts {
     int rank;

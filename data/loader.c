@@ -272,6 +272,7 @@ static void to_batch(const struct hg_loader *ld, struct slot *s, struct hg_batch
     b->step = s->step;
     b->tokens = s->tokens;
     b->ids = s->ids;
+    b->ds = ld->ds;
     for (int f = 0; f < ld->nfields; f++) {
         b->field[f].data = s->data[f];
         b->field[f].dtype = ld->dtype[f];
@@ -346,4 +347,18 @@ void hg_loader_close(struct hg_loader *ld)
         pthread_join(ld->thread, NULL);
     }
     loader_free(ld);
+}
+
+const char *hg_batch_where(const struct hg_batch *b, int64_t i, char *out, size_t len)
+{
+    out[0] = 0;
+    if (!b->ds || !b->ids || i < 0 || i >= b->size ||
+        b->ids[i] < 0 || b->ids[i] >= hg_dataset_size(b->ds))
+        return out;
+    int shard;
+    int64_t row;
+    hg_dataset_locate(b->ds, b->ids[i], &shard, &row);
+    snprintf(out, len, "; it is row %lld of %s", (long long)row,
+             hg_dataset_shard_path(b->ds, shard));
+    return out;
 }

@@ -321,9 +321,11 @@ static int bert_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
             int32_t id = in_ids[i * L + j];
             int8_t sg = in_seg[i * L + j];
             if (id < 0 || id >= s->vocab) {
+                char w[4200];
                 snprintf(err, errlen, "bert: batch step %lld, sample %lld: input_ids %d "
-                         "at position %lld not in [0,%lld)", (long long)b->step,
-                         (long long)i, (int)id, (long long)j, (long long)s->vocab);
+                         "at position %lld not in [0,%lld)%s", (long long)b->step,
+                         (long long)i, (int)id, (long long)j, (long long)s->vocab,
+                         hg_batch_where(b, i, w, sizeof w));
                 return -1;
             }
             if (sg < 0 || sg >= BERT_SEGMENTS) {
@@ -349,9 +351,11 @@ static int bert_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
                 return -1;
             }
             if (id < 0 || id >= s->vocab) {
+                char w[4200];
                 snprintf(err, errlen, "bert: batch step %lld, sample %lld: masked_lm_ids "
-                         "%d (position %d) not in [0,%lld)", (long long)b->step,
-                         (long long)i, (int)id, (int)at, (long long)s->vocab);
+                         "%d (position %d) not in [0,%lld)%s", (long long)b->step,
+                         (long long)i, (int)id, (int)at, (long long)s->vocab,
+                         hg_batch_where(b, i, w, sizeof w));
                 return -1;
             }
             if (tgt[i * T + at] != BERT_IGNORE) {

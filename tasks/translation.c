@@ -541,10 +541,11 @@ static int tr_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
             int real = j < len_s[i];
             int32_t id = real ? in_src[i * Ls + j] : TR_PAD;
             if (id < 0 || id >= s->vsrc) {
+                char w[4200];
                 snprintf(err, errlen, "translation: batch step %lld, sample %lld: src "
-                         "id %d at position %lld not in [0,%lld) (dict.%s.txt)",
+                         "id %d at position %lld not in [0,%lld) (dict.%s.txt)%s",
                          (long long)b->step, (long long)i, (int)id, (long long)j,
-                         (long long)s->vsrc, s->src_lang);
+                         (long long)s->vsrc, s->src_lang, hg_batch_where(b, i, w, sizeof w));
                 return -1;
             }
             src[i * S + j] = id;
@@ -556,10 +557,11 @@ static int tr_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
             int real = j < len_t[i];
             int32_t id = real ? in_tgt[i * Lt + j] : TR_PAD;
             if (id < 0 || id >= s->vtgt) {
+                char w[4200];
                 snprintf(err, errlen, "translation: batch step %lld, sample %lld: tgt "
-                         "id %d at position %lld not in [0,%lld) (dict.%s.txt)",
+                         "id %d at position %lld not in [0,%lld) (dict.%s.txt)%s",
                          (long long)b->step, (long long)i, (int)id, (long long)j,
-                         (long long)s->vtgt, s->tgt_lang);
+                         (long long)s->vtgt, s->tgt_lang, hg_batch_where(b, i, w, sizeof w));
                 return -1;
             }
             tgt[i * T + j] = id;

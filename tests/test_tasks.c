@@ -563,12 +563,19 @@ struct own_batch {
     struct hg_batch b;
     void *buf[8];
     int32_t *len[8];
+    int64_t *ids;   /* [B] the batch's sample ids (the epoch plan's are freed) */
 };
 
 static void own_copy(struct own_batch *o, const struct hg_batch *b, int nfields)
 {
     memset(o, 0, sizeof(*o));
     o->b = *b;
+    if (b->ids) {
+        o->ids = malloc((size_t)(b->size ? b->size : 1) * sizeof *o->ids);
+        REQUIRE(o->ids, "oom");
+        memcpy(o->ids, b->ids, (size_t)b->size * sizeof *o->ids);
+        o->b.ids = o->ids;
+    }
     for (int f = 0; f < nfields; f++) {
         size_t n = (size_t)hg_shape_numel(&b->field[f].shape) *
                    hg_dtype_size(b->field[f].dtype);
@@ -587,6 +594,8 @@ static void own_copy(struct own_batch *o, const struct hg_batch *b, int nfields)
 
 static void own_free(struct own_batch *o, int n)
 {
+    for (int i = 0; i < n; i++)
+        free(o[i].ids);
     for (int i = 0; i < n; i++)
         for (int f = 0; f < 8; f++) {
             free(o[i].buf[f]);
@@ -778,7 +787,8 @@ static void test_bert(void)
     int32_t *ids = bad.buf[0]; /* [B,L] */
     ids[3 * BERT_L + 1] = 100000;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
-           strstr(err, "sample 3: input_ids 100000 at position 1 not in [0,"),
+           strstr(err, "sample 3: input_ids 100000 at position 1 not in [0,") &&
+               strstr(err, "; it is row "),
            "token 100000: %s", err);
     ids[3 * BERT_L + 1] = -2;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
@@ -1078,7 +1088,8 @@ static void test_translation(void)
     int64_t Lt = b0->field[1].shape.dim[1], Ls = b0->field[0].shape.dim[1];
     ((int32_t *)bad.buf[1])[3 * Lt + 1] = 100000;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
-           strstr(err, "sample 3: tgt id 100000 at position 1 not in [0,614) (dict.es.txt)"),
+           strstr(err, "sample 3: tgt id 100000 at position 1 not in [0,614) (dict.es.txt)"
+                       "; it is row ") && strstr(err, ".h5"),
            "tgt 100000: %s", err);
     ((int32_t *)bad.buf[1])[3 * Lt + 1] = 4;
     ((int32_t *)bad.buf[0])[2 * Ls] = -7;
