@@ -211,9 +211,9 @@ struct hg_batch {
                                     * NULL: unknown */
 };
 
-/* Where row i of b comes from, for an error about it: "; it is row R of
- * SHARD" into out[len] when b knows its dataset and sample ids, else "";
- * returns out. */
+/* Where row i of b comes from, for an error about it: "; sample i is row
+ * R of SHARD" into out[len] when b knows its dataset and sample ids, else
+ * ""; returns out. */
 const char *hg_batch_where(const struct hg_batch *b, int64_t i, char *out, size_t len);
 
 struct hg_loader_opts {

@@ -358,7 +358,7 @@ const char *hg_batch_where(const struct hg_batch *b, int64_t i, char *out, size_
     int shard;
     int64_t row;
     hg_dataset_locate(b->ds, b->ids[i], &shard, &row);
-    snprintf(out, len, "; it is row %lld of %s", (long long)row,
+    snprintf(out, len, "; sample %lld is row %lld of %s", (long long)i, (long long)row,
              hg_dataset_shard_path(b->ds, shard));
     return out;
 }

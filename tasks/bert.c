@@ -232,11 +232,11 @@ static int check_field(const struct hg_batch *b, int f, enum hg_dtype dt,
     if (v->dtype == dt && v->shape.ndim == 2 && v->shape.dim[0] == b->size &&
         v->shape.dim[1] >= 1 && (width == 0 || v->shape.dim[1] == width))
         return 0;
-    char sh[64];
-    snprintf(err, errlen, "bert: batch step %lld: %s is %s %s, want %s [%lld,%s]",
+    char sh[64], w[4200];
+    snprintf(err, errlen, "bert: batch step %lld: %s is %s %s, want %s [%lld,%s]%s",
              (long long)b->step, bert_fields[f].name, hg_dtype_name(v->dtype),
              hg_shape_str(&v->shape, sh, sizeof(sh)), hg_dtype_name(dt),
-             (long long)b->size, width ? "L" : "P");
+             (long long)b->size, width ? "L" : "P", hg_batch_where(b, 0, w, sizeof w));
     return -1;
 }
 

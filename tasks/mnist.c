@@ -151,25 +151,28 @@ static int mnist_fill(void *state, const struct hg_batch *b, struct hg_graph *g,
     const struct hg_tview *im = &b->field[F_IMAGE], *lb = &b->field[F_LABEL];
     if (im->dtype != HG_U8 || im->shape.ndim != 3 || im->shape.dim[0] != B ||
         im->shape.dim[1] != MNIST_SIDE || im->shape.dim[2] != MNIST_SIDE) {
-        char sh[64];
+        char sh[64], w[4200];
         snprintf(err, errlen, "mnist: batch step %lld: image is %s %s, want u8 "
-                 "[%lld,28,28]", (long long)b->step, hg_dtype_name(im->dtype),
-                 hg_shape_str(&im->shape, sh, sizeof(sh)), (long long)B);
+                 "[%lld,28,28]%s", (long long)b->step, hg_dtype_name(im->dtype),
+                 hg_shape_str(&im->shape, sh, sizeof(sh)), (long long)B,
+                 hg_batch_where(b, 0, w, sizeof w));
         return -1;
     }
     if (lb->dtype != HG_I32 || lb->shape.ndim != 1 || lb->shape.dim[0] != B) {
-        char sh[64];
+        char sh[64], w[4200];
         snprintf(err, errlen, "mnist: batch step %lld: label is %s %s, want i32 "
-                 "[%lld]", (long long)b->step, hg_dtype_name(lb->dtype),
-                 hg_shape_str(&lb->shape, sh, sizeof(sh)), (long long)B);
+                 "[%lld]%s", (long long)b->step, hg_dtype_name(lb->dtype),
+                 hg_shape_str(&lb->shape, sh, sizeof(sh)), (long long)B,
+                 hg_batch_where(b, 0, w, sizeof w));
         return -1;
     }
     const int32_t *lab = lb->data;
     for (int64_t i = 0; i < B; i++) {
         if (lab[i] < 0 || lab[i] >= MNIST_CLASSES) {
+            char w[4200];
             snprintf(err, errlen, "mnist: batch step %lld, sample %lld: label %d "
-                     "not in [0,%d)", (long long)b->step, (long long)i,
-                     (int)lab[i], MNIST_CLASSES);
+                     "not in [0,%d)%s", (long long)b->step, (long long)i,
+                     (int)lab[i], MNIST_CLASSES, hg_batch_where(b, i, w, sizeof w));
             return -1;
         }
         y[i] = lab[i];

@@ -461,11 +461,11 @@ static int check_field(const struct hg_batch *b, int f, char *err, size_t errlen
     if (v->dtype == HG_I32 && v->shape.ndim == 2 && v->shape.dim[0] == b->size &&
         b->lengths[f])
         return 0;
-    char sh[64];
+    char sh[64], w[4200];
     snprintf(err, errlen, "translation: batch step %lld: %s is %s %s, want i32 [%lld,L] "
-             "with lengths", (long long)b->step, tr_fields[f].name,
+             "with lengths%s", (long long)b->step, tr_fields[f].name,
              hg_dtype_name(v->dtype), hg_shape_str(&v->shape, sh, sizeof(sh)),
-             (long long)b->size);
+             (long long)b->size, hg_batch_where(b, 0, w, sizeof w));
     return -1;
 }
 

@@ -788,7 +788,7 @@ static void test_bert(void)
     ids[3 * BERT_L + 1] = 100000;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
            strstr(err, "sample 3: input_ids 100000 at position 1 not in [0,") &&
-               strstr(err, "; it is row "),
+               strstr(err, "; sample 3 is row "),
            "token 100000: %s", err);
     ids[3 * BERT_L + 1] = -2;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
@@ -812,7 +812,8 @@ static void test_bert(void)
     sg[0] = 0;
     bad.b.field[1].dtype = HG_I32;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
-           strstr(err, "input_mask is i32"), "mask dtype: %s", err);
+           strstr(err, "input_mask is i32") && strstr(err, "; sample 0 is row ") &&
+               strstr(err, ".h5"), "mask dtype (its shard and row named): %s", err);
     bad.b.field[1].dtype = HG_I8;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == 0,
            "restored batch: %s", err);
@@ -1089,7 +1090,7 @@ static void test_translation(void)
     ((int32_t *)bad.buf[1])[3 * Lt + 1] = 100000;
     EXPECT(t->fill(state, &bad.b, ev.g, ev.ex, &ev.m, &f, err, sizeof(err)) == -1 &&
            strstr(err, "sample 3: tgt id 100000 at position 1 not in [0,614) (dict.es.txt)"
-                       "; it is row ") && strstr(err, ".h5"),
+                       "; sample 3 is row ") && strstr(err, ".h5"),
            "tgt 100000: %s", err);
     ((int32_t *)bad.buf[1])[3 * Lt + 1] = 4;
     ((int32_t *)bad.buf[0])[2 * Ls] = -7;
