@@ -395,6 +395,10 @@ void hg_ckpt_set_file_mode(unsigned mode)
     file_mode = mode & 0777;
 }
 
+static int allow_shared = 1; /* hg_ckpt_set_allow_shared */
+
+void hg_ckpt_set_allow_shared(int allow) { allow_shared = allow != 0; }
+
 /* Writes img[len] to path.tmp (file_mode), fsyncs it, renames it over path
  * and fsyncs the directory; a failure removes path.tmp and names it.  In a
  * directory others can write, path.tmp may be a name someone planted (a
@@ -1094,6 +1098,16 @@ static hid_t open_shard(const char *path, const struct shard_index *ix, int k,
     if (fd < 0)
         return hg_kerr(err, errlen, "%s: shard %s: %s: the checkpoint is incomplete",
                        path, sp, strerror(errno));
+    /* as the main file (hgtrain checks it): another user's shard, or one
+     * others can write, could hold anything its size and CRC-32 allow */
+    struct stat st;
+    if (!allow_shared && fstat(fd, &st) == 0 &&
+        (st.st_uid != geteuid() || (st.st_mode & 022))) {
+        close(fd);
+        return hg_kerr(err, errlen, "%s: shard %s: %s: refused (--allow-shared-save-dir to "
+                       "take the risk)", path, sp, st.st_uid != geteuid()
+                       ? "owned by another user" : "others can write it");
+    }
     char *buf = malloc((size_t)e->size + 1); /* [size + 1]: a longer file shows */
     ssize_t got = 0, k2;
     while (buf && got <= e->size &&

@@ -72,6 +72,12 @@ struct hg_ckpt_meta {
 /* The mode of the files the checkpoint functions create (0600 by
  * default; 0640 for hgtrain --group-readable), less what the umask takes. */
 void hg_ckpt_set_file_mode(unsigned mode);
+/* 0: loading refuses a checkpoint's shard file that another user owns or
+ * others can write, naming it (hgtrain's training, unless
+ * --allow-shared-save-dir: it checks the main file the same way); 1 (the
+ * default: generate, merge-checkpoint read other people's checkpoints):
+ * any. */
+void hg_ckpt_set_allow_shared(int allow);
 
 /* Writes every param and every optimizer-state tensor of ex (by name) and
  * meta to path, each with a CRC-32: the file is built in memory, written

@@ -10,7 +10,10 @@
 #  4. a 0777 save dir: refused, naming it; used with --allow-shared-save-dir;
 #     a 1777 one (sticky) used;
 #  5. the lock, checkpoints, strategy.cfg (--plan) and --log-file are 0600,
-#     0640 with --group-readable (umask 022).
+#     0640 with --group-readable (umask 022);
+#  6. a --log-file planted as a symlink: refused, never followed;
+#  7. a sharded checkpoint's shard others can write, or another user's:
+#     the resume refused naming it (accepted with --allow-shared-save-dir).
 # SKIP (77) when not root, without setpriv or su, or without user nobody.
 set -u
 if [ "$(id -u)" != 0 ]; then
@@ -151,5 +154,28 @@ ln -s "$tmp/victim" "$d/train.log"
 run "$d" --max-update 2 --log-file "$d/train.log" >"$tmp/6.log" 2>&1 && bad "6: a symlinked --log-file was used"
 grep -q -- "--log-file $d/train.log: a symbolic link" "$tmp/6.log" || { cat "$tmp/6.log"; bad "6: no message naming the log file"; }
 [ "$(cat "$tmp/victim")" = "secret 1" ] || bad "6: victim written through --log-file"
+# 7. a sharded checkpoint's shard that others can write, or another
+#    user's: refused on resume, naming the shard; accepted when asked
+d=$tmp/s7
+mkdir "$d"
+run "$d" --max-update 4 --devices cpu:2 --save-sharded >"$tmp/7.log" 2>&1 ||
+    { cat "$tmp/7.log"; bad "7: the sharded run failed"; }
+sh=$(ls "$d"/checkpoint_last.h5.*shard* 2>/dev/null | head -n 1)
+if [ -z "$sh" ]; then
+    bad "7: no shard written"
+else
+    chmod 666 "$sh"
+    run "$d" --max-update 6 --devices cpu:2 --save-sharded >"$tmp/7b.log" 2>&1 &&
+        bad "7: a shard others can write was loaded"
+    grep -q "shard $sh: others can write it: refused" "$tmp/7b.log" ||
+        { cat "$tmp/7b.log"; bad "7: no message naming the writable shard"; }
+    chmod 600 "$sh" && chown nobody "$sh"
+    run "$d" --max-update 6 --devices cpu:2 --save-sharded >"$tmp/7c.log" 2>&1 &&
+        bad "7: another user's shard was loaded"
+    grep -q "shard $sh: owned by another user: refused" "$tmp/7c.log" ||
+        { cat "$tmp/7c.log"; bad "7: no message naming the other user's shard"; }
+    run "$d" --max-update 6 --devices cpu:2 --save-sharded --allow-shared-save-dir \
+        >"$tmp/7d.log" 2>&1 || { cat "$tmp/7d.log"; bad "7: refused with --allow-shared-save-dir"; }
+fi
 [ $fail = 0 ] && echo "PASS: save_dir_safety"
 exit $fail

@@ -312,6 +312,7 @@ static int start_worker(struct hg__run *r, struct hg_launch *L, int local, char 
     r->json = strcmp(r->o.log_format, "json") == 0;
     r->tty = strcmp(r->o.log_format, "tqdm") == 0 && isatty(2) && r->rank == 0;
     hg_ckpt_set_file_mode(r->o.group_readable ? 0640 : 0600);
+    hg_ckpt_set_allow_shared(r->o.allow_shared_save_dir); /* training's loads */
     int log_fd = -1;
     char log_err[4400] = "";
     if (r->rank == 0 && r->o.log_file &&
