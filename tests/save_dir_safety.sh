@@ -128,19 +128,12 @@ mkdir "$d" && chmod 1777 "$d"
 run "$d" --max-update 2 >"$tmp/4c.log" 2>&1 || { cat "$tmp/4c.log"; bad "4: a sticky 1777 save dir refused"; }
 
 # 5. modes
-cat >"$tmp/c2.cfg" <<'CFG'
-name = "two";
-nodes = ( { name = "localhost";
-    devices = ( { kind = "cpu"; model = "fast"; count = 1; memory = "4GiB";
-                  peak_flops = "200GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 2.0; },
-                { kind = "cpu"; model = "slow"; count = 1; memory = "4GiB";
-                  peak_flops = "100GFLOP/s"; memory_bandwidth = "20GB/s"; speed = 1.0; } );
-    intra = { kind = "shm"; bandwidth = "12GB/s"; latency = "1us"; }; } );
-CFG
+# two CPU ranks (the repo's example cluster; --plan prices it by the roofline)
+c2=${HG_SRCDIR:-.}/examples/clusters/shm-2cpu-slow3.cfg
 for g in 0 1; do
     d=$tmp/s5$g
     if [ $g = 1 ]; then want=640 extra=--group-readable; else want=600 extra=; fi
-    run "$d" --max-update 2 --devices cpu:2 --cluster-file "$tmp/c2.cfg" --max-sentences 64 \
+    run "$d" --max-update 2 --devices cpu:2 --cluster-file "$c2" --max-sentences 64 \
         --plan baselines --log-file "$d.log" $extra >"$tmp/5$g.log" 2>&1 ||
         { cat "$tmp/5$g.log"; bad "5: run $g failed"; continue; }
     for f in "$d/strategy.cfg" "$d.log" "$d/checkpoint_last.h5" "$d/hgtrain.lock"; do
