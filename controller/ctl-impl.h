@@ -119,6 +119,8 @@ struct hg_ctl {
     const struct hg__mode *mode[HG__MAX_MODES]; /* the rows claiming the
                                                    train plan, table order */
     int nmode;
+    int partial;             /* some row's mode->partial: the ranks' grad
+                                blocks hold their own gradients only */
     struct plan train, valid;
     size_t ngrad;
     int n_acc;               /* micro-batches with data in this step */

@@ -282,8 +282,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
             c->mode[c->nmode++] = hg__ctl_modes[k];
         }
     int one_micro = 0;
-    for (int k = 0; k < c->nmode; k++)
+    for (int k = 0; k < c->nmode; k++) {
         one_micro |= c->mode[k]->one_micro;
+        c->partial |= c->mode[k]->partial;
+    }
     if (one_micro && cfg->update_freq > 1) {
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
@@ -426,15 +428,6 @@ static int counts(const struct hg_ctl *c, int nll)
         if (c->mode[k]->counts && !c->mode[k]->counts(c, nll))
             return 0;
     return 1;
-}
-
-/* 1: some mode's ranks hold only their own gradients (mode->partial) */
-static int partial(const struct hg_ctl *c)
-{
-    for (int k = 0; k < c->nmode; k++)
-        if (c->mode[k]->partial)
-            return 1;
-    return 0;
 }
 
 int hg_ctl_accumulate(struct hg_ctl *c, uint64_t num_updates,
@@ -585,7 +578,7 @@ int hg_ctl_update(struct hg_ctl *c, uint64_t num_updates, double lr,
         return 0;
     }
     double sumsq = c->sq_all;
-    int part = partial(c);
+    int part = c->partial;
     if (!part && hg_exec_grad_sumsq(ex, &sumsq, err, errlen) != 0)
         return -1;
     /* the gradients some rank alone holds (a server's): the others' (0
