@@ -208,6 +208,12 @@ struct hg_ctl_strategy {
     int *bwd_start;          /* [nops + 1] */
     int *bwd_node;           /* [bwd_start[nops]] */
     int *param_rank;         /* [nparams] */
+    /* piece_key[v * npieces + p]: where node v's piece p runs in the order
+     * (a pipeline's schedule, planner/pipeline.c: each rank runs its pieces
+     * micro-batch by micro-batch as its stage's micro-steps come); NULL:
+     * by the order above, node by node, each node's pieces in turn. */
+    int64_t *piece_key;      /* [nops][npieces] */
+    int nmicro;              /* a pipeline's micro-batches (the log), 0: none */
     /* param_ar[i] 1 when parameter i is aggregated by AllReduce among the
      * ranks holding its partial gradients (NULL: none): each of them sums
      * its own pieces' partials, they exchange these sums, each adds them

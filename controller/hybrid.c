@@ -681,6 +681,15 @@ static int replicate_updates(struct hg_hyb *h, struct hg_graph *g,
     return 0;
 }
 
+/* Where piece p of the strategy's node v runs: the strategy's key (a
+ * pipeline's schedule), else by v's place in the order, pieces in turn. */
+static int64_t piece_key(const struct hg_ctl_strategy *st, const int *pos, int np, int v, int p)
+{
+    if (st->piece_key)
+        return st->piece_key[(size_t)v * (size_t)np + (size_t)p];
+    return (int64_t)pos[v] * (np + 1) + p;
+}
+
 /* After the optimizer: the rank of every node of g (-1: none runs it) into
  * *op_rank and an order of its forward and backward nodes that follows
  * the strategy's order (where the pieces' accumulation allows) into
@@ -726,11 +735,11 @@ static int hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_s
         if (w < h->nn) {
             r = h->dev[w];
             if (h->orig[w] >= 0)
-                key = (int64_t)pos[h->orig[w]] * (np + 1) + h->opiece[w];
+                key = piece_key(st, pos, np, h->orig[w], h->opiece[w]);
             else if (w >= h->nf) /* the loss sums: after the last piece's loss */
-                key = (int64_t)pos[h->lossop] * (np + 1) + np;
+                key = piece_key(st, pos, np, h->lossop, np - 1) + !st->piece_key;
             else
-                key = (int64_t)pos[w] * (np + 1);
+                key = piece_key(st, pos, np, w, 0);
         } else if (hg_graph_node_recomputes(g, w) >= 0) {
             /* a recomputing copy: with its original (its order
              * hg__mp_sequence's) */
@@ -752,9 +761,12 @@ static int hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_s
             } else {
                 int v = o < h->nn ? h->orig[o] : -1, p = o < h->nn ? h->opiece[o] : 0;
                 int k = seen[o]++;
-                if (v < 0) { /* a node of ours (the loss sums): with it */
+                if (v < 0) { /* a node of ours (the loss sums): with it; in a
+                                pipeline as soon as it can (it reads no
+                                piece's loss), so the last stage's first
+                                backward need not wait for its last forward */
                     r = o < h->nn ? h->dev[o] : -1;
-                    key = h->key[o];
+                    key = st->piece_key ? INT64_MIN / 2 : h->key[o];
                 } else {
                     int n = st->bwd_start[v + 1] - st->bwd_start[v];
                     if (k >= n) {
@@ -766,7 +778,7 @@ static int hyb_ranks(struct hg_hyb *h, struct hg_graph *g, const struct hg_ctl_s
                     }
                     int u = st->bwd_node[st->bwd_start[v] + k];
                     r = st->piece_dev[(size_t)u * (size_t)np + (size_t)p];
-                    key = (int64_t)pos[u] * (np + 1) + p;
+                    key = piece_key(st, pos, np, u, p);
                 }
             }
             last[o] = r;

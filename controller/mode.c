@@ -38,6 +38,7 @@ void hg_ctl_strategy_free(struct hg_ctl_strategy *s)
     free(s->param_rank);
     free(s->param_ar);
     free(s->param_upd);
+    free(s->piece_key);
     free(s->recompute);
     memset(s, 0, sizeof *s);
 }

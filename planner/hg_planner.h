@@ -435,6 +435,8 @@ struct hg_pop {
                                  parameter it updates (its input 0) */
     int pidx;             /* an update op: that parameter's index (pg->param),
                              -1: none */
+    int origin;           /* a backward op: the forward op whose gradient
+                             rule made it (hg_graph_node_origin), -1 */
 };
 
 struct hg_pgraph {
@@ -508,12 +510,20 @@ struct hg_gcfg {
                            * recompute them before its backward (sim.c) */
 };
 
+/* A pipeline's schedule (planner/pipeline.c). */
+enum hg_psched { HG_SCHED_GPIPE, HG_SCHED_1F1B };
+const char *hg_pipe_sched_name(enum hg_psched s);
+
 struct hg_strategy {
     int nops, ndev, ngroups;
     int *group;           /* [nops] group of each op */
     struct hg_gcfg *cfg;  /* [ngroups] */
     int *order;           /* [nops] execution order: a topological order of
                            * the ops; every device runs its tasks in it */
+    int nmicro;           /* > 0: a pipeline of this many micro-batches, its
+                           * stages the groups' devices (planner/pipeline.c);
+                           * 0: none */
+    enum hg_psched sched; /* the pipeline's schedule */
 };
 
 struct hg_strategy *hg_strategy_new(int nops, int ndev, int ngroups);
@@ -654,6 +664,17 @@ struct hg_lowered {
     int64_t *cutchg;      /* [ncutchg] rows whose cut came or went in the
                            * last hg_lower_group */
     int ncutchg, ccutchg;
+    /* A pipeline (planner/pipeline.c; nmicro 0: none): micro-batch m holds
+     * rows [mb[m], mb[m + 1]) (its bounds are cuts above); op v's
+     * micro-batch m runs in the order of mkey[v * nmicro + m] (its
+     * micro-step's start under the schedule x (nops + 1) + pos[v]: each
+     * device runs its part of the order); a transfer moves per
+     * micro-batch the rows of it the micro-batch holds. */
+    int nmicro, nstages;
+    enum hg_psched sched;
+    int64_t *mb;          /* [nmicro + 1] */
+    int64_t *mkey;        /* [nops][nmicro] */
+    int *stage;           /* [ndev] each device's stage, -1: none */
 };
 
 
@@ -730,6 +751,15 @@ const char *hg_baseline_name(enum hg_baseline b);
 /* Fills every group's cfg of s (grouping already done). */
 void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
                        enum hg_baseline b);
+/* A pipeline over every device of pg's cluster in rank order, one group
+ * per stage (planner/pipeline.c): the forward ops in id order cut into
+ * consecutive stages of equal op counts (speed 0) or of forward time
+ * proportional to each device's speed (pr, hg_cluster_rank_capacities);
+ * each backward op on its origin's stage (else its producers' latest), each
+ * update with its gradient; M micro-batches under sched.  NULL with err. */
+struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
+                                     int speed, int M, enum hg_psched sched, char *err,
+                                     size_t errlen);
 /* The strategies hgtrain's executor runs (trainer/strategy.c), as bits:
  * HG_EXEC_DP every group data parallel with the same replicas on every
  * device, at least one each (aggregation free per group: AllReduce or any

@@ -57,7 +57,8 @@ struct args {
     char *profile_links, *dinit, *dtoken;
     int64_t dworld, drank;
     double dtimeout;
-    char *search, *out, *trace, *strategy, *baseline;
+    char *search, *out, *trace, *strategy, *baseline, *pipeline, *schedule;
+    int64_t micro;
     double budget, margin;
     double beta;
     char *policy, *policy_out, *models, *clusters, *log_json;
@@ -139,6 +140,16 @@ static const struct hg_opt options[] = {
      .choices = "EV-PS|EV-AR|CP-PS|CP-AR|MP", .metavar = "B",
      .help = "with --search baselines: the strategy to keep (--out, --trace) is this "
              "baseline, not the fastest"},
+    {.name = "pipeline", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(pipeline),
+     .choices = "uniform|speed", .metavar = "P",
+     .help = "simulate (and --out) a pipeline over every device of --cluster in rank "
+             "order, one stage each: equal forward op counts (uniform) or forward time "
+             "proportional to speed"},
+    {.name = "micro-batches", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(micro),
+     .def = "0", .min = 0, .metavar = "M",
+     .help = "--pipeline: micro-batches (0: 4 per stage)"},
+    {.name = "schedule", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(schedule),
+     .def = "1f1b", .choices = "1f1b|gpipe", .help = "--pipeline: its schedule"},
     {.name = "out", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(out),
      .metavar = "FILE", .help = "write the best strategy (docs/planner.md)"},
     {.name = "trace", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(trace),
@@ -603,6 +614,20 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         fprintf(o, "data parallel as hgtrain runs it (%d device%s, even split, AllReduce):\n",
                 pg->ndev, pg->ndev == 1 ? "" : "s");
         hg_plan_print_result(o, "dp", &br, c, 0);
+    } else if (a->pipeline) {
+        int speed = strcmp(a->pipeline, "speed") == 0;
+        int M = a->micro > 0 ? (int)a->micro : 4 * pg->ndev;
+        best = hg_pipe_baseline(pg, pr, speed, M, strcmp(a->schedule, "gpipe") == 0
+                                ? HG_SCHED_GPIPE : HG_SCHED_1F1B, err, sizeof(err));
+        if (!best) {
+            fprintf(stderr, "hgplan: --pipeline %s: %s\n", a->pipeline, err);
+            rc = 1;
+            goto done;
+        }
+        hg_sim_full(sim, best, &br);
+        fprintf(o, "pipeline (%s stages, %d micro-batches, %s):\n", a->pipeline, M,
+                a->schedule);
+        hg_plan_print_result(o, "pipeline", &br, c, 0);
     } else if (a->strategy) {
         if (hg_strategy_load(&best, a->strategy, pg, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: %s\n", err);
@@ -1470,14 +1495,14 @@ static int check_plan_options(const struct args *a)
         return usage_error("--finetune needs --search gnn or gnn+mcmc");
     if (a->policy_out && !(a->finetune > 0))
         return usage_error("--policy-out needs --finetune");
-    if ((a->search || a->strategy || a->out || a->trace || a->dp) &&
+    if ((a->search || a->strategy || a->pipeline || a->out || a->trace || a->dp) &&
         (!a->cluster || (!a->model && !a->task)))
-        return usage_error("--search, --strategy, --dp, --out and --trace need a graph "
-                           "(--model or --task) and --cluster");
-    if ((a->out || a->trace) && !a->search && !a->strategy && !a->dp)
-        return usage_error("--out and --trace need --search, --strategy or --dp");
-    if (!!a->search + !!a->strategy + a->dp > 1)
-        return usage_error("give one of --search, --strategy and --dp");
+        return usage_error("--search, --strategy, --pipeline, --dp, --out and --trace need "
+                           "a graph (--model or --task) and --cluster");
+    if ((a->out || a->trace) && !a->search && !a->strategy && !a->pipeline && !a->dp)
+        return usage_error("--out and --trace need --search, --strategy, --pipeline or --dp");
+    if (!!a->search + !!a->strategy + !!a->pipeline + a->dp > 1)
+        return usage_error("give one of --search, --strategy, --pipeline and --dp");
     if (a->profile_out && !a->task)
         return usage_error("--profile-out needs --task (a graph the executor can run; "
                            "--model graphs hold shapes only)");
@@ -1626,7 +1651,7 @@ static int run_graph(struct cmdline *cl, int argc, char **argv)
         summary(info, g, what, a->batch);
         if (c)
             roofline(info, g, c, a->batch);
-        if (c && (a->search || a->strategy || a->dp))
+        if (c && (a->search || a->strategy || a->pipeline || a->dp))
             rc = plan_and_report(info, g, c, what, a);
     }
     if (rc == 0 && a->export_graph)

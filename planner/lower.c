@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "planner/hg_planner.h"
+#include "planner/planner-impl.h"
 
 static void *grow(void *v, int n, int *cap, size_t elt)
 {
@@ -101,6 +102,7 @@ void hg_lower_free(struct hg_lowered *lw)
     free(lw->gstart);
     free(lw->gops);
     free(lw->stamp);
+    hg__pipe_free(lw);
     free(lw->cutn);
     free(lw->cutstamp);
     free(lw->cutwas);
@@ -446,7 +448,7 @@ int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err
         lower_agg(lw, st, i);
     for (int v = 0; v < N; v++)
         lower_out(lw, v);
-    return 0;
+    return hg__pipe_lower(lw, st, err, errlen);
 }
 
 int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, int *changed)

@@ -104,6 +104,7 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         struct hg_pop *o = &pg->ops[n];
         o->kind = nd->op;
         o->phase = nd->phase;
+        o->origin = hg_graph_node_origin(g, n, NULL);
         o->nin = nd->n_in;
         o->out = nd->out;
         o->params = calloc((size_t)nd->n_in + 1, sizeof(int));

@@ -5,6 +5,7 @@
 
 #include <libconfig.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Where errors go and which file they name. */
 struct hg_cfgctx {
@@ -38,5 +39,17 @@ int hg__cfg_member(struct hg_cfgctx *p, const config_setting_t *grp, const char 
 /* After config_read_file/_string failed: "NAME: cannot read the WHAT" or
  * "NAME:LINE: libconfig's message" into p->err; destroys cfg; returns -1. */
 int hg__cfg_read_err(struct hg_cfgctx *p, config_t *cfg, const char *what);
+
+/* planner/pipeline.c: the strategy file's `pipeline` block into s (0 when
+ * absent, -1 naming the key), written back; the lowering's pipeline part
+ * (after the places and cuts: -1 with err naming the group or stage),
+ * freed. */
+struct hg_strategy;
+struct hg_lowered;
+int hg__pipe_parse(struct hg_cfgctx *p, const config_setting_t *root, struct hg_strategy *s);
+void hg__pipe_write(FILE *f, const struct hg_strategy *s);
+int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
+                   size_t errlen);
+void hg__pipe_free(struct hg_lowered *lw);
 
 #endif

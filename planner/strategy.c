@@ -41,6 +41,8 @@ struct hg_strategy *hg_strategy_copy(const struct hg_strategy *s)
     memcpy(t->group, s->group, (size_t)s->nops * sizeof(int));
     memcpy(t->order, s->order, (size_t)s->nops * sizeof(int));
     memcpy(t->cfg, s->cfg, (size_t)s->ngroups * sizeof(struct hg_gcfg));
+    t->nmicro = s->nmicro;
+    t->sched = s->sched;
     return t;
 }
 
@@ -231,6 +233,10 @@ int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg, c
     if (s->ndev != pg->ndev)
         return hg_kerr(err, errlen, "the strategy has %d devices, cluster %s has %d", s->ndev,
                        pg->c->name, pg->ndev);
+    if (s->nmicro < 0 || s->nmicro > HG_PLAN_MAXREP ||
+        (s->sched != HG_SCHED_GPIPE && s->sched != HG_SCHED_1F1B))
+        return hg_kerr(err, errlen, "pipeline: %d micro-batches, schedule %d", s->nmicro,
+                       (int)s->sched);
     for (int i = 0; i < s->nops; i++)
         if (s->group[i] < 0 || s->group[i] >= s->ngroups)
             return hg_kerr(err, errlen, "op %d is in no group", i);
@@ -375,6 +381,7 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
     for (int p = 0; p < s->nops; p++)
         fprintf(f, "%s%s%d", p ? "," : "", p % 20 == 0 ? "\n    " : " ", s->order[p]);
     fprintf(f, "\n];\n");
+    hg__pipe_write(f, s);
     if (pred) {
         fprintf(f, "predicted = { iteration_s = %.6g; oom = %d; peak_memory = (", pred->iter_s,
                 pred->oom);
@@ -727,7 +734,7 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
                       struct hg_strategy **out)
 {
     static const char *const top[] = {"version", "graph", "cluster", "groups", "order",
-                                      "predicted", NULL};
+                                      "pipeline", "predicted", NULL};
     if (hg__cfg_check_keys(p, root, "strategy", top) != 0 || parse_header(p, root, pg) != 0)
         return -1;
     const config_setting_t *groups, *pred;
@@ -753,6 +760,8 @@ static int parse_root(struct hg_cfgctx *p, const config_setting_t *root, const s
         rc = -1;
     if (rc == 0 && ord)
         rc = parse_order(p, ord, s);
+    if (rc == 0)
+        rc = hg__pipe_parse(p, root, s);
     if (rc == 0) {
         char e2[512];
         if (hg_strategy_check(s, pg, e2, sizeof(e2)) != 0)

@@ -228,9 +228,11 @@ int hg__run_write_trace(struct hg__run *r, char *err, size_t errlen)
         int v = hg_exec_order_at(ex, i);
         const struct hg_node_info *nd = hg_graph_node(g, v);
         /* transfers (started, then waited for) on a track of their own */
-        fprintf(f, ",\n{\"name\": \"%s #%d\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
-                "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"out\": \"%s\"}}",
-                hg_op_table[nd->op].name, v, r->rank,
+        fprintf(f, ",\n{\"name\": \"%s #%d\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, "
+                "\"tid\": %d, \"ts\": %.3f, \"dur\": %.3f, \"args\": {\"out\": \"%s\"}}",
+                hg_op_table[nd->op].name, v,
+                nd->phase == HG_PH_FORWARD ? "forward"
+                : nd->phase == HG_PH_BACKWARD ? "backward" : "update", r->rank,
                 (hg_op_table[nd->op].flags & HG_OPF_COMM) != 0, t[2 * i] * 1e6,
                 (t[2 * i + 1] - t[2 * i]) * 1e6,
                 nd->out >= 0 ? hg_graph_tensor(g, nd->out)->name : "-");

@@ -216,6 +216,29 @@ static int hybrid(struct hg_ctl_strategy *out, const struct hg_lowered *lw,
     return 0;
 }
 
+/* A pipeline (lw->nmicro > 0): out->piece_key, each op's piece in the
+ * order of its micro-batch's micro-step (lw->mkey; the pieces are the
+ * micro-batches, cut further where places are). */
+static int pipeline_keys(struct hg_ctl_strategy *out, const struct hg_lowered *lw, char *err,
+                         size_t errlen)
+{
+    if (lw->nmicro == 0)
+        return 0;
+    int np = out->npieces, M = lw->nmicro;
+    out->nmicro = M;
+    out->piece_key = malloc(((size_t)lw->nops * (size_t)np + 1) * sizeof *out->piece_key);
+    if (!out->piece_key)
+        return hg_kerr(err, errlen, "out of memory");
+    for (int p = 0, m = 0; p < np; p++) {
+        while (m + 1 < M && lw->mb[m + 1] <= out->piece[p])
+            m++;
+        for (int v = 0; v < lw->nops; v++)
+            out->piece_key[(size_t)v * (size_t)np + (size_t)p] =
+                lw->mkey[(size_t)v * (size_t)M + (size_t)m];
+    }
+    return 0;
+}
+
 /* 1 when every op holds the same rows on the same devices as op 0 (whose
  * rows ref gets; rows: scratch). */
 static int dp_shaped(const struct hg_lowered *lw, int64_t *ref, int64_t *rows)
@@ -350,7 +373,7 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
     int mp = all_mp(lw, st);
     if (planned_order(out, lw, g, err, errlen) != 0 || recomputed(out, lw, err, errlen) != 0)
         goto done;
-    if (mp == 1) {
+    if (mp == 1 && lw->nmicro == 0) {
         /* every op on its group's device, device d = rank d; every rank
          * reads the whole batch */
         out->kind = HG_LAYOUT_MP;
@@ -384,20 +407,27 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
         rc = 0;
         goto done;
     }
-    if (mp == 2 || !dp_shaped(lw, ref, rows)) {
+    if (mp == 2 || lw->nmicro > 0 || !dp_shaped(lw, ref, rows)) {
         /* groups that split the batch differently: every rank reads the
          * whole batch and runs its ops' pieces */
-        if (hybrid(out, lw, pg, g, err, errlen) != 0)
+        if (hybrid(out, lw, pg, g, err, errlen) != 0 ||
+            pipeline_keys(out, lw, err, errlen) != 0)
             goto done;
         out->kind = HG_LAYOUT_SPLIT;
         out->world = world;
         out->nparams = pg->nparams;
         for (int d = 0; d < world; d++)
             out->rank_sent[d] = batch;
-        int n = snprintf(out->desc, sizeof out->desc, "| strategy %s: the batch of %lld "
-                         "split into %d pieces, each op's on its group's device; the whole "
-                         "batch on every rank; op pieces per rank", path, (long long)batch,
-                         out->npieces);
+        int n = lw->nmicro > 0
+                    ? snprintf(out->desc, sizeof out->desc, "| strategy %s: a pipeline of %d "
+                               "stages, the batch of %lld in %d micro-batches, %s schedule; "
+                               "the whole batch on every rank; op pieces per rank", path,
+                               lw->nstages, (long long)batch, lw->nmicro,
+                               hg_pipe_sched_name(lw->sched))
+                    : snprintf(out->desc, sizeof out->desc, "| strategy %s: the batch of %lld "
+                               "split into %d pieces, each op's on its group's device; the "
+                               "whole batch on every rank; op pieces per rank", path,
+                               (long long)batch, out->npieces);
         for (int d = 0; d < world && n > 0 && n < (int)sizeof out->desc - 24; d++) {
             int k = 0;
             for (int v = 0; v < lw->nops; v++)

@@ -1,0 +1,399 @@
+/* pipeline.c - the pipeline parallel mode in the planner: the strategy
+ * file's `pipeline` block (micro-batches and a schedule) and its lowering.
+ *
+ * A pipeline cuts the global batch into M micro-batches (micro-batch m
+ * holds rows [floor(m*B/M), floor((m+1)*B/M)): they differ by one row at
+ * most, M need not divide B).  Its stages are the devices of its groups
+ * (every group model parallel: one device each), in the order the
+ * forward reaches them; each device runs, per micro-batch, a forward
+ * micro-step (its forward ops on those rows) and a backward one (its
+ * backward ops), in the order the schedule gives:
+ *
+ *   gpipe  every forward micro-step, then every backward one (micro-batch
+ *          order both times): M micro-batches' activations in flight;
+ *   1f1b   stage s of P runs min(P - 1 - s, M) forwards first, then one
+ *          forward and one backward in turn, then the remaining backwards
+ *          (PipeDream-flush): at most P - s in flight.
+ *
+ * The lowering plays the schedule with unit times (forward 1, backward 2)
+ * against the dependencies between micro-steps that the graph's edges
+ * across devices make (a micro-step waits for the micro-steps of the same
+ * micro-batch on other devices whose outputs it reads), which refuses a
+ * placement whose stages are not consecutive (the forward goes back to a
+ * device it left) or any order that would wait forever, naming the stage
+ * and what it waits for.  Every (op, micro-batch) then gets an order key,
+ * its micro-step's start x (ops + 1) + the op's place in the strategy's
+ * order: one total order that each device's part follows, which the
+ * executor (controller/hybrid.c, through trainer/strategy.c) and the
+ * simulator take.  The micro-batches' bounds are cuts of the lowering
+ * (hg_lowered.cutn), so the executor computes each op once per
+ * micro-batch, and each transfer of the lowering moves per micro-batch the
+ * rows of it that the micro-batch holds. */
+#define _POSIX_C_SOURCE 200809L
+#include <libconfig.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "planner/hg_planner.h"
+#include "planner/planner-impl.h"
+
+static const char *const sched_names[] = {
+    [HG_SCHED_GPIPE] = "gpipe",
+    [HG_SCHED_1F1B] = "1f1b",
+};
+
+const char *hg_pipe_sched_name(enum hg_psched s)
+{
+    return (unsigned)s <= HG_SCHED_1F1B ? sched_names[s] : "?";
+}
+
+/* ------------------------------------------------------------ the file */
+
+int hg__pipe_parse(struct hg_cfgctx *p, const config_setting_t *root, struct hg_strategy *s)
+{
+    static const char *const keys[] = {"micro_batches", "schedule", NULL};
+    const config_setting_t *pb, *mb, *sc;
+    if (hg__cfg_member(p, root, "pipeline", NULL, HG_CFG_T(CONFIG_TYPE_GROUP),
+                       "a group { micro_batches = M; schedule = \"1f1b\"; }", &pb) < 0)
+        return -1;
+    if (!pb)
+        return 0;
+    if (hg__cfg_check_keys(p, pb, "pipeline", keys) != 0 ||
+        hg__cfg_member(p, pb, "micro_batches", "pipeline",
+                       HG_CFG_T(CONFIG_TYPE_INT) | HG_CFG_T(CONFIG_TYPE_INT64),
+                       "an integer", &mb) < 0 ||
+        hg__cfg_member(p, pb, "schedule", "pipeline", HG_CFG_T(CONFIG_TYPE_STRING),
+                       "a string \"gpipe\" or \"1f1b\"", &sc) < 0)
+        return -1;
+    if (!mb)
+        return hg__cfg_err(p, pb, "pipeline: micro_batches is missing");
+    long long m = config_setting_get_int64(mb);
+    if (m < 1 || m > HG_PLAN_MAXREP)
+        return hg__cfg_err(p, mb, "pipeline: micro_batches = %lld, expected 1 to %d", m,
+                           HG_PLAN_MAXREP);
+    s->nmicro = (int)m;
+    s->sched = HG_SCHED_1F1B;
+    if (sc) {
+        const char *v = config_setting_get_string(sc);
+        if (strcmp(v, "gpipe") == 0)
+            s->sched = HG_SCHED_GPIPE;
+        else if (strcmp(v, "1f1b") != 0)
+            return hg__cfg_err(p, sc, "pipeline: schedule \"%s\": expected \"gpipe\" or "
+                               "\"1f1b\"", v);
+    }
+    return 0;
+}
+
+void hg__pipe_write(FILE *f, const struct hg_strategy *s)
+{
+    if (s->nmicro > 0)
+        fprintf(f, "# micro-batches of the batch through the groups' devices as stages\n"
+                "pipeline = { micro_batches = %d; schedule = \"%s\"; };\n", s->nmicro,
+                hg_pipe_sched_name(s->sched));
+}
+
+/* ------------------------------------------------------------ lowering */
+
+/* A micro-step: device d's forward (b = 0) or backward (b = 1) of
+ * micro-batch m, index (d * M + m) * 2 + b. */
+static int step_id(int M, int d, int m, int b) { return (d * M + m) * 2 + b; }
+
+/* Each stage's micro-steps in the schedule's order into seq[P][2M] (step
+ * ids; stage s on device dev[s]). */
+static void schedule(enum hg_psched sc, int P, int M, const int *dev, int *seq)
+{
+    for (int s = 0; s < P; s++) {
+        int *q = &seq[(size_t)s * 2 * (size_t)M], n = 0, f = 0, b = 0, d = dev[s];
+        int warm = sc == HG_SCHED_GPIPE ? M : P - 1 - s < M ? P - 1 - s : M;
+        for (; f < warm; f++)
+            q[n++] = step_id(M, d, f, 0);
+        while (f < M) {
+            q[n++] = step_id(M, d, f++, 0);
+            q[n++] = step_id(M, d, b++, 1);
+        }
+        while (b < M)
+            q[n++] = step_id(M, d, b++, 1);
+    }
+}
+
+/* The devices holding forward ops (the stages) into dev[*P], in the order
+ * the forward's batch reaches them (its first op there that scales with
+ * the batch, in id order: the graph's build order; an op on parameters
+ * alone may run anywhere early); stage[d] each device's, -1: none. */
+static int stages(const struct hg_lowered *lw, int *dev, int *stage)
+{
+    int P = 0;
+    for (int d = 0; d < lw->ndev; d++)
+        stage[d] = -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (int v = 0; v < lw->nops; v++) {
+            const struct hg_pop *o = &lw->pg->ops[v];
+            int d = lw->ops[v].place[0].dev;
+            if (o->phase == HG_PH_FORWARD && (pass || o->batch) && stage[d] < 0) {
+                stage[d] = P;
+                dev[P++] = d;
+            }
+        }
+    return P;
+}
+
+/* dep[x * ndev + d] (x a micro-step of micro-batch 0, d the producer's
+ * device): the kind of micro-step on d that x waits for, +1 (0: none).
+ * From the edges between ops of different devices; -1 with err for one
+ * the schedule cannot run (a backward op's input from a later forward, an
+ * update's output read in the step). */
+static int deps(const struct hg_lowered *lw, const int *stage, unsigned char *dep, char *err,
+                size_t errlen)
+{
+    const struct hg_pgraph *pg = lw->pg;
+    for (int v = 0; v < lw->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        int d = lw->ops[v].place[0].dev;
+        if (o->phase == HG_PH_UPDATE)
+            continue;
+        if (stage[d] < 0)
+            return hg_kerr(err, errlen, "pipeline: op %d (backward) is on %s, which holds no "
+                           "forward op: every device of a pipeline is a stage with both",
+                           v, pg->c->devices[d].name);
+        for (int k = 0; k < o->nin; k++) {
+            int u = o->in[k].op;
+            if (u < 0 || pg->ops[u].phase == HG_PH_UPDATE)
+                continue;
+            int e = lw->ops[u].place[0].dev, bu = pg->ops[u].phase != HG_PH_FORWARD;
+            int bv = o->phase != HG_PH_FORWARD;
+            if (e == d)
+                continue;
+            if (bu && !bv)
+                return hg_kerr(err, errlen, "pipeline: forward op %d on %s reads backward "
+                               "op %d on %s", v, pg->c->devices[d].name, u,
+                               pg->c->devices[e].name);
+            unsigned char *x = &dep[(size_t)(bv * lw->ndev + d) * (size_t)lw->ndev + (size_t)e];
+            *x = (unsigned char)(*x > bu + 1 ? *x : bu + 1);
+        }
+    }
+    return 0;
+}
+
+/* Plays the stages' sequences seq[P][2M] with unit times against the
+ * dependencies; start[step] gets each micro-step's start.  -1 with err
+ * naming a stage that would wait forever. */
+static int play(const struct hg_lowered *lw, const struct hg_strategy *st, int P,
+                const int *dev, const int *stage, const int *seq, const unsigned char *dep,
+                int64_t *start, char *err, size_t errlen)
+{
+    int M = st->nmicro, nd = lw->ndev;
+    int *at = calloc((size_t)P + 1, sizeof *at);          /* [P] next of each stage */
+    int64_t *free_at = calloc((size_t)P + 1, sizeof *free_at); /* [P] */
+    int64_t *end = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *end); /* [steps] */
+    int rc = 0;
+    HG_CHECK(at && free_at && end);
+    for (size_t i = 0; i < (size_t)nd * 2 * (size_t)M; i++)
+        end[i] = -1;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int s = 0; s < P; s++) {
+            if (at[s] == 2 * M)
+                continue;
+            int x = seq[(size_t)s * 2 * (size_t)M + (size_t)at[s]];
+            int b = x & 1, m = (x >> 1) % M, d = dev[s];
+            int64_t t = free_at[s];
+            int ready = 1;
+            for (int e = 0; e < nd && ready; e++) {
+                int k = dep[(size_t)(b * nd + d) * (size_t)nd + (size_t)e];
+                if (k == 0)
+                    continue;
+                int64_t y = end[step_id(M, e, m, k - 1)];
+                ready = y >= 0;
+                t = y > t ? y : t;
+            }
+            if (!ready)
+                continue;
+            start[x] = t;
+            end[x] = free_at[s] = t + 1 + b;
+            at[s]++;
+            moved = 1;
+        }
+    }
+    for (int s = 0; s < P && rc == 0; s++)
+        if (at[s] < 2 * M) {
+            int x = seq[(size_t)s * 2 * (size_t)M + (size_t)at[s]];
+            int b = x & 1, m = (x >> 1) % M, d = dev[s], e = 0, k = 0;
+            for (; e < nd; e++)
+                if ((k = dep[(size_t)(b * nd + d) * (size_t)nd + (size_t)e]) != 0 &&
+                    end[step_id(M, e, m, k - 1)] < 0)
+                    break;
+            rc = hg_kerr(err, errlen, "pipeline: stage %d (%s) would wait forever: its %s of "
+                         "micro-batch %d waits for the %s of micro-batch %d on %s (stage %d), "
+                         "which waits in turn; %s", s, lw->pg->c->devices[d].name,
+                         b ? "backward" : "forward", m, k == 2 ? "backward" : "forward", m,
+                         e < nd ? lw->pg->c->devices[e].name : "?", e < nd ? stage[e] : -1,
+                         b ? "the schedule cannot run this placement"
+                           : "a stage must hold consecutive ops: the forward goes from "
+                             "stage to stage and never back");
+        }
+    free(at);
+    free(free_at);
+    free(end);
+    return rc;
+}
+
+void hg__pipe_free(struct hg_lowered *lw)
+{
+    free(lw->mb);
+    free(lw->mkey);
+    free(lw->stage);
+    lw->mb = NULL;
+    lw->mkey = NULL;
+    lw->stage = NULL;
+    lw->nmicro = lw->nstages = 0;
+}
+
+int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
+                   size_t errlen)
+{
+    hg__pipe_free(lw);
+    if (st->nmicro <= 0)
+        return 0;
+    int M = st->nmicro, nd = lw->ndev, N = lw->nops;
+    for (int k = 0; k < st->ngroups; k++)
+        if (st->cfg[k].mode != HG_MODE_MP)
+            return hg_kerr(err, errlen, "pipeline: group %d is data parallel; a pipeline's "
+                           "stages are one device each so far (every group mode = \"mp\")", k);
+    if (M > lw->batch)
+        return hg_kerr(err, errlen, "pipeline: %d micro-batches, but the batch has %lld "
+                       "samples", M, (long long)lw->batch);
+    int *dev = malloc(((size_t)nd + 1) * sizeof *dev);   /* [P] stage s's device */
+    int *stage = malloc(((size_t)nd + 1) * sizeof *stage); /* [ndev] */
+    int *seq = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *seq); /* [P][2M] */
+    unsigned char *dep = calloc((size_t)2 * (size_t)nd * (size_t)nd + 1, 1); /* [2][nd][nd] */
+    int64_t *start = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *start); /* [steps] */
+    HG_CHECK(dev && stage && seq && dep && start);
+    int P = stages(lw, dev, stage), rc = deps(lw, stage, dep, err, errlen);
+    if (rc == 0) {
+        schedule(st->sched, P, M, dev, seq);
+        rc = play(lw, st, P, dev, stage, seq, dep, start, err, errlen);
+    }
+    if (rc == 0) {
+        lw->nmicro = M;
+        lw->nstages = P;
+        lw->sched = st->sched;
+        lw->mb = malloc(((size_t)M + 1) * sizeof *lw->mb);
+        lw->mkey = malloc((size_t)N * (size_t)M * sizeof *lw->mkey);
+        lw->stage = stage;
+        stage = NULL;
+        HG_CHECK(lw->mb && lw->mkey);
+        for (int m = 0; m <= M; m++)
+            lw->mb[m] = hg_lower_bound(lw->batch, M, m);
+        /* the micro-batches' bounds cut every op's rows */
+        for (int m = 1; m < M; m++)
+            lw->cutn[lw->mb[m]]++;
+        for (int v = 0; v < N; v++) {
+            const struct hg_pop *o = &lw->pg->ops[v];
+            int d = lw->ops[v].place[0].dev, b = o->phase != HG_PH_FORWARD;
+            for (int m = 0; m < M; m++)
+                lw->mkey[(size_t)v * (size_t)M + (size_t)m] =
+                    o->phase == HG_PH_UPDATE
+                        ? INT64_MAX / 2
+                        : start[step_id(M, d, m, b)] * ((int64_t)N + 1) + lw->pos[v];
+        }
+    }
+    free(dev);
+    free(stage);
+    free(seq);
+    free(dep);
+    free(start);
+    return rc;
+}
+
+/* ------------------------------------------------------------ baselines */
+
+/* Each backward and update op's stage from the forward's (stage[nops],
+ * forward ops set): a backward op its origin's, else its producers'
+ * latest; an update its gradient's. */
+static void follow_forward(const struct hg_pgraph *pg, int P, int *stage)
+{
+    for (int v = 0; v < pg->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        if (o->phase != HG_PH_BACKWARD)
+            continue;
+        int s = o->origin >= 0 && o->origin < v ? stage[o->origin] : -1;
+        for (int k = 0; k < o->nin && s < 0; k++) {
+            int u = o->in[k].op;
+            if (u >= 0 && pg->ops[u].phase != HG_PH_UPDATE && stage[u] > s)
+                s = stage[u];
+        }
+        stage[v] = s >= 0 ? s : P - 1;
+    }
+    for (int v = 0; v < pg->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        if (o->phase != HG_PH_UPDATE)
+            continue;
+        int i = o->pidx, gop = i >= 0 ? pg->grad_op[i] : -1, s = -1;
+        if (gop >= 0)
+            s = stage[gop];
+        for (int k = 0; k < o->nin && s < 0; k++)
+            if (o->in[k].op >= 0 && pg->ops[o->in[k].op].phase != HG_PH_UPDATE)
+                s = stage[o->in[k].op];
+        stage[v] = s >= 0 ? s : 0;
+    }
+}
+
+struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
+                                     int speed, int M, enum hg_psched sched, char *err,
+                                     size_t errlen)
+{
+    int P = pg->ndev, N = pg->nops, nf = 0;
+    double cap[HG_PLAN_MAXDEV], tot = 0, cum = 0, want = 0;
+    if (speed && hg_cluster_rank_capacities(pg->c, cap, err, errlen) != 0)
+        return NULL;
+    for (int d = 0; d < P; d++)
+        tot += speed ? cap[d] : 1;
+    int *stage = malloc(((size_t)N + 1) * sizeof *stage); /* [nops] */
+    double *w = malloc(((size_t)N + 1) * sizeof *w);      /* [nops] forward op's weight */
+    HG_CHECK(stage && w);
+    double all = 0;
+    for (int v = 0; v < N; v++) {
+        stage[v] = -1;
+        w[v] = 0;
+        if (pg->ops[v].phase != HG_PH_FORWARD)
+            continue;
+        nf++;
+        /* equal op counts, or each op's time (device 0: a share of it) */
+        w[v] = speed && pr ? pr->a[hg_pprice_at(pr, v, 0)] + pr->b[hg_pprice_at(pr, v, 0)] : 1;
+        all += w[v];
+    }
+    if (nf < P) {
+        free(stage);
+        free(w);
+        hg_kerr(err, errlen, "a pipeline of %d stages: the graph has %d forward ops", P, nf);
+        return NULL;
+    }
+    /* stage s takes the forward ops while the work so far is within its
+     * devices' share; every stage gets one op at least */
+    int s = 0, left = nf;
+    want = all * (speed ? cap[0] : 1) / tot;
+    for (int v = 0; v < N; v++) {
+        if (pg->ops[v].phase != HG_PH_FORWARD)
+            continue;
+        if (s + 1 < P && cum > 0 && (cum + w[v] / 2 > want || left <= P - 1 - s)) {
+            s++;
+            want += all * (speed ? cap[s] : 1) / tot;
+        }
+        stage[v] = s;
+        cum += w[v];
+        left--;
+    }
+    follow_forward(pg, P, stage);
+    struct hg_strategy *st = hg_strategy_new(N, P, P);
+    for (int v = 0; v < N; v++)
+        st->group[v] = stage[v];
+    for (int k = 0; k < P; k++)
+        hg_gcfg_mp(&st->cfg[k], k);
+    st->nmicro = M;
+    st->sched = sched;
+    free(stage);
+    free(w);
+    return st;
+}
