@@ -141,10 +141,10 @@ static const struct hg_opt options[] = {
      .help = "with --search baselines: the strategy to keep (--out, --trace) is this "
              "baseline, not the fastest"},
     {.name = "pipeline", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(pipeline),
-     .choices = "uniform|speed", .metavar = "P",
+     .choices = "uniform|speed|random", .metavar = "P",
      .help = "simulate (and --out) a pipeline over every device of --cluster in rank "
-             "order, one stage each: equal forward op counts (uniform) or forward time "
-             "proportional to speed"},
+             "order, one stage each: equal forward op counts (uniform), forward time "
+             "proportional to speed, or random boundaries drawn with --seed (a test aid)"},
     {.name = "micro-batches", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(micro),
      .def = "0", .min = 0, .metavar = "M",
      .help = "--pipeline: micro-batches (0: 4 per stage)"},
@@ -615,7 +615,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
                 pg->ndev, pg->ndev == 1 ? "" : "s");
         hg_plan_print_result(o, "dp", &br, c, 0);
     } else if (a->pipeline) {
-        int speed = strcmp(a->pipeline, "speed") == 0;
+        int speed = strcmp(a->pipeline, "speed") == 0 ? 1
+                    : strcmp(a->pipeline, "random") == 0 ? 2 + (int)(a->seed & 0xffffff) : 0;
         int M = a->micro > 0 ? (int)a->micro : 4 * pg->ndev;
         best = hg_pipe_baseline(pg, pr, speed, M, strcmp(a->schedule, "gpipe") == 0
                                 ? HG_SCHED_GPIPE : HG_SCHED_1F1B, err, sizeof(err));

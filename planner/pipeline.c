@@ -344,12 +344,16 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
                                      int speed, int M, enum hg_psched sched, char *err,
                                      size_t errlen)
 {
+    uint64_t rng = (uint64_t)(speed >= 2 ? speed : 0) * 0x9e3779b97f4a7c15ull;
     int P = pg->ndev, N = pg->nops, nf = 0;
     double cap[HG_PLAN_MAXDEV], tot = 0, cum = 0, want = 0;
-    if (speed && hg_cluster_rank_capacities(pg->c, cap, err, errlen) != 0)
+    if (speed == 1 && hg_cluster_rank_capacities(pg->c, cap, err, errlen) != 0)
         return NULL;
+    if (speed != 1)
+        for (int d = 0; d < P; d++)
+            cap[d] = 1;
     for (int d = 0; d < P; d++)
-        tot += speed ? cap[d] : 1;
+        tot += cap[d];
     int *stage = malloc(((size_t)N + 1) * sizeof *stage); /* [nops] */
     double *w = malloc(((size_t)N + 1) * sizeof *w);      /* [nops] forward op's weight */
     HG_CHECK(stage && w);
@@ -360,8 +364,13 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
         if (pg->ops[v].phase != HG_PH_FORWARD)
             continue;
         nf++;
-        /* equal op counts, or each op's time (device 0: a share of it) */
-        w[v] = speed && pr ? pr->a[hg_pprice_at(pr, v, 0)] + pr->b[hg_pprice_at(pr, v, 0)] : 1;
+        /* equal op counts, each op's time (device 0: a share of it), or
+         * random weights (a test aid: random valid boundaries) */
+        if (speed >= 2)
+            w[v] = 1 + (double)(hg_rand(&rng) % 1000);
+        else
+            w[v] = speed && pr ? pr->a[hg_pprice_at(pr, v, 0)] + pr->b[hg_pprice_at(pr, v, 0)]
+                               : 1;
         all += w[v];
     }
     if (nf < P) {
@@ -373,13 +382,13 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
     /* stage s takes the forward ops while the work so far is within its
      * devices' share; every stage gets one op at least */
     int s = 0, left = nf;
-    want = all * (speed ? cap[0] : 1) / tot;
+    want = all * cap[0] / tot;
     for (int v = 0; v < N; v++) {
         if (pg->ops[v].phase != HG_PH_FORWARD)
             continue;
         if (s + 1 < P && cum > 0 && (cum + w[v] / 2 > want || left <= P - 1 - s)) {
             s++;
-            want += all * (speed ? cap[s] : 1) / tot;
+            want += all * cap[s] / tot;
         }
         stage[v] = s;
         cum += w[v];

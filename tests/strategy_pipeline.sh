@@ -1,0 +1,181 @@
+#!/bin/sh
+# Integration test: hgtrain --strategy runs pipelines (the strategy file's
+# `pipeline` block: micro-batches through the groups' devices as stages,
+# gpipe or 1f1b; planner/pipeline.c lowers it, controller/hybrid.c runs
+# it) on forked CPU workers:
+#  1. exactness against 1 rank on the same global batches (the losses at
+#     every update, then parameters and optimizer state within the
+#     reordering's spread: equiv, tests/mnist-common.sh), for mnist (SGD
+#     with momentum, a batch of 96) on 2 and 3 stages, uniform, speed-
+#     proportional and random stage boundaries (hgplan --pipeline), M in
+#     {1, 2, 3, 7, 8} (7 does not divide 96), both schedules, one with
+#     dropout 0.3, one in a random execution order; the small Transformer
+#     (bert, Adam) and the translation Transformer (label smoothing) on 2
+#     and 3 stages;
+#  2. each rank runs its micro-steps in the schedule's order (--trace):
+#     gpipe every forward before every backward; 1f1b the last stage one
+#     forward and one backward in turn, the first of 2 stages runs ahead by
+#     one micro-batch;
+#  3. refused before training, naming why: stages that are not
+#     consecutive (the forward goes back to a device it left), more
+#     micro-batches than samples, a data-parallel group in a pipeline, an
+#     unknown schedule.
+set -u
+. "${HG_SRCDIR:-.}/tests/strategy-common.sh"
+M="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd"
+pipe() { # cluster kind micro schedule out task-args... (hgplan --pipeline)
+    c=$1 k=$2 m=$3 sc=$4 o=$5
+    shift 5
+    "$HGPLAN" "$@" --cluster "$tmp/$c.cfg" --pipeline "$k" --micro-batches "$m" \
+        --schedule "$sc" --out "$tmp/$o" >"$tmp/plan.log" 2>&1 ||
+        { cat "$tmp/plan.log"; bad "hgplan --pipeline $k $m $sc"; return 1; }
+    grep -q "^pipeline = { micro_batches = $m; schedule = \"$sc\"; };" "$tmp/$o" ||
+        { cat "$tmp/$o"; bad "$o: no pipeline block"; }
+}
+is_pipe() { # name stages micro schedule
+    grep -q "a pipeline of $2 stages, the batch of [0-9]* in $3 micro-batches, $4 schedule" \
+        "$tmp/$1.log" || { head -n 3 "$tmp/$1.log"; bad "$1: no 'pipeline' line"; }
+}
+
+# ------------------------------------------------------------ 1. exactness
+twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+    { cat "$tmp/ref.log"; bad "1 rank"; }
+strat() { # name ranks cluster strategy stages micro schedule args...
+    name=$1 n=$2 c=$3 s=$4 ns=$5 mi=$6 sc=$7
+    shift 7
+    run "$name" --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/$c.cfg" \
+        --strategy "$tmp/$s" "$@" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; bad "$name exited non-zero"; return 1; }
+    is_pipe "$name" "$ns" "$mi" "$sc"
+}
+# name cluster ranks kind micro schedule [seed]
+CASES="u2-4-1f1b c2 2 uniform 4 1f1b
+s2-3-gpipe c2 2 speed 3 gpipe
+u3-8-1f1b c3 3 uniform 8 1f1b
+s3-1-gpipe c3 3 speed 1 gpipe
+r2-7-1f1b c2 2 random 7 1f1b 1
+r3-2-gpipe c3 3 random 2 gpipe 2
+r3-7-1f1b c3 3 random 7 1f1b 3
+r2-8-gpipe c2 2 random 8 gpipe 4"
+[ "${HG_ASAN:-0}" = 1 ] && CASES=$(echo "$CASES" | sed -n '1p;3p;5p;6p')
+nl='
+'
+oifs=$IFS
+IFS=$nl
+for x in $CASES; do
+    IFS=$oifs
+    set -- $x
+    name=$1 c=$2 n=$3 k=$4 m=$5 sc=$6 seed=${7:-0}
+    pipe "$c" "$k" "$m" "$sc" "$name.cfg" $M --seed "$seed" || continue
+    strat "$name" "$n" "$c" "$name.cfg" "$n" "$m" "$sc" && check "$name" ref
+done
+IFS=$oifs
+# a random execution order of its own (hgplan --random-order): the
+# schedule keys follow it
+pipe c3 random 4 1f1b ro.cfg $M --seed 9
+"$HGPLAN" $M --cluster "$tmp/c3.cfg" --strategy "$tmp/ro.cfg" --random-order 9 --out "$tmp/ro.cfg" \
+    >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan --random-order"; }
+grep -q '^pipeline = { micro_batches = 4' "$tmp/ro.cfg" || bad "ro.cfg: --random-order lost the pipeline"
+strat ro 3 c3 ro.cfg 3 4 1f1b && check ro ref
+# dropout 0.3: the masks keyed by sample, whatever micro-batch holds it
+pipe c3 uniform 3 1f1b drop.cfg $M --dropout 0.3
+twice run refd --batch-size 96 --max-update "$K" --dropout 0.3 >"$tmp/refd.log" 2>&1 ||
+    { cat "$tmp/refd.log"; bad "1 rank, dropout"; }
+strat drop 3 c3 drop.cfg 3 3 1f1b --dropout 0.3 && check drop refd
+
+# the small Transformer: Adam, shapes that change with every batch
+lm_data
+BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
+        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+for x in "c2 2 uniform 4 1f1b" "c3 3 speed 3 gpipe"; do
+    set -- $x
+    name=b$3$2
+    pipe "$1" "$3" "$4" "$5" "$name.cfg" $BM || continue
+    runb "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
+        >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+    is_pipe "$name" "$2" "$4" "$5"
+    check "$name" bref
+done
+
+# the translation Transformer: encoder-decoder, label smoothing
+mt_data
+TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
+runt() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
+for x in "c2 2 uniform 2 gpipe" "c3 3 speed 3 1f1b"; do
+    set -- $x
+    name=t$3$2
+    pipe "$1" "$3" "$4" "$5" "$name.cfg" $TM || continue
+    runt "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
+        >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+    is_pipe "$name" "$2" "$4" "$5"
+    check "$name" tref
+done
+
+# ------------------------------------- 2. the schedule's order, as traced
+# each rank's compute ops of the last step by phase, runs of one phase
+# squeezed: "FB" is every forward, then every backward
+runs() { # trace
+    python3 - "$1" <<'EOF'
+import json, re, sys
+ev = [e for e in json.load(open(sys.argv[1]))["traceEvents"]
+      if e.get("ph") == "X" and e["tid"] == 0 and e.get("cat") in ("forward", "backward")]
+ev.sort(key=lambda e: e["ts"])
+print(re.sub(r"(.)\1+", r"\1", "".join(e["cat"][0].upper() for e in ev)))
+EOF
+}
+if command -v python3 >/dev/null; then
+    for sc in 1f1b gpipe; do
+        pipe c2 uniform 4 "$sc" tr-$sc.cfg $M || continue
+        run tr-$sc --devices cpu:2 --batch-size 96 --max-update 2 --cluster-file "$tmp/c2.cfg" \
+            --strategy "$tmp/tr-$sc.cfg" --trace "$tmp/tr-$sc.json" >"$tmp/tr-$sc.log" 2>&1 ||
+            { cat "$tmp/tr-$sc.log"; bad "tr-$sc exited non-zero"; continue; }
+        r0=$(runs "$tmp/tr-$sc.rank0.json") r1=$(runs "$tmp/tr-$sc.rank1.json")
+        # 4 micro-batches on 2 stages: 1f1b F0 F1 B0 F2 B1 F3 B2 B3 on the
+        # first, F0 B0 F1 B1 F2 B2 F3 B3 on the last
+        want0=FB want1=FB
+        [ "$sc" = 1f1b ] && want0=FBFBFB want1=FBFBFBFB
+        [ "$r0" = "$want0" ] && [ "$r1" = "$want1" ] ||
+            bad "tr-$sc: ranks ran $r0 and $r1, the $sc schedule is $want0 and $want1"
+        echo "ok: tr-$sc: ranks ran $r0 and $r1"
+    done
+else
+    echo "no python3: the schedule's order is not checked"
+fi
+
+# ------------------------------------------------------------ 3. refused
+refused() { # name pattern strategy
+    run "$1" --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
+        --strategy "$tmp/$3" >"$tmp/$1.log" 2>&1 && bad "$1: accepted"
+    grep -q "$2" "$tmp/$1.log" || { cat "$tmp/$1.log"; bad "$1: no '$2'"; }
+    grep -q '"update": 1' "$tmp/$1.log" && bad "$1: trained"
+}
+plan_mp() { "$HGPLAN" $M --cluster "$tmp/c2.cfg" --search baselines --groups 45 --baseline MP \
+    --out "$tmp/mp.cfg" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan MP"; }; }
+plan_mp
+# the MP baseline's groups go back and forth between the two devices
+sed '/^order/i pipeline = { micro_batches = 2; schedule = "1f1b"; };' "$tmp/mp.cfg" >"$tmp/back.cfg"
+refused back "a stage must hold consecutive ops" back.cfg
+sed 's/micro_batches = 4/micro_batches = 200/' "$tmp/tr-1f1b.cfg" >"$tmp/many.cfg"
+refused many "pipeline: 200 micro-batches, but the batch has 96 samples" many.cfg
+sed 's/schedule = "1f1b"/schedule = "zigzag"/' "$tmp/tr-1f1b.cfg" >"$tmp/zig.cfg"
+refused zig 'schedule "zigzag": expected "gpipe" or "1f1b"' zig.cfg
+sed '0,/mode = "mp"; device = "[^"]*";/s//mode = "dp"; replicas = (("localhost:0", 1), ("localhost:1", 1)); aggregate = "allreduce";/' \
+    "$tmp/tr-1f1b.cfg" >"$tmp/dp.cfg"
+refused dp "pipeline: group 0 is data parallel" dp.cfg
+exit $fail
