@@ -25,7 +25,9 @@
 #     tests/strategy_mp.sh; run with hgtrain --strategy S.cfg) and mcmc
 #     (hgtrain --plan mcmc --plan-budget HG_BENCH_BUDGET: the search
 #     restricted to what hgtrain executes, its table logged, then trained
-#     with); plus plain-DP, hgtrain's own data parallelism (no --strategy,
+#     with); the pipelines PIPE-U and PIPE-S (hgplan --pipeline uniform or
+#     speed --micro-batches HG_BENCH_MICRO (8), 1f1b: one stage per
+#     worker); plus plain-DP, hgtrain's own data parallelism (no --strategy,
 #     equal --max-sentences per rank), the reference for EV-AR, simulated
 #     by hgplan --dp.
 # The step time is the median over the json log's intervals after the
@@ -33,7 +35,7 @@
 #
 # usage: bench/hetero_shm.sh [BUILD_DIR]
 #   env: HG_BENCH_TASKS ("mnist bert translation"), HG_BENCH_STRATEGIES ("plain-DP EV-AR
-#        EV-PS CP-AR CP-PS MP mcmc mcmc-split"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
+#        EV-PS CP-AR CP-PS MP PIPE-U PIPE-S mcmc mcmc-split"), HG_BENCH_UPDATES (40), HG_BENCH_BUDGET
 #        (mcmc's seconds: 20), HG_BENCH_CLUSTER (the cluster file),
 #        HG_BENCH_SLOWDOWN (--rank-slowdown: 1,3; the cluster file must
 #        agree), HG_BENCH_PROFILE_DIR (TASK-LEN-xF.cfg there is used as the ops
@@ -50,7 +52,7 @@ HGTRAIN=${HGTRAIN:-$build/hgtrain}
 HGPLAN=${HGPLAN:-$build/hgplan}
 HGPRE=${HGPREPROCESS:-$build/hgpreprocess}
 tasks=${HG_BENCH_TASKS:-mnist bert translation}
-strategies=${HG_BENCH_STRATEGIES:-plain-DP EV-AR EV-PS CP-AR CP-PS MP mcmc mcmc-split}
+strategies=${HG_BENCH_STRATEGIES:-plain-DP EV-AR EV-PS CP-AR CP-PS MP PIPE-U PIPE-S mcmc mcmc-split}
 updates=${HG_BENCH_UPDATES:-40}
 budget=${HG_BENCH_BUDGET:-20}
 cfg=${HG_BENCH_CLUSTER:-$src/examples/clusters/shm-2cpu-slow3.cfg}
@@ -128,6 +130,23 @@ for task in $tasks; do
             meas=$(measure "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
                 --plan-budget "$budget" --plan-profile "$prof" "${split[@]}")
             sim=$(sed -n 's/.*"message": " *\(hgplan\|best\)  *\([0-9.]*\) s.*/\2/p' "$work/$task-$s.log" | head -n 1)
+            ;;
+        PIPE-U|PIPE-S)
+            # a pipeline over the two workers, one stage each: equal forward
+            # op counts (PIPE-U) or forward time in proportion to speed
+            # (PIPE-S), HG_BENCH_MICRO micro-batches, 1f1b
+            kind=uniform
+            [ "$s" = PIPE-S ] && kind=speed
+            if ! "$HGPLAN" "${pargs[@]}" --cluster "$cfg" --profile "$prof" --pipeline "$kind" \
+                --micro-batches "${HG_BENCH_MICRO:-8}" --out "$work/$task-$s.cfg" \
+                >"$work/$task-$s.plan" 2>&1; then
+                tail -n 3 "$work/$task-$s.plan" >&2
+                row "$task" "$s" - failed
+                continue
+            fi
+            sim=$(awk '$1 == "pipeline" && $3 == "s" { print $2; exit }' "$work/$task-$s.plan")
+            meas=$(measure "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" \
+                --strategy "$work/$task-$s.cfg")
             ;;
         *)
             groups=()

@@ -406,3 +406,155 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
     free(w);
     return st;
 }
+
+/* ------------------------------------------------------------ pricing */
+
+int hg__pipe_inflight(const struct hg_lowered *lw, int d)
+{
+    int s = d >= 0 && d < lw->ndev ? lw->stage[d] : -1;
+    if (lw->nmicro <= 0 || s < 0 || lw->sched == HG_SCHED_GPIPE)
+        return lw->nmicro;
+    return lw->nstages - s < lw->nmicro ? lw->nstages - s : lw->nmicro;
+}
+
+/* Op v's time on device d for rows [a, b): the simulator's prices (a
+ * profiled op at those rows, else the roofline's launch + share); an op
+ * without a batch axis once, in micro-batch 0. */
+static double op_time(const struct hg_lowered *lw, const struct hg_pprice *pr, int v, int d,
+                      int64_t a, int64_t b)
+{
+    size_t i = hg_pprice_at(pr, v, d);
+    if (!lw->pg->ops[v].batch)
+        return a == 0 ? pr->a[i] : 0;
+    if (pr->pe[i])
+        return hg_prof_time(pr->pe[i], (double)(b - a)) / hg_cost_prof_share(lw->pg->c, d);
+    return pr->a[i] + pr->b[i] * (double)(b - a) / (double)lw->batch;
+}
+
+/* One transfer of a micro-step's output: from micro-step src (step id)
+ * into micro-step dst, this many bytes over this path. */
+struct pxfer {
+    int src, dst;
+    double bytes;
+    struct hg_path path;
+};
+
+/* Each micro-step's compute time into dur[steps], the update ops' per
+ * device into upd[ndev]; the transfers into *xf (count returned). */
+static int pipe_costs(const struct hg_lowered *lw, const struct hg_pprice *pr, double *dur,
+                      double *upd, struct pxfer **xf)
+{
+    const struct hg_pgraph *pg = lw->pg;
+    int M = lw->nmicro, n = 0, cap = 0;
+    *xf = NULL;
+    for (int v = 0; v < lw->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        int d = lw->ops[v].place[0].dev, b = o->phase != HG_PH_FORWARD;
+        if (o->phase == HG_PH_UPDATE) {
+            upd[d] += pr->a[hg_pprice_at(pr, v, d)];
+            continue;
+        }
+        for (int m = 0; m < M; m++)
+            dur[step_id(M, d, m, b)] += op_time(lw, pr, v, d, lw->mb[m], lw->mb[m + 1]);
+        /* its transfers: to the micro-step of the first reader there */
+        for (int k = 0; k < lw->ops[v].nxfer; k++) {
+            const struct hg_lxfer *x = &lw->ops[v].xfer[k];
+            int rb = 1;
+            for (int c = 0; c < o->ncons; c++) {
+                int w = o->cons[c];
+                if (lw->ops[w].place[0].dev == x->dst && pg->ops[w].phase == HG_PH_FORWARD)
+                    rb = 0;
+            }
+            for (int m = 0; m < M; m++) {
+                int64_t a = x->begin > lw->mb[m] ? x->begin : lw->mb[m];
+                int64_t e = x->end < lw->mb[m + 1] ? x->end : lw->mb[m + 1];
+                int whole = !o->out_batch; /* a partial sum or a tensor without rows */
+                if ((!whole && e <= a) || (!o->batch && m > 0)) /* made once */
+                    continue;
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    *xf = realloc(*xf, (size_t)cap * sizeof **xf);
+                    HG_CHECK(*xf != NULL);
+                }
+                struct pxfer *p = &(*xf)[n++];
+                p->src = step_id(M, x->src, m, b);
+                p->dst = step_id(M, x->dst, m, rb);
+                p->bytes = (double)o->out_bytes *
+                           (whole ? 1.0 : (double)(e - a) / (double)lw->batch);
+                hg_cluster_path(pg->c, x->src, x->dst, &p->path);
+            }
+        }
+    }
+    return n;
+}
+
+double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
+{
+    int M = lw->nmicro, nd = lw->ndev, P = lw->nstages;
+    size_t ns = (size_t)nd * 2 * (size_t)M;
+    double *dur = calloc(ns + 1, sizeof *dur);      /* [steps] compute */
+    double *ready = calloc(ns + 1, sizeof *ready);  /* [steps] inputs arrived */
+    double *end = malloc((ns + 1) * sizeof *end);   /* [steps] -1: not run */
+    int *left = calloc(ns + 1, sizeof *left);       /* [steps] transfers still to come */
+    double *upd = calloc((size_t)nd + 1, sizeof *upd);
+    double *chan = calloc((size_t)nd * (size_t)nd + 1, sizeof *chan); /* [nd][nd] free */
+    double *free_at = calloc((size_t)P + 1, sizeof *free_at);
+    int *dev = malloc(((size_t)P + 1) * sizeof *dev), *at = calloc((size_t)P + 1, sizeof *at);
+    int *seq = malloc((ns + 1) * sizeof *seq);
+    HG_CHECK(dur && ready && end && left && upd && chan && free_at && dev && at && seq);
+    struct pxfer *xf;
+    int nx = pipe_costs(lw, pr, dur, upd, &xf);
+    for (int d = 0; d < nd; d++)
+        if (lw->stage[d] >= 0)
+            dev[lw->stage[d]] = d;
+    schedule(lw->sched, P, M, dev, seq);
+    for (size_t i = 0; i < ns; i++)
+        end[i] = -1;
+    for (int k = 0; k < nx; k++)
+        left[xf[k].dst]++;
+    /* each stage's next micro-step runs once its transfers arrived (sends
+     * leave as the producer ends, one at a time per device pair) */
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int s = 0; s < P; s++) {
+            if (at[s] == 2 * M)
+                continue;
+            int x = seq[(size_t)s * 2 * (size_t)M + (size_t)at[s]];
+            if (left[x] > 0)
+                continue;
+            double t = free_at[s] > ready[x] ? free_at[s] : ready[x];
+            end[x] = free_at[s] = t + dur[x];
+            at[s]++;
+            moved = 1;
+            for (int k = 0; k < nx; k++) {
+                if (xf[k].src != x)
+                    continue;
+                int a = (x >> 1) / M, b = (xf[k].dst >> 1) / M;
+                double *c = &chan[(size_t)a * (size_t)nd + (size_t)b];
+                double t0 = *c > end[x] ? *c : end[x];
+                *c = t0 + hg_cost_transfer(&xf[k].path, xf[k].bytes);
+                if (*c > ready[xf[k].dst])
+                    ready[xf[k].dst] = *c;
+                left[xf[k].dst]--;
+            }
+        }
+    }
+    double T = 0;
+    for (int s = 0; s < P; s++) {
+        HG_CHECK(at[s] == 2 * M); /* the lowering played the same schedule */
+        double t = free_at[s] + upd[dev[s]];
+        T = t > T ? t : T;
+    }
+    free(dur);
+    free(ready);
+    free(end);
+    free(left);
+    free(upd);
+    free(chan);
+    free(free_at);
+    free(dev);
+    free(at);
+    free(seq);
+    free(xf);
+    return T;
+}

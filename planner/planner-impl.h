@@ -51,5 +51,13 @@ void hg__pipe_write(FILE *f, const struct hg_strategy *s);
 int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
                    size_t errlen);
 void hg__pipe_free(struct hg_lowered *lw);
+/* The simulator's price of a lowered pipeline (lw->nmicro > 0): its
+ * stages' micro-steps in the schedule's order, each once its inputs have
+ * arrived, transfers overlapping compute (FIFO per device pair), then
+ * each device's updates: the iteration's seconds.  The micro-batches a
+ * device holds at once (its activations' share of the batch, x / M). */
+struct hg_pprice;
+double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr);
+int hg__pipe_inflight(const struct hg_lowered *lw, int d);
 
 #endif

@@ -65,6 +65,7 @@
 #include <string.h>
 
 #include "planner/hg_planner.h"
+#include "planner/planner-impl.h"
 
 enum { T_COMP, T_AGG, T_XFER, T_RCOMP, T_RXFER, T_XCPU };
 
@@ -633,6 +634,10 @@ static void memory(struct hg_sim *s, struct hg_sim_result *r)
             peak = cur > peak ? cur : peak;
             cur -= s->free_after[(size_t)p * nd + d];
         }
+        /* a pipeline holds the activations of its micro-batches in
+         * flight, not the whole batch's */
+        if (s->lw->nmicro > 0)
+            peak = peak * hg__pipe_inflight(s->lw, d) / s->lw->nmicro;
         r->peak[d] = stat[d] + peak;
         int64_t mem = s->c->devices[d].memory;
         if (r->peak[d] > mem) {
@@ -657,6 +662,8 @@ void hg_sim_full(struct hg_sim *s, const struct hg_strategy *st, struct hg_sim_r
     for (int i = 0; i < s->nres; i++)
         s->snap[i] = 0;
     r->iter_s = run_from(s, 0);
+    if (s->lw->nmicro > 0)
+        r->iter_s = hg__pipe_time(s->lw, s->pr);
     memory(s, r);
 }
 
@@ -674,6 +681,10 @@ void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
 {
     const struct hg_lowered *lw = s->lw;
     HG_CHECK(lw->ngroups > 0 && g >= 0 && g < lw->ngroups && st->ngroups == lw->ngroups);
+    if (st->nmicro > 0 || lw->nmicro > 0) { /* a pipeline's schedule: played whole */
+        hg_sim_full(s, st, r);
+        return;
+    }
     int n = hg_lower_group(s->lw, st, g, s->changed);
     int p0 = s->nops;
     int seen = next_mark(s);
