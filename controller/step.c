@@ -290,7 +290,9 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
                        "update so far (--update-freq > 1: its gradients arrive outside the "
-                       "grad block)");
+                       "grad block)%s", c->s && c->s->nmicro > 0
+                       ? "; a pipeline accumulates over its own micro-batches: raise the "
+                         "strategy's pipeline.micro_batches instead" : "");
     }
     if (build_plan(c, &c->train, task, ts, 1, err, errlen) != 0 ||
         build_plan(c, &c->valid, task, ts, 0, err, errlen) != 0) {

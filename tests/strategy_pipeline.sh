@@ -19,7 +19,13 @@
 #  3. refused before training, naming why: stages that are not
 #     consecutive (the forward goes back to a device it left), more
 #     micro-batches than samples, a data-parallel group in a pipeline, an
-#     unknown schedule.
+#     unknown schedule, --update-freq 2;
+#  4. memory is real: on a cluster whose devices hold 35 MB, data
+#     parallelism (EV-AR) is refused naming the device and the bytes, the
+#     pipeline trains; --clip-norm; resumed across strategies (pipeline ->
+#     data parallel -> pipeline: the same as straight on 1 rank) and over
+#     tcp; rank 1 killed mid-pipeline: the job ends within seconds naming
+#     it, no worker left.
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 M="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd"
@@ -178,4 +184,57 @@ refused zig 'schedule "zigzag": expected "gpipe" or "1f1b"' zig.cfg
 sed '0,/mode = "mp"; device = "[^"]*";/s//mode = "dp"; replicas = (("localhost:0", 1), ("localhost:1", 1)); aggregate = "allreduce";/' \
     "$tmp/tr-1f1b.cfg" >"$tmp/dp.cfg"
 refused dp "pipeline: group 0 is data parallel" dp.cfg
+run uf --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
+    --strategy "$tmp/tr-1f1b.cfg" --update-freq 2 >"$tmp/uf.log" 2>&1 && bad "uf: accepted"
+grep -q "pipeline_micro_batches\|micro_batches" "$tmp/uf.log" || { cat "$tmp/uf.log"; bad "uf: no advice"; }
+
+# ------------------------------------------------------- 4. memory, the rest
+sed 's/memory = "4GiB"/memory = "35MB"/g' "$tmp/c2.cfg" >"$tmp/cap.cfg"
+"$HGPLAN" $M --cluster "$tmp/cap.cfg" --search baselines --baseline EV-AR --out "$tmp/ev.cfg" \
+    >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-AR on cap"; }
+run capev --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/cap.cfg" \
+    --strategy "$tmp/ev.cfg" >"$tmp/capev.log" 2>&1 && bad "capev: data parallelism fit in 35 MB"
+grep -q "device localhost:[01] (rank [01]) would hold [0-9.]* MB at its planned peak, above its memory of 35.0 MB" \
+    "$tmp/capev.log" || { cat "$tmp/capev.log"; bad "capev: no device and bytes named"; }
+pipe cap speed 8 1f1b cap8.cfg $M
+strat cap8 2 cap cap8.cfg 2 8 1f1b && check cap8 ref
+twice run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
+strat clip 3 c3 u3-8-1f1b.cfg 3 8 1f1b --clip-norm 1 && check clip refc
+grep -q '"clip": 100.0' "$tmp/clip.log" || bad "clip: nothing was clipped"
+# pipeline to K/3, data parallel to 2K/3, pipeline to K: 1 rank's run
+P="--devices cpu:2 --batch-size 96 --cluster-file $tmp/c2.cfg --strategy $tmp/u2-4-1f1b.cfg"
+run across $P --max-update $((K / 3)) >"$tmp/across1.log" 2>&1 || bad "across: pipeline to $((K / 3))"
+run across --devices cpu:2 --batch-size 48 --max-update $((2 * K / 3)) >"$tmp/across2.log" 2>&1 ||
+    bad "across: data parallel to $((2 * K / 3))"
+run across $P --max-update "$K" >"$tmp/across3.log" 2>&1 || bad "across: pipeline to $K"
+grep -q "loaded .* $((2 * K / 3)) updates" "$tmp/across3.log" || bad "across: no resume at $((2 * K / 3))"
+cat "$tmp/across1.log" "$tmp/across2.log" "$tmp/across3.log" >"$tmp/across.log"
+check across ref
+resume_tcp u2-4-1f1b $P
+# rank 1 killed mid-pipeline
+(
+    exec "$HGTRAIN" --task mnist --data "$tmp/fm" --dropout 0 --optimizer sgd --lr 0.01 \
+        --seed 5 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --save-dir "$tmp/kill" --devices cpu:3 --batch-size 96 --max-update 100000 \
+        --distributed-timeout 10 --cluster-file "$tmp/c3.cfg" --strategy "$tmp/u3-8-1f1b.cfg" \
+        >"$tmp/kill.log" 2>&1
+) &
+lp=$!
+wait_update "$tmp/kill.log"
+victim=$(pgrep -P $lp -x hgtrain-r1)
+others=$(pgrep -P $lp | grep -vx "${victim:-x}")
+[ -n "$victim" ] || { cat "$tmp/kill.log"; bad "kill: no hgtrain-r1"; kill $lp; }
+t0=$(date +%s)
+kill -KILL "$victim"
+wait $lp
+rc=$?
+dt=$(($(date +%s) - t0))
+echo "kill: the job ended ${dt}s after rank 1 was killed (exit $rc; limit 30 s)"
+[ $rc -ne 0 ] && [ $dt -le 30 ] || bad "kill: exit $rc after ${dt}s"
+for p in $others; do
+    kill -0 "$p" 2>/dev/null && bad "kill: worker $p still alive"
+done
+grep -q "rank 1 (pid $victim) was killed by signal 9" "$tmp/kill.log" ||
+    { cat "$tmp/kill.log"; bad "kill: the launcher did not name rank 1"; }
+equiv_summary
 exit $fail

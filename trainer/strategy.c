@@ -253,6 +253,34 @@ static int dp_shaped(const struct hg_lowered *lw, int64_t *ref, int64_t *rows)
     return 1;
 }
 
+/* The strategy's planned peak memory on each device (the simulator's,
+ * roofline prices) within the device's memory in the cluster file; -1
+ * with err naming the first device over it and both byte counts. */
+static int fits(const char *path, const char *cluster_file, const struct hg_graph *g,
+                const struct hg_pgraph *pg, const struct hg_strategy *st, char *err,
+                size_t errlen)
+{
+    struct hg_pprice *pr = NULL;
+    char e[512];
+    if (hg_pprice_build(&pr, pg, g, e, sizeof e) != 0)
+        return 0; /* unpriced (a device without peak_flops): nothing to plan memory by */
+    struct hg_sim *sim = hg_sim_new(pg, pr);
+    struct hg_sim_result r;
+    hg_sim_full(sim, st, &r);
+    int rc = 0;
+    for (int d = 0; d < pg->ndev && rc == 0; d++) {
+        const struct hg_pdevice *dv = &pg->c->devices[d];
+        if (r.peak[d] > dv->memory)
+            rc = hg_kerr(err, errlen, "--strategy %s: device %s (rank %d) would hold %.1f MB "
+                         "at its planned peak, above its memory of %.1f MB in --cluster-file "
+                         "%s: the strategy does not fit", path, dv->name, d,
+                         (double)r.peak[d] / 1e6, (double)dv->memory / 1e6, cluster_file);
+    }
+    hg_sim_free(sim);
+    hg_pprice_free(pr);
+    return rc;
+}
+
 /* The graph hgplan --task plans and a strategy indexes: the recipe's. */
 static int build_graph(struct hg_graph *g, const char *what, const struct hg_task *task,
                        void *ts, int64_t batch, int64_t max_len, enum hg_optim optim,
@@ -370,6 +398,8 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
         hg_kerr(err, errlen, "--strategy %s: %s", path, e);
         goto done;
     }
+    if (fits(path, cluster_file, g, pg, st, err, errlen) != 0)
+        goto done;
     int mp = all_mp(lw, st);
     if (planned_order(out, lw, g, err, errlen) != 0 || recomputed(out, lw, err, errlen) != 0)
         goto done;
