@@ -1016,7 +1016,8 @@ struct hg_plan_opts {
 struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                                 const struct hg_pprice *pr, const struct hg_plan_opts *opts,
                                 struct hg_sim_result *br);
-/* The table's heading: the devices, op groups (0: not said), columns. */
+/* The table's heading: the devices and op groups (0: no such line, the
+ * caller says what the rows are), the columns. */
 void hg_plan_print_head(FILE *o, const struct hg_cluster *c, int groups);
 /* One row: name, time, the peak of the device nearest its memory,
  * feasible ("yes", "no: OOM on N devices", "no: why_not"), note, the

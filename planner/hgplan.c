@@ -544,7 +544,8 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
     hg_policy_get_cfg(pol, &pc, &updates);
     fprintf(o, "policy %s (%ld updates): placed in %.3f s\n", a->policy, updates,
             hg_now() - t0);
-    hg_plan_print_row(o, "gnn", br, pg->c, NULL, NULL, 0, a->verbose);
+    hg_plan_print_row(o, "gnn", br, pg->c, NULL, NULL, strcmp(a->search, "gnn") == 0,
+                      a->verbose);
     if (strcmp(a->search, "gnn+mcmc") == 0) {
         struct hg_strategy *seed = hg_strategy_copy(*best);
         struct hg_sim_result sr = *br;
@@ -566,7 +567,7 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         fprintf(o, "mcmc from %s: %ld proposals (%ld accepted, %ld improvements) in %.2f s, "
                 "seed %lld\n", from, ss.iters, ss.accepted, ss.improved, ss.seconds,
                 (long long)a->seed);
-        hg_plan_print_row(o, "gnn+mcmc", br, pg->c, NULL, NULL, 0, a->verbose);
+        hg_plan_print_row(o, "gnn+mcmc", br, pg->c, NULL, NULL, 1, a->verbose);
     }
     if (ref > 0)
         fprintf(o, "chosen: %s, %.1f%% %s than the best baseline (%.4f s)\n", a->search,
@@ -674,7 +675,7 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
     }
     hg_sim_full(sim, best, &br);
     if (a->verbose)
-        fprintf(o, "simulator: %ld tasks in the strategy kept\n", br.ntasks);
+        fprintf(o, "tasks of the strategy kept: %ld\n", br.ntasks);
     if (a->out) {
         FILE *f = fopen(a->out, "w");
         if (!f || hg_strategy_save(best, pg, c->file, &br, f) != 0 || fclose(f) != 0) {

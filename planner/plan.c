@@ -15,9 +15,6 @@ void hg_plan_print_head(FILE *o, const struct hg_cluster *c, int groups)
     if (groups > 0)
         fprintf(o, "plan: %d device%s, %d op groups, simulated per iteration:\n", c->ndev,
                 c->ndev == 1 ? "" : "s", groups);
-    else
-        fprintf(o, "plan: %d device%s, simulated per iteration:\n", c->ndev,
-                c->ndev == 1 ? "" : "s");
     fprintf(o, "  %-10s %11s  %-24s %s\n", "candidate", "time", "peak memory", "feasible");
 }
 
