@@ -167,17 +167,17 @@ for rate in $rates; do
         for s in $strategies; do
             case $s in
             mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}"
-                       --margin "${HG_BENCH_MARGIN:-10}") row=hgplan ;;
-            MP) how=(--search baselines --groups 8 --baseline MP) row=MP ;;
-            *) how=(--search baselines --baseline "$s") row=$s ;;
+                       --margin "${HG_BENCH_MARGIN:-10}") ;;
+            MP) how=(--search baselines --groups 8 --baseline MP) ;;
+            *) how=(--search baselines --baseline "$s") ;;
             esac
             # shellcheck disable=SC2086
             "$HGPLAN" "${pargs[@]}" --cluster "$cfg" $prof "${how[@]}" \
                 --out "$work/$t-$s.cfg" >"$work/$t-$s.plan" 2>&1 ||
                 { tail -n 3 "$work/$t-$s.plan"; continue; }
-            # the search's row, or 'best' when the margin kept a baseline
-            sim=$(awk -v s="$row" '($1 == s || (s == "hgplan" && $1 == "best")) && $3 == "s" {
-                  print $2; exit }' "$work/$t-$s.plan")
+            # the chosen row (the strategy --out wrote): the search's, the
+            # baseline the margin kept, or --baseline's
+            sim=$(awk '$3 == "s" && / <- chosen$/ { print $2; exit }' "$work/$t-$s.plan")
             meas=$(run_job "$t-$s" --max-sentences "$batch" --strategy "$work/$t-$s.cfg" \
                 --cluster-file "$cfg")
             ratio=$(awk -v a="$meas" -v b="$sim" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')

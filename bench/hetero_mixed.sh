@@ -117,7 +117,7 @@ for s in $strategies; do
         train "$s" "${mixed[@]}" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
             --plan-budget "$budget" --plan-profile "$prof" "${split[@]}" &&
             meas=$(step_time "$work/$s.log")
-        sim=$(sed -n 's/.*"message": " *hgplan  *\([0-9.]*\) s.*/\1/p' "$work/$s.log" | head -n 1)
+        sim=$(sed -n 's/.*"message": " *[A-Za-z+-]*  *\([0-9.]*\) s  .*  <- chosen".*/\1/p' "$work/$s.log" | head -n 1)
         ;;
     *)
         groups=()

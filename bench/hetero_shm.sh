@@ -129,7 +129,7 @@ for task in $tasks; do
             [ "$s" = mcmc-split ] && split=(--plan-split)
             meas=$(measure "$task-$s" --max-sentences "$batch" --cluster-file "$cfg" --plan mcmc \
                 --plan-budget "$budget" --plan-profile "$prof" "${split[@]}")
-            sim=$(sed -n 's/.*"message": " *\(hgplan\|best\)  *\([0-9.]*\) s.*/\2/p' "$work/$task-$s.log" | head -n 1)
+            sim=$(sed -n 's/.*"message": " *[A-Za-z+-]*  *\([0-9.]*\) s  .*  <- chosen".*/\1/p' "$work/$task-$s.log" | head -n 1)
             ;;
         PIPE-U|PIPE-S)
             # a pipeline over the two workers, one stage each: equal forward

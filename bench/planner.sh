@@ -10,6 +10,7 @@
 # ITERS=N stops every search after N proposals (hgplan --iters): with a
 # budget it cannot reach (ITERS=2000 bench/planner.sh 100000) the hgplan
 # column is deterministic, to compare two builds; the timing columns are not.
+# The hgplan column is the search's row (mcmc), whatever the margin chooses.
 set -u
 B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-$(dirname "$0")/..}
@@ -25,11 +26,12 @@ run() { # cluster model batch8 batch12
         [ "$tb" = 12 ] && b=$4
         out=$tmp/$2.$tb
         "$HGPLAN" --model "$2" --batch "$b" --cluster "$S/examples/clusters/heterog-${tb}gpu.cfg" \
-            --search mcmc --budget "$BUDGET" ${ITERS:+--iters "$ITERS"} --seed 1 >"$out" 2>&1 ||
+            --search mcmc --budget "$BUDGET" ${ITERS:+--iters "$ITERS"} --seed 1 --verbose >"$out" 2>&1 ||
             { echo "| ${tb} GPUs | $2 ($b) | failed |"; continue; }
         awk -v tb="$tb" -v m="$2" -v b="$b" '
-            /^  (EV-PS|EV-AR|CP-PS|CP-AR|MP|hgplan) / { t[$1] = $2; if ($0 ~ /OOM/) t[$1] = "OOM" }
-            /^mcmc from/ { for (i = 1; i <= NF; i++) if ($i == "in") s = $(i + 1) }
+            /^  (EV-PS|EV-AR|CP-PS|CP-AR|MP) / { t[$1] = $2; if ($0 ~ /OOM/) t[$1] = "OOM" }
+            /^  mcmc / { t["hgplan"] = $2; if ($0 ~ /OOM/) t["hgplan"] = "OOM" }
+            /^  stopped after / { s = $6 }
             /^simulator:/ { n = $2; f = $5; tp = $7; sub(/\(/, "", tp); d = $10; x = $14 }
             END {
                 sp = ""
@@ -71,13 +73,13 @@ for mb in ${BIG_MODELS:-vgg19:3072 resnet50:3072 inception_v3:3072 transformer:1
     out=$tmp/$m.1024
     t0=$(date +%s.%N)
     "$HGPLAN" --model "$m" --batch "$b" --cluster "$tmp/synthetic-1024.cfg" --search mcmc \
-        --budget "$BIG_BUDGET" ${ITERS:+--iters "$ITERS"} --seed 1 >"$out" 2>&1 ||
+        --budget "$BIG_BUDGET" ${ITERS:+--iters "$ITERS"} --seed 1 --verbose >"$out" 2>&1 ||
         { echo "| 1024 | $m ($b) | failed |"; continue; }
     t1=$(date +%s.%N)
     awk -v m="$m" -v b="$b" -v w="$(awk -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", c - a }')" '
         /^  (EV-PS|EV-AR|CP-PS|CP-AR|MP) / { if ($0 !~ /OOM/ && (best == "" || $2 < best)) best = $2 }
-        /^  hgplan / { h = $2; if ($0 ~ /OOM/) h = h " OOM" }
-        /^mcmc from/ { for (i = 1; i <= NF; i++) { if ($i == "in") s = $(i + 1); if ($i == "proposals") p = $(i - 1) } }
+        /^  mcmc / { h = $2; if ($0 ~ /OOM/) h = h " OOM" }
+        /^  stopped after / { p = $3; s = $6 }
         /^simulator:/ { n = $2; f = $5 }
         END { printf "| 1024 | %s (%s) | %s | %s | %s | %s | %s | %s | %s |\n", m, b, best, h, p, s, w, f, n }' "$out"
 done

@@ -1009,7 +1009,15 @@ struct hg_cluster *hg_policy_perturb(const struct hg_cluster *c, uint64_t seed);
 
 /* ------------------------------------------------------------ planning
  * (planner/plan.c) The baselines and the search as hgplan --search and
- * hgtrain --plan run them, with the table both print (docs/planner.md). */
+ * hgtrain --plan run them, with the table both print (docs/planner.md,
+ * "The plan table"). */
+/* The default of hgplan --margin and hgtrain --plan-margin, in percent
+ * (the options' text): on this project's 2-core test machine the
+ * simulator's error against measured runs is up to about 10% per
+ * strategy (bench/RESULTS.md, 2026-11-27). */
+#define HG_PLAN_MARGIN_DEF "10"
+/* The search stops after this many proposals without a new best. */
+#define HG_PLAN_STAGNATION 20000
 struct hg_plan_opts {
     int mcmc;             /* 0: the best baseline; 1: MCMC from it */
     int groups;           /* HeteroG op groups (0: 64) */
@@ -1025,19 +1033,30 @@ struct hg_plan_opts {
                            * only when simulated at least this fraction
                            * faster (0: any gain): a smaller gain is within
                            * the simulator's error against real runs */
+    int verbose;          /* the table's rows with every device's peak, the
+                           * search's acceptance and order */
+    int rows_only;        /* the caller adds candidates and chooses: the
+                           * rows, no search or "chosen:" line, no mark */
 };
-/* Simulates the baselines, searches with opts, prints hgplan's table to o
- * and returns the strategy chosen (the caller frees it), simulated in
- * *br.  Deterministic given the options when the search stops on
- * max_iters or stagnation (20000 proposals without a new best) before
- * budget_s. */
+/* Simulates the baselines, searches with opts, prints the plan table to o
+ * (the candidates' rows, the chosen one marked, why the search stopped,
+ * "chosen: X, because Y") and returns the strategy chosen (the caller
+ * frees it), simulated in *br.  Deterministic given the options when the
+ * search stops on max_iters or HG_PLAN_STAGNATION proposals without a new
+ * best before budget_s. */
 struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                                 const struct hg_pprice *pr, const struct hg_plan_opts *opts,
                                 struct hg_sim_result *br);
-/* One row of the table: time, speedup against ref (> 0), peaks per device. */
-void hg_plan_print_result(FILE *o, const char *name, const struct hg_sim_result *r,
-                          const struct hg_cluster *c, double ref);
-/* "recomputation in N of M groups", when N > 0. */
+/* The table's heading: the devices and op groups (0: no such line, the
+ * caller says what the rows are), the columns. */
+void hg_plan_print_head(FILE *o, const struct hg_cluster *c, int groups);
+/* One row: name, time, the peak of the device nearest its memory,
+ * feasible ("yes", "no: OOM on N devices", "no: why_not"), note, the
+ * mark of the chosen row; verbose: every device's peak on a line below. */
+void hg_plan_print_row(FILE *o, const char *name, const struct hg_sim_result *r,
+                       const struct hg_cluster *c, const char *why_not, const char *note,
+                       int chosen, int verbose);
+/* "  recomputation in N of M groups", when N > 0. */
 void hg_plan_print_recompute(FILE *o, const struct hg_strategy *st);
 
 #endif

@@ -47,7 +47,7 @@ static const char usage[] =
 struct args {
     char *model, *task, *data, *cluster, *export_graph, *optimizer;
     int64_t batch, seq;
-    int list_models, forward_only, help, version, dp;
+    int list_models, forward_only, help, version, dp, verbose;
     char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
     int64_t pworkers[MAXLIST], pgpus[MAXLIST], pslow[MAXLIST];
@@ -119,9 +119,9 @@ static const struct hg_opt options[] = {
      .def = "30", .flags = HG_OPTF_POSITIVE, .metavar = "SECONDS",
      .help = "MCMC time budget"},
     {.name = "margin", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(margin),
-     .def = "0", .min = 0, .max = 100, .metavar = "PCT",
+     .def = HG_PLAN_MARGIN_DEF, .min = 0, .max = 100, .metavar = "PCT",
      .help = "--search mcmc: keep the best baseline unless the search's strategy is "
-             "simulated at least PCT% faster (hgtrain --plan-margin; 0: any gain)"},
+             "simulated at least PCT% faster (as hgtrain --plan-margin; 0: any gain)"},
     {.name = "beta", .type = HG_OPT_REAL, .group = G_PLAN, .offset = OFF(beta),
      .def = "1000", .flags = HG_OPTF_POSITIVE, .metavar = "B",
      .help = "MCMC acceptance exp(-B * increase / seed time)"},
@@ -261,6 +261,9 @@ static const struct hg_opt options[] = {
      .offset = OFF(help), .help = "show this help (with --task: the task's options too)"},
     {.name = "version", .type = HG_OPT_BOOL, .group = G_OTHER, .offset = OFF(version),
      .help = "print the version and exit"},
+    {.name = "verbose", .type = HG_OPT_BOOL, .group = G_OTHER, .offset = OFF(verbose),
+     .help = "the plan table with every device's peak memory, the search's acceptance "
+             "and order, and the simulator's speed and task count"},
 };
 
 #define NOPTS ((int)(sizeof(options) / sizeof(options[0])))
@@ -475,7 +478,8 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         fprintf(stderr, "hgplan: --policy %s\n", err);
         return 1;
     }
-    struct hg_plan_opts po = {.groups = (int)a->groups, .seed = (uint64_t)a->seed};
+    struct hg_plan_opts po = {.groups = (int)a->groups, .seed = (uint64_t)a->seed,
+                              .verbose = a->verbose, .rows_only = 1};
     struct hg_sim_result bl;
     struct hg_strategy *base = hg_plan_run(o, sim, pg, pr, &po, &bl);
     struct hg_policy_task *t = NULL;
@@ -551,7 +555,8 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
     hg_policy_get_cfg(pol, &pc, &updates);
     fprintf(o, "policy %s (%ld updates): placed in %.3f s\n", a->policy, updates,
             hg_now() - t0);
-    hg_plan_print_result(o, "gnn", br, pg->c, 0);
+    hg_plan_print_row(o, "gnn", br, pg->c, NULL, NULL, strcmp(a->search, "gnn") == 0,
+                      a->verbose);
     if (strcmp(a->search, "gnn+mcmc") == 0) {
         struct hg_strategy *seed = hg_strategy_copy(*best);
         struct hg_sim_result sr = *br;
@@ -573,11 +578,12 @@ static int place_gnn(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
         fprintf(o, "mcmc from %s: %ld proposals (%ld accepted, %ld improvements) in %.2f s, "
                 "seed %lld\n", from, ss.iters, ss.accepted, ss.improved, ss.seconds,
                 (long long)a->seed);
-        hg_plan_print_result(o, "gnn+mcmc", br, pg->c, 0);
+        hg_plan_print_row(o, "gnn+mcmc", br, pg->c, NULL, NULL, 1, a->verbose);
     }
     if (ref > 0)
-        fprintf(o, "  against the best baseline (%.4f s): %+.1f%%\n", ref,
-                (br->iter_s - ref) / ref * 100);
+        fprintf(o, "chosen: %s, %.1f%% %s than the best baseline (%.4f s)\n", a->search,
+                (br->iter_s <= ref ? ref - br->iter_s : br->iter_s - ref) / ref * 100,
+                br->iter_s <= ref ? "faster" : "slower", ref);
 out:
     hg_strategy_free(zs);
     hg_strategy_free(base);
@@ -613,7 +619,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         hg_sim_full(sim, best, &br);
         fprintf(o, "data parallel as hgtrain runs it (%d device%s, even split, AllReduce):\n",
                 pg->ndev, pg->ndev == 1 ? "" : "s");
-        hg_plan_print_result(o, "dp", &br, c, 0);
+        hg_plan_print_head(o, c, 0);
+        hg_plan_print_row(o, "dp", &br, c, NULL, NULL, 0, a->verbose);
     } else if (a->pipeline) {
         int speed = strcmp(a->pipeline, "speed") == 0 ? 1
                     : strcmp(a->pipeline, "random") == 0 ? 2 + (int)(a->seed & 0xffffff) : 0;
@@ -628,7 +635,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         hg_sim_full(sim, best, &br);
         fprintf(o, "pipeline (%s stages, %d micro-batches, %s):\n", a->pipeline, M,
                 a->schedule);
-        hg_plan_print_result(o, "pipeline", &br, c, 0);
+        hg_plan_print_head(o, c, 0);
+        hg_plan_print_row(o, "pipeline", &br, c, NULL, NULL, 0, a->verbose);
     } else if (a->strategy) {
         if (hg_strategy_load(&best, a->strategy, pg, err, sizeof(err)) != 0) {
             fprintf(stderr, "hgplan: %s\n", err);
@@ -637,7 +645,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         }
         hg_sim_full(sim, best, &br);
         fprintf(o, "strategy %s (%d groups):\n", a->strategy, best->ngroups);
-        hg_plan_print_result(o, "file", &br, c, 0);
+        hg_plan_print_head(o, c, 0);
+        hg_plan_print_row(o, "file", &br, c, NULL, NULL, 0, a->verbose);
         hg_plan_print_recompute(o, best);
     } else if (strncmp(a->search, "gnn", 3) == 0) {
         rc = place_gnn(o, sim, pg, g, pr, a, &best, &br);
@@ -651,10 +660,11 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
                                   .seed = (uint64_t)a->seed,
                                   .beta = a->beta,
                                   .margin = a->margin / 100,
-                                  .keep = a->baseline};
+                                  .keep = a->baseline,
+                                  .verbose = a->verbose};
         best = hg_plan_run(o, sim, pg, pr, &po, &br);
     }
-    if (a->search && strcmp(a->search, "mcmc") == 0) {
+    if (a->verbose && a->search && strcmp(a->search, "mcmc") == 0) {
         /* the simulator's speed: full simulations vs delta simulations of
          * random one-group changes (applied and reverted); up to 20 and 200
          * of them, within half a second each (a large cluster's simulation
@@ -691,7 +701,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         fprintf(o, "order: random, seed %lld\n", (long long)a->order_seed);
     }
     hg_sim_full(sim, best, &br);
-    fprintf(o, "  tasks: %ld\n", br.ntasks);
+    if (a->verbose)
+        fprintf(o, "tasks of the strategy kept: %ld\n", br.ntasks);
     if (a->out) {
         FILE *f = fopen(a->out, "w");
         if (!f || hg_strategy_save(best, pg, c->file, &br, f) != 0 || fclose(f) != 0) {

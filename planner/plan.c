@@ -1,7 +1,8 @@
 /* plan.c - planning as hgplan --search and hgtrain --plan run it: the
  * baselines simulated and list-scheduled, the MCMC search from the best of
  * them (restricted to what hgtrain executes when asked), and the table
- * both programs print. */
+ * both programs print: one row per candidate, why the search stopped, and
+ * which candidate was chosen and why (docs/planner.md, "The plan table"). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,15 +10,41 @@
 
 #include "planner/hg_planner.h"
 
-void hg_plan_print_result(FILE *o, const char *name, const struct hg_sim_result *r,
-                          const struct hg_cluster *c, double ref)
+void hg_plan_print_head(FILE *o, const struct hg_cluster *c, int groups)
 {
-    fprintf(o, "  %-8s %9.4f s", name, r->iter_s);
-    if (ref > 0 && !r->oom)
-        fprintf(o, "  speedup of the found strategy %+6.1f%%", (r->iter_s - ref) / ref * 100);
-    fprintf(o, "%s\n    peak GB:", r->oom ? "  OOM" : "");
+    if (groups > 0)
+        fprintf(o, "plan: %d device%s, %d op groups, simulated per iteration:\n", c->ndev,
+                c->ndev == 1 ? "" : "s", groups);
+    fprintf(o, "  %-10s %11s  %-24s %s\n", "candidate", "time", "peak memory", "feasible");
+}
+
+void hg_plan_print_row(FILE *o, const char *name, const struct hg_sim_result *r,
+                       const struct hg_cluster *c, const char *why_not, const char *note,
+                       int chosen, int verbose)
+{
+    /* the device nearest its memory (or furthest over it) */
+    int hi = 0;
+    for (int d = 1; d < c->ndev; d++)
+        if ((double)r->peak[d] / (double)c->devices[d].memory >
+            (double)r->peak[hi] / (double)c->devices[hi].memory)
+            hi = d;
+    char mem[96], feas[160];
+    snprintf(mem, sizeof mem, "%.2f GB on %s", (double)r->peak[hi] / 1e9,
+             c->devices[hi].name);
+    if (r->oom)
+        snprintf(feas, sizeof feas, "no: OOM on %d device%s", r->oom, r->oom == 1 ? "" : "s");
+    else if (why_not)
+        snprintf(feas, sizeof feas, "%s", why_not);
+    else
+        snprintf(feas, sizeof feas, "yes");
+    fprintf(o, "  %-10s %9.4f s  %-24s %s%s%s%s\n", name, r->iter_s, mem, feas,
+            note ? " " : "", note ? note : "", chosen ? "  <- chosen" : "");
+    if (!verbose)
+        return;
+    fprintf(o, "    peak GB:");
     if (c->ndev > 32) { /* a line per device would be thousands of columns */
-        int hi = 0, lo = 0;
+        int lo = 0;
+        hi = 0;
         for (int d = 1; d < c->ndev; d++) {
             hi = r->peak[d] > r->peak[hi] ? d : hi;
             lo = r->peak[d] < r->peak[lo] ? d : lo;
@@ -39,16 +66,20 @@ void hg_plan_print_recompute(FILE *o, const struct hg_strategy *st)
     for (int k = 0; k < st->ngroups; k++)
         n += st->cfg[k].recompute != 0;
     if (n)
-        fprintf(o, "    recomputation in %d of %d groups\n", n, st->ngroups);
+        fprintf(o, "  recomputation in %d of %d groups\n", n, st->ngroups);
 }
 
-/* Executable: the data-parallel baselines, and MP when any mix executes;
- * no recomputation. */
-static int candidate(const struct hg_plan_opts *po, int b)
+/* Why baseline b is no candidate under po, its "feasible" column
+ * (NULL: it is one): the
+ * data-parallel baselines, MP only when any mix executes, no parameter
+ * server over NCCL. */
+static const char *not_candidate(const struct hg_plan_opts *po, int b)
 {
     if ((po->executable & HG_EXEC_NOPS) && (b == HG_BASE_EV_PS || b == HG_BASE_CP_PS))
-        return 0;
-    return !po->executable || b != HG_BASE_MP || (po->executable & HG_EXEC_SPLIT);
+        return "no: NCCL has no parameter server";
+    if (po->executable && b == HG_BASE_MP && !(po->executable & HG_EXEC_SPLIT))
+        return "yes, chosen only with --plan-split";
+    return NULL;
 }
 
 /* Every group on one device d of the ndev (base's grouping), for each
@@ -76,56 +107,84 @@ static int best_alone(struct hg_sim *sim, const struct hg_pgraph *pg,
     return alone;
 }
 
-/* MCMC from seed (its simulation sr, named seed_name and seed_how) in
- * best (a copy of seed), list-scheduled into *br; never worse than the
- * seed.  Its statistics printed to o. */
-static void search(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
+/* What the search did, for the table's "search:" lines. */
+struct search_report {
+    struct hg_search_stats ss;
+    enum hg_sched_policy pol;
+    double seconds, budget_s;
+    int no_time;          /* the budget left no time for a proposal */
+};
+
+/* MCMC from seed (its simulation sr) in best (a copy of seed),
+ * list-scheduled into *br; never worse than the seed. */
+static void search(struct hg_sim *sim, const struct hg_pgraph *pg,
                    const struct hg_plan_opts *po, const struct hg_strategy *seed,
-                   const struct hg_sim_result *sr, const char *seed_name, const char *seed_how,
-                   struct hg_strategy **best, struct hg_sim_result *br)
+                   const struct hg_sim_result *sr, struct hg_strategy **best,
+                   struct hg_sim_result *br, struct search_report *rep)
 {
     double st0 = hg_now();
     struct hg_search_opts so = {.budget_s = po->budget_s > 0 ? po->budget_s : 30,
                                 .max_iters = po->max_iters,
-                                .stagnation = 20000,
+                                .stagnation = HG_PLAN_STAGNATION,
                                 .seed = po->seed,
                                 .after_full = 5, /* sched_best, the check */
                                 .beta = (po->beta > 0 ? po->beta : 1000) /
                                         hg_search_cost(br),
                                 .executable = po->executable};
-    struct hg_search_stats ss;
-    hg_search_mcmc(sim, pg, *best, &so, &ss);
-    enum hg_sched_policy pol;
-    hg_sched_best(sim, pg, *best, br, &pol);
+    hg_search_mcmc(sim, pg, *best, &so, &rep->ss);
+    hg_sched_best(sim, pg, *best, br, &rep->pol);
     /* never worse than the seed */
     if (hg_search_cost(br) > hg_search_cost(sr)) {
         hg_strategy_free(*best);
         *best = hg_strategy_copy(seed);
         hg_sim_full(sim, *best, br);
     }
-    if (ss.iters == 0 && so.budget_s > 0)
-        fprintf(o, "note: --budget %g s leaves no time for a proposal after the seed's "
-                "and the result's simulations on this cluster (%.2f s so far)\n",
-                so.budget_s, hg_now() - st0);
-    static const char *const stops[] = {
-        [HG_SEARCH_STOP_ITERS] = "the proposal cap",
-        [HG_SEARCH_STOP_STAGNATION] = "20000 proposals without a better one",
-        [HG_SEARCH_STOP_BUDGET] = "the time budget: not reproducible"};
-    fprintf(o, "mcmc from %s%s: %ld proposals (%ld accepted, %ld improvements) in "
-            "%.2f s, seed %lld; order: %s\n", seed_name, seed_how, ss.iters, ss.accepted,
-            ss.improved, hg_now() - st0, (long long)po->seed,
-            pol == HG_SCHED_RANK  ? "list scheduling (rank)"
-            : pol == HG_SCHED_FIFO ? "FIFO"
-                                   : "the search's own");
-    if (po->executable)
-        fprintf(o, "  stopped at %s\n", stops[ss.stop]);
-    if (po->executable)
-        fprintf(o, "  executable strategies only (%s%s): %ld proposals had no "
-                "executable form\n", po->executable & HG_EXEC_SPLIT ? "any mix"
-                : po->executable & HG_EXEC_MP ? "data-parallel shaped or model parallel"
-                : "data-parallel shaped",
-                po->executable & HG_EXEC_NOPS ? ", AllReduce only" : "", ss.skipped);
+    rep->seconds = hg_now() - st0;
+    rep->budget_s = so.budget_s;
+    rep->no_time = rep->ss.iters == 0 && so.budget_s > 0;
 }
+
+static void print_search(FILE *o, const struct hg_plan_opts *po, const char *seed_name,
+                         const struct search_report *rep)
+{
+    const struct hg_search_stats *ss = &rep->ss;
+    fprintf(o, "search: mcmc from %s, seed %lld", seed_name, (long long)po->seed);
+    if (po->executable)
+        fprintf(o, ", %s strategies%s",
+                po->executable & HG_EXEC_SPLIT ? "executable"
+                : po->executable & HG_EXEC_MP  ? "data-parallel-shaped or model-parallel"
+                                               : "data-parallel-shaped",
+                po->executable & HG_EXEC_NOPS ? " with AllReduce only" : "");
+    fprintf(o, "\n  stopped after %ld proposals in %.2f s: ", ss->iters, rep->seconds);
+    if (rep->no_time)
+        fprintf(o, "the %g s budget leaves no time for a proposal after the seed's and the "
+                "result's simulations; not reproducible\n", rep->budget_s);
+    else if (ss->stop == HG_SEARCH_STOP_ITERS)
+        fprintf(o, "the cap of %ld proposals; reproducible\n", po->max_iters);
+    else if (ss->stop == HG_SEARCH_STOP_STAGNATION)
+        fprintf(o, "%d proposals without a better one, %.2f s of the %g s budget left; "
+                "reproducible\n", HG_PLAN_STAGNATION,
+                rep->budget_s > rep->seconds ? rep->budget_s - rep->seconds : 0, rep->budget_s);
+    else
+        fprintf(o, "the %g s budget; not reproducible\n", rep->budget_s);
+    if (po->verbose) {
+        fprintf(o, "  %ld accepted, %ld improvements; order: %s", ss->accepted, ss->improved,
+                rep->pol == HG_SCHED_RANK   ? "list scheduling (rank)"
+                : rep->pol == HG_SCHED_FIFO ? "FIFO"
+                                            : "the search's own");
+        if (po->executable)
+            fprintf(o, "; %ld proposals had no executable form", ss->skipped);
+        fprintf(o, "\n");
+    }
+}
+
+/* The percentage by which r is faster than rb. */
+static double gain(const struct hg_sim_result *r, const struct hg_sim_result *rb)
+{
+    return (rb->iter_s - r->iter_s) / rb->iter_s * 100;
+}
+
+enum { ROW_ALONE = HG_BASE_COUNT, ROW_RECOMPUTE, ROW_MCMC, ROWS };
 
 struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                                 const struct hg_pprice *pr, const struct hg_plan_opts *po,
@@ -133,81 +192,129 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
 {
     const struct hg_cluster *c = pg->c;
     int ng = po->groups > 0 ? po->groups : 64;
-    struct hg_sim_result res[HG_BASE_COUNT];
+    /* every candidate's simulation: the baselines, alone, the best baseline
+     * recomputing, the search's result */
+    struct hg_sim_result res[ROWS];
+    int shown[ROWS] = {0};
     struct hg_strategy *bs[HG_BASE_COUNT];
-    fprintf(o, "baselines (%d op groups, list-scheduled):\n", ng);
     int bi = -1;
     for (int b = 0; b < HG_BASE_COUNT; b++) {
         bs[b] = hg_strategy_new(pg->nops, pg->ndev, 1);
         hg_strategy_group(bs[b], pg, pr, ng);
         hg_baseline_apply(bs[b], pg, (enum hg_baseline)b);
         hg_sched_best(sim, pg, bs[b], &res[b], NULL);
-        if (candidate(po, b) && (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi])))
+        shown[b] = 1;
+        if (!not_candidate(po, b) &&
+            (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi])))
             bi = b;
     }
+    const char *base_name = hg_baseline_name((enum hg_baseline)bi);
+    const struct hg_sim_result *rb = &res[bi];
     struct hg_strategy *seed = hg_strategy_copy(bs[bi]);
-    struct hg_sim_result sr = res[bi];
-    const char *seed_how = "";
-    char seed_name[96];
-    snprintf(seed_name, sizeof seed_name, "%s", hg_baseline_name((enum hg_baseline)bi));
+    struct hg_sim_result sr = *rb;
+    int seed_row = bi;
     /* every group on one device (small clusters; model parallelism must
      * be allowed): no communication at all, the answer when the links cost
      * more than another device saves, which a search from a data-parallel
      * seed never reaches one group at a time */
-    struct hg_sim_result ar = {0};
     struct hg_strategy *as = NULL;
     int alone = po->mcmc && c->ndev <= 8 && (!po->executable || (po->executable & HG_EXEC_MP))
-                    ? best_alone(sim, pg, bs[0], &as, &ar)
+                    ? best_alone(sim, pg, bs[0], &as, &res[ROW_ALONE])
                     : -1;
-    if (alone >= 0 && hg_search_cost(&ar) < hg_search_cost(&sr)) {
-        hg_strategy_free(seed);
-        seed = hg_strategy_copy(as);
-        sr = ar;
-        snprintf(seed_name, sizeof seed_name, "alone (every group on %s)",
+    char notes[ROWS][96];
+    memset(notes, 0, sizeof notes);
+    if (alone >= 0) {
+        shown[ROW_ALONE] = 1;
+        snprintf(notes[ROW_ALONE], sizeof notes[0], "(every group on %s)",
                  c->devices[alone].name);
-    }
-    if (res[bi].oom) {
-        /* every baseline is out of memory: seed with the best of them
-         * recomputing every group's activations */
-        for (int b = 0; b < HG_BASE_COUNT; b++) {
-            struct hg_strategy *t = hg_strategy_copy(bs[b]);
-            struct hg_sim_result tr;
-            for (int k = 0; k < t->ngroups; k++)
-                t->cfg[k].recompute = 1;
-            hg_sched_best(sim, pg, t, &tr, NULL);
-            if (hg_search_cost(&tr) < hg_search_cost(&sr)) {
-                hg_strategy_free(seed);
-                seed = t;
-                sr = tr;
-                bi = b;
-                seed_how = " with recomputation";
-                snprintf(seed_name, sizeof seed_name, "%s", hg_baseline_name((enum hg_baseline)b));
-            } else {
-                hg_strategy_free(t);
-            }
+        if (hg_search_cost(&res[ROW_ALONE]) < hg_search_cost(&sr)) {
+            hg_strategy_free(seed);
+            seed = hg_strategy_copy(as);
+            sr = res[ROW_ALONE];
+            seed_row = ROW_ALONE;
         }
-        fprintf(o, "every baseline is out of memory; %s with recomputation in every group: "
-                "%.4f s%s\n", hg_baseline_name((enum hg_baseline)bi), sr.iter_s,
-                sr.oom ? " (still OOM)" : "");
     }
+    /* every baseline is out of memory: seed with the best of them
+     * recomputing every group's activations */
+    for (int b = 0; rb->oom && b < HG_BASE_COUNT; b++) {
+        struct hg_strategy *t = hg_strategy_copy(bs[b]);
+        struct hg_sim_result tr;
+        for (int k = 0; k < t->ngroups; k++)
+            t->cfg[k].recompute = 1;
+        hg_sched_best(sim, pg, t, &tr, NULL);
+        if (hg_search_cost(&tr) < hg_search_cost(&sr)) {
+            hg_strategy_free(seed);
+            seed = t;
+            sr = res[ROW_RECOMPUTE] = tr;
+            seed_row = ROW_RECOMPUTE;
+            shown[ROW_RECOMPUTE] = 1;
+            snprintf(notes[ROW_RECOMPUTE], sizeof notes[0], "(%s, recomputing every group)",
+                     hg_baseline_name((enum hg_baseline)b));
+        } else {
+            hg_strategy_free(t);
+        }
+    }
+    char seed_name[128];
+    snprintf(seed_name, sizeof seed_name, "%s%s%s",
+             seed_row == ROW_ALONE ? "alone" : seed_row == ROW_RECOMPUTE ? "recompute"
+                                                                          : base_name,
+             notes[seed_row][0] ? " " : "", notes[seed_row]);
     struct hg_strategy *best = hg_strategy_copy(seed);
     *br = sr;
-    if (po->mcmc)
-        search(o, sim, pg, po, seed, &sr, seed_name, seed_how, &best, br);
-    /* a gain within the margin is no gain: the best baseline (unless it is
-     * out of memory: then the search's answer stands) */
-    int kept_base = 0;
-    const struct hg_sim_result *rb = &res[bi];
-    if (po->mcmc && po->margin > 0 && !rb->oom && !br->oom &&
-        br->iter_s > rb->iter_s * (1 - po->margin) && br->iter_s < rb->iter_s) {
-        fprintf(o, "  the search's %.4f s is %.1f%% under %s's %.4f s, within the margin "
-                "(%.0f%%): %s kept\n", br->iter_s, (rb->iter_s - br->iter_s) / rb->iter_s * 100,
-                hg_baseline_name((enum hg_baseline)bi), rb->iter_s, po->margin * 100,
-                hg_baseline_name((enum hg_baseline)bi));
+    struct search_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (po->mcmc) {
+        search(sim, pg, po, seed, &sr, &best, br, &rep);
+        res[ROW_MCMC] = *br;
+        shown[ROW_MCMC] = 1;
+    }
+    /* the choice, its row and why.  A gain within the margin is no gain:
+     * the best baseline (unless it is out of memory: then the search's
+     * answer stands) */
+    int chosen = seed_row;
+    char why[320] = "";
+    int keep = -1;
+    for (int b = 0; po->keep && b < HG_BASE_COUNT; b++)
+        if (strcmp(po->keep, hg_baseline_name((enum hg_baseline)b)) == 0)
+            keep = b;
+    const struct hg_sim_result *mr = &res[ROW_MCMC];
+    if (keep >= 0) {
+        chosen = keep;
+        snprintf(why, sizeof why, "--baseline %s", po->keep);
+    } else if (po->mcmc && !rb->oom && mr->iter_s >= rb->iter_s * (1 - po->margin)) {
+        chosen = bi;
+        if (po->margin > 0 && mr->iter_s < rb->iter_s)
+            snprintf(why, sizeof why, "no candidate beat it by the %g%% margin (mcmc: %.1f%% "
+                     "faster)", po->margin * 100, gain(mr, rb));
+        else
+            snprintf(why, sizeof why, "no candidate beat it");
+    } else if (po->mcmc) {
+        chosen = ROW_MCMC;
+        if (rb->oom)
+            snprintf(why, sizeof why, "every baseline is out of memory and it %s",
+                     mr->oom ? "overflows least" : "fits");
+        else if (po->margin > 0)
+            snprintf(why, sizeof why, "it is %.1f%% faster than the best baseline (%s), "
+                     "above the %g%% margin", gain(mr, rb), base_name, po->margin * 100);
+        else
+            snprintf(why, sizeof why, "it is %.1f%% faster than the best baseline (%s)",
+                     gain(mr, rb), base_name);
+    } else if (chosen == ROW_RECOMPUTE) {
+        snprintf(why, sizeof why, "every baseline is out of memory and recomputing %s",
+                 res[chosen].oom ? "overflows least" : "fits");
+    } else {
+        snprintf(why, sizeof why, "%s", rb->oom ? "every baseline is out of memory and it "
+                                                  "overflows least"
+                                                : "it is the fastest feasible baseline");
+    }
+    if (chosen != ROW_MCMC && chosen != seed_row) {
         hg_strategy_free(best);
-        best = hg_strategy_copy(bs[bi]);
-        *br = *rb;
-        kept_base = 1;
+        best = hg_strategy_copy(chosen < HG_BASE_COUNT ? bs[chosen] : seed);
+        *br = res[chosen];
+    } else if (chosen == seed_row && po->mcmc) {
+        hg_strategy_free(best);
+        best = hg_strategy_copy(seed);
+        *br = res[chosen];
     }
     /* the search toggles recomputation on groups that drop nothing (no
      * cost, no effect): their flags go, so the file says what runs */
@@ -218,25 +325,26 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         if (best->cfg[k].recompute && lw->dstart[k + 1] == lw->dstart[k])
             best->cfg[k].recompute = 0;
     hg_sim_full(sim, best, &tr);
-    fprintf(o, "simulated per-iteration time:\n");
-    for (int b = 0; b < HG_BASE_COUNT; b++)
-        hg_plan_print_result(o, hg_baseline_name((enum hg_baseline)b), &res[b], c,
-                             br->oom ? 0 : br->iter_s);
-    if (alone >= 0) {
-        hg_plan_print_result(o, "alone", &ar, c, br->oom ? 0 : br->iter_s);
-        fprintf(o, "    (every group on %s)\n", c->devices[alone].name);
-    }
-    hg_plan_print_result(o, po->mcmc && !kept_base ? "hgplan" : "best", br, c, 0);
+    hg_plan_print_head(o, c, ng);
+    static const char *const row_names[] = {[ROW_ALONE] = "alone",
+                                            [ROW_RECOMPUTE] = "recompute",
+                                            [ROW_MCMC] = "mcmc"};
+    for (int i = 0; i < ROWS; i++)
+        if (shown[i])
+            hg_plan_print_row(o, i < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)i)
+                                                   : row_names[i],
+                              &res[i], c, i < HG_BASE_COUNT ? not_candidate(po, i) : NULL,
+                              notes[i][0] ? notes[i] : NULL, !po->rows_only && i == chosen,
+                              po->verbose);
+    if (po->rows_only)
+        goto out;
+    if (po->mcmc)
+        print_search(o, po, seed_name, &rep);
     hg_plan_print_recompute(o, best);
-    if (!po->mcmc && po->executable)
-        fprintf(o, "best: %s\n", hg_baseline_name((enum hg_baseline)bi));
-    for (int b = 0; po->keep && b < HG_BASE_COUNT; b++)
-        if (strcmp(po->keep, hg_baseline_name((enum hg_baseline)b)) == 0) {
-            hg_strategy_free(best);
-            best = hg_strategy_copy(bs[b]);
-            *br = res[b];
-            fprintf(o, "kept: %s (--baseline)\n", po->keep);
-        }
+    fprintf(o, "chosen: %s, because %s\n",
+            chosen < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)chosen)
+                                   : row_names[chosen], why);
+out:
     for (int b = 0; b < HG_BASE_COUNT; b++)
         hg_strategy_free(bs[b]);
     hg_strategy_free(seed);

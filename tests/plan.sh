@@ -3,7 +3,7 @@
 # "Planning at start-up") and trains with what it planned, on 2 forked CPU
 # workers (mnist without dropout, SGD with momentum, a global batch of 96,
 # the two-device cluster of tests/strategy.sh: speeds 2 and 1):
-#  1. --plan baselines: hgplan's table in the log (JSON records under
+#  1. --plan baselines: the plan table in the log (JSON records under
 #     --log-format json, its own lines under simple), the fastest
 #     data-parallel baseline written to SAVE_DIR/strategy.cfg (the file
 #     hgplan --search baselines --out writes for the same graph) and kept
@@ -15,10 +15,12 @@
 #  2. --plan mcmc --plan-budget 2: the same checks (also with dropout 0.3
 #     against 1 rank with dropout); with --plan-iters the
 #     strategy is the same file twice; --plan-profile prices as hgplan
-#     --profile does (hgplan's file and table for the same profile);
+#     --profile does (hgplan's file and table for the same profile); a
+#     resumed run trains with its checkpoint's strategy, --replan plans
+#     again (tests/plan_table.sh: the table's text against a golden file);
 #  3. refused, naming why: --plan with --strategy, without --cluster-file,
 #     with per-rank budgets, in a launch that does not fork every rank;
-#     --plan-profile without --plan.
+#     --plan-profile and --replan without --plan.
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 
@@ -28,8 +30,8 @@ twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
 # msgs LOG: a json log's messages as text (the table's lines hold no quote
 # or backslash)
 msgs() { sed -n 's/^{"message": "\(.*\)"}$/\1/p' "$1"; }
-table() { # LOG: hgplan's "simulated per-iteration time" table
-    sed -n '/^simulated per-iteration time:$/,/^  best /p' "$1"
+table() { # LOG: the plan table (hgplan's), MP's "only with --plan-split" dropped
+    sed -n '/^plan: [0-9]* devices/,/^chosen: /p' "$1" | sed 's/yes, chosen only with --plan-split$/yes/'
 }
 planned() { # name args...: a 2-rank run with --plan; its strategy file and table
     name=$1
@@ -46,7 +48,9 @@ planned() { # name args...: a 2-rank run with --plan; its strategy file and tabl
     for row in EV-PS EV-AR CP-PS CP-AR MP; do
         grep -q "^  $row  *[0-9.]* s" "$tmp/$name.msgs" || bad "$name: no $row row in the table"
     done
-    grep -q '^simulated per-iteration time:$' "$tmp/$name.msgs" || bad "$name: no table"
+    grep -q '^plan: 2 devices, 64 op groups, simulated per iteration:$' "$tmp/$name.msgs" ||
+        bad "$name: no table"
+    grep -q '^chosen: [A-Za-z-]*, because ' "$tmp/$name.msgs" || bad "$name: no 'chosen:' line"
     grep -q "strategy $tmp/$name/strategy.cfg: \(data parallel, rows [0-9]*,[0-9]* of 96\|the batch of 96 split into [0-9]* pieces\|model parallel\)" \
         "$tmp/$name.msgs" || { head -n 30 "$tmp/$name.log"; bad "$name: not run as planned"; }
     # the checkpoint keeps the strategy file's bytes
@@ -65,7 +69,11 @@ planned() { # name args...: a 2-rank run with --plan; its strategy file and tabl
 if planned pb --plan baselines; then
     check pb ref
     # the fastest data-parallel baseline on this cluster is capacity-proportional
-    grep -q '^best: CP-' "$tmp/pb.msgs" || bad "pb: the best baseline is not CP-AR or CP-PS"
+    grep -q '^chosen: CP-[AP][RS], because it is the fastest feasible baseline$' "$tmp/pb.msgs" ||
+        bad "pb: the best baseline is not CP-AR or CP-PS"
+    grep -q '^  CP-[AP][RS]  *[0-9.]* s  .*  <- chosen$' "$tmp/pb.msgs" || bad "pb: the row not marked"
+    grep -q '^  MP  *[0-9.]* s  .* yes, chosen only with --plan-split$' "$tmp/pb.msgs" ||
+        bad "pb: MP's row does not say why it is not chosen"
     grep -q 'rows 64,32 of 96' "$tmp/pb.msgs" || bad "pb: not the 2:1 rows"
     # the file hgplan writes for the same graph, and the same table
     "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
@@ -89,11 +97,11 @@ fi
 # ------------------------------------------------------------ 2. mcmc
 if planned pm --plan mcmc --plan-budget 2; then
     check pm ref
-    grep -q '^mcmc from CP-' "$tmp/pm.msgs" || bad "pm: no 'mcmc from' line"
-    grep -q '^  stopped at ' "$tmp/pm.msgs" || bad "pm: no 'stopped at' line"
-    grep -q '^  executable strategies only (data-parallel shaped or model parallel): ' \
-        "$tmp/pm.msgs" || bad "pm: the search was not restricted"
-    grep -q '^  hgplan  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no hgplan row"
+    grep -q '^search: mcmc from CP-.*, data-parallel-shaped or model-parallel strategies$' \
+        "$tmp/pm.msgs" || bad "pm: no 'search: mcmc from' line, or the search was not restricted"
+    grep -q '^  stopped after [0-9]* proposals in [0-9.]* s: ' "$tmp/pm.msgs" ||
+        bad "pm: no 'stopped after' line"
+    grep -q '^  mcmc  *[0-9.]* s' "$tmp/pm.msgs" || bad "pm: no mcmc row"
 fi
 # dropout on (0.3): --plan mcmc plans for the graph with its DROPOUT nodes,
 # whose masks are keyed by sample (docs/reproducibility.md, "Dropout"), so
@@ -109,11 +117,26 @@ for d in pi1 pi2; do
         { cat "$tmp/$d.log"; bad "$d exited non-zero"; }
 done
 msgs "$tmp/pi1.log" >"$tmp/pi1.msgs"
-grep -q '^  stopped at the proposal cap$' "$tmp/pi1.msgs" ||
-    { grep mcmc -A2 "$tmp/pi1.msgs"; bad "pi1: did not stop at the proposal cap"; }
-grep -q '^mcmc from .*: 500 proposals' "$tmp/pi1.msgs" || bad "pi1: not 500 proposals"
+grep -q '^  stopped after 500 proposals in [0-9.]* s: the cap of 500 proposals; reproducible$' \
+    "$tmp/pi1.msgs" || { grep mcmc -A2 "$tmp/pi1.msgs"; bad "pi1: did not stop at the proposal cap"; }
 [ -s "$tmp/pi1/strategy.cfg" ] && cmp -s "$tmp/pi1/strategy.cfg" "$tmp/pi2/strategy.cfg" ||
     bad "--plan mcmc --plan-iters 500 twice: different strategies"
+# resumed: the checkpoint's strategy, not planned again (no table), unless
+# --replan
+cp "$tmp/pi1/strategy.cfg" "$tmp/pi1.cfg"
+run pi1 --devices cpu:2 --batch-size 96 --max-update 2 --cluster-file "$tmp/c2.cfg" \
+    --plan mcmc --plan-iters 1 >"$tmp/pr.log" 2>&1 || { cat "$tmp/pr.log"; bad "pi1 resumed"; }
+msgs "$tmp/pr.log" >"$tmp/pr.msgs"
+grep -q "^--plan mcmc: resumed from $tmp/pi1/checkpoint_last.h5: trained with the strategy it keeps, not planned again (--replan plans again)$" \
+    "$tmp/pr.msgs" && ! grep -q '^plan: ' "$tmp/pr.msgs" && grep -q '"update": 2,' "$tmp/pr.log" ||
+    { head -n 5 "$tmp/pr.msgs"; bad "resumed --plan: planned again"; }
+cmp -s "$tmp/pi1.cfg" "$tmp/pi1/strategy.cfg" || bad "resumed --plan: strategy.cfg changed"
+run pi1 --devices cpu:2 --batch-size 96 --max-update 3 --cluster-file "$tmp/c2.cfg" \
+    --plan baselines --replan >"$tmp/pr2.log" 2>&1 || { cat "$tmp/pr2.log"; bad "--replan"; }
+msgs "$tmp/pr2.log" >"$tmp/pr2.msgs"
+grep -q '^chosen: CP-' "$tmp/pr2.msgs" && ! grep -q 'resumed from' "$tmp/pr2.msgs" ||
+    { head -n 5 "$tmp/pr2.msgs"; bad "--replan: not planned again"; }
+echo "ok: a resumed --plan trains with its checkpoint's strategy; --replan plans again"
 
 # --plan-profile: hgplan --profile's prices (a quick profile of this graph
 # on one thread; local.cfg's devices name cpu-t1): hgplan's file again, and
@@ -139,7 +162,7 @@ grep -q "^| --plan baselines on --cluster-file .*measured prices from --plan-pro
 # the baseline hgtrain chose (data parallel: it executes no MP here) as
 # hgplan's kept one: a one-run profile may price MP under every DP
 # baseline, and hgplan alone would then pick MP (a CI run did)
-choice=$(sed -n 's/^best: \([A-Z-]*\)$/\1/p' "$tmp/pprof.log" | head -n 1)
+choice=$(sed -n 's/^chosen: \([A-Z-]*\), because .*/\1/p' "$tmp/pprof.log" | head -n 1)
 "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
     --cluster "$EX/local.cfg" --profile "$tmp/prof.cfg" --search baselines \
     --baseline "${choice:-none}" --out "$tmp/hgplan-prof.cfg" >"$tmp/hgplan-prof.log" 2>&1 ||
@@ -147,7 +170,7 @@ choice=$(sed -n 's/^best: \([A-Z-]*\)$/\1/p' "$tmp/pprof.log" | head -n 1)
 cmp -s "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" ||
     { diff "$tmp/hgplan-prof.cfg" "$tmp/pprof/strategy.cfg" | head; bad "pprof: not hgplan's file"; }
 # every baseline's simulated time (the speedups are against each one's pick)
-rows() { table "$1" | awk '$3 == "s" && $1 != "best" { print $1, $2 }'; }
+rows() { table "$1" | awk '$3 == "s" { print $1, $2 }'; }
 rows "$tmp/hgplan-prof.log" >"$tmp/hp.table"
 rows "$tmp/pprof.log" >"$tmp/pp.rows"
 [ -s "$tmp/hp.table" ] && cmp -s "$tmp/hp.table" "$tmp/pp.rows" ||
@@ -170,6 +193,8 @@ refused r-lists "--plan baselines gives the per-rank batch shares" --devices cpu
     --cluster-file "$tmp/c2.cfg" --plan baselines --max-sentences-per-rank 64,32
 refused r-kind "--plan: expected baselines or mcmc" --devices cpu:2 \
     --cluster-file "$tmp/c2.cfg" --plan random
+refused r-replan "--replan plans a resumed run again; give --plan" --devices cpu:2 \
+    --cluster-file "$tmp/c2.cfg" --replan
 refused r-profile "--plan-profile $tmp/prof.cfg prices the planning of --plan" --devices cpu:2 \
     --cluster-file "$tmp/c2.cfg" --plan-profile "$tmp/prof.cfg"
 # torchrun's variables: one rank of two in this process

@@ -81,12 +81,12 @@ grep -q 'links: every other pair (8386560) ' "$tmp/c.out" || bad "implicit links
 # slow or loaded machine, a sanitizer build): then it says so and makes
 # no proposal, which is what the budget can still promise
 "$S/scripts/make-cluster" -n 1024 -o "$tmp/big.cfg"
-"$HGPLAN" --model vgg19 --batch 64 --cluster "$tmp/big.cfg" --search mcmc --budget 3 >"$tmp/c.out" 2>&1 ||
-    { tail -n 40 "$tmp/c.out"; bad "mcmc on 1024 GPUs"; }
-took=$(sed -n 's/^mcmc from .* in \([0-9.]*\) s.*/\1/p' "$tmp/c.out")
+"$HGPLAN" --model vgg19 --batch 64 --cluster "$tmp/big.cfg" --search mcmc --budget 3 --verbose \
+    >"$tmp/c.out" 2>&1 || { tail -n 40 "$tmp/c.out"; bad "mcmc on 1024 GPUs"; }
+took=$(sed -n 's/^  stopped after [0-9]* proposals in \([0-9.]*\) s: .*/\1/p' "$tmp/c.out")
 echo "  mcmc on 1024 GPUs, --budget 3: $took s"
-if grep -q '^note: --budget 3 s leaves no time for a proposal' "$tmp/c.out"; then
-    grep -q '^mcmc from .*: 0 proposals' "$tmp/c.out" ||
+if grep -q ': the 3 s budget leaves no time for a proposal' "$tmp/c.out"; then
+    grep -q '^  stopped after 0 proposals' "$tmp/c.out" ||
         bad "mcmc on 1024 GPUs: no time for a proposal, yet it made some"
 else
     awk -v t="$took" 'BEGIN { exit !(t != "" && t <= 3.3) }' ||
@@ -111,7 +111,8 @@ expect 2 'need --search, --strategy or --dp' --model vgg19 --cluster "$EX/hetero
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 2 \
     --seed 1 --groups 16 --out "$tmp/plan.cfg" --trace "$tmp/trace.json" >"$tmp/out" 2>&1 ||
     { cat "$tmp/out"; bad "hgplan --search mcmc"; }
-for w in EV-PS EV-AR CP-PS CP-AR MP hgplan 'peak GB' 'wrote'; do
+for w in EV-PS EV-AR CP-PS CP-AR MP '^  mcmc ' 'peak memory' '^search: mcmc from ' \
+    '^  stopped after ' '^chosen: ' 'wrote'; do
     grep -q "$w" "$tmp/out" || { cat "$tmp/out"; bad "--search mcmc output lacks $w"; }
 done
 json_check "$tmp/trace.json" || bad "the trace does not parse"
@@ -124,9 +125,10 @@ grep -q '"ph": "X"' "$tmp/trace.json" || bad "no X events in the trace"
     --search mcmc --budget 1 --iters 2000 >"$tmp/outa" 2>&1 || { cat "$tmp/outa"; bad "alone"; }
 ev=$(awk '$1 == "EV-AR" && $3 == "s" { print $2; exit }' "$tmp/outa")
 al=$(awk '$1 == "alone" && $3 == "s" { print $2; exit }' "$tmp/outa")
-hp=$(awk '$1 == "hgplan" && $3 == "s" { print $2; exit }' "$tmp/outa")
-grep -q '^mcmc from alone (every group on n[01]:0): ' "$tmp/outa" &&
-    grep -q '^    (every group on n[01]:0)$' "$tmp/outa" &&
+hp=$(awk '$1 == "mcmc" && $3 == "s" { print $2; exit }' "$tmp/outa")
+grep -q '^search: mcmc from alone (every group on n[01]:0), seed 0$' "$tmp/outa" &&
+    grep -q '^  alone  *[0-9.]* s  .* yes (every group on n[01]:0)$' "$tmp/outa" &&
+    grep -q '^  mcmc  *[0-9.]* s  .*  <- chosen$' "$tmp/outa" &&
     awk -v e="$ev" -v a="$al" -v h="$hp" 'BEGIN { exit !(h <= a && a < e / 2) }' ||
     { cat "$tmp/outa"; bad "100 Mbit/s: alone $al s, hgplan $hp s, EV-AR $ev s"; }
 # --margin: a found strategy less than PCT% faster than the best baseline
@@ -135,11 +137,13 @@ grep -q '^mcmc from alone (every group on n[01]:0): ' "$tmp/outa" &&
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 120 \
     --iters 3000 --seed 1 --groups 16 --margin 100 >"$tmp/outm" 2>&1 ||
     { cat "$tmp/outm"; bad "--margin 100"; }
-grep -q "^  the search's [0-9.]* s is [0-9.]*% under [A-Z-]*'s [0-9.]* s, within the margin (100%): [A-Z-]* kept$" \
-    "$tmp/outm" && grep -q '^  best ' "$tmp/outm" && ! grep -q '^  hgplan ' "$tmp/outm" ||
+grep -q "^chosen: [A-Z-]*, because no candidate beat it by the 100% margin (mcmc: [0-9.]*% faster)$" \
+    "$tmp/outm" && grep -q '^  [A-Z][A-Z]*-[A-Z][A-Z]  *[0-9.]* s  .*  <- chosen$' "$tmp/outm" ||
     { cat "$tmp/outm"; bad "--margin 100 took the search's strategy"; }
-t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out")
-t2=$(sed -n 's/^  file *\([0-9.]*\) s.*/\1/p' "$tmp/out2")
+# the chosen row's time is the strategy file's
+chosen_s() { sed -n 's/^  [A-Za-z+-]*  *\([0-9.]*\) s  .*  <- chosen$/\1/p' "$1"; }
+t1=$(chosen_s "$tmp/out")
+t2=$(sed -n 's/^  file *\([0-9.]*\) s .*/\1/p' "$tmp/out2")
 [ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "the strategy file simulates to $t2 s, the search said $t1 s"
 # ResNet-200 at batch 384 (HeteroG: every DP baseline OOM): fits with recomputation,
 # and the strategy file keeps it
@@ -147,16 +151,19 @@ t2=$(sed -n 's/^  file *\([0-9.]*\) s.*/\1/p' "$tmp/out2")
     --out "$tmp/r200.cfg" --trace "$tmp/r200.json" >"$tmp/out3" 2>&1 ||
     { cat "$tmp/out3"; bad "hgplan resnet200/384"; }
 grep -q '"name": "recompute ' "$tmp/r200.json" || bad "resnet200/384: no recompute tasks in the trace"
-grep -q 'every baseline is out of memory; .* with recomputation in every group: [0-9.]* s$' \
-    "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: no recomputation seed"; }
-grep -q '^  hgplan *[0-9.]* s$' "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: hgplan OOM"; }
+grep -q '^  recompute  *[0-9.]* s  .* ([A-Z-]*, recomputing every group)$' "$tmp/out3" &&
+    grep -q '^search: mcmc from recompute ([A-Z-]*, recomputing every group), seed 0$' \
+        "$tmp/out3" || { cat "$tmp/out3"; bad "resnet200/384: no recomputation seed"; }
+grep -q '^  mcmc  *[0-9.]* s  .* yes  <- chosen$' "$tmp/out3" &&
+    grep -q '^chosen: mcmc, because every baseline is out of memory and it fits$' "$tmp/out3" ||
+    { cat "$tmp/out3"; bad "resnet200/384: the search's strategy OOM or not chosen"; }
 grep -q 'recompute = true;' "$tmp/r200.cfg" || bad "resnet200/384: no recompute in the strategy file"
 "$HGPLAN" --model resnet200 --batch 384 --cluster "$EX/heterog-8gpu.cfg" \
     --strategy "$tmp/r200.cfg" >"$tmp/out4" 2>&1 || { cat "$tmp/out4"; bad "--strategy r200"; }
-grep -q '^    recomputation in [0-9]* of 64 groups$' "$tmp/out4" ||
+grep -q '^  recomputation in [0-9]* of 64 groups$' "$tmp/out4" ||
     { cat "$tmp/out4"; bad "--strategy r200: recomputation not reported"; }
-t1=$(sed -n 's/^  hgplan *\([0-9.]*\) s.*/\1/p' "$tmp/out3")
-t2=$(sed -n 's/^  file *\([0-9.]*\) s$/\1/p' "$tmp/out4")
+t1=$(chosen_s "$tmp/out3")
+t2=$(sed -n 's/^  file *\([0-9.]*\) s .*/\1/p' "$tmp/out4")
 [ -n "$t1" ] && [ "$t1" = "$t2" ] || bad "resnet200/384: the file simulates to '$t2' s, the search said '$t1' s"
 expect 2 'expected a number > 0' --model vgg19 --beta 0
 sed 's/n_ops = [0-9]*/n_ops = 3/' "$tmp/plan.cfg" >"$tmp/bad.cfg"

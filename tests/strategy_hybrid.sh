@@ -165,7 +165,7 @@ for b in EV-AR EV-PS CP-AR; do
 done
 runb bmcmc --devices cpu:2 --cluster-file "$tmp/c2.cfg" --plan mcmc --plan-iters 300 --plan-split \
     >"$tmp/bmcmc.log" 2>&1 || { cat "$tmp/bmcmc.log"; bad "bert --plan mcmc exited non-zero"; }
-grep -q 'stopped at the proposal cap' "$tmp/bmcmc.log" ||
+grep -q 'stopped after 300 proposals in [0-9.]* s: the cap of 300 proposals' "$tmp/bmcmc.log" ||
     { grep -v '"update"' "$tmp/bmcmc.log" | head -n 30; bad "bert --plan mcmc: no search"; }
 check bmcmc bref
 for seed in $BMIXES; do

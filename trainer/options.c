@@ -8,6 +8,7 @@
 #include "trainer/options.h"
 
 #include "base/hg_base.h"
+#include "planner/hg_planner.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -334,15 +335,16 @@ const struct hg_opt hg_train_opts[] = {
              "result as --strategy would: 'baselines' keeps the fastest simulated "
              "data-parallel baseline (EV-PS, EV-AR, CP-PS, CP-AR), 'mcmc' searches "
              "from it among the strategies this build executes for --plan-budget "
-             "seconds; logs hgplan's table, writes SAVE_DIR/strategy.cfg and "
+             "seconds; logs the plan table (hgplan's), writes SAVE_DIR/strategy.cfg and "
              "stores the strategy in every checkpoint; planned once, before the "
-             "workers are forked"},
+             "workers are forked; a resumed run trains with its checkpoint's "
+             "strategy unless --replan"},
     {.name = "plan-budget", .type = HG_OPT_REAL, .group = G_DIST,
      .offset = OFF(plan_budget), .def = "10", .flags = HG_OPTF_POSITIVE,
      .metavar = "SECONDS",
      .help = "--plan mcmc: the search's wall-clock budget"},
     {.name = "plan-margin", .type = HG_OPT_REAL, .group = G_DIST,
-     .offset = OFF(plan_margin), .def = "10", .min = 0, .max = 100, .metavar = "PCT",
+     .offset = OFF(plan_margin), .def = HG_PLAN_MARGIN_DEF, .min = 0, .max = 100, .metavar = "PCT",
      .help = "--plan mcmc: train with the search's strategy only when simulated at "
              "least PCT% faster than the best baseline, else with that baseline (a "
              "smaller predicted gain is within the simulator's error against measured "
@@ -366,6 +368,9 @@ const struct hg_opt hg_train_opts[] = {
              "data-parallel groups mixed, other replica counts per group; CPU, "
              "--update-freq 1): they train exactly, but run slower than simulated "
              "today (bench/RESULTS.md)"},
+    {.name = "replan", .type = HG_OPT_BOOL, .group = G_DIST, .offset = OFF(replan),
+     .help = "--plan, resumed: plan again rather than train with the strategy the "
+             "checkpoint keeps"},
 };
 
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));
@@ -465,6 +470,9 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
                        "give --plan baselines|mcmc", o->plan_profile);
     if (o->plan_split && !o->plan)
         return hg_kerr(err, errlen, "--plan-split widens the search of --plan; give --plan "
+                       "baselines|mcmc");
+    if (o->replan && !o->plan)
+        return hg_kerr(err, errlen, "--replan plans a resumed run again; give --plan "
                        "baselines|mcmc");
     if (o->plan && (!o->cluster_file || o->max_sentences <= 0))
         return hg_kerr(err, errlen, "--plan %s needs the --cluster-file to plan for and the "

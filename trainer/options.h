@@ -121,6 +121,7 @@ struct hg_opts {
     int plan_split;               /* --plan-split: also strategies that split
                                      the batch (controller/hybrid.c) */
     char *plan_profile;           /* --plan-profile: hgplan --profile-out's file */
+    int replan;                   /* --replan: --plan searches again on a resume */
 
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;

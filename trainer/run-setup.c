@@ -557,6 +557,34 @@ static int32_t plan_len(const struct split *s, int64_t batch, int32_t *mean)
     return r < 1 ? 1 : r > s->max_len ? s->max_len : r;
 }
 
+/* --plan resumed: the strategy the checkpoint --restore-file names keeps
+ * (its attribute "strategy"), checked as resume() checks the file, into
+ * r->plan_text; 0 with r->plan_text NULL when there is none to reuse
+ * (no checkpoint, or one from a run without --plan). */
+static int plan_from_checkpoint(struct hg__run *r, char *path, size_t pathlen, char *err,
+                                size_t errlen)
+{
+    const struct hg_opts *o = &r->o;
+    if (strchr(o->restore_file, '/'))
+        snprintf(path, pathlen, "%s", o->restore_file);
+    else if (hg__run_ckpt_path(r, o->restore_file, path, pathlen) != 0)
+        return hg_kerr(err, errlen, "--restore-file too long");
+    if (access(path, F_OK) != 0)
+        return 0;
+    struct hg_ckpt_meta meta;
+    memset(&meta, 0, sizeof meta);
+    if (hg__run_check_save_dir(r, err, errlen) != 0 ||
+        hg__run_check_loaded(r, path, err, errlen) != 0 ||
+        hg_ckpt_read_meta(path, &meta, err, errlen) != 0)
+        return -1;
+    if (meta.strategy && !(r->plan_text = strdup(meta.strategy))) {
+        hg_ckpt_meta_free(&meta);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    hg_ckpt_meta_free(&meta);
+    return 0;
+}
+
 /* --plan, in the launcher before the fork: the task's training graph for
  * the global batch and the batches' padded lengths' root mean square
  * (plan_len), planned on
@@ -572,6 +600,21 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
                                   o->save_dir);
     if (n < 0 || n >= (int)sizeof r->plan_path)
         return hg_kerr(err, errlen, "--save-dir too long");
+    /* resumed: the checkpoint's strategy, unless --replan */
+    char ck[4096];
+    if (!o->replan && plan_from_checkpoint(r, ck, sizeof ck, err, errlen) != 0)
+        return -1;
+    if (r->plan_text) {
+        size_t len = 0;
+        FILE *t = open_memstream(&r->plan_table, &len);
+        if (!t)
+            return hg_kerr(err, errlen, "out of memory");
+        fprintf(t, "| --plan %s: resumed from %s: trained with the strategy it keeps, "
+                "not planned again (--replan plans again)\n", o->plan, ck);
+        if (fclose(t) != 0)
+            return hg_kerr(err, errlen, "out of memory");
+        return 0;
+    }
     void *ts = NULL;
     struct split tr;
     struct hg_ctl_cfg oc;
@@ -604,10 +647,12 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
             hg_kerr(err, errlen, "out of memory");
         } else {
             int32_t mean, len = plan_len(&tr, o->max_sentences, &mean);
-            fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld, length %d (the "
-                    "batches' padded lengths' root mean square; mean %d, longest %d), %s%s:\n",
-                    o->plan, o->cluster_file, (long long)o->max_sentences, (int)len,
-                    (int)mean, (int)tr.max_len,
+            fprintf(t, "| --plan %s on --cluster-file %s, global batch %lld", o->plan,
+                    o->cluster_file, (long long)o->max_sentences);
+            if (tr.max_len > 1) /* a sequence task */
+                fprintf(t, ", length %d (the batches' padded lengths' root mean square; "
+                        "mean %d, longest %d)", (int)len, (int)mean, (int)tr.max_len);
+            fprintf(t, ", %s%s:\n",
                     o->plan_profile ? "measured prices from --plan-profile "
                                     : "roofline prices",
                     o->plan_profile ? o->plan_profile : "");
