@@ -761,6 +761,17 @@ void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
 struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
                                      int speed, int M, enum hg_psched sched, char *err,
                                      size_t errlen);
+struct hg_sim;
+struct hg_sim_result;
+/* A hill climb from the pipeline start (hg_pipe_baseline's: one group per
+ * stage, device s): moves a stage boundary by a few forward ops, doubles
+ * or halves M, or swaps the schedule, keeping a move when the simulator
+ * (hg_search_cost) finds it better; at most iters proposals within
+ * budget_s (0: none), drawn with seed.  Returns the best (r its
+ * simulation; the simulator ends on it). */
+struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *pg,
+                                   const struct hg_strategy *start, long iters, double budget_s,
+                                   uint64_t seed, struct hg_sim_result *r);
 /* The strategies hgtrain's executor runs (trainer/strategy.c), as bits:
  * HG_EXEC_DP every group data parallel with the same replicas on every
  * device, at least one each (aggregation free per group: AllReduce or any

@@ -340,6 +340,22 @@ static void follow_forward(const struct hg_pgraph *pg, int P, int *stage)
     }
 }
 
+/* The strategy of the forward ops' stages (stage[nops], others -1): one
+ * group per stage on device s, the rest following the forward. */
+static struct hg_strategy *from_stages(const struct hg_pgraph *pg, int P, int *stage, int M,
+                                       enum hg_psched sched)
+{
+    follow_forward(pg, P, stage);
+    struct hg_strategy *st = hg_strategy_new(pg->nops, P, P);
+    for (int v = 0; v < pg->nops; v++)
+        st->group[v] = stage[v];
+    for (int k = 0; k < P; k++)
+        hg_gcfg_mp(&st->cfg[k], k);
+    st->nmicro = M;
+    st->sched = sched;
+    return st;
+}
+
 struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
                                      int speed, int M, enum hg_psched sched, char *err,
                                      size_t errlen)
@@ -394,17 +410,109 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
         cum += w[v];
         left--;
     }
-    follow_forward(pg, P, stage);
-    struct hg_strategy *st = hg_strategy_new(N, P, P);
-    for (int v = 0; v < N; v++)
-        st->group[v] = stage[v];
-    for (int k = 0; k < P; k++)
-        hg_gcfg_mp(&st->cfg[k], k);
-    st->nmicro = M;
-    st->sched = sched;
+    struct hg_strategy *st = from_stages(pg, P, stage, M, sched);
     free(stage);
     free(w);
     return st;
+}
+
+/* The search's state: the forward ops fwd[nf] in id order, stage s holding
+ * fwd[cut[s] .. cut[s + 1]). */
+struct pstate {
+    int P, nf, M;
+    enum hg_psched sched;
+    int *fwd, *cut, *stage; /* [nf], [P + 1], [nops] scratch */
+};
+
+static struct hg_strategy *state_strategy(const struct hg_pgraph *pg, struct pstate *x)
+{
+    for (int v = 0; v < pg->nops; v++)
+        x->stage[v] = -1;
+    for (int s = 0; s < x->P; s++)
+        for (int i = x->cut[s]; i < x->cut[s + 1]; i++)
+            x->stage[x->fwd[i]] = s;
+    return from_stages(pg, x->P, x->stage, x->M, x->sched);
+}
+
+/* One random move of x: a stage boundary by a few ops (70%), M doubled or
+ * halved within [1, min(B, 16 P)] (20%), the other schedule (10%); 0 when
+ * the move changed nothing. */
+static int propose(struct pstate *x, int64_t B, uint64_t *rng)
+{
+    uint64_t r = hg_rand(rng) % 10;
+    if (r < 7 && x->P > 1) {
+        int s = 1 + (int)(hg_rand(rng) % (uint64_t)(x->P - 1));
+        int span = x->nf / (4 * x->P) > 1 ? x->nf / (4 * x->P) : 1;
+        int d = 1 + (int)(hg_rand(rng) % (uint64_t)span);
+        int c = x->cut[s] + (hg_rand(rng) & 1 ? d : -d);
+        if (c <= x->cut[s - 1] || c >= x->cut[s + 1])
+            return 0;
+        x->cut[s] = c;
+        return 1;
+    }
+    if (r < 9) {
+        int64_t hi = 16 * (int64_t)x->P < B ? 16 * (int64_t)x->P : B;
+        int m = hg_rand(rng) & 1 ? 2 * x->M : x->M / 2;
+        if (m < 1 || m > hi || m == x->M)
+            return 0;
+        x->M = m;
+        return 1;
+    }
+    x->sched = x->sched == HG_SCHED_1F1B ? HG_SCHED_GPIPE : HG_SCHED_1F1B;
+    return 1;
+}
+
+struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *pg,
+                                   const struct hg_strategy *start, long iters, double budget_s,
+                                   uint64_t seed, struct hg_sim_result *r)
+{
+    struct pstate x = {.P = start->ngroups, .M = start->nmicro, .sched = start->sched};
+    x.fwd = malloc(((size_t)pg->nops + 1) * sizeof *x.fwd);
+    x.cut = calloc((size_t)x.P + 2, sizeof *x.cut);
+    x.stage = malloc(((size_t)pg->nops + 1) * sizeof *x.stage);
+    HG_CHECK(x.fwd && x.cut && x.stage);
+    /* start's stages: its groups are the stages in rank order */
+    for (int v = 0; v < pg->nops; v++)
+        if (pg->ops[v].phase == HG_PH_FORWARD) {
+            int s = start->group[v];
+            x.fwd[x.nf++] = v;
+            for (int k = s + 1; k <= x.P; k++)
+                x.cut[k] = x.nf;
+        }
+    struct hg_lowered *lw = hg_lower_new(pg); /* the moves' check, without a crash */
+    struct hg_strategy *best = hg_strategy_copy(start), *t;
+    hg_sim_full(sim, best, r);
+    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
+    double t0 = hg_now();
+    char err[256];
+    for (long i = 0; i < iters && (budget_s <= 0 || hg_now() - t0 < budget_s); i++) {
+        struct pstate y = x;
+        int cut[HG_PLAN_MAXDEV + 1];
+        memcpy(cut, x.cut, ((size_t)x.P + 1) * sizeof *cut);
+        if (!propose(&x, pg->batch, &rng))
+            continue;
+        t = state_strategy(pg, &x);
+        struct hg_sim_result tr;
+        int ok = hg_lower_full(lw, t, err, sizeof err) == 0;
+        if (ok)
+            hg_sim_full(sim, t, &tr);
+        if (ok && hg_search_cost(&tr) < hg_search_cost(r)) {
+            hg_strategy_free(best);
+            best = t;
+            *r = tr;
+        } else { /* back to x before the move */
+            hg_strategy_free(t);
+            memcpy(x.cut, cut, ((size_t)x.P + 1) * sizeof *cut);
+            x.M = y.M;
+            x.sched = y.sched;
+        }
+    }
+    hg_sim_full(sim, best, r); /* the simulator ends on the result */
+    hg_lower_free(lw);
+    free(x.fwd);
+    free(x.cut);
+    free(x.stage);
+    return best;
 }
 
 /* ------------------------------------------------------------ pricing */

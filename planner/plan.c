@@ -82,6 +82,14 @@ static const char *not_candidate(const struct hg_plan_opts *po, int b)
     return NULL;
 }
 
+/* Why the pipeline rows are no candidates under po (NULL: they are). */
+static const char *pipe_not_candidate(const struct hg_plan_opts *po)
+{
+    if (po->executable && !(po->executable & HG_EXEC_SPLIT))
+        return "yes, chosen only with --plan-split";
+    return NULL;
+}
+
 /* Every group on one device d of the ndev (base's grouping), for each
  * d, list-scheduled: the fastest into *as and *ar; returns its device. */
 static int best_alone(struct hg_sim *sim, const struct hg_pgraph *pg,
@@ -184,7 +192,64 @@ static double gain(const struct hg_sim_result *r, const struct hg_sim_result *rb
     return (rb->iter_s - r->iter_s) / rb->iter_s * 100;
 }
 
-enum { ROW_ALONE = HG_BASE_COUNT, ROW_RECOMPUTE, ROW_MCMC, ROWS };
+enum { ROW_ALONE = HG_BASE_COUNT, ROW_RECOMPUTE, ROW_MCMC, ROW_PIPE_U, ROW_PIPE_S, ROW_PIPE,
+       ROWS };
+
+/* The pipeline rows (planner/pipeline.c; clusters of 2 to 64 devices, one
+ * stage each in rank order): PIPE-U (equal forward op counts per stage)
+ * and PIPE-S (forward time in proportion to speed), 4 micro-batches per
+ * stage, 1f1b; searching, the hill climb from the better of them
+ * ("pipeline").  ps[row - ROW_PIPE_U] get the strategies. */
+static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const struct hg_pprice *pr,
+                      const struct hg_plan_opts *po, struct hg_sim_result *res, int *shown,
+                      struct hg_strategy **ps)
+{
+    char err[256];
+    int P = pg->ndev, M = 4 * P < pg->batch ? 4 * P : (int)pg->batch;
+    if (P < 2 || P > 64 || pg->batch < P)
+        return;
+    for (int k = 0; k < 2; k++) {
+        ps[k] = hg_pipe_baseline(pg, pr, k, M, HG_SCHED_1F1B, err, sizeof err);
+        if (!ps[k])
+            continue;
+        hg_sim_full(sim, ps[k], &res[ROW_PIPE_U + k]);
+        shown[ROW_PIPE_U + k] = 1;
+    }
+    if (!po->mcmc || !ps[0])
+        return;
+    int k = ps[1] && hg_search_cost(&res[ROW_PIPE_S]) < hg_search_cost(&res[ROW_PIPE_U]);
+    ps[2] = hg_pipe_search(sim, pg, ps[k], po->max_iters > 0 ? po->max_iters : 200,
+                           po->budget_s > 0 ? po->budget_s / 4 : 0, po->seed, &res[ROW_PIPE]);
+    shown[ROW_PIPE] = 1;
+}
+
+/* The fastest feasible pipeline row replaces the choice when the choice is
+ * out of memory or the pipeline beats it by the margin; returns the row
+ * chosen (why and *best updated). */
+static int choose_pipeline(const struct hg_plan_opts *po, const struct hg_sim_result *res,
+                           const int *shown, struct hg_strategy *const *ps, int chosen,
+                           const char *name, struct hg_strategy **best, char *why, size_t n)
+{
+    int p = -1;
+    if (po->keep || (po->executable && !(po->executable & HG_EXEC_SPLIT)))
+        return chosen;
+    for (int i = ROW_PIPE_U; i <= ROW_PIPE; i++)
+        if (shown[i] && !res[i].oom && (p < 0 || res[i].iter_s < res[p].iter_s))
+            p = i;
+    if (p < 0)
+        return chosen;
+    const struct hg_sim_result *rc = &res[chosen], *rp = &res[p];
+    if (rc->oom)
+        snprintf(why, n, "%s is out of memory and it fits", name);
+    else if (rp->iter_s < rc->iter_s * (1 - po->margin))
+        snprintf(why, n, "it is %.1f%% faster than %s%s", gain(rp, rc), name,
+                 po->margin > 0 ? ", above the margin" : "");
+    else
+        return chosen;
+    hg_strategy_free(*best);
+    *best = hg_strategy_copy(ps[p - ROW_PIPE_U]);
+    return p;
+}
 
 struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgraph *pg,
                                 const struct hg_pprice *pr, const struct hg_plan_opts *po,
@@ -316,6 +381,20 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         best = hg_strategy_copy(seed);
         *br = res[chosen];
     }
+    struct hg_strategy *ps[3] = {NULL, NULL, NULL};
+    pipelines(sim, pg, pr, po, res, shown, ps);
+    static const char *const row_names[] = {[ROW_ALONE] = "alone",
+                                            [ROW_RECOMPUTE] = "recompute",
+                                            [ROW_MCMC] = "mcmc",
+                                            [ROW_PIPE_U] = "PIPE-U",
+                                            [ROW_PIPE_S] = "PIPE-S",
+                                            [ROW_PIPE] = "pipeline"};
+    chosen = choose_pipeline(po, res, shown, ps, chosen,
+                             chosen < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)chosen)
+                                                    : row_names[chosen],
+                             &best, why, sizeof why);
+    if (chosen >= ROW_PIPE_U)
+        *br = res[chosen];
     /* the search toggles recomputation on groups that drop nothing (no
      * cost, no effect): their flags go, so the file says what runs */
     struct hg_sim_result tr;
@@ -326,14 +405,12 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
             best->cfg[k].recompute = 0;
     hg_sim_full(sim, best, &tr);
     hg_plan_print_head(o, c, ng);
-    static const char *const row_names[] = {[ROW_ALONE] = "alone",
-                                            [ROW_RECOMPUTE] = "recompute",
-                                            [ROW_MCMC] = "mcmc"};
     for (int i = 0; i < ROWS; i++)
         if (shown[i])
             hg_plan_print_row(o, i < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)i)
                                                    : row_names[i],
-                              &res[i], c, i < HG_BASE_COUNT ? not_candidate(po, i) : NULL,
+                              &res[i], c, i < HG_BASE_COUNT ? not_candidate(po, i)
+                                          : i >= ROW_PIPE_U ? pipe_not_candidate(po) : NULL,
                               notes[i][0] ? notes[i] : NULL, !po->rows_only && i == chosen,
                               po->verbose);
     if (po->rows_only)
@@ -349,5 +426,7 @@ out:
         hg_strategy_free(bs[b]);
     hg_strategy_free(seed);
     hg_strategy_free(as);
+    for (int k = 0; k < 3; k++)
+        hg_strategy_free(ps[k]);
     return best;
 }

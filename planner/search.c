@@ -179,6 +179,8 @@ int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
             return 0;
     if (kinds & HG_EXEC_SPLIT)
         return 1;
+    if (st->nmicro > 0) /* a pipeline runs as a split strategy */
+        return 0;
     if (!(kinds & (c0->mode == HG_MODE_DP ? HG_EXEC_DP : HG_EXEC_MP)))
         return 0;
     for (int k = 0; k < st->ngroups; k++) {

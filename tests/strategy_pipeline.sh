@@ -189,7 +189,7 @@ run uf --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cf
 grep -q "pipeline_micro_batches\|micro_batches" "$tmp/uf.log" || { cat "$tmp/uf.log"; bad "uf: no advice"; }
 
 # ------------------------------------------------------- 4. memory, the rest
-sed 's/memory = "4GiB"/memory = "35MB"/g' "$tmp/c2.cfg" >"$tmp/cap.cfg"
+cp "${HG_SRCDIR:-.}/examples/clusters/shm-2cpu-35mb.cfg" "$tmp/cap.cfg"
 "$HGPLAN" $M --cluster "$tmp/cap.cfg" --search baselines --baseline EV-AR --out "$tmp/ev.cfg" \
     >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-AR on cap"; }
 run capev --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/cap.cfg" \
