@@ -106,7 +106,7 @@ expect() { # code pattern args...
 }
 expect 2 'need a graph' --model vgg19 --search mcmc
 expect 2 'expected baselines, mcmc, gnn or gnn+mcmc' --model vgg19 --search foo
-expect 2 'need --search, --strategy or --dp' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
+expect 2 'need --search, --strategy, --pipeline or --dp' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
 # the search: baselines and MCMC on the 8-GPU testbed, strategy file, trace
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 2 \
     --seed 1 --groups 16 --out "$tmp/plan.cfg" --trace "$tmp/trace.json" >"$tmp/out" 2>&1 ||

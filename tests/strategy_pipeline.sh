@@ -23,8 +23,8 @@
 #  4. memory is real: on a cluster whose devices hold 35 MB, data
 #     parallelism (EV-AR) is refused naming the device and the bytes, the
 #     pipeline trains; --clip-norm; resumed across strategies (pipeline ->
-#     data parallel -> pipeline: the same as straight on 1 rank) and over
-#     tcp; rank 1 killed mid-pipeline: the job ends within seconds naming
+#     data parallel -> pipeline: what 1 rank -> data parallel -> 1 rank
+#     gives) and over tcp; rank 1 killed mid-pipeline: the job ends within seconds naming
 #     it, no worker left.
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
@@ -201,15 +201,21 @@ strat cap8 2 cap cap8.cfg 2 8 1f1b && check cap8 ref
 twice run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
 strat clip 3 c3 u3-8-1f1b.cfg 3 8 1f1b --clip-norm 1 && check clip refc
 grep -q '"clip": 100.0' "$tmp/clip.log" || bad "clip: nothing was clipped"
-# pipeline to K/3, data parallel to 2K/3, pipeline to K: 1 rank's run
+# pipeline to K/3, data parallel to 2K/3, pipeline to K: what 1 rank
+# does resuming from data parallelism at the same points (a resume on
+# another cluster cuts the rest of the epoch into batches of its own)
 P="--devices cpu:2 --batch-size 96 --cluster-file $tmp/c2.cfg --strategy $tmp/u2-4-1f1b.cfg"
-run across $P --max-update $((K / 3)) >"$tmp/across1.log" 2>&1 || bad "across: pipeline to $((K / 3))"
-run across --devices cpu:2 --batch-size 48 --max-update $((2 * K / 3)) >"$tmp/across2.log" 2>&1 ||
-    bad "across: data parallel to $((2 * K / 3))"
-run across $P --max-update "$K" >"$tmp/across3.log" 2>&1 || bad "across: pipeline to $K"
-grep -q "loaded .* $((2 * K / 3)) updates" "$tmp/across3.log" || bad "across: no resume at $((2 * K / 3))"
-cat "$tmp/across1.log" "$tmp/across2.log" "$tmp/across3.log" >"$tmp/across.log"
-check across ref
+across() { # save-dir args of the first and last thirds...
+    ad=$1
+    shift
+    run "$ad" "$@" --max-update $((K / 3)) &&
+        run "$ad" --devices cpu:2 --batch-size 48 --max-update $((2 * K / 3)) &&
+        run "$ad" "$@" --max-update "$K"
+}
+twice across aref --batch-size 96 >"$tmp/aref.log" 2>&1 || { cat "$tmp/aref.log"; bad "across: 1 rank"; }
+across across $P >"$tmp/across.log" 2>&1 || { cat "$tmp/across.log"; bad "across: pipeline"; }
+grep -q "loaded .* $((2 * K / 3)) updates" "$tmp/across.log" || bad "across: no resume at $((2 * K / 3))"
+check across aref
 resume_tcp u2-4-1f1b $P
 # rank 1 killed mid-pipeline
 (
