@@ -95,8 +95,8 @@ static const struct hg_opt options[] = {
                              "tasks: 128)"},
     {.name = "optimizer", .type = HG_OPT_STR, .group = G_GRAPH, .offset = OFF(optimizer),
      .choices = "sgd|adam|adamw|adadelta", .metavar = "O",
-     .help = "the update ops appended (default: sgd for CNNs, adam for sequence models "
-             "and tasks)"},
+     .help = "the update ops appended (default: tasks: hgtrain's, " HG_TASK_DEFAULT_OPTIMIZER
+             "; models: sgd for CNNs, adam for sequence models)"},
     {.name = "forward-only", .type = HG_OPT_BOOL, .group = G_GRAPH,
      .offset = OFF(forward_only), .help = "no backward, no update"},
     {.name = "export-graph", .type = HG_OPT_STR, .group = G_GRAPH,
@@ -276,19 +276,6 @@ static void list_to_array(const struct hg_opt_list *l, int64_t *v, int *n)
     *n = l->n;
     for (int k = 0; k < l->n; k++)
         v[k] = (int64_t)l->v[k];
-}
-
-static int optim_kind(const char *s, enum hg_optim *k)
-{
-    static const char *const names[] = {"sgd", "adamw", "adam", "adadelta"};
-    static const enum hg_optim kinds[] = {HG_OPTIM_SGD, HG_OPTIM_ADAMW, HG_OPTIM_ADAM,
-                                          HG_OPTIM_ADADELTA};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *k = kinds[i];
-            return 0;
-        }
-    return -1;
 }
 
 /* The task's training graph, as hgtrain builds it (the recipe, tasks/
@@ -1533,8 +1520,10 @@ static int build_graph(struct hg_graph *g, const struct hg_task *task, struct ar
 {
     char err[ERRLEN] = "";
     const struct hg_model_spec *spec = a->model ? hg_model_spec_find(a->model) : NULL;
+    /* a task's default is hgtrain's (one definition); a model's HeteroG's */
     *optim = spec && spec->default_seq == 0 ? HG_OPTIM_SGD : HG_OPTIM_ADAM;
-    if (a->optimizer && optim_kind(a->optimizer, optim) != 0) {
+    HG_CHECK(a->model || hg_optim_kind(HG_TASK_DEFAULT_OPTIMIZER, optim) == 0);
+    if (a->optimizer && hg_optim_kind(a->optimizer, optim) != 0) {
         fprintf(stderr, "hgplan: --optimizer %s: expected sgd, adam, adamw or adadelta\n",
                 a->optimizer);
         return 2;

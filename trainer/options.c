@@ -102,8 +102,9 @@ const struct hg_opt hg_train_opts[] = {
      .help = "also validate every N updates (0: off)"},
     /* ------------------------------------------------------- optimization */
     {.name = "optimizer", .type = HG_OPT_STR, .group = G_OPT,
-     .offset = OFF(optimizer), .def = "sgd", .choices = "sgd|adam|adamw|adadelta",
-     .help = "the optimizer"},
+     .offset = OFF(optimizer), .def = HG_TASK_DEFAULT_OPTIMIZER,
+     .choices = "sgd|adam|adamw|adadelta",
+     .help = "the optimizer (hgplan --task plans for the same default)"},
     {.name = "lr", .type = HG_OPT_REAL, .group = G_OPT, .offset = OFF(lr),
      .def = "0.01", .help = "(peak) learning rate, > 0"},
     {.name = "min-lr", .type = HG_OPT_REAL, .group = G_OPT, .offset = OFF(min_lr),
