@@ -307,6 +307,26 @@ static int build_task(struct hg_graph *g, const struct hg_task *t, const struct 
     return rc;
 }
 
+/* What made --task's graph, for the strategy file (hgtrain --strategy
+ * compares it option by option; names: the task's option names); NULL for
+ * a --model graph. */
+#define HG_MADE_MAXOPTS 256
+static const struct hg_graph_made *graph_made(const struct args *a, struct hg_graph_made *m,
+                                              const char **names)
+{
+    const struct hg_task *t = a->task ? hg_task_find(a->task) : NULL;
+    if (!t)
+        return NULL;
+    int n = 0;
+    for (; t->options && t->options[n].name && n < HG_MADE_MAXOPTS; n++)
+        names[n] = t->options[n].name;
+    *m = (struct hg_graph_made){.optimizer = a->optimizer ? a->optimizer
+                                                         : HG_TASK_DEFAULT_OPTIMIZER,
+                                .nopts = n, .opt_name = names,
+                                .opt_val = (const char *const *)a->task_vals};
+    return m;
+}
+
 static void summary(FILE *o, const struct hg_graph *g, const char *what, int64_t batch)
 {
     struct hg_cost f, b, u;
@@ -655,7 +675,10 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
     fprintf(o, "  tasks: %ld\n", br.ntasks);
     if (a->out) {
         FILE *f = fopen(a->out, "w");
-        if (!f || hg_strategy_save(best, pg, c->file, &br, f) != 0 || fclose(f) != 0) {
+        struct hg_graph_made made;
+        const char *names[HG_MADE_MAXOPTS];
+        if (!f || hg_strategy_save(best, pg, c->file, &br, graph_made(a, &made, names), f) != 0 ||
+            fclose(f) != 0) {
             fprintf(stderr, "hgplan: --out %s: write failed\n", a->out);
             rc = 1;
         } else {

@@ -8,6 +8,7 @@
 #include "trainer/options.h"
 
 #include "base/hg_base.h"
+#include "planner/hg_planner.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -400,12 +401,14 @@ static const struct hg_opt_refusal not_here[] = {
 static void prog_init(struct hg_opt_prog *p, const struct hg_opts *o,
                       const char *const *groups)
 {
+    HG_CHECK(hg_train_nopts <= HG_TRAIN_MAXOPTS);
     *p = (struct hg_opt_prog){
         .usage = usage,
         .groups = groups,
         .refused = not_here,
         .refused_what = "a fairseq option that does not apply to hgtrain",
-        .sets = {{.opts = hg_train_opts, .n = hg_train_nopts, .base = (void *)o}},
+        .sets = {{.opts = hg_train_opts, .n = hg_train_nopts, .base = (void *)o,
+                  .given = (unsigned char *)o->given_}},
         .nsets = 1,
     };
     if (o->ntask_)
@@ -422,8 +425,11 @@ static int task_table(struct hg_opts *o, const struct hg_task_option *t, char *e
     o->task_table_ = hg_task_opt_rows(t, G_TASK, &n);
     if (n < 0)
         return hg_kerr(err, errlen, "out of memory");
-    if (n && !(o->task_vals_ = calloc((size_t)n, sizeof(char *))))
+    if (n && (!(o->task_vals_ = calloc((size_t)n, sizeof(char *))) ||
+              !(o->task_names_ = calloc((size_t)n, sizeof(char *)))))
         return hg_kerr(err, errlen, "out of memory");
+    for (int i = 0; i < n; i++)
+        o->task_names_[i] = t[i].name;
     o->ntask_ = n;
     return 0;
 }
@@ -566,6 +572,20 @@ char *hg_opts_to_string(const struct hg_opts *o)
     return hg_opt_to_string(&p);
 }
 
+int hg_opts_given(const struct hg_opts *o, const char *name)
+{
+    struct hg_opt_prog p;
+    prog_init(&p, o, NULL);
+    return hg_opt_given(&p, name) == 1;
+}
+
+void hg_opts_graph_made(const struct hg_opts *o, struct hg_graph_made *m)
+{
+    *m = (struct hg_graph_made){.optimizer = o->optimizer, .nopts = o->ntask_,
+                                .opt_name = o->task_names_,
+                                .opt_val = (const char *const *)o->task_vals_};
+}
+
 void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s)
 {
     *s = (struct hg_lr_sched){
@@ -589,7 +609,9 @@ void hg_opts_free(struct hg_opts *o)
     hg_opt_free(&p);
     free(o->task_table_);
     free(o->task_vals_);
+    free(o->task_names_);
     o->task_table_ = NULL;
     o->task_vals_ = NULL;
+    o->task_names_ = NULL;
     o->ntask_ = 0;
 }

@@ -611,9 +611,11 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
                     o->plan_profile ? "measured prices from --plan-profile "
                                     : "roofline prices",
                     o->plan_profile ? o->plan_profile : "");
+            struct hg_graph_made made;
+            hg_opts_graph_made(o, &made);
             rc = hg_strat_search(&r->plan_text, t, &po, o->cluster_file, o->plan_profile,
                                  r->task, ts, o->max_sentences, len, oc.optim,
-                                 &oc.hyper, err, errlen);
+                                 &oc.hyper, &made, err, errlen);
             fprintf(t, "| --plan %s: the strategy%s%s\n", o->plan,
                     o->no_save ? " (not written: --no-save)" : " goes to ",
                     o->no_save ? "" : r->plan_path);
