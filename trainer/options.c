@@ -91,7 +91,8 @@ const struct hg_opt hg_train_opts[] = {
      .help = "samples per batch per rank (0: no limit)"},
     {.name = "required-batch-size-multiple", .type = HG_OPT_I64, .group = G_DATA,
      .offset = OFF(required_batch_size_multiple), .def = "8", .min = 1,
-     .help = "batch sizes are a multiple of this (when larger)"},
+     .help = "batch sizes are a multiple of this (when larger); under --strategy or "
+             "--plan only when given (the strategy's rows are trained exactly)"},
     {.name = "valid-subset", .type = HG_OPT_STR, .group = G_DATA,
      .offset = OFF(valid_subset), .def = "valid", .metavar = "SPLIT",
      .help = "the split to validate on"},
@@ -318,9 +319,12 @@ const struct hg_opt hg_train_opts[] = {
              "FLOP/s); its devices must be as many as the job's ranks"},
     {.name = "strategy", .type = HG_OPT_STR, .group = G_DIST,
      .offset = OFF(strategy), .metavar = "FILE",
-     .help = "run a strategy written by hgplan --out for this task, "
-             "--cluster-file and global batch --max-sentences (device d is "
-             "rank d): a data-parallel-shaped one's batch shares become the "
+     .help = "run a strategy written by hgplan --out for this task (device d "
+             "is rank d); its cluster file, devices, global batch, optimizer and "
+             "task options are the file's: --cluster-file and --max-sentences may "
+             "be left out, and whatever differs from the file is refused before "
+             "the workers start, naming the option: a data-parallel-shaped one's "
+             "batch shares become the "
              "per-rank budgets and each parameter is aggregated as it says "
              "(AllReduce or a parameter server); a model-parallel one (every "
              "op group whole on one device) runs each op on its device's rank, "
@@ -374,6 +378,7 @@ const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]
 
 static const char usage[] =
     "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N) [options]\n"
+    "       hgtrain --task NAME --data DIR --devices cpu:N --strategy FILE [options]\n"
     "       hgtrain generate|interactive --data DIR --path CHECKPOINT ... (their --help)\n"
     "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5 (a --save-sharded checkpoint as one file)\n"
     "Options may also come from -c FILE (libconfig); the command line wins.\n";
@@ -453,12 +458,11 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
         return 0;
     if (!(o->lr > 0))
         return hg_kerr(err, errlen, "--lr must be > 0 (got %g)", o->lr);
+    /* a strategy file names its cluster file and global batch: the
+     * launcher takes them from it (run-strategy.c) */
     if (o->max_tokens == 0 && o->max_sentences == 0 && o->max_tokens_per_rank.n == 0 &&
-        o->max_sentences_per_rank.n == 0)
+        o->max_sentences_per_rank.n == 0 && !o->strategy)
         return hg_kerr(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
-    if (o->strategy && (!o->cluster_file || o->max_sentences <= 0))
-        return hg_kerr(err, errlen, "--strategy %s needs the --cluster-file it was planned "
-                       "for and the global batch (--max-sentences) it splits", o->strategy);
     if (o->strategy && (o->rank_capacity.n || o->max_tokens_per_rank.n ||
                         o->max_sentences_per_rank.n))
         return hg_kerr(err, errlen, "--strategy %s gives the per-rank batch shares; drop "
