@@ -195,8 +195,10 @@ for x in one plain3 cpps3; do
     cp "$tmp/half/checkpoint_last.h5" "$tmp/$x/"
 done
 run one --batch-size 96 --max-update "$K" >"$tmp/one.log" 2>&1 || bad "c3-mixed resumed on 1 rank"
+# (the strategy's batch multiple, 1: the same epoch plan goes on)
 run plain3 --devices cpu:3 --max-sentences-per-rank 48,24,24 --max-update "$K" \
-    >"$tmp/plain3.log" 2>&1 || bad "c3-mixed resumed by plain data parallelism"
+    --required-batch-size-multiple 1 >"$tmp/plain3.log" 2>&1 ||
+    bad "c3-mixed resumed by plain data parallelism"
 run cpps3 --devices cpu:3 --batch-size 96 --cluster-file "$tmp/c3.cfg" \
     --strategy "$tmp/c3-CP-PS.cfg" --max-update "$K" >"$tmp/cpps3.log" 2>&1 ||
     bad "c3-mixed resumed under CP-PS"

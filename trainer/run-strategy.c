@@ -233,10 +233,12 @@ int hg__run_strategy_before_fork(struct hg__run *r, const struct hg_launch *L, c
             diff(&d, "--devices %s: %d rank%s, the strategy was planned for %d devices "
                  "(device d runs as rank d)", o->devices, L->world, L->world == 1 ? "" : "s",
                  ndev);
-        else
-            diff(&d, "the job has %d rank%s (%s), the strategy was planned for %d devices "
+        else /* the launch's words where not the devices': slurm, mpirun ... */
+            diff(&d, "the job has %d rank%s%s%s%s, the strategy was planned for %d devices "
                  "(device d runs as rank d): give --devices cpu:%d, or as many GPUs",
-                 L->world, L->world == 1 ? "" : "s", L->how, ndev, ndev);
+                 L->world, L->world == 1 ? "" : "s", strcmp(L->how, "devices") ? " (" : "",
+                 strcmp(L->how, "devices") ? L->how : "", strcmp(L->how, "devices") ? ")" : "",
+                 ndev, ndev);
     }
     hg_cluster_free(c);
     hg_strategy_head_free(&h);
