@@ -393,6 +393,20 @@ int hg_graph_grad(const struct hg_graph *g, int param)
     return g->t[param].grad;
 }
 
+static const char *const optim_names[] = {[HG_OPTIM_SGD] = "sgd", [HG_OPTIM_ADAMW] = "adamw",
+                                          [HG_OPTIM_ADAM] = "adam",
+                                          [HG_OPTIM_ADADELTA] = "adadelta"};
+
+int hg_optim_kind(const char *name, enum hg_optim *kind)
+{
+    for (int k = HG_OPTIM_SGD; k <= HG_OPTIM_ADADELTA; k++)
+        if (strcmp(name, optim_names[k]) == 0) {
+            *kind = (enum hg_optim)k;
+            return 0;
+        }
+    return -1;
+}
+
 int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
                        const union hg_attr *hyper)
 {

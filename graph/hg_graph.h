@@ -178,6 +178,9 @@ int hg_graph_order_recompute(const struct hg_graph *g, int *order, int n);
 enum hg_optim { HG_OPTIM_SGD, HG_OPTIM_ADAMW, HG_OPTIM_ADAM, HG_OPTIM_ADADELTA };
 int hg_graph_optimizer(struct hg_graph *g, enum hg_optim kind,
                        const union hg_attr *hyper);
+/* An optimizer by the name the programs take ("sgd", "adamw", "adam",
+ * "adadelta"): 0, or -1 for another name. */
+int hg_optim_kind(const char *name, enum hg_optim *kind);
 
 /* Parameter initialisation, deterministic in seed (PyTorch-like fan-in). */
 void hg_graph_init_params(struct hg_graph *g, struct hg_exec *ex, uint64_t seed);

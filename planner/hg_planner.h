@@ -557,10 +557,40 @@ void hg_strategy_random_order(struct hg_strategy *s, const struct hg_pgraph *pg,
                               uint64_t seed);
 
 struct hg_sim_result;
-/* The versioned strategy file (docs/planner.md, "Strategy file"). */
+/* What made a task's training graph beside its batch: the optimizer and
+ * the task's options as text, recorded in a strategy file's graph group
+ * (graph.optimizer, graph.options) so that hgtrain --strategy names the
+ * option that differs rather than an op count.  opt_val[i] NULL: option i
+ * unset (not written). */
+struct hg_graph_made {
+    const char *optimizer;          /* "sgd", "adam", ... */
+    int nopts;
+    const char *const *opt_name;    /* [nopts] without "--" */
+    const char *const *opt_val;     /* [nopts] */
+};
+/* The versioned strategy file (docs/planner.md, "Strategy file"); made
+ * may be NULL (a HeteroG model's graph: nothing recorded). */
 int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
                      const char *cluster_file, const struct hg_sim_result *pred,
-                     FILE *f);
+                     const struct hg_graph_made *made, FILE *f);
+/* A strategy file's header read without a graph (its keys typed, nothing
+ * else checked): what it was planned for, so that hgtrain takes what the
+ * command line leaves out and names what differs before it builds
+ * anything. */
+struct hg_strategy_head {
+    char *model;                    /* graph.model; NULL: absent */
+    int64_t batch;                  /* graph.batch; 0: absent */
+    char *optimizer;                /* graph.optimizer; NULL: not recorded */
+    int nopts;                      /* graph.options' entries; -1: not recorded */
+    char **opt_name, **opt_val;     /* [nopts] */
+    char *cluster_name, *cluster_file; /* cluster.name, .file; NULL: absent */
+    int ndev;                       /* cluster.devices' length; -1: absent */
+    char **dev;                     /* [ndev] */
+};
+/* From text (named path) or the file path; -1 with err (FILE:LINE). */
+int hg_strategy_head_read(struct hg_strategy_head *h, const char *path, const char *text,
+                          char *err, size_t errlen);
+void hg_strategy_head_free(struct hg_strategy_head *h);
 int hg_strategy_load(struct hg_strategy **s, const char *path,
                      const struct hg_pgraph *pg, char *err, size_t errlen);
 int hg_strategy_parse(struct hg_strategy **s, const char *text, const char *name,

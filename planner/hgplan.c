@@ -96,8 +96,8 @@ static const struct hg_opt options[] = {
                              "tasks: 128)"},
     {.name = "optimizer", .type = HG_OPT_STR, .group = G_GRAPH, .offset = OFF(optimizer),
      .choices = "sgd|adam|adamw|adadelta", .metavar = "O",
-     .help = "the update ops appended (default: sgd for CNNs, adam for sequence models "
-             "and tasks)"},
+     .help = "the update ops appended (default: tasks: hgtrain's, " HG_TASK_DEFAULT_OPTIMIZER
+             "; models: sgd for CNNs, adam for sequence models)"},
     {.name = "forward-only", .type = HG_OPT_BOOL, .group = G_GRAPH,
      .offset = OFF(forward_only), .help = "no backward, no update"},
     {.name = "export-graph", .type = HG_OPT_STR, .group = G_GRAPH,
@@ -292,19 +292,6 @@ static void list_to_array(const struct hg_opt_list *l, int64_t *v, int *n)
         v[k] = (int64_t)l->v[k];
 }
 
-static int optim_kind(const char *s, enum hg_optim *k)
-{
-    static const char *const names[] = {"sgd", "adamw", "adam", "adadelta"};
-    static const enum hg_optim kinds[] = {HG_OPTIM_SGD, HG_OPTIM_ADAMW, HG_OPTIM_ADAM,
-                                          HG_OPTIM_ADADELTA};
-    for (int i = 0; i < 4; i++)
-        if (strcmp(s, names[i]) == 0) {
-            *k = kinds[i];
-            return 0;
-        }
-    return -1;
-}
-
 /* The task's training graph, as hgtrain builds it (the recipe, tasks/
  * recipe.c), with its optimizer's default hyper-parameters (they do not
  * change the graph's nodes). */
@@ -332,6 +319,26 @@ static int build_task(struct hg_graph *g, const struct hg_task *t, const struct 
     if (t->teardown && state)
         t->teardown(state);
     return rc;
+}
+
+/* What made --task's graph, for the strategy file (hgtrain --strategy
+ * compares it option by option; names: the task's option names); NULL for
+ * a --model graph. */
+#define HG_MADE_MAXOPTS 256
+static const struct hg_graph_made *graph_made(const struct args *a, struct hg_graph_made *m,
+                                              const char **names)
+{
+    const struct hg_task *t = a->task ? hg_task_find(a->task) : NULL;
+    if (!t)
+        return NULL;
+    int n = 0;
+    for (; t->options && t->options[n].name && n < HG_MADE_MAXOPTS; n++)
+        names[n] = t->options[n].name;
+    *m = (struct hg_graph_made){.optimizer = a->optimizer ? a->optimizer
+                                                         : HG_TASK_DEFAULT_OPTIMIZER,
+                                .nopts = n, .opt_name = names,
+                                .opt_val = (const char *const *)a->task_vals};
+    return m;
 }
 
 static void summary(FILE *o, const struct hg_graph *g, const char *what, int64_t batch)
@@ -705,7 +712,10 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         fprintf(o, "tasks of the strategy kept: %ld\n", br.ntasks);
     if (a->out) {
         FILE *f = fopen(a->out, "w");
-        if (!f || hg_strategy_save(best, pg, c->file, &br, f) != 0 || fclose(f) != 0) {
+        struct hg_graph_made made;
+        const char *names[HG_MADE_MAXOPTS];
+        if (!f || hg_strategy_save(best, pg, c->file, &br, graph_made(a, &made, names), f) != 0 ||
+            fclose(f) != 0) {
             fprintf(stderr, "hgplan: --out %s: write failed\n", a->out);
             rc = 1;
         } else {
@@ -1570,8 +1580,10 @@ static int build_graph(struct hg_graph *g, const struct hg_task *task, struct ar
 {
     char err[ERRLEN] = "";
     const struct hg_model_spec *spec = a->model ? hg_model_spec_find(a->model) : NULL;
+    /* a task's default is hgtrain's (one definition); a model's HeteroG's */
     *optim = spec && spec->default_seq == 0 ? HG_OPTIM_SGD : HG_OPTIM_ADAM;
-    if (a->optimizer && optim_kind(a->optimizer, optim) != 0) {
+    HG_CHECK(a->model || hg_optim_kind(HG_TASK_DEFAULT_OPTIMIZER, optim) == 0);
+    if (a->optimizer && hg_optim_kind(a->optimizer, optim) != 0) {
         fprintf(stderr, "hgplan: --optimizer %s: expected sgd, adam, adamw or adadelta\n",
                 a->optimizer);
         return 2;

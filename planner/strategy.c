@@ -338,14 +338,44 @@ static void write_ops(FILE *f, const struct hg_strategy *s, int k)
     }
 }
 
+/* s as a libconfig string: quoted, '"' and '\\' escaped. */
+static void write_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
-                     const char *cluster_file, const struct hg_sim_result *pred, FILE *f)
+                     const char *cluster_file, const struct hg_sim_result *pred,
+                     const struct hg_graph_made *made, FILE *f)
 {
     const struct hg_cluster *c = pg->c;
     fprintf(f, "# hgplan strategy (docs/planner.md, \"Strategy file\")\n");
     fprintf(f, "version = 1;\n");
-    fprintf(f, "graph = { model = \"%s\"; batch = %lld; n_ops = %d; };\n", pg->model,
+    fprintf(f, "graph = { model = \"%s\"; batch = %lld; n_ops = %d;", pg->model,
             (long long)pg->batch, pg->nops);
+    if (made) { /* what hgtrain --strategy compares, option by option */
+        fprintf(f, "\n    optimizer = ");
+        write_str(f, made->optimizer);
+        fprintf(f, ";\n    options = (");
+        int first = 1;
+        for (int i = 0; i < made->nopts; i++)
+            if (made->opt_val[i]) {
+                fprintf(f, "%s(", first ? "" : ", ");
+                write_str(f, made->opt_name[i]);
+                fprintf(f, ", ");
+                write_str(f, made->opt_val[i]);
+                fprintf(f, ")");
+                first = 0;
+            }
+        fprintf(f, ");");
+    }
+    fprintf(f, " };\n");
     fprintf(f, "cluster = { name = \"%s\"; file = \"%s\"; devices = [", c->name,
             cluster_file ? cluster_file : "");
     for (int d = 0; d < c->ndev; d++)
@@ -490,12 +520,53 @@ static int parse_cluster(struct hg_cfgctx *p, const config_setting_t *root,
     return 0;
 }
 
+/* graph.optimizer and graph.options (("name", "value"), ...): typed;
+ * into h where not NULL.  0 or -1. */
+static int parse_made(struct hg_cfgctx *p, const config_setting_t *gr,
+                      struct hg_strategy_head *h)
+{
+    const char *sv;
+    const config_setting_t *ol;
+    int rc = get_str(p, gr, "optimizer", "graph", "(the optimizer's name)", &sv);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 && h && !(h->optimizer = strdup(sv)))
+        return hg__cfg_err(p, gr, "out of memory");
+    if (hg__cfg_member(p, gr, "options", "graph", T_LIST,
+                       "a list ((\"name\", \"value\"), ...)", &ol) < 0)
+        return -1;
+    if (!ol)
+        return 0;
+    int n = config_setting_length(ol);
+    if (h) {
+        h->opt_name = calloc((size_t)n + 1, sizeof(char *));
+        h->opt_val = calloc((size_t)n + 1, sizeof(char *));
+        if (!h->opt_name || !h->opt_val)
+            return hg__cfg_err(p, ol, "out of memory");
+        h->nopts = n;
+    }
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(ol, (unsigned)i);
+        const config_setting_t *e0 = config_setting_get_elem(e, 0);
+        const config_setting_t *e1 = config_setting_get_elem(e, 1);
+        if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 || !e1 ||
+            config_setting_type(e0) != CONFIG_TYPE_STRING ||
+            config_setting_type(e1) != CONFIG_TYPE_STRING)
+            return hg__cfg_err(p, e, "graph.options[%d]: expected (\"name\", \"value\")", i);
+        if (h && (!(h->opt_name[i] = strdup(config_setting_get_string(e0))) ||
+                  !(h->opt_val[i] = strdup(config_setting_get_string(e1)))))
+            return hg__cfg_err(p, e, "out of memory");
+    }
+    return 0;
+}
+
 /* The file's header: version, graph (its ops and batch) and cluster (its
  * devices) against pg; 0 or -1. */
 static int parse_header(struct hg_cfgctx *p, const config_setting_t *root,
                         const struct hg_pgraph *pg)
 {
-    static const char *const gkeys[] = {"model", "batch", "n_ops", NULL};
+    static const char *const gkeys[] = {"model", "batch", "n_ops", "optimizer", "options",
+                                        NULL};
     long long ver = 0, nops = -1, fbatch;
     int rc = get_int(p, root, "version", NULL, &ver);
     if (rc != 0)
@@ -510,6 +581,7 @@ static int parse_header(struct hg_cfgctx *p, const config_setting_t *root,
         return -1;
     if (gr && (hg__cfg_check_keys(p, gr, "graph", gkeys) != 0 ||
                get_str(p, gr, "model", "graph", "(its name)", &sv) < 0 ||
+               parse_made(p, gr, NULL) != 0 ||
                (rc = get_int(p, gr, "n_ops", "graph", &nops)) < 0))
         return -1;
     if (!gr || rc == 1)
@@ -522,8 +594,9 @@ static int parse_header(struct hg_cfgctx *p, const config_setting_t *root,
     if ((rc = get_int(p, gr, "batch", "graph", &fbatch)) < 0)
         return -1;
     if (rc == 0 && fbatch != (long long)pg->batch)
-        return hg__cfg_err(p, gr, "graph.batch = %lld, graph %s is planned for a batch of %lld",
-                           fbatch, pg->model, (long long)pg->batch);
+        return hg__cfg_err(p, gr, "graph.batch = %lld: the strategy splits a batch of %lld, "
+                           "graph %s is built for a batch of %lld", fbatch, fbatch, pg->model,
+                           (long long)pg->batch);
     return parse_cluster(p, root, pg);
 }
 
@@ -783,6 +856,97 @@ static int finish(struct hg_strategy **s, config_t *cfg, int ok, const char *nam
         return hg__cfg_read_err(&p, cfg, "file");
     int rc = parse_root(&p, config_root_setting(cfg), pg, s);
     config_destroy(cfg);
+    return rc;
+}
+
+void hg_strategy_head_free(struct hg_strategy_head *h)
+{
+    for (int i = 0; i < h->nopts; i++) {
+        free(h->opt_name[i]);
+        free(h->opt_val[i]);
+    }
+    for (int d = 0; d < h->ndev; d++)
+        free(h->dev[d]);
+    free(h->opt_name);
+    free(h->opt_val);
+    free(h->dev);
+    free(h->model);
+    free(h->optimizer);
+    free(h->cluster_name);
+    free(h->cluster_file);
+    memset(h, 0, sizeof *h);
+    h->nopts = h->ndev = -1;
+}
+
+/* The header's keys into h (the strings copied); 0 or -1. */
+static int read_head(struct hg_cfgctx *p, const config_setting_t *root,
+                     struct hg_strategy_head *h)
+{
+    long long ver = 0, batch = 0;
+    const char *sv = NULL;
+    const config_setting_t *gr, *cl, *devs;
+    int rc = get_int(p, root, "version", NULL, &ver);
+    if (rc != 0)
+        return rc < 0 ? -1 : hg__cfg_err(p, root, "missing 'version' (an integer)");
+    if (ver != 1)
+        return hg__cfg_err(p, config_setting_get_member(root, "version"),
+                           "version %lld: this hgtrain reads version 1", ver);
+    if (hg__cfg_member(p, root, "graph", NULL, T_GROUP, "a group { n_ops = N; ... }", &gr) < 0 ||
+        hg__cfg_member(p, root, "cluster", NULL, T_GROUP, "a group { devices = [...]; }",
+                       &cl) < 0)
+        return -1;
+    if (gr) {
+        if (get_str(p, gr, "model", "graph", "(its name)", &sv) < 0 ||
+            get_int(p, gr, "batch", "graph", &batch) < 0 || parse_made(p, gr, h) != 0)
+            return -1;
+        if (config_setting_get_member(gr, "model") && !(h->model = strdup(sv)))
+            return hg__cfg_err(p, gr, "out of memory");
+        h->batch = batch > 0 ? (int64_t)batch : 0;
+    }
+    if (!cl)
+        return 0;
+    const char *name = NULL, *file = NULL;
+    if (get_str(p, cl, "name", "cluster", "(its name)", &name) < 0 ||
+        get_str(p, cl, "file", "cluster", "(its file)", &file) < 0 ||
+        hg__cfg_member(p, cl, "devices", "cluster", T_SEQ, "a list of device names", &devs) < 0)
+        return -1;
+    if ((name && !(h->cluster_name = strdup(name))) ||
+        (file && *file && !(h->cluster_file = strdup(file))))
+        return hg__cfg_err(p, cl, "out of memory");
+    if (!devs)
+        return 0;
+    int nd = config_setting_length(devs);
+    if (!(h->dev = calloc((size_t)nd + 1, sizeof(char *))))
+        return hg__cfg_err(p, devs, "out of memory");
+    h->ndev = 0;
+    for (int d = 0; d < nd; d++) {
+        const config_setting_t *e = config_setting_get_elem(devs, (unsigned)d);
+        if (config_setting_type(e) != CONFIG_TYPE_STRING)
+            return hg__cfg_err(p, e, "cluster.devices[%d] is %s, expected a string (a "
+                               "device name)", d, hg__cfg_type_name(e));
+        if (!(h->dev[d] = strdup(config_setting_get_string(e))))
+            return hg__cfg_err(p, devs, "out of memory");
+        h->ndev = d + 1;
+    }
+    return 0;
+}
+
+int hg_strategy_head_read(struct hg_strategy_head *h, const char *path, const char *text,
+                          char *err, size_t errlen)
+{
+    memset(h, 0, sizeof *h);
+    h->nopts = h->ndev = -1;
+    config_t cfg;
+    config_init(&cfg);
+    struct hg_cfgctx p = {path, err, errlen};
+    int ok = text ? config_read_string(&cfg, text) == CONFIG_TRUE
+                  : hg_config_read_file(&cfg, path) == CONFIG_TRUE;
+    if (!ok)
+        return hg__cfg_read_err(&p, &cfg, "file");
+    int rc = read_head(&p, config_root_setting(&cfg), h);
+    config_destroy(&cfg);
+    if (rc != 0)
+        hg_strategy_head_free(h);
     return rc;
 }
 

@@ -157,6 +157,11 @@ struct hg_task_recipe {
                   size_t errlen);
 };
 
+/* The optimizer whose update ops a task's training graph gets when
+ * --optimizer is not given: hgtrain's default and hgplan --task's alike
+ * (a strategy planned with the defaults runs with the defaults). */
+#define HG_TASK_DEFAULT_OPTIMIZER "sgd"
+
 struct hg_task_graph_opts {
     int64_t batch, max_len;   /* build()'s max_batch, max_len */
     int train;                /* build()'s: dropout on */

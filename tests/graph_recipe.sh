@@ -2,7 +2,8 @@
 # Integration test: hgtrain and hgplan build the same training graph, node
 # for node (tasks/recipe.c, the one recipe a strategy file's op ids
 # index).  For mnist, bert and translation under several option sets
-# (optimizers, dropout on and off, label smoothing, model shapes), the
+# (optimizers, the default one included, dropout on and off, label
+# smoothing, model shapes), the
 # graph hgtrain's controller runs on one rank (--export-graph, after
 # everything the trainer and the controller do to it) and the graph
 # hgplan --task plans for the same batch and length must list the same
@@ -43,13 +44,15 @@ same() { # name task data batch hgtrain-and-hgplan-args...
 same mnist-sgd mnist "$tmp/fm" 32 --optimizer sgd --dropout 0
 same mnist-adam-drop mnist "$tmp/fm" 24 --optimizer adam --dropout 0.2
 same mnist-adadelta mnist "$tmp/fm" 16 --optimizer adadelta
+# no --optimizer: hgtrain's and hgplan --task's default is one (sgd)
+same mnist-defaults mnist "$tmp/fm" 16
 same bert-adam bert "$tmp/lm400" 8 --optimizer adam --dropout 0 --bert-layers 1
 same bert-adamw-drop bert "$tmp/lm400" 8 --optimizer adamw --dropout 0.1 --bert-layers 2
 # shellcheck disable=SC2086 # $TA is a list of options
 same mt-adam translation "$tmp/mt" 8 --optimizer adam $TA
 # shellcheck disable=SC2086
 same mt-drop-ls translation "$tmp/mt" 8 --optimizer adamw $TA --dropout 0.1 --label-smoothing 0.2
-[ "$n" = 7 ] || bad "$n of 7 option sets compared"
+[ "$n" = 8 ] || bad "$n of 8 option sets compared"
 
 # recomputation: a one-device strategy whose group recomputes
 cat >"$tmp/c1.cfg" <<'CFG'

@@ -23,10 +23,9 @@
 #     rank);
 #     EV-AR is bitwise the plain 2-rank data parallelism;
 #  2. a group with other batch shares runs as a split strategy (1 rank's
-#     result; tests/strategy_hybrid.sh); refused, naming why: a strategy
-#     for another batch, for
-#     another cluster, a job with
-#     another number of ranks, --strategy without --cluster-file;
+#     result; tests/strategy_hybrid.sh); refused, naming the option: a
+#     strategy for another batch, for another cluster, a job with another
+#     number of ranks, another dropout (tests/strategy_flow.sh: the rest);
 #  3. the parameter server (rank 1) killed mid-run: every rank exits within
 #     seconds, rank 1 named.
 set -u
@@ -146,9 +145,11 @@ for seed in $(seq 1 $NRAND); do
     nrand=$((nrand + 1))
 done
 [ $zero -ge $ZMIN ] || bad "random strategies: only $zero with a rank of no rows"
-# rows that are not multiples of --required-batch-size-multiple (8): said
+# rows that are not multiples of a --required-batch-size-multiple given
+# (8): said (without one, a strategy's rows are trained exactly)
 run r3-cut --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
-    --strategy "$tmp/r3.cfg" --no-save >"$tmp/r3-cut.log" 2>&1 || bad "r3 with multiple 8"
+    --strategy "$tmp/r3.cfg" --no-save --required-batch-size-multiple 8 >"$tmp/r3-cut.log" 2>&1 ||
+    bad "r3 with multiple 8"
 grep -q "rows .* not multiples of --required-batch-size-multiple 8" "$tmp/r3-cut.log" ||
     { grep -v '"update"' "$tmp/r3-cut.log"; bad "r3: cut rows not reported"; }
 echo "ok: $nrand random strategies on 2-4 ranks ($zero with a rank of no rows), each in a random order, == 1 rank"
@@ -194,8 +195,10 @@ for x in one plain3 cpps3; do
     cp "$tmp/half/checkpoint_last.h5" "$tmp/$x/"
 done
 run one --batch-size 96 --max-update "$K" >"$tmp/one.log" 2>&1 || bad "c3-mixed resumed on 1 rank"
+# (the strategy's batch multiple, 1: the same epoch plan goes on)
 run plain3 --devices cpu:3 --max-sentences-per-rank 48,24,24 --max-update "$K" \
-    >"$tmp/plain3.log" 2>&1 || bad "c3-mixed resumed by plain data parallelism"
+    --required-batch-size-multiple 1 >"$tmp/plain3.log" 2>&1 ||
+    bad "c3-mixed resumed by plain data parallelism"
 run cpps3 --devices cpu:3 --batch-size 96 --cluster-file "$tmp/c3.cfg" \
     --strategy "$tmp/c3-CP-PS.cfg" --max-update "$K" >"$tmp/cpps3.log" 2>&1 ||
     bad "c3-mixed resumed under CP-PS"
@@ -258,15 +261,14 @@ run uneven --devices cpu:2 --batch-size 96 --max-update "$K" --cluster-file "$tm
 grep -q "uneven.cfg: the batch of 96 split into 3 pieces" "$tmp/uneven.log" ||
     { head -n 3 "$tmp/uneven.log"; bad "uneven: not run as a split strategy"; }
 check uneven ref
-expect "graph.batch = 96, graph mnist is planned for a batch of 64" \
+# (before the fork, naming the option: tests/strategy_flow.sh)
+expect "--max-sentences 64: the strategy was planned for a global batch of 96" \
     --devices cpu:2 --batch-size 64 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg"
-expect "cluster.devices lists 3 devices, cluster two has 2" \
+expect "cluster two has 2 devices (localhost:0, localhost:1), the strategy was planned for cluster three's 3" \
     --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/c3-mixed.cfg"
-expect "describes 2 devices, but the job has 3 ranks" \
+expect "--devices cpu:3: 3 ranks, the strategy was planned for 2 devices" \
     --devices cpu:3 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg"
-expect "needs the --cluster-file it was planned for" \
-    --devices cpu:2 --batch-size 96 --strategy "$tmp/EV-AR.cfg"
-expect "graph.n_ops = 45, graph mnist has 49 ops" \
+expect "--dropout 0.5: the strategy was planned with --dropout 0" \
     --devices cpu:2 --batch-size 96 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/EV-AR.cfg" \
     --dropout 0.5
 echo "ok: refusals"

@@ -488,7 +488,7 @@ static void test_mcmc(void)
     struct hg_sim_result ra;
     a->cfg[0].recompute = a->cfg[a->ngroups - 1].recompute = 1;
     hg_sim_full(sim, a, &ra);
-    EXPECT(hg_strategy_save(a, pg, "heterog-8gpu.cfg", &ra, f) == 0, "save");
+    EXPECT(hg_strategy_save(a, pg, "heterog-8gpu.cfg", &ra, NULL, f) == 0, "save");
     fclose(f);
     struct hg_strategy *l = NULL;
     char err[1024] = "";
@@ -516,7 +516,7 @@ static void test_mcmc(void)
         {"aggregate =", "bogus = 1; aggregate =", "unknown key 'bogus'"},
         {"recompute = true;", "recompute = 1;", "recompute is an integer, expected true or false"},
         /* made for another batch or cluster */
-        {"batch = ", "batch = 1", "is planned for a batch of"},
+        {"batch = ", "batch = 1", "the strategy splits a batch of"},
         {"devices = [", "devices = [\"extra:0\", ", "cluster.devices lists"},
         {"devices = [\"", "devices = [\"x", "cluster.devices[0] is 'x"},
     };

@@ -240,18 +240,22 @@ static int launch(struct hg__run *r, struct hg_launch *L, int *local, int *rc, c
                   size_t errlen)
 {
     for (int attempt = 1;; attempt++) {
-        if (hg_launch_plan(L, &r->o, err, errlen) != 0 ||
-            hg__run_restarts_possible(&r->o, L, err, errlen) != 0 ||
+        /* tasks' --attention auto: the fused op on the CPU, the unfused
+         * chain in a GPU run (every rank of a mix: one graph); before
+         * --strategy and --plan build their graphs */
+        int plan_rc = hg_launch_plan(L, &r->o, err, errlen);
+        if (plan_rc == 0)
+            hg_graph_default_fused_attention(!L->cuda);
+        /* --strategy: checked once, here, and its cluster file and batch
+         * taken where the options give none */
+        if (plan_rc != 0 || hg__run_restarts_possible(&r->o, L, err, errlen) != 0 ||
+            hg__run_strategy_before_fork(r, L, err, errlen) != 0 ||
             hg__run_cluster_capacities(&r->o, L->world, err, errlen) != 0) {
             fprintf(stderr, "hgtrain: %s\n", err);
             hg_opts_free(&r->o);
             *rc = 2;
             return 1;
         }
-        /* tasks' --attention auto: the fused op on the CPU, the unfused
-         * chain in a GPU run (every rank of a mix: one graph); before
-         * --plan builds its graph */
-        hg_graph_default_fused_attention(!L->cuda);
         if (r->o.plan) {
             /* planned once, here, so that every rank runs the same strategy */
             if (L->nlocal != L->world) {

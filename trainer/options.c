@@ -91,7 +91,8 @@ const struct hg_opt hg_train_opts[] = {
      .help = "samples per batch per rank (0: no limit)"},
     {.name = "required-batch-size-multiple", .type = HG_OPT_I64, .group = G_DATA,
      .offset = OFF(required_batch_size_multiple), .def = "8", .min = 1,
-     .help = "batch sizes are a multiple of this (when larger)"},
+     .help = "batch sizes are a multiple of this (when larger); under --strategy or "
+             "--plan only when given (the strategy's rows are trained exactly)"},
     {.name = "valid-subset", .type = HG_OPT_STR, .group = G_DATA,
      .offset = OFF(valid_subset), .def = "valid", .metavar = "SPLIT",
      .help = "the split to validate on"},
@@ -103,8 +104,9 @@ const struct hg_opt hg_train_opts[] = {
      .help = "also validate every N updates (0: off)"},
     /* ------------------------------------------------------- optimization */
     {.name = "optimizer", .type = HG_OPT_STR, .group = G_OPT,
-     .offset = OFF(optimizer), .def = "sgd", .choices = "sgd|adam|adamw|adadelta",
-     .help = "the optimizer"},
+     .offset = OFF(optimizer), .def = HG_TASK_DEFAULT_OPTIMIZER,
+     .choices = "sgd|adam|adamw|adadelta",
+     .help = "the optimizer (hgplan --task plans for the same default)"},
     {.name = "lr", .type = HG_OPT_REAL, .group = G_OPT, .offset = OFF(lr),
      .def = "0.01", .help = "(peak) learning rate, > 0"},
     {.name = "min-lr", .type = HG_OPT_REAL, .group = G_OPT, .offset = OFF(min_lr),
@@ -317,9 +319,12 @@ const struct hg_opt hg_train_opts[] = {
              "FLOP/s); its devices must be as many as the job's ranks"},
     {.name = "strategy", .type = HG_OPT_STR, .group = G_DIST,
      .offset = OFF(strategy), .metavar = "FILE",
-     .help = "run a strategy written by hgplan --out for this task, "
-             "--cluster-file and global batch --max-sentences (device d is "
-             "rank d): a data-parallel-shaped one's batch shares become the "
+     .help = "run a strategy written by hgplan --out for this task (device d "
+             "is rank d); its cluster file, devices, global batch, optimizer and "
+             "task options are the file's: --cluster-file and --max-sentences may "
+             "be left out, and whatever differs from the file is refused before "
+             "the workers start, naming the option: a data-parallel-shaped one's "
+             "batch shares become the "
              "per-rank budgets and each parameter is aggregated as it says "
              "(AllReduce or a parameter server); a model-parallel one (every "
              "op group whole on one device) runs each op on its device's rank, "
@@ -377,6 +382,7 @@ const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]
 
 static const char usage[] =
     "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N) [options]\n"
+    "       hgtrain --task NAME --data DIR --devices cpu:N --strategy FILE [options]\n"
     "       hgtrain generate|interactive --data DIR --path CHECKPOINT ... (their --help)\n"
     "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5 (a --save-sharded checkpoint as one file)\n"
     "Options may also come from -c FILE (libconfig); the command line wins.\n";
@@ -404,12 +410,14 @@ static const struct hg_opt_refusal not_here[] = {
 static void prog_init(struct hg_opt_prog *p, const struct hg_opts *o,
                       const char *const *groups)
 {
+    HG_CHECK(hg_train_nopts <= HG_TRAIN_MAXOPTS);
     *p = (struct hg_opt_prog){
         .usage = usage,
         .groups = groups,
         .refused = not_here,
         .refused_what = "a fairseq option that does not apply to hgtrain",
-        .sets = {{.opts = hg_train_opts, .n = hg_train_nopts, .base = (void *)o}},
+        .sets = {{.opts = hg_train_opts, .n = hg_train_nopts, .base = (void *)o,
+                  .given = (unsigned char *)o->given_}},
         .nsets = 1,
     };
     if (o->ntask_)
@@ -426,8 +434,11 @@ static int task_table(struct hg_opts *o, const struct hg_task_option *t, char *e
     o->task_table_ = hg_task_opt_rows(t, G_TASK, &n);
     if (n < 0)
         return hg_kerr(err, errlen, "out of memory");
-    if (n && !(o->task_vals_ = calloc((size_t)n, sizeof(char *))))
+    if (n && (!(o->task_vals_ = calloc((size_t)n, sizeof(char *))) ||
+              !(o->task_names_ = calloc((size_t)n, sizeof(char *)))))
         return hg_kerr(err, errlen, "out of memory");
+    for (int i = 0; i < n; i++)
+        o->task_names_[i] = t[i].name;
     o->ntask_ = n;
     return 0;
 }
@@ -451,12 +462,11 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
         return 0;
     if (!(o->lr > 0))
         return hg_kerr(err, errlen, "--lr must be > 0 (got %g)", o->lr);
+    /* a strategy file names its cluster file and global batch: the
+     * launcher takes them from it (run-strategy.c) */
     if (o->max_tokens == 0 && o->max_sentences == 0 && o->max_tokens_per_rank.n == 0 &&
-        o->max_sentences_per_rank.n == 0)
+        o->max_sentences_per_rank.n == 0 && !o->strategy)
         return hg_kerr(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
-    if (o->strategy && (!o->cluster_file || o->max_sentences <= 0))
-        return hg_kerr(err, errlen, "--strategy %s needs the --cluster-file it was planned "
-                       "for and the global batch (--max-sentences) it splits", o->strategy);
     if (o->strategy && (o->rank_capacity.n || o->max_tokens_per_rank.n ||
                         o->max_sentences_per_rank.n))
         return hg_kerr(err, errlen, "--strategy %s gives the per-rank batch shares; drop "
@@ -573,6 +583,20 @@ char *hg_opts_to_string(const struct hg_opts *o)
     return hg_opt_to_string(&p);
 }
 
+int hg_opts_given(const struct hg_opts *o, const char *name)
+{
+    struct hg_opt_prog p;
+    prog_init(&p, o, NULL);
+    return hg_opt_given(&p, name) == 1;
+}
+
+void hg_opts_graph_made(const struct hg_opts *o, struct hg_graph_made *m)
+{
+    *m = (struct hg_graph_made){.optimizer = o->optimizer, .nopts = o->ntask_,
+                                .opt_name = o->task_names_,
+                                .opt_val = (const char *const *)o->task_vals_};
+}
+
 void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s)
 {
     *s = (struct hg_lr_sched){
@@ -596,7 +620,9 @@ void hg_opts_free(struct hg_opts *o)
     hg_opt_free(&p);
     free(o->task_table_);
     free(o->task_vals_);
+    free(o->task_names_);
     o->task_table_ = NULL;
     o->task_vals_ = NULL;
+    o->task_names_ = NULL;
     o->ntask_ = 0;
 }

@@ -17,6 +17,9 @@
 #include "controller/hg_controller.h"
 #include "tasks/hg_task.h"
 
+/* hgtrain's own options at most (the table's rows; checked at parse) */
+#define HG_TRAIN_MAXOPTS 160
+
 /* The parsed options. Strings are malloc'ed copies (NULL: not given and no
  * default); int options are int64_t, real options double, flags 0/1; lists
  * ("2,1,1"; adam-betas also "(0.9, 0.98)") struct hg_opt_list. */
@@ -123,10 +126,14 @@ struct hg_opts {
     char *plan_profile;           /* --plan-profile: hgplan --profile-out's file */
     int replan;                   /* --replan: --plan searches again on a resume */
 
+    /* internal: which of hgtrain's own options the command line or the
+     * config file set (hg_opts_given) */
+    unsigned char given_[HG_TRAIN_MAXOPTS];
     /* internal: the task options of the last parse and their values */
     const struct hg_task_option *task_opts_;
     struct hg_opt *task_table_;   /* [ntask_]: the task's options as rows */
     char **task_vals_;            /* [ntask_] */
+    const char **task_names_;     /* [ntask_] the options' names */
     int ntask_;
 };
 
@@ -157,6 +164,16 @@ void hg_opts_help(FILE *f, const struct hg_task_option *task_opts,
  * (values shell-quoted where needed; parses back to the same values).
  * malloc'ed; NULL on allocation failure. */
 char *hg_opts_to_string(const struct hg_opts *o);
+
+/* 1 if the command line or the config file set hgtrain's option name
+ * (not a task's), else 0. */
+int hg_opts_given(const struct hg_opts *o, const char *name);
+
+/* What of the options made the task's training graph (the optimizer and
+ * the task's options: what hgplan --task takes too), for a strategy file
+ * (struct hg_graph_made; valid while o is). */
+struct hg_graph_made;
+void hg_opts_graph_made(const struct hg_opts *o, struct hg_graph_made *m);
 
 /* The learning-rate schedule the options describe. */
 void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s);

@@ -81,6 +81,30 @@ static void split_close(struct split *s)
     free(s->cost);
 }
 
+int hg__run_train_max_len(const struct hg_task *task, void *ts, const char *data,
+                          int32_t *max_len, char *err, size_t errlen)
+{
+    struct split tr;
+    if (split_open(&tr, task, ts, data, "train", err, errlen) != 0) {
+        if (tr.ds)
+            split_close(&tr);
+        return -1;
+    }
+    *max_len = tr.max_len;
+    split_close(&tr);
+    return 0;
+}
+
+/* The batch multiple in effect: under a strategy (--strategy, --plan) its
+ * rows, exactly, unless --required-batch-size-multiple is given. */
+static int64_t batch_multiple(const struct hg__run *r)
+{
+    const struct hg_opts *o = &r->o;
+    if ((o->strategy || r->plan_text) && !hg_opts_given(o, "required-batch-size-multiple"))
+        return 1;
+    return o->required_batch_size_multiple;
+}
+
 static int optimizer(const struct hg_opts *o, struct hg_ctl_cfg *c, char *err,
                      size_t errlen)
 {
@@ -223,8 +247,8 @@ static int strategy_budgets(struct hg__run *r, char *err, size_t errlen)
     if (r->rank == 0)
         hg__run_log(r, r->strat.desc, NULL);
     /* the batcher cuts a rank's batch to the required multiple: say so
-     * where that is not the strategy's rows */
-    int64_t m = o->required_batch_size_multiple, kept = 0, cut = 0;
+     * where that is not the strategy's rows (a multiple given) */
+    int64_t m = batch_multiple(r), kept = 0, cut = 0;
     for (int i = 0; r->rank_sent && i < r->world; i++) {
         int64_t b = r->rank_sent[i];
         kept += b >= m ? b - b % m : b;
@@ -233,7 +257,7 @@ static int strategy_budgets(struct hg__run *r, char *err, size_t errlen)
     if (cut && r->rank == 0)
         fprintf(stderr, "hgtrain: warning: %lld of the strategy's rows per rank are not "
                 "multiples of --required-batch-size-multiple %lld: the batcher cuts them "
-                "(%lld of %lld samples a step); give --required-batch-size-multiple 1 to "
+                "(%lld of %lld samples a step); drop --required-batch-size-multiple to "
                 "train its rows exactly\n", (long long)cut, (long long)m, (long long)kept,
                 (long long)o->max_sentences);
     return 0;
@@ -270,7 +294,7 @@ static int budgets(struct hg__run *r, char *err, size_t errlen)
     }
     r->bo = (struct hg_batch_opts){
         .max_tokens = r->max_tok, .max_sentences = r->max_sent,
-        .required_multiple = o->required_batch_size_multiple,
+        .required_multiple = batch_multiple(r),
         .world = r->strat.kind != HG_LAYOUT_DP ? 1 : r->world,
         .capacity = o->rank_capacity.n > 0 ? o->rank_capacity.v : NULL,
         .rank_max_tokens = r->rank_tok, .rank_max_sentences = r->rank_sent,
@@ -656,9 +680,11 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
                     o->plan_profile ? "measured prices from --plan-profile "
                                     : "roofline prices",
                     o->plan_profile ? o->plan_profile : "");
+            struct hg_graph_made made;
+            hg_opts_graph_made(o, &made);
             rc = hg_strat_search(&r->plan_text, t, &po, o->cluster_file, o->plan_profile,
                                  r->task, ts, o->max_sentences, len, oc.optim,
-                                 &oc.hyper, err, errlen);
+                                 &oc.hyper, &made, err, errlen);
             fprintf(t, "| --plan %s: the strategy%s%s\n", o->plan,
                     o->no_save ? " (not written: --no-save)" : " goes to ",
                     o->no_save ? "" : r->plan_path);

@@ -299,7 +299,8 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
                     const char *cluster_file, const char *profile,
                     const struct hg_task *task, void *ts,
                     int64_t batch, int64_t max_len, enum hg_optim optim,
-                    const union hg_attr *hyper, char *err, size_t errlen)
+                    const union hg_attr *hyper, const struct hg_graph_made *made,
+                    char *err, size_t errlen)
 {
     *text = NULL;
     struct hg_cluster *c = NULL;
@@ -334,7 +335,7 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
     hg_sim_full(sim, best, &br);
     size_t len = 0;
     FILE *f = open_memstream(text, &len);
-    if (!f || hg_strategy_save(best, pg, cluster_file, &br, f) != 0 || fclose(f) != 0) {
+    if (!f || hg_strategy_save(best, pg, cluster_file, &br, made, f) != 0 || fclose(f) != 0) {
         hg_kerr(err, errlen, "--plan: the strategy's text: out of memory");
         free(*text);
         *text = NULL;

@@ -29,16 +29,19 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
                   int64_t batch, int64_t max_len, enum hg_optim optim,
                   const union hg_attr *hyper, int world, char *err, size_t errlen);
 struct hg_plan_opts;
+struct hg_graph_made;
 /* --plan: the same training graph on cluster_file, priced with profile's
  * measurements where its devices name a profiled device (profile NULL:
  * the roofline everywhere), planned by the planner room (hg_plan_run with
  * opts, which should ask for executable strategies), its table printed to
- * o; *text: the chosen strategy as a strategy file (malloc'ed).  -1 with
- * err naming the file. */
+ * o; *text: the chosen strategy as a strategy file (malloc'ed) that
+ * records made (the optimizer and the task's options).  -1 with err
+ * naming the file. */
 int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *opts,
                     const char *cluster_file, const char *profile,
                     const struct hg_task *task, void *ts,
                     int64_t batch, int64_t max_len, enum hg_optim optim,
-                    const union hg_attr *hyper, char *err, size_t errlen);
+                    const union hg_attr *hyper, const struct hg_graph_made *made,
+                    char *err, size_t errlen);
 
 #endif
