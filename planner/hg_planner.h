@@ -782,12 +782,14 @@ const char *hg_baseline_name(enum hg_baseline b);
 void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
                        enum hg_baseline b);
 /* A pipeline over every device of pg's cluster in rank order, one group
- * per stage (planner/pipeline.c): the forward ops in id order cut into
- * consecutive stages of equal op counts (speed 0), of forward time
- * proportional to each device's speed (1: pr, hg_cluster_rank_capacities)
- * or at random (speed >= 2: the seed; a test aid);
- * each backward op on its origin's stage (else its producers' latest), each
- * update with its gradient; M micro-batches under sched.  NULL with err. */
+ * per stage (planner/pipe_plan.c): the forward ops the batch reaches, in
+ * id order, cut into consecutive stages of equal op counts (speed 0), of
+ * forward time proportional to each device's speed (1: pr,
+ * hg_cluster_rank_capacities) or at random (speed >= 2: the seed; a test
+ * aid); other forward ops with their first consumer, each backward op on
+ * its origin's stage (else its producers' latest), each update with its
+ * gradient; M micro-batches under sched.  NULL with err, also for one the
+ * lowering refuses. */
 struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
                                      int speed, int M, enum hg_psched sched, char *err,
                                      size_t errlen);

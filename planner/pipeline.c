@@ -28,7 +28,8 @@
  * simulator take.  The micro-batches' bounds are cuts of the lowering
  * (hg_lowered.cutn), so the executor computes each op once per
  * micro-batch, and each transfer of the lowering moves per micro-batch the
- * rows of it that the micro-batch holds. */
+ * rows of it that the micro-batch holds.  Its price: hg__pipe_time.  The
+ * baselines and the search over pipelines: pipe_plan.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <libconfig.h>
 #include <stdint.h>
@@ -119,23 +120,62 @@ static void schedule(enum hg_psched sc, int P, int M, const int *dev, int *seq)
 }
 
 /* The devices holding forward ops (the stages) into dev[*P], in the order
- * the forward's batch reaches them (its first op there that scales with
- * the batch, in id order: the graph's build order; an op on parameters
- * alone may run anywhere early); stage[d] each device's, -1: none. */
+ * the forward goes through them: a topological order of the devices by
+ * the forward's edges between them, ties by their first op the batch
+ * reaches (id order); devices in a cycle last (play() names the wait);
+ * stage[d] each device's, -1: none. */
 static int stages(const struct hg_lowered *lw, int *dev, int *stage)
 {
-    int P = 0;
-    for (int d = 0; d < lw->ndev; d++)
-        stage[d] = -1;
-    for (int pass = 0; pass < 2; pass++)
-        for (int v = 0; v < lw->nops; v++) {
-            const struct hg_pop *o = &lw->pg->ops[v];
-            int d = lw->ops[v].place[0].dev;
-            if (o->phase == HG_PH_FORWARD && (pass || o->batch) && stage[d] < 0) {
-                stage[d] = P;
-                dev[P++] = d;
+    const struct hg_pgraph *pg = lw->pg;
+    int nd = lw->ndev, P = 0;
+    int *first = malloc(((size_t)nd + 1) * sizeof *first); /* [nd] first batch op, or
+                                                              forward op + nops */
+    int *indeg = calloc((size_t)nd + 1, sizeof *indeg);      /* [nd] */
+    unsigned char *edge = calloc((size_t)nd * (size_t)nd + 1, 1); /* [nd][nd] e -> d */
+    HG_CHECK(first && indeg && edge);
+    for (int d = 0; d < nd; d++)
+        first[d] = -1, stage[d] = -1;
+    for (int v = lw->nops - 1; v >= 0; v--) {
+        const struct hg_pop *o = &pg->ops[v];
+        int d = lw->ops[v].place[0].dev;
+        if (o->phase != HG_PH_FORWARD)
+            continue;
+        int f = o->batch ? v : v + lw->nops;
+        if (first[d] < 0 || f < first[d] || (first[d] >= lw->nops && o->batch))
+            first[d] = f;
+        for (int k = 0; k < o->nin; k++) {
+            int u = o->in[k].op;
+            int e = u >= 0 && pg->ops[u].phase == HG_PH_FORWARD ? lw->ops[u].place[0].dev : d;
+            if (e != d && !edge[(size_t)e * (size_t)nd + (size_t)d]) {
+                edge[(size_t)e * (size_t)nd + (size_t)d] = 1;
+                indeg[d]++;
             }
         }
+    }
+    for (int placed = 1; placed;) {
+        placed = 0;
+        int pick = -1; /* the ready device whose first op is earliest */
+        for (int d = 0; d < nd; d++)
+            if (first[d] >= 0 && stage[d] < 0 && indeg[d] == 0 &&
+                (pick < 0 || first[d] < first[pick]))
+                pick = d;
+        if (pick < 0)
+            break;
+        stage[pick] = P;
+        dev[P++] = pick;
+        placed = 1;
+        for (int d = 0; d < nd; d++)
+            if (edge[(size_t)pick * (size_t)nd + (size_t)d])
+                indeg[d]--;
+    }
+    for (int d = 0; d < nd; d++) /* a cycle: last, for play() to name */
+        if (first[d] >= 0 && stage[d] < 0) {
+            stage[d] = P;
+            dev[P++] = d;
+        }
+    free(first);
+    free(indeg);
+    free(edge);
     return P;
 }
 
@@ -285,7 +325,7 @@ int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *er
         stage = NULL;
         HG_CHECK(lw->mb && lw->mkey);
         for (int m = 0; m <= M; m++)
-            lw->mb[m] = hg_lower_bound(lw->batch, M, m);
+            lw->mb[m] = m == M ? lw->batch : (int64_t)m * lw->batch / M;
         /* the micro-batches' bounds cut every op's rows */
         for (int m = 1; m < M; m++)
             lw->cutn[lw->mb[m]]++;
@@ -305,214 +345,6 @@ int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *er
     free(dep);
     free(start);
     return rc;
-}
-
-/* ------------------------------------------------------------ baselines */
-
-/* Each backward and update op's stage from the forward's (stage[nops],
- * forward ops set): a backward op its origin's, else its producers'
- * latest; an update its gradient's. */
-static void follow_forward(const struct hg_pgraph *pg, int P, int *stage)
-{
-    for (int v = 0; v < pg->nops; v++) {
-        const struct hg_pop *o = &pg->ops[v];
-        if (o->phase != HG_PH_BACKWARD)
-            continue;
-        int s = o->origin >= 0 && o->origin < v ? stage[o->origin] : -1;
-        for (int k = 0; k < o->nin && s < 0; k++) {
-            int u = o->in[k].op;
-            if (u >= 0 && pg->ops[u].phase != HG_PH_UPDATE && stage[u] > s)
-                s = stage[u];
-        }
-        stage[v] = s >= 0 ? s : P - 1;
-    }
-    for (int v = 0; v < pg->nops; v++) {
-        const struct hg_pop *o = &pg->ops[v];
-        if (o->phase != HG_PH_UPDATE)
-            continue;
-        int i = o->pidx, gop = i >= 0 ? pg->grad_op[i] : -1, s = -1;
-        if (gop >= 0)
-            s = stage[gop];
-        for (int k = 0; k < o->nin && s < 0; k++)
-            if (o->in[k].op >= 0 && pg->ops[o->in[k].op].phase != HG_PH_UPDATE)
-                s = stage[o->in[k].op];
-        stage[v] = s >= 0 ? s : 0;
-    }
-}
-
-/* The strategy of the forward ops' stages (stage[nops], others -1): one
- * group per stage on device s, the rest following the forward. */
-static struct hg_strategy *from_stages(const struct hg_pgraph *pg, int P, int *stage, int M,
-                                       enum hg_psched sched)
-{
-    follow_forward(pg, P, stage);
-    struct hg_strategy *st = hg_strategy_new(pg->nops, P, P);
-    for (int v = 0; v < pg->nops; v++)
-        st->group[v] = stage[v];
-    for (int k = 0; k < P; k++)
-        hg_gcfg_mp(&st->cfg[k], k);
-    st->nmicro = M;
-    st->sched = sched;
-    return st;
-}
-
-struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
-                                     int speed, int M, enum hg_psched sched, char *err,
-                                     size_t errlen)
-{
-    uint64_t rng = (uint64_t)(speed >= 2 ? speed : 0) * 0x9e3779b97f4a7c15ull;
-    int P = pg->ndev, N = pg->nops, nf = 0;
-    double cap[HG_PLAN_MAXDEV], tot = 0, cum = 0, want = 0;
-    if (speed == 1 && hg_cluster_rank_capacities(pg->c, cap, err, errlen) != 0)
-        return NULL;
-    if (speed != 1)
-        for (int d = 0; d < P; d++)
-            cap[d] = 1;
-    for (int d = 0; d < P; d++)
-        tot += cap[d];
-    int *stage = malloc(((size_t)N + 1) * sizeof *stage); /* [nops] */
-    double *w = malloc(((size_t)N + 1) * sizeof *w);      /* [nops] forward op's weight */
-    HG_CHECK(stage && w);
-    double all = 0;
-    for (int v = 0; v < N; v++) {
-        stage[v] = -1;
-        w[v] = 0;
-        if (pg->ops[v].phase != HG_PH_FORWARD)
-            continue;
-        nf++;
-        /* equal op counts, each op's time (device 0: a share of it), or
-         * random weights (a test aid: random valid boundaries) */
-        if (speed >= 2)
-            w[v] = 1 + (double)(hg_rand(&rng) % 1000);
-        else
-            w[v] = speed && pr ? pr->a[hg_pprice_at(pr, v, 0)] + pr->b[hg_pprice_at(pr, v, 0)]
-                               : 1;
-        all += w[v];
-    }
-    if (nf < P) {
-        free(stage);
-        free(w);
-        hg_kerr(err, errlen, "a pipeline of %d stages: the graph has %d forward ops", P, nf);
-        return NULL;
-    }
-    /* stage s takes the forward ops while the work so far is within its
-     * devices' share; every stage gets one op at least */
-    int s = 0, left = nf;
-    want = all * cap[0] / tot;
-    for (int v = 0; v < N; v++) {
-        if (pg->ops[v].phase != HG_PH_FORWARD)
-            continue;
-        if (s + 1 < P && cum > 0 && (cum + w[v] / 2 > want || left <= P - 1 - s)) {
-            s++;
-            want += all * cap[s] / tot;
-        }
-        stage[v] = s;
-        cum += w[v];
-        left--;
-    }
-    struct hg_strategy *st = from_stages(pg, P, stage, M, sched);
-    free(stage);
-    free(w);
-    return st;
-}
-
-/* The search's state: the forward ops fwd[nf] in id order, stage s holding
- * fwd[cut[s] .. cut[s + 1]). */
-struct pstate {
-    int P, nf, M;
-    enum hg_psched sched;
-    int *fwd, *cut, *stage; /* [nf], [P + 1], [nops] scratch */
-};
-
-static struct hg_strategy *state_strategy(const struct hg_pgraph *pg, struct pstate *x)
-{
-    for (int v = 0; v < pg->nops; v++)
-        x->stage[v] = -1;
-    for (int s = 0; s < x->P; s++)
-        for (int i = x->cut[s]; i < x->cut[s + 1]; i++)
-            x->stage[x->fwd[i]] = s;
-    return from_stages(pg, x->P, x->stage, x->M, x->sched);
-}
-
-/* One random move of x: a stage boundary by a few ops (70%), M doubled or
- * halved within [1, min(B, 16 P)] (20%), the other schedule (10%); 0 when
- * the move changed nothing. */
-static int propose(struct pstate *x, int64_t B, uint64_t *rng)
-{
-    uint64_t r = hg_rand(rng) % 10;
-    if (r < 7 && x->P > 1) {
-        int s = 1 + (int)(hg_rand(rng) % (uint64_t)(x->P - 1));
-        int span = x->nf / (4 * x->P) > 1 ? x->nf / (4 * x->P) : 1;
-        int d = 1 + (int)(hg_rand(rng) % (uint64_t)span);
-        int c = x->cut[s] + (hg_rand(rng) & 1 ? d : -d);
-        if (c <= x->cut[s - 1] || c >= x->cut[s + 1])
-            return 0;
-        x->cut[s] = c;
-        return 1;
-    }
-    if (r < 9) {
-        int64_t hi = 16 * (int64_t)x->P < B ? 16 * (int64_t)x->P : B;
-        int m = hg_rand(rng) & 1 ? 2 * x->M : x->M / 2;
-        if (m < 1 || m > hi || m == x->M)
-            return 0;
-        x->M = m;
-        return 1;
-    }
-    x->sched = x->sched == HG_SCHED_1F1B ? HG_SCHED_GPIPE : HG_SCHED_1F1B;
-    return 1;
-}
-
-struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *pg,
-                                   const struct hg_strategy *start, long iters, double budget_s,
-                                   uint64_t seed, struct hg_sim_result *r)
-{
-    struct pstate x = {.P = start->ngroups, .M = start->nmicro, .sched = start->sched};
-    x.fwd = malloc(((size_t)pg->nops + 1) * sizeof *x.fwd);
-    x.cut = calloc((size_t)x.P + 2, sizeof *x.cut);
-    x.stage = malloc(((size_t)pg->nops + 1) * sizeof *x.stage);
-    HG_CHECK(x.fwd && x.cut && x.stage);
-    /* start's stages: its groups are the stages in rank order */
-    for (int v = 0; v < pg->nops; v++)
-        if (pg->ops[v].phase == HG_PH_FORWARD) {
-            int s = start->group[v];
-            x.fwd[x.nf++] = v;
-            for (int k = s + 1; k <= x.P; k++)
-                x.cut[k] = x.nf;
-        }
-    struct hg_lowered *lw = hg_lower_new(pg); /* the moves' check, without a crash */
-    struct hg_strategy *best = hg_strategy_copy(start), *t;
-    hg_sim_full(sim, best, r);
-    uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
-    double t0 = hg_now();
-    char err[256];
-    for (long i = 0; i < iters && (budget_s <= 0 || hg_now() - t0 < budget_s); i++) {
-        struct pstate y = x;
-        int cut[HG_PLAN_MAXDEV + 1];
-        memcpy(cut, x.cut, ((size_t)x.P + 1) * sizeof *cut);
-        if (!propose(&x, pg->batch, &rng))
-            continue;
-        t = state_strategy(pg, &x);
-        struct hg_sim_result tr;
-        int ok = hg_lower_full(lw, t, err, sizeof err) == 0;
-        if (ok)
-            hg_sim_full(sim, t, &tr);
-        if (ok && hg_search_cost(&tr) < hg_search_cost(r)) {
-            hg_strategy_free(best);
-            best = t;
-            *r = tr;
-        } else { /* back to x before the move */
-            hg_strategy_free(t);
-            memcpy(x.cut, cut, ((size_t)x.P + 1) * sizeof *cut);
-            x.M = y.M;
-            x.sched = y.sched;
-        }
-    }
-    hg_sim_full(sim, best, r); /* the simulator ends on the result */
-    hg_lower_free(lw);
-    free(x.fwd);
-    free(x.cut);
-    free(x.stage);
-    return best;
 }
 
 /* ------------------------------------------------------------ pricing */

@@ -208,16 +208,17 @@ static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const stru
     int P = pg->ndev, M = 4 * P < pg->batch ? 4 * P : (int)pg->batch;
     if (P < 2 || P > 64 || pg->batch < P)
         return;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2; k++) { /* one that cannot run gets no row */
         ps[k] = hg_pipe_baseline(pg, pr, k, M, HG_SCHED_1F1B, err, sizeof err);
         if (!ps[k])
             continue;
         hg_sim_full(sim, ps[k], &res[ROW_PIPE_U + k]);
         shown[ROW_PIPE_U + k] = 1;
     }
-    if (!po->mcmc || !ps[0])
+    if (!po->mcmc || (!ps[0] && !ps[1]))
         return;
-    int k = ps[1] && hg_search_cost(&res[ROW_PIPE_S]) < hg_search_cost(&res[ROW_PIPE_U]);
+    int k = ps[1] && (!ps[0] || hg_search_cost(&res[ROW_PIPE_S]) <
+                                    hg_search_cost(&res[ROW_PIPE_U]));
     ps[2] = hg_pipe_search(sim, pg, ps[k], po->max_iters > 0 ? po->max_iters : 200,
                            po->budget_s > 0 ? po->budget_s / 4 : 0, po->seed, &res[ROW_PIPE]);
     shown[ROW_PIPE] = 1;
