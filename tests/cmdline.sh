@@ -48,6 +48,18 @@ for p in "$HGTRAIN" "$HGPRE" "$HGSCORE" "$HGPLAN"; do
     expect 0 "^[a-z]* .*[0-9]" "$p" --version
 done
 expect 0 "^hgtrain [0-9]" "$HGTRAIN" generate --version
+# --help: wrapped to 80 columns when stdout is not a terminal
+for p in "$HGTRAIN" "$HGTRAIN generate" "$HGTRAIN --task translation" "$HGPRE" \
+    "$HGPRE translation" "$HGSCORE"; do
+    # shellcheck disable=SC2086
+    $p --help >"$tmp/h" 2>&1 || bad "$p --help failed"
+    w=$(awk 'length > m { m = length } END { print m + 0 }' "$tmp/h")
+    [ "$w" -le 80 ] || bad "$p --help: a line of $w columns: $(awk 'length > 80' "$tmp/h" | head -1)"
+done
+"$HGTRAIN" --help >"$tmp/h"
+for g in general dataset optimization checkpoint distributed; do
+    grep -q "^$g options:\$" "$tmp/h" || bad "hgtrain --help: no section '$g options'"
+done
 # --arch
 expect 0 "^--arch of task translation: transformer_tiny|transformer_small" "$HGTRAIN" --task translation --help
 expect 2 "--arch transformer_smal: not an architecture of task translation (did you mean transformer_small?)" \

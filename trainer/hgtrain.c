@@ -200,9 +200,20 @@ static int parse_options(struct hg__run *r, int argc, char **argv, int *rc)
     const char *archs = r->task ? hg_task_archs(r->task) : NULL;
     if (r->o.help) {
         hg_opts_help(stdout, r->task ? r->task->options : NULL, r->task ? r->task->name : NULL);
-        if (archs)
-            printf("\n--arch of task %s: %s\n", r->task->name,
-                   *archs ? archs : "none (its options set the model)");
+        if (archs) { /* "a|b|c", broken after a '|' before column 80 */
+            int col = printf("\n--arch of task %s: ", r->task->name) - 1;
+            const char *a = *archs ? archs : "none (its options set the model)";
+            for (int first = 1; *a; first = 0) {
+                size_t n = *archs ? strcspn(a, "|") + (a[strcspn(a, "|")] == '|') : strlen(a);
+                if (!first && col + (int)n > 80) {
+                    printf("\n    ");
+                    col = 4;
+                }
+                col += printf("%.*s", (int)n, a);
+                a += n;
+            }
+            putchar('\n');
+        }
         hg_opts_free(&r->o);
         *rc = 0;
         return 1;

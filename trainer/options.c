@@ -371,9 +371,12 @@ const struct hg_opt hg_train_opts[] = {
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));
 
 static const char usage[] =
-    "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N) [options]\n"
-    "       hgtrain generate|interactive --data DIR --path CHECKPOINT ... (their --help)\n"
-    "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5 (a --save-sharded checkpoint as one file)\n"
+    "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N)\n"
+    "           [options]\n"
+    "       hgtrain generate|interactive --data DIR --path CHECKPOINT ...\n"
+    "           (see their --help)\n"
+    "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5\n"
+    "           (a --save-sharded checkpoint as one file)\n"
     "Options may also come from -c FILE (libconfig); the command line wins.\n";
 
 /* fairseq options with no meaning here, each with what to do instead:
