@@ -731,6 +731,14 @@ static int apply_setting(const struct hg_opt_prog *p, const config_setting_t *s,
     case HG_OPT_LIST:
         if (type == CONFIG_TYPE_STRING)
             return set_text(p, r, config_setting_get_string(s), 0, where, err, errlen);
+        if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64 ||
+            type == CONFIG_TYPE_FLOAT) { /* a list of one */
+            char num[64];
+            snprintf(num, sizeof(num), "%.17g", type == CONFIG_TYPE_FLOAT
+                                                    ? config_setting_get_float(s)
+                                                    : (double)config_setting_get_int64(s));
+            return set_text(p, r, num, 0, where, err, errlen);
+        }
         if (type == CONFIG_TYPE_ARRAY || type == CONFIG_TYPE_LIST)
             return apply_array(p, r, s, where, err, errlen);
         break;

@@ -390,7 +390,9 @@ int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
  * parameter and its state from the rank that owns it.  Every rank calls
  * it; a no-op without such parameters. */
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
-/* Parameter and graph summary for the log. */
-void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);
+/* Parameter and graph summary for the log: parameters, ops, the plan's
+ * memory, the BLAS (library and core), ISA and threads; verbose: the
+ * plan's activations and the BLAS's whole build line too. */
+void hg_ctl_describe(struct hg_ctl *c, int verbose, char *buf, size_t len);
 
 #endif

@@ -378,11 +378,19 @@ static void log_plan_table(struct hg__run *r)
 static void describe_job(struct hg__run *r, const struct hg_launch *L)
 {
     char line[3072], desc[1024], job[512];
-    hg_ctl_describe(r->ctl, desc, sizeof(desc));
+    hg_ctl_describe(r->ctl, r->o.verbose, desc, sizeof(desc));
     hg_launch_describe(L, job, sizeof(job));
-    snprintf(line, sizeof(line), "| task %s, data %s: %lld train, %lld %s samples\n"
+    char valid[300];
+    if (r->valid.ds)
+        snprintf(valid, sizeof(valid), "%lld %s samples", (long long)r->valid.n,
+                 r->o.valid_subset);
+    else
+        snprintf(valid, sizeof(valid), "no validation (%s)",
+                 r->o.disable_validation ? "--disable-validation"
+                                         : "--validate-interval 0");
+    snprintf(line, sizeof(line), "| task %s, data %s: %lld %s samples, %s\n"
              "| %s\n| %s\n", r->task->name, r->o.data, (long long)r->train.n,
-             (long long)r->valid.n, r->o.valid_subset, desc, job);
+             r->o.train_subset, valid, desc, job);
     hg__run_log(r, line, NULL);
     if (r->o.cluster_file && !r->o.strategy && !r->o.plan) {
         int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",
