@@ -228,6 +228,9 @@ static int parse_options(struct hg__run *r, int argc, char **argv, int *rc)
     if (r->o.list_tasks) {
         for (int i = 0; hg_task_registry[i]; i++)
             printf("%-14s %s\n", hg_task_registry[i]->name, hg_task_registry[i]->help);
+        if (plugin && r->task) /* --task-plugin's, loaded above */
+            printf("%-14s %s (plug-in %s)\n", r->task->name,
+                   r->task->help ? r->task->help : "", plugin);
         hg_opts_free(&r->o);
         *rc = 0;
         return 1;

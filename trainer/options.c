@@ -8,6 +8,7 @@
 #include "trainer/options.h"
 
 #include "base/hg_base.h"
+#include "data/hg_data.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ const struct hg_opt hg_train_opts[] = {
              "library's whole build line"},
     {.name = "list-tasks", .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(list_tasks), .flags = HG_OPTF_NOSAVE,
-     .help = "list the built-in tasks and exit"},
+     .help = "list the built-in tasks (and --task-plugin's) and exit"},
     {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(help), .flags = HG_OPTF_NOSAVE,
      .help = "show this help (with --task: the task's options too) and exit"},
@@ -94,7 +95,7 @@ const struct hg_opt hg_train_opts[] = {
      .group = G_DATA, .offset = OFF(max_sentences), .def = "0",
      .help = "samples per batch per rank (0: no limit)"},
     {.name = "required-batch-size-multiple", .type = HG_OPT_I64, .group = G_DATA,
-     .offset = OFF(required_batch_size_multiple), .def = "8", .min = 1,
+     .offset = OFF(required_batch_size_multiple), .def = HG_BATCH_MULTIPLE_TEXT, .min = 1,
      .help = "batch sizes are a multiple of this (when larger)"},
     {.name = "train-subset", .type = HG_OPT_STR, .group = G_DATA,
      .offset = OFF(train_subset), .def = "train", .metavar = "SPLIT",
