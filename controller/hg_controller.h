@@ -45,7 +45,9 @@ double hg_lr_at(const struct hg_lr_sched *s, int64_t num_updates);
 
 /* What a checkpoint holds besides the tensors of the plan. */
 struct hg_ckpt_meta {
-    int64_t epoch;           /* epochs finished */
+    int64_t epoch;           /* hgtrain writes iter.epoch here: the epoch a
+                                resume trains in (1-based; the one a save
+                                in the middle of an epoch was made in) */
     int64_t num_updates;
     struct hg_iter_state iter; /* where the data iterator resumes (on load,
                                   iter.segs is malloc'ed like options) */

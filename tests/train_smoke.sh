@@ -82,6 +82,13 @@ if command -v h5diff >/dev/null 2>&1; then
 else
     echo "note: h5diff missing, exactness not compared"
 fi
+# the checkpoint's epoch is its iter_epoch: saved in the middle of epoch 1,
+# both say 1
+if command -v h5dump >/dev/null 2>&1; then
+    attr() { h5dump -a "$1" "$tmp/ck3/checkpoint_last.h5" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
+    [ "$(attr epoch)" = 1 ] && [ "$(attr iter_epoch)" = 1 ] ||
+        bad "mid-epoch checkpoint: epoch '$(attr epoch)', iter_epoch '$(attr iter_epoch)', want 1 and 1"
+fi
 # the losses logged after the resume match too
 grep -E "\| update ($((H + L))|$((2 * H))) " "$tmp/b.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >"$tmp/lb"
 grep -E "\| update ($((H + L))|$((2 * H))) " "$tmp/c.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >"$tmp/lc"
