@@ -124,5 +124,20 @@ grep -q '^| Generate test with beam=5: BLEU = ' "$tmp/demo.log" ||
     { cat "$tmp/demo.log"; bad "demo-translation from another folder: no test BLEU line"; }
 [ -f "$tmp/elsewhere/demo-translation/test.hyp" ] || bad "demo-translation: no test.hyp under the folder it ran in"
 
+# the sbatch script (README: sbatch scripts/slurm/hgtrain.sbatch): its
+# arguments reach hgtrain, last (so they win), through a stand-in srun
+# that prints what it was asked to run; its comments say how to size it
+mkdir "$tmp/fake"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@"\n' >"$tmp/fake/srun"
+chmod +x "$tmp/fake/srun"
+if command -v bash >/dev/null 2>&1; then
+    (cd "$tmp/w" && PATH="$tmp/fake:$PATH" SLURM_JOB_ID=7 bash "$S/scripts/slurm/hgtrain.sbatch" \
+        --max-epoch 2 --lr 0.02) >"$tmp/sbatch.out" 2>&1 || bad "hgtrain.sbatch failed: $(cat "$tmp/sbatch.out")"
+    [ "$(tail -n 4 "$tmp/sbatch.out" | tr '\n' ' ')" = "--max-epoch 2 --lr 0.02 " ] ||
+        bad "hgtrain.sbatch: its arguments are not hgtrain's last: $(tr '\n' ' ' <"$tmp/sbatch.out")"
+fi
+grep -q '^#   sbatch --nodes=1 --cpus-per-task=2 scripts/slurm/hgtrain.sbatch' \
+    "$S/scripts/slurm/hgtrain.sbatch" || bad "hgtrain.sbatch: no word on sizing it for a small partition"
+
 [ $fail = 0 ] && echo "ok  docs_commands: README's data/translation commands, docs/tasks.md's bert, translation, generate and interactive examples, the demo from another folder"
 exit $fail
