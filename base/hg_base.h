@@ -236,7 +236,9 @@ char *hg_opt_peek(const struct hg_opt_prog *p, int argc, char **argv, const char
 int hg_opt_given(const struct hg_opt_prog *p, const char *name);
 
 /* usage, then one section per group: every row with its names, value,
- * help text, choices and default ("(none)" for an empty section). */
+ * help text, choices and default ("(none)" for an empty section), wrapped
+ * at spaces to the terminal's width when f is a terminal, else to 80
+ * columns. */
 void hg_opt_help(FILE *f, const struct hg_opt_prog *p);
 
 /* The options as "--name value ..." (rows without HG_OPTF_NOSAVE; unset

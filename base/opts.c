@@ -14,6 +14,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* A row of the program: p->sets[set].opts[idx]. */
 struct ref {
@@ -729,6 +731,14 @@ static int apply_setting(const struct hg_opt_prog *p, const config_setting_t *s,
     case HG_OPT_LIST:
         if (type == CONFIG_TYPE_STRING)
             return set_text(p, r, config_setting_get_string(s), 0, where, err, errlen);
+        if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64 ||
+            type == CONFIG_TYPE_FLOAT) { /* a list of one */
+            char num[64];
+            snprintf(num, sizeof(num), "%.17g", type == CONFIG_TYPE_FLOAT
+                                                    ? config_setting_get_float(s)
+                                                    : (double)config_setting_get_int64(s));
+            return set_text(p, r, num, 0, where, err, errlen);
+        }
         if (type == CONFIG_TYPE_ARRAY || type == CONFIG_TYPE_LIST)
             return apply_array(p, r, s, where, err, errlen);
         break;
@@ -853,9 +863,68 @@ static const char *metavar(const struct hg_opt *o)
     }
 }
 
-static void help_line(FILE *f, const struct hg_opt *o)
+/* --help's width: the terminal's columns when f is one, else 80 */
+static int help_width(FILE *f)
 {
-    char left[200];
+    struct winsize ws;
+    int w = 80;
+    if (isatty(fileno(f)) && ioctl(fileno(f), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        w = ws.ws_col;
+    return w < 40 ? 40 : w;
+}
+
+/* Writes text at column *col, breaking at spaces so that no line passes
+ * width; a continued line starts at column indent. A word longer than a
+ * whole line gets a line of its own. */
+static void wrap_text(FILE *f, const char *text, int *col, int indent, int width)
+{
+    const char *s = text;
+    while (*s) {
+        const char *e = s;
+        while (*e && *e != ' ')
+            e++;
+        int len = (int)(e - s);
+        if (len > 0) {
+            int lead = *col > indent; /* a space before the word */
+            if (lead && *col + 1 + len > width) {
+                fprintf(f, "\n%*s", indent, "");
+                *col = indent;
+                lead = 0;
+            }
+            if (lead)
+                fputc(' ', f);
+            fwrite(s, 1, (size_t)len, f);
+            *col += lead + len;
+        }
+        s = *e ? e + 1 : e;
+    }
+}
+
+/* usage text: each line wrapped, continued 4 columns right of its indent */
+static void wrap_usage(FILE *f, const char *usage, int width)
+{
+    char line[1024];
+    for (const char *s = usage; *s;) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n >= sizeof(line))
+            n = sizeof(line) - 1;
+        memcpy(line, s, n);
+        line[n] = 0;
+        int lead = (int)strspn(line, " ");
+        int col = lead;
+        fprintf(f, "%*s", lead, "");
+        wrap_text(f, line + lead, &col, lead + 4, width);
+        fputc('\n', f);
+        s = e ? e + 1 : s + n;
+    }
+}
+
+static void help_line(FILE *f, const struct hg_opt *o, int width)
+{
+    /* the help column: 36 on a wide terminal, 30 on a narrow one */
+    const int pos = width >= 100 ? 36 : 30;
+    char left[200], text[2048];
     int k = 0;
     if (o->short_name)
         k = snprintf(left, sizeof(left), "-%c, ", o->short_name);
@@ -865,43 +934,49 @@ static void help_line(FILE *f, const struct hg_opt *o)
         k += snprintf(left + k, sizeof(left) - (size_t)k, ", --%s", o->alias);
     if (*metavar(o))
         snprintf(left + k, sizeof(left) - (size_t)k, " %s", metavar(o));
-    if (strlen(left) > 34)
-        fprintf(f, "  %s\n  %-34s ", left, "");
+    if ((int)strlen(left) > pos - 3)
+        fprintf(f, "  %s\n%*s", left, pos, "");
     else
-        fprintf(f, "  %-34s ", left);
-    fputs(o->help ? o->help : "", f);
-    if (o->choices) {
-        fputs(" {", f);
-        for (const char *c = o->choices; *c; c++)
-            fputc(*c == '|' ? ',' : *c, f);
-        fputc('}', f);
+        fprintf(f, "  %-*s ", pos - 3, left);
+    k = snprintf(text, sizeof(text), "%s", o->help ? o->help : "");
+    if (o->choices && k < (int)sizeof(text)) {
+        k += snprintf(text + k, sizeof(text) - (size_t)k, " {");
+        for (const char *c = o->choices; *c && k < (int)sizeof(text) - 2; c++)
+            text[k++] = *c == '|' ? ',' : *c;
+        text[k++] = '}';
+        text[k] = 0;
     }
-    if (o->type == HG_OPT_BOOL || (o->flags & HG_OPTF_SWITCH)) {
-        if (o->def && strcmp(o->def, "0") != 0)
-            fprintf(f, " (default: %s)", strcmp(o->def, "1") == 0 ? "on" : o->def);
-    } else if (o->def && *o->def) {
-        fprintf(f, " (default: %s)", o->def);
+    if (k < (int)sizeof(text)) {
+        if (o->type == HG_OPT_BOOL || (o->flags & HG_OPTF_SWITCH)) {
+            if (o->def && strcmp(o->def, "0") != 0)
+                snprintf(text + k, sizeof(text) - (size_t)k, " (default: %s)",
+                         strcmp(o->def, "1") == 0 ? "on" : o->def);
+        } else if (o->def && *o->def) {
+            snprintf(text + k, sizeof(text) - (size_t)k, " (default: %s)", o->def);
+        }
     }
+    int col = pos;
+    wrap_text(f, text, &col, pos, width);
     fputc('\n', f);
 }
 
 void hg_opt_help(FILE *f, const struct hg_opt_prog *p)
 {
-    int ngroups = 0;
+    int ngroups = 0, width = help_width(f);
     while (p->groups && p->groups[ngroups])
         ngroups++;
     for (int s = 0; s < p->nsets; s++) /* a row outside every section would vanish */
         for (int i = 0; i < p->sets[s].n; i++)
             HG_CHECK(p->sets[s].opts[i].group >= 0 && p->sets[s].opts[i].group < ngroups);
     if (p->usage)
-        fputs(p->usage, f);
+        wrap_usage(f, p->usage, width);
     for (int g = 0; g < ngroups; g++) {
         fprintf(f, "\n%s:\n", p->groups[g]);
         int any = 0;
         for (int s = 0; s < p->nsets; s++)
             for (int i = 0; i < p->sets[s].n; i++)
                 if (p->sets[s].opts[i].group == g) {
-                    help_line(f, &p->sets[s].opts[i]);
+                    help_line(f, &p->sets[s].opts[i], width);
                     any = 1;
                 }
         if (!any)

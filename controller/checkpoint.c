@@ -2,7 +2,9 @@
  *
  * Layout (version 2):
  *   /                attributes: format "hgtrain-checkpoint", version 2,
- *                    epoch, num_updates, iter_epoch, iter_step, seed,
+ *                    epoch (hgtrain writes iter_epoch's value: the
+ *                    epoch a resume trains in), num_updates, iter_epoch,
+ *                    iter_step, seed,
  *                    best_metric, metric_name, maximize, train_wall, wall
  *                    (meters), options (string), data_samples and
  *                    data_hash (i64, the training data the iterator

@@ -45,7 +45,9 @@ double hg_lr_at(const struct hg_lr_sched *s, int64_t num_updates);
 
 /* What a checkpoint holds besides the tensors of the plan. */
 struct hg_ckpt_meta {
-    int64_t epoch;           /* epochs finished */
+    int64_t epoch;           /* hgtrain writes iter.epoch here: the epoch a
+                                resume trains in (1-based; the one a save
+                                in the middle of an epoch was made in) */
     int64_t num_updates;
     struct hg_iter_state iter; /* where the data iterator resumes (on load,
                                   iter.segs is malloc'ed like options) */
@@ -396,7 +398,9 @@ int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
  * parameter and its state from the rank that owns it.  Every rank calls
  * it; a no-op without such parameters. */
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
-/* Parameter and graph summary for the log. */
-void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len);
+/* Parameter and graph summary for the log: parameters, ops, the plan's
+ * memory, the BLAS (library and core), ISA and threads; verbose: the
+ * plan's activations and the BLAS's whole build line too. */
+void hg_ctl_describe(struct hg_ctl *c, int verbose, char *buf, size_t len);
 
 #endif

@@ -677,7 +677,7 @@ int hg_ctl_valid(struct hg_ctl *c, const struct hg_batch *b,
     return 0;
 }
 
-void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
+void hg_ctl_describe(struct hg_ctl *c, int verbose, char *buf, size_t len)
 {
     struct hg_mem_stats ms;
     hg_exec_mem(c->train.ex, &ms);
@@ -686,15 +686,18 @@ void hg_ctl_describe(struct hg_ctl *c, char *buf, size_t len)
         snprintf(dev, sizeof dev, " on cuda:%d%s", hg_exec_device(c->train.ex),
                  c->cfg.lowp == HG_LOWP_BF16 ? " (bf16 GEMMs)"
                  : c->cfg.lowp == HG_LOWP_FP16 ? " (fp16 GEMMs, loss scaling)" : "");
-    char ar[192] = "";
+    char ar[192] = "", act[96] = "";
     for (int k = 0; k < c->nmode; k++)
         if (c->mode[k]->describe)
             c->mode[k]->describe(c, ar, sizeof ar);
-    snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s "
-             "(activations %.1f MiB, %.1f without reuse), BLAS %s, ISA %s, "
-             "%d threads%s",
+    if (verbose)
+        snprintf(act, sizeof act, " (activations %.1f MiB, %.1f without reuse)",
+                 ms.act_bytes / 1048576.0, ms.act_naive / 1048576.0);
+    int nt = hg_kernels_get_threads();
+    snprintf(buf, len, "%lld parameters, %d ops (train), plan %.1f MiB%s%s, BLAS %s, "
+             "ISA %s, %d thread%s%s",
              (long long)hg_graph_param_count(c->train.g), c->train.n,
-             ms.total / 1048576.0, dev, ms.act_bytes / 1048576.0,
-             ms.act_naive / 1048576.0, hg_kernels_blas_name(),
-             hg_kernels_isa_name(), hg_kernels_get_threads(), ar);
+             ms.total / 1048576.0, dev, act,
+             verbose ? hg_kernels_blas_name() : hg_kernels_blas_brief(),
+             hg_kernels_isa_name(), nt, nt == 1 ? "" : "s", ar);
 }

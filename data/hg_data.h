@@ -100,6 +100,14 @@ void hg_shard_writer_abort(struct hg_shard_writer *w);
 
 /* -------------------------------------------------------------- batching */
 
+/* The default of --required-batch-size-multiple (fairseq's), one for
+ * hgtrain and `hgpreprocess batches`, so that a preview plans the batches
+ * training will; HG_BATCH_MULTIPLE_TEXT is its option-table default. */
+#define HG_BATCH_MULTIPLE 8
+#define HG_BATCH_MULTIPLE_TEXT HG__BATCH_STR(HG_BATCH_MULTIPLE)
+#define HG__BATCH_STR(x) HG__BATCH_STR_(x)
+#define HG__BATCH_STR_(x) #x
+
 /* Budgets of one epoch over `world` ranks. Rank r's batch costs
  * count * max(length of its samples) (padding-aware) and must stay within
  * max_tokens * capacity[r] (0: no token limit) and max_sentences *

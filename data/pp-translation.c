@@ -270,9 +270,9 @@ struct translation_opts {
 
 #define TR(f) offsetof(struct translation_opts, f)
 static const struct hg_opt translation_opts[] = {
-    {.name = "source-lang", .type = HG_OPT_STR, .offset = TR(sl), .metavar = "S",
+    {.name = "source-lang", .short_name = 's', .type = HG_OPT_STR, .offset = TR(sl), .metavar = "S",
      .help = "source language: files PREFIX.S"},
-    {.name = "target-lang", .type = HG_OPT_STR, .offset = TR(tl), .metavar = "T",
+    {.name = "target-lang", .short_name = 't', .type = HG_OPT_STR, .offset = TR(tl), .metavar = "T",
      .help = "target language: files PREFIX.T"},
     {.name = "trainpref", .type = HG_OPT_STR, .offset = TR(trainpref), .metavar = "P",
      .help = "training text (learns the BPE and the dictionaries)"},

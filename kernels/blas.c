@@ -56,6 +56,7 @@ static struct {
     int ok;
     char err[512];
     char name[512];
+    char brief[160]; /* library, version and core */
 #if HG_BLAS_DLOPEN
     void *handle;
     sgemm_fn sgemm;
@@ -194,6 +195,12 @@ static void blas_load(void)
     if (blas.config) {
         const char *cfg = blas.config();
         const char *core = blas.corename ? blas.corename() : NULL;
+        /* "OpenBLAS 0.3.21 NO_LAPACKE ... Zen MAX_THREADS=64": the first two
+         * words, then the core */
+        int lib = (int)strcspn(cfg, " ");
+        lib += cfg[lib] ? 1 + (int)strcspn(cfg + lib + 1, " ") : 0;
+        snprintf(blas.brief, sizeof blas.brief, "%.*s (core %s%s)", lib, cfg,
+                 core ? core : "?", overrode);
         if (core && !strcasestr(cfg, core))
             snprintf(blas.name, sizeof blas.name, "%s, core %s%s (dlopen %s)",
                      cfg, core, overrode, path);
@@ -202,6 +209,7 @@ static void blas_load(void)
                      overrode, path);
     } else {
         snprintf(blas.name, sizeof blas.name, "CBLAS (dlopen %s)", path);
+        snprintf(blas.brief, sizeof blas.brief, "CBLAS (%s)", base);
     }
     blas.ok = 1;
 }
@@ -209,6 +217,7 @@ static void blas_load(void)
 static void blas_load(void)
 {
     snprintf(blas.name, sizeof blas.name, "CBLAS (linked)");
+    snprintf(blas.brief, sizeof blas.brief, "CBLAS (linked)");
     blas.ok = 1;
 }
 #endif
@@ -253,6 +262,12 @@ const char *hg_kernels_blas_name(void)
 {
     pthread_once(&blas.once, blas_once);
     return blas.ok ? blas.name : blas.err;
+}
+
+const char *hg_kernels_blas_brief(void)
+{
+    pthread_once(&blas.once, blas_once);
+    return blas.ok ? blas.brief : blas.err;
 }
 
 /* One single-threaded BLAS call: C[m,n] = alpha op(A) op(B) + beta C. */

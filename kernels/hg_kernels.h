@@ -235,8 +235,12 @@ extern const struct hg_op_info hg_op_table[HG_OP_COUNT];
 int hg_kernels_init(char *err, size_t errlen);
 void hg_kernels_set_threads(int nthreads);
 int hg_kernels_get_threads(void);
-/* Short description of the BLAS in use ("OpenBLAS 0.3.21 SkylakeX (OpenMP)"). */
+/* The BLAS in use, all its build says ("OpenBLAS 0.3.21 NO_LAPACKE
+ * DYNAMIC_ARCH ... SkylakeX MAX_THREADS=64 (dlopen PATH)"), and in brief:
+ * library, version and core ("OpenBLAS 0.3.21 (core SkylakeX)", ", was
+ * Haswell" where hgtrain overrode OPENBLAS_CORETYPE). */
 const char *hg_kernels_blas_name(void);
+const char *hg_kernels_blas_brief(void);
 /* The instruction set our own CPU kernels use: "avx512", "avx2" or
  * "baseline" (the CPU's widest, or lower where HG_ISA caps it; an HG_ISA
  * the CPU lacks is refused by hg_kernels_init). */

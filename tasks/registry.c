@@ -125,6 +125,10 @@ struct hg_opt *hg_task_opt_rows(const struct hg_task_option *opts, int group, in
     for (int i = 0; i < k; i++)
         rows[i] = (struct hg_opt){
             .name = opts[i].name,
+            /* fairseq's short names of the language options */
+            .short_name = strcmp(opts[i].name, "source-lang") == 0   ? 's'
+                          : strcmp(opts[i].name, "target-lang") == 0 ? 't'
+                                                                     : 0,
             .type = HG_OPT_STR,
             .group = group,
             .offset = (size_t)i * sizeof(char *),

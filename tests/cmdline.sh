@@ -48,6 +48,18 @@ for p in "$HGTRAIN" "$HGPRE" "$HGSCORE" "$HGPLAN"; do
     expect 0 "^[a-z]* .*[0-9]" "$p" --version
 done
 expect 0 "^hgtrain [0-9]" "$HGTRAIN" generate --version
+# --help: wrapped to 80 columns when stdout is not a terminal
+for p in "$HGTRAIN" "$HGTRAIN generate" "$HGTRAIN --task translation" "$HGPRE" \
+    "$HGPRE translation" "$HGSCORE"; do
+    # shellcheck disable=SC2086
+    $p --help >"$tmp/h" 2>&1 || bad "$p --help failed"
+    w=$(awk 'length > m { m = length } END { print m + 0 }' "$tmp/h")
+    [ "$w" -le 80 ] || bad "$p --help: a line of $w columns: $(awk 'length > 80' "$tmp/h" | head -1)"
+done
+"$HGTRAIN" --help >"$tmp/h"
+for g in general dataset optimization checkpoint distributed; do
+    grep -q "^$g options:\$" "$tmp/h" || bad "hgtrain --help: no section '$g options'"
+done
 # --arch
 expect 0 "^--arch of task translation: transformer_tiny|transformer_small" "$HGTRAIN" --task translation --help
 expect 2 "--arch transformer_smal: not an architecture of task translation (did you mean transformer_small?)" \
@@ -76,6 +88,50 @@ grep -q "early stop: loss has not improved for 2 validations (--patience)" "$tmp
 [ "$(grep -c 'valid on' "$tmp/p.log")" -eq 3 ] || bad "--patience 2: $(grep -c 'valid on' "$tmp/p.log") validations, want 3"
 grep -q "done: 6 updates" "$tmp/p.log" || bad "--patience: not stopped at update 6"
 [ -f "$tmp/ck/checkpoint_last.h5" ] || bad "--patience: no checkpoint_last.h5"
+
+# fairseq's names: -s/-t, --train-subset (the 30-sentence split: epochs of
+# one or two updates), --disable-validation, --lr as a per-epoch list
+# (epoch 1 at 0.5, then 0.1), --stop-min-lr (stops once the next epoch's
+# lr would be at or below it)
+fs() { # log args...: a short run on the valid split
+    l=$1
+    shift
+    "$HGTRAIN" --task translation --data "$tmp/mt" -s en -t es --train-subset valid \
+        --arch transformer_tiny --optimizer sgd --lr-scheduler fixed --max-tokens 1024 \
+        --threads 1 --log-interval 1 --log-format simple --no-save --save-dir "$tmp/fs" \
+        "$@" >"$tmp/$l" 2>&1 || { cat "$tmp/$l"; bad "fairseq names: $*"; }
+}
+fs fs1.log --lr 0.5,0.1 --max-epoch 3 --disable-validation
+grep -q "data $tmp/mt: 30 valid samples, no validation (--disable-validation)" "$tmp/fs1.log" ||
+    bad "--train-subset/--disable-validation: $(grep 'task translation' "$tmp/fs1.log")"
+grep -q "valid on" "$tmp/fs1.log" && bad "--disable-validation validated"
+for e in 1 2 3; do
+    want=0.1
+    [ $e = 1 ] && want=0.5
+    lrs=$(grep "^| epoch 00$e | update" "$tmp/fs1.log" | sed 's/.*| lr \([0-9.e-]*\) .*/\1/' | sort -u)
+    [ "$lrs" = $want ] || bad "--lr 0.5,0.1: epoch $e trained at lr '$lrs', want $want"
+done
+# the header's BLAS line: library, core and threads; the rest under --verbose
+h=$(grep '^| .* parameters, .* BLAS ' "$tmp/fs1.log")
+[ ${#h} -le 120 ] && echo "$h" | grep -q ", BLAS [^,]*, ISA [a-z0-9]*, 1 thread\$" &&
+    ! echo "$h" | grep -q "activations\|dlopen\|MAX_THREADS" ||
+    bad "the header's BLAS line (${#h} characters): $h"
+fs fs2.log --lr 0.5,0.1 --max-epoch 3 --stop-min-lr 0.2 --validate-interval 0 --verbose
+grep -q '^| .* parameters, .*(activations .* without reuse), BLAS ' "$tmp/fs2.log" ||
+    bad "--verbose: $(grep ' parameters, ' "$tmp/fs2.log")"
+grep -q "lr 0.1 at or below --stop-min-lr 0.2: done" "$tmp/fs2.log" ||
+    { cat "$tmp/fs2.log"; bad "--stop-min-lr did not stop after epoch 1"; }
+grep -q "^| epoch 002" "$tmp/fs2.log" && bad "--stop-min-lr: trained on in epoch 2"
+grep -q "data $tmp/mt: 30 valid samples, no validation (--validate-interval 0)\$" "$tmp/fs2.log" ||
+    bad "validation off: $(grep 'task translation' "$tmp/fs2.log")"
+expect 2 "--lr: a list of 2 rates is one per epoch" "$HGTRAIN" --task mnist --batch-size 8 \
+    --lr 0.1,0.2 --lr-scheduler inverse_sqrt
+expect 2 "--skip-invalid-size-inputs-valid-test: a fairseq option that does not apply" \
+    "$HGTRAIN" --task mnist --batch-size 8 --skip-invalid-size-inputs-valid-test
+expect 2 "unknown option '--train-subsets' (did you mean --train-subset?)" "$HGTRAIN" \
+    --task mnist --batch-size 8 --train-subsets x
+expect 1 "has 3 entries for a world of 1 rank\$" "$HGTRAIN" --task translation \
+    --data "$tmp/mt" -s en -t es --max-tokens 500 --rank-capacity 1,2,3 --save-dir "$tmp/rc"
 
 [ $fail = 0 ] && echo "ok  cmdline: did-you-mean in every program, fairseq refusals, --version, --arch, --patience"
 exit $fail

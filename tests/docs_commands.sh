@@ -2,9 +2,11 @@
 # The commands of README.md and docs/tasks.md run as written, in a fresh
 # directory, with the build directory on PATH (as after make install):
 # README's Data section (preprocess with a test split, train, generate
-# --gen-subset test, interactive) and docs/tasks.md's bert and
-# translation examples one after the other (each with its own
-# --save-dir). Their placeholder inputs (corpus.txt, corpus.en, ...) are
+# --gen-subset test, interactive), docs/tasks.md's bert and translation
+# examples one after the other (each with its own --save-dir) and its
+# generate and interactive lines on the translation run's checkpoints,
+# and scripts/demo-translation (the README's first command) run from
+# another folder, shrunk by its own options. Their placeholder inputs (corpus.txt, corpus.en, ...) are
 # made from tests/data. SKIP (77) without python3 (the block extractor).
 set -u
 B=${HG_BUILDDIR:-.}
@@ -82,6 +84,8 @@ cp "$D/corpus.en" "$tmp/w/corpus.en"
 cp "$D/corpus.es" "$tmp/w/corpus.es"
 head -n 100 "$D/corpus.en" >"$tmp/w/valid.en"
 head -n 100 "$D/corpus.es" >"$tmp/w/valid.es"
+sed -n 101,150p "$D/corpus.en" >"$tmp/w/test.en"
+sed -n 101,150p "$D/corpus.es" >"$tmp/w/test.es"
 awk 'NR % 15 == 0 { print "" } { print }' "$D/corpus.en" >"$tmp/w/corpus.txt"
 
 skip_fm=""
@@ -95,6 +99,45 @@ run tasks-bert "$S/docs/tasks.md" "hgtrain --task bert --data data-bin/lm"
 run tasks-mt "$S/docs/tasks.md" "hgtrain --task translation --data data-bin/mt"
 [ -f "$tmp/w/checkpoints/bert/checkpoint_last.h5" ] && [ -f "$tmp/w/checkpoints/mt/checkpoint_last.h5" ] ||
     bad "docs/tasks.md: the bert and translation runs did not keep their own checkpoints"
+# docs/tasks.md's generate (on the test split its preprocess made) and
+# interactive lines, after its training run
+run tasks-generate "$S/docs/tasks.md" "hgtrain generate --data data-bin/mt --path checkpoints/mt"
+[ "$(wc -l <"$tmp/w/mt-test.txt" 2>/dev/null)" = 50 ] ||
+    bad "docs/tasks.md's generate: no hypothesis per test sentence"
+grep -q 'Generate test with beam=5: BLEU' "$tmp/tasks-generate.log" || bad "docs/tasks.md's generate: no BLEU line"
+run tasks-interactive "$S/docs/tasks.md" "hgtrain interactive --data data-bin/mt"
+[ "$(grep -c "$(printf '\t')" "$tmp/tasks-interactive.log")" = 2 ] ||
+    bad "docs/tasks.md's interactive: not 2 scored hypotheses: $(cat "$tmp/tasks-interactive.log")"
 
-[ $fail = 0 ] && echo "ok  docs_commands: README's data/translation commands, docs/tasks.md's bert and translation examples"
+# README's first command ends in scripts/demo-translation: run from another
+# folder it finds the programs itself (here on PATH, as after make
+# install, unless the source tree holds a build); kept short with its
+# options that shrink it (the tests/data corpus, transformer_tiny, 10
+# updates)
+mkdir "$tmp/elsewhere"
+t0=$(date +%s)
+(cd "$tmp/elsewhere" && "$S/scripts/demo-translation" --small --arch transformer_tiny \
+    --minutes 5 -- --threads 1 --max-update 10) >"$tmp/demo.log" 2>&1 ||
+    { cat "$tmp/demo.log"; bad "scripts/demo-translation from another folder failed"; }
+echo "demo: $(($(date +%s) - t0)) s"
+grep -q '^| Generate test with beam=5: BLEU = ' "$tmp/demo.log" ||
+    { cat "$tmp/demo.log"; bad "demo-translation from another folder: no test BLEU line"; }
+[ -f "$tmp/elsewhere/demo-translation/test.hyp" ] || bad "demo-translation: no test.hyp under the folder it ran in"
+
+# the sbatch script (README: sbatch scripts/slurm/hgtrain.sbatch): its
+# arguments reach hgtrain, last (so they win), through a stand-in srun
+# that prints what it was asked to run; its comments say how to size it
+mkdir "$tmp/fake"
+printf '#!/bin/sh\nprintf "%%s\\n" "$@"\n' >"$tmp/fake/srun"
+chmod +x "$tmp/fake/srun"
+if command -v bash >/dev/null 2>&1; then
+    (cd "$tmp/w" && PATH="$tmp/fake:$PATH" SLURM_JOB_ID=7 bash "$S/scripts/slurm/hgtrain.sbatch" \
+        --max-epoch 2 --lr 0.02) >"$tmp/sbatch.out" 2>&1 || bad "hgtrain.sbatch failed: $(cat "$tmp/sbatch.out")"
+    [ "$(tail -n 4 "$tmp/sbatch.out" | tr '\n' ' ')" = "--max-epoch 2 --lr 0.02 " ] ||
+        bad "hgtrain.sbatch: its arguments are not hgtrain's last: $(tr '\n' ' ' <"$tmp/sbatch.out")"
+fi
+grep -q '^#   sbatch --nodes=1 --cpus-per-task=2 scripts/slurm/hgtrain.sbatch' \
+    "$S/scripts/slurm/hgtrain.sbatch" || bad "hgtrain.sbatch: no word on sizing it for a small partition"
+
+[ $fail = 0 ] && echo "ok  docs_commands: README's data/translation commands, docs/tasks.md's bert, translation, generate and interactive examples, the demo from another folder"
 exit $fail

@@ -9,6 +9,17 @@ B=${HG_BUILDDIR:-.}
 S=${HG_SRCDIR:-.}
 HGTRAIN=${HGTRAIN:-$B/hgtrain}
 HGPRE=${HGPREPROCESS:-$B/hgpreprocess}
+# without h5py (an h5py that fails to import, first on the path) the hint
+# names pip, not only Debian's packages
+if command -v python3 >/dev/null 2>&1; then
+    nt=$(mktemp -d) || exit 1
+    echo 'raise ImportError("No module named h5py")' >"$nt/h5py.py"
+    PYTHONPATH=$nt python3 "$S/scripts/export-pytorch" "$nt/x.h5" "$nt/x.pt" >"$nt/o" 2>&1
+    rc=$?
+    [ $rc = 1 ] && grep -q "pip install h5py torch" "$nt/o" ||
+        { cat "$nt/o"; echo "FAIL: export-pytorch without h5py: exit $rc, no pip hint"; rm -rf "$nt"; exit 1; }
+    rm -rf "$nt"
+fi
 py=""
 for p in python3 /usr/bin/python3; do
     if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch, h5py' >/dev/null 2>&1; then

@@ -82,12 +82,12 @@ for isa in $paths; do
             HG_ISA=$isa train $m "$m-$isa-t$t" --threads $t || ok=0
         done
         [ $ok = 1 ] || continue
-        grep -q "ISA $isa, 1 threads" "$tmp/$m-$isa-t1.log" ||
+        grep -q "ISA $isa, 1 thread\$" "$tmp/$m-$isa-t1.log" ||
             bad "$m: no 'ISA $isa' in the header line: $(grep BLAS "$tmp/$m-$isa-t1.log")"
         same "$m, ISA $isa: 2 threads differ from 1" "$m-$isa-t1" "$m-$isa-t2" &&
             same "$m, ISA $isa: 3 threads differ from 1" "$m-$isa-t1" "$m-$isa-t3" &&
-            echo "ok: $m, ISA $isa ($(sed -n 's/.*BLAS \(.*\) MAX_THREADS.*/\1/p' \
-                "$tmp/$m-$isa-t1.log" | awk '{ print $NF }')): 1, 2, 3 threads bitwise equal"
+            echo "ok: $m, ISA $isa ($(sed -n 's/.*BLAS .*(core \([A-Za-z0-9]*\).*/\1/p' \
+                "$tmp/$m-$isa-t1.log")): 1, 2, 3 threads bitwise equal"
     done
 done
 

@@ -122,6 +122,14 @@ $T --trainpref "$DATA/corpus" --validpref "$tmp/valid" --destdir "$tmp/mtj2" \
 "$PRE" batches --data "$tmp/mt/train" --max-tokens 1024 --rank-capacity 2,1,1 \
     --required-batch-size-multiple 8 >"$tmp/plan" 2>&1 || { bad "batches"; cat "$tmp/plan"; }
 cat "$tmp/plan"
+# the default multiple is hgtrain's (8): the same plan without the option,
+# another with multiple 1
+"$PRE" batches --data "$tmp/mt/train" --max-tokens 1024 --rank-capacity 2,1,1 \
+    >"$tmp/plan.def" 2>&1 || bad "batches with the default multiple"
+cmp -s "$tmp/plan" "$tmp/plan.def" || bad "batches: the default multiple is not hgtrain's 8"
+"$PRE" batches --data "$tmp/mt/train" --max-tokens 1024 --rank-capacity 2,1,1 \
+    --required-batch-size-multiple 1 >"$tmp/plan.1" 2>&1 || bad "batches with multiple 1"
+cmp -s "$tmp/plan" "$tmp/plan.1" && bad "batches: multiple 1 planned as 8 (the comparison above proves nothing)"
 total=$(sed -n 's/^| .*: \([0-9]*\) samples in .*/\1/p' "$tmp/plan")
 sum=$(sed -n 's/^| rank [0-9]*: capacity [0-9.]*, \([0-9]*\) samples.*/\1/p' "$tmp/plan" |
     awk '{ s += $1 } END { print s + 0 }')

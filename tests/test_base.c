@@ -390,6 +390,54 @@ static void test_help(void)
     if (getenv("HG_SHOW_HELP"))
         fputs(buf, stdout);
     free(buf);
+
+    /* a long help and a long usage line wrap at 80 columns (the stream is
+     * no terminal), every word kept, in order */
+    static const char long_help[] =
+        "a help text far longer than one line of a terminal, which the parser "
+        "must break at spaces into lines that start under the help column and "
+        "end before the eightieth column, keeping every word of it in order, "
+        "including a-rather-long-hyphenated-word-that-stays-whole";
+    const struct hg_opt wide[] = {
+        {.name = "a-very-long-option-name-indeed", .type = HG_OPT_INT, .group = 0,
+         .offset = OFF(count), .def = "3", .metavar = "COUNT", .help = long_help},
+    };
+    struct hg_opt_prog q = {
+        .usage = "usage: test --a-very-long-option-name-indeed COUNT [and many other "
+                 "words that pass the eightieth column]\n",
+        .groups = groups,
+        .sets = {{.opts = wide, .n = 1, .base = &o}},
+        .nsets = 1,
+    };
+    buf = NULL;
+    len = 0;
+    f = open_memstream(&buf, &len);
+    hg_opt_help(f, &q);
+    fclose(f);
+    int longest = 0, n = 0, lines = 0;
+    for (const char *l = buf; *l; lines++) {
+        const char *e = strchr(l, '\n');
+        int k = e ? (int)(e - l) : (int)strlen(l);
+        longest = k > longest ? k : longest;
+        l += k + (e != NULL);
+    }
+    EXPECT(longest <= 80, "a help line of %d columns:\n%s", longest, buf);
+    EXPECT(lines >= 10, "%d lines: not wrapped?\n%s", lines, buf);
+    char *flat = malloc(len + 1); /* the text with line breaks and indents as one space */
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '\n' || (buf[i] == ' ' && n > 0 && flat[n - 1] == ' ')) {
+            if (n > 0 && flat[n - 1] != ' ')
+                flat[n++] = ' ';
+            continue;
+        }
+        flat[n++] = buf[i];
+    }
+    flat[n] = 0;
+    EXPECT(strstr(flat, long_help), "the long help lost words:\n%s", buf);
+    EXPECT(strstr(flat, "pass the eightieth column]"), "the usage lost words:\n%s", buf);
+    EXPECT(strstr(flat, "(default: 3)"), "no default:\n%s", buf);
+    free(flat);
+    free(buf);
 }
 
 static int same(const struct topts *a, const struct topts *b)

@@ -578,6 +578,24 @@ static void test_help(void)
     FILE *f = open_memstream(&buf, &len);
     hg_opts_help(f, topts, "mt");
     fclose(f);
+    /* wrapped at 80 columns: each help text is whole once a line break and
+     * the next line's indent read as one space */
+    char *flat = malloc(len + 1);
+    size_t k = 0;
+    int longest = 0, col = 0;
+    for (size_t i = 0; i < len; i++) {
+        col = buf[i] == '\n' ? 0 : col + 1;
+        longest = col > longest ? col : longest;
+        if (buf[i] == '\n') {
+            flat[k++] = ' ';
+            while (i + 1 < len && buf[i + 1] == ' ')
+                i++;
+        } else {
+            flat[k++] = buf[i];
+        }
+    }
+    flat[k] = 0;
+    EXPECT(longest <= 80, "a help line of %d columns", longest);
     for (int i = 0; i < hg_train_nopts; i++) {
         char want[128];
         snprintf(want, sizeof(want), "--%s", hg_train_opts[i].name);
@@ -586,7 +604,7 @@ static void test_help(void)
             snprintf(want, sizeof(want), "--%s", hg_train_opts[i].alias);
             EXPECT(strstr(buf, want), "help lacks %s", want);
         }
-        EXPECT(strstr(buf, hg_train_opts[i].help), "help lacks the text of --%s",
+        EXPECT(strstr(flat, hg_train_opts[i].help), "help lacks the text of --%s",
                hg_train_opts[i].name);
     }
     for (int i = 0; topts[i].name; i++)
@@ -599,7 +617,61 @@ static void test_help(void)
     EXPECT(strstr(buf, "{sgd,adam,adamw,adadelta}"), "choices");
     if (getenv("HG_SHOW_HELP"))
         fputs(buf, stdout);
+    free(flat);
     free(buf);
+}
+
+/* fairseq's names that hgtrain takes: --lr lists (one rate per epoch),
+ * --train-subset, --disable-validation, --max-sentences-valid,
+ * --stop-min-lr, -s/-t; --skip-invalid-size-inputs-valid-test refused by
+ * name with advice */
+static void test_fairseq_names(void)
+{
+    struct hg_opts o;
+    char err[512];
+    int rc = parse_str(&o, "--max-tokens 1 --lr 0.25,0.1 --train-subset train2 "
+                       "--disable-validation --batch-size-valid 16 --stop-min-lr 1e-5",
+                       NULL, NULL, err, sizeof(err));
+    EXPECT(rc == 0, "%s", err);
+    if (rc == 0) {
+        EXPECT(o.lrs.n == 2 && o.lr == 0.25, "--lr list: n %d, lr %g", o.lrs.n, o.lr);
+        EXPECT(hg_opts_lr_epoch(&o, 1) == 0.25 && hg_opts_lr_epoch(&o, 2) == 0.1 &&
+                   hg_opts_lr_epoch(&o, 7) == 0.1,
+               "per-epoch lr: %g %g %g", hg_opts_lr_epoch(&o, 1), hg_opts_lr_epoch(&o, 2),
+               hg_opts_lr_epoch(&o, 7));
+        EXPECT(strcmp(o.train_subset, "train2") == 0, "%s", o.train_subset);
+        EXPECT(o.disable_validation == 1 && o.max_sentences_valid == 16 &&
+                   o.stop_min_lr == 1e-5,
+               "disable %d, valid batch %lld, stop-min-lr %g", o.disable_validation,
+               (long long)o.max_sentences_valid, o.stop_min_lr);
+        char *text = hg_opts_to_string(&o); /* the list is saved whole */
+        EXPECT(text && strstr(text, "--lr 0.25,0.1"), "%s", text ? text : "(null)");
+        free(text);
+    }
+    hg_opts_free(&o);
+    rc = parse_str(&o, "--max-tokens 1", NULL, NULL, err, sizeof(err));
+    EXPECT(rc == 0 && strcmp(o.train_subset, "train") == 0 && o.stop_min_lr == -1 &&
+               o.lrs.n == 1 && hg_opts_lr_epoch(&o, 3) == 0.01,
+           "defaults: %s", err);
+    hg_opts_free(&o);
+    expect_error("--max-tokens 1 --lr 0.25,0.1 --lr-scheduler inverse_sqrt", "--lr",
+                 "--lr-scheduler fixed", __LINE__);
+    expect_error("--max-tokens 1 --lr 0.25,0", "--lr", NULL, __LINE__);
+    expect_error("--max-tokens 1 --skip-invalid-size-inputs-valid-test",
+                 "--skip-invalid-size-inputs-valid-test: a fairseq option", "--max-len",
+                 __LINE__);
+    /* -s/-t: fairseq's short names of a task's --source-lang/--target-lang */
+    const char *tv[4];
+    rc = parse_str(&o, "-s it --max-tokens 1", topts, tv, err, sizeof(err));
+    EXPECT(rc == 0 && tv[0] && strcmp(tv[0], "it") == 0, "-s: %s", err);
+    hg_opts_free(&o);
+    /* a number in a config file for a list option: a list of one */
+    const char *cfg = write_file("lr.cfg", "max_tokens = 1;\nlr = 0.5;\n");
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "-c %s", cfg);
+    rc = parse_str(&o, cmd, NULL, NULL, err, sizeof(err));
+    EXPECT(rc == 0 && o.lr == 0.5 && o.lrs.n == 1, "lr = 0.5 in a file: %s", err);
+    hg_opts_free(&o);
 }
 
 int main(void)
@@ -619,6 +691,7 @@ int main(void)
     test_peek();
     test_round_trip();
     test_help();
+    test_fairseq_names();
     char cmd[400];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

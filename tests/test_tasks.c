@@ -309,6 +309,23 @@ static void test_hgtrain_plugin(void)
     EXPECT(a && b && l1 < 0.6 * l0, "hgtrain xor loss %g -> %g", l0, l1);
     if (rc == 0 && done)
         printf("ok  hgtrain --task-plugin xor_task.so: loss %.4f -> %.4f\n", l0, l1);
+
+    /* --list-tasks lists the plug-in after the built-in tasks */
+    snprintf(cmd, sizeof(cmd),
+             "'%s/hgtrain' --task-plugin '%s/tasks/examples/.libs/xor_task.so' --list-tasks "
+             ">'%s' 2>&1", builddir, builddir, log);
+    rc = system(cmd);
+    int builtin = 0, plugin = 0;
+    f = fopen(log, "r");
+    while (f && fgets(line, sizeof(line), f)) {
+        builtin |= strncmp(line, "translation ", 12) == 0;
+        plugin |= strncmp(line, "xor ", 4) == 0 && strstr(line, "(plug-in ") &&
+                  strstr(line, "xor_task.so)");
+    }
+    if (f)
+        fclose(f);
+    EXPECT(rc == 0 && builtin && plugin, "--task-plugin --list-tasks: exit %d, built-in %d, "
+           "plug-in %d (log %s)", rc, builtin, plugin, log);
 }
 
 /* ------------------------------------------------- controller: update-freq */

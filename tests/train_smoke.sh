@@ -40,8 +40,22 @@ run() { # save-dir args...
 }
 
 # 1. U updates, then validation on the test split
-run ck1 --max-update $U --log-interval $((U / 3)) >"$tmp/out" 2>&1 || { cat "$tmp/out"; bad "hgtrain exited non-zero"; }
+run ck1 --max-update $U --log-interval $((U / 3)) --validate-interval-updates $((2 * U / 3)) \
+    --log-file "$tmp/ck1.json" >"$tmp/out" 2>&1 || { cat "$tmp/out"; bad "hgtrain exited non-zero"; }
 cat "$tmp/out"
+# the meters after the validation at 2U/3 leave its time out: the window's
+# seconds (updates / ups) are its training time (train_wall's growth) plus
+# the loader's waits, well under the validation's time (wall's growth
+# beyond train_wall's)
+f() { grep "\"num_updates\": $1," "$tmp/ck1.json" | grep '"ups"' | sed "s/.*\"$2\": \([0-9.e+-]*\).*/\1/"; }
+a=$((2 * U / 3))
+awk -v n=$((U - a)) -v ups="$(f $U ups)" -v tw0="$(f $a train_wall)" -v tw1="$(f $U train_wall)" \
+    -v w0="$(f $a wall)" -v w1="$(f $U wall)" 'BEGIN {
+        val = (w1 - w0) - (tw1 - tw0); gap = n / ups - (tw1 - tw0)
+        printf "ups after a validation: %.2f; window %.1f s, training %.1f s, validation %.1f s\n",
+               ups, n / ups, tw1 - tw0, val
+        exit !(ups > 0 && (val < 1 || gap < 0.5 * val)) }' ||
+    bad "ups after a validation counts the validation's time"
 first=$(grep '| update' "$tmp/out" | head -n 1 | sed 's/.*| loss \([0-9.]*\).*/\1/')
 last=$(grep '| update' "$tmp/out" | tail -n 1 | sed 's/.*| loss \([0-9.]*\).*/\1/')
 acc=$(grep 'valid on' "$tmp/out" | tail -n 1 | sed 's/.*| accuracy \([0-9.]*\).*/\1/')
@@ -67,6 +81,13 @@ if command -v h5diff >/dev/null 2>&1; then
         bad "resumed optimizer state differs"
 else
     echo "note: h5diff missing, exactness not compared"
+fi
+# the checkpoint's epoch is its iter_epoch: saved in the middle of epoch 1,
+# both say 1
+if command -v h5dump >/dev/null 2>&1; then
+    attr() { h5dump -a "$1" "$tmp/ck3/checkpoint_last.h5" | sed -n 's/.*(0): \([0-9]*\).*/\1/p'; }
+    [ "$(attr epoch)" = 1 ] && [ "$(attr iter_epoch)" = 1 ] ||
+        bad "mid-epoch checkpoint: epoch '$(attr epoch)', iter_epoch '$(attr iter_epoch)', want 1 and 1"
 fi
 # the losses logged after the resume match too
 grep -E "\| update ($((H + L))|$((2 * H))) " "$tmp/b.log" | sed 's/.*| loss \([0-9.]*\).*/\1/' >"$tmp/lb"

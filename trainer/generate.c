@@ -46,6 +46,9 @@ struct gopts {
     int incremental, print_scores, help, version;
 };
 
+/* what the messages are prefixed with: the command the user typed */
+static const char *gen_name = "hgtrain generate";
+
 static const char usage[] =
     "usage: hgtrain generate --data DIR --path CHECKPOINT [--gen-subset test]\n"
     "    [--input FILE|-] [--beam 5] [--n-best 1] [--lenpen 1] [--max-len-a 0]\n"
@@ -922,13 +925,13 @@ static int text_to_ids(struct gctx *c, char *line, const char *name, int64_t lin
     s->src = ids;
     s->slen = (int32_t)n;
     if ((int64_t)n > c->max_src_pos) {
-        fprintf(stderr, "hgtrain generate: %s:%lld: %zu tokens after BPE (with </s>), more "
-                "than the model's --max-source-positions %lld: not translated\n", name,
+        fprintf(stderr, "%s: %s:%lld: %zu tokens after BPE (with </s>), more "
+                "than the model's --max-source-positions %lld: not translated\n", gen_name, name,
                 (long long)lineno, n, (long long)c->max_src_pos);
         s->skip = 1;
     } else if (unk > 0 && unk == (int64_t)n - 1) {
-        fprintf(stderr, "hgtrain generate: %s:%lld: every token is unknown to "
-                "dict.%s.txt (translated as <unk>)\n", name, (long long)lineno, c->slang);
+        fprintf(stderr, "%s: %s:%lld: every token is unknown to "
+                "dict.%s.txt (translated as <unk>)\n", gen_name, name, (long long)lineno, c->slang);
     }
     return 0;
 oom:
@@ -995,7 +998,7 @@ static int run_text(const struct gopts *o, char *err, size_t errlen)
                 if (ferror(in))
                     goto out;
                 /* bad bytes or a NUL: this line only */
-                fprintf(stderr, "hgtrain generate: %s: not translated\n", err);
+                fprintf(stderr, "%s: %s: not translated\n", gen_name, err);
                 s->skip = 1;
                 continue;
             }
@@ -1191,7 +1194,7 @@ int hg_generate_main(int argc, char **argv)
     prog_init(&p, &o);
     int rc = 0;
     if (parse(&p, &o, argc, argv, err, sizeof(err)) != 0) {
-        fprintf(stderr, "hgtrain generate: %s\n%s", err, usage);
+        fprintf(stderr, "%s: %s\n%s", gen_name, err, usage);
         rc = 2;
     } else if (o.help) {
         hg_opt_help(stdout, &p);
@@ -1200,7 +1203,7 @@ int hg_generate_main(int argc, char **argv)
     } else if (hg_kernels_init(err, sizeof(err)) != 0 ||
                (o.input ? run_text(&o, err, sizeof(err)) : run_split(&o, err, sizeof(err))) !=
                    0) {
-        fprintf(stderr, "hgtrain generate: %s\n", err);
+        fprintf(stderr, "%s: %s\n", gen_name, err);
         rc = 1;
     }
     hg_opt_free(&p);
@@ -1221,7 +1224,9 @@ int hg_interactive_main(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         av[i + 2] = argv[i];
     av[argc + 2] = NULL;
+    gen_name = "hgtrain interactive";
     int rc = hg_generate_main(argc + 2, av);
+    gen_name = "hgtrain generate";
     free(av);
     return rc;
 }

@@ -200,9 +200,20 @@ static int parse_options(struct hg__run *r, int argc, char **argv, int *rc)
     const char *archs = r->task ? hg_task_archs(r->task) : NULL;
     if (r->o.help) {
         hg_opts_help(stdout, r->task ? r->task->options : NULL, r->task ? r->task->name : NULL);
-        if (archs)
-            printf("\n--arch of task %s: %s\n", r->task->name,
-                   *archs ? archs : "none (its options set the model)");
+        if (archs) { /* "a|b|c", broken after a '|' before column 80 */
+            int col = printf("\n--arch of task %s: ", r->task->name) - 1;
+            const char *a = *archs ? archs : "none (its options set the model)";
+            for (int first = 1; *a; first = 0) {
+                size_t n = *archs ? strcspn(a, "|") + (a[strcspn(a, "|")] == '|') : strlen(a);
+                if (!first && col + (int)n > 80) {
+                    printf("\n    ");
+                    col = 4;
+                }
+                col += printf("%.*s", (int)n, a);
+                a += n;
+            }
+            putchar('\n');
+        }
         hg_opts_free(&r->o);
         *rc = 0;
         return 1;
@@ -217,6 +228,9 @@ static int parse_options(struct hg__run *r, int argc, char **argv, int *rc)
     if (r->o.list_tasks) {
         for (int i = 0; hg_task_registry[i]; i++)
             printf("%-14s %s\n", hg_task_registry[i]->name, hg_task_registry[i]->help);
+        if (plugin && r->task) /* --task-plugin's, loaded above */
+            printf("%-14s %s (plug-in %s)\n", r->task->name,
+                   r->task->help ? r->task->help : "", plugin);
         hg_opts_free(&r->o);
         *rc = 0;
         return 1;
@@ -371,11 +385,19 @@ static void log_plan_table(struct hg__run *r)
 static void describe_job(struct hg__run *r, const struct hg_launch *L)
 {
     char line[3072], desc[1024], job[512];
-    hg_ctl_describe(r->ctl, desc, sizeof(desc));
+    hg_ctl_describe(r->ctl, r->o.verbose, desc, sizeof(desc));
     hg_launch_describe(L, job, sizeof(job));
-    snprintf(line, sizeof(line), "| task %s, data %s: %lld train, %lld %s samples\n"
+    char valid[300];
+    if (r->valid.ds)
+        snprintf(valid, sizeof(valid), "%lld %s samples", (long long)r->valid.n,
+                 r->o.valid_subset);
+    else
+        snprintf(valid, sizeof(valid), "no validation (%s)",
+                 r->o.disable_validation ? "--disable-validation"
+                                         : "--validate-interval 0");
+    snprintf(line, sizeof(line), "| task %s, data %s: %lld %s samples, %s\n"
              "| %s\n| %s\n", r->task->name, r->o.data, (long long)r->train.n,
-             (long long)r->valid.n, r->o.valid_subset, desc, job);
+             r->o.train_subset, valid, desc, job);
     hg__run_log(r, line, NULL);
     if (r->o.cluster_file && !r->o.strategy && !r->o.plan) {
         int k = snprintf(line, sizeof(line), "| rank capacities (--cluster-file %s):",

@@ -9,7 +9,9 @@
 
 #include "base/hg_base.h"
 #include "planner/hg_planner.h"
+#include "data/hg_data.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -67,9 +69,13 @@ const struct hg_opt hg_train_opts[] = {
              "measured speed and cut the rest of the epoch with them (-1: 50 "
              "on several ranks unless --rank-capacity, per-rank budget lists, "
              "--strategy or --plan set the budgets; 0: off)"},
+    {.name = "verbose", .type = HG_OPT_BOOL, .group = G_GEN, .offset = OFF(verbose),
+     .flags = HG_OPTF_NOSAVE,
+     .help = "log the details too: the plan's activation memory and the BLAS "
+             "library's whole build line"},
     {.name = "list-tasks", .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(list_tasks), .flags = HG_OPTF_NOSAVE,
-     .help = "list the built-in tasks and exit"},
+     .help = "list the built-in tasks (and --task-plugin's) and exit"},
     {.name = "help", .short_name = 'h', .type = HG_OPT_BOOL, .group = G_GEN,
      .offset = OFF(help), .flags = HG_OPTF_NOSAVE,
      .help = "show this help (with --task: the task's options too) and exit"},
@@ -90,9 +96,12 @@ const struct hg_opt hg_train_opts[] = {
      .group = G_DATA, .offset = OFF(max_sentences), .def = "0",
      .help = "samples per batch per rank (0: no limit)"},
     {.name = "required-batch-size-multiple", .type = HG_OPT_I64, .group = G_DATA,
-     .offset = OFF(required_batch_size_multiple), .def = "8", .min = 1,
+     .offset = OFF(required_batch_size_multiple), .def = HG_BATCH_MULTIPLE_TEXT, .min = 1,
      .help = "batch sizes are a multiple of this (when larger); under --strategy or "
              "--plan only when given (the strategy's rows are trained exactly)"},
+    {.name = "train-subset", .type = HG_OPT_STR, .group = G_DATA,
+     .offset = OFF(train_subset), .def = "train", .metavar = "SPLIT",
+     .help = "the split to train on"},
     {.name = "valid-subset", .type = HG_OPT_STR, .group = G_DATA,
      .offset = OFF(valid_subset), .def = "valid", .metavar = "SPLIT",
      .help = "the split to validate on"},
@@ -102,15 +111,29 @@ const struct hg_opt hg_train_opts[] = {
     {.name = "validate-interval-updates", .type = HG_OPT_I64, .group = G_DATA,
      .offset = OFF(validate_interval_updates), .def = "0",
      .help = "also validate every N updates (0: off)"},
+    {.name = "disable-validation", .type = HG_OPT_BOOL, .group = G_DATA,
+     .offset = OFF(disable_validation),
+     .help = "no validation (the valid split is not opened)"},
+    {.name = "max-sentences-valid", .alias = "batch-size-valid", .type = HG_OPT_I64,
+     .group = G_DATA, .offset = OFF(max_sentences_valid), .def = "0",
+     .help = "samples per validation batch per rank (0: as in training); at most "
+             "the training's --max-sentences, which the evaluation graph is planned "
+             "for"},
     /* ------------------------------------------------------- optimization */
     {.name = "optimizer", .type = HG_OPT_STR, .group = G_OPT,
      .offset = OFF(optimizer), .def = HG_TASK_DEFAULT_OPTIMIZER,
      .choices = "sgd|adam|adamw|adadelta",
      .help = "the optimizer (hgplan --task plans for the same default)"},
-    {.name = "lr", .type = HG_OPT_REAL, .group = G_OPT, .offset = OFF(lr),
-     .def = "0.01", .help = "(peak) learning rate, > 0"},
+    {.name = "lr", .type = HG_OPT_LIST, .group = G_OPT, .offset = OFF(lrs),
+     .def = "0.01", .min_count = 1, .flags = HG_OPTF_POSITIVE, .metavar = "LR[,LR...]",
+     .help = "(peak) learning rate, > 0; a list (--lr-scheduler fixed): epoch i "
+             "uses the i-th, the last one after (fairseq's)"},
     {.name = "min-lr", .type = HG_OPT_REAL, .group = G_OPT, .offset = OFF(min_lr),
      .def = "0", .help = "cosine floor; training stops when the lr falls to it"},
+    {.name = "stop-min-lr", .type = HG_OPT_REAL, .group = G_OPT,
+     .offset = OFF(stop_min_lr), .def = "-1", .min = -HUGE_VAL,
+     .help = "stop at the end of an epoch when the lr is at or below this "
+             "(fairseq's; -1: off)"},
     {.name = "adam-betas", .type = HG_OPT_LIST, .group = G_OPT,
      .offset = OFF(adam_betas), .def = "0.9,0.999", .min_count = 2,
      .max_count = 2, .check = check_betas, .metavar = "B1,B2",
@@ -381,10 +404,14 @@ const struct hg_opt hg_train_opts[] = {
 const int hg_train_nopts = (int)(sizeof(hg_train_opts) / sizeof(hg_train_opts[0]));
 
 static const char usage[] =
-    "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N) [options]\n"
-    "       hgtrain --task NAME --data DIR --devices cpu:N --strategy FILE [options]\n"
-    "       hgtrain generate|interactive --data DIR --path CHECKPOINT ... (their --help)\n"
-    "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5 (a --save-sharded checkpoint as one file)\n"
+    "usage: hgtrain --task NAME --data DIR (--max-tokens N | --max-sentences N)\n"
+    "           [options]\n"
+    "       hgtrain --task NAME --data DIR --devices cpu:N --strategy FILE\n"
+    "           [options]\n"
+    "       hgtrain generate|interactive --data DIR --path CHECKPOINT ...\n"
+    "           (see their --help)\n"
+    "       hgtrain merge-checkpoint SHARDED.h5 OUT.h5\n"
+    "           (a --save-sharded checkpoint as one file)\n"
     "Options may also come from -c FILE (libconfig); the command line wins.\n";
 
 /* fairseq options with no meaning here, each with what to do instead:
@@ -404,6 +431,10 @@ static const struct hg_opt_refusal not_here[] = {
     {"no-progress-bar", "use --log-format simple"},
     {"tokenizer", "hgpreprocess splits at whitespace"},
     {"bpe", "hgpreprocess applies the BPE (--bpe-merges, --bpe-codes)"},
+    {"skip-invalid-size-inputs-valid-test",
+     "a split with sequences longer than --max-source-positions or "
+     "--max-target-positions is refused, naming them; drop long pairs when "
+     "the data are made (hgpreprocess translation --max-len L)"},
     {NULL, NULL}};
 
 /* hgtrain's program for the parser: its table, then the task's (if any). */
@@ -464,6 +495,10 @@ static int validate(struct hg_opts *o, char *err, size_t errlen)
         return hg_kerr(err, errlen, "--lr must be > 0 (got %g)", o->lr);
     /* a strategy file names its cluster file and global batch: the
      * launcher takes them from it (run-strategy.c) */
+    if (o->lrs.n > 1 && o->lr_kind != HG_LR_FIXED)
+        return hg_kerr(err, errlen, "--lr: a list of %d rates is one per epoch, which "
+                       "only --lr-scheduler fixed follows (as in fairseq); give one rate "
+                       "for %s", o->lrs.n, o->lr_scheduler);
     if (o->max_tokens == 0 && o->max_sentences == 0 && o->max_tokens_per_rank.n == 0 &&
         o->max_sentences_per_rank.n == 0 && !o->strategy)
         return hg_kerr(err, errlen, "give --max-tokens or --max-sentences (--batch-size)");
@@ -521,6 +556,7 @@ int hg_opts_parse(struct hg_opts *o, int argc, char **argv,
     prog_init(&p, o, NULL);
     if (hg_opt_parse(&p, argc, argv, err, errlen) != 0)
         return -1;
+    o->lr = o->lrs.v[0]; /* min_count 1 */
     if (!o->log_format && !(o->log_format = strdup(isatty(2) ? "tqdm" : "simple")))
         return hg_kerr(err, errlen, "out of memory");
     for (int i = 0; i < o->ntask_ && task_values; i++)
@@ -595,6 +631,14 @@ void hg_opts_graph_made(const struct hg_opts *o, struct hg_graph_made *m)
     *m = (struct hg_graph_made){.optimizer = o->optimizer, .nopts = o->ntask_,
                                 .opt_name = o->task_names_,
                                 .opt_val = (const char *const *)o->task_vals_};
+}
+
+double hg_opts_lr_epoch(const struct hg_opts *o, int64_t epoch)
+{
+    if (o->lrs.n == 0)
+        return o->lr;
+    int64_t i = epoch - 1 < o->lrs.n - 1 ? epoch - 1 : o->lrs.n - 1;
+    return o->lrs.v[i > 0 ? i : 0];
 }
 
 void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s)

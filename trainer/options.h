@@ -38,6 +38,7 @@ struct hg_opts {
     struct hg_opt_list rank_slowdown; /* --rank-slowdown 1,3 (n 0: none) */
     int64_t rebalance_interval;       /* --rebalance-interval N (0: off, -1: auto) */
     int list_tasks;               /* --list-tasks */
+    int verbose;                  /* --verbose */
     int help;                     /* --help */
     int version;                  /* --version */
     char *config;                 /* -c FILE / --config FILE (not saved) */
@@ -46,13 +47,19 @@ struct hg_opts {
     int64_t max_tokens;           /* --max-tokens, 0: unset */
     int64_t max_sentences;        /* --max-sentences/--batch-size, 0: unset */
     int64_t required_batch_size_multiple; /* default 8 */
+    char *train_subset;           /* --train-subset, default "train" */
     char *valid_subset;           /* --valid-subset, default "valid" */
     int64_t validate_interval;    /* epochs, default 1 (0: never) */
     int64_t validate_interval_updates; /* 0: off */
+    int disable_validation;       /* --disable-validation: no valid split */
+    int64_t max_sentences_valid;  /* --max-sentences-valid, 0: the training's */
     /* optimization */
     char *optimizer;              /* sgd|adam|adamw|adadelta, default sgd */
-    double lr;                    /* default 0.01, > 0 */
+    struct hg_opt_list lrs;       /* --lr 0.25,0.1: fairseq's per-epoch list
+                                     (epoch i the i-th, the last after) */
+    double lr;                    /* lrs.v[0], default 0.01, > 0 */
     double min_lr;                /* default 0: floor and stop threshold */
+    double stop_min_lr;           /* --stop-min-lr, default -1: off */
     struct hg_opt_list adam_betas; /* always n == 2, default 0.9,0.999 */
     double adam_eps;              /* default 1e-8 */
     double weight_decay;          /* default 0 */
@@ -175,7 +182,11 @@ int hg_opts_given(const struct hg_opts *o, const char *name);
 struct hg_graph_made;
 void hg_opts_graph_made(const struct hg_opts *o, struct hg_graph_made *m);
 
-/* The learning-rate schedule the options describe. */
+/* The rate of epoch (1-based) under --lr's list: the epoch-th, the last
+ * one after it (o->lr for a single rate). */
+double hg_opts_lr_epoch(const struct hg_opts *o, int64_t epoch);
+/* The learning-rate schedule the options describe (its lr: the first of
+ * --lr's list; the epoch loop sets each epoch's). */
 void hg_opts_lr_sched(const struct hg_opts *o, struct hg_lr_sched *s);
 
 void hg_opts_free(struct hg_opts *o);

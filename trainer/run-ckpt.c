@@ -42,7 +42,9 @@ int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *e
     if (hg__run_ckpt_path(r, name, path, sizeof(path)) != 0)
         return hg_kerr(err, errlen, "--save-dir too long");
     struct hg_ckpt_meta m = {
-        .epoch = iter_step < 0 ? r->epoch : r->epoch - 1,
+        /* the attribute epoch is iter_epoch: the epoch a resume trains in
+         * (a save in the middle of epoch 1 says 1, not 0) */
+        .epoch = iter_step < 0 ? r->epoch + 1 : r->epoch,
         .num_updates = (int64_t)r->num_updates,
         .iter = {.epoch = (uint64_t)(iter_step < 0 ? r->epoch + 1 : r->epoch),
                  .step = iter_step < 0 ? 0 : iter_step,

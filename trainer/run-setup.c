@@ -177,14 +177,15 @@ static int open_data(struct hg__run *r, char *err, size_t errlen)
                               .arch = o->arch};
     if (r->task->setup && r->task->setup(&r->ts, o->data, &ta, err, errlen) != 0)
         return -1;
-    if (split_open(&r->train, r->task, r->ts, o->data, "train", err, errlen) != 0)
+    if (split_open(&r->train, r->task, r->ts, o->data, o->train_subset, err, errlen) != 0)
         return -1;
     r->data_hash = 14695981039346656037ull; /* FNV-1a, 64 bits */
     for (int64_t i = 0; i < r->train.n; i++)
         for (int b = 0; b < 4; b++)
             r->data_hash = (r->data_hash ^ (((uint32_t)r->train.cost[i] >> (8 * b)) & 0xff)) *
                            1099511628211ull;
-    if (o->validate_interval > 0 &&
+    if (!o->disable_validation &&
+        (o->validate_interval > 0 || o->validate_interval_updates > 0) &&
         split_open(&r->valid, r->task, r->ts, o->data, o->valid_subset, err, errlen) != 0)
         return -1;
     return 0;
@@ -201,13 +202,13 @@ static int check_rank_lists(const struct hg__run *r, char *err, size_t errlen)
                                          "max-sentences-per-rank"};
     for (int k = 0; k < 3; k++)
         if (lists[k]->n > 0 && lists[k]->n != r->world)
-            return hg_kerr(err, errlen, "--%s has %d entries for a world of %d ranks%s%s",
-                           names[k], lists[k]->n, r->world,
+            return hg_kerr(err, errlen, "--%s has %d entries for a world of %d rank%s%s%s",
+                           names[k], lists[k]->n, r->world, r->world == 1 ? "" : "s",
                            k == 0 && o->cluster_file ? ": from --cluster-file " : "",
                            k == 0 && o->cluster_file ? o->cluster_file : "");
     if (o->rank_slowdown.n > 0 && o->rank_slowdown.n != r->world)
-        return hg_kerr(err, errlen, "--rank-slowdown has %d entries for a world of %d ranks",
-                       o->rank_slowdown.n, r->world);
+        return hg_kerr(err, errlen, "--rank-slowdown has %d entries for a world of %d rank%s",
+                       o->rank_slowdown.n, r->world, r->world == 1 ? "" : "s");
     for (int i = 0; i < o->rank_slowdown.n; i++)
         if (!(o->rank_slowdown.v[i] >= 1))
             return hg_kerr(err, errlen, "--rank-slowdown: rank %d's factor is %g, must be >= 1",
@@ -733,7 +734,8 @@ int hg__run_cluster_capacities(struct hg_opts *o, int world, char *err, size_t e
     int rc = 0;
     if (world > 0 && c->ndev != world) {
         rc = hg_kerr(err, errlen, "--cluster-file %s describes %d devices, but the job "
-                     "has %d ranks (one rank per device)", o->cluster_file, c->ndev, world);
+                     "has %d rank%s (one rank per device)", o->cluster_file, c->ndev, world,
+                     world == 1 ? "" : "s");
     } else if (o->rank_capacity.n == 0 && !o->strategy && !o->plan) {
         double *cap = malloc((size_t)c->ndev * sizeof(double));
         if (!cap)

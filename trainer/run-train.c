@@ -29,6 +29,9 @@ static int validate(struct hg__run *r, double *metric, char *err, size_t errlen)
     vo.rank_max_tokens = vo.rank_max_sentences = NULL;
     vo.max_tokens = r->bo.max_tokens ? r->max_tok : 0;
     vo.max_sentences = r->bo.max_sentences ? r->max_sent : 0;
+    if (r->o.max_sentences_valid > 0 && (vo.max_sentences == 0 ||
+                                         r->o.max_sentences_valid < vo.max_sentences))
+        vo.max_sentences = r->o.max_sentences_valid; /* the plan's batch at most */
     vo.shuffle = 0;
     vo.required_multiple = 1;
     struct hg_epoch *ep;
@@ -400,6 +403,9 @@ static int one_update(struct hg__run *r, struct epoch_loop *e, double t0, char *
         hg__run_progress(r, e->step, e->steps, &e->m);
     int stop_now = stop_req || stop_time ||
                    (o->max_update > 0 && r->num_updates >= (uint64_t)o->max_update);
+    /* the meters' window leaves out validation and checkpoints: the
+     * next line's wps and ups are the training's alone */
+    double tv = hg_now();
     if (validate_in_epoch(r, e, stop_req, &stop_now, err, errlen) != 0)
         return -1;
     if (stop_time && r->rank == 0) {
@@ -410,6 +416,7 @@ static int one_update(struct hg__run *r, struct epoch_loop *e, double t0, char *
     }
     if (save_in_epoch(r, e, stop_now, err, errlen) != 0)
         return -1;
+    e->m.t0 += hg_now() - tv;
     if (stop_now)
         return stop_req ? 2 : 3;
     if (resegment && next_segment(r, e, err, errlen) != 0)
@@ -434,6 +441,7 @@ static int run_epoch(struct hg__run *r, int64_t first_step, struct epoch_loop *e
     e->steps = hg_epoch_steps(e->ep);
     e->step = first_step;
     e->m = (struct meters){.t0 = hg_now()};
+    r->sched.lr = hg_opts_lr_epoch(o, r->epoch); /* --lr's list: this epoch's */
     memset(&e->st, 0, sizeof(e->st));
     e->in_step = e->impatient = 0;
     e->lr = hg_lr_at(&r->sched, (int64_t)r->num_updates);
@@ -465,8 +473,13 @@ static int run_epoch(struct hg__run *r, int64_t first_step, struct epoch_loop *e
 static int end_of_epoch(struct hg__run *r, int impatient, char *err, size_t errlen)
 {
     const struct hg_opts *o = &r->o;
-    int last = (o->max_epoch > 0 && r->epoch >= o->max_epoch) ||
-               (o->min_lr > 0 && hg_lr_at(&r->sched, (int64_t)r->num_updates) < o->min_lr);
+    /* the lr the next epoch would start with (--lr's list: its rate) */
+    struct hg_lr_sched next = r->sched;
+    next.lr = hg_opts_lr_epoch(o, r->epoch + 1);
+    double lr_next = hg_lr_at(&next, (int64_t)r->num_updates);
+    int low_lr = (o->min_lr > 0 && lr_next < o->min_lr) ||
+                 (o->stop_min_lr >= 0 && lr_next <= o->stop_min_lr);
+    int last = (o->max_epoch > 0 && r->epoch >= o->max_epoch) || low_lr;
     double metric = NAN;
     int have_valid = r->valid.ds && o->validate_interval > 0 &&
                      (r->epoch % o->validate_interval == 0 || last);
@@ -491,10 +504,14 @@ static int end_of_epoch(struct hg__run *r, int impatient, char *err, size_t errl
     }
     if (impatient)
         return 0;
-    if (o->min_lr > 0 && hg_lr_at(&r->sched, (int64_t)r->num_updates) < o->min_lr) {
+    if (low_lr) {
         char line[256];
-        snprintf(line, sizeof(line), "| lr %.3g below --min-lr %.3g: done\n",
-                 hg_lr_at(&r->sched, (int64_t)r->num_updates), o->min_lr);
+        if (o->min_lr > 0 && lr_next < o->min_lr)
+            snprintf(line, sizeof(line), "| lr %.3g below --min-lr %.3g: done\n", lr_next,
+                     o->min_lr);
+        else
+            snprintf(line, sizeof(line), "| lr %.3g at or below --stop-min-lr %.3g: done\n",
+                     lr_next, o->stop_min_lr);
         hg__run_log(r, line, NULL);
         return 0;
     }

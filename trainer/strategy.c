@@ -371,9 +371,9 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
     if (hg_cluster_load(&c, cluster_file, err, errlen) != 0)
         goto done;
     if (c->ndev != world) {
-        hg_kerr(err, errlen, "--strategy %s: cluster %s (--cluster-file %s) has %d devices, "
-                "the job has %d ranks (device d runs as rank d)", path, c->name, cluster_file,
-                c->ndev, world);
+        hg_kerr(err, errlen, "--strategy %s: cluster %s (--cluster-file %s) has %d device%s, "
+                "the job has %d rank%s (device d runs as rank d)", path, c->name, cluster_file,
+                c->ndev, c->ndev == 1 ? "" : "s", world, world == 1 ? "" : "s");
         goto done;
     }
     char what[4200];
