@@ -15,7 +15,8 @@
 #  5. with two GPUs or more: MNIST on cuda:0,cuda:1 over NCCL with uneven
 #     per-rank batches (64,32) == one GPU with the union (96);
 #  8. hgtrain --strategy on GPU workers: MNIST's MP baseline, a split
-#     strategy (recomputation in its model-parallel group) and EV-PS on
+#     strategy (recomputation in its model-parallel group), a 2-stage
+#     pipeline (4 micro-batches, 1f1b) and EV-PS on
 #     two ranks of cuda:0 over shm == one GPU (1e-5); MP over NCCL refused
 #     naming it;
 #  9. --devices cuda:0,cpu:1 (a GPU and a CPU worker over shm, 64 + 32
@@ -94,6 +95,9 @@ EOF
         >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-AR"; }
     "$HGPLAN" $PM --search baselines --groups 3 --baseline EV-PS --out "$tmp/ps.cfg" \
         >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan EV-PS"; }
+    # a pipeline: 2 stages, 4 micro-batches, 1f1b (the split path)
+    "$HGPLAN" $PM --pipeline uniform --micro-batches 4 --schedule 1f1b --out "$tmp/pipe.cfg" \
+        >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan --pipeline"; }
     awk '/id = 1;/ { f = 1 } f && /mode = "dp"/ {
             print "      mode = \"mp\"; recompute = true; device = \"localhost:1\"; },"
             getline; f = 0; next } { print }' "$tmp/ev.cfg" >"$tmp/split.cfg"
@@ -106,20 +110,22 @@ EOF
             --required-batch-size-multiple 1 --save-dir "$tmp/$d" "$@" >"$tmp/$d.log" 2>&1
     }
     sm s1 --devices cuda:0 || { cat "$tmp/s1.log"; bad "mnist on one GPU"; }
-    for st in mp split ps; do
+    for st in mp split ps pipe; do
         sm s$st --devices cuda:0,cuda:0 --distributed-backend shm --cluster-file "$tmp/g2.cfg" \
             --strategy "$tmp/$st.cfg" || { cat "$tmp/s$st.log"; bad "$st strategy on GPUs"; continue; }
         "$CMP" "$tmp/s$st/checkpoint_last.h5" "$tmp/s1/checkpoint_last.h5" 1e-5 ||
             bad "$st strategy on two GPU ranks differs from one GPU"
     done
     grep -q "split into [0-9]* pieces" "$tmp/ssplit.log" || bad "split.cfg: not a split strategy"
+    grep -q "a pipeline of 2 stages, the batch of 96 in 4 micro-batches, 1f1b" "$tmp/spipe.log" ||
+        bad "pipe.cfg: not a pipeline"
     if [ "${ngpu:-1}" -ge 2 ]; then
         sm snccl --devices cuda:0,cuda:1 --distributed-backend nccl --cluster-file "$tmp/g2.cfg" \
             --strategy "$tmp/mp.cfg" && bad "a model-parallel strategy over nccl ran"
         grep -q "through host memory: use --distributed-backend shm or tcp" "$tmp/snccl.log" ||
             { cat "$tmp/snccl.log"; bad "nccl: not refused naming the backend"; }
     fi
-    echo "ok: model-parallel, split and parameter-server strategies on two ranks of cuda:0 == one GPU"
+    echo "ok: model-parallel, split, parameter-server and pipeline strategies on two ranks of cuda:0 == one GPU"
     # 9. a job of both kinds: one GPU worker and one CPU worker over shm
     # (the GPU's gradients through its host mirror), uneven batches ==
     # one GPU with the union (CPU and GPU arithmetic: 1e-4)
