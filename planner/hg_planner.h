@@ -541,10 +541,6 @@ void hg_gcfg_even(struct hg_gcfg *g, const struct hg_cluster *c, enum hg_agg agg
 void hg_gcfg_prop(struct hg_gcfg *g, const struct hg_cluster *c, int k, enum hg_agg agg);
 void hg_gcfg_mp(struct hg_gcfg *g, int device);
 int hg_gcfg_choose_ps(const struct hg_cluster *c, const int *rep);
-/* "ring" or "hierarchical": the AllReduce the cost model prefers for a DP
- * cfg's devices at 100 MB (the strategy file's informative field; the
- * lowering picks per parameter, by its gradient's bytes). */
-const char *hg_gcfg_allreduce_kind(const struct hg_cluster *c, const struct hg_gcfg *g);
 /* Checks the strategy against the graph and the cluster (every op in a
  * group, devices exist, replica counts, order is a topological permutation).
  * -1 with err naming the group, op or device. */

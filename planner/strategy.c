@@ -189,14 +189,6 @@ int hg_gcfg_choose_ps(const struct hg_cluster *c, const int *rep)
     return best;
 }
 
-const char *hg_gcfg_allreduce_kind(const struct hg_cluster *c, const struct hg_gcfg *g)
-{
-    int devs[HG_PLAN_MAXDEV], n = 0;
-    for (int d = 0; d < c->ndev; d++)
-        if (g->rep[d] > 0)
-            devs[n++] = d;
-    return hg_cost_allreduce_hier_cheaper(c, devs, n, 1e8) ? "hierarchical" : "ring";
-}
 
 void hg_gcfg_even(struct hg_gcfg *g, const struct hg_cluster *c, enum hg_agg agg)
 {
@@ -399,8 +391,7 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
                 }
             fprintf(f, ");\n      ");
             if (g->agg == HG_AGG_AR)
-                fprintf(f, "aggregate = \"allreduce\"; allreduce = \"%s\";",
-                        hg_gcfg_allreduce_kind(c, g));
+                fprintf(f, "aggregate = \"allreduce\";");
             else
                 fprintf(f, "aggregate = \"ps\"; ps = \"%s\";", c->devices[g->ps].name);
         }
@@ -715,6 +706,8 @@ static int parse_dp(struct hg_cfgctx *p, const config_setting_t *g, const char *
             return -1;
         cf->ps = d;
     }
+    /* files written before 2026-11-29 name an algorithm: checked, then
+     * ignored (hgtrain's backends run one AllReduce whatever it says) */
     if ((rc = get_str(p, g, "allreduce", what, "\"ring\" or \"hierarchical\"", &sv)) < 0)
         return -1;
     if (rc == 0 && strcmp(sv, "ring") != 0 && strcmp(sv, "hierarchical") != 0)
