@@ -690,16 +690,17 @@ struct hg_lowered {
     int64_t *cutchg;      /* [ncutchg] rows whose cut came or went in the
                            * last hg_lower_group */
     int ncutchg, ccutchg;
-    /* A pipeline (planner/pipeline.c; nmicro 0: none): micro-batch m holds
-     * rows [mb[m], mb[m + 1]) (its bounds are cuts above); op v's
-     * micro-batch m runs in the order of mkey[v * nmicro + m] (its
-     * micro-step's start under the schedule x (nops + 1) + pos[v]: each
-     * device runs its part of the order); a transfer moves per
-     * micro-batch the rows of it the micro-batch holds. */
-    int nmicro, nstages;
+    /* A pipeline (planner/pipeline.c; nmicro 0: none).  The places' bounds
+     * cut the batch into segments seg[i] .. seg[i + 1]; micro-batch m holds
+     * the m-th of M near-equal chunks of every segment (so every device of a
+     * data-parallel stage holds its share of every micro-batch), whose bounds
+     * are cuts above.  Device d's forward (b 0) and backward (b 1) of
+     * micro-batch m start at mstart[(d * M + m) * 2 + b] under the schedule
+     * (unit times); hg_pipe_key orders the ops' micro-batches by it. */
+    int nmicro, nstages, nseg;
     enum hg_psched sched;
-    int64_t *mb;          /* [nmicro + 1] */
-    int64_t *mkey;        /* [nops][nmicro] */
+    int64_t *seg;         /* [nseg + 1] */
+    int64_t *mstart;      /* [ndev][nmicro][2] */
     int *stage;           /* [ndev] each device's stage, -1: none */
 };
 
@@ -717,6 +718,13 @@ int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err
  * their number; lw->cutchg the rows whose cut came or went (other ops'
  * pieces there changed).  The result equals hg_lower_full's. */
 int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, int *changed);
+/* A lowered pipeline's micro-batch of a row; the rows of micro-batch m in
+ * [a, b); where op v's micro-batch m runs on device d in the order (its
+ * micro-step's start x (nops + 1) + v's place in the strategy's order;
+ * updates after every micro-step). */
+int hg_pipe_micro(const struct hg_lowered *lw, int64_t row);
+int64_t hg_pipe_rows(const struct hg_lowered *lw, int m, int64_t a, int64_t b);
+int64_t hg_pipe_key(const struct hg_lowered *lw, int v, int d, int m);
 /* Readable: per op its places, needs and transfers; per parameter its
  * aggregation; the order. */
 int hg_lower_print(const struct hg_lowered *lw, FILE *f);

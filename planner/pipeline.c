@@ -101,12 +101,14 @@ void hg__pipe_write(FILE *f, const struct hg_strategy *s)
  * micro-batch m, index (d * M + m) * 2 + b. */
 static int step_id(int M, int d, int m, int b) { return (d * M + m) * 2 + b; }
 
-/* Each stage's micro-steps in the schedule's order into seq[P][2M] (step
- * ids; stage s on device dev[s]). */
-static void schedule(enum hg_psched sc, int P, int M, const int *dev, int *seq)
+/* Each stage device's micro-steps in the schedule's order into
+ * seq[ndev][2M] (step ids; stage[d] -1: none). */
+static void schedule(enum hg_psched sc, int P, int M, int nd, const int *stage, int *seq)
 {
-    for (int s = 0; s < P; s++) {
-        int *q = &seq[(size_t)s * 2 * (size_t)M], n = 0, f = 0, b = 0, d = dev[s];
+    for (int d = 0; d < nd; d++) {
+        if (stage[d] < 0)
+            continue;
+        int *q = &seq[(size_t)d * 2 * (size_t)M], n = 0, f = 0, b = 0, s = stage[d];
         int warm = sc == HG_SCHED_GPIPE ? M : P - 1 - s < M ? P - 1 - s : M;
         for (; f < warm; f++)
             q[n++] = step_id(M, d, f, 0);
@@ -119,113 +121,104 @@ static void schedule(enum hg_psched sc, int P, int M, const int *dev, int *seq)
     }
 }
 
-/* The devices holding forward ops (the stages) into dev[*P], in the order
- * the forward goes through them: a topological order of the devices by
- * the forward's edges between them, ties by their first op the batch
- * reaches (id order); devices in a cycle last (play() names the wait);
- * stage[d] each device's, -1: none. */
-static int stages(const struct hg_lowered *lw, int *dev, int *stage)
+/* Does any reader of op v's output on device d run in the forward? */
+static int read_forward(const struct hg_lowered *lw, int v, int d)
 {
-    const struct hg_pgraph *pg = lw->pg;
-    int nd = lw->ndev, P = 0;
-    int *first = malloc(((size_t)nd + 1) * sizeof *first); /* [nd] first batch op, or
-                                                              forward op + nops */
-    int *indeg = calloc((size_t)nd + 1, sizeof *indeg);      /* [nd] */
-    unsigned char *edge = calloc((size_t)nd * (size_t)nd + 1, 1); /* [nd][nd] e -> d */
-    HG_CHECK(first && indeg && edge);
-    for (int d = 0; d < nd; d++)
-        first[d] = -1, stage[d] = -1;
-    for (int v = lw->nops - 1; v >= 0; v--) {
-        const struct hg_pop *o = &pg->ops[v];
-        int d = lw->ops[v].place[0].dev;
-        if (o->phase != HG_PH_FORWARD)
-            continue;
-        int f = o->batch ? v : v + lw->nops;
-        if (first[d] < 0 || f < first[d] || (first[d] >= lw->nops && o->batch))
-            first[d] = f;
-        for (int k = 0; k < o->nin; k++) {
-            int u = o->in[k].op;
-            int e = u >= 0 && pg->ops[u].phase == HG_PH_FORWARD ? lw->ops[u].place[0].dev : d;
-            if (e != d && !edge[(size_t)e * (size_t)nd + (size_t)d]) {
-                edge[(size_t)e * (size_t)nd + (size_t)d] = 1;
-                indeg[d]++;
-            }
-        }
-    }
-    for (int placed = 1; placed;) {
-        placed = 0;
-        int pick = -1; /* the ready device whose first op is earliest */
-        for (int d = 0; d < nd; d++)
-            if (first[d] >= 0 && stage[d] < 0 && indeg[d] == 0 &&
-                (pick < 0 || first[d] < first[pick]))
-                pick = d;
-        if (pick < 0)
-            break;
-        stage[pick] = P;
-        dev[P++] = pick;
-        placed = 1;
-        for (int d = 0; d < nd; d++)
-            if (edge[(size_t)pick * (size_t)nd + (size_t)d])
-                indeg[d]--;
-    }
-    for (int d = 0; d < nd; d++) /* a cycle: last, for play() to name */
-        if (first[d] >= 0 && stage[d] < 0) {
-            stage[d] = P;
-            dev[P++] = d;
-        }
-    free(first);
-    free(indeg);
-    free(edge);
-    return P;
-}
-
-/* dep[x * ndev + d] (x a micro-step of micro-batch 0, d the producer's
- * device): the kind of micro-step on d that x waits for, +1 (0: none).
- * From the edges between ops of different devices; -1 with err for one
- * the schedule cannot run (a backward op's input from a later forward, an
- * update's output read in the step). */
-static int deps(const struct hg_lowered *lw, const int *stage, unsigned char *dep, char *err,
-                size_t errlen)
-{
-    const struct hg_pgraph *pg = lw->pg;
-    for (int v = 0; v < lw->nops; v++) {
-        const struct hg_pop *o = &pg->ops[v];
-        int d = lw->ops[v].place[0].dev;
-        if (o->phase == HG_PH_UPDATE)
-            continue;
-        if (stage[d] < 0)
-            return hg_kerr(err, errlen, "pipeline: op %d (backward) is on %s, which holds no "
-                           "forward op: every device of a pipeline is a stage with both",
-                           v, pg->c->devices[d].name);
-        for (int k = 0; k < o->nin; k++) {
-            int u = o->in[k].op;
-            if (u < 0 || pg->ops[u].phase == HG_PH_UPDATE)
-                continue;
-            int e = lw->ops[u].place[0].dev, bu = pg->ops[u].phase != HG_PH_FORWARD;
-            int bv = o->phase != HG_PH_FORWARD;
-            if (e == d)
-                continue;
-            if (bu && !bv)
-                return hg_kerr(err, errlen, "pipeline: forward op %d on %s reads backward "
-                               "op %d on %s", v, pg->c->devices[d].name, u,
-                               pg->c->devices[e].name);
-            unsigned char *x = &dep[(size_t)(bv * lw->ndev + d) * (size_t)lw->ndev + (size_t)e];
-            *x = (unsigned char)(*x > bu + 1 ? *x : bu + 1);
-        }
+    const struct hg_pop *o = &lw->pg->ops[v];
+    for (int c = 0; c < o->ncons; c++) {
+        const struct hg_lop *w = &lw->ops[o->cons[c]];
+        for (int k = 0; k < w->nplace; k++)
+            if (w->place[k].dev == d && lw->pg->ops[o->cons[c]].phase == HG_PH_FORWARD)
+                return 1;
     }
     return 0;
 }
 
-/* Plays the stages' sequences seq[P][2M] with unit times against the
- * dependencies; start[step] gets each micro-step's start.  -1 with err
- * naming a stage that would wait forever. */
-static int play(const struct hg_lowered *lw, const struct hg_strategy *st, int P,
-                const int *dev, const int *stage, const int *seq, const unsigned char *dep,
-                int64_t *start, char *err, size_t errlen)
+/* dep[(b * ndev + d) * ndev + e]: the kind of micro-step on device e
+ * (+1; 0: none) that d's forward (b 0) or backward (b 1) of a micro-batch
+ * waits for: the lowering's transfers (e sends d rows of an output its
+ * readers there need).  -1 with err for a forward waiting on a backward,
+ * or a device with backward ops and no forward one. */
+static int deps(const struct hg_lowered *lw, unsigned char *dep, char *err, size_t errlen)
 {
-    int M = st->nmicro, nd = lw->ndev;
-    int *at = calloc((size_t)P + 1, sizeof *at);          /* [P] next of each stage */
-    int64_t *free_at = calloc((size_t)P + 1, sizeof *free_at); /* [P] */
+    const struct hg_pgraph *pg = lw->pg;
+    int nd = lw->ndev;
+    unsigned char *fwd = calloc((size_t)nd + 1, 1); /* [nd] holds a forward op */
+    HG_CHECK(fwd != NULL);
+    for (int v = 0; v < lw->nops; v++)
+        for (int k = 0; k < lw->ops[v].nplace && pg->ops[v].phase == HG_PH_FORWARD; k++)
+            fwd[lw->ops[v].place[k].dev] = 1;
+    int rc = 0;
+    for (int v = 0; v < lw->nops && rc == 0; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        const struct hg_lop *lo = &lw->ops[v];
+        if (o->phase == HG_PH_UPDATE)
+            continue;
+        for (int k = 0; k < lo->nplace && rc == 0; k++)
+            if (!fwd[lo->place[k].dev])
+                rc = hg_kerr(err, errlen, "pipeline: op %d (backward) is on %s, which holds "
+                             "no forward op: every device of a pipeline is a stage with both",
+                             v, pg->c->devices[lo->place[k].dev].name);
+        int bu = o->phase != HG_PH_FORWARD;
+        for (int k = 0; k < lo->nxfer && rc == 0; k++) {
+            const struct hg_lxfer *x = &lo->xfer[k];
+            int bv = !read_forward(lw, v, x->dst);
+            if (bu && !bv)
+                rc = hg_kerr(err, errlen, "pipeline: a forward op on %s reads backward op %d "
+                             "on %s", pg->c->devices[x->dst].name, v,
+                             pg->c->devices[x->src].name);
+            unsigned char *y = &dep[(size_t)(bv * nd + x->dst) * (size_t)nd + (size_t)x->src];
+            *y = (unsigned char)(*y > bu + 1 ? *y : bu + 1);
+        }
+    }
+    free(fwd);
+    return rc;
+}
+
+/* Each device's stage into stage[nd] (-1: no forward op there): the
+ * longest chain of forward waits before it (dep's forward part), so a
+ * data-parallel stage's devices share theirs; returns the stages P, or
+ * -1 with err naming a device the forward comes back to. */
+static int stages(const struct hg_lowered *lw, const unsigned char *dep, int *stage, char *err,
+                  size_t errlen)
+{
+    const struct hg_pgraph *pg = lw->pg;
+    int nd = lw->ndev, P = 0;
+    for (int d = 0; d < nd; d++)
+        stage[d] = -1;
+    for (int v = 0; v < lw->nops; v++)
+        for (int k = 0; k < lw->ops[v].nplace && pg->ops[v].phase == HG_PH_FORWARD; k++)
+            stage[lw->ops[v].place[k].dev] = 0;
+    /* relax nd times: a longer chain means a cycle */
+    for (int it = 0, moved = 1; moved; it++) {
+        moved = 0;
+        for (int d = 0; d < nd; d++)
+            for (int e = 0; e < nd && stage[d] >= 0; e++)
+                if (dep[(size_t)d * (size_t)nd + (size_t)e] == 1 && stage[e] >= 0 &&
+                    stage[d] < stage[e] + 1) {
+                    if (it >= nd)
+                        return hg_kerr(err, errlen, "pipeline: the forward goes from %s to "
+                                       "%s and back: a stage must hold consecutive ops, the "
+                                       "forward going from stage to stage and never back",
+                                       pg->c->devices[e].name, pg->c->devices[d].name);
+                    stage[d] = stage[e] + 1;
+                    moved = 1;
+                }
+    }
+    for (int d = 0; d < nd; d++)
+        P = stage[d] + 1 > P ? stage[d] + 1 : P;
+    return P;
+}
+
+/* Plays the stage devices' sequences seq[nd][2M] with unit times against
+ * the dependencies; start[step] gets each micro-step's start.  -1 with
+ * err naming a device that would wait forever. */
+static int play(const struct hg_lowered *lw, int M, const int *stage, const int *seq,
+                const unsigned char *dep, int64_t *start, char *err, size_t errlen)
+{
+    int nd = lw->ndev;
+    int *at = calloc((size_t)nd + 1, sizeof *at);              /* [nd] next of each */
+    int64_t *free_at = calloc((size_t)nd + 1, sizeof *free_at); /* [nd] */
     int64_t *end = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *end); /* [steps] */
     int rc = 0;
     HG_CHECK(at && free_at && end);
@@ -233,12 +226,12 @@ static int play(const struct hg_lowered *lw, const struct hg_strategy *st, int P
         end[i] = -1;
     for (int moved = 1; moved;) {
         moved = 0;
-        for (int s = 0; s < P; s++) {
-            if (at[s] == 2 * M)
+        for (int d = 0; d < nd; d++) {
+            if (stage[d] < 0 || at[d] == 2 * M)
                 continue;
-            int x = seq[(size_t)s * 2 * (size_t)M + (size_t)at[s]];
-            int b = x & 1, m = (x >> 1) % M, d = dev[s];
-            int64_t t = free_at[s];
+            int x = seq[(size_t)d * 2 * (size_t)M + (size_t)at[d]];
+            int b = x & 1, m = (x >> 1) % M;
+            int64_t t = free_at[d];
             int ready = 1;
             for (int e = 0; e < nd && ready; e++) {
                 int k = dep[(size_t)(b * nd + d) * (size_t)nd + (size_t)e];
@@ -251,27 +244,25 @@ static int play(const struct hg_lowered *lw, const struct hg_strategy *st, int P
             if (!ready)
                 continue;
             start[x] = t;
-            end[x] = free_at[s] = t + 1 + b;
-            at[s]++;
+            end[x] = free_at[d] = t + 1 + b;
+            at[d]++;
             moved = 1;
         }
     }
-    for (int s = 0; s < P && rc == 0; s++)
-        if (at[s] < 2 * M) {
-            int x = seq[(size_t)s * 2 * (size_t)M + (size_t)at[s]];
-            int b = x & 1, m = (x >> 1) % M, d = dev[s], e = 0, k = 0;
+    for (int d = 0; d < nd && rc == 0; d++)
+        if (stage[d] >= 0 && at[d] < 2 * M) {
+            int x = seq[(size_t)d * 2 * (size_t)M + (size_t)at[d]];
+            int b = x & 1, m = (x >> 1) % M, e = 0, k = 0;
             for (; e < nd; e++)
                 if ((k = dep[(size_t)(b * nd + d) * (size_t)nd + (size_t)e]) != 0 &&
                     end[step_id(M, e, m, k - 1)] < 0)
                     break;
             rc = hg_kerr(err, errlen, "pipeline: stage %d (%s) would wait forever: its %s of "
                          "micro-batch %d waits for the %s of micro-batch %d on %s (stage %d), "
-                         "which waits in turn; %s", s, lw->pg->c->devices[d].name,
-                         b ? "backward" : "forward", m, k == 2 ? "backward" : "forward", m,
-                         e < nd ? lw->pg->c->devices[e].name : "?", e < nd ? stage[e] : -1,
-                         b ? "the schedule cannot run this placement"
-                           : "a stage must hold consecutive ops: the forward goes from "
-                             "stage to stage and never back");
+                         "which waits in turn; the schedule cannot run this placement",
+                         stage[d], lw->pg->c->devices[d].name, b ? "backward" : "forward", m,
+                         k == 2 ? "backward" : "forward", m,
+                         e < nd ? lw->pg->c->devices[e].name : "?", e < nd ? stage[e] : -1);
         }
     free(at);
     free(free_at);
@@ -281,13 +272,84 @@ static int play(const struct hg_lowered *lw, const struct hg_strategy *st, int P
 
 void hg__pipe_free(struct hg_lowered *lw)
 {
-    free(lw->mb);
-    free(lw->mkey);
+    free(lw->seg);
+    free(lw->mstart);
     free(lw->stage);
-    lw->mb = NULL;
-    lw->mkey = NULL;
+    lw->seg = NULL;
+    lw->mstart = NULL;
     lw->stage = NULL;
-    lw->nmicro = lw->nstages = 0;
+    lw->nmicro = lw->nstages = lw->nseg = 0;
+}
+
+/* Micro-batch m's rows of segment i: [lo, hi). */
+static void chunk(const struct hg_lowered *lw, int i, int m, int64_t *lo, int64_t *hi)
+{
+    int64_t x = lw->seg[i], L = lw->seg[i + 1] - x, M = lw->nmicro;
+    *lo = x + m * L / M;
+    *hi = m + 1 == M ? x + L : x + (m + 1) * L / M;
+}
+
+int hg_pipe_micro(const struct hg_lowered *lw, int64_t row)
+{
+    int lo = 0, hi = lw->nseg - 1; /* the segment holding row */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (lw->seg[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    int64_t a, b;
+    for (int m = 0; m < lw->nmicro; m++) {
+        chunk(lw, lo, m, &a, &b);
+        if (a <= row && row < b)
+            return m;
+    }
+    return lw->nmicro - 1;
+}
+
+int64_t hg_pipe_rows(const struct hg_lowered *lw, int m, int64_t a, int64_t b)
+{
+    int64_t n = 0, lo, hi;
+    for (int i = 0; i < lw->nseg; i++) {
+        if (lw->seg[i + 1] <= a || lw->seg[i] >= b)
+            continue;
+        chunk(lw, i, m, &lo, &hi);
+        lo = lo > a ? lo : a;
+        hi = hi < b ? hi : b;
+        n += hi > lo ? hi - lo : 0;
+    }
+    return n;
+}
+
+int64_t hg_pipe_key(const struct hg_lowered *lw, int v, int d, int m)
+{
+    const struct hg_pop *o = &lw->pg->ops[v];
+    if (o->phase == HG_PH_UPDATE || d < 0 || d >= lw->ndev || lw->stage[d] < 0)
+        return INT64_MAX / 2;
+    int b = o->phase != HG_PH_FORWARD;
+    return lw->mstart[step_id(lw->nmicro, d, m, b)] * ((int64_t)lw->nops + 1) + lw->pos[v];
+}
+
+/* The segments (the rows between the places' bounds: lw->cutn before the
+ * micro-batches') and the micro-batches' bounds in each, as cuts. */
+static void micro_cuts(struct hg_lowered *lw)
+{
+    int64_t B = lw->batch;
+    lw->seg = malloc(((size_t)B + 2) * sizeof *lw->seg);
+    HG_CHECK(lw->seg != NULL);
+    lw->nseg = 0;
+    lw->seg[0] = 0;
+    for (int64_t x = 1; x <= B; x++)
+        if (x == B || lw->cutn[x] > 0)
+            lw->seg[++lw->nseg] = x;
+    for (int i = 0; i < lw->nseg; i++)
+        for (int m = 1; m < lw->nmicro; m++) {
+            int64_t lo, hi;
+            chunk(lw, i, m, &lo, &hi);
+            if (lo > lw->seg[i] && lo < lw->seg[i + 1])
+                lw->cutn[lo]++;
+        }
 }
 
 int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
@@ -296,50 +358,32 @@ int hg__pipe_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *er
     hg__pipe_free(lw);
     if (st->nmicro <= 0)
         return 0;
-    int M = st->nmicro, nd = lw->ndev, N = lw->nops;
-    for (int k = 0; k < st->ngroups; k++)
-        if (st->cfg[k].mode != HG_MODE_MP)
-            return hg_kerr(err, errlen, "pipeline: group %d is data parallel; a pipeline's "
-                           "stages are one device each so far (every group mode = \"mp\")", k);
+    int M = st->nmicro, nd = lw->ndev;
     if (M > lw->batch)
         return hg_kerr(err, errlen, "pipeline: %d micro-batches, but the batch has %lld "
                        "samples", M, (long long)lw->batch);
-    int *dev = malloc(((size_t)nd + 1) * sizeof *dev);   /* [P] stage s's device */
     int *stage = malloc(((size_t)nd + 1) * sizeof *stage); /* [ndev] */
-    int *seq = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *seq); /* [P][2M] */
+    int *seq = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *seq); /* [nd][2M] */
     unsigned char *dep = calloc((size_t)2 * (size_t)nd * (size_t)nd + 1, 1); /* [2][nd][nd] */
     int64_t *start = malloc(((size_t)nd * 2 * (size_t)M + 1) * sizeof *start); /* [steps] */
-    HG_CHECK(dev && stage && seq && dep && start);
-    int P = stages(lw, dev, stage), rc = deps(lw, stage, dep, err, errlen);
+    HG_CHECK(stage && seq && dep && start);
+    int rc = deps(lw, dep, err, errlen), P = rc == 0 ? stages(lw, dep, stage, err, errlen) : -1;
+    if (P < 0)
+        rc = -1;
     if (rc == 0) {
-        schedule(st->sched, P, M, dev, seq);
-        rc = play(lw, st, P, dev, stage, seq, dep, start, err, errlen);
+        schedule(st->sched, P, M, nd, stage, seq);
+        rc = play(lw, M, stage, seq, dep, start, err, errlen);
     }
     if (rc == 0) {
         lw->nmicro = M;
         lw->nstages = P;
         lw->sched = st->sched;
-        lw->mb = malloc(((size_t)M + 1) * sizeof *lw->mb);
-        lw->mkey = malloc((size_t)N * (size_t)M * sizeof *lw->mkey);
         lw->stage = stage;
+        lw->mstart = start;
         stage = NULL;
-        HG_CHECK(lw->mb && lw->mkey);
-        for (int m = 0; m <= M; m++)
-            lw->mb[m] = m == M ? lw->batch : (int64_t)m * lw->batch / M;
-        /* the micro-batches' bounds cut every op's rows */
-        for (int m = 1; m < M; m++)
-            lw->cutn[lw->mb[m]]++;
-        for (int v = 0; v < N; v++) {
-            const struct hg_pop *o = &lw->pg->ops[v];
-            int d = lw->ops[v].place[0].dev, b = o->phase != HG_PH_FORWARD;
-            for (int m = 0; m < M; m++)
-                lw->mkey[(size_t)v * (size_t)M + (size_t)m] =
-                    o->phase == HG_PH_UPDATE
-                        ? INT64_MAX / 2
-                        : start[step_id(M, d, m, b)] * ((int64_t)N + 1) + lw->pos[v];
-        }
+        start = NULL;
+        micro_cuts(lw);
     }
-    free(dev);
     free(stage);
     free(seq);
     free(dep);
@@ -357,18 +401,20 @@ int hg__pipe_inflight(const struct hg_lowered *lw, int d)
     return lw->nstages - s < lw->nmicro ? lw->nstages - s : lw->nmicro;
 }
 
-/* Op v's time on device d for rows [a, b): the simulator's prices (a
- * profiled op at those rows, else the roofline's launch + share); an op
- * without a batch axis once, in micro-batch 0. */
+/* Op v's time on device d for its rows of micro-batch m (n of them): the
+ * simulator's prices (a profiled op at those rows, else the roofline's
+ * launch + share); an op without a batch axis once, in micro-batch 0. */
 static double op_time(const struct hg_lowered *lw, const struct hg_pprice *pr, int v, int d,
-                      int64_t a, int64_t b)
+                      int m, int64_t n)
 {
     size_t i = hg_pprice_at(pr, v, d);
     if (!lw->pg->ops[v].batch)
-        return a == 0 ? pr->a[i] : 0;
+        return m == 0 ? pr->a[i] : 0;
+    if (n <= 0)
+        return 0;
     if (pr->pe[i])
-        return hg_prof_time(pr->pe[i], (double)(b - a)) / hg_cost_prof_share(lw->pg->c, d);
-    return pr->a[i] + pr->b[i] * (double)(b - a) / (double)lw->batch;
+        return hg_prof_time(pr->pe[i], (double)n) / hg_cost_prof_share(lw->pg->c, d);
+    return pr->a[i] + pr->b[i] * (double)n / (double)lw->batch;
 }
 
 /* One transfer of a micro-step's output: from micro-step src (step id)
@@ -379,8 +425,19 @@ struct pxfer {
     struct hg_path path;
 };
 
-/* Each micro-step's compute time into dur[steps], the update ops' per
- * device into upd[ndev]; the transfers into *xf (count returned). */
+static struct pxfer *add_xfer(struct pxfer **xf, int *n, int *cap)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        *xf = realloc(*xf, (size_t)*cap * sizeof **xf);
+        HG_CHECK(*xf != NULL);
+    }
+    return &(*xf)[(*n)++];
+}
+
+/* Each micro-step's compute time into dur[steps]; the update ops' and
+ * the gradient AllReduces' per device into upd[ndev] (after its last
+ * micro-step); the transfers into *xf (count returned). */
 static int pipe_costs(const struct hg_lowered *lw, const struct hg_pprice *pr, double *dur,
                       double *upd, struct pxfer **xf)
 {
@@ -389,38 +446,44 @@ static int pipe_costs(const struct hg_lowered *lw, const struct hg_pprice *pr, d
     *xf = NULL;
     for (int v = 0; v < lw->nops; v++) {
         const struct hg_pop *o = &pg->ops[v];
-        int d = lw->ops[v].place[0].dev, b = o->phase != HG_PH_FORWARD;
-        if (o->phase == HG_PH_UPDATE) {
-            upd[d] += pr->a[hg_pprice_at(pr, v, d)];
-            continue;
-        }
-        for (int m = 0; m < M; m++)
-            dur[step_id(M, d, m, b)] += op_time(lw, pr, v, d, lw->mb[m], lw->mb[m + 1]);
-        /* its transfers: to the micro-step of the first reader there */
-        for (int k = 0; k < lw->ops[v].nxfer; k++) {
-            const struct hg_lxfer *x = &lw->ops[v].xfer[k];
-            int rb = 1;
-            for (int c = 0; c < o->ncons; c++) {
-                int w = o->cons[c];
-                if (lw->ops[w].place[0].dev == x->dst && pg->ops[w].phase == HG_PH_FORWARD)
-                    rb = 0;
+        const struct hg_lop *lo = &lw->ops[v];
+        int b = o->phase != HG_PH_FORWARD;
+        for (int k = 0; k < lo->nplace; k++) {
+            const struct hg_lplace *q = &lo->place[k];
+            if (o->phase == HG_PH_UPDATE) {
+                upd[q->dev] += pr->a[hg_pprice_at(pr, v, q->dev)];
+                continue;
             }
+            for (int m = 0; m < M; m++)
+                dur[step_id(M, q->dev, m, b)] +=
+                    op_time(lw, pr, v, q->dev, m, hg_pipe_rows(lw, m, q->begin, q->end));
+        }
+        if (o->phase == HG_PH_UPDATE)
+            continue;
+        /* a data-parallel stage's gradient: all-reduced after the last
+         * micro-batch, on each member */
+        if (lo->agg >= 0 && (lw->agg[lo->agg].kind == HG_LAGG_RING ||
+                             lw->agg[lo->agg].kind == HG_LAGG_HIER)) {
+            int devs[HG_PLAN_MAXDEV];
+            for (int k = 0; k < lo->nplace; k++)
+                devs[k] = lo->place[k].dev;
+            double t = hg_cost_allreduce_ring(pg->c, devs, lo->nplace, (double)o->out_bytes);
+            for (int k = 0; k < lo->nplace; k++)
+                upd[devs[k]] += t;
+        }
+        /* its transfers: to the micro-step of the first reader there */
+        for (int k = 0; k < lo->nxfer; k++) {
+            const struct hg_lxfer *x = &lo->xfer[k];
+            int rb = !read_forward(lw, v, x->dst);
             for (int m = 0; m < M; m++) {
-                int64_t a = x->begin > lw->mb[m] ? x->begin : lw->mb[m];
-                int64_t e = x->end < lw->mb[m + 1] ? x->end : lw->mb[m + 1];
                 int whole = !o->out_batch; /* a partial sum or a tensor without rows */
-                if ((!whole && e <= a) || (!o->batch && m > 0)) /* made once */
+                int64_t r = whole ? 0 : hg_pipe_rows(lw, m, x->begin, x->end);
+                if ((!whole && r <= 0) || (!o->batch && m > 0)) /* made once */
                     continue;
-                if (n == cap) {
-                    cap = cap ? 2 * cap : 64;
-                    *xf = realloc(*xf, (size_t)cap * sizeof **xf);
-                    HG_CHECK(*xf != NULL);
-                }
-                struct pxfer *p = &(*xf)[n++];
+                struct pxfer *p = add_xfer(xf, &n, &cap);
                 p->src = step_id(M, x->src, m, b);
                 p->dst = step_id(M, x->dst, m, rb);
-                p->bytes = (double)o->out_bytes *
-                           (whole ? 1.0 : (double)(e - a) / (double)lw->batch);
+                p->bytes = (double)o->out_bytes * (whole ? 1.0 : (double)r / (double)lw->batch);
                 hg_cluster_path(pg->c, x->src, x->dst, &p->path);
             }
         }
@@ -430,7 +493,7 @@ static int pipe_costs(const struct hg_lowered *lw, const struct hg_pprice *pr, d
 
 double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
 {
-    int M = lw->nmicro, nd = lw->ndev, P = lw->nstages;
+    int M = lw->nmicro, nd = lw->ndev;
     size_t ns = (size_t)nd * 2 * (size_t)M;
     double *dur = calloc(ns + 1, sizeof *dur);      /* [steps] compute */
     double *ready = calloc(ns + 1, sizeof *ready);  /* [steps] inputs arrived */
@@ -438,39 +501,36 @@ double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
     int *left = calloc(ns + 1, sizeof *left);       /* [steps] transfers still to come */
     double *upd = calloc((size_t)nd + 1, sizeof *upd);
     double *chan = calloc((size_t)nd * (size_t)nd + 1, sizeof *chan); /* [nd][nd] free */
-    double *free_at = calloc((size_t)P + 1, sizeof *free_at);
-    int *dev = malloc(((size_t)P + 1) * sizeof *dev), *at = calloc((size_t)P + 1, sizeof *at);
-    int *seq = malloc((ns + 1) * sizeof *seq);
-    HG_CHECK(dur && ready && end && left && upd && chan && free_at && dev && at && seq);
+    double *free_at = calloc((size_t)nd + 1, sizeof *free_at);       /* [nd] */
+    int *at = calloc((size_t)nd + 1, sizeof *at);                    /* [nd] */
+    int *seq = malloc((ns + 1) * sizeof *seq);                       /* [nd][2M] */
+    HG_CHECK(dur && ready && end && left && upd && chan && free_at && at && seq);
     struct pxfer *xf;
     int nx = pipe_costs(lw, pr, dur, upd, &xf);
-    for (int d = 0; d < nd; d++)
-        if (lw->stage[d] >= 0)
-            dev[lw->stage[d]] = d;
-    schedule(lw->sched, P, M, dev, seq);
+    schedule(lw->sched, lw->nstages, M, nd, lw->stage, seq);
     for (size_t i = 0; i < ns; i++)
         end[i] = -1;
     for (int k = 0; k < nx; k++)
         left[xf[k].dst]++;
-    /* each stage's next micro-step runs once its transfers arrived (sends
+    /* each device's next micro-step runs once its transfers arrived (sends
      * leave as the producer ends, one at a time per device pair) */
     for (int moved = 1; moved;) {
         moved = 0;
-        for (int s = 0; s < P; s++) {
-            if (at[s] == 2 * M)
+        for (int d = 0; d < nd; d++) {
+            if (lw->stage[d] < 0 || at[d] == 2 * M)
                 continue;
-            int x = seq[(size_t)s * 2 * (size_t)M + (size_t)at[s]];
+            int x = seq[(size_t)d * 2 * (size_t)M + (size_t)at[d]];
             if (left[x] > 0)
                 continue;
-            double t = free_at[s] > ready[x] ? free_at[s] : ready[x];
-            end[x] = free_at[s] = t + dur[x];
-            at[s]++;
+            double t = free_at[d] > ready[x] ? free_at[d] : ready[x];
+            end[x] = free_at[d] = t + dur[x];
+            at[d]++;
             moved = 1;
             for (int k = 0; k < nx; k++) {
                 if (xf[k].src != x)
                     continue;
-                int a = (x >> 1) / M, b = (xf[k].dst >> 1) / M;
-                double *c = &chan[(size_t)a * (size_t)nd + (size_t)b];
+                int b = (xf[k].dst >> 1) / M;
+                double *c = &chan[(size_t)d * (size_t)nd + (size_t)b];
                 double t0 = *c > end[x] ? *c : end[x];
                 *c = t0 + hg_cost_transfer(&xf[k].path, xf[k].bytes);
                 if (*c > ready[xf[k].dst])
@@ -480,9 +540,11 @@ double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
         }
     }
     double T = 0;
-    for (int s = 0; s < P; s++) {
-        HG_CHECK(at[s] == 2 * M); /* the lowering played the same schedule */
-        double t = free_at[s] + upd[dev[s]];
+    for (int d = 0; d < nd; d++) {
+        if (lw->stage[d] < 0)
+            continue;
+        HG_CHECK(at[d] == 2 * M); /* the lowering played the same schedule */
+        double t = free_at[d] + upd[d];
         T = t > T ? t : T;
     }
     free(dur);
@@ -492,7 +554,6 @@ double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
     free(upd);
     free(chan);
     free(free_at);
-    free(dev);
     free(at);
     free(seq);
     free(xf);

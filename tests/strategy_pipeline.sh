@@ -9,7 +9,8 @@
 #     with momentum, a batch of 96) on 2 and 3 stages, uniform, speed-
 #     proportional and random stage boundaries (hgplan --pipeline), M in
 #     {1, 2, 3, 7, 8} (7 does not divide 96), both schedules, one with
-#     dropout 0.3, one in a random execution order; the small Transformer
+#     dropout 0.3, one in a random execution order, one whose second stage
+#     is data parallel over two devices (2:1); the small Transformer
 #     (bert, Adam) and the translation Transformer (label smoothing) on 2
 #     and 3 stages;
 #  2. each rank runs its micro-steps in the schedule's order (--trace):
@@ -18,8 +19,7 @@
 #     one micro-batch;
 #  3. refused before training, naming why: stages that are not
 #     consecutive (the forward goes back to a device it left), more
-#     micro-batches than samples, a data-parallel group in a pipeline, an
-#     unknown schedule, --update-freq 2;
+#     micro-batches than samples, an unknown schedule, --update-freq 2;
 #  4. memory is real: on a cluster whose devices hold 35 MB, data
 #     parallelism (EV-AR) is refused naming the device and the bytes, the
 #     pipeline trains; --clip-norm; resumed across strategies (pipeline ->
@@ -83,6 +83,16 @@ pipe c3 random 4 1f1b ro.cfg $M --seed 9
     >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan --random-order"; }
 grep -q '^pipeline = { micro_batches = 4' "$tmp/ro.cfg" || bad "ro.cfg: --random-order lost the pipeline"
 strat ro 3 c3 ro.cfg 3 4 1f1b && check ro ref
+# a data-parallel stage: the last two of three stages made one, replicated
+# 2:1 over localhost:1 and localhost:2 (each takes its share of every
+# micro-batch; the stage's gradients all-reduced between them)
+pipe c3 uniform 4 1f1b u3.cfg $M
+sed -E 's/mode = "mp"; device = "localhost:(1|2)";/mode = "dp"; replicas = (("localhost:1", 2), ("localhost:2", 1)); aggregate = "allreduce";/' \
+    "$tmp/u3.cfg" >"$tmp/dps.cfg"
+[ "$(grep -c 'mode = "dp"' "$tmp/dps.cfg")" = 2 ] || bad "dps.cfg: the edit did not apply"
+strat dps 3 c3 dps.cfg 2 4 1f1b && check dps ref
+grep -q "op pieces per rank [0-9]*,\([0-9]*\),\1" "$tmp/dps.log" ||
+    { grep strategy "$tmp/dps.log"; bad "dps: the stage's two devices run different numbers of pieces"; }
 # dropout 0.3: the masks keyed by sample, whatever micro-batch holds it
 pipe c3 uniform 3 1f1b drop.cfg $M --dropout 0.3
 twice run refd --batch-size 96 --max-update "$K" --dropout 0.3 >"$tmp/refd.log" 2>&1 ||
@@ -181,9 +191,6 @@ sed 's/micro_batches = 4/micro_batches = 200/' "$tmp/tr-1f1b.cfg" >"$tmp/many.cf
 refused many "pipeline: 200 micro-batches, but the batch has 96 samples" many.cfg
 sed 's/schedule = "1f1b"/schedule = "zigzag"/' "$tmp/tr-1f1b.cfg" >"$tmp/zig.cfg"
 refused zig 'schedule "zigzag": expected "gpipe" or "1f1b"' zig.cfg
-sed '0,/mode = "mp"; device = "[^"]*";/s//mode = "dp"; replicas = (("localhost:0", 1), ("localhost:1", 1)); aggregate = "allreduce";/' \
-    "$tmp/tr-1f1b.cfg" >"$tmp/dp.cfg"
-refused dp "pipeline: group 0 is data parallel" dp.cfg
 run uf --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
     --strategy "$tmp/tr-1f1b.cfg" --update-freq 2 >"$tmp/uf.log" 2>&1 && bad "uf: accepted"
 grep -q "pipeline_micro_batches\|micro_batches" "$tmp/uf.log" || { cat "$tmp/uf.log"; bad "uf: no advice"; }

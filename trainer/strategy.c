@@ -217,24 +217,25 @@ static int hybrid(struct hg_ctl_strategy *out, const struct hg_lowered *lw,
 }
 
 /* A pipeline (lw->nmicro > 0): out->piece_key, each op's piece in the
- * order of its micro-batch's micro-step (lw->mkey; the pieces are the
- * micro-batches, cut further where places are). */
+ * order of its micro-batch's micro-step on the device computing it
+ * (hg_pipe_key; the pieces are the micro-batches' chunks, cut further
+ * where places are). */
 static int pipeline_keys(struct hg_ctl_strategy *out, const struct hg_lowered *lw, char *err,
                          size_t errlen)
 {
     if (lw->nmicro == 0)
         return 0;
-    int np = out->npieces, M = lw->nmicro;
-    out->nmicro = M;
+    int np = out->npieces;
+    out->nmicro = lw->nmicro;
     out->piece_key = malloc(((size_t)lw->nops * (size_t)np + 1) * sizeof *out->piece_key);
     if (!out->piece_key)
         return hg_kerr(err, errlen, "out of memory");
-    for (int p = 0, m = 0; p < np; p++) {
-        while (m + 1 < M && lw->mb[m + 1] <= out->piece[p])
-            m++;
-        for (int v = 0; v < lw->nops; v++)
-            out->piece_key[(size_t)v * (size_t)np + (size_t)p] =
-                lw->mkey[(size_t)v * (size_t)M + (size_t)m];
+    for (int p = 0; p < np; p++) {
+        int m = hg_pipe_micro(lw, out->piece[p]);
+        for (int v = 0; v < lw->nops; v++) {
+            size_t i = (size_t)v * (size_t)np + (size_t)p;
+            out->piece_key[i] = hg_pipe_key(lw, v, out->piece_dev[i], m);
+        }
     }
     return 0;
 }
