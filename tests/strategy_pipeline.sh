@@ -22,7 +22,7 @@
 #     micro-batches than samples, an unknown schedule, --update-freq 2;
 #  4. memory is real: on a cluster whose devices hold 35 MB, data
 #     parallelism (EV-AR) is refused naming the device and the bytes, the
-#     pipeline trains; --clip-norm; resumed across strategies (pipeline ->
+#     pipeline trains, and so does what hgplan's search chooses there; --clip-norm; resumed across strategies (pipeline ->
 #     data parallel -> pipeline: what 1 rank -> data parallel -> 1 rank
 #     gives) and over tcp; rank 1 killed mid-pipeline: the job ends within seconds naming
 #     it, no worker left.
@@ -205,6 +205,15 @@ grep -q "device localhost:[01] (rank [01]) would hold [0-9.]* MB at its planned 
     "$tmp/capev.log" || { cat "$tmp/capev.log"; bad "capev: no device and bytes named"; }
 pipe cap speed 8 1f1b cap8.cfg $M
 strat cap8 2 cap cap8.cfg 2 8 1f1b && check cap8 ref
+# what the search plans there: no baseline fits, the pipeline row does
+"$HGPLAN" $M --cluster "$tmp/cap.cfg" --search mcmc --iters 100 --out "$tmp/capmc.cfg" \
+    >"$tmp/capmc.plan" 2>&1 || { cat "$tmp/capmc.plan"; bad "hgplan mcmc on cap"; }
+grep -q "^chosen: \(pipeline\|PIPE-[US]\), because" "$tmp/capmc.plan" ||
+    { cat "$tmp/capmc.plan"; bad "capmc: the search did not choose a pipeline"; }
+mc=$(sed -n 's/^pipeline = { micro_batches = \([0-9]*\); schedule = "\([a-z0-9]*\)".*/\1 \2/p' "$tmp/capmc.cfg")
+[ -n "$mc" ] || bad "capmc.cfg: no pipeline block"
+set -- $mc
+strat capmc 2 cap capmc.cfg 2 "${1:-0}" "${2:-x}" && check capmc ref
 twice run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 || bad "1 rank, clipped"
 strat clip 3 c3 u3-8-1f1b.cfg 3 8 1f1b --clip-norm 1 && check clip refc
 grep -q '"clip": 100.0' "$tmp/clip.log" || bad "clip: nothing was clipped"
