@@ -6,7 +6,9 @@
 # by twice: its losses, its parameters and optimizer state by equiv) and
 # the cluster files $tmp/c2.cfg (two ranks, the first twice as fast) and
 # $tmp/c3.cfg (three, 2:1:1); mt_data (the translation corpus in $tmp/mt,
-# the small Transformer's options in $TA); resume_tcp NAME ARGS... (the run of
+# the small Transformer's options in $TA); runb and runt SAVE-DIR ARGS...
+# (the bert and translation jobs the tests compare: Adam, 16 sentences, K
+# updates, one thread); resume_tcp NAME ARGS... (the run of
 # $tmp/NAME resumed half-way and over tcp: bitwise the straight shm run).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
@@ -60,6 +62,22 @@ mt_data() {
     TA="--source-lang en --target-lang es --dropout 0 --activation-fn gelu --encoder-layers 1
         --decoder-layers 1 --encoder-embed-dim 32 --decoder-embed-dim 32 --encoder-ffn-embed-dim 64
         --decoder-ffn-embed-dim 64 --encoder-attention-heads 2 --decoder-attention-heads 2"
+}
+runb() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
+        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
+}
+runt() { # save-dir args...
+    d=$1
+    shift
+    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
+        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
+        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
+        --save-dir "$tmp/$d" "$@"
 }
 resume_tcp() { # name args...
     rn=$1

@@ -221,14 +221,6 @@ lm_data
     --out "$tmp/bert-cp-ps.cfg" >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan bert"; }
 awk '/aggregate = "ps"/ { k++; sub(/ps = "[^"]*"/, "ps = \"localhost:" (k % 2) "\"") } { print }' \
     "$tmp/bert-cp-ps.cfg" >"$tmp/bert-ps01.cfg"
-runb() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
-        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
-        --save-dir "$tmp/$d" "$@"
-}
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
 runb bert-ps01 --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/bert-ps01.cfg" \
     >"$tmp/bert-ps01.log" 2>&1 || { cat "$tmp/bert-ps01.log"; bad "bert-ps01 exited non-zero"; }

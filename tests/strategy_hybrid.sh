@@ -146,14 +146,6 @@ lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
 plan c2 EV-PS 500 bev2.cfg $BM
 plan c3 EV-PS 500 bev3.cfg $BM
-runb() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
-        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
-        --save-dir "$tmp/$d" "$@"
-}
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
 # the data-parallel baselines (CP-PS: tests/strategy.sh) and hgtrain's own
 # MCMC search (--plan mcmc, a fixed number of proposals)

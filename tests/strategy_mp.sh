@@ -111,14 +111,6 @@ BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --opt
 plan c2 MP 8 bMP.cfg $BM
 plan c2 MP 500 bMP2-ops.cfg $BM
 plan c3 MP 500 bMP3-ops.cfg $BM
-runb() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
-        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
-        --save-dir "$tmp/$d" "$@"
-}
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
 stratb() { # name ranks cluster strategy
     runb "$1" --devices cpu:$2 --cluster-file "$tmp/$3.cfg" --strategy "$tmp/$4" \
@@ -149,14 +141,6 @@ TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
 plan c2 MP 8 tMP.cfg $TM
 plan c2 MP 1000 tMP2-ops.cfg $TM
 plan c3 MP 1000 tMP3-ops.cfg $TM
-runt() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
-        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
-        --save-dir "$tmp/$d" "$@"
-}
 twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
 stratt() { # name ranks cluster strategy
     runt "$1" --devices cpu:$2 --cluster-file "$tmp/$3.cfg" --strategy "$tmp/$4" \

@@ -102,46 +102,28 @@ strat drop 3 c3 drop.cfg 3 3 1f1b --dropout 0.3 && check drop refd
 # the small Transformer: Adam, shapes that change with every batch
 lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
-runb() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task bert --data "$tmp/lm" --dropout 0 --activation-fn gelu --optimizer adam \
-        --lr 0.0005 --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
-        --save-dir "$tmp/$d" "$@"
-}
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
-for x in "c2 2 uniform 4 1f1b" "c3 3 speed 3 gpipe"; do
-    set -- $x
-    name=b$3$2
-    pipe "$1" "$3" "$4" "$5" "$name.cfg" $BM || continue
-    runb "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
-        >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
-    is_pipe "$name" "$2" "$4" "$5"
-    check "$name" bref
-done
+# seq_cases RUNNER REF PREFIX "TASK-ARGS" "CLUSTER RANKS KIND MICRO SCHEDULE"...
+seq_cases() {
+    sr=$1 sref=$2 sp=$3 sa=$4
+    shift 4
+    for x in "$@"; do
+        set -- $x
+        name=$sp$3$2
+        pipe "$1" "$3" "$4" "$5" "$name.cfg" $sa || continue
+        "$sr" "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
+            >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+        is_pipe "$name" "$2" "$4" "$5"
+        check "$name" "$sref"
+    done
+}
+seq_cases runb bref b "$BM" "c2 2 uniform 4 1f1b" "c3 3 speed 3 gpipe"
 
 # the translation Transformer: encoder-decoder, label smoothing
 mt_data
 TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
-runt() { # save-dir args...
-    d=$1
-    shift
-    "$HGTRAIN" --task translation --data "$tmp/mt" $TA --optimizer adam --lr 0.001 \
-        --seed 3 --log-format json --log-interval 1 --validate-interval 0 --threads 1 \
-        --required-batch-size-multiple 1 --max-sentences 16 --max-update "$K" \
-        --save-dir "$tmp/$d" "$@"
-}
 twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
-for x in "c2 2 uniform 2 gpipe" "c3 3 speed 3 1f1b"; do
-    set -- $x
-    name=t$3$2
-    pipe "$1" "$3" "$4" "$5" "$name.cfg" $TM || continue
-    runt "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
-        >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
-    is_pipe "$name" "$2" "$4" "$5"
-    check "$name" tref
-done
+seq_cases runt tref t "$TM" "c2 2 uniform 2 gpipe" "c3 3 speed 3 1f1b"
 
 # ------------------------------------- 2. the schedule's order, as traced
 # each rank's compute ops of the last step by phase, runs of one phase
