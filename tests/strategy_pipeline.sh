@@ -10,7 +10,8 @@
 #     proportional and random stage boundaries (hgplan --pipeline), M in
 #     {1, 2, 3, 7, 8} (7 does not divide 96), both schedules, one with
 #     dropout 0.3, one in a random execution order, one whose second stage
-#     is data parallel over two devices (2:1); the small Transformer
+#     is data parallel over two devices (2:1), one whose last stage
+#     recomputes its activations; the small Transformer
 #     (bert, Adam) and the translation Transformer (label smoothing) on 2
 #     and 3 stages;
 #  2. each rank runs its micro-steps in the schedule's order (--trace):
@@ -93,6 +94,12 @@ sed -E 's/mode = "mp"; device = "localhost:(1|2)";/mode = "dp"; replicas = (("lo
 strat dps 3 c3 dps.cfg 2 4 1f1b && check dps ref
 grep -q "op pieces per rank [0-9]*,\([0-9]*\),\1" "$tmp/dps.log" ||
     { grep strategy "$tmp/dps.log"; bad "dps: the stage's two devices run different numbers of pieces"; }
+# the last stage recomputing its activations before its backward
+sed 's/mode = "mp"; device = "localhost:1"; }/mode = "mp"; device = "localhost:1"; recompute = true; }/' \
+    "$tmp/u2-4-1f1b.cfg" >"$tmp/rec.cfg"
+strat rec 2 c2 rec.cfg 2 4 1f1b && check rec ref
+grep -q "recomputation in 1 group ([1-9][0-9]* ops)" "$tmp/rec.log" ||
+    { grep strategy "$tmp/rec.log"; bad "rec: nothing recomputed"; }
 # dropout 0.3: the masks keyed by sample, whatever micro-batch holds it
 pipe c3 uniform 3 1f1b drop.cfg $M --dropout 0.3
 twice run refd --batch-size 96 --max-update "$K" --dropout 0.3 >"$tmp/refd.log" 2>&1 ||

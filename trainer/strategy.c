@@ -84,8 +84,8 @@ static const char *order_desc(const struct hg_ctl_strategy *out, const struct hg
     for (int g = 0; g < st->ngroups; g++)
         k += st->cfg[g].recompute != 0;
     if (k > 0 && n >= 0 && n < 160)
-        snprintf(b + n, 160 - (size_t)n, "; recomputation in %d groups (%d ops)", k,
-                 out->nrecompute);
+        snprintf(b + n, 160 - (size_t)n, "; recomputation in %d group%s (%d ops)", k,
+                 k == 1 ? "" : "s", out->nrecompute);
     return b;
 }
 
