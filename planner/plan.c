@@ -232,7 +232,9 @@ static int choose_pipeline(const struct hg_plan_opts *po, const struct hg_sim_re
                            const char *name, struct hg_strategy **best, char *why, size_t n)
 {
     int p = -1;
-    if (po->keep || (po->executable && !(po->executable & HG_EXEC_SPLIT)))
+    /* rows_only: the caller searches on from the choice, in the baselines'
+     * grouping (hgplan --search gnn) */
+    if (po->keep || po->rows_only || (po->executable && !(po->executable & HG_EXEC_SPLIT)))
         return chosen;
     for (int i = ROW_PIPE_U; i <= ROW_PIPE; i++)
         if (shown[i] && !res[i].oom && (p < 0 || res[i].iter_s < res[p].iter_s))

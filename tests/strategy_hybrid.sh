@@ -134,7 +134,7 @@ strat trace 2 c2 cpar-mp3.cfg --trace "$tmp/tr.json" && for r in 0 1; do
     f=$tmp/tr.rank$r.json
     [ "$(grep -c "\"ph\": \"X\", \"pid\": $r, \"tid\": 0" "$f" 2>/dev/null)" -ge 10 ] ||
         bad "--trace: rank $r's $f has fewer than 10 ops"
-    grep -q "\"name\": \"\(recv\|send\) #[0-9]*\", \"ph\": \"X\", \"pid\": $r, \"tid\": 1" "$f" ||
+    grep -q "\"name\": \"\(recv\|send\) #[0-9]*\", \"cat\": \"[a-z]*\", \"ph\": \"X\", \"pid\": $r, \"tid\": 1" "$f" ||
         bad "--trace: rank $r's $f has no transfer"
     tail -n 1 "$f" | grep -q '^]}$' || bad "--trace: rank $r's $f does not end the JSON"
 done
