@@ -8,7 +8,7 @@
 #     --rank-capacity, with --update-freq 1 and 2 (2 on 3 ranks only under
 #     ASan): the same loss at every
 #     update and the same parameters and optimizer state after K updates
-#     (12; 4 in the ASan build), within 8 times the distance between two
+#     (12; 2 in the ASan build), within 8 times the distance between two
 #     equally valid one-rank runs (equiv: docs/reproducibility.md); the
 #     same for the small Transformer (bert task with GELU, Adam, sequences
 #     of different lengths, loss per masked token); the same with dropout
