@@ -215,7 +215,9 @@ rebalanced rxd oxd --dropout 0.3
 
 # 5b. on by default (every 50 updates) on several ranks, off when the user
 #     set the budgets (--rank-capacity by hand)
-run ad ad --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --no-save
+#     (the decision of the last update is taken before the stop: 50 of the
+#     epoch's 60 updates are enough)
+run ad ad --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --no-save --max-update 50
 grep -q '"rebalance": 50,' "$tmp/ad.log" ||
     { grep -v '"update"' "$tmp/ad.log"; bad "no rebalancing at update 50 by default"; }
 run an an --devices cpu:2 --batch-size 8 --rank-slowdown 1,3 --rank-capacity 1,1 --no-save
