@@ -200,7 +200,7 @@ rebalanced() { # rx ox args...: the rebalanced run rx against its 1-rank chain o
         done <"$tmp/$rx.dec"
         run $ox $ox --batch-size $b --max-update 12 "$@"
     done
-    alt_off
+    [ "$ONE_REF" = 0 ] && alt_off
     steps $rx >"$tmp/$rx.steps"
     steps $ox0 >"$tmp/$ox0.steps"
     cmp -s "$tmp/$rx.steps" "$tmp/$ox0.steps" && [ "$(wc -l <"$tmp/$ox0.steps")" = 12 ] ||
