@@ -62,6 +62,11 @@ run() { # save-dir args...
 W3="--devices cpu:3 --max-sentences-per-rank 48,40,8"
 W2="--devices cpu:2 --max-sentences-per-rank 48,48"
 W1="--batch-size 96"
+if [ "${HG_ASAN:-0}" = 1 ]; then # half the rows: the same code paths, the same tensors
+    W3="--devices cpu:3 --max-sentences-per-rank 24,16,8"
+    W2="--devices cpu:2 --max-sentences-per-rank 24,24"
+    W1="--batch-size 48"
+fi
 # the tensors of a file: "group/name" per line, sorted
 tensors() { # the model's datasets (not the epoch's segment list, /iter_segs)
     h5ls -r "$1" | awk '$2 == "Dataset" && $1 != "/iter_segs" { print $1 }' | sort

@@ -9,7 +9,8 @@
 # the small Transformer's options in $TA); runb and runt SAVE-DIR ARGS...
 # (the bert and translation jobs the tests compare: Adam, 16 sentences, K
 # updates, one thread); resume_tcp NAME ARGS... (the run of
-# $tmp/NAME resumed half-way and over tcp: bitwise the straight shm run).
+# $tmp/NAME resumed half-way and over tcp: bitwise the straight shm run; the
+# checkpoint half-way kept in $tmp/half).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
 
@@ -83,6 +84,8 @@ resume_tcp() { # name args...
     rn=$1
     shift
     run resume "$@" --max-update $((K / 2)) >"$tmp/resume1.log" 2>&1 || bad "$rn to update $((K / 2))"
+    mkdir -p "$tmp/half" && cp "$tmp/resume/checkpoint_last.h5" "$tmp/half/" ||
+        bad "$rn: no checkpoint at update $((K / 2))"
     run resume "$@" --max-update "$K" >"$tmp/resume2.log" 2>&1 || bad "$rn resumed"
     grep -q "loaded .* $((K / 2)) updates" "$tmp/resume2.log" ||
         { head -n 5 "$tmp/resume2.log"; bad "$rn: the resume did not load update $((K / 2))"; }

@@ -5,15 +5,16 @@
 # the whole one either way).
 #  1. equivalence: 1 rank on a global batch of 96 against 2, 3 and 4 ranks
 #     with uneven per-rank budgets (one rank holding 0 samples) and against
-#     --rank-capacity, with --update-freq 1 and 2: the same loss at every
+#     --rank-capacity, with --update-freq 1 and 2 (2 on 3 ranks only under
+#     ASan): the same loss at every
 #     update and the same parameters and optimizer state after K updates
-#     (12; 4 in the ASan build), within 8 times the distance between two
+#     (12; 2 in the ASan build), within 8 times the distance between two
 #     equally valid one-rank runs (equiv: docs/reproducibility.md); the
 #     same for the small Transformer (bert task with GELU, Adam, sequences
 #     of different lengths, loss per masked token); the same with dropout
 #     on (mnist 0.3, bert 0.1 with attention dropout: masks keyed by sample);
-#  2. resume with 3 ranks: stopped at 10 and resumed to 20 == straight to
-#     20, bitwise; only rank 0 logs and writes checkpoints;
+#  2. resume with 3 ranks: stopped at K/2 and resumed to K == straight to
+#     K (part 1's run), bitwise; only rank 0 logs and writes checkpoints;
 #  3. faults: SIGKILL of rank 1 mid-epoch (shm and tcp backends) -> the
 #     launcher and every other
 #     rank exit within 30 s naming rank 1, no process left, nothing in
@@ -63,6 +64,8 @@ versus() { # name ref: its losses and checkpoint against the 1-rank run ref's
 }
 
 # ------------------------------------------------------------ 1. equivalence
+# (the sanitizer build runs --update-freq 2 on the 3-rank split only: the
+# same code paths as the other splits, which --update-freq 1 runs there)
 for uf in 1 2; do
     twice run ref$uf --batch-size 96 --update-freq $uf --max-update "$K" >"$tmp/ref$uf.log" 2>&1 ||
         { cat "$tmp/ref$uf.log"; bad "1 rank, update-freq $uf"; continue; }
@@ -71,6 +74,7 @@ for uf in 1 2; do
         set -- $cfg
         n=$1
         shift
+        [ $uf = 2 ] && [ $n != 3 ] && [ "${HG_ASAN:-0}" = 1 ] && continue # (below)
         name=w$n-$(echo "$*" | tr -c 'a-z0-9\n' _)-uf$uf
         run "$name" --devices cpu:$n --update-freq $uf --max-update "$K" "$@" \
             >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
@@ -93,6 +97,7 @@ for uf in 1 2; do
         { cat "$tmp/bref$uf.log"; bad "bert 1 rank, update-freq $uf"; continue; }
     for cfg in "2 10,6" "3 8,5,3" "4 7,0,5,4"; do
         set -- $cfg
+        [ $uf = 2 ] && [ $1 != 3 ] && [ "${HG_ASAN:-0}" = 1 ] && continue
         name=bert-w$1-uf$uf
         runb $name --devices cpu:$1 --max-sentences-per-rank $2 --update-freq $uf \
             --max-update "$K" >"$tmp/$name.log" 2>&1 ||
@@ -159,18 +164,20 @@ grep -q 'gradients in [0-9]* buckets of at most 0.2 MiB' "$tmp/w1bk.log" ||
     { cat "$tmp/cmp"; bad "1 rank with shm buckets differs from 1 rank"; }
 
 # ---------------------------------------------------------------- 2. resume
-run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 10 >"$tmp/r3a.log" 2>&1 ||
-    bad "3 ranks to 10"
-run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 20 >"$tmp/r3b.log" 2>&1 ||
-    bad "3 ranks resumed to 20"
-grep -q 'loaded .*checkpoint_last.h5: epoch 1, step 10, 10 updates' "$tmp/r3b.log" ||
-    { cat "$tmp/r3b.log"; bad "3 ranks: resume did not load the 10-update checkpoint"; }
-run s3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update 20 >"$tmp/s3.log" 2>&1 ||
-    bad "3 ranks straight to 20"
-"$CMP" "$tmp/r3/checkpoint_last.h5" "$tmp/s3/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
+# stopped half-way and resumed: bitwise the straight run of part 1 with the
+# same ranks and budgets (w3-...-uf1, K updates)
+s3=w3-__max_sentences_per_rank_48_40_8-uf1
+H=$((K / 2))
+run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update $H >"$tmp/r3a.log" 2>&1 ||
+    bad "3 ranks to $H"
+run r3 --devices cpu:3 --max-sentences-per-rank 48,40,8 --max-update "$K" >"$tmp/r3b.log" 2>&1 ||
+    bad "3 ranks resumed to $K"
+grep -q "loaded .*checkpoint_last.h5: epoch 1, step $H, $H updates" "$tmp/r3b.log" ||
+    { cat "$tmp/r3b.log"; bad "3 ranks: resume did not load the $H-update checkpoint"; }
+"$CMP" "$tmp/r3/checkpoint_last.h5" "$tmp/$s3/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
     { cat "$tmp/cmp"; bad "3 ranks: resumed run differs from the straight one"; }
-[ "$(grep -c '"update"' "$tmp/s3.log")" = 20 ] ||
-    bad "3 ranks: $(grep -c '"update"' "$tmp/s3.log") update lines, want 20 (rank 0 alone logs)"
+[ "$(grep -c '"update"' "$tmp/$s3.log")" = "$K" ] ||
+    bad "3 ranks: $(grep -c '"update"' "$tmp/$s3.log") update lines, want $K (rank 0 alone logs)"
 
 # ---------------------------------------------------------------- 3. faults
 kill_test() { # name backend
@@ -282,10 +289,12 @@ expect "needs --distributed-init-method" 2 --devices cpu:2 --distributed-world-s
 expect "cuda" 2 --devices cuda:0 --batch-size 8
 
 # ------------------------------------------------------- 5. other launchers
+# (3 updates: how a job starts changes its rendezvous and transport, not
+# its arithmetic; 3 compare that as well as more, as 6 did)
 base() { # save-dir args: 2 ranks, 64 + 32 samples, 1 thread each
     d=$1
     shift
-    run "$d" --max-sentences-per-rank 64,32 --max-update 6 --threads 1 "$@"
+    run "$d" --max-sentences-per-rank 64,32 --max-update 3 --threads 1 "$@"
 }
 same_as_shm() { # name dir
     "$CMP" "$tmp/l-shm/checkpoint_last.h5" "$tmp/$2/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 ||
@@ -398,7 +407,7 @@ if command -v mpirun >/dev/null 2>&1 && grep -q 'define HG_HAVE_MPI 1' "$B/confi
         mpirun -np 2 "$HGTRAIN" --task mnist --data "$tmp/fm" --valid-subset test --dropout 0 \
         --optimizer sgd --momentum 0.9 --lr 0.01 --seed 5 --log-format json --log-interval 1 \
         --validate-interval 0 --save-dir "$tmp/l-mpi" --max-sentences-per-rank 64,32 \
-        --max-update 6 --threads 1 >"$tmp/l-mpi.log" 2>&1 || { cat "$tmp/l-mpi.log"; bad "mpirun"; }
+        --max-update 3 --threads 1 >"$tmp/l-mpi.log" 2>&1 || { cat "$tmp/l-mpi.log"; bad "mpirun"; }
     grep -q "backend mpi" "$tmp/l-mpi.log" || bad "mpirun: no 'backend mpi' line"
     same_as_shm "mpirun" l-mpi
 else

@@ -27,10 +27,18 @@ bad() { echo "FAIL: $*"; fail=1; }
 # The sanitizer build checks the same code paths in fewer updates (an
 # update there takes ~0.4 s, the test 3 minutes at full length): 60 to
 # learn (test accuracy 0.74 at 60, 0.69 at 40), a stop at 20 resumed to
-# 40, interval checkpoints every 5
-if [ "${HG_ASAN:-0}" = 1 ]; then U=60 H=20 I=5; else U=150 H=40 I=10; fi
+# 40, interval checkpoints every 5; and it validates on the test images'
+# first 960 (VS=valid), not the 10000 of the test split (about 40 s there)
+if [ "${HG_ASAN:-0}" = 1 ]; then U=60 H=20 I=5 VS=valid; else U=150 H=40 I=10 VS=test; fi
 "$HGPRE" images --fashion-mnist "$SRC" --out "$tmp/fm" >"$tmp/pre.log" 2>&1 ||
     { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess images"; exit 1; }
+if [ $VS = valid ]; then
+    { printf '\0\0\10\3\0\0\3\300\0\0\0\34\0\0\0\34'
+      gunzip -c "$SRC/t10k-images-idx3-ubyte.gz" | tail -c +17 | head -c $((960 * 784)); } >"$tmp/vimg"
+    { printf '\0\0\10\1\0\0\3\300'; gunzip -c "$SRC/t10k-labels-idx1-ubyte.gz" | tail -c +9 | head -c 960; } >"$tmp/vlab"
+    "$HGPRE" images --images "$tmp/vimg" --labels "$tmp/vlab" --out "$tmp/fm" --prefix valid \
+        >"$tmp/pre.log" 2>&1 || { cat "$tmp/pre.log"; echo "FAIL: hgpreprocess 960 test images"; exit 1; }
+fi
 run() { # save-dir args...
     d=$1
     shift
@@ -41,7 +49,8 @@ run() { # save-dir args...
 
 # 1. U updates, then validation on the test split
 run ck1 --max-update $U --log-interval $((U / 3)) --validate-interval-updates $((2 * U / 3)) \
-    --log-file "$tmp/ck1.json" >"$tmp/out" 2>&1 || { cat "$tmp/out"; bad "hgtrain exited non-zero"; }
+    --valid-subset $VS --log-file "$tmp/ck1.json" >"$tmp/out" 2>&1 ||
+    { cat "$tmp/out"; bad "hgtrain exited non-zero"; }
 cat "$tmp/out"
 # the meters after the validation at 2U/3 leave its time out: the window's
 # seconds (updates / ups) are its training time (train_wall's growth) plus
@@ -62,6 +71,7 @@ acc=$(grep 'valid on' "$tmp/out" | tail -n 1 | sed 's/.*| accuracy \([0-9.]*\).*
 awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < 0.7 * f) }' ||
     bad "loss did not fall enough: $first -> $last"
 awk -v a="$acc" 'BEGIN { exit !(a > 0.6) }' || bad "test accuracy $acc <= 0.6"
+grep -q "valid on '$VS' subset" "$tmp/out" || bad "not validated on '$VS'"
 [ -f "$tmp/ck1/checkpoint_last.h5" ] || bad "no checkpoint_last.h5"
 [ "$(stat -c %a "$tmp/ck1/checkpoint_last.h5")" = 600 ] || bad "checkpoint not 0600"
 
