@@ -287,10 +287,11 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
         c->partial |= c->mode[k]->partial;
     }
     if (one_micro && cfg->update_freq > 1) {
+        int pipe = c->s && c->s->nmicro > 0;
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
                        "update so far (--update-freq > 1: its gradients arrive outside the "
-                       "grad block)%s", c->s && c->s->nmicro > 0
+                       "grad block)%s", pipe
                        ? "; a pipeline accumulates over its own micro-batches: raise the "
                          "strategy's pipeline.micro_batches instead" : "");
     }
