@@ -223,16 +223,19 @@ grep -q '"clip": 100.0' "$tmp/clip.log" || bad "clip: nothing was clipped"
 # does resuming from data parallelism at the same points (a resume on
 # another cluster cuts the rest of the epoch into batches of its own)
 P="--devices cpu:2 --batch-size 96 --cluster-file $tmp/c2.cfg --strategy $tmp/u2-4-1f1b.cfg"
+# (updates A1, A2, A3: thirds of K, at least one each; --max-update 0
+# would be no limit)
+A3=$((K >= 3 ? K : 3)) A1=$((K >= 3 ? K / 3 : 1)) A2=$((K >= 3 ? 2 * K / 3 : 2))
 across() { # save-dir args of the first and last thirds...
     ad=$1
     shift
-    run "$ad" "$@" --max-update $((K / 3)) &&
-        run "$ad" --devices cpu:2 --batch-size 48 --max-update $((2 * K / 3)) &&
-        run "$ad" "$@" --max-update "$K"
+    run "$ad" "$@" --max-update "$A1" &&
+        run "$ad" --devices cpu:2 --batch-size 48 --max-update "$A2" &&
+        run "$ad" "$@" --max-update "$A3"
 }
 twice across aref --batch-size 96 >"$tmp/aref.log" 2>&1 || { cat "$tmp/aref.log"; bad "across: 1 rank"; }
 across across $P >"$tmp/across.log" 2>&1 || { cat "$tmp/across.log"; bad "across: pipeline"; }
-grep -q "loaded .* $((2 * K / 3)) updates" "$tmp/across.log" || bad "across: no resume at $((2 * K / 3))"
+grep -q "loaded .* $A2 updates" "$tmp/across.log" || bad "across: no resume at $A2"
 check across aref
 resume_tcp u2-4-1f1b $P
 # rank 1 killed mid-pipeline
