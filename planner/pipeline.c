@@ -510,8 +510,20 @@ double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
     schedule(lw->sched, lw->nstages, M, nd, lw->stage, seq);
     for (size_t i = 0; i < ns; i++)
         end[i] = -1;
-    for (int k = 0; k < nx; k++)
+    /* the transfers by source micro-step, in their order (a stable
+     * counting sort): by[from[x] .. from[x + 1]) */
+    int *from = calloc(ns + 2, sizeof *from);        /* [steps + 1] */
+    int *fill = calloc(ns + 1, sizeof *fill);        /* [steps] */
+    int *by = malloc(((size_t)nx + 1) * sizeof *by); /* [nx] */
+    HG_CHECK(from && fill && by);
+    for (int k = 0; k < nx; k++) {
         left[xf[k].dst]++;
+        from[xf[k].src + 1]++;
+    }
+    for (size_t i = 0; i < ns; i++)
+        from[i + 1] += from[i];
+    for (int k = 0; k < nx; k++)
+        by[from[xf[k].src] + fill[xf[k].src]++] = k;
     /* each device's next micro-step runs once its transfers arrived (sends
      * leave as the producer ends, one at a time per device pair) */
     for (int moved = 1; moved;) {
@@ -526,10 +538,8 @@ double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
             end[x] = free_at[d] = t + dur[x];
             at[d]++;
             moved = 1;
-            for (int k = 0; k < nx; k++) {
-                if (xf[k].src != x)
-                    continue;
-                int b = (xf[k].dst >> 1) / M;
+            for (int j = from[x]; j < from[x + 1]; j++) {
+                int k = by[j], b = (xf[k].dst >> 1) / M;
                 double *c = &chan[(size_t)d * (size_t)nd + (size_t)b];
                 double t0 = *c > end[x] ? *c : end[x];
                 *c = t0 + hg_cost_transfer(&xf[k].path, xf[k].bytes);
@@ -557,5 +567,8 @@ double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr)
     free(at);
     free(seq);
     free(xf);
+    free(from);
+    free(fill);
+    free(by);
     return T;
 }
