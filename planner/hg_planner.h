@@ -785,18 +785,20 @@ const char *hg_baseline_name(enum hg_baseline b);
 /* Fills every group's cfg of s (grouping already done). */
 void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg,
                        enum hg_baseline b);
+/* How hg_pipe_baseline cuts the forward into stages. */
+enum hg_pipe_cut { HG_PIPE_UNIFORM, HG_PIPE_SPEED, HG_PIPE_RANDOM };
 /* A pipeline over every device of pg's cluster in rank order, one group
  * per stage (planner/pipe_plan.c): the forward ops the batch reaches, in
- * id order, cut into consecutive stages of equal op counts (speed 0), of
- * forward time proportional to each device's speed (1: pr,
- * hg_cluster_rank_capacities) or at random (speed >= 2: the seed; a test
- * aid); other forward ops with their first consumer, each backward op on
- * its origin's stage (else its producers' latest), each update with its
- * gradient; M micro-batches under sched.  NULL with err, also for one the
- * lowering refuses. */
+ * id order, cut into consecutive stages of equal op counts (UNIFORM), of
+ * forward time proportional to each device's speed (SPEED: pr,
+ * hg_cluster_rank_capacities) or at random (RANDOM, drawn with seed; a
+ * test aid); other forward ops with their first consumer, each backward
+ * op on its origin's stage (else its producers' latest), each update with
+ * its gradient; M micro-batches under sched.  NULL with err, also for one
+ * the lowering refuses. */
 struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
-                                     int speed, int M, enum hg_psched sched, char *err,
-                                     size_t errlen);
+                                     enum hg_pipe_cut cut, uint64_t seed, int M,
+                                     enum hg_psched sched, char *err, size_t errlen);
 struct hg_sim;
 struct hg_sim_result;
 /* A hill climb from the pipeline start (hg_pipe_baseline's: one group per

@@ -629,11 +629,14 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         hg_plan_print_head(o, c, 0);
         hg_plan_print_row(o, "dp", &br, c, NULL, NULL, 0, a->verbose);
     } else if (a->pipeline) {
-        int speed = strcmp(a->pipeline, "speed") == 0 ? 1
-                    : strcmp(a->pipeline, "random") == 0 ? 2 + (int)(a->seed & 0xffffff) : 0;
+        enum hg_pipe_cut cut = strcmp(a->pipeline, "speed") == 0    ? HG_PIPE_SPEED
+                               : strcmp(a->pipeline, "random") == 0 ? HG_PIPE_RANDOM
+                                                                    : HG_PIPE_UNIFORM;
         int M = a->micro > 0 ? (int)a->micro : 4 * pg->ndev;
-        best = hg_pipe_baseline(pg, pr, speed, M, strcmp(a->schedule, "gpipe") == 0
-                                ? HG_SCHED_GPIPE : HG_SCHED_1F1B, err, sizeof(err));
+        best = hg_pipe_baseline(pg, pr, cut, (uint64_t)(a->seed & 0xffffff), M,
+                                strcmp(a->schedule, "gpipe") == 0 ? HG_SCHED_GPIPE
+                                                                  : HG_SCHED_1F1B,
+                                err, sizeof(err));
         if (!best) {
             fprintf(stderr, "hgplan: --pipeline %s: %s\n", a->pipeline, err);
             rc = 1;

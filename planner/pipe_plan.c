@@ -78,15 +78,16 @@ static struct hg_strategy *from_stages(const struct hg_pgraph *pg, int P, int *s
 }
 
 struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg_pprice *pr,
-                                     int speed, int M, enum hg_psched sched, char *err,
+                                     enum hg_pipe_cut cut, uint64_t seed, int M,
+                                     enum hg_psched sched, char *err,
                                      size_t errlen)
 {
-    uint64_t rng = (uint64_t)(speed >= 2 ? speed : 0) * 0x9e3779b97f4a7c15ull;
+    uint64_t rng = (seed + 2) * 0x9e3779b97f4a7c15ull;
     int P = pg->ndev, N = pg->nops, nf = 0;
     double cap[HG_PLAN_MAXDEV], tot = 0, cum = 0, want = 0;
-    if (speed == 1 && hg_cluster_rank_capacities(pg->c, cap, err, errlen) != 0)
+    if (cut == HG_PIPE_SPEED && hg_cluster_rank_capacities(pg->c, cap, err, errlen) != 0)
         return NULL;
-    if (speed != 1)
+    if (cut != HG_PIPE_SPEED)
         for (int d = 0; d < P; d++)
             cap[d] = 1;
     for (int d = 0; d < P; d++)
@@ -103,10 +104,10 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
         nf++;
         /* equal op counts, each op's time (device 0: a share of it), or
          * random weights (a test aid: random valid boundaries) */
-        if (speed >= 2)
+        if (cut == HG_PIPE_RANDOM)
             w[v] = 1 + (double)(hg_rand(&rng) % 1000);
         else
-            w[v] = speed && pr ? pr->a[hg_pprice_at(pr, v, 0)] + pr->b[hg_pprice_at(pr, v, 0)]
+            w[v] = cut == HG_PIPE_SPEED && pr ? pr->a[hg_pprice_at(pr, v, 0)] + pr->b[hg_pprice_at(pr, v, 0)]
                                : 1;
         all += w[v];
     }

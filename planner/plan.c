@@ -209,7 +209,8 @@ static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const stru
     if (P < 2 || P > 64 || pg->batch < P)
         return;
     for (int k = 0; k < 2; k++) { /* one that cannot run gets no row */
-        ps[k] = hg_pipe_baseline(pg, pr, k, M, HG_SCHED_1F1B, err, sizeof err);
+        ps[k] = hg_pipe_baseline(pg, pr, k ? HG_PIPE_SPEED : HG_PIPE_UNIFORM, 0, M,
+                                 HG_SCHED_1F1B, err, sizeof err);
         if (!ps[k])
             continue;
         hg_sim_full(sim, ps[k], &res[ROW_PIPE_U + k]);
