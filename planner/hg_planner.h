@@ -801,9 +801,12 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
                                      enum hg_psched sched, char *err, size_t errlen);
 struct hg_sim;
 struct hg_sim_result;
-/* A hill climb from the pipeline start (hg_pipe_baseline's: one group per
- * stage, device s): moves a stage boundary by a few forward ops, doubles
- * or halves M, or swaps the schedule, keeping a move when the simulator
+/* A hill climb from the pipeline start (hg_pipe_baseline's, or any whose
+ * groups are stages over disjoint devices covering the cluster): moves a
+ * stage boundary by a few forward ops, doubles or halves M, swaps the
+ * schedule, swaps two devices' places, makes two neighbour stages one
+ * data-parallel stage or cuts one in two, or changes a data-parallel
+ * stage's replica count on one device, keeping a move when the simulator
  * (hg_search_cost) finds it better; at most iters proposals within
  * budget_s (0: none), drawn with seed.  Returns the best (r its
  * simulation; the simulator ends on it). */

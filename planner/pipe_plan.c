@@ -67,7 +67,7 @@ static struct hg_strategy *from_stages(const struct hg_pgraph *pg, int P, int *s
             stage[v] = 0;
     }
     follow_forward(pg, P, stage);
-    struct hg_strategy *st = hg_strategy_new(pg->nops, P, P);
+    struct hg_strategy *st = hg_strategy_new(pg->nops, pg->ndev, P);
     for (int v = 0; v < pg->nops; v++)
         st->group[v] = stage[v];
     for (int k = 0; k < P; k++)
@@ -147,13 +147,19 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
     return st;
 }
 
-/* The search's state: the forward ops fwd[nf] in id order, stage s holding
- * fwd[cut[s] .. cut[s + 1]). */
+/* The search's state: the forward ops fwd[nf] in id order, stage s
+ * holding fwd[cut[s] .. cut[s + 1]) on the devices dev[dcut[s] ..
+ * dcut[s + 1]) (one: model parallel; more: a data-parallel stage, rep[d]
+ * replicas on device d); dev is a permutation of the cluster's devices. */
 struct pstate {
     int P, nf, M;
     enum hg_psched sched;
-    int *fwd, *cut, *stage; /* [nf], [P + 1], [nops] scratch */
+    int dev[HG_PLAN_MAXDEV], rep[HG_PLAN_MAXDEV], dcut[HG_PLAN_MAXDEV + 1];
+    int *fwd, *cut, *stage; /* [nf], [ndev + 1], [nops] scratch */
 };
+
+/* The most replicas the search puts on one device of a stage. */
+enum { MAX_REP = 8 };
 
 static struct hg_strategy *state_strategy(const struct hg_pgraph *pg, struct pstate *x)
 {
@@ -162,26 +168,77 @@ static struct hg_strategy *state_strategy(const struct hg_pgraph *pg, struct pst
     for (int s = 0; s < x->P; s++)
         for (int i = x->cut[s]; i < x->cut[s + 1]; i++)
             x->stage[x->fwd[i]] = s;
-    return from_stages(pg, x->P, x->stage, x->M, x->sched);
+    struct hg_strategy *st = from_stages(pg, x->P, x->stage, x->M, x->sched);
+    for (int s = 0; s < x->P; s++) {
+        struct hg_gcfg *g = &st->cfg[s];
+        if (x->dcut[s + 1] - x->dcut[s] == 1) {
+            hg_gcfg_mp(g, x->dev[x->dcut[s]]);
+            continue;
+        }
+        memset(g, 0, sizeof *g);
+        g->mode = HG_MODE_DP;
+        g->agg = HG_AGG_AR;
+        for (int i = x->dcut[s]; i < x->dcut[s + 1]; i++)
+            g->rep[x->dev[i]] = x->rep[x->dev[i]];
+        g->ps = hg_gcfg_choose_ps(pg->c, g->rep);
+    }
+    return st;
 }
 
-/* One random move of x: a stage boundary by a few ops (70%), M doubled or
- * halved within [1, min(B, 16 P)] (20%), the other schedule (10%); 0 when
- * the move changed nothing. */
-static int propose(struct pstate *x, int64_t B, uint64_t *rng)
+/* x's stages s and s + 1 made one data-parallel stage. */
+static void merge(struct pstate *x, int s)
 {
-    uint64_t r = hg_rand(rng) % 10;
-    if (r < 7 && x->P > 1) {
-        int s = 1 + (int)(hg_rand(rng) % (uint64_t)(x->P - 1));
-        int span = x->nf / (4 * x->P) > 1 ? x->nf / (4 * x->P) : 1;
-        int d = 1 + (int)(hg_rand(rng) % (uint64_t)span);
-        int c = x->cut[s] + (hg_rand(rng) & 1 ? d : -d);
-        if (c <= x->cut[s - 1] || c >= x->cut[s + 1])
-            return 0;
-        x->cut[s] = c;
-        return 1;
+    for (int k = s + 1; k < x->P; k++) {
+        x->cut[k] = x->cut[k + 1];
+        x->dcut[k] = x->dcut[k + 1];
     }
-    if (r < 9) {
+    x->P--;
+}
+
+/* x's stage s of two devices or more cut in two (its devices and its
+ * forward ops at their middles); 0 when it has too few of either. */
+static int split(struct pstate *x, int s)
+{
+    int nd = x->dcut[s + 1] - x->dcut[s], no = x->cut[s + 1] - x->cut[s];
+    if (nd < 2 || no < 2)
+        return 0;
+    for (int k = x->P + 1; k > s + 1; k--) {
+        x->cut[k] = x->cut[k - 1];
+        x->dcut[k] = x->dcut[k - 1];
+    }
+    x->cut[s + 1] = x->cut[s] + no / 2;
+    x->dcut[s + 1] = x->dcut[s] + nd / 2;
+    x->P++;
+    return 1;
+}
+
+/* A stage boundary moved by a few forward ops; 0 when it cannot. */
+static int move_cut(struct pstate *x, uint64_t *rng)
+{
+    if (x->P < 2)
+        return 0;
+    int s = 1 + (int)(hg_rand(rng) % (uint64_t)(x->P - 1));
+    int span = x->nf / (4 * x->P) > 1 ? x->nf / (4 * x->P) : 1;
+    int d = 1 + (int)(hg_rand(rng) % (uint64_t)span);
+    int c = x->cut[s] + (hg_rand(rng) & 1 ? d : -d);
+    if (c <= x->cut[s - 1] || c >= x->cut[s + 1])
+        return 0;
+    x->cut[s] = c;
+    return 1;
+}
+
+/* One random move of x (nd devices, batch B): a stage boundary by a few
+ * ops (45%), M doubled or halved within [1, min(B, 16 P)] (15%), the
+ * other schedule (5%), two devices' places swapped (10%), two neighbour
+ * stages made one data-parallel stage or one cut in two (15%), a replica
+ * count of a data-parallel stage's device by one (10%); 0 when the move
+ * changed nothing. */
+static int propose(struct pstate *x, int nd, int64_t B, uint64_t *rng)
+{
+    uint64_t r = hg_rand(rng) % 20;
+    if (r < 9)
+        return move_cut(x, rng);
+    if (r < 12) {
         int64_t hi = 16 * (int64_t)x->P < B ? 16 * (int64_t)x->P : B;
         int m = hg_rand(rng) & 1 ? 2 * x->M : x->M / 2;
         if (m < 1 || m > hi || m == x->M)
@@ -189,53 +246,129 @@ static int propose(struct pstate *x, int64_t B, uint64_t *rng)
         x->M = m;
         return 1;
     }
-    x->sched = x->sched == HG_SCHED_1F1B ? HG_SCHED_GPIPE : HG_SCHED_1F1B;
+    if (r < 13) {
+        x->sched = x->sched == HG_SCHED_1F1B ? HG_SCHED_GPIPE : HG_SCHED_1F1B;
+        return 1;
+    }
+    if (r < 15) {
+        int i = (int)(hg_rand(rng) % (uint64_t)nd), j = (int)(hg_rand(rng) % (uint64_t)nd);
+        int t = x->dev[i];
+        if (i == j)
+            return 0;
+        x->dev[i] = x->dev[j];
+        x->dev[j] = t;
+        return 1;
+    }
+    int s = (int)(hg_rand(rng) % (uint64_t)x->P);
+    if (r < 18) {
+        if (hg_rand(rng) & 1)
+            return split(x, s);
+        if (s + 1 >= x->P || x->P < 3) /* one stage is data parallelism */
+            return 0;
+        merge(x, s);
+        return 1;
+    }
+    int n = x->dcut[s + 1] - x->dcut[s];
+    if (n < 2)
+        return 0;
+    int d = x->dev[x->dcut[s] + (int)(hg_rand(rng) % (uint64_t)n)];
+    int c = x->rep[d] + (hg_rand(rng) & 1 ? 1 : -1);
+    if (c < 1 || c > MAX_REP)
+        return 0;
+    x->rep[d] = c;
     return 1;
+}
+
+/* x from start: its groups are the stages in the order of their first
+ * forward op; a group's devices those it runs on.  -1 when start is no
+ * such pipeline (a device in two groups or in none, a group without a
+ * forward op). */
+static int from_start(const struct hg_pgraph *pg, const struct hg_strategy *start,
+                      struct pstate *x)
+{
+    int first[HG_PLAN_MAXDEV], rank[HG_PLAN_MAXDEV], used[HG_PLAN_MAXDEV] = {0}, n = 0;
+    int G = start->ngroups;
+    if (G < 1 || G > pg->ndev)
+        return -1;
+    for (int k = 0; k < G; k++)
+        first[k] = -1;
+    for (int v = 0; v < pg->nops; v++)
+        if (cut_here(&pg->ops[v]) && first[start->group[v]] < 0)
+            first[start->group[v]] = v;
+    for (int k = 0; k < G; k++) { /* rank[s]: the group of stage s */
+        if (first[k] < 0)
+            return -1;
+        int s = 0;
+        for (int j = 0; j < G; j++)
+            s += first[j] < first[k];
+        rank[s] = k;
+    }
+    x->P = G;
+    for (int s = 0; s < G; s++) {
+        const struct hg_gcfg *g = &start->cfg[rank[s]];
+        x->dcut[s] = n;
+        for (int d = 0; d < pg->ndev; d++) {
+            int r = g->mode == HG_MODE_MP ? d == g->device : g->rep[d];
+            if (r <= 0)
+                continue;
+            if (used[d]++)
+                return -1;
+            x->dev[n++] = d;
+            x->rep[d] = r < MAX_REP ? r : MAX_REP;
+        }
+    }
+    x->dcut[G] = n;
+    if (n != pg->ndev) /* every device in a stage: the moves keep them so */
+        return -1;
+    for (int v = 0; v < pg->nops; v++)
+        if (cut_here(&pg->ops[v])) {
+            int s = 0;
+            while (rank[s] != start->group[v])
+                s++;
+            x->fwd[x->nf++] = v;
+            for (int k = s + 1; k <= G; k++)
+                x->cut[k] = x->nf;
+        }
+    return 0;
 }
 
 struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *pg,
                                    const struct hg_strategy *start, long iters, double budget_s,
                                    uint64_t seed, struct hg_sim_result *r)
 {
-    struct pstate x = {.P = start->ngroups, .M = start->nmicro, .sched = start->sched};
+    struct pstate x = {.M = start->nmicro, .sched = start->sched};
     x.fwd = malloc(((size_t)pg->nops + 1) * sizeof *x.fwd);
-    x.cut = calloc((size_t)x.P + 2, sizeof *x.cut);
+    x.cut = calloc((size_t)pg->ndev + 2, sizeof *x.cut);
     x.stage = malloc(((size_t)pg->nops + 1) * sizeof *x.stage);
     HG_CHECK(x.fwd && x.cut && x.stage);
-    /* start's stages: its groups are the stages in rank order */
-    for (int v = 0; v < pg->nops; v++)
-        if (cut_here(&pg->ops[v])) {
-            int s = start->group[v];
-            x.fwd[x.nf++] = v;
-            for (int k = s + 1; k <= x.P; k++)
-                x.cut[k] = x.nf;
-        }
+    int ok_start = from_start(pg, start, &x) == 0;
     struct hg_lowered *lw = hg_lower_new(pg); /* the moves' check, without a crash */
     struct hg_strategy *best = hg_strategy_copy(start), *t;
     hg_sim_full(sim, best, r);
     uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
     double t0 = hg_now();
     char err[256];
-    for (long i = 0; i < iters && (budget_s <= 0 || hg_now() - t0 < budget_s); i++) {
-        struct pstate y = x;
+    for (long i = 0; ok_start && i < iters && (budget_s <= 0 || hg_now() - t0 < budget_s);
+         i++) {
+        struct pstate y = x; /* x before the move (its arrays by value) */
         int cut[HG_PLAN_MAXDEV + 1];
         memcpy(cut, x.cut, ((size_t)x.P + 1) * sizeof *cut);
-        if (!propose(&x, pg->batch, &rng))
+        if (!propose(&x, pg->ndev, pg->batch, &rng))
             continue;
         t = state_strategy(pg, &x);
         struct hg_sim_result tr;
         int ok = hg_lower_full(lw, t, err, sizeof err) == 0;
+
         if (ok)
             hg_sim_full(sim, t, &tr);
-        if (ok && hg_search_cost(&tr) < hg_search_cost(r)) {
+        if (ok && hg_search_cost(&tr) <= hg_search_cost(r)) { /* a plateau: walk on */
             hg_strategy_free(best);
             best = t;
             *r = tr;
         } else { /* back to x before the move */
             hg_strategy_free(t);
-            memcpy(x.cut, cut, ((size_t)x.P + 1) * sizeof *cut);
-            x.M = y.M;
-            x.sched = y.sched;
+            memcpy(y.cut, cut, ((size_t)y.P + 1) * sizeof *cut);
+            x = y;
         }
     }
     hg_sim_full(sim, best, r); /* the simulator ends on the result */
@@ -245,4 +378,3 @@ struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *p
     free(x.stage);
     return best;
 }
-

@@ -2,6 +2,8 @@
  * search: hand-checkable graphs (a chain on one device, data parallelism
  * on two), OOM, list scheduling vs FIFO on a fork-join graph, delta ==
  * full simulation on random one-group changes, MCMC determinism, the
+ * pipeline search (deterministic, never worse than its start, its result
+ * lowered and executable, data-parallel stages reached on four GPUs), the
  * strategy file's round trip and its errors. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -643,6 +645,87 @@ static void test_mcmc(void)
     hg_cluster_free(c);
 }
 
+/* The pipeline search (planner/pipe_plan.c) on HeteroG's 8 GPUs of three
+ * speeds: deterministic, never worse than its start, and every strategy it
+ * returns a pipeline the lowering takes and hgtrain's split executor runs,
+ * its stages disjoint sets of devices covering the cluster.  On 4 GPUs its
+ * moves reach a data-parallel stage. */
+static int pipe_search_case(const char *model_name, struct hg_cluster *c, const char *cl,
+                            int64_t B, int iters)
+{
+    struct hg_graph *g = model(model_name, B);
+    struct hg_pgraph *pg = pgraph(g, c, B);
+    struct hg_sim *sim = sim_new(pg);
+    char err[256] = "";
+    int P = pg->ndev;
+    struct hg_strategy *st = hg_pipe_baseline(pg, price_of(pg), HG_PIPE_SPEED, 0, 4 * P,
+                                              HG_SCHED_1F1B, err, sizeof err);
+    REQUIRE(st, "PIPE-S of %s on %s: %s", model_name, cl, err);
+    struct hg_sim_result r0, ra, rb;
+    hg_sim_full(sim, st, &r0);
+    struct hg_strategy *a = hg_pipe_search(sim, pg, st, iters, 0, 5, &ra);
+    struct hg_strategy *b = hg_pipe_search(sim, pg, st, iters, 0, 5, &rb);
+    EXPECT(memcmp(&ra.iter_s, &rb.iter_s, sizeof(double)) == 0 && a->ngroups == b->ngroups &&
+           a->nmicro == b->nmicro && memcmp(a->group, b->group, (size_t)pg->nops * sizeof(int)) == 0,
+           "the pipeline search is not deterministic: %.9g vs %.9g", ra.iter_s, rb.iter_s);
+    EXPECT(hg_search_cost(&ra) <= hg_search_cost(&r0), "the search %.6g is worse than its start %.6g",
+           hg_search_cost(&ra), hg_search_cost(&r0));
+    EXPECT(a->nmicro >= 1 && a->ngroups >= 2 && hg_strategy_executable(a, HG_EXEC_SPLIT),
+           "the search's result: M %d, %d stages, executable %d", a->nmicro, a->ngroups,
+           hg_strategy_executable(a, HG_EXEC_SPLIT));
+    struct hg_lowered *lw = hg_lower_new(pg);
+    EXPECT(hg_lower_full(lw, a, err, sizeof err) == 0, "the search's result does not lower: %s",
+           err);
+    hg_lower_free(lw);
+    int used[HG_PLAN_MAXDEV] = {0}, ndp = 0;
+    for (int k = 0; k < a->ngroups; k++) {
+        const struct hg_gcfg *q = &a->cfg[k];
+        int n = 0;
+        for (int d = 0; d < pg->ndev; d++)
+            if (q->mode == HG_MODE_MP ? q->device == d : q->rep[d] > 0) {
+                used[d]++;
+                n++;
+            }
+        ndp += n > 1;
+    }
+    for (int d = 0; d < pg->ndev; d++)
+        EXPECT(used[d] == 1, "device %d is in %d stages", d, used[d]);
+    printf("pipeline search %s/%lld on %s: PIPE-S %.4f s -> %.4f s (%d stages, %d data "
+           "parallel, M %d, %s)\n", model_name, (long long)B, cl, r0.iter_s, ra.iter_s,
+           a->ngroups, ndp, a->nmicro, hg_pipe_sched_name(a->sched));
+    hg_strategy_free(a);
+    hg_strategy_free(b);
+    hg_strategy_free(st);
+    hg_sim_free(sim);
+    pfree(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+    return ndp;
+}
+
+static const char four_gpu[] =
+    "nodes = ({ name = \"n0\"; devices = ("
+    " { kind = \"gpu\"; model = \"v100\"; count = 1; memory = \"16GiB\";"
+    " peak_flops = \"15TFLOP/s\"; memory_bandwidth = \"900GB/s\"; },"
+    " { kind = \"gpu\"; model = \"k80\"; count = 3; memory = \"12GiB\";"
+    " peak_flops = \"4TFLOP/s\"; memory_bandwidth = \"240GB/s\"; });"
+    " intra = { kind = \"nvlink\"; bandwidth = \"25GB/s\"; latency = \"2us\"; }; });";
+
+static void test_pipe_search(void)
+{
+    pipe_search_case("vgg19", example("heterog-8gpu.cfg"), "heterog-8gpu.cfg", 64, 300);
+    pipe_search_case("transformer", example("heterog-12gpu.cfg"), "heterog-12gpu.cfg", 64, 300);
+    const char *m[] = {"vgg19", "resnet50", "transformer", "inception_v3"};
+    int ndp = 0;
+    for (int i = 0; i < 4; i++) {
+        char err[512] = "";
+        struct hg_cluster *c = NULL;
+        REQUIRE(hg_cluster_parse(&c, four_gpu, "four", err, sizeof(err)) == 0, "%s", err);
+        ndp += pipe_search_case(m[i], c, "four GPUs", 64, 300);
+    }
+    EXPECT(ndp > 0, "no pipeline search on four GPUs made a data-parallel stage");
+}
+
 int main(void)
 {
     const char *s = getenv("HG_SRCDIR");
@@ -658,6 +741,7 @@ int main(void)
     test_recompute();
     test_sched_own();
     test_mcmc();
+    test_pipe_search();
     printf("%s: %d failure%s\n", __FILE__, failures, failures == 1 ? "" : "s");
     return failures ? 1 : 0;
 }
