@@ -78,6 +78,7 @@ priced_len() {
         { tail -n 3 "$work/$1-len.log" >&2; return 1; }
     len=$(sed -n 's/.*global batch [0-9]*, length \([0-9]*\) .*/\1/p' "$work/$1-len.log" |
         head -n 1)
+    [ "$1" = mnist ] && len=1 # no length: the log names none
     [ -n "$len" ] || return 1
     [ "$1" = mnist ] || pargs+=(--seq-len "$len")
 }

@@ -211,7 +211,7 @@ static const struct hg_opt options[] = {
              "shm links, write FILE (merged into --profile FILE's entries when both are "
              "given)"},
     {.name = "profile-batches", PROFILE_LIST(1), .offset = OFF(lbatch),
-     .help = "batch sizes to measure (default B/4,B/2,3B/4,B)"},
+     .help = "batch sizes to measure (default B/16,B/8,B/4,B/2,3B/4,B)"},
     {.name = "profile-threads", PROFILE_LIST(1), .offset = OFF(lthreads),
      .help = "thread counts, one profiled device each (cpu-tN; default 1 and this "
              "machine's cores)"},
@@ -1026,10 +1026,13 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     memcpy(threads, a->pthreads, sizeof(threads));
     memcpy(worlds, a->pworlds, sizeof(worlds));
     memcpy(sizes, a->psizes, sizeof(sizes));
-    if (!nb) { /* a quarter, a half, three quarters and all of --batch */
-        for (int k = 1; k <= 4; k++)
-            if (a->batch * k / 4 >= 1 && (nb == 0 || batches[nb - 1] != a->batch * k / 4))
-                batches[nb++] = a->batch * k / 4;
+    if (!nb) { /* a sixteenth, an eighth (a pipeline's micro-batches), a
+                * quarter, a half, three quarters and all of --batch */
+        int64_t cand[] = {a->batch / 16, a->batch / 8, a->batch / 4, a->batch / 2,
+                          a->batch * 3 / 4, a->batch};
+        for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++)
+            if (cand[k] >= 1 && (nb == 0 || batches[nb - 1] != cand[k]))
+                batches[nb++] = cand[k];
     }
     qsort(batches, (size_t)nb, sizeof(int64_t), cmp_i64);
     if (!nt) {

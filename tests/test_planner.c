@@ -41,7 +41,8 @@ static void test_examples(void)
         int nodes, devs;
     } ex[] = {{"heterog-8gpu.cfg", 4, 8}, {"heterog-12gpu.cfg", 5, 12},
               {"hetseq-4node.cfg", 4, 16}, {"hetseq-8node.cfg", 8, 32},
-              {"local.cfg", 1, 2}, {"shm-2cpu-slow3.cfg", 1, 2}, {"cuda1-cpu2.cfg", 1, 3}};
+              {"local.cfg", 1, 2}, {"shm-2cpu-slow3.cfg", 1, 2}, {"cuda1-cpu2.cfg", 1, 3},
+              {"shm-2cpu-35mb.cfg", 1, 2}, {"shm-2cpu-slow2-40mb.cfg", 1, 2}};
     for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
         struct hg_cluster *c = load_example(ex[i].file);
         if (!c)
