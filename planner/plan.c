@@ -115,6 +115,20 @@ static int best_alone(struct hg_sim *sim, const struct hg_pgraph *pg,
     return alone;
 }
 
+/* 1 when the plan has pipeline rows (a cluster of 2 to 64 devices, a
+ * batch of one sample a device at least). */
+static int has_pipelines(const struct hg_pgraph *pg)
+{
+    return pg->ndev >= 2 && pg->ndev <= 64 && pg->batch >= pg->ndev;
+}
+
+/* The whole search's budget: MCMC's three quarters of it when a pipeline
+ * is searched too, which has the rest (hgplan --budget is the total). */
+static double plan_budget(const struct hg_plan_opts *po)
+{
+    return po->budget_s > 0 ? po->budget_s : 30;
+}
+
 /* What the search did, for the table's "search:" lines. */
 struct search_report {
     struct hg_search_stats ss;
@@ -131,7 +145,7 @@ static void search(struct hg_sim *sim, const struct hg_pgraph *pg,
                    struct hg_sim_result *br, struct search_report *rep)
 {
     double st0 = hg_now();
-    struct hg_search_opts so = {.budget_s = po->budget_s > 0 ? po->budget_s : 30,
+    struct hg_search_opts so = {.budget_s = plan_budget(po) * (has_pipelines(pg) ? 0.75 : 1),
                                 .max_iters = po->max_iters,
                                 .stagnation = HG_PLAN_STAGNATION,
                                 .seed = po->seed,
@@ -199,14 +213,16 @@ enum { ROW_ALONE = HG_BASE_COUNT, ROW_RECOMPUTE, ROW_MCMC, ROW_PIPE_U, ROW_PIPE_
  * stage each in rank order): PIPE-U (equal forward op counts per stage)
  * and PIPE-S (forward time in proportion to speed), 4 micro-batches per
  * stage, 1f1b; searching, the hill climb from the better of them
- * ("pipeline").  ps[row - ROW_PIPE_U] get the strategies. */
+ * ("pipeline": at most --iters proposals, 2000 by default, in the rest of
+ * the budget, a quarter at least).  ps[row - ROW_PIPE_U] get the
+ * strategies. */
 static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const struct hg_pprice *pr,
-                      const struct hg_plan_opts *po, struct hg_sim_result *res, int *shown,
-                      struct hg_strategy **ps)
+                      const struct hg_plan_opts *po, double t0, struct hg_sim_result *res,
+                      int *shown, struct hg_strategy **ps)
 {
     char err[256];
     int P = pg->ndev, M = 4 * P < pg->batch ? 4 * P : (int)pg->batch;
-    if (P < 2 || P > 64 || pg->batch < P)
+    if (!has_pipelines(pg))
         return;
     for (int k = 0; k < 2; k++) { /* one that cannot run gets no row */
         ps[k] = hg_pipe_baseline(pg, pr, k ? HG_PIPE_SPEED : HG_PIPE_UNIFORM, 0, M,
@@ -220,8 +236,10 @@ static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const stru
         return;
     int k = ps[1] && (!ps[0] || hg_search_cost(&res[ROW_PIPE_S]) <
                                     hg_search_cost(&res[ROW_PIPE_U]));
-    ps[2] = hg_pipe_search(sim, pg, ps[k], po->max_iters > 0 ? po->max_iters : 200,
-                           po->budget_s > 0 ? po->budget_s / 4 : 0, po->seed, &res[ROW_PIPE]);
+    double left = plan_budget(po) - (hg_now() - t0);
+    ps[2] = hg_pipe_search(sim, pg, ps[k], po->max_iters > 0 ? po->max_iters : 2000,
+                           left > plan_budget(po) / 4 ? left : plan_budget(po) / 4, po->seed,
+                           &res[ROW_PIPE]);
     shown[ROW_PIPE] = 1;
 }
 
@@ -259,6 +277,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
                                 const struct hg_pprice *pr, const struct hg_plan_opts *po,
                                 struct hg_sim_result *br)
 {
+    double t0 = hg_now(); /* the budget counts from here */
     const struct hg_cluster *c = pg->c;
     int ng = po->groups > 0 ? po->groups : 64;
     /* every candidate's simulation: the baselines, alone, the best baseline
@@ -386,7 +405,7 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         *br = res[chosen];
     }
     struct hg_strategy *ps[3] = {NULL, NULL, NULL};
-    pipelines(sim, pg, pr, po, res, shown, ps);
+    pipelines(sim, pg, pr, po, t0, res, shown, ps);
     static const char *const row_names[] = {[ROW_ALONE] = "alone",
                                             [ROW_RECOMPUTE] = "recompute",
                                             [ROW_MCMC] = "mcmc",
