@@ -1089,6 +1089,7 @@ struct hg_plan_opts {
                            * search's acceptance and order */
     int rows_only;        /* the caller adds candidates and chooses: the
                            * rows, no search or "chosen:" line, no mark */
+    int no_pipelines;     /* the previous space: no pipeline rows */
 };
 /* Simulates the baselines, searches with opts, prints the plan table to o
  * (the candidates' rows, the chosen one marked, why the search stopped,

@@ -47,7 +47,7 @@ static const char usage[] =
 struct args {
     char *model, *task, *data, *cluster, *export_graph, *optimizer;
     int64_t batch, seq;
-    int list_models, forward_only, help, version, dp, verbose;
+    int list_models, forward_only, help, version, dp, verbose, no_pipelines;
     char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
     int64_t pworkers[MAXLIST], pgpus[MAXLIST], pslow[MAXLIST];
@@ -145,6 +145,9 @@ static const struct hg_opt options[] = {
      .help = "simulate (and --out) a pipeline over every device of --cluster in rank "
              "order, one stage each: equal forward op counts (uniform), forward time "
              "proportional to speed, or random boundaries drawn with --seed (a test aid)"},
+    {.name = "no-pipelines", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(no_pipelines),
+     .help = "the previous strategy space: no pipeline rows in the plan table, MCMC has "
+             "the whole --budget (to compare the two spaces)"},
     {.name = "micro-batches", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(micro),
      .def = "0", .min = 0, .metavar = "M",
      .help = "--pipeline: micro-batches (0: 4 per stage)"},
@@ -671,7 +674,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
                                   .beta = a->beta,
                                   .margin = a->margin / 100,
                                   .keep = a->baseline,
-                                  .verbose = a->verbose};
+                                  .verbose = a->verbose,
+                                  .no_pipelines = a->no_pipelines};
         best = hg_plan_run(o, sim, pg, pr, &po, &br);
     }
     if (a->verbose && a->search && strcmp(a->search, "mcmc") == 0) {

@@ -116,10 +116,10 @@ static int best_alone(struct hg_sim *sim, const struct hg_pgraph *pg,
 }
 
 /* 1 when the plan has pipeline rows (a cluster of 2 to 64 devices, a
- * batch of one sample a device at least). */
-static int has_pipelines(const struct hg_pgraph *pg)
+ * batch of one sample a device at least, not the previous space). */
+static int has_pipelines(const struct hg_pgraph *pg, const struct hg_plan_opts *po)
 {
-    return pg->ndev >= 2 && pg->ndev <= 64 && pg->batch >= pg->ndev;
+    return !po->no_pipelines && pg->ndev >= 2 && pg->ndev <= 64 && pg->batch >= pg->ndev;
 }
 
 /* The whole search's budget: MCMC's three quarters of it when a pipeline
@@ -145,7 +145,7 @@ static void search(struct hg_sim *sim, const struct hg_pgraph *pg,
                    struct hg_sim_result *br, struct search_report *rep)
 {
     double st0 = hg_now();
-    struct hg_search_opts so = {.budget_s = plan_budget(po) * (has_pipelines(pg) ? 0.75 : 1),
+    struct hg_search_opts so = {.budget_s = plan_budget(po) * (has_pipelines(pg, po) ? 0.75 : 1),
                                 .max_iters = po->max_iters,
                                 .stagnation = HG_PLAN_STAGNATION,
                                 .seed = po->seed,
@@ -222,7 +222,7 @@ static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const stru
 {
     char err[256];
     int P = pg->ndev, M = 4 * P < pg->batch ? 4 * P : (int)pg->batch;
-    if (!has_pipelines(pg))
+    if (!has_pipelines(pg, po))
         return;
     for (int k = 0; k < 2; k++) { /* one that cannot run gets no row */
         ps[k] = hg_pipe_baseline(pg, pr, k ? HG_PIPE_SPEED : HG_PIPE_UNIFORM, 0, M,
