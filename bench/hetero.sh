@@ -17,13 +17,15 @@
 # usage: bench/hetero.sh [BUILD_DIR]        (as root: it makes namespaces)
 #   env: HG_BENCH_RATES ("1gbit 100mbit"; cluster files
 #        examples/clusters/netns-2node-{1g,100m}.cfg describe them),
-#        HG_BENCH_STRATEGIES ("EV-AR EV-PS CP-AR CP-PS MP mcmc": the
-#        baselines, MP with 8 op groups as tests/strategy_mp.sh, and
+#        HG_BENCH_STRATEGIES ("EV-AR EV-PS CP-AR CP-PS MP mcmc mcmc-old":
+#        the baselines, MP with 8 op groups as tests/strategy_mp.sh, and
 #        hgplan's own strategy, hgplan --search mcmc --budget
 #        HG_BENCH_BUDGET (20 s) --margin HG_BENCH_MARGIN (10, as hgtrain
 #        --plan-margin: a smaller predicted gain keeps the best baseline;
-#        whatever it writes, split strategies included, run by
-#        --strategy)), HG_BENCH_UPDATES
+#        whatever it writes, split strategies and pipelines included, run
+#        by --strategy; mcmc-old: the same with --no-pipelines, what it
+#        picked before pipelines; both labelled with the row chosen)),
+#        HG_BENCH_UPDATES
 #        (40; the step time is the median over log intervals of 10 after
 #        the first), HG_BENCH_REPEAT (1: each job run that many times, the
 #        median of their step times: one run's varies by 5-10% here),
@@ -53,7 +55,7 @@ HGPLAN=${HGPLAN:-$build/hgplan}
 HGPRE=${HGPREPROCESS:-$build/hgpreprocess}
 NC=$src/scripts/netns-cluster
 rates=${HG_BENCH_RATES:-1gbit 100mbit}
-strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS MP mcmc}
+strategies=${HG_BENCH_STRATEGIES:-EV-AR EV-PS CP-AR CP-PS MP mcmc mcmc-old}
 updates=${HG_BENCH_UPDATES:-40}
 tasks=${HG_BENCH_TASKS:-mnist bert translation}
 fm=${HG_FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
@@ -147,7 +149,7 @@ for task in $tasks; do
     fi
     echo "$task: global batch $batch, priced at length $len, ops profile $(basename "$ops")"
 done
-printf '%-11s %-8s %-8s %12s %12s %10s\n' task link strategy "simulated s" "measured s" "meas/sim"
+printf '%-11s %-8s %-17s %12s %12s %10s\n' task link strategy "simulated s" "measured s" "meas/sim"
 for rate in $rates; do
     case $rate in
     1gbit) cfg=$src/examples/clusters/netns-2node-1g.cfg ;;
@@ -163,11 +165,13 @@ for rate in $rates; do
         prof="--profile $profdir/$task-$len-ops.cfg,$work/$rate-links.cfg"
         t=$task-$rate
         dp=$(run_job "$t-dp" --max-sentences $((batch / 2)))
-        printf '%-11s %-8s %-8s %12s %12s %10s\n' "$task" "$rate" "plain-DP" "-" "$dp" "-"
+        printf '%-11s %-8s %-17s %12s %12s %10s\n' "$task" "$rate" "plain-DP" "-" "$dp" "-"
         for s in $strategies; do
             case $s in
             mcmc) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}"
                        --margin "${HG_BENCH_MARGIN:-10}") ;;
+            mcmc-old) how=(--search mcmc --budget "${HG_BENCH_BUDGET:-20}"
+                           --margin "${HG_BENCH_MARGIN:-10}" --no-pipelines) ;;
             MP) how=(--search baselines --groups 8 --baseline MP) ;;
             *) how=(--search baselines --baseline "$s") ;;
             esac
@@ -178,10 +182,13 @@ for rate in $rates; do
             # the chosen row (the strategy --out wrote): the search's, the
             # baseline the margin kept, or --baseline's
             sim=$(awk '$3 == "s" && / <- chosen$/ { print $2; exit }' "$work/$t-$s.plan")
+            row=$(awk '$3 == "s" && / <- chosen$/ { print $1; exit }' "$work/$t-$s.plan")
             meas=$(run_job "$t-$s" --max-sentences "$batch" --strategy "$work/$t-$s.cfg" \
                 --cluster-file "$cfg")
             ratio=$(awk -v a="$meas" -v b="$sim" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
-            printf '%-11s %-8s %-8s %12s %12s %10s\n' "$task" "$rate" "$s" "$sim" "$meas" "$ratio"
+            label=$s
+            case $s in mcmc*) label="$s:$row" ;; esac
+            printf '%-11s %-8s %-17s %12s %12s %10s\n' "$task" "$rate" "$label" "$sim" "$meas" "$ratio"
         done
     done
     "$NC" down $name
