@@ -87,6 +87,8 @@ enum tcp_kind {
     K_ALLGATHER,
     K_BARRIER,
     K_P2P,
+    K_ALLGATHERV,      /* bytes: the counts' digest, not a size */
+    K_REDUCE_SCATTERV, /* likewise */
 };
 
 static const char *kind_name(unsigned k)
@@ -100,6 +102,8 @@ static const char *kind_name(unsigned k)
     case K_ALLGATHER: return "allgather";
     case K_BARRIER: return "barrier";
     case K_P2P: return "send";
+    case K_ALLGATHERV: return "allgatherv";
+    case K_REDUCE_SCATTERV: return "reduce_scatterv";
     default: return "garbage";
     }
 }
@@ -316,6 +320,11 @@ static int check_header(struct tcp_comm *c, int peer, const char *what,
                 "but rank %d sent %llu bytes", me,
                 (unsigned long long)hdr_bytes(x->hwant), peer, peer,
                 (unsigned long long)hdr_bytes(x->hin));
+    } else if (x->hin[4] == x->hwant[4] && (x->hin[4] == K_ALLGATHERV ||
+                                            x->hin[4] == K_REDUCE_SCATTERV)) {
+        hg_kerr(err, errlen, "tcp: rank %d: %s: rank %d passed other counts "
+                "than rank %d (the counts must be the same on every rank)",
+                me, kind_name(x->hin[4]), peer, me);
     } else {
         hg_kerr(err, errlen, "tcp: rank %d: rank %d is in %s (%llu bytes, "
                 "root %u) while rank %d is in %s (%llu bytes, root %u): "
@@ -600,6 +609,107 @@ static int tcp_allgather(struct hg_comm *base, const void *send, void *recvv,
             add_recv(c, j, recv + (size_t)j * bytes, bytes);
         }
     return run(c, what, err, errlen);
+}
+
+/* allgatherv: each to each, like allgather, the digest of the counts in
+ * the headers (checked before any data is taken). */
+static int tcp_allgatherv(struct hg_comm *base, const void *send, void *recvv,
+                          const size_t *counts, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    unsigned char *recv = recvv;
+    size_t at_me = hg_comm_counts_off(counts, me);
+    if (counts[me] > 0 && recv + at_me != (const unsigned char *)send)
+        memmove(recv + at_me, send, counts[me]);
+    if (w == 1)
+        return 0;
+    uint64_t d = hg_comm_counts_digest(counts, w);
+    char what[96];
+    snprintf(what, sizeof what, "allgatherv of %zu bytes",
+             hg_comm_counts_off(counts, w));
+    xfer_reset(c);
+    size_t at = 0;
+    for (int j = 0; j < w; at += counts[j], j++)
+        if (j != me) {
+            add_headers(c, j, 1, 1, K_ALLGATHERV, 0, d, d);
+            add_send(c, j, recv + at_me, counts[me]);
+            add_recv(c, j, recv + at, counts[j]);
+        }
+    return run(c, what, err, errlen);
+}
+
+/* reduce_scatterv, in pieces of at most TCP_PIECE bytes of each slice
+ * (piece k: elements [k*P, (k+1)*P) of every slice, at least one piece
+ * so that an empty call still checks the counts): rank j receives its
+ * slice's piece from every rank and sums them in rank order, as
+ * allreduce's reduce-scatter does, so element for element the result is
+ * allreduce's. */
+static int tcp_reduce_scatterv(struct hg_comm *base, const float *send,
+                               float *recv, const size_t *counts, char *err,
+                               size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    size_t lo = hg_comm_counts_off(counts, me), mine = counts[me];
+    if (w == 1) {
+        if (mine > 0 && recv != send + lo)
+            memcpy(recv, send + lo, mine * sizeof *recv);
+        return 0;
+    }
+    size_t piece = TCP_PIECE / sizeof(float), maxc = 0;
+    for (int j = 0; j < w; j++)
+        maxc = counts[j] > maxc ? counts[j] : maxc;
+    size_t need = (size_t)w * piece * sizeof(float);
+    if (c->scratch_bytes < need) {
+        unsigned char *s = realloc(c->scratch, need);
+        if (!s) {
+            hg_kerr(err, errlen, "tcp: rank %d: out of memory (%zu bytes)",
+                    W(c, me), need);
+            return fail(c);
+        }
+        c->scratch = s;
+        c->scratch_bytes = need;
+    }
+    float *tmp = (float *)c->scratch; /* [w][piece]: rank j's part of mine */
+    uint64_t d = hg_comm_counts_digest(counts, w);
+    char what[96];
+    snprintf(what, sizeof what, "reduce_scatterv of %zu floats",
+             hg_comm_counts_off(counts, w));
+    size_t off = 0;
+    do {
+        size_t m = mine > off ? (mine - off < piece ? mine - off : piece) : 0;
+        xfer_reset(c);
+        size_t at = 0;
+        for (int j = 0; j < w; at += counts[j], j++) {
+            if (j == me)
+                continue;
+            if (off == 0)
+                add_headers(c, j, 1, 1, K_REDUCE_SCATTERV, 0, d, d);
+            if (off < counts[j]) {
+                size_t len = counts[j] - off < piece ? counts[j] - off : piece;
+                add_send(c, j, send + at + off, len * sizeof(float));
+            }
+            add_recv(c, j, tmp + (size_t)j * piece, m * sizeof(float));
+        }
+        if (run(c, what, err, errlen) != 0)
+            return -1;
+        if (m > 0) {
+            /* rank order: acc = x0, then + x1, + x2, ...; in place, our
+             * own part goes through tmp before recv overwrites it */
+            float *own = tmp + (size_t)me * piece, *dst = recv + off;
+            memcpy(own, send + lo + off, m * sizeof *own);
+            memcpy(dst, tmp, m * sizeof *dst);
+            for (int j = 1; j < w; j++)
+                sum_f32(dst, tmp + (size_t)j * piece, m);
+        }
+        off += piece;
+    } while (off < maxc);
+    return 0;
 }
 
 static int tcp_barrier(struct hg_comm *base, char *err, size_t errlen)
@@ -1078,6 +1188,8 @@ static const struct hg_comm_ops tcp_ops = {
     .allreduce = tcp_allreduce,
     .broadcast = tcp_broadcast,
     .allgather = tcp_allgather,
+    .allgatherv = tcp_allgatherv,
+    .reduce_scatterv = tcp_reduce_scatterv,
     .barrier = tcp_barrier,
     .send = tcp_send,
     .recv = tcp_recv,
