@@ -289,10 +289,54 @@ static void closed_too(struct tcp_comm *c, int peer, char *b, size_t n)
     }
 }
 
+static int check_header(struct tcp_comm *c, int peer, const char *what,
+                        char *err, size_t errlen);
+
+/* A peer closed during a call: a rank that failed on a mismatch closes
+ * its connections after sending its header (flush_headers), and another
+ * peer's header may be on its way that says more than the close.  Reads
+ * the headers still missing, for up to 100 ms: -1 (the handle failed,
+ * err set) when one of them differs from ours. */
+static int header_says_more(struct tcp_comm *c, int peer, const char *what,
+                            char *err, size_t errlen)
+{
+    double t0 = hg_now();
+    for (int again = 1; again && hg_now() - t0 < 0.1;) {
+        again = 0;
+        for (int r = 0; r < c->base.world; r++) {
+            struct xfer *x = &c->x[r];
+            if (r == peer || r == c->base.rank || c->fd[r] < 0 ||
+                !x->check_hdr || x->irecv > 0 || x->nrecv == 0)
+                continue;
+            ssize_t n = recv(c->fd[r], x->hin + x->roff, TCP_HDR - x->roff,
+                             MSG_DONTWAIT);
+            if (n > 0)
+                x->roff += (size_t)n;
+            if (x->roff == TCP_HDR) {
+                x->roff = 0;
+                x->irecv = 1;
+                if (check_header(c, r, what, err, errlen) != 0)
+                    return -1;
+            } else if (n != 0 && !(n < 0 && errno != EAGAIN &&
+                                   errno != EWOULDBLOCK && errno != EINTR)) {
+                again = 1; /* nothing yet: maybe soon */
+            }
+        }
+        if (again) {
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
 static int closed_err(struct tcp_comm *c, int peer, const char *what,
                       char *err, size_t errlen)
 {
     char too[256];
+    if (!atomic_load(&c->aborted) &&
+        header_says_more(c, peer, what, err, errlen) != 0)
+        return -1;
     if (atomic_load(&c->aborted)) {
         hg_kerr(err, errlen, "tcp: rank %d: aborted during %s",
                 W(c, c->base.rank), what);
@@ -304,12 +348,30 @@ static int closed_err(struct tcp_comm *c, int peer, const char *what,
     return fail(c);
 }
 
+/* Before a mismatch fails the call: this call's header to every peer that
+ * has not had all of it (16 bytes into an idle socket: it goes at once),
+ * so that each peer checks it and names the mismatch, rather than seeing
+ * only the connection close. */
+static void flush_headers(struct tcp_comm *c)
+{
+    for (int r = 0; r < c->base.world; r++) {
+        struct xfer *x = &c->x[r];
+        if (r == c->base.rank || c->fd[r] < 0 || x->nsend == 0 ||
+            x->isend > 0 || x->send[0].p != x->hout)
+            continue;
+        ssize_t n = send(c->fd[r], x->hout + x->soff, TCP_HDR - x->soff,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)n; /* best effort: the close says the rest */
+    }
+}
+
 static int check_header(struct tcp_comm *c, int peer, const char *what,
                         char *err, size_t errlen)
 {
     struct xfer *x = &c->x[peer];
     if (memcmp(x->hin, x->hwant, TCP_HDR) == 0)
         return 0;
+    flush_headers(c);
     int me = W(c, c->base.rank);
     peer = W(c, peer);
     if (!hdr_magic_ok(x->hin)) {
