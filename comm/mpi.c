@@ -8,6 +8,9 @@
  * cut into world chunks: an all-to-all gives rank r chunk r of every rank;
  * rank r sums them in rank order; an all-gather puts the sums everywhere.
  *
+ * allgatherv and reduce_scatterv are point to point (see there), with a
+ * digest of the counts first, so ranks with other counts are named.
+ *
  * Errors: the duplicate has MPI_ERRORS_RETURN, every MPI error becomes a
  * message (MPI_Error_string) naming the rank and the call.  (MPI_Init and
  * MPI_Comm_dup run under MPI_COMM_WORLD's handler, fatal by default.)

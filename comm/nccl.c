@@ -29,6 +29,9 @@
  * of shm and mpi.  barrier is a one-float allreduce.  send/recv: the size
  * goes first (8 bytes, ncclSend/ncclRecv in a group), so a mismatch fails
  * the receiver naming both ranks before any data moves; then the data.
+ * allgatherv and reduce_scatterv (NCCL has neither): a group of one
+ * ncclBroadcast / ncclReduce per rank with a count; their counts are not
+ * compared between ranks.
  *
  * Asynchronous calls (the table's start/wait/test): the collective is
  * queued on our stream behind an event recorded on the caller's stream
@@ -635,7 +638,8 @@ static int queue_allgatherv(struct nccl_comm *c, const void *send, void *recv,
 
 /* reduce_scatterv: a group of one ncclReduce (sum) per rank with a count,
  * slice r of send to root r (recv on the root, NULL elsewhere as NCCL
- * allows; send + off_rank == recv is its in-place case).  NCCL's summation order, not the rank order. */
+ * allows; send + off_rank == recv is its in-place case).  NCCL's
+ * summation order, not the rank order. */
 static int queue_reduce_scatterv(struct nccl_comm *c, const float *send,
                                  float *recv, const size_t *counts, char *err,
                                  size_t errlen)

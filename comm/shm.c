@@ -25,6 +25,12 @@
  * it out.
  * allgather: every rank copies a piece of its buffer into stage[rank];
  * barrier; every rank copies every other rank's piece out.
+ * allgatherv: the same, piece k of every block (a short block has none).
+ * reduce_scatterv: the whole vector piece by piece as allreduce's step 1,
+ * then each rank sums the part of the piece in its own slice, in rank
+ * order, straight into its recv (one barrier per piece).  Both publish a
+ * digest of their counts in the rank's slot before the first barrier and
+ * compare the others' after it: ranks with other counts are named.
  *
  * send/recv never touch the staging area nor the barrier, so they mix with
  * collectives freely.  Each (sender, receiver) pair has its own mailbox: two

@@ -36,6 +36,9 @@
  * as shm's result on every rank.  broadcast: root sends to each rank;
  * allgather: each to each; barrier: headers only; send/recv: a header with
  * the byte count (a mismatch names both ranks), then the bytes.
+ * allgatherv: each to each; reduce_scatterv: allreduce's reduce-scatter
+ * with the slices given; their headers carry a digest of the counts
+ * instead of a size.
  *
  * After a failure every socket is closed: the peers' calls fail at once
  * with "rank R closed the connection".  hg_comm_abort may come from another

@@ -491,8 +491,14 @@ static void run_async_abort(struct hg_comm *c) { case_async_abort(c, case_arg); 
 static void run_ps_silent(struct hg_comm *c) { case_ps_missing(c, 0, case_arg); }
 static void run_ps_dead(struct hg_comm *c) { case_ps_missing(c, 1, case_arg); }
 static void run_uneven(struct hg_comm *c) { case_uneven(c); }
-static void run_uneven_gather_other(struct hg_comm *c) { case_uneven_mismatch(c, 0, case_arg); }
-static void run_uneven_reduce_other(struct hg_comm *c) { case_uneven_mismatch(c, 1, case_arg); }
+static void run_uneven_gather_other(struct hg_comm *c)
+{
+    case_uneven_mismatch(c, 0, case_arg);
+}
+static void run_uneven_reduce_other(struct hg_comm *c)
+{
+    case_uneven_mismatch(c, 1, case_arg);
+}
 static void run_uneven_bad(struct hg_comm *c) { case_uneven_bad_counts(c); }
 static void run_uneven_dead(struct hg_comm *c) { case_uneven_dead(c, case_arg); }
 
