@@ -211,7 +211,8 @@ static void test_failures(struct hg_comm *c)
 }
 
 /* allgatherv and reduce_scatterv (comm_cases.h); then, on handles of
- * their own (a failure breaks its handle), other counts on rank 1
+ * their own (a failure breaks its handle), rank 0 alone in an
+ * allgatherv (a timeout naming the others) and other counts on rank 1
  * named by every rank.  (Not the bad counts nor a killed rank: our abort
  * and mpirun end the whole job.) */
 static void test_uneven(struct hg_comm *c)
@@ -221,6 +222,28 @@ static void test_uneven(struct hg_comm *c)
     case_uneven(c);
     if (world < 2)
         return;
+    /* rank 0 alone in an allgatherv: it gives up after the handle's
+     * timeout naming the ranks whose messages are missing */
+    setenv("HG_COMM_TIMEOUT_S", "0.5", 1);
+    struct hg_comm *t;
+    REQUIRE(hg_comm_mpi_new(&t, err, sizeof err) == 0, "handle: %s", err);
+    unsetenv("HG_COMM_TIMEOUT_S");
+    if (me == 0) {
+        size_t counts[8] = {0};
+        unsigned char b[8 * 10];
+        for (int r = 0; r < world && r < 8; r++)
+            counts[r] = 10;
+        double t0 = hg_now();
+        int rc = hg_comm_allgatherv(t, b, b, counts, err, sizeof err);
+        double dt = hg_now() - t0;
+        EXPECT(rc == -1 && strstr(err, "still waiting for rank(s) 1") &&
+                   dt >= 0.45 && dt < 3.0,
+               "rank 0 alone in an allgatherv: %d after %.2f s: %s", rc, dt, err);
+        printf("uneven timeout: after %.2f s: %s\n", dt, err);
+    }
+    REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
+            err);
+    hg_comm_free(t);
     for (int reduce = 0; reduce < 2; reduce++) {
         struct hg_comm *m;
         REQUIRE(hg_comm_mpi_new(&m, err, sizeof err) == 0, "handle: %s", err);
