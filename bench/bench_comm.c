@@ -1,7 +1,11 @@
-/* bench_comm.c - shm allreduce (f32) bus bandwidth, 1 KiB .. 256 MiB, world
- * 2 and 4 (forked workers), against memcpy bandwidth measured in the same
- * run.  busbw = 2*(W-1)/W * bytes / time (NCCL's definition); memcpy_GBps
- * is bytes copied per second by one memcpy of the same size.
+/* bench_comm.c - shm allreduce (f32) bus bandwidth, then allgatherv and
+ * reduce_scatterv (f32) with uneven shares (rank r holds (r+1) parts of
+ * W(W+1)/2), 1 KiB .. 256 MiB, world 2 and 4 (forked workers), against
+ * memcpy bandwidth measured in the same run.  allreduce: busbw =
+ * 2*(W-1)/W * bytes / time (NCCL's definition); allgatherv (bytes = the
+ * gathered total) and reduce_scatterv (bytes = the vector each rank
+ * gives): algbw = bytes / time; memcpy_GBps is bytes copied per second by
+ * one memcpy of the same size.
  *
  * usage: bench_comm [staging_MiB (default 1: pieces of 512 KiB stay in L2;
  *                    8 MiB was 1.5-2x slower on 16 MiB+ here)] [max_MiB (default 256)] */
@@ -32,46 +36,112 @@ static int iters_for(size_t bytes)
     return (int)it;
 }
 
+/* The collective that a row times, on buffers of the worker's. */
+enum op { OP_ALLREDUCE, OP_ALLGATHERV, OP_REDUCE_SCATTERV };
+static const char *const op_name[] = {"allreduce", "allgatherv",
+                                      "reduce_scatterv"};
+
+struct bufs {
+    float *x;       /* [max_bytes / 4] allreduce; reduce_scatterv's send */
+    float *y;       /* [max_bytes / 4] reduce_scatterv's recv */
+    char *g;        /* [max_bytes] allgatherv's recv (send: this rank's
+                       block, in place) */
+    size_t *counts; /* [world] */
+};
+
+/* Uneven shares of `total` units: rank r has (r+1)/(W(W+1)/2) of them,
+ * the last rank the rest. */
+static void shares(size_t *counts, int world, size_t total)
+{
+    size_t tri = (size_t)world * (size_t)(world + 1) / 2, left = total;
+    for (int r = 0; r < world; r++) {
+        counts[r] = r == world - 1 ? left : total * (size_t)(r + 1) / tri;
+        left -= counts[r];
+    }
+}
+
+static int run_op(struct hg_comm *c, enum op op, struct bufs *b, size_t bytes,
+                  char *err, size_t errlen)
+{
+    int me = hg_comm_rank(c);
+    switch (op) {
+    case OP_ALLREDUCE:
+        return hg_comm_allreduce_f32(c, b->x, bytes / sizeof(float), err, errlen);
+    case OP_ALLGATHERV: {
+        size_t off = 0;
+        for (int r = 0; r < me; r++)
+            off += b->counts[r];
+        return hg_comm_allgatherv(c, b->g + off, b->g, b->counts, err, errlen);
+    }
+    case OP_REDUCE_SCATTERV:
+        return hg_comm_reduce_scatterv_f32(c, b->x, b->y, b->counts, err, errlen);
+    }
+    return -1;
+}
+
+/* One row: op on `bytes` (allreduce: the vector; allgatherv: the gathered
+ * total; reduce_scatterv: the vector each rank gives), timed between
+ * barriers.  busbw for allreduce (NCCL's 2(W-1)/W); algbw = bytes / time
+ * for the uneven ones, whose traffic per rank differs. */
+static int row(struct hg_comm *c, enum op op, struct bufs *b, int s,
+               char *err, size_t errlen)
+{
+    int world = hg_comm_world(c);
+    size_t bytes = sizes[s];
+    int iters = iters_for(bytes);
+    shares(b->counts, world, op == OP_ALLGATHERV ? bytes : bytes / sizeof(float));
+    if (run_op(c, op, b, bytes, err, errlen) != 0 || /* warm */
+        hg_comm_barrier(c, err, errlen) != 0)
+        return -1;
+    double t0 = hg_now();
+    for (int i = 0; i < iters; i++)
+        if (run_op(c, op, b, bytes, err, errlen) != 0)
+            return -1;
+    if (hg_comm_barrier(c, err, errlen) != 0)
+        return -1;
+    double t = (hg_now() - t0) / iters;
+    if (hg_comm_rank(c) == 0) {
+        double bw = (double)bytes / t / 1e9;
+        if (op == OP_ALLREDUCE)
+            bw *= 2.0 * (world - 1) / world;
+        printf("comm %s world %d bytes %zu %s %.3f memcpy_GBps %.3f ratio "
+               "%.3f  (%.1f us, %d iters)\n", op_name[op], world, bytes,
+               op == OP_ALLREDUCE ? "busbw_GBps" : "algbw_GBps", bw,
+               memcpy_gbps[s], bw / memcpy_gbps[s], t * 1e6, iters);
+        fflush(stdout);
+    }
+    return 0;
+}
+
 static int worker(struct hg_comm *c, size_t max_bytes)
 {
-    char err[256];
+    char err[256] = "";
     int me = hg_comm_rank(c), world = hg_comm_world(c);
     size_t n = max_bytes / sizeof(float);
-    float *x = malloc(max_bytes);
-    if (!x) {
+    struct bufs b = {.x = malloc(max_bytes), .y = malloc(max_bytes),
+                     .g = malloc(max_bytes),
+                     .counts = malloc((size_t)world * sizeof *b.counts)};
+    int rc = 1;
+    if (!b.x || !b.y || !b.g || !b.counts) {
         fprintf(stderr, "rank %d: out of memory\n", me);
-        return 1;
+        goto out;
     }
     for (size_t i = 0; i < n; i++)
-        x[i] = (float)((i + (size_t)me) % 17) * 0.25f;
-    for (int s = 0; s < nsizes; s++) {
-        size_t bytes = sizes[s], m = bytes / sizeof(float);
-        int iters = iters_for(bytes);
-        if (hg_comm_allreduce_f32(c, x, m, err, sizeof err) != 0 || /* warm */
-            hg_comm_barrier(c, err, sizeof err) != 0)
-            goto fail;
-        double t0 = hg_now();
-        for (int i = 0; i < iters; i++)
-            if (hg_comm_allreduce_f32(c, x, m, err, sizeof err) != 0)
-                goto fail;
-        if (hg_comm_barrier(c, err, sizeof err) != 0)
-            goto fail;
-        double t = (hg_now() - t0) / iters;
-        if (me == 0) {
-            double busbw = 2.0 * (world - 1) / world * (double)bytes / t / 1e9;
-            printf("comm allreduce world %d bytes %zu busbw_GBps %.3f "
-                   "memcpy_GBps %.3f ratio %.3f  (%.1f us, %d iters)\n",
-                   world, bytes, busbw, memcpy_gbps[s], busbw / memcpy_gbps[s],
-                   t * 1e6, iters);
-            fflush(stdout);
-        }
-    }
-    free(x);
-    return 0;
-fail:
-    fprintf(stderr, "%s\n", err);
-    free(x);
-    return 1;
+        b.x[i] = (float)((i + (size_t)me) % 17) * 0.25f;
+    memset(b.g, me, max_bytes);
+    for (int op = 0; op < 3; op++)
+        for (int s = 0; s < nsizes; s++)
+            if (row(c, (enum op)op, &b, s, err, sizeof err) != 0) {
+                fprintf(stderr, "%s\n", err);
+                goto out;
+            }
+    rc = 0;
+out:
+    free(b.x);
+    free(b.y);
+    free(b.g);
+    free(b.counts);
+    return rc;
 }
 
 int main(int argc, char **argv)
@@ -109,7 +179,8 @@ int main(int argc, char **argv)
     free(dst);
 
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    printf("# shm allreduce f32, staging %zu MiB per rank, %ld CPUs\n",
+    printf("# shm allreduce f32, allgatherv, reduce_scatterv f32, staging %zu "
+           "MiB per rank, %ld CPUs\n",
            stage_mib, ncpu);
     int worlds[] = {2, 4};
     int status = 0;

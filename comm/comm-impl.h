@@ -22,6 +22,8 @@ enum hg_comm_kind {
     HG_COMM_OP_ALLGATHER,
     HG_COMM_OP_SEND,       /* point to point: send [n] bytes to root */
     HG_COMM_OP_RECV,       /* point to point: receive [n] bytes into buf from root */
+    HG_COMM_OP_ALLGATHERV,
+    HG_COMM_OP_REDUCE_SCATTERV, /* f32 */
 };
 
 struct hg_comm_op {
@@ -31,6 +33,10 @@ struct hg_comm_op {
                               allgather: recv [world * n] bytes */
     const void *send;      /* allgather, send: [n] bytes */
     size_t n;              /* allreduce: elements; otherwise bytes */
+    const size_t *counts;  /* allgatherv: [world] bytes; reduce_scatterv:
+                              [world] floats (buf: recv [counts[rank]],
+                              send: [sum]); allgatherv: buf = recv [sum] */
+    size_t *own;           /* comm.c's copy of counts, freed once run */
     int root;              /* broadcast; send, recv: the peer */
     void *after;           /* device backends: a stream whose queued work
                               comes first; host backends ignore it */
@@ -46,6 +52,12 @@ struct hg_comm_ops {
                      char *err, size_t errlen);
     int (*allgather)(struct hg_comm *c, const void *send, void *recv,
                      size_t bytes, char *err, size_t errlen);
+    /* counts checked by comm.c: their sum (times the element size) fits
+     * a size_t */
+    int (*allgatherv)(struct hg_comm *c, const void *send, void *recv,
+                      const size_t *counts, char *err, size_t errlen);
+    int (*reduce_scatterv)(struct hg_comm *c, const float *send, float *recv,
+                           const size_t *counts, char *err, size_t errlen);
     int (*barrier)(struct hg_comm *c, char *err, size_t errlen);
     int (*send)(struct hg_comm *c, const void *buf, size_t bytes, int peer,
                 char *err, size_t errlen);
@@ -94,6 +106,32 @@ static inline uint64_t hg_comm_group_hash(const int *ranks, int n)
         }
     }
     return h ^ (uint64_t)n;
+}
+
+/* A 64-bit FNV-1a digest of a v collective's counts[n], the same on every
+ * rank that passes the same array: the backends that can compare it
+ * between ranks (shm, tcp, mpi) fail ranks whose counts differ. */
+static inline uint64_t hg_comm_counts_digest(const size_t *counts, int n)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        uint64_t v = (uint64_t)counts[i];
+        for (int k = 0; k < 8; k++) {
+            h ^= (v >> (8 * k)) & 0xff;
+            h *= 0x100000001b3ull;
+        }
+    }
+    return h;
+}
+
+/* Element `lo` of rank r's slice: counts[0] + ... + counts[r-1] (comm.c
+ * has checked that the whole sum fits). */
+static inline size_t hg_comm_counts_off(const size_t *counts, int r)
+{
+    size_t off = 0;
+    for (int i = 0; i < r; i++)
+        off += counts[i];
+    return off;
 }
 
 #endif

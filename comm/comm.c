@@ -22,7 +22,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct hg_comm_async {
     pthread_mutex_t mu;
@@ -63,6 +65,12 @@ static int run_op(struct hg_comm *c, const struct hg_comm_op *op, char *err,
         return c->ops->send(c, op->send, op->n, op->root, err, errlen);
     case HG_COMM_OP_RECV:
         return c->ops->recv(c, op->buf, op->n, op->root, err, errlen);
+    case HG_COMM_OP_ALLGATHERV:
+        return c->ops->allgatherv(c, op->send, op->buf, op->counts, err,
+                                  errlen);
+    case HG_COMM_OP_REDUCE_SCATTERV:
+        return c->ops->reduce_scatterv(c, op->send, op->buf, op->counts, err,
+                                       errlen);
     }
     return hg_kerr(err, errlen, "%s: rank %d: unknown request kind %d",
                    c->ops->name, c->rank, (int)op->kind);
@@ -101,6 +109,7 @@ static void *progress(void *arg)
                          "request ran", c->ops->name, c->rank);
         else
             rc = run_op(c, &op, msg, sizeof msg);
+        free(op.own);
         pthread_mutex_lock(&a->mu);
         a->head = (a->head + 1) % a->cap;
         a->len--;
@@ -190,10 +199,22 @@ static int start(struct hg_comm *c, const struct hg_comm_op *op,
             ++a->started;
         return 0;
     }
+    /* the caller's counts may go once we return: the request runs on a
+     * copy of its own */
+    struct hg_comm_op qop = *op;
+    if (op->counts) {
+        size_t bytes = (size_t)c->world * sizeof *op->counts;
+        if (!(qop.own = malloc(bytes)))
+            return hg_kerr(err, errlen, "%s: rank %d: out of memory",
+                           c->ops->name, c->rank);
+        memcpy(qop.own, op->counts, bytes);
+        qop.counts = qop.own;
+    }
     pthread_mutex_lock(&a->mu);
     if (a->failed) {
         hg_kerr(err, errlen, "%s (an earlier request failed)", a->msg);
         pthread_mutex_unlock(&a->mu);
+        free(qop.own);
         return -1;
     }
     uint64_t id = ++a->started;
@@ -203,7 +224,8 @@ static int start(struct hg_comm *c, const struct hg_comm_op *op,
         /* no progress thread: now, in the caller's thread */
         pthread_mutex_unlock(&a->mu);
         char msg[sizeof a->msg] = "";
-        int rc = run_op(c, op, msg, sizeof msg);
+        int rc = run_op(c, &qop, msg, sizeof msg);
+        free(qop.own);
         pthread_mutex_lock(&a->mu);
         finish(a, id, rc, msg);
         pthread_mutex_unlock(&a->mu);
@@ -215,6 +237,7 @@ static int start(struct hg_comm *c, const struct hg_comm_op *op,
         if (!q) {
             a->started--;
             pthread_mutex_unlock(&a->mu);
+            free(qop.own);
             return hg_kerr(err, errlen, "%s: rank %d: out of memory",
                            c->ops->name, c->rank);
         }
@@ -225,7 +248,7 @@ static int start(struct hg_comm *c, const struct hg_comm_op *op,
         a->cap = cap;
         a->head = 0;
     }
-    a->q[(a->head + a->len++) % a->cap] = *op;
+    a->q[(a->head + a->len++) % a->cap] = qop;
     pthread_cond_signal(&a->work);
     pthread_mutex_unlock(&a->mu);
     return 0;
@@ -282,6 +305,72 @@ int hg_comm_allgather_start(struct hg_comm *c, const void *send, void *recv,
     assert(c && ((send && recv) || bytes == 0));
     struct hg_comm_op op = {.kind = HG_COMM_OP_ALLGATHER, .buf = recv,
                             .send = send, .n = bytes, .after = after};
+    return start(c, &op, req, err, errlen);
+}
+
+/* The counts of a v collective: *total = their sum, which must fit a
+ * size_t in units of esz bytes (a count above PTRDIFF_MAX is a negative
+ * number converted).  A failure breaks the handle, as a bad root does:
+ * the peers, whose counts may look fine, fail instead of waiting. */
+static int bad_counts(struct hg_comm *c, const size_t *counts, size_t esz,
+                      const char *what, size_t *total, char *err,
+                      size_t errlen)
+{
+    size_t sum = 0, max = SIZE_MAX / esz;
+    for (int r = 0; r < c->world; r++) {
+        if (counts[r] > PTRDIFF_MAX / esz) {
+            hg_kerr(err, errlen, "%s: rank %d: %s: counts[%d] = %zu is too "
+                    "large (a negative count?)", c->ops->name, c->rank, what,
+                    r, counts[r]);
+            hg_comm_abort(c);
+            return -1;
+        }
+        if (counts[r] > max - sum) {
+            hg_kerr(err, errlen, "%s: rank %d: %s: the counts of ranks 0..%d "
+                    "add up to more than %zu elements", c->ops->name,
+                    c->rank, what, r, max);
+            hg_comm_abort(c);
+            return -1;
+        }
+        sum += counts[r];
+    }
+    *total = sum;
+    return 0;
+}
+
+int hg_comm_allgatherv_start(struct hg_comm *c, const void *send, void *recv,
+                             const size_t *counts, void *after,
+                             struct hg_comm_req *req, char *err, size_t errlen)
+{
+    assert(c && counts);
+    size_t total;
+    if (req)
+        req->id = 0;
+    if (bad_counts(c, counts, 1, "allgatherv", &total, err, errlen) != 0)
+        return -1;
+    assert((send || counts[c->rank] == 0) && (recv || total == 0));
+    struct hg_comm_op op = {.kind = HG_COMM_OP_ALLGATHERV, .buf = recv,
+                            .send = send, .n = total, .counts = counts,
+                            .after = after};
+    return start(c, &op, req, err, errlen);
+}
+
+int hg_comm_reduce_scatterv_f32_start(struct hg_comm *c, const float *send,
+                                      float *recv, const size_t *counts,
+                                      void *after, struct hg_comm_req *req,
+                                      char *err, size_t errlen)
+{
+    assert(c && counts);
+    size_t total;
+    if (req)
+        req->id = 0;
+    if (bad_counts(c, counts, sizeof(float), "reduce_scatterv", &total, err,
+                   errlen) != 0)
+        return -1;
+    assert((send || total == 0) && (recv || counts[c->rank] == 0));
+    struct hg_comm_op op = {.kind = HG_COMM_OP_REDUCE_SCATTERV, .buf = recv,
+                            .send = send, .n = total, .counts = counts,
+                            .after = after};
     return start(c, &op, req, err, errlen);
 }
 
@@ -394,6 +483,34 @@ int hg_comm_allgather(struct hg_comm *c, const void *send, void *recv,
     if (drain(c, err, errlen) != 0)
         return -1;
     return c->ops->allgather(c, send, recv, bytes, err, errlen);
+}
+
+int hg_comm_allgatherv(struct hg_comm *c, const void *send, void *recv,
+                       const size_t *counts, char *err, size_t errlen)
+{
+    assert(c && counts);
+    size_t total;
+    if (bad_counts(c, counts, 1, "allgatherv", &total, err, errlen) != 0)
+        return -1;
+    assert((send || counts[c->rank] == 0) && (recv || total == 0));
+    if (drain(c, err, errlen) != 0)
+        return -1;
+    return c->ops->allgatherv(c, send, recv, counts, err, errlen);
+}
+
+int hg_comm_reduce_scatterv_f32(struct hg_comm *c, const float *send,
+                                float *recv, const size_t *counts, char *err,
+                                size_t errlen)
+{
+    assert(c && counts);
+    size_t total;
+    if (bad_counts(c, counts, sizeof(float), "reduce_scatterv", &total, err,
+                   errlen) != 0)
+        return -1;
+    assert((send || total == 0) && (recv || counts[c->rank] == 0));
+    if (drain(c, err, errlen) != 0)
+        return -1;
+    return c->ops->reduce_scatterv(c, send, recv, counts, err, errlen);
 }
 
 int hg_comm_barrier(struct hg_comm *c, char *err, size_t errlen)

@@ -64,9 +64,10 @@ const char *hg_comm_backend(const struct hg_comm *c);
 #define HG_COMM_GROUPS (1u << 2) /* hg_comm_group_new */
 #define HG_COMM_THREADS (1u << 3) /* different handles may be in calls from
                                      different threads at once */
-#define HG_COMM_RANK_ORDER (1u << 4) /* allreduce is the rank-order sum,
-                                        bitwise the same on every backend
-                                        that has this bit */
+#define HG_COMM_RANK_ORDER (1u << 4) /* allreduce and reduce_scatterv are
+                                        the rank-order sum, bitwise the
+                                        same on every backend that has
+                                        this bit */
 #define HG_COMM_PS (1u << 5) /* hg_ps_new works over it (host memory,
                                 groups, threads) */
 unsigned hg_comm_caps(const struct hg_comm *c);
@@ -85,6 +86,30 @@ int hg_comm_broadcast(struct hg_comm *c, void *buf, size_t bytes, int root,
  * recv holds world*bytes; send may alias recv + rank*bytes. */
 int hg_comm_allgather(struct hg_comm *c, const void *send, void *recv,
                       size_t bytes, char *err, size_t errlen);
+/* Uneven counts (tensor parallelism with shards of different sizes).
+ * counts[world] is the same array on every rank (a group: its own world);
+ * off_r = counts[0] + ... + counts[r-1]; any count may be 0.  Counts that
+ * do not add up (size_t overflow, a negative number converted) fail at
+ * once, and break the handle like a bad root.  Ranks that pass different
+ * counts fail naming each other where the backend can see it (shm, tcp,
+ * mpi: a digest of the counts travels with the first piece); nccl cannot
+ * check them (a mismatch is NCCL's undefined behaviour, bounded by the
+ * timeout).
+ *
+ * allgatherv: recv[off_r .. off_r + counts[r]) = rank r's send (counts[r]
+ * bytes), on every rank.  recv holds sum(counts) bytes; send may alias
+ * recv + off_rank. */
+int hg_comm_allgatherv(struct hg_comm *c, const void *send, void *recv,
+                       const size_t *counts, char *err, size_t errlen);
+/* reduce_scatterv: send[sum(counts)] floats on every rank; recv[counts[rank]]
+ * = the sum over ranks of send[off_rank .. off_rank + counts[rank]).  recv
+ * may alias send + off_rank.  With HG_COMM_RANK_ORDER the sum is the
+ * rank-order one, ((x0 + x1) + x2) + ..., bitwise the elements
+ * hg_comm_allreduce_f32 gives for the same inputs; nccl: ncclReduce per
+ * slice, NCCL's order. */
+int hg_comm_reduce_scatterv_f32(struct hg_comm *c, const float *send,
+                                float *recv, const size_t *counts, char *err,
+                                size_t errlen);
 int hg_comm_barrier(struct hg_comm *c, char *err, size_t errlen);
 /* Point to point, blocking, matched in order per (sender, receiver) pair;
  * the sizes must agree (a mismatch is an error naming both ranks). */
@@ -131,6 +156,18 @@ int hg_comm_allgather_start(struct hg_comm *c, const void *send, void *recv,
                             size_t bytes, void *after,
                             struct hg_comm_req *req, char *err,
                             size_t errlen);
+/* counts is copied by the start (it may go at once); the buffers belong
+ * to the request as above.  nccl: a group of ncclBroadcast (allgatherv) or
+ * ncclReduce (reduce_scatterv), one per rank with a count; device
+ * buffers only. */
+int hg_comm_allgatherv_start(struct hg_comm *c, const void *send, void *recv,
+                             const size_t *counts, void *after,
+                             struct hg_comm_req *req, char *err,
+                             size_t errlen);
+int hg_comm_reduce_scatterv_f32_start(struct hg_comm *c, const float *send,
+                                      float *recv, const size_t *counts,
+                                      void *after, struct hg_comm_req *req,
+                                      char *err, size_t errlen);
 /* hg_comm_send as a request of the host backends (the blocking send on the
  * progress thread; the peer's hg_comm_recv is matched in order with the
  * blocking sends and these); a device backend (nccl) sends at once. */

@@ -8,6 +8,9 @@
  * cut into world chunks: an all-to-all gives rank r chunk r of every rank;
  * rank r sums them in rank order; an all-gather puts the sums everywhere.
  *
+ * allgatherv and reduce_scatterv are point to point (see there), with a
+ * digest of the counts first, so ranks with other counts are named.
+ *
  * Errors: the duplicate has MPI_ERRORS_RETURN, every MPI error becomes a
  * message (MPI_Error_string) naming the rank and the call.  (MPI_Init and
  * MPI_Comm_dup run under MPI_COMM_WORLD's handler, fatal by default.)
@@ -68,6 +71,7 @@ int hg_comm_mpi_new(struct hg_comm **c, char *err, size_t errlen)
 #define PIECE ((size_t)1 << 20)     /* allreduce elements per piece */
 #define MAX_MSG ((size_t)1 << 30)   /* bytes per MPI call: counts are int */
 #define TAG 0x6867                  /* send/recv */
+#define TAG_V 0x6868                /* the v collectives' messages */
 
 struct mpi_comm {
     struct hg_comm base; /* ops, rank, world */
@@ -77,6 +81,12 @@ struct mpi_comm {
     void *tmp; /* allreduce: world chunks of a piece */
     size_t tmp_bytes;
     int jrank; /* this rank in MPI_COMM_WORLD (messages) */
+    /* the v collectives' exchanges; kept in the handle, since a timeout
+     * leaves MPI requests pending on them */
+    MPI_Request *vreq; /* [vcap] */
+    int *vpeer;        /* [vcap] the peer of vreq[i] */
+    int vcap;
+    uint64_t *vhdr;    /* [world + 1]: what each peer's header said, ours */
     int *wrank; /* (world) a group's ranks in MPI_COMM_WORLD; NULL: the
                    job's own handle */
 };
@@ -230,6 +240,9 @@ static void mpi_free(struct hg_comm *base)
     MPI_Comm_free(&c->comm);
     free(c->tmp);
     free(c->wrank);
+    free(c->vreq);
+    free(c->vpeer);
+    free(c->vhdr);
     free(c);
     int fin = 0;
     if (--live_handles == 0 && we_initialized &&
@@ -393,6 +406,256 @@ static int mpi_allgather(struct hg_comm *base, const void *sendv, void *recvv,
     return 0;
 }
 
+/* ----------------------------------------------------- uneven counts */
+
+/* The v collectives are point to point (MPI_Iallgatherv's int
+ * displacements stop at 2 GiB, MPI_Reduce_scatter's order is the
+ * library's): with every peer j, sn[j] bytes from sb[j] out and rn[j]
+ * bytes into rb[j] in, each a message of its own per MAX_MSG bytes (one
+ * when empty, so that both sides post as many as the other), on TAG_V.
+ * With `hdr`, the digest of the counts goes first: the exchange runs to
+ * its end (MPI truncates what does not fit), then a digest that is not
+ * ours fails the call naming that rank.  A timeout names the ranks whose
+ * messages are missing. */
+struct vpart {
+    const void *sb;
+    size_t sn;
+    void *rb;
+    size_t rn;
+};
+
+static size_t nmsg(size_t bytes)
+{
+    return bytes == 0 ? 1 : (bytes + MAX_MSG - 1) / MAX_MSG;
+}
+
+/* Posts one side of the exchange with peer j: its header when hdr, then
+ * the messages of n bytes at b. */
+static int post(struct mpi_comm *c, int j, int out, int hdr, void *b,
+                size_t n, int *nr, char *err, size_t errlen)
+{
+    for (size_t k = 0, nm = nmsg(n) + (hdr != 0); k < nm; k++) {
+        int e;
+        MPI_Request *r = &c->vreq[*nr];
+        if (hdr && k == 0) {
+            e = out ? MPI_Isend(&c->vhdr[c->base.world], 8, MPI_BYTE, j, TAG_V,
+                                c->comm, r)
+                    : MPI_Irecv(&c->vhdr[j], 8, MPI_BYTE, j, TAG_V, c->comm, r);
+        } else {
+            size_t at = (k - (hdr != 0)) * MAX_MSG;
+            size_t m = n - at < MAX_MSG ? n - at : MAX_MSG;
+            e = out ? MPI_Isend((char *)b + at, (int)m, MPI_BYTE, j, TAG_V,
+                                c->comm, r)
+                    : MPI_Irecv((char *)b + at, (int)m, MPI_BYTE, j, TAG_V,
+                                c->comm, r);
+        }
+        if (e != MPI_SUCCESS)
+            return mpi_fail(c, e, out ? "MPI_Isend" : "MPI_Irecv", err, errlen);
+        c->vpeer[(*nr)++] = j;
+    }
+    return 0;
+}
+
+/* Polls the nr requests posted until all are done or the deadline. */
+static int finish_v(struct mpi_comm *c, int nr, int hdr, const char *what,
+                    char *err, size_t errlen)
+{
+    double start = hg_now(), deadline = start + c->timeout_s;
+    int first_e = MPI_SUCCESS, left = nr;
+    for (unsigned long it = 0; left > 0; it++) {
+        for (int i = 0; i < nr; i++) {
+            if (c->vreq[i] == MPI_REQUEST_NULL)
+                continue;
+            int done = 0;
+            int e = MPI_Test(&c->vreq[i], &done, MPI_STATUS_IGNORE);
+            if (e != MPI_SUCCESS) { /* a truncation: done, and noted */
+                first_e = first_e == MPI_SUCCESS ? e : first_e;
+                c->vreq[i] = MPI_REQUEST_NULL;
+                done = 1;
+            }
+            left -= done;
+        }
+        if (left == 0)
+            break;
+        if (it >= 1024) {
+            struct timespec ts = {0, it < 8192 ? 0 : 20000};
+            if (it < 8192)
+                sched_yield();
+            else
+                nanosleep(&ts, NULL);
+        }
+        if ((it & 63) == 0 && hg_now() > deadline) {
+            char late[256] = "";
+            size_t len = 0;
+            for (int j = 0; j < c->base.world && len + 16 < sizeof late; j++) {
+                int pend = 0;
+                for (int i = 0; i < nr && !pend; i++)
+                    pend = c->vpeer[i] == j && c->vreq[i] != MPI_REQUEST_NULL;
+                if (pend)
+                    len += (size_t)snprintf(late + len, sizeof late - len,
+                                            "%s%d", len ? "," : "", W(c, j));
+            }
+            c->broken = 1;
+            return hg_kerr(err, errlen, "mpi: rank %d waited %.3g s in %s; "
+                           "still waiting for rank(s) %s (the requests are "
+                           "left pending)", c->jrank, hg_now() - start, what,
+                           late);
+        }
+    }
+    if (hdr) {
+        char bad[256] = "";
+        size_t len = 0;
+        for (int j = 0; j < c->base.world; j++)
+            if (j != c->base.rank && c->vhdr[j] != c->vhdr[c->base.world] &&
+                len + 16 < sizeof bad)
+                len += (size_t)snprintf(bad + len, sizeof bad - len, "%s%d",
+                                        len ? "," : "", W(c, j));
+        if (len) {
+            c->broken = 1;
+            return hg_kerr(err, errlen, "mpi: rank %d: %s: rank(s) %s passed "
+                           "other counts than rank %d (the counts must be the "
+                           "same on every rank)", c->jrank, what, bad,
+                           c->jrank);
+        }
+    }
+    if (first_e != MPI_SUCCESS)
+        return mpi_fail(c, first_e, what, err, errlen);
+    return 0;
+}
+
+/* The exchange of p[world] (p[rank] unused) to its end. */
+static int exchange(struct mpi_comm *c, const struct vpart *p, uint64_t digest,
+                    int hdr, const char *what, char *err, size_t errlen)
+{
+    int w = c->base.world, me = c->base.rank;
+    size_t need = 0;
+    for (int j = 0; j < w; j++)
+        if (j != me)
+            need += nmsg(p[j].sn) + nmsg(p[j].rn) + 2;
+    if (need > INT_MAX)
+        return hg_kerr(err, errlen, "mpi: rank %d: %s: %zu messages", c->jrank,
+                       what, need);
+    if ((int)need > c->vcap || !c->vhdr) {
+        MPI_Request *r = realloc(c->vreq, need * sizeof *r);
+        if (r)
+            c->vreq = r;
+        int *q = r ? realloc(c->vpeer, need * sizeof *q) : NULL;
+        if (q)
+            c->vpeer = q;
+        if (!c->vhdr)
+            c->vhdr = malloc(((size_t)w + 1) * sizeof *c->vhdr);
+        if (!r || !q || !c->vhdr) {
+            c->broken = 1;
+            return hg_kerr(err, errlen, "mpi: rank %d: out of memory",
+                           c->jrank);
+        }
+        c->vcap = (int)need;
+    }
+    c->vhdr[w] = digest;
+    int nr = 0;
+    /* receives first: a peer's messages find them posted */
+    for (int j = 0; j < w; j++)
+        if (j != me && post(c, j, 0, hdr, p[j].rb, p[j].rn, &nr, err, errlen) != 0)
+            return -1;
+    for (int j = 0; j < w; j++)
+        if (j != me && post(c, j, 1, hdr, (void *)p[j].sb, p[j].sn, &nr, err,
+                            errlen) != 0)
+            return -1;
+    return finish_v(c, nr, hdr, what, err, errlen);
+}
+
+static int mpi_allgatherv(struct hg_comm *base, const void *send, void *recvv,
+                          const size_t *counts, char *err, size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    char *recv = recvv;
+    size_t at_me = hg_comm_counts_off(counts, me);
+    if (counts[me] > 0 && recv + at_me != (const char *)send)
+        memmove(recv + at_me, send, counts[me]);
+    if (w == 1)
+        return 0;
+    struct vpart *p = calloc((size_t)w, sizeof *p);
+    if (!p)
+        return hg_kerr(err, errlen, "mpi: rank %d: out of memory", c->jrank);
+    size_t at = 0;
+    for (int j = 0; j < w; at += counts[j], j++)
+        p[j] = (struct vpart){.sb = recv + at_me, .sn = counts[me],
+                              .rb = recv + at, .rn = counts[j]};
+    char what[96];
+    snprintf(what, sizeof what, "allgatherv of %zu bytes", at);
+    int rc = exchange(c, p, hg_comm_counts_digest(counts, w), 1, what, err,
+                      errlen);
+    free(p);
+    return rc;
+}
+
+/* In pieces of at most PIECE elements of every slice (at least one, so
+ * that an empty call still checks the counts): rank r gets its slice's
+ * piece from every rank into tmp[world][m] and sums it in rank order,
+ * allreduce's arithmetic, so the same bits. */
+static int mpi_reduce_scatterv(struct hg_comm *base, const float *send,
+                               float *recv, const size_t *counts, char *err,
+                               size_t errlen)
+{
+    struct mpi_comm *c = (struct mpi_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    size_t lo = hg_comm_counts_off(counts, me), mine = counts[me], maxc = 0;
+    if (w == 1) {
+        if (mine > 0 && recv != send + lo)
+            memcpy(recv, send + lo, mine * sizeof *recv);
+        return 0;
+    }
+    for (int j = 0; j < w; j++)
+        maxc = counts[j] > maxc ? counts[j] : maxc;
+    struct vpart *p = calloc((size_t)w, sizeof *p);
+    if (!p)
+        return hg_kerr(err, errlen, "mpi: rank %d: out of memory", c->jrank);
+    uint64_t d = hg_comm_counts_digest(counts, w);
+    char what[96];
+    snprintf(what, sizeof what, "reduce_scatterv of %zu floats",
+             hg_comm_counts_off(counts, w));
+    int rc = 0;
+    size_t off = 0;
+    do {
+        size_t m = mine > off ? (mine - off < PIECE ? mine - off : PIECE) : 0;
+        size_t need = (size_t)w * m * sizeof(float);
+        if (need > c->tmp_bytes) {
+            void *t = realloc(c->tmp, need);
+            if (!t) {
+                rc = hg_kerr(err, errlen, "mpi: rank %d: out of memory (%zu "
+                             "bytes)", c->jrank, need);
+                break;
+            }
+            c->tmp = t;
+            c->tmp_bytes = need;
+        }
+        float *tmp = c->tmp; /* [w][m]: rank j's part of my slice */
+        size_t at = 0;
+        for (int j = 0; j < w; at += counts[j], j++) {
+            size_t len = counts[j] > off ? counts[j] - off : 0;
+            len = len < PIECE ? len : PIECE;
+            p[j] = (struct vpart){.sb = send + at + off, .sn = len * sizeof(float),
+                                  .rb = tmp + (size_t)j * m,
+                                  .rn = m * sizeof(float)};
+        }
+        if ((rc = exchange(c, p, d, off == 0, what, err, errlen)) != 0)
+            break;
+        if (m > 0) {
+            /* in place, our part goes through tmp before recv overwrites it */
+            memcpy(tmp + (size_t)me * m, send + lo + off, m * sizeof *tmp);
+            sum_f32(recv + off, tmp, w, m);
+        }
+        off += PIECE;
+    } while (off < maxc);
+    free(p);
+    return rc;
+}
+
 static int mpi_barrier(struct hg_comm *base, char *err, size_t errlen)
 {
     struct mpi_comm *c = (struct mpi_comm *)base;
@@ -554,6 +817,8 @@ static const struct hg_comm_ops mpi_ops = {
     .allreduce = mpi_allreduce,
     .broadcast = mpi_broadcast,
     .allgather = mpi_allgather,
+    .allgatherv = mpi_allgatherv,
+    .reduce_scatterv = mpi_reduce_scatterv,
     .barrier = mpi_barrier,
     .send = mpi_send,
     .recv = mpi_recv,

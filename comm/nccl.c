@@ -29,6 +29,9 @@
  * of shm and mpi.  barrier is a one-float allreduce.  send/recv: the size
  * goes first (8 bytes, ncclSend/ncclRecv in a group), so a mismatch fails
  * the receiver naming both ranks before any data moves; then the data.
+ * allgatherv and reduce_scatterv (NCCL has neither): a group of one
+ * ncclBroadcast / ncclReduce per rank with a count; their counts are not
+ * compared between ranks.
  *
  * Asynchronous calls (the table's start/wait/test): the collective is
  * queued on our stream behind an event recorded on the caller's stream
@@ -475,17 +478,24 @@ static int nccl_broadcast(struct hg_comm *base, void *buf, size_t bytes,
 static int nccl_send(struct hg_comm *base, const void *buf, size_t bytes, int peer,
                      char *err, size_t errlen);
 
+static int queue_allgatherv(struct nccl_comm *c, const void *send, void *recv,
+                            const size_t *counts, char *err, size_t errlen);
+static int queue_reduce_scatterv(struct nccl_comm *c, const float *send,
+                                 float *recv, const size_t *counts, char *err,
+                                 size_t errlen);
+
 static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
                       char *err, size_t errlen)
 {
     struct nccl_comm *c = (struct nccl_comm *)base;
     if (check_usable(c, err, errlen) != 0)
         return -1;
-    if (op->n == 0)
+    if (op->n == 0) /* a v collective's n: the sum of its counts */
         return 0;
     if (op->kind == HG_COMM_OP_SEND) /* hg_comm_send_start sends at once here */
         return nccl_send(base, op->send, op->n, op->root, err, errlen);
-    if (op->kind != HG_COMM_OP_ALLGATHER && is_host(op->buf)) {
+    if ((op->kind == HG_COMM_OP_ALLREDUCE || op->kind == HG_COMM_OP_BROADCAST) &&
+        is_host(op->buf)) {
         if (op->kind == HG_COMM_OP_ALLREDUCE)
             return nccl_allreduce(base, op->buf, op->n, op->dt, err, errlen);
         return nccl_broadcast(base, op->buf, op->n, op->root, err, errlen);
@@ -517,6 +527,11 @@ static int nccl_start(struct hg_comm *base, const struct hg_comm_op *op,
         NCCL_CHECK(c, ncclAllGather(op->send, op->buf, op->n, ncclUint8,
                                     c->comm, c->stream), err, errlen);
         break;
+    case HG_COMM_OP_ALLGATHERV:
+        return queue_allgatherv(c, op->send, op->buf, op->counts, err, errlen);
+    case HG_COMM_OP_REDUCE_SCATTERV:
+        return queue_reduce_scatterv(c, op->send, op->buf, op->counts, err,
+                                     errlen);
     case HG_COMM_OP_SEND:
     case HG_COMM_OP_RECV:
         break;
@@ -590,6 +605,88 @@ static int nccl_allgather(struct hg_comm *base, const void *send, void *recv,
                                 c->stream), err, errlen);
     char what[64];
     snprintf(what, sizeof what, "allgather of %zu bytes", bytes);
+    return sync_stream(c, what, err, errlen);
+}
+
+/* ----------------------------------------------------- uneven counts */
+
+/* NCCL has no allgatherv: a group of one ncclBroadcast per rank with a
+ * count (root r's counts[r] bytes into recv + off_r on every rank; a
+ * non-root passes recvbuff as sendbuff, which NCCL does not read there;
+ * send == recv + off_rank is its in-place case).  Device buffers.  The counts are not checked
+ * across ranks: NCCL has no cheap way to. */
+static int queue_allgatherv(struct nccl_comm *c, const void *send, void *recv,
+                            const size_t *counts, char *err, size_t errlen)
+{
+    int w = c->base.world, me = c->base.rank;
+    NCCL_CHECK(c, ncclGroupStart(), err, errlen);
+    size_t at = 0;
+    for (int r = 0; r < w; at += counts[r], r++) {
+        if (counts[r] == 0) /* every rank skips it: the counts agree */
+            continue;
+        ncclResult_t res = ncclBroadcast(r == me ? send : (char *)recv + at,
+                                         (char *)recv + at, counts[r],
+                                         ncclUint8, r, c->comm, c->stream);
+        if (res != ncclSuccess) {
+            ncclGroupEnd();
+            return nccl_fail(c, res, "ncclBroadcast (allgatherv)", err, errlen);
+        }
+    }
+    NCCL_CHECK(c, ncclGroupEnd(), err, errlen);
+    return 0;
+}
+
+/* reduce_scatterv: a group of one ncclReduce (sum) per rank with a count,
+ * slice r of send to root r (recv on the root, NULL elsewhere as NCCL
+ * allows; send + off_rank == recv is its in-place case).  NCCL's
+ * summation order, not the rank order. */
+static int queue_reduce_scatterv(struct nccl_comm *c, const float *send,
+                                 float *recv, const size_t *counts, char *err,
+                                 size_t errlen)
+{
+    int w = c->base.world, me = c->base.rank;
+    NCCL_CHECK(c, ncclGroupStart(), err, errlen);
+    size_t at = 0;
+    for (int r = 0; r < w; at += counts[r], r++) {
+        if (counts[r] == 0)
+            continue;
+        ncclResult_t res = ncclReduce(send + at, r == me ? recv : NULL,
+                                      counts[r], ncclFloat32, ncclSum, r,
+                                      c->comm, c->stream);
+        if (res != ncclSuccess) {
+            ncclGroupEnd();
+            return nccl_fail(c, res, "ncclReduce (reduce_scatterv)", err,
+                             errlen);
+        }
+    }
+    NCCL_CHECK(c, ncclGroupEnd(), err, errlen);
+    return 0;
+}
+
+static int nccl_allgatherv(struct hg_comm *base, const void *send, void *recv,
+                           const size_t *counts, char *err, size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0 ||
+        queue_allgatherv(c, send, recv, counts, err, errlen) != 0)
+        return -1;
+    char what[64];
+    snprintf(what, sizeof what, "allgatherv of %zu bytes",
+             hg_comm_counts_off(counts, base->world));
+    return sync_stream(c, what, err, errlen);
+}
+
+static int nccl_reduce_scatterv(struct hg_comm *base, const float *send,
+                                float *recv, const size_t *counts, char *err,
+                                size_t errlen)
+{
+    struct nccl_comm *c = (struct nccl_comm *)base;
+    if (check_usable(c, err, errlen) != 0 ||
+        queue_reduce_scatterv(c, send, recv, counts, err, errlen) != 0)
+        return -1;
+    char what[64];
+    snprintf(what, sizeof what, "reduce_scatterv of %zu floats",
+             hg_comm_counts_off(counts, base->world));
     return sync_stream(c, what, err, errlen);
 }
 
@@ -679,6 +776,8 @@ static const struct hg_comm_ops nccl_ops = {
     .allreduce = nccl_allreduce,
     .broadcast = nccl_broadcast,
     .allgather = nccl_allgather,
+    .allgatherv = nccl_allgatherv,
+    .reduce_scatterv = nccl_reduce_scatterv,
     .barrier = nccl_barrier,
     .send = nccl_send,
     .recv = nccl_recv,

@@ -25,6 +25,12 @@
  * it out.
  * allgather: every rank copies a piece of its buffer into stage[rank];
  * barrier; every rank copies every other rank's piece out.
+ * allgatherv: the same, piece k of every block (a short block has none).
+ * reduce_scatterv: the whole vector piece by piece as allreduce's step 1,
+ * then each rank sums the part of the piece in its own slice, in rank
+ * order, straight into its recv (one barrier per piece).  Both publish a
+ * digest of their counts in the rank's slot before the first barrier and
+ * compare the others' after it: ranks with other counts are named.
  *
  * send/recv never touch the staging area nor the barrier, so they mix with
  * collectives freely.  Each (sender, receiver) pair has its own mailbox: two
@@ -101,6 +107,10 @@ struct shm_slot {
                                         stopped this one (itself: aborted) */
     atomic_int joined;
     atomic_int pid;                  /* 0 until joined */
+    uint64_t digest[2]; /* a v collective's counts digest, written before
+                           barrier b into [b & 1], read by the others right
+                           after it (rewritten two barriers later at the
+                           earliest, once every reader has moved on) */
 };
 
 /* One per (sender, receiver) pair.  Single producer, single consumer: only
@@ -689,6 +699,141 @@ static int shm_allgather(struct hg_comm *base, const void *sendv, void *recvv,
     return 0;
 }
 
+/* ----------------------------------------------------- uneven counts */
+
+/* Before the first barrier of a v collective: publishes this rank's
+ * digest of the counts for the barrier it is about to enter. */
+static void put_digest(struct shm_comm *c, uint64_t d)
+{
+    c->g.hdr->slots[c->rank].digest[(c->nbar + 1) & 1] = d;
+}
+
+/* Right after that barrier: every rank's digest is ours, or the call
+ * fails naming the ranks whose counts differ from ours. */
+static int check_digests(struct shm_comm *c, uint64_t d, const char *what,
+                         char *err, size_t errlen)
+{
+    char bad[256] = "";
+    size_t len = 0;
+    for (int r = 0; r < c->g.world; r++)
+        if (c->g.hdr->slots[r].digest[c->nbar & 1] != d &&
+            len + 16 < sizeof bad)
+            len += (size_t)snprintf(bad + len, sizeof bad - len, "%s%d",
+                                    len ? "," : "", W(c, r));
+    if (!len)
+        return 0;
+    hg_kerr(err, errlen, "%s: rank %d: %s: rank(s) %s passed other counts "
+            "than rank %d (the counts must be the same on every rank)",
+            c->tag, W(c, c->rank), what, bad, W(c, c->rank));
+    return fail(c);
+}
+
+/* allgatherv: like allgather, in pieces of at most `half` bytes of every
+ * rank's block: piece k is bytes [k*half, (k+1)*half) of each block (a
+ * block that short has nothing in it).  At least one piece, so that an
+ * empty call still checks the counts. */
+static int shm_allgatherv(struct hg_comm *base, const void *sendv,
+                          void *recvv, const size_t *counts, char *err,
+                          size_t errlen)
+{
+    struct shm_comm *c = (struct shm_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int world = c->g.world, me = c->rank;
+    const char *send = sendv;
+    char *recv = recvv;
+    size_t maxc = 0;
+    for (int r = 0; r < world; r++)
+        maxc = counts[r] > maxc ? counts[r] : maxc;
+    size_t at_me = hg_comm_counts_off(counts, me);
+    uint64_t d = hg_comm_counts_digest(counts, world);
+    size_t off = 0;
+    do {
+        unsigned hx = c->npiece++ & 1;
+        if (off < counts[me]) {
+            size_t m = counts[me] - off < c->g.half ? counts[me] - off : c->g.half;
+            memcpy(stage(c, me, hx), send + off, m);
+        }
+        if (off == 0)
+            put_digest(c, d);
+        if (barrier(c, err, errlen) != 0)
+            return -1;
+        if (off == 0 && check_digests(c, d, "allgatherv", err, errlen) != 0)
+            return -1;
+        size_t at = 0; /* off_r */
+        for (int r = 0; r < world; at += counts[r], r++) {
+            if (r == me || off >= counts[r])
+                continue;
+            size_t m = counts[r] - off < c->g.half ? counts[r] - off : c->g.half;
+            memcpy(recv + at + off, stage(c, r, hx), m);
+        }
+        off += c->g.half;
+    } while (off < maxc);
+    /* last: send may be mine, whose pieces were read above */
+    if (counts[me] > 0 && recv + at_me != send)
+        memmove(recv + at_me, send, counts[me]);
+    return 0;
+}
+
+/* reduce_scatterv: the whole vector in pieces of at most `half` bytes;
+ * every rank stages its piece but the part in its own slice (only it
+ * reads that; in place, its part too: recv overwrites it), one barrier,
+ * then each rank sums the part of the piece in its slice over ranks
+ * 0..world-1 in order straight into recv.  One barrier per piece is
+ * enough: piece k+2 reuses piece k's half only after the barrier of
+ * piece k+1, which every rank reaches after reading piece k. */
+static int shm_reduce_scatterv(struct hg_comm *base, const float *send,
+                               float *recv, const size_t *counts, char *err,
+                               size_t errlen)
+{
+    struct shm_comm *c = (struct shm_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int world = c->g.world, me = c->rank;
+    size_t total = hg_comm_counts_off(counts, world);
+    size_t lo = hg_comm_counts_off(counts, me), hi = lo + counts[me];
+    /* in place: recv is send + lo, written as the pieces go */
+    int in_place = counts[me] > 0 && recv == send + lo;
+    if (world == 1) {
+        if (counts[me] > 0 && !in_place)
+            memcpy(recv, send + lo, counts[me] * sizeof *recv);
+        return 0;
+    }
+    uint64_t d = hg_comm_counts_digest(counts, world);
+    size_t piece = c->g.half / sizeof(float);
+    const void *src[SHM_MAX_WORLD];
+    size_t off = 0;
+    do {
+        size_t m = total - off < piece ? total - off : piece;
+        unsigned hx = c->npiece++ & 1;
+        float *st = (float *)stage(c, me, hx);
+        /* my slice within the piece: [a, b) of it */
+        size_t a = lo > off ? lo - off : 0, b = hi > off ? hi - off : 0;
+        a = a < m ? a : m;
+        b = b < m ? b : m;
+        if (m > 0 && in_place) {
+            memcpy(st, send + off, m * sizeof *st);
+        } else if (m > 0) {
+            memcpy(st, send + off, a * sizeof *st);
+            memcpy(st + b, send + off + b, (m - b) * sizeof *st);
+        }
+        if (off == 0)
+            put_digest(c, d);
+        if (barrier(c, err, errlen) != 0)
+            return -1;
+        if (off == 0 && check_digests(c, d, "reduce_scatterv", err, errlen) != 0)
+            return -1;
+        if (a < b) {
+            for (int r = 0; r < world; r++)
+                src[r] = r == me && !in_place ? (const void *)(send + off + a)
+                                             : (const void *)((float *)stage(c, r, hx) + a);
+            sum_f32(recv + (off + a - lo), src, world, 0, b - a);
+        }
+        off += m;
+    } while (off < total);
+    return 0;
+}
+
 /* ------------------------------------------------------- point to point */
 
 static struct shm_mbox *mbox(const struct shm_comm *c, int src, int dst)
@@ -1016,6 +1161,8 @@ static const struct hg_comm_ops shm_ops = {
     .allreduce = shm_allreduce,
     .broadcast = shm_broadcast,
     .allgather = shm_allgather,
+    .allgatherv = shm_allgatherv,
+    .reduce_scatterv = shm_reduce_scatterv,
     .barrier = shm_barrier,
     .send = shm_send,
     .recv = shm_recv,

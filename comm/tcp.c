@@ -36,6 +36,9 @@
  * as shm's result on every rank.  broadcast: root sends to each rank;
  * allgather: each to each; barrier: headers only; send/recv: a header with
  * the byte count (a mismatch names both ranks), then the bytes.
+ * allgatherv: each to each; reduce_scatterv: allreduce's reduce-scatter
+ * with the slices given; their headers carry a digest of the counts
+ * instead of a size.
  *
  * After a failure every socket is closed: the peers' calls fail at once
  * with "rank R closed the connection".  hg_comm_abort may come from another
@@ -87,6 +90,8 @@ enum tcp_kind {
     K_ALLGATHER,
     K_BARRIER,
     K_P2P,
+    K_ALLGATHERV,      /* bytes: the counts' digest, not a size */
+    K_REDUCE_SCATTERV, /* likewise */
 };
 
 static const char *kind_name(unsigned k)
@@ -100,6 +105,8 @@ static const char *kind_name(unsigned k)
     case K_ALLGATHER: return "allgather";
     case K_BARRIER: return "barrier";
     case K_P2P: return "send";
+    case K_ALLGATHERV: return "allgatherv";
+    case K_REDUCE_SCATTERV: return "reduce_scatterv";
     default: return "garbage";
     }
 }
@@ -285,10 +292,54 @@ static void closed_too(struct tcp_comm *c, int peer, char *b, size_t n)
     }
 }
 
+static int check_header(struct tcp_comm *c, int peer, const char *what,
+                        char *err, size_t errlen);
+
+/* A peer closed during a call: a rank that failed on a mismatch closes
+ * its connections after sending its header (flush_headers), and another
+ * peer's header may be on its way that says more than the close.  Reads
+ * the headers still missing, for up to 100 ms: -1 (the handle failed,
+ * err set) when one of them differs from ours. */
+static int header_says_more(struct tcp_comm *c, int peer, const char *what,
+                            char *err, size_t errlen)
+{
+    double t0 = hg_now();
+    for (int again = 1; again && hg_now() - t0 < 0.1;) {
+        again = 0;
+        for (int r = 0; r < c->base.world; r++) {
+            struct xfer *x = &c->x[r];
+            if (r == peer || r == c->base.rank || c->fd[r] < 0 ||
+                !x->check_hdr || x->irecv > 0 || x->nrecv == 0)
+                continue;
+            ssize_t n = recv(c->fd[r], x->hin + x->roff, TCP_HDR - x->roff,
+                             MSG_DONTWAIT);
+            if (n > 0)
+                x->roff += (size_t)n;
+            if (x->roff == TCP_HDR) {
+                x->roff = 0;
+                x->irecv = 1;
+                if (check_header(c, r, what, err, errlen) != 0)
+                    return -1;
+            } else if (n != 0 && !(n < 0 && errno != EAGAIN &&
+                                   errno != EWOULDBLOCK && errno != EINTR)) {
+                again = 1; /* nothing yet: maybe soon */
+            }
+        }
+        if (again) {
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return 0;
+}
+
 static int closed_err(struct tcp_comm *c, int peer, const char *what,
                       char *err, size_t errlen)
 {
     char too[256];
+    if (!atomic_load(&c->aborted) &&
+        header_says_more(c, peer, what, err, errlen) != 0)
+        return -1;
     if (atomic_load(&c->aborted)) {
         hg_kerr(err, errlen, "tcp: rank %d: aborted during %s",
                 W(c, c->base.rank), what);
@@ -300,12 +351,30 @@ static int closed_err(struct tcp_comm *c, int peer, const char *what,
     return fail(c);
 }
 
+/* Before a mismatch fails the call: this call's header to every peer that
+ * has not had all of it (16 bytes into an idle socket: it goes at once),
+ * so that each peer checks it and names the mismatch, rather than seeing
+ * only the connection close. */
+static void flush_headers(struct tcp_comm *c)
+{
+    for (int r = 0; r < c->base.world; r++) {
+        struct xfer *x = &c->x[r];
+        if (r == c->base.rank || c->fd[r] < 0 || x->nsend == 0 ||
+            x->isend > 0 || x->send[0].p != x->hout)
+            continue;
+        ssize_t n = send(c->fd[r], x->hout + x->soff, TCP_HDR - x->soff,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)n; /* best effort: the close says the rest */
+    }
+}
+
 static int check_header(struct tcp_comm *c, int peer, const char *what,
                         char *err, size_t errlen)
 {
     struct xfer *x = &c->x[peer];
     if (memcmp(x->hin, x->hwant, TCP_HDR) == 0)
         return 0;
+    flush_headers(c);
     int me = W(c, c->base.rank);
     peer = W(c, peer);
     if (!hdr_magic_ok(x->hin)) {
@@ -316,6 +385,11 @@ static int check_header(struct tcp_comm *c, int peer, const char *what,
                 "but rank %d sent %llu bytes", me,
                 (unsigned long long)hdr_bytes(x->hwant), peer, peer,
                 (unsigned long long)hdr_bytes(x->hin));
+    } else if (x->hin[4] == x->hwant[4] && (x->hin[4] == K_ALLGATHERV ||
+                                            x->hin[4] == K_REDUCE_SCATTERV)) {
+        hg_kerr(err, errlen, "tcp: rank %d: %s: rank %d passed other counts "
+                "than rank %d (the counts must be the same on every rank)",
+                me, kind_name(x->hin[4]), peer, me);
     } else {
         hg_kerr(err, errlen, "tcp: rank %d: rank %d is in %s (%llu bytes, "
                 "root %u) while rank %d is in %s (%llu bytes, root %u): "
@@ -600,6 +674,107 @@ static int tcp_allgather(struct hg_comm *base, const void *send, void *recvv,
             add_recv(c, j, recv + (size_t)j * bytes, bytes);
         }
     return run(c, what, err, errlen);
+}
+
+/* allgatherv: each to each, like allgather, the digest of the counts in
+ * the headers (checked before any data is taken). */
+static int tcp_allgatherv(struct hg_comm *base, const void *send, void *recvv,
+                          const size_t *counts, char *err, size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    unsigned char *recv = recvv;
+    size_t at_me = hg_comm_counts_off(counts, me);
+    if (counts[me] > 0 && recv + at_me != (const unsigned char *)send)
+        memmove(recv + at_me, send, counts[me]);
+    if (w == 1)
+        return 0;
+    uint64_t d = hg_comm_counts_digest(counts, w);
+    char what[96];
+    snprintf(what, sizeof what, "allgatherv of %zu bytes",
+             hg_comm_counts_off(counts, w));
+    xfer_reset(c);
+    size_t at = 0;
+    for (int j = 0; j < w; at += counts[j], j++)
+        if (j != me) {
+            add_headers(c, j, 1, 1, K_ALLGATHERV, 0, d, d);
+            add_send(c, j, recv + at_me, counts[me]);
+            add_recv(c, j, recv + at, counts[j]);
+        }
+    return run(c, what, err, errlen);
+}
+
+/* reduce_scatterv, in pieces of at most TCP_PIECE bytes of each slice
+ * (piece k: elements [k*P, (k+1)*P) of every slice, at least one piece
+ * so that an empty call still checks the counts): rank j receives its
+ * slice's piece from every rank and sums them in rank order, as
+ * allreduce's reduce-scatter does, so element for element the result is
+ * allreduce's. */
+static int tcp_reduce_scatterv(struct hg_comm *base, const float *send,
+                               float *recv, const size_t *counts, char *err,
+                               size_t errlen)
+{
+    struct tcp_comm *c = (struct tcp_comm *)base;
+    if (check_usable(c, err, errlen) != 0)
+        return -1;
+    int w = base->world, me = base->rank;
+    size_t lo = hg_comm_counts_off(counts, me), mine = counts[me];
+    if (w == 1) {
+        if (mine > 0 && recv != send + lo)
+            memcpy(recv, send + lo, mine * sizeof *recv);
+        return 0;
+    }
+    size_t piece = TCP_PIECE / sizeof(float), maxc = 0;
+    for (int j = 0; j < w; j++)
+        maxc = counts[j] > maxc ? counts[j] : maxc;
+    size_t need = (size_t)w * piece * sizeof(float);
+    if (c->scratch_bytes < need) {
+        unsigned char *s = realloc(c->scratch, need);
+        if (!s) {
+            hg_kerr(err, errlen, "tcp: rank %d: out of memory (%zu bytes)",
+                    W(c, me), need);
+            return fail(c);
+        }
+        c->scratch = s;
+        c->scratch_bytes = need;
+    }
+    float *tmp = (float *)c->scratch; /* [w][piece]: rank j's part of mine */
+    uint64_t d = hg_comm_counts_digest(counts, w);
+    char what[96];
+    snprintf(what, sizeof what, "reduce_scatterv of %zu floats",
+             hg_comm_counts_off(counts, w));
+    size_t off = 0;
+    do {
+        size_t m = mine > off ? (mine - off < piece ? mine - off : piece) : 0;
+        xfer_reset(c);
+        size_t at = 0;
+        for (int j = 0; j < w; at += counts[j], j++) {
+            if (j == me)
+                continue;
+            if (off == 0)
+                add_headers(c, j, 1, 1, K_REDUCE_SCATTERV, 0, d, d);
+            if (off < counts[j]) {
+                size_t len = counts[j] - off < piece ? counts[j] - off : piece;
+                add_send(c, j, send + at + off, len * sizeof(float));
+            }
+            add_recv(c, j, tmp + (size_t)j * piece, m * sizeof(float));
+        }
+        if (run(c, what, err, errlen) != 0)
+            return -1;
+        if (m > 0) {
+            /* rank order: acc = x0, then + x1, + x2, ...; in place, our
+             * own part goes through tmp before recv overwrites it */
+            float *own = tmp + (size_t)me * piece, *dst = recv + off;
+            memcpy(own, send + lo + off, m * sizeof *own);
+            memcpy(dst, tmp, m * sizeof *dst);
+            for (int j = 1; j < w; j++)
+                sum_f32(dst, tmp + (size_t)j * piece, m);
+        }
+        off += piece;
+    } while (off < maxc);
+    return 0;
 }
 
 static int tcp_barrier(struct hg_comm *base, char *err, size_t errlen)
@@ -1078,6 +1253,8 @@ static const struct hg_comm_ops tcp_ops = {
     .allreduce = tcp_allreduce,
     .broadcast = tcp_broadcast,
     .allgather = tcp_allgather,
+    .allgatherv = tcp_allgatherv,
+    .reduce_scatterv = tcp_reduce_scatterv,
     .barrier = tcp_barrier,
     .send = tcp_send,
     .recv = tcp_recv,

@@ -761,4 +761,327 @@ static inline void case_ps_missing(struct hg_comm *c, int dead,
     hg_ps_free(ps);
 }
 
+/* ---------------------------------------------------- uneven counts */
+
+#define UNEVEN_ROUNDS 6
+
+/* counts[n] of round k, the same on every rank: all zero; one rank only;
+ * small with zeros; up to 256 Ki with a zero; one slice of 300001 (more
+ * than a tcp piece of floats, several shm pieces) beside small ones;
+ * all ones. */
+static inline void uneven_counts(size_t *counts, int n, int k)
+{
+    uint64_t s = 0x2545f4914f6cdd1dull * (uint64_t)(k + 1) + (uint64_t)n;
+    for (int r = 0; r < n; r++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        size_t u = (size_t)(s >> 33);
+        switch (k) {
+        case 0: counts[r] = 0; break;
+        case 1: counts[r] = r == n - 1 ? 1000 : 0; break;
+        case 2: counts[r] = u % 3 == 0 ? 0 : u % 100; break;
+        case 3: counts[r] = r == k % n ? 0 : u % (1u << 18); break;
+        case 4: counts[r] = r == 0 ? 300001 : u % 5; break;
+        default: counts[r] = 1; break;
+        }
+    }
+}
+
+/* Element i of the full vector member (job rank) `who` reduces in round k. */
+static inline float uneven_val(int who, int k, size_t i)
+{
+    return (float)value(who, i + (size_t)k * 7);
+}
+
+/* allgatherv over g (members ranks[0..n), job ranks) for the counts of
+ * round k, from a buffer of its own and in place: every block the
+ * member's pattern. */
+static inline void uneven_gather(struct hg_comm *g, const int *ranks, int n,
+                                 const size_t *counts, int k, const char *what)
+{
+    int gr = hg_comm_rank(g), me = ranks[gr];
+    char err[512] = "";
+    size_t total = 0, at_me = 0;
+    for (int r = 0; r < n; r++) {
+        at_me += r < gr ? counts[r] : 0;
+        total += counts[r];
+    }
+    unsigned char *send = malloc(counts[gr] + 1), *recv = malloc(total + 1);
+    REQUIRE(send && recv, "malloc");
+    for (size_t i = 0; i < counts[gr]; i++)
+        send[i] = case_pat(me, 20 + k, i);
+    for (int pass = 0; pass < 2; pass++) {
+        memset(recv, 0xee, total + 1);
+        const unsigned char *src = send;
+        if (pass == 1) { /* in place */
+            memcpy(recv + at_me, send, counts[gr]);
+            src = recv + at_me;
+        }
+        REQUIRE(hg_comm_allgatherv(g, src, recv, counts, err, sizeof err) == 0,
+                "rank %d %s allgatherv round %d: %s", me, what, k, err);
+        size_t bad = 0, at = 0;
+        for (int r = 0; r < n; at += counts[r], r++)
+            for (size_t i = 0; i < counts[r]; i++)
+                bad += recv[at + i] != case_pat(ranks[r], 20 + k, i);
+        bad += recv[total] != 0xee;
+        EXPECT(bad == 0, "rank %d %s: allgatherv round %d (%zu bytes%s): %zu "
+               "bytes wrong", me, what, k, total, pass ? ", in place" : "", bad);
+    }
+    free(send);
+    free(recv);
+}
+
+/* reduce_scatterv over g for round k, from a buffer of its own and in
+ * place: bitwise the member-order sum computed here, and (rank-order
+ * backends) bitwise allreduce's slice. */
+static inline void uneven_reduce(struct hg_comm *g, const int *ranks, int n,
+                                 const size_t *counts, int k, const char *what)
+{
+    int gr = hg_comm_rank(g), me = ranks[gr];
+    char err[512] = "";
+    size_t total = 0, lo = 0, mine = counts[gr];
+    for (int r = 0; r < n; r++) {
+        lo += r < gr ? counts[r] : 0;
+        total += counts[r];
+    }
+    float *send = malloc(total * sizeof *send + 1), *recv = malloc((mine + 1) * sizeof *recv);
+    float *want = malloc(mine * sizeof *want + 1), *all = malloc(total * sizeof *all + 1);
+    REQUIRE(send && recv && want && all, "malloc");
+    for (size_t i = 0; i < total; i++)
+        send[i] = all[i] = uneven_val(me, k, i);
+    for (size_t i = 0; i < mine; i++) {
+        float a = uneven_val(ranks[0], k, lo + i);
+        for (int r = 1; r < n; r++)
+            a += uneven_val(ranks[r], k, lo + i);
+        want[i] = a;
+    }
+    int rank_order = (hg_comm_caps(g) & HG_COMM_RANK_ORDER) != 0;
+    recv[mine] = -7.0f;
+    REQUIRE(hg_comm_reduce_scatterv_f32(g, send, recv, counts, err, sizeof err) == 0,
+            "rank %d %s reduce_scatterv round %d: %s", me, what, k, err);
+    EXPECT(recv[mine] == -7.0f, "rank %d %s: reduce_scatterv round %d wrote "
+           "past its slice", me, what, k);
+    REQUIRE(hg_comm_reduce_scatterv_f32(g, send, send + lo, counts, err, sizeof err) == 0,
+            "rank %d %s in-place reduce_scatterv round %d: %s", me, what, k, err);
+    REQUIRE(hg_comm_allreduce_f32(g, all, total, err, sizeof err) == 0,
+            "rank %d %s allreduce round %d: %s", me, what, k, err);
+    size_t bad = 0, bad_in = 0, bad_ar = 0;
+    for (size_t i = 0; i < mine; i++) {
+        bad += memcmp(&recv[i], &want[i], sizeof *recv) != 0;
+        bad_in += memcmp(&send[lo + i], &want[i], sizeof *recv) != 0;
+        bad_ar += memcmp(&recv[i], &all[lo + i], sizeof *recv) != 0;
+    }
+    EXPECT(!rank_order || (bad == 0 && bad_in == 0 && bad_ar == 0),
+           "rank %d %s: reduce_scatterv round %d, %zu of %zu: %zu differ from "
+           "the member-order sum, %zu in place, %zu from allreduce's", me,
+           what, k, mine, total, bad, bad_in, bad_ar);
+    free(send);
+    free(recv);
+    free(want);
+    free(all);
+}
+
+/* The asynchronous forms: an allgatherv, an allreduce and a
+ * reduce_scatterv in flight together, their counts scribbled over right
+ * after the starts (the request has its own copy), waited for in reverse:
+ * bitwise the blocking calls' results. */
+static inline void uneven_async(struct hg_comm *g, const int *ranks, int n,
+                                const char *what)
+{
+    int gr = hg_comm_rank(g), me = ranks[gr];
+    char err[512] = "";
+    size_t counts[8], cnt[8], total = 0, lo = 0;
+    REQUIRE(n <= 8, "group of %d", n);
+    uneven_counts(counts, n, 3);
+    for (int r = 0; r < n; r++) {
+        lo += r < gr ? counts[r] : 0;
+        total += counts[r];
+    }
+    unsigned char *gs = malloc(counts[gr] + 1), *gr1 = malloc(total + 1),
+                  *gr2 = malloc(total + 1);
+    float *x = malloc(total * sizeof *x + 1), *y1 = malloc(counts[gr] * sizeof *y1 + 1),
+          *y2 = malloc(counts[gr] * sizeof *y2 + 1), *z = malloc(1000 * sizeof *z);
+    REQUIRE(gs && gr1 && gr2 && x && y1 && y2 && z, "malloc");
+    for (size_t i = 0; i < counts[gr]; i++)
+        gs[i] = case_pat(me, 40, i);
+    for (size_t i = 0; i < total; i++)
+        x[i] = uneven_val(me, 9, i);
+    for (size_t i = 0; i < 1000; i++)
+        z[i] = uneven_val(me, 10, i);
+    REQUIRE(hg_comm_allgatherv(g, gs, gr1, counts, err, sizeof err) == 0 &&
+                hg_comm_reduce_scatterv_f32(g, x, y1, counts, err, sizeof err) == 0,
+            "rank %d %s blocking: %s", me, what, err);
+    struct hg_comm_req ra, rz, rr;
+    memcpy(cnt, counts, sizeof cnt);
+    REQUIRE(hg_comm_allgatherv_start(g, gs, gr2, cnt, NULL, &ra, err, sizeof err) == 0,
+            "rank %d %s allgatherv_start: %s", me, what, err);
+    memset(cnt, 0xff, sizeof cnt); /* the request must not read these */
+    REQUIRE(hg_comm_allreduce_f32_start(g, z, 1000, NULL, &rz, err, sizeof err) == 0,
+            "rank %d %s allreduce_start: %s", me, what, err);
+    memcpy(cnt, counts, sizeof cnt);
+    REQUIRE(hg_comm_reduce_scatterv_f32_start(g, x, y2, cnt, NULL, &rr, err,
+                                              sizeof err) == 0,
+            "rank %d %s reduce_scatterv_start: %s", me, what, err);
+    memset(cnt, 0xff, sizeof cnt);
+    EXPECT(rz.id == ra.id + 1 && rr.id == ra.id + 2, "rank %d %s: ids %llu %llu %llu",
+           me, what, (unsigned long long)ra.id, (unsigned long long)rz.id,
+           (unsigned long long)rr.id);
+    REQUIRE(hg_comm_wait_req(g, rr, err, sizeof err) == 0 &&
+                hg_comm_wait_req(g, rz, err, sizeof err) == 0 &&
+                hg_comm_wait_req(g, ra, err, sizeof err) == 0,
+            "rank %d %s waits: %s", me, what, err);
+    EXPECT(memcmp(gr1, gr2, total) == 0 &&
+               memcmp(y1, y2, counts[gr] * sizeof *y1) == 0,
+           "rank %d %s: the asynchronous allgatherv/reduce_scatterv differ from "
+           "the blocking ones", me, what);
+    free(gs);
+    free(gr1);
+    free(gr2);
+    free(x);
+    free(y1);
+    free(y2);
+    free(z);
+}
+
+/* Every round of counts, blocking and in place, then the asynchronous
+ * forms, over g. */
+static inline void uneven_all(struct hg_comm *g, const int *ranks, int n,
+                              const char *what)
+{
+    size_t counts[8];
+    REQUIRE(n <= 8, "group of %d", n);
+    for (int k = 0; k < UNEVEN_ROUNDS; k++) {
+        uneven_counts(counts, n, k);
+        uneven_gather(g, ranks, n, counts, k, what);
+        uneven_reduce(g, ranks, n, counts, k, what);
+    }
+    uneven_async(g, ranks, n, what);
+}
+
+/* allgatherv and reduce_scatterv (world <= 8): over the whole handle, over
+ * every rank in reverse order (a group: renumbered ranks), over disjoint
+ * pairs at once; counts from none to 1.2 MB, zeros among them. */
+static inline void case_uneven(struct hg_comm *c)
+{
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[512] = "";
+    REQUIRE(world <= 8, "world %d", world);
+    int all[8], rev[8];
+    for (int k = 0; k < world; k++) {
+        all[k] = k;
+        rev[k] = world - 1 - k;
+    }
+    uneven_all(c, all, world, "world");
+    if (!(hg_comm_caps(c) & HG_COMM_GROUPS) || world == 1)
+        return;
+    struct hg_comm *g;
+    REQUIRE(hg_comm_group_new(c, rev, world, &g, err, sizeof err) == 0,
+            "rank %d: reversed group: %s", me, err);
+    uneven_all(g, rev, world, "reversed group");
+    hg_comm_free(g);
+    int pair[2], np = 0;
+    for (int r = me & ~1; r < world && r <= (me | 1); r++)
+        pair[np++] = r;
+    REQUIRE(hg_comm_group_new(c, pair, np, &g, err, sizeof err) == 0,
+            "rank %d: pair group: %s", me, err);
+    uneven_all(g, pair, np, "pair group");
+    hg_comm_free(g);
+    REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
+            err);
+}
+
+/* A planted error (world >= 2): rank 1 passes counts that differ from
+ * the others' in rank 0's entry (an allgatherv when `reduce` is 0, a
+ * reduce_scatterv otherwise).  Every rank fails well within the
+ * handle's timeout, with a message saying that the counts differ and
+ * naming a rank; counts that overflow fail at once on their own. */
+static inline void case_uneven_mismatch(struct hg_comm *c, int reduce,
+                                        double timeout_s)
+{
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[512] = "";
+    if (world < 2)
+        return;
+    size_t counts[8], total = 0;
+    REQUIRE(world <= 8, "world %d", world);
+    for (int r = 0; r < world; r++)
+        total += counts[r] = 1000 * (size_t)(r + 1);
+    if (me == 1)
+        counts[0]++;
+    float *buf = calloc(total + 1, sizeof *buf), *out = calloc(total + 1, sizeof *out);
+    REQUIRE(buf && out, "calloc");
+    double t0 = hg_now();
+    int rc = reduce ? hg_comm_reduce_scatterv_f32(c, buf, out, counts, err, sizeof err)
+                    : hg_comm_allgatherv(c, buf, out, counts, err, sizeof err);
+    double dt = hg_now() - t0;
+    char name[16];
+    snprintf(name, sizeof name, "rank %d", me == 1 ? 0 : 1);
+    EXPECT(rc == -1 && strstr(err, "counts") && strstr(err, "rank") &&
+               dt < timeout_s * 0.8,
+           "rank %d: %s with other counts on rank 1: %d after %.2f s (timeout "
+           "%g): %s", me, reduce ? "reduce_scatterv" : "allgatherv", rc, dt,
+           timeout_s, err);
+    printf("uneven, other counts: rank %d after %.2f s: %s\n", me, dt, err);
+    free(buf);
+    free(out);
+}
+
+/* Counts that cannot be a sum (a negative count converted, or an
+ * overflowing sum) fail at once on the rank that passes them, naming the
+ * entry, before anything moves (and abort the handle: not on mpi, whose
+ * abort ends the job). */
+static inline void case_uneven_bad_counts(struct hg_comm *c)
+{
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[512] = "";
+    size_t counts[8] = {0};
+    float x[4] = {0};
+    REQUIRE(world <= 8, "world %d", world);
+    counts[world - 1] = (size_t)-4; /* -4 as a size_t */
+    int rc = hg_comm_allgatherv(c, x, x, counts, err, sizeof err);
+    EXPECT(rc == -1 && strstr(err, "negative"), "rank %d: a negative count: "
+           "%d %s", me, rc, err);
+    if (world >= 3) { /* three counts of PTRDIFF_MAX / 4 floats overflow */
+        for (int r = 0; r < world; r++)
+            counts[r] = PTRDIFF_MAX / 4;
+        rc = hg_comm_reduce_scatterv_f32(c, x, x, counts, err, sizeof err);
+        EXPECT(rc == -1 && strstr(err, "add up"), "rank %d: counts that "
+               "overflow: %d %s", me, rc, err);
+    }
+}
+
+/* World 3: rank 2 is killed while ranks 0 and 1 wait for it in a
+ * reduce_scatterv (rank 1's started as a request): both fail naming
+ * rank 2, well before the handle's timeout. */
+static inline void case_uneven_dead(struct hg_comm *c, double timeout_s)
+{
+    int me = hg_comm_rank(c);
+    char err[512] = "";
+    size_t counts[3] = {1000, 0, 200000};
+    if (hg_comm_world(c) != 3)
+        return;
+    if (me == 2) {
+        sleep_s(0.3);
+        fflush(stdout);
+        kill(getpid(), SIGKILL);
+    }
+    float *x = calloc(202001, sizeof *x); /* [201000] send, [1000] recv */
+    REQUIRE(x, "calloc");
+    double t0 = hg_now();
+    struct hg_comm_req r;
+    int rc = me == 0 ? hg_comm_reduce_scatterv_f32(c, x, x + 201000, counts, err,
+                                                   sizeof err)
+                     : hg_comm_reduce_scatterv_f32_start(c, x, x + 201000, counts,
+                                                         NULL, &r, err, sizeof err);
+    if (me == 1) {
+        EXPECT(rc == 0, "rank 1 start: %s", err);
+        rc = hg_comm_wait_req(c, r, err, sizeof err);
+    }
+    double dt = hg_now() - t0;
+    EXPECT(rc == -1 && strstr(err, "rank 2") && dt < timeout_s * 0.8,
+           "rank %d: %d after %.2f s (timeout %g): %s", me, rc, dt, timeout_s,
+           err);
+    printf("uneven, a killed rank: rank %d after %.2f s: %s\n", me, dt, err);
+    free(x);
+}
+
 #endif

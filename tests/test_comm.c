@@ -8,7 +8,10 @@
  * asynchronous requests (bitwise the blocking calls, several in flight, a
  * timeout naming the peer), groups (disjoint pairs at once, renumbered
  * ranks, a group of a group), the parameter server (3 clients pushing at
- * once, summed in client order; a silent client and a killed one named). */
+ * once, summed in client order; a silent client and a killed one named),
+ * allgatherv and reduce_scatterv with uneven counts (world, groups,
+ * asynchronous; other counts on one rank, bad counts, a killed rank).
+ * HG_COMM_CASES=<part of a case's name> runs those cases only. */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
@@ -526,6 +529,17 @@ static void run_async_timeout(struct hg_comm *c) { case_async_timeout(c, case_ar
 static void run_async_abort(struct hg_comm *c) { case_async_abort(c, case_arg); }
 static void run_ps_silent(struct hg_comm *c) { case_ps_missing(c, 0, case_arg); }
 static void run_ps_dead(struct hg_comm *c) { case_ps_missing(c, 1, case_arg); }
+static void run_uneven(struct hg_comm *c) { case_uneven(c); }
+static void run_uneven_gather_other(struct hg_comm *c)
+{
+    case_uneven_mismatch(c, 0, case_arg);
+}
+static void run_uneven_reduce_other(struct hg_comm *c)
+{
+    case_uneven_mismatch(c, 1, case_arg);
+}
+static void run_uneven_bad(struct hg_comm *c) { case_uneven_bad_counts(c); }
+static void run_uneven_dead(struct hg_comm *c) { case_uneven_dead(c, case_arg); }
 
 /* One case in a world of its own; timeout_s is the segment's. */
 static void test_case(const char *what, void (*fn)(struct hg_comm *), int world,
@@ -536,6 +550,9 @@ static void test_case(const char *what, void (*fn)(struct hg_comm *), int world,
     REQUIRE(hg_comm_shm_create(&g, world, STAGE_BYTES, timeout_s, err,
                                sizeof err) == 0, "create: %s", err);
     struct job job = {.world = world};
+    const char *only = getenv("HG_COMM_CASES");
+    if (only && !strstr(what, only))
+        return;
     the_case = fn;
     case_arg = arg;
     double t0 = hg_now();
@@ -574,22 +591,33 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     int before = count_ours();
-    test_errors();
-    for (int world = 1; world <= 4; world++)
-        test_collectives(world);
-    for (int world = 1; world <= 4; world++)
-        test_gather_p2p(world);
-    test_failure("timeout", worker_timeout, 0.5);
-    test_failure("abort", worker_abort, 10.0);
-    test_failure("exit", worker_exit, 10.0);
-    test_failure("mismatch", worker_mismatch, 10.0);
-    test_failure("recv timeout", worker_p2p_timeout, 0.5);
-    test_failure("send to an exited rank", worker_p2p_exit, 10.0);
+    /* HG_COMM_CASES=<part of a name>: those comm_cases.h cases only */
+    if (!getenv("HG_COMM_CASES")) {
+        test_errors();
+        for (int world = 1; world <= 4; world++)
+            test_collectives(world);
+        for (int world = 1; world <= 4; world++)
+            test_gather_p2p(world);
+        test_failure("timeout", worker_timeout, 0.5);
+        test_failure("abort", worker_abort, 10.0);
+        test_failure("exit", worker_exit, 10.0);
+        test_failure("mismatch", worker_mismatch, 10.0);
+        test_failure("recv timeout", worker_p2p_timeout, 0.5);
+        test_failure("send to an exited rank", worker_p2p_exit, 10.0);
+    }
     for (int world = 1; world <= 4; world++) {
         test_case("async", run_async, world, 30.0, 0);
         test_case("groups", run_groups, world, 30.0, 0);
         test_case("parameter server", run_ps, world, 30.0, 10.0);
+        test_case("uneven counts", run_uneven, world, 30.0, 0);
     }
+    test_case("uneven, other counts (allgatherv)", run_uneven_gather_other, 3, 10.0, 10.0);
+    test_case("uneven, other counts (reduce_scatterv)", run_uneven_reduce_other, 3, 10.0,
+              10.0);
+    test_case("uneven, bad counts", run_uneven_bad, 3, 10.0, 0);
+    may_die = 2;
+    test_case("uneven, a killed rank", run_uneven_dead, 3, 10.0, 10.0);
+    may_die = -1;
     test_case("async timeout", run_async_timeout, 2, 0.5, 0.5);
     test_case("async abort", run_async_abort, 2, 10.0, 10.0);
     test_case("ps, a silent client", run_ps_silent, 3, 10.0, 1.0);

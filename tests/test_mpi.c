@@ -8,7 +8,9 @@
  * (MPI_Comm_create_group), the parameter server (3 clients at once when
  * there are 4 ranks; a silent client named at the PS timeout; a killed
  * process cannot be tested: mpirun ends the whole job) when MPI gave
- * MPI_THREAD_MULTIPLE.  SKIP (77) when built without MPI. */
+ * MPI_THREAD_MULTIPLE; allgatherv and reduce_scatterv with uneven
+ * counts (world, groups, asynchronous), other counts on one rank named.
+ * SKIP (77) when built without MPI. */
 #define _GNU_SOURCE
 
 #include "comm/hg_comm.h"
@@ -208,6 +210,50 @@ static void test_failures(struct hg_comm *c)
     hg_comm_free(t);
 }
 
+/* allgatherv and reduce_scatterv (comm_cases.h); then, on handles of
+ * their own (a failure breaks its handle), rank 0 alone in an
+ * allgatherv (a timeout naming the others) and other counts on rank 1
+ * named by every rank.  (Not the bad counts nor a killed rank: our abort
+ * and mpirun end the whole job.) */
+static void test_uneven(struct hg_comm *c)
+{
+    int me = hg_comm_rank(c), world = hg_comm_world(c);
+    char err[256] = "";
+    case_uneven(c);
+    if (world < 2)
+        return;
+    /* rank 0 alone in an allgatherv: it gives up after the handle's
+     * timeout naming the ranks whose messages are missing */
+    setenv("HG_COMM_TIMEOUT_S", "0.5", 1);
+    struct hg_comm *t;
+    REQUIRE(hg_comm_mpi_new(&t, err, sizeof err) == 0, "handle: %s", err);
+    unsetenv("HG_COMM_TIMEOUT_S");
+    if (me == 0) {
+        size_t counts[8] = {0};
+        unsigned char b[8 * 10];
+        for (int r = 0; r < world && r < 8; r++)
+            counts[r] = 10;
+        double t0 = hg_now();
+        int rc = hg_comm_allgatherv(t, b, b, counts, err, sizeof err);
+        double dt = hg_now() - t0;
+        EXPECT(rc == -1 && strstr(err, "still waiting for rank(s) 1") &&
+                   dt >= 0.45 && dt < 3.0,
+               "rank 0 alone in an allgatherv: %d after %.2f s: %s", rc, dt, err);
+        printf("uneven timeout: after %.2f s: %s\n", dt, err);
+    }
+    REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s", me,
+            err);
+    hg_comm_free(t);
+    for (int reduce = 0; reduce < 2; reduce++) {
+        struct hg_comm *m;
+        REQUIRE(hg_comm_mpi_new(&m, err, sizeof err) == 0, "handle: %s", err);
+        case_uneven_mismatch(m, reduce, 300.0);
+        hg_comm_free(m);
+        REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
+                me, err);
+    }
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -239,6 +285,10 @@ int main(void)
     case_groups(c);
     if (me == 0)
         printf("world %d: groups ok (%.2f s)\n", world, hg_now() - t1);
+    t1 = hg_now();
+    test_uneven(c);
+    if (me == 0)
+        printf("world %d: uneven counts ok (%.2f s)\n", world, hg_now() - t1);
     if (hg_comm_caps(c) & HG_COMM_PS) {
         t1 = hg_now();
         case_ps(c, 10.0);

@@ -7,7 +7,10 @@
  * requests (allreduce f32/f64, broadcast, allgather in flight together
  * behind a compute stream, waited for by request), groups (disjoint pairs
  * at once, every rank in reverse order, a request on a group), the
- * capability bits, and hg_ps_new refused with its reason.  SKIP (77) when built without NCCL or when there is no GPU.
+ * capability bits, and hg_ps_new refused with its reason; allgatherv and
+ * reduce_scatterv with uneven counts (zeros among them; blocking, in
+ * place, started behind a stream; the job and a reversed group).  SKIP
+ * (77) when built without NCCL or when there is no GPU.
  *
  * The parent never touches CUDA (a CUDA context does not survive fork):
  * a probe child counts the devices. */
@@ -226,6 +229,110 @@ static void case_groups(struct hg_comm *c, int me, int world, void *d,
             err);
 }
 
+/* allgatherv and reduce_scatterv on device buffers, over c (its members
+ * ranks[0..n), job ranks): counts with zeros (from none to one slice of
+ * 300001, more than fits any NCCL chunk), blocking, in place and
+ * started behind a compute stream; small integers, exact in NCCL's
+ * order of summing. */
+static void uneven_one(struct hg_comm *c, const int *ranks, int n, int me)
+{
+    char err[512] = "";
+    int gr = hg_comm_rank(c);
+    static const size_t base[3][MAX_RANKS] = {
+        {0, 0, 0, 0}, {300001, 0, 17, 5}, {3, 1000, 0, 1}};
+    for (int k = 0; k < 3; k++) {
+        size_t counts[MAX_RANKS], total = 0, lo = 0;
+        for (int r = 0; r < n; r++) {
+            counts[r] = base[k][r];
+            lo += r < gr ? counts[r] : 0;
+            total += counts[r];
+        }
+        size_t mine = counts[gr];
+        float *h = malloc((total + 1) * sizeof *h), *hr = malloc((total + 1) * sizeof *hr);
+        REQUIRE(h && hr, "malloc");
+        float *ds, *dr, *dg; /* [total] send, [mine] recv, [total] gathered */
+        CU(cudaMalloc((void **)&ds, (total + 1) * sizeof *ds));
+        CU(cudaMalloc((void **)&dr, (mine + 1) * sizeof *dr));
+        CU(cudaMalloc((void **)&dg, (total + 1) * sizeof *dg));
+        for (size_t i = 0; i < total; i++)
+            h[i] = (float)((i * 7 + (size_t)me * 3) % 101);
+        CU(cudaMemcpy(ds, h, total * sizeof *h, cudaMemcpyHostToDevice));
+        cudaStream_t cs;
+        CU(cudaStreamCreateWithFlags(&cs, cudaStreamNonBlocking));
+        for (int pass = 0; pass < 3; pass++) { /* blocking, in place, started */
+            float *out = pass == 1 ? ds + lo : dr;
+            int rc;
+            if (pass < 2) {
+                rc = hg_comm_reduce_scatterv_f32(c, ds, out, counts, err, sizeof err);
+            } else {
+                struct hg_comm_req r;
+                rc = hg_comm_reduce_scatterv_f32_start(c, ds, out, counts, cs, &r, err,
+                                                       sizeof err);
+                rc = rc ? rc : hg_comm_wait_req(c, r, err, sizeof err);
+            }
+            REQUIRE(rc == 0, "rank %d reduce_scatterv %d/%d: %s", me, k, pass, err);
+            CU(cudaMemcpy(hr, out, mine * sizeof *hr, cudaMemcpyDeviceToHost));
+            size_t bad = 0;
+            for (size_t i = 0; i < mine; i++) {
+                float want = 0;
+                for (int r = 0; r < n; r++)
+                    want += (float)(((lo + i) * 7 + (size_t)ranks[r] * 3) % 101);
+                bad += hr[i] != want;
+            }
+            EXPECT(bad == 0, "rank %d: reduce_scatterv round %d pass %d: %zu of "
+                   "%zu wrong", me, k, pass, bad, mine);
+            CU(cudaMemcpy(ds, h, total * sizeof *h, cudaMemcpyHostToDevice));
+        }
+        /* allgatherv of bytes: each member's own floats of round k */
+        for (int pass = 0; pass < 2; pass++) {
+            size_t bc[MAX_RANKS];
+            for (int r = 0; r < n; r++)
+                bc[r] = counts[r] * sizeof(float);
+            CU(cudaMemset(dg, 0, (total + 1) * sizeof *dg));
+            CU(cudaMemcpy(dg + lo, h, mine * sizeof *h, cudaMemcpyHostToDevice));
+            struct hg_comm_req r;
+            int rc = pass == 0
+                         ? hg_comm_allgatherv(c, dg + lo, dg, bc, err, sizeof err)
+                         : hg_comm_allgatherv_start(c, dg + lo, dg, bc, cs, &r, err,
+                                                    sizeof err);
+            if (rc == 0 && pass == 1)
+                rc = hg_comm_wait_req(c, r, err, sizeof err);
+            REQUIRE(rc == 0, "rank %d allgatherv %d/%d: %s", me, k, pass, err);
+            CU(cudaMemcpy(hr, dg, total * sizeof *hr, cudaMemcpyDeviceToHost));
+            size_t bad = 0, at = 0;
+            for (int q = 0; q < n; at += counts[q], q++)
+                for (size_t i = 0; i < counts[q]; i++)
+                    bad += hr[at + i] != (float)((i * 7 + (size_t)ranks[q] * 3) % 101);
+            EXPECT(bad == 0, "rank %d: allgatherv round %d pass %d: %zu of %zu wrong",
+                   me, k, pass, bad, total);
+        }
+        CU(cudaStreamDestroy(cs));
+        cudaFree(ds);
+        cudaFree(dr);
+        cudaFree(dg);
+        free(h);
+        free(hr);
+    }
+}
+
+/* The uneven collectives over the job, then over every rank in reverse
+ * order (a group of its own communicator). */
+static void case_uneven(struct hg_comm *c, int me, int world)
+{
+    char err[512] = "";
+    int all[MAX_RANKS], rev[MAX_RANKS];
+    for (int r = 0; r < world; r++) {
+        all[r] = r;
+        rev[r] = world - 1 - r;
+    }
+    uneven_one(c, all, world, me);
+    struct hg_comm *g;
+    REQUIRE(hg_comm_group_new(c, rev, world, &g, err, sizeof err) == 0,
+            "rank %d reversed group: %s", me, err);
+    uneven_one(g, rev, world, me);
+    hg_comm_free(g);
+}
+
 static int worker(int me, int world, int port, const char *token)
 {
     char err[512] = "";
@@ -382,6 +489,7 @@ static int worker(int me, int world, int port, const char *token)
     }
     case_async(c, me, world, d, dall, h, hb);
     case_groups(c, me, world, d, h);
+    case_uneven(c, me, world);
     for (int i = 0; i < 20; i++)
         REQUIRE(hg_comm_barrier(c, err, sizeof err) == 0, "rank %d barrier: %s",
                 me, err);
