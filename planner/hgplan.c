@@ -686,6 +686,7 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
         struct hg_strategy *t = hg_strategy_copy(best);
         struct hg_sim_result x;
         int nf = 0, ndl = 0;
+        t->nmicro = 0; /* a random change may break a pipeline: its groups without one */
         double t0 = hg_now();
         while (nf < 20 && (nf < 2 || hg_now() - t0 < 0.5)) {
             hg_sim_full(sim, t, &x);

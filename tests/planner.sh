@@ -119,6 +119,19 @@ json_check "$tmp/trace.json" || bad "the trace does not parse"
 grep -q '"ph": "X"' "$tmp/trace.json" || bad "no X events in the trace"
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --strategy "$tmp/plan.cfg" \
     >"$tmp/out2" 2>&1 || { cat "$tmp/out2"; bad "hgplan --strategy"; }
+# a pipeline chosen, with --verbose (the simulator's speed measured on its
+# groups: random changes of a pipeline's groups once aborted hgplan), and
+# --no-pipelines: the previous space, no pipeline rows
+"$HGPLAN" --model transformer24 --batch 120 --cluster "$EX/heterog-8gpu.cfg" --search mcmc \
+    --iters 100 --seed 1 --verbose --out "$tmp/pipe.cfg" >"$tmp/outp" 2>&1 ||
+    { cat "$tmp/outp"; bad "hgplan --verbose with a pipeline chosen"; }
+grep -q '^chosen: pipeline, because' "$tmp/outp" && grep -q '^simulator: ' "$tmp/outp" &&
+    grep -q '^pipeline = { micro_batches = ' "$tmp/pipe.cfg" ||
+    { cat "$tmp/outp"; bad "transformer24: no pipeline chosen"; }
+"$HGPLAN" --model transformer24 --batch 120 --cluster "$EX/heterog-8gpu.cfg" --search mcmc \
+    --iters 100 --seed 1 --no-pipelines >"$tmp/outn" 2>&1 || { cat "$tmp/outn"; bad "--no-pipelines"; }
+grep -q '^  \(PIPE-[US]\|pipeline\) ' "$tmp/outn" && { cat "$tmp/outn"; bad "--no-pipelines shows pipelines"; }
+grep -q '^chosen: \(mcmc\|CP-AR\|EV-AR\)' "$tmp/outn" || { cat "$tmp/outn"; bad "--no-pipelines: no choice"; }
 # a slow link between two nodes: every group on one device beats every
 # data-parallel baseline, and the search starts from it
 "$HGPLAN" --task mnist --optimizer sgd --batch 128 --cluster "$EX/netns-2node-100m.cfg" \
