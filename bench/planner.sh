@@ -26,7 +26,7 @@ run() { # cluster model batch8 batch12
     for tb in 8 12; do
         b=$3
         [ "$tb" = 12 ] && b=$4
-        out=$tmp/$2.$tb
+        out=$tmp/$2.$tb.$b
         t0=$(date +%s.%N)
         "$HGPLAN" --model "$2" --batch "$b" --cluster "$S/examples/clusters/heterog-${tb}gpu.cfg" \
             --search mcmc --budget "$BUDGET" ${ITERS:+--iters "$ITERS"} --seed 1 --verbose >"$out" 2>&1 ||
@@ -79,10 +79,10 @@ while read -r tb m b w; do
     t0=$(date +%s.%N)
     "$HGPLAN" --model "$m" --batch "$b" --cluster "$S/examples/clusters/heterog-${tb}gpu.cfg" \
         --search mcmc --budget "$BUDGET" ${ITERS:+--iters "$ITERS"} --seed 1 --no-pipelines \
-        >"$tmp/$m.$tb.old" 2>&1 || { echo "| ${tb} GPUs | $m ($b) | failed |"; continue; }
+        >"$tmp/$m.$tb.$b.old" 2>&1 || { echo "| ${tb} GPUs | $m ($b) | failed |"; continue; }
     t1=$(date +%s.%N)
-    old=$(best_row "$tmp/$m.$tb.old")
-    new=$(best_row "$tmp/$m.$tb")
+    old=$(best_row "$tmp/$m.$tb.$b.old")
+    new=$(best_row "$tmp/$m.$tb.$b")
     awk -v tb="$tb" -v m="$m" -v b="$b" -v w="$w" -v old="$old" -v n="$new" \
         -v wo="$(awk -v a="$t0" -v c="$t1" 'BEGIN { printf "%.1f", c - a }')" '
         /^  (PIPE-U|PIPE-S|pipeline) / { r[$1] = $0 ~ /OOM/ ? "OOM" : $2 }
@@ -90,7 +90,7 @@ while read -r tb m b w; do
             g = (old != "OOM" && n != "OOM") ? sprintf("%.0f%%", (old - n) / n * 100) : "-"
             printf "| %s GPUs | %s (%s) | %s | %s | %s | %s | %s | %s | %s / %s |\n", tb, m, b,
                 old, r["PIPE-U"], r["PIPE-S"], r["pipeline"], n, g, wo, w
-        }' "$tmp/$m.$tb"
+        }' "$tmp/$m.$tb.$b"
 done <"$tmp/runs"
 
 # A university's whole shared cluster: 1024 GPUs of four generations on 128

@@ -51,8 +51,20 @@ static int cut_here(const struct hg_pop *o) { return o->phase == HG_PH_FORWARD &
 static struct hg_strategy *from_stages(const struct hg_pgraph *pg, int P, int *stage, int M,
                                        enum hg_psched sched)
 {
-    /* a forward op the batch does not reach (a parameter's transpose)
-     * goes with its earliest consumer (ids: consumers come later) */
+    /* a forward op left that reads a staged one (a scalar of the loss
+     * sums) goes with its latest producer (ids: producers come first) */
+    for (int v = 0; v < pg->nops; v++) {
+        const struct hg_pop *o = &pg->ops[v];
+        if (o->phase != HG_PH_FORWARD || stage[v] >= 0)
+            continue;
+        for (int k = 0; k < o->nin; k++) {
+            int u = o->in[k].op;
+            if (u >= 0 && pg->ops[u].phase == HG_PH_FORWARD && stage[u] > stage[v])
+                stage[v] = stage[u];
+        }
+    }
+    /* one the batch does not reach (a parameter's transpose) goes with its
+     * earliest consumer (ids: consumers come later) */
     for (int v = pg->nops - 1; v >= 0; v--) {
         const struct hg_pop *o = &pg->ops[v];
         if (o->phase != HG_PH_FORWARD || stage[v] >= 0)

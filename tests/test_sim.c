@@ -715,6 +715,19 @@ static void test_pipe_search(void)
 {
     pipe_search_case("vgg19", example("heterog-8gpu.cfg"), "heterog-8gpu.cfg", 64, 300);
     pipe_search_case("transformer", example("heterog-12gpu.cfg"), "heterog-12gpu.cfg", 64, 300);
+    /* two losses summed into a scalar: it goes with its producers' stage
+     * (it went to stage 0, and the forward came back to it) */
+    struct hg_cluster *c8 = example("heterog-8gpu.cfg");
+    struct hg_graph *g = model("bert_large", 48);
+    struct hg_pgraph *pg = pgraph(g, c8, 48);
+    char err[256] = "";
+    struct hg_strategy *u = hg_pipe_baseline(pg, NULL, HG_PIPE_UNIFORM, 0, 32, HG_SCHED_1F1B,
+                                             err, sizeof err);
+    EXPECT(u != NULL, "bert_large's uniform pipeline on 8 GPUs: %s", err);
+    hg_strategy_free(u);
+    pfree(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c8);
     const char *m[] = {"vgg19", "resnet50", "transformer", "inception_v3"};
     int ndp = 0;
     for (int i = 0; i < 4; i++) {
