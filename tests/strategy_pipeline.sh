@@ -18,7 +18,9 @@
 #     M = 7, and the data-parallel stage (its all-reduced sums carried
 #     over the micro-batches: hg_exec_grad_carry); the small Transformer
 #     (bert, Adam) and the translation Transformer (label smoothing) on 2
-#     and 3 stages;
+#     and 3 stages, and 10 random pipelines each (hgplan --pipeline random
+#     with its seed) on 2, 3 and 4 stages, M from 1 to 16 of a batch of
+#     16, both schedules, all against one 1-rank run per task;
 #  2. each rank runs its micro-steps in the schedule's order (--trace):
 #     gpipe every forward before every backward; 1f1b the last stage one
 #     forward and one backward in turn, the first of 2 stages runs ahead by
@@ -47,6 +49,33 @@ pipe() { # cluster kind micro schedule out task-args... (hgplan --pipeline)
 is_pipe() { # name stages micro schedule
     grep -q "a pipeline of $2 stages, the batch of [0-9]* in $3 micro-batches, $4 schedule" \
         "$tmp/$1.log" || { head -n 3 "$tmp/$1.log"; bad "$1: no 'pipeline' line"; }
+}
+# seq_cases RUNNER REF PREFIX "TASK-ARGS" "CLUSTER RANKS KIND MICRO SCHEDULE [SEED]"...:
+# each case planned (hgplan --seed SEED, 0 without), run by RUNNER (runb,
+# runt) and checked against REF (one reference serves every case: the
+# same global batches); named PREFIX KIND RANKS, or with a seed
+# PREFIX-rRANKS-MICRO-SCHEDULE-SEED
+seq_cases() {
+    sr=$1 sref=$2 sp=$3 sa=$4
+    shift 4
+    for x in "$@"; do
+        set -- $x
+        name=$sp$3$2
+        [ $# -ge 6 ] && name=$sp-r$2-$4-$5-$6
+        pipe "$1" "$3" "$4" "$5" "$name.cfg" $sa --seed "${6:-0}" || continue
+        "$sr" "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
+            >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+        is_pipe "$name" "$2" "$4" "$5"
+        check "$name" "$sref"
+    done
+}
+# cases RUNNER REF PREFIX "TASK-ARGS" CASES: seq_cases on CASES' lines
+cases() {
+    cifs=$IFS
+    IFS=$nl
+    set -- "$1" "$2" "$3" "$4" $5
+    IFS=$cifs
+    seq_cases "$@"
 }
 
 # ------------------------------------------------------------ 1. exactness
@@ -147,35 +176,43 @@ strat drop 3 c3 drop.cfg 3 3 1f1b --dropout 0.3 && check drop refd
 lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
-# seq_cases RUNNER REF PREFIX "TASK-ARGS" "CLUSTER RANKS KIND MICRO SCHEDULE"...
-seq_cases() {
-    sr=$1 sref=$2 sp=$3 sa=$4
-    shift 4
-    for x in "$@"; do
-        set -- $x
-        name=$sp$3$2
-        pipe "$1" "$3" "$4" "$5" "$name.cfg" $sa || continue
-        "$sr" "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
-            >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
-        is_pipe "$name" "$2" "$4" "$5"
-        check "$name" "$sref"
-    done
-}
-if [ "$ASAN" = 1 ]; then
-    seq_cases runb bref b "$BM" "c3 3 speed 3 gpipe"
-else
-    seq_cases runb bref b "$BM" "c2 2 uniform 4 1f1b" "c3 3 speed 3 gpipe"
-fi
+# random pipelines (hgplan --pipeline random: boundaries from the seed)
+# on 2, 3 and 4 stages, M from 1 to 16 of the 16 sentences, both
+# schedules, against the same reference (the same global batches);
+# cluster ranks kind micro schedule [seed]
+BC="c2 2 uniform 4 1f1b
+c3 3 speed 3 gpipe
+c2 2 random 1 gpipe 11
+c2 2 random 5 1f1b 12
+c2 2 random 16 gpipe 13
+c3 3 random 2 1f1b 14
+c3 3 random 7 gpipe 15
+c3 3 random 4 1f1b 16
+c4 4 random 3 gpipe 17
+c4 4 random 8 1f1b 18
+c4 4 random 6 gpipe 19
+c4 4 random 1 1f1b 20"
+[ "$ASAN" = 1 ] && BC=$(echo "$BC" | sed -n '2p;5p;10p')
+cases runb bref b "$BM" "$BC"
 
 # the translation Transformer: encoder-decoder, label smoothing
 mt_data
 TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
 twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
-if [ "$ASAN" = 1 ]; then
-    seq_cases runt tref t "$TM" "c3 3 speed 3 1f1b"
-else
-    seq_cases runt tref t "$TM" "c2 2 uniform 2 gpipe" "c3 3 speed 3 1f1b"
-fi
+TC="c2 2 uniform 2 gpipe
+c3 3 speed 3 1f1b
+c2 2 random 3 1f1b 21
+c2 2 random 8 gpipe 22
+c2 2 random 1 1f1b 23
+c3 3 random 5 gpipe 24
+c3 3 random 16 1f1b 25
+c3 3 random 2 gpipe 26
+c4 4 random 4 1f1b 27
+c4 4 random 7 gpipe 28
+c4 4 random 2 1f1b 29
+c4 4 random 12 gpipe 30"
+[ "$ASAN" = 1 ] && TC=$(echo "$TC" | sed -n '2p;7p;9p')
+cases runt tref t "$TM" "$TC"
 
 # ------------------------------------- 2. the schedule's order, as traced
 # each rank's compute ops of the last step by phase, runs of one phase
