@@ -868,8 +868,9 @@ int hg_exec_grad_carry(struct hg_exec *ex, int begin, char *err, size_t errlen)
     return nc;
 }
 
-/* One grad op on the grad block g[n] (floats) and the carried tensors,
- * against the stash, where they live (base: mem or dmem). */
+/* One grad op on the grad block and the carried tensors, against their
+ * places in the stash (ZERO: the grad block alone, no stash needed),
+ * where they live (base: mem, or a GPU plan's dmem). */
 static int grad_op_on(struct hg_exec *ex, enum hg_grad_op op, char *base, char *err,
                       size_t errlen)
 {
@@ -880,7 +881,7 @@ static int grad_op_on(struct hg_exec *ex, enum hg_grad_op op, char *base, char *
             break; /* the grad block's alone: the runs write the others */
         float *x = (float *)(base + (t < 0 ? ex->grad_base : ex->off[t])); /* [m] */
         size_t m = t < 0 ? n : shape_bytes(ex->g, t) / sizeof(float), b = m * sizeof(float);
-        float *s = ex->stash + at; /* [m] */
+        float *s = op == HG_GRAD_ZERO ? NULL : ex->stash + at; /* [m] */
         at += m;
 #ifdef HG_HAVE_CUDA
         if (ex->device >= 0) {
