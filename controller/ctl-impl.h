@@ -75,7 +75,8 @@ struct hg__mode {
     void (*free)(struct hg_ctl *c);
 
     /* The step (step.c asks these instead of testing which mode runs). */
-    int one_micro;           /* 1: one micro-batch per update (--update-freq 1) */
+    /* 1: one micro-batch per update only (--update-freq 1); NULL: any */
+    int (*one_micro)(const struct hg_ctl *c);
     int partial;             /* 1: each rank's grad block holds the gradients
                                 it computes only: the norm is the sum over
                                 the ranks of sumsq's */

@@ -899,6 +899,13 @@ static int mode_micro(struct hg_ctl *c, const struct hg_batch *b, uint64_t updat
     return hg__mp_micro(c, b, update, st);
 }
 
+/* A pipeline accumulates over --update-freq global batches, each its
+ * micro-batches: what its update ops read from other ranks (a gradient
+ * sent to its owner, a data-parallel stage's all-reduced sums) is summed
+ * over the runs beside the grad block (hg_exec_grad_carry, step.c).
+ * Other split strategies: --update-freq 1 until tested. */
+static int mode_one_micro(const struct hg_ctl *c) { return c->s->nmicro <= 0; }
+
 static void mode_syms(const struct hg_ctl *c, int64_t *sym) { hyb_syms(c->hyb, sym); }
 
 static int mode_inputs(const struct hg_ctl *c, struct plan *p, int64_t B)
@@ -925,7 +932,7 @@ const struct hg__mode hg__mode_split = {
     .order = mode_order,
     .start = hg__mp_start,
     .free = mode_free,
-    .one_micro = 1,
+    .one_micro = mode_one_micro,
     .partial = 1,
     .micro = mode_micro,
     .syms = mode_syms,

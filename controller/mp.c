@@ -718,6 +718,14 @@ static int mode_order(struct hg_ctl *c, struct plan *p, int **ord, char *err, si
 
 static void mode_free(struct hg_ctl *c) { hg__mp_free(c->mp); }
 
+/* --update-freq 1 only: the step's accumulation would carry the received
+ * gradients too (hg_exec_grad_carry), untested here so far */
+static int mode_one_micro(const struct hg_ctl *c)
+{
+    (void)c;
+    return 1;
+}
+
 /* The step's hooks, split strategies' too. */
 int hg__mp_micro(struct hg_ctl *c, const struct hg_batch *b, uint64_t update,
                  struct hg_ctl_stats *st)
@@ -762,7 +770,7 @@ const struct hg__mode hg__mode_mp = {
     .order = mode_order,
     .start = hg__mp_start,
     .free = mode_free,
-    .one_micro = 1,
+    .one_micro = mode_one_micro,
     .partial = 1,
     .micro = hg__mp_micro,
     .counts = hg__mp_counts,

@@ -283,20 +283,25 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
         }
     int one_micro = 0;
     for (int k = 0; k < c->nmode; k++) {
-        one_micro |= c->mode[k]->one_micro;
+        one_micro |= c->mode[k]->one_micro && c->mode[k]->one_micro(c);
         c->partial |= c->mode[k]->partial;
     }
     if (one_micro && cfg->update_freq > 1) {
-        int pipe = c->s && c->s->nmicro > 0;
         hg_ctl_free(c);
         return hg_kerr(err, errlen, "a model-parallel strategy runs one micro-batch per "
                        "update so far (--update-freq > 1: its gradients arrive outside the "
-                       "grad block)%s", pipe
-                       ? "; a pipeline accumulates over its own micro-batches: raise the "
-                         "strategy's pipeline.micro_batches instead" : "");
+                       "grad block); a pipeline takes --update-freq");
     }
     if (build_plan(c, &c->train, task, ts, 1, err, errlen) != 0 ||
         build_plan(c, &c->valid, task, ts, 0, err, errlen) != 0) {
+        hg_ctl_free(c);
+        return -1;
+    }
+    /* --update-freq > 1: what the update reads from the forward and
+     * backward outside the grad block (a gradient another rank sent) is
+     * summed over the micro-batches with it */
+    if (cfg->update_freq > 1 &&
+        hg_exec_grad_carry(c->train.ex, c->train.n_fb, err, errlen) < 0) {
         hg_ctl_free(c);
         return -1;
     }

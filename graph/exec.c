@@ -63,7 +63,11 @@ struct hg_exec {
     struct hg_cuda_ctx *cu;
     size_t in_base, in_end; /* inputs and consts: uploaded by runs */
     unsigned char *result;  /* [nt] kept or read by no node: downloaded */
-    float *stash;           /* [grad floats] hg_exec_grad_op's, where grads live */
+    float *stash;           /* [grad floats + carry floats] hg_exec_grad_op's,
+                               where grads live: the grad block's sum, then
+                               each carried tensor's */
+    int *carry, ncarry;     /* [ncarry] hg_exec_grad_carry's tensors */
+    size_t carry_floats;    /* their floats, together */
     int lowp;               /* enum hg_lowp */
     int *fuse;              /* [n] update nodes run as one from this position */
     int64_t *fuse_numel;    /* [n] the elements of each operand's span from it */
@@ -809,11 +813,108 @@ int hg_exec_grad_sumsq(struct hg_exec *ex, double *out, char *err, size_t errlen
     return 0;
 }
 
+int hg_exec_grad_carry(struct hg_exec *ex, int begin, char *err, size_t errlen)
+{
+    const struct hg_graph *g = ex->g;
+    HG_CHECK(begin >= 0 && begin <= ex->n && !ex->stash);
+    int *pos = malloc(((size_t)g->nn + 1) * sizeof *pos); /* [nodes] order position, -1 */
+    unsigned char *on = calloc((size_t)g->nt + 1, 1);     /* [nt] carried already */
+    int *carry = malloc(((size_t)g->nt + 1) * sizeof *carry); /* [<= nt] */
+    if (!pos || !on || !carry) {
+        free(pos);
+        free(on);
+        free(carry);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    for (int v = 0; v < g->nn; v++)
+        pos[v] = -1;
+    for (int i = 0; i < ex->n; i++)
+        pos[ex->order[i]] = i;
+    int nc = 0, rc = 0;
+    size_t floats = 0;
+    for (int i = begin; i < ex->n && rc == 0; i++) {
+        const struct hg_node_info *nd = &g->n[ex->order[i]];
+        for (int k = 0; k < nd->n_in && rc == 0; k++) {
+            int t = nd->in[k];
+            const struct hg_tensor_info *ti = &g->t[t].info;
+            int pr = ti->producer;
+            if (on[t] || ti->kind != HG_T_ACT || pr < 0 || pos[pr] < 0 || pos[pr] >= begin)
+                continue;
+            /* a sum of runs needs one fixed shape of floats in bytes of
+             * its own */
+            int sym = 0;
+            for (int d = 0; d < ti->decl.ndim; d++)
+                sym |= ti->decl.dim[d] < 0;
+            if (ti->dtype != HG_F32 || sym || ex->view[t] >= 0)
+                rc = hg_kerr(err, errlen, "tensor %s (read by node %d, %s) cannot be "
+                             "summed over micro-batches: %s", ti->name, ex->order[i],
+                             hg_op_table[nd->op].name, ti->dtype != HG_F32 ? "not f32"
+                             : sym ? "its shape changes with the batch" : "a view");
+            on[t] = 1;
+            carry[nc++] = t;
+            floats += shape_bytes(g, t) / sizeof(float);
+        }
+    }
+    free(pos);
+    free(on);
+    if (rc != 0) {
+        free(carry);
+        return -1;
+    }
+    free(ex->carry);
+    ex->carry = carry;
+    ex->ncarry = nc;
+    ex->carry_floats = floats;
+    return nc;
+}
+
+/* One grad op on the grad block and the carried tensors, against their
+ * places in the stash (ZERO: the grad block alone, no stash needed),
+ * where they live (base: mem, or a GPU plan's dmem). */
+static int grad_op_on(struct hg_exec *ex, enum hg_grad_op op, char *base, char *err,
+                      size_t errlen)
+{
+    size_t n = ex->st.grad_bytes / sizeof(float), at = 0;
+    for (int c = -1; c < ex->ncarry; c++) {
+        int t = c < 0 ? -1 : ex->carry[c];
+        if (op == HG_GRAD_ZERO && t >= 0)
+            break; /* the grad block's alone: the runs write the others */
+        float *x = (float *)(base + (t < 0 ? ex->grad_base : ex->off[t])); /* [m] */
+        size_t m = t < 0 ? n : shape_bytes(ex->g, t) / sizeof(float), b = m * sizeof(float);
+        float *s = op == HG_GRAD_ZERO ? NULL : ex->stash + at; /* [m] */
+        at += m;
+#ifdef HG_HAVE_CUDA
+        if (ex->device >= 0) {
+            int rc = 0;
+            switch (op) {
+            case HG_GRAD_SAVE: rc = hg_cuda_d2d(ex->cu, s, x, b, err, errlen); break;
+            case HG_GRAD_ADD: rc = hg_cuda_accumulate(ex->cu, s, x, m, err, errlen); break;
+            case HG_GRAD_RESTORE: rc = hg_cuda_d2d(ex->cu, x, s, b, err, errlen); break;
+            case HG_GRAD_ZERO: rc = hg_cuda_memset(ex->cu, x, 0, b, err, errlen); break;
+            }
+            if (rc != 0)
+                return -1;
+            continue;
+        }
+#endif
+        (void)err, (void)errlen;
+        switch (op) {
+        case HG_GRAD_SAVE: memcpy(s, x, b); break;
+        case HG_GRAD_ADD:
+            for (size_t i = 0; i < m; i++)
+                s[i] += x[i];
+            break;
+        case HG_GRAD_RESTORE: memcpy(x, s, b); break;
+        case HG_GRAD_ZERO: memset(x, 0, b); break;
+        }
+    }
+    return 0;
+}
+
 int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t errlen)
 {
-    size_t n = ex->st.grad_bytes / sizeof(float), b = ex->st.grad_bytes;
+    size_t b = ex->st.grad_bytes + ex->carry_floats * sizeof(float);
     const int gpu = ex->device >= 0;
-    float *g = (float *)((gpu ? ex->dmem : ex->mem) + ex->grad_base); /* [n] */
     if (!ex->stash && op != HG_GRAD_ZERO) {
         HG_CHECK(op == HG_GRAD_SAVE); /* ADD/RESTORE need a SAVE first */
 #ifdef HG_HAVE_CUDA
@@ -825,26 +926,7 @@ int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t er
         if (!ex->stash)
             return hg_kerr(err, errlen, "cannot allocate %zu bytes for the gradient sum", b);
     }
-#ifdef HG_HAVE_CUDA
-    if (gpu) {
-        switch (op) {
-        case HG_GRAD_SAVE: return hg_cuda_d2d(ex->cu, ex->stash, g, b, err, errlen);
-        case HG_GRAD_ADD: return hg_cuda_accumulate(ex->cu, ex->stash, g, n, err, errlen);
-        case HG_GRAD_RESTORE: return hg_cuda_d2d(ex->cu, g, ex->stash, b, err, errlen);
-        case HG_GRAD_ZERO: return hg_cuda_memset(ex->cu, g, 0, b, err, errlen);
-        }
-    }
-#endif
-    switch (op) {
-    case HG_GRAD_SAVE: memcpy(ex->stash, g, b); break;
-    case HG_GRAD_ADD:
-        for (size_t i = 0; i < n; i++)
-            ex->stash[i] += g[i];
-        break;
-    case HG_GRAD_RESTORE: memcpy(g, ex->stash, b); break;
-    case HG_GRAD_ZERO: memset(g, 0, b); break;
-    }
-    return 0;
+    return grad_op_on(ex, op, gpu ? ex->dmem : ex->mem, err, errlen);
 }
 
 void hg_exec_set_lowp(struct hg_exec *ex, int lowp) { ex->lowp = lowp; }
@@ -882,6 +964,7 @@ void hg_exec_free(struct hg_exec *ex)
         free(ex->mem);
         free(ex->stash);
     }
+    free(ex->carry);
     free(ex->off);
     free(ex->result);
     free(ex->bytes);

@@ -352,6 +352,13 @@ int hg_exec_download(struct hg_exec *ex, unsigned regions, char *err, size_t err
  * (the CPU's: 16 float lanes per 4096, blocks added in double). */
 enum hg_grad_op { HG_GRAD_SAVE, HG_GRAD_ADD, HG_GRAD_RESTORE, HG_GRAD_ZERO };
 int hg_exec_grad_op(struct hg_exec *ex, enum hg_grad_op op, char *err, size_t errlen);
+/* Before the first grad op: the activations that nodes at positions >=
+ * begin read and nodes before it make (a gradient another rank sent, a
+ * sum all-reduced among some ranks: what an update reads outside the
+ * grad block) join SAVE, ADD and RESTORE, so that runs of [0, begin)
+ * accumulate them as the grad block.  Their number, or -1 with err naming
+ * one that cannot be summed (not f32, a shape that changes, a view). */
+int hg_exec_grad_carry(struct hg_exec *ex, int begin, char *err, size_t errlen);
 int hg_exec_grad_sumsq(struct hg_exec *ex, double *out, char *err, size_t errlen);
 /* Mixed precision of a GPU plan's GEMMs (enum hg_lowp; the CPU ignores
  * it).  The loss scale multiplies the backward's seed dL/dL (fp16's

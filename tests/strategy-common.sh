@@ -4,13 +4,14 @@
 # rank), same_losses() (every update's loss within 1e-5 of the other
 # log's, at least $K updates), check() (a run against the 1-rank run, made
 # by twice: its losses, its parameters and optimizer state by equiv) and
-# the cluster files $tmp/c2.cfg (two ranks, the first twice as fast) and
-# $tmp/c3.cfg (three, 2:1:1); mt_data (the translation corpus in $tmp/mt,
-# the small Transformer's options in $TA); runb and runt SAVE-DIR ARGS...
-# (the bert and translation jobs the tests compare: Adam, 16 sentences, K
-# updates, one thread); resume_tcp NAME ARGS... (the run of
-# $tmp/NAME resumed half-way and over tcp: bitwise the straight shm run; the
-# checkpoint half-way kept in $tmp/half).
+# the cluster files $tmp/c2.cfg (two ranks, the first twice as fast),
+# $tmp/c3.cfg (three, 2:1:1) and $tmp/c4.cfg (four, 2:1:1:1); mt_data
+# (the translation corpus in $tmp/mt, the small Transformer's options in
+# $TA); runb and runt SAVE-DIR ARGS... (the bert and translation jobs the
+# tests compare: Adam, 16 sentences, K updates, one thread); resume_tcp
+# NAME ARGS... (the run of $tmp/NAME resumed half-way and over tcp:
+# bitwise the straight shm run; the checkpoint half-way kept in
+# $tmp/half).
 . "${HG_SRCDIR:-.}/tests/mnist-common.sh"
 K=${HG_STRATEGY_UPDATES:-6}
 
@@ -52,6 +53,8 @@ nodes = ( { name = "localhost";
 EOF
 sed 's/"two"/"three"/; /model = "slow"/ s/count = 1/count = 2/' "$tmp/c2.cfg" >"$tmp/c3.cfg"
 grep -q 'model = "slow"; count = 2' "$tmp/c3.cfg" || bad "c3.cfg: the edit did not apply"
+sed 's/"two"/"four"/; /model = "slow"/ s/count = 1/count = 3/' "$tmp/c2.cfg" >"$tmp/c4.cfg"
+grep -q 'model = "slow"; count = 3' "$tmp/c4.cfg" || bad "c4.cfg: the edit did not apply"
 
 mt_data() {
     c=${HG_SRCDIR:-.}/tests/data/corpus

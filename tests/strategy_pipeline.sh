@@ -11,16 +11,23 @@
 #     {1, 2, 3, 7, 8} (7 does not divide 96), both schedules, one with
 #     dropout 0.3, one in a random execution order, one whose second stage
 #     is data parallel over two devices (2:1), one whose last stage
-#     recomputes its activations; the small Transformer
+#     recomputes its activations; 4 stages (2:1:1:1) with speed and
+#     random boundaries, M in {1, 3, 8}, both schedules; --update-freq 2
+#     (an update sums two global batches, each the pipeline's
+#     micro-batches) against 1 rank with --update-freq 2, both schedules,
+#     M = 7, and the data-parallel stage (its all-reduced sums carried
+#     over the micro-batches: hg_exec_grad_carry); the small Transformer
 #     (bert, Adam) and the translation Transformer (label smoothing) on 2
-#     and 3 stages;
+#     and 3 stages, and 10 random pipelines each (hgplan --pipeline random
+#     with its seed) on 2, 3 and 4 stages, M from 1 to 16 of a batch of
+#     16, both schedules, all against one 1-rank run per task;
 #  2. each rank runs its micro-steps in the schedule's order (--trace):
 #     gpipe every forward before every backward; 1f1b the last stage one
 #     forward and one backward in turn, the first of 2 stages runs ahead by
 #     one micro-batch;
 #  3. refused before training, naming why: stages that are not
 #     consecutive (the forward goes back to a device it left), more
-#     micro-batches than samples, an unknown schedule, --update-freq 2;
+#     micro-batches than samples, an unknown schedule;
 #  4. memory is real: on a cluster whose devices hold 35 MB, data
 #     parallelism (EV-AR) is refused naming the device and the bytes, the
 #     pipeline trains, and so does what hgplan's search chooses there; --clip-norm; resumed across strategies (pipeline ->
@@ -43,6 +50,33 @@ is_pipe() { # name stages micro schedule
     grep -q "a pipeline of $2 stages, the batch of [0-9]* in $3 micro-batches, $4 schedule" \
         "$tmp/$1.log" || { head -n 3 "$tmp/$1.log"; bad "$1: no 'pipeline' line"; }
 }
+# seq_cases RUNNER REF PREFIX "TASK-ARGS" "CLUSTER RANKS KIND MICRO SCHEDULE [SEED]"...:
+# each case planned (hgplan --seed SEED, 0 without), run by RUNNER (runb,
+# runt) and checked against REF (one reference serves every case: the
+# same global batches); named PREFIX KIND RANKS, or with a seed
+# PREFIX-rRANKS-MICRO-SCHEDULE-SEED
+seq_cases() {
+    sr=$1 sref=$2 sp=$3 sa=$4
+    shift 4
+    for x in "$@"; do
+        set -- $x
+        name=$sp$3$2
+        [ $# -ge 6 ] && name=$sp-r$2-$4-$5-$6
+        pipe "$1" "$3" "$4" "$5" "$name.cfg" $sa --seed "${6:-0}" || continue
+        "$sr" "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
+            >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+        is_pipe "$name" "$2" "$4" "$5"
+        check "$name" "$sref"
+    done
+}
+# cases RUNNER REF PREFIX "TASK-ARGS" CASES: seq_cases on CASES' lines
+cases() {
+    cifs=$IFS
+    IFS=$nl
+    set -- "$1" "$2" "$3" "$4" $5
+    IFS=$cifs
+    seq_cases "$@"
+}
 
 # ------------------------------------------------------------ 1. exactness
 twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
@@ -63,11 +97,15 @@ s3-1-gpipe c3 3 speed 1 gpipe
 r2-7-1f1b c2 2 random 7 1f1b 1
 r3-2-gpipe c3 3 random 2 gpipe 2
 r3-7-1f1b c3 3 random 7 1f1b 3
-r2-8-gpipe c2 2 random 8 gpipe 4"
+r2-8-gpipe c2 2 random 8 gpipe 4
+s4-1-1f1b c4 4 speed 1 1f1b
+r4-3-gpipe c4 4 random 3 gpipe 5
+s4-8-gpipe c4 4 speed 8 gpipe
+r4-8-1f1b c4 4 random 8 1f1b 6"
 # the sanitizer build: the same code paths on fewer cases (those the later
-# parts use, one random)
+# parts use, one random, one of 4 stages)
 ASAN=${HG_ASAN:-0}
-[ "$ASAN" = 1 ] && CASES=$(echo "$CASES" | sed -n '1p;3p;5p')
+[ "$ASAN" = 1 ] && CASES=$(echo "$CASES" | sed -n '1p;3p;5p;12p')
 nl='
 '
 oifs=$IFS
@@ -80,6 +118,32 @@ for x in $CASES; do
     strat "$name" "$n" "$c" "$name.cfg" "$n" "$m" "$sc" && check "$name" ref
 done
 IFS=$oifs
+# --update-freq 2: each update sums two global batches, each run as the
+# pipeline's micro-batches; the loss weighted by both batches' samples, as
+# 1 rank's with --update-freq 2.  The data-parallel stage (localhost:1
+# and localhost:2, 2:1) runs it too: localhost:2's update reads the
+# stage's all-reduced sums outside its grad block, summed over the
+# micro-batches beside it (hg_exec_grad_carry).
+twice run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
+    { cat "$tmp/refu.log"; bad "1 rank, update-freq 2"; }
+pipe c3 uniform 4 1f1b u3.cfg $M
+sed -E 's/mode = "mp"; device = "localhost:(1|2)";/mode = "dp"; replicas = (("localhost:1", 2), ("localhost:2", 1)); aggregate = "allreduce";/' \
+    "$tmp/u3.cfg" >"$tmp/dps.cfg"
+[ "$(grep -c 'mode = "dp"' "$tmp/dps.cfg")" = 2 ] || bad "dps.cfg: the edit did not apply"
+# name cluster ranks stages kind micro schedule
+UCASES="uf-u2-4-1f1b c2 2 2 uniform 4 1f1b
+uf-s2-7-gpipe c2 2 2 speed 7 gpipe
+uf-dps c3 3 2 - 4 1f1b"
+[ "$ASAN" = 1 ] && UCASES=$(echo "$UCASES" | sed -n '2p;3p')
+IFS=$nl
+for x in $UCASES; do
+    IFS=$oifs
+    set -- $x
+    name=$1 c=$2 n=$3 ns=$4 k=$5 m=$6 sc=$7 f=dps.cfg
+    [ "$k" = - ] || { f=$name.cfg; pipe "$c" "$k" "$m" "$sc" "$f" $M || continue; }
+    strat "$name" "$n" "$c" "$f" "$ns" "$m" "$sc" --update-freq 2 && check "$name" refu
+done
+IFS=$oifs
 # a random execution order of its own (hgplan --random-order): the
 # schedule keys follow it (not in the sanitizer build, nor dropout)
 [ "$ASAN" = 1 ] || {
@@ -88,13 +152,10 @@ pipe c3 random 4 1f1b ro.cfg $M --seed 9
     >"$tmp/plan.log" 2>&1 || { cat "$tmp/plan.log"; bad "hgplan --random-order"; }
 grep -q '^pipeline = { micro_batches = 4' "$tmp/ro.cfg" || bad "ro.cfg: --random-order lost the pipeline"
 strat ro 3 c3 ro.cfg 3 4 1f1b && check ro ref
-# a data-parallel stage: the last two of three stages made one, replicated
-# 2:1 over localhost:1 and localhost:2 (each takes its share of every
-# micro-batch; the stage's gradients all-reduced between them)
-pipe c3 uniform 4 1f1b u3.cfg $M
-sed -E 's/mode = "mp"; device = "localhost:(1|2)";/mode = "dp"; replicas = (("localhost:1", 2), ("localhost:2", 1)); aggregate = "allreduce";/' \
-    "$tmp/u3.cfg" >"$tmp/dps.cfg"
-[ "$(grep -c 'mode = "dp"' "$tmp/dps.cfg")" = 2 ] || bad "dps.cfg: the edit did not apply"
+# a data-parallel stage (dps.cfg above): the last two of three stages
+# made one, replicated 2:1 over localhost:1 and localhost:2 (each takes
+# its share of every micro-batch; the stage's gradients all-reduced
+# between them)
 strat dps 3 c3 dps.cfg 2 4 1f1b && check dps ref
 grep -q "op pieces per rank [0-9]*,\([0-9]*\),\1" "$tmp/dps.log" ||
     { grep strategy "$tmp/dps.log"; bad "dps: the stage's two devices run different numbers of pieces"; }
@@ -115,35 +176,43 @@ strat drop 3 c3 drop.cfg 3 3 1f1b --dropout 0.3 && check drop refd
 lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
-# seq_cases RUNNER REF PREFIX "TASK-ARGS" "CLUSTER RANKS KIND MICRO SCHEDULE"...
-seq_cases() {
-    sr=$1 sref=$2 sp=$3 sa=$4
-    shift 4
-    for x in "$@"; do
-        set -- $x
-        name=$sp$3$2
-        pipe "$1" "$3" "$4" "$5" "$name.cfg" $sa || continue
-        "$sr" "$name" --devices cpu:$2 --cluster-file "$tmp/$1.cfg" --strategy "$tmp/$name.cfg" \
-            >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
-        is_pipe "$name" "$2" "$4" "$5"
-        check "$name" "$sref"
-    done
-}
-if [ "$ASAN" = 1 ]; then
-    seq_cases runb bref b "$BM" "c3 3 speed 3 gpipe"
-else
-    seq_cases runb bref b "$BM" "c2 2 uniform 4 1f1b" "c3 3 speed 3 gpipe"
-fi
+# random pipelines (hgplan --pipeline random: boundaries from the seed)
+# on 2, 3 and 4 stages, M from 1 to 16 of the 16 sentences, both
+# schedules, against the same reference (the same global batches);
+# cluster ranks kind micro schedule [seed]
+BC="c2 2 uniform 4 1f1b
+c3 3 speed 3 gpipe
+c2 2 random 1 gpipe 11
+c2 2 random 5 1f1b 12
+c2 2 random 16 gpipe 13
+c3 3 random 2 1f1b 14
+c3 3 random 7 gpipe 15
+c3 3 random 4 1f1b 16
+c4 4 random 3 gpipe 17
+c4 4 random 8 1f1b 18
+c4 4 random 6 gpipe 19
+c4 4 random 1 1f1b 20"
+[ "$ASAN" = 1 ] && BC=$(echo "$BC" | sed -n '2p;5p;10p')
+cases runb bref b "$BM" "$BC"
 
 # the translation Transformer: encoder-decoder, label smoothing
 mt_data
 TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
 twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
-if [ "$ASAN" = 1 ]; then
-    seq_cases runt tref t "$TM" "c3 3 speed 3 1f1b"
-else
-    seq_cases runt tref t "$TM" "c2 2 uniform 2 gpipe" "c3 3 speed 3 1f1b"
-fi
+TC="c2 2 uniform 2 gpipe
+c3 3 speed 3 1f1b
+c2 2 random 3 1f1b 21
+c2 2 random 8 gpipe 22
+c2 2 random 1 1f1b 23
+c3 3 random 5 gpipe 24
+c3 3 random 16 1f1b 25
+c3 3 random 2 gpipe 26
+c4 4 random 4 1f1b 27
+c4 4 random 7 gpipe 28
+c4 4 random 2 1f1b 29
+c4 4 random 12 gpipe 30"
+[ "$ASAN" = 1 ] && TC=$(echo "$TC" | sed -n '2p;7p;9p')
+cases runt tref t "$TM" "$TC"
 
 # ------------------------------------- 2. the schedule's order, as traced
 # each rank's compute ops of the last step by phase, runs of one phase
@@ -193,9 +262,6 @@ sed 's/micro_batches = 4/micro_batches = 200/' "$tmp/tr-1f1b.cfg" >"$tmp/many.cf
 refused many "pipeline: 200 micro-batches, but the batch has 96 samples" many.cfg
 sed 's/schedule = "1f1b"/schedule = "zigzag"/' "$tmp/tr-1f1b.cfg" >"$tmp/zig.cfg"
 refused zig 'schedule "zigzag": expected "gpipe" or "1f1b"' zig.cfg
-run uf --devices cpu:2 --batch-size 96 --max-update 1 --cluster-file "$tmp/c2.cfg" \
-    --strategy "$tmp/tr-1f1b.cfg" --update-freq 2 >"$tmp/uf.log" 2>&1 && bad "uf: accepted"
-grep -q "pipeline_micro_batches\|micro_batches" "$tmp/uf.log" || { cat "$tmp/uf.log"; bad "uf: no advice"; }
 
 # ------------------------------------------------------- 4. memory, the rest
 cp "${HG_SRCDIR:-.}/examples/clusters/shm-2cpu-35mb.cfg" "$tmp/cap.cfg"

@@ -166,7 +166,10 @@ const struct hg_opt hg_train_opts[] = {
      .help = "clip the gradient to this global L2 norm (0: off)"},
     {.name = "update-freq", .type = HG_OPT_I64, .group = G_OPT,
      .offset = OFF(update_freq), .def = "1", .min = 1,
-     .help = "accumulate the gradients of N batches per update"},
+     .help = "accumulate the gradients of N batches per update (under "
+             "--strategy: data-parallel shapes and pipelines, each batch then "
+             "the pipeline's micro-batches; other model-parallel and split "
+             "strategies take 1)"},
     {.name = "lr-scheduler", .type = HG_OPT_STR, .group = G_OPT,
      .offset = OFF(lr_scheduler), .def = "fixed",
      .choices = "fixed|inverse_sqrt|polynomial_decay|cosine",
