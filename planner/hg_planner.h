@@ -181,6 +181,12 @@ double hg_cost_ring_allreduce(int n, double bytes, double bw, double lat);
  * their number) and largest latency. */
 double hg_cost_allreduce_ring(const struct hg_cluster *c, const int *devs,
                               int n, double bytes);
+/* Ring all-gather (or reduce-scatter) of uneven parts bytes[n] over
+ * devs[n] in that ring order: n - 1 steps, each the largest part over the
+ * slowest hop (bandwidth and latency as hg_cost_allreduce_ring's); 0 for
+ * n <= 1.  A reduce-scatter moves the same bytes the other way. */
+double hg_cost_allgatherv_ring(const struct hg_cluster *c, const int *devs, int n,
+                               const double *bytes);
 /* Hierarchical: reduce-scatter in each node (ring), ring AllReduce of each
  * shard among the nodes' leaders in parallel over the NICs, all-gather in
  * each node. Equals the ring for one node. */

@@ -253,7 +253,8 @@ static int mm_cands(const struct ctx *x, int v, int s, struct cand *c)
     const struct hg_shape *sa = shp(x, o->in[0].tensor), *sb = shp(x, o->in[1].tensor),
                           *so = shp(x, o->out);
     int aK = o->trans_a ? sa->ndim - 2 : sa->ndim - 1;
-    int bK = o->trans_b ? sb->ndim - 1 : sb->ndim - 2, bN = o->trans_b ? sb->ndim - 2 : sb->ndim - 1;
+    int bK = o->trans_b ? sb->ndim - 1 : sb->ndim - 2;
+    int bN = o->trans_b ? sb->ndim - 2 : sb->ndim - 1;
     int n = 0, sp[HG_MAX_INPUTS] = {-1, -1, -1, -1};
     if (sa->ndim < 2 || sb->ndim < 2 || o->nin != 2)
         return 0;

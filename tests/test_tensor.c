@@ -410,6 +410,57 @@ static void test_mlp_and_file(void)
     hg_cluster_free(c);
 }
 
+static const char two_gpu[] =
+    "nodes = ({ name = \"n\"; devices = ({ kind = \"gpu\"; count = 2; memory = \"16GiB\";"
+    " peak_flops = \"10TFLOP/s\"; memory_bandwidth = \"500GB/s\"; });"
+    " intra = { kind = \"nvlink\"; bandwidth = \"20GB/s\"; latency = \"5us\"; }; });";
+
+/* A large matmul summed whole, forward only: on 2 equal devices its
+ * tensor-parallel time is the launch plus half the rest, the all-gather of
+ * the two halves, then the sum on each; each device holds half of W. */
+static void test_sim(void)
+{
+    struct hg_cluster *c = parse(two_gpu);
+    struct hg_graph *g = hg_graph_new();
+    int64_t B = 2048, xd[2] = {B, 2048}, wd[2] = {2048, 4096};
+    int x = hg_graph_input(g, "x", HG_F32, 2, xd, 0);
+    int w = hg_graph_param(g, "w", 2, wd, HG_INIT_UNIFORM, 0.1f);
+    hg_sum(g, hg_matmul(g, x, w, 0, 0), -1);
+    struct hg_pgraph *pg = pgraph(g, c, B);
+    char err[512] = "";
+    struct hg_pprice *pr = NULL;
+    REQUIRE(hg_pprice_build(&pr, pg, g, err, sizeof err) == 0, "%s", err);
+    REQUIRE(pg->nops == 2 && pg->ops[0].kind == HG_OP_MATMUL, "graph");
+    struct hg_strategy *st = hg_strategy_new(pg->nops, 2, 1);
+    struct hg_sim *sim = hg_sim_new(pg, pr);
+    struct hg_sim_result mp, tp;
+    hg_sim_full(sim, st, &mp);
+    st->cfg[0].mode = HG_MODE_TP;
+    st->cfg[0].rep[0] = st->cfg[0].rep[1] = 1;
+    hg_sim_full(sim, st, &tp);
+    size_t i1 = hg_pprice_at(pr, 1, 0);
+    double mm = pr->a[0] + pr->b[0], sum = pr->a[i1] + pr->b[i1];
+    double half = (double)B * 4096 * 4 / 2, parts[2] = {half, half};
+    int devs[2] = {0, 1};
+    double ag = hg_cost_allgatherv_ring(c, devs, 2, parts);
+    double want = HG_LAUNCH_OVERHEAD_GPU + (mm - HG_LAUNCH_OVERHEAD_GPU) / 2 + ag + sum;
+    EXPECT(ag > 0 && tp.iter_s > 0.999 * want && tp.iter_s < 1.001 * want,
+           "TP of 2: %g s, want %g (matmul %g, all-gather %g, sum %g; MP %g)", tp.iter_s,
+           want, mm, ag, sum, mp.iter_s);
+    EXPECT(tp.iter_s < mp.iter_s, "TP %g not faster than MP %g", tp.iter_s, mp.iter_s);
+    int64_t wb = pg->pstatic[w];
+    EXPECT(tp.peak[1] > 0 && tp.peak[1] < mp.peak[0] && mp.peak[1] == 0 &&
+           tp.peak[1] >= wb / 2, "memory: TP %lld %lld, MP %lld %lld, w %lld",
+           (long long)tp.peak[0], (long long)tp.peak[1], (long long)mp.peak[0],
+           (long long)mp.peak[1], (long long)wb);
+    hg_sim_free(sim);
+    hg_strategy_free(st);
+    hg_pprice_free(pr);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
 static void test_models(void)
 {
     struct hg_cluster *c8 = example("heterog-8gpu.cfg");
@@ -510,6 +561,7 @@ int main(void)
         snprintf(srcdir, sizeof(srcdir), "%s", s);
     test_split();
     test_mlp_and_file();
+    test_sim();
     test_models();
     test_tasks();
     printf("%s: %d failure%s\n", __FILE__, failures, failures == 1 ? "" : "s");
