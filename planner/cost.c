@@ -258,6 +258,19 @@ double hg_cost_allreduce_ring(const struct hg_cluster *c, const int *devs, int n
     return hg_cost_ring_allreduce(n, bytes, bw, lat);
 }
 
+double hg_cost_allgatherv_ring(const struct hg_cluster *c, const int *devs, int n,
+                               const double *bytes)
+{
+    if (n <= 1)
+        return 0;
+    double bw, lat, big = 0;
+    ring_hop(c, devs, n, &bw, &lat);
+    for (int i = 0; i < n; i++)
+        big = bytes[i] > big ? bytes[i] : big;
+    /* each of the n - 1 steps waits for the largest part on the slowest hop */
+    return (n - 1) * (big / bw + lat);
+}
+
 double hg_cost_allreduce_hier(const struct hg_cluster *c, const int *devs, int n,
                               double bytes)
 {

@@ -181,6 +181,12 @@ double hg_cost_ring_allreduce(int n, double bytes, double bw, double lat);
  * their number) and largest latency. */
 double hg_cost_allreduce_ring(const struct hg_cluster *c, const int *devs,
                               int n, double bytes);
+/* Ring all-gather (or reduce-scatter) of uneven parts bytes[n] over
+ * devs[n] in that ring order: n - 1 steps, each the largest part over the
+ * slowest hop (bandwidth and latency as hg_cost_allreduce_ring's); 0 for
+ * n <= 1.  A reduce-scatter moves the same bytes the other way. */
+double hg_cost_allgatherv_ring(const struct hg_cluster *c, const int *devs, int n,
+                               const double *bytes);
 /* Hierarchical: reduce-scatter in each node (ring), ring AllReduce of each
  * shard among the nodes' leaders in parallel over the NICs, all-gather in
  * each node. Equals the ring for one node. */
@@ -437,6 +443,7 @@ struct hg_pop {
                              -1: none */
     int origin;           /* a backward op: the forward op whose gradient
                              rule made it (hg_graph_node_origin), -1 */
+    int trans_a, trans_b; /* HG_OP_MATMUL: its operands' transposes */
 };
 
 struct hg_pgraph {
@@ -456,6 +463,9 @@ struct hg_pgraph {
                            * none (a param the loss does not use) */
     int *upd_op;          /* [nparams] the op updating it, -1: none */
     int *param_idx;       /* [ntensors] a param tensor's index in param, -1 */
+    struct hg_shape *shape; /* [ntensors] concrete shapes (tensor parallelism
+                             * splits their axes: planner/tensor.c) */
+    unsigned char *tkind; /* [ntensors] enum hg_tkind */
 };
 
 /* -1 with err for a cluster beyond HG_PLAN_MAXDEV devices or batch < 1. */
@@ -492,14 +502,19 @@ void hg_pprice_free(struct hg_pprice *pr);
 
 /* ------------------------------------------------------------ strategies */
 
-enum hg_gmode { HG_MODE_MP, HG_MODE_DP };
+/* HG_MODE_TP: tensor parallel (planner/tensor.c): every op of the group
+ * on every device of weight rep[d] > 0, each computing its shard of the
+ * op's split axis; planned and simulated, not run by hgtrain yet. */
+enum hg_gmode { HG_MODE_MP, HG_MODE_DP, HG_MODE_TP };
 enum hg_agg { HG_AGG_AR, HG_AGG_PS };
 
 /* One group's configuration.  MP: every op on `device`.  DP: rep[d]
  * replicas on device d (>= 0, at least one > 0); a device's batch share is
  * rep[d] / sum(rep); gradients produced in the group are aggregated by
  * AllReduce (ring or hierarchical: the simulator takes the cheaper) or a
- * parameter server on `ps`. */
+ * parameter server on `ps`.  TP: rep[d] is device d's shard weight (>= 0,
+ * at least one > 0; hg_tp_split), `device` the first device of weight > 0
+ * (where tensors enter and leave the group). */
 struct hg_gcfg {
     enum hg_gmode mode;
     int device;
@@ -666,6 +681,95 @@ struct hg_lagg {          /* one parameter's gradient aggregation */
     int ps;               /* HG_LAGG_PS: the server's device; else -1 */
 };
 
+/* Tensor parallelism (planner/tensor.c; docs/planner.md, "Tensor
+ * parallelism").  The rows layer above sees a TP group as model parallel
+ * on its lead device (the first of weight > 0): tensors from other groups
+ * arrive there and leave from there.  This layer says what each device of
+ * the group computes: per op a mode and a split axis whose shards tile it,
+ * per tensor its layout on the group's devices, and the collectives that
+ * turn a producer's layout into the one each consumer reads. */
+enum hg_tpl_kind {
+    HG_TPL_FULL,          /* every device of the set holds the whole tensor */
+    HG_TPL_SPLIT,         /* each holds its shard of `axis` */
+    HG_TPL_PARTIAL,       /* each holds a whole-shaped partial sum */
+    HG_TPL_LEAD,          /* the set's lead alone holds it (from another group) */
+    HG_TPL_ANY            /* a consumer reading the shape only */
+};
+struct hg_tplayout {
+    enum hg_tpl_kind kind;
+    int axis;             /* HG_TPL_SPLIT: the tensor's axis; else -1 */
+};
+/* REPL: every device computes the whole op; COL: a matmul split on its
+ * output features (N), also a convolution on its output channels; ROW: a
+ * matmul split on its reduction axis K (output partial), also
+ * CONV2D_BWD_DATA on the output channels; VOCAB: an embedding split on its
+ * table's rows (output partial); AXIS: split on an output axis that its
+ * inputs share (element-wise ops, heads of attention, a weight gradient's
+ * rows or columns, an update following its parameter). */
+enum hg_tp_mode { HG_TPM_REPL, HG_TPM_COL, HG_TPM_ROW, HG_TPM_VOCAB, HG_TPM_AXIS };
+const char *hg_tp_mode_name(enum hg_tp_mode m);
+const char *hg_tpl_kind_name(enum hg_tpl_kind k);
+
+struct hg_tpset {         /* a TP group's devices */
+    int group;
+    int n;                /* devices of weight > 0 */
+    int *dev, *w;         /* [n] ascending; their weights */
+};
+struct hg_tshard {        /* device dev computes [begin, end) of the split axis */
+    int dev;
+    int64_t begin, end;
+};
+struct hg_tpop {
+    int set;              /* index into hg_tp.set, -1: not tensor parallel */
+    enum hg_tp_mode mode;
+    int64_t len;          /* the split axis' length (REPL: 0) */
+    int nshard;           /* = its set's n; REPL: every device whole */
+    struct hg_tshard *shard; /* [nshard] tiling [0, len), devices ascending */
+    struct hg_tplayout out;               /* its output's layout on the set */
+    struct hg_tplayout in[HG_MAX_INPUTS]; /* what it reads of each input */
+};
+enum hg_tpc_kind {
+    HG_TPC_SLICE,         /* local: FULL -> SPLIT, no communication */
+    HG_TPC_ALLGATHER,     /* SPLIT -> FULL, uneven counts */
+    HG_TPC_REDUCE_SCATTER, /* PARTIAL -> SPLIT, uneven counts */
+    HG_TPC_ALLREDUCE,     /* PARTIAL -> FULL */
+    HG_TPC_BCAST          /* LEAD -> FULL: from the lead to the others */
+};
+const char *hg_tpc_kind_name(enum hg_tpc_kind k);
+struct hg_tpcoll {
+    enum hg_tpc_kind kind;
+    int tensor, op;       /* op: the tensor's producer, -1: a param or input */
+    int set;
+    int at;               /* the op whose step runs it: after the compute
+                           * of its producer in the set, else (a param, an
+                           * input, a tensor from another group) before
+                           * that of its first reader in the set */
+    struct hg_tplayout from, to;
+    int64_t numel, bytes; /* the whole tensor */
+    int64_t *count;       /* [set's n] elements per device: its part
+                           * (ALLGATHER, REDUCE_SCATTER, SLICE), numel
+                           * (ALLREDUCE, BCAST) */
+};
+struct hg_tp {
+    int nset;
+    struct hg_tpset *set; /* [nset] one per TP group */
+    int *gset;            /* [ngroups] a group's set, -1 */
+    struct hg_tpop *op;   /* [nops] */
+    struct hg_tplayout *tlay; /* [ntensors] layout as made on tset's devices */
+    int *tset;            /* [ntensors] the set holding it so, -1 */
+    int ncoll, ccoll;
+    struct hg_tpcoll *coll; /* [ncoll] by tensor, then set */
+};
+/* Shard sizes of an axis of len over weights w[n] (>= 0, sum > 0): each
+ * floor(len * w / W), the rest one by one to the largest remainders (ties:
+ * the earlier device); a weight of 0 gets 0.  size[n]. */
+void hg_tp_split(int64_t len, const int *w, int n, int64_t *size);
+/* Device j's share of op v's split axis (1 for REPL, 0 off the set). */
+double hg_tp_share(const struct hg_tp *tp, int v, int dev);
+/* Readable: per TP op its mode, shards and layouts; the collectives. */
+struct hg_lowered;
+int hg_tp_print(const struct hg_lowered *lw, FILE *f);
+
 struct hg_lowered {
     const struct hg_pgraph *pg;
     int nops, ndev, ngroups;
@@ -702,6 +806,7 @@ struct hg_lowered {
     int64_t *seg;         /* [nseg + 1] */
     int64_t *mstart;      /* [ndev][nmicro][2] */
     int *stage;           /* [ndev] each device's stage, -1: none */
+    struct hg_tp *tp;     /* tensor-parallel groups (planner/tensor.c); NULL: none */
 };
 
 

@@ -103,6 +103,7 @@ void hg_lower_free(struct hg_lowered *lw)
     free(lw->gops);
     free(lw->stamp);
     hg__pipe_free(lw);
+    hg__tp_free(lw);
     free(lw->cutn);
     free(lw->cutstamp);
     free(lw->cutwas);
@@ -218,7 +219,9 @@ static void lower_place(struct hg_lowered *lw, const struct hg_strategy *st, int
 {
     struct hg_lop *o = &lw->ops[v];
     const struct hg_gcfg *g = &st->cfg[st->group[v]];
-    int mp = g->mode == HG_MODE_MP, R = 0;
+    /* a tensor-parallel group is model parallel on its lead here: its
+     * shards are tensor.c's */
+    int mp = g->mode != HG_MODE_DP, R = 0;
     for (int d = 0; d < lw->ndev; d++)
         R += mp ? d == g->device : g->rep[d];
     HG_CHECK(R > 0 && lw->batch <= INT64_MAX / R);
@@ -448,6 +451,8 @@ int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err
         lower_agg(lw, st, i);
     for (int v = 0; v < N; v++)
         lower_out(lw, v);
+    if (hg__tp_lower(lw, st, err, errlen) != 0)
+        return -1;
     return hg__pipe_lower(lw, st, err, errlen);
 }
 
@@ -505,6 +510,12 @@ int hg_lower_group(struct hg_lowered *lw, const struct hg_strategy *st, int g, i
             }
         }
     }
+    /* the tensor-parallel layer again, whole (the simulator simulates a
+     * change that involves it in full); a refusal would have come from
+     * the full lowering of a strategy of the same grouping and flags */
+    char err[256];
+    if (hg__tp_lower(lw, st, err, sizeof err) != 0)
+        hg_check_failed(__FILE__, __LINE__, err);
     return n;
 }
 

@@ -88,10 +88,14 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
     pg->ntensors = hg_graph_n_tensors(g);
     pg->ops = calloc((size_t)pg->nops + 1, sizeof(struct hg_pop));
     pg->pstatic = calloc((size_t)pg->ntensors + 1, sizeof(int64_t));
+    pg->shape = calloc((size_t)pg->ntensors + 1, sizeof(struct hg_shape));
+    pg->tkind = calloc((size_t)pg->ntensors + 1, 1);
     int *ncons = calloc((size_t)pg->nops + 1, sizeof(int)); /* [nops] */
-    HG_CHECK(pg->ops && pg->pstatic && ncons);
+    HG_CHECK(pg->ops && pg->pstatic && pg->shape && pg->tkind && ncons);
     for (int t = 0; t < pg->ntensors; t++) {
         const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        pg->shape[t] = ti->shape;
+        pg->tkind[t] = (unsigned char)ti->kind;
         if (ti->kind == HG_T_PARAM)
             pg->pstatic[t] += tbytes(ti);
         else if (ti->kind == HG_T_GRAD && ti->grad_of >= 0)
@@ -107,6 +111,10 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         o->origin = hg_graph_node_origin(g, n, NULL);
         o->nin = nd->n_in;
         o->out = nd->out;
+        if (nd->op == HG_OP_MATMUL) {
+            o->trans_a = nd->attr.mm.trans_a;
+            o->trans_b = nd->attr.mm.trans_b;
+        }
         o->params = calloc((size_t)nd->n_in + 1, sizeof(int));
         HG_CHECK(o->params != NULL);
         int upd = nd->out < 0;
@@ -178,6 +186,8 @@ void hg_pgraph_free(struct hg_pgraph *pg)
     }
     free(pg->ops);
     free(pg->pstatic);
+    free(pg->shape);
+    free(pg->tkind);
     free(pg->param);
     free(pg->param_grad);
     free(pg->grad_op);

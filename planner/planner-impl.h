@@ -60,4 +60,10 @@ struct hg_pprice;
 double hg__pipe_time(const struct hg_lowered *lw, const struct hg_pprice *pr);
 int hg__pipe_inflight(const struct hg_lowered *lw, int d);
 
+/* planner/tensor.c: the tensor-parallel layer of a lowering (lw->tp, after
+ * the places: -1 with err naming the group it refuses), freed. */
+int hg__tp_lower(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
+                 size_t errlen);
+void hg__tp_free(struct hg_lowered *lw);
+
 #endif

@@ -302,6 +302,55 @@ static double comp_time(const struct hg_sim *s, int v, const struct hg_lplace *p
     return t / hg_cost_prof_share(s->c, p->dev);
 }
 
+/* A tensor-parallel op (tensor.c): a compute task per device of its set,
+ * the launch plus its share of the rest of the op's time there, then the
+ * collectives that run at it as aggregation tasks (each after every
+ * compute task of the op: those run before a reader's compute are priced
+ * after it, a simplification), ring-priced over the set's devices. */
+static void build_tp(struct hg_sim *s, int v, struct seg *sg)
+{
+    const struct hg_tp *tp = s->lw->tp;
+    const struct hg_tpop *o = &tp->op[v];
+    const struct hg_tpset *set = &tp->set[o->set];
+    for (int i = 0; i < o->nshard; i++) {
+        int d = o->shard[i].dev;
+        struct hg_lplace whole = {d, 0, 1, 0, s->lw->batch};
+        double full = comp_time(s, v, &whole);
+        double launch = s->c->devices[d].kind == HG_DEV_GPU ? HG_LAUNCH_OVERHEAD_GPU
+                                                            : HG_LAUNCH_OVERHEAD_CPU;
+        double share = hg_tp_share(tp, v, d);
+        struct task *t = add_task(sg, T_COMP);
+        t->dev = d;
+        t->dur = full > launch ? launch + (full - launch) * share : full;
+        add_res(sg, t, d);
+    }
+    for (int i = 0; i < tp->ncoll; i++) {
+        const struct hg_tpcoll *k = &tp->coll[i];
+        if (k->at != v || k->kind == HG_TPC_SLICE || set->n < 2)
+            continue;
+        double elt = (double)s->pg->ops[v].out_bytes, parts[HG_PLAN_MAXDEV];
+        if (k->tensor != s->pg->ops[v].out || k->numel <= 0)
+            elt = 4; /* an input's or a param's: f32 */
+        else
+            elt /= (double)k->numel;
+        for (int j = 0; j < set->n; j++)
+            parts[j] = (double)k->count[j] * elt;
+        struct task *t = add_task(sg, T_AGG);
+        struct hg_path p;
+        t->dev = set->dev[0];
+        t->bytes = (double)k->numel * elt;
+        if (k->kind == HG_TPC_ALLREDUCE)
+            t->dur = hg_cost_allreduce_ring(s->c, set->dev, set->n, t->bytes);
+        else if (k->kind == HG_TPC_BCAST) { /* from the lead, one device at a time */
+            hg_cluster_path(s->c, set->dev[0], set->dev[1], &p);
+            t->dur = hg_cost_transfer(&p, t->bytes) * (set->n - 1);
+        } else
+            t->dur = hg_cost_allgatherv_ring(s->c, set->dev, set->n, parts);
+        for (int j = 0; j < set->n; j++)
+            add_path(s, sg, t, set->dev[j], set->dev[(j + 1) % set->n], &p);
+    }
+}
+
 static void build_seg(struct hg_sim *s, int v)
 {
     const struct hg_pop *o = &s->pg->ops[v];
@@ -312,6 +361,10 @@ static void build_seg(struct hg_sim *s, int v)
     int nd = s->ndev;
     sg->nt = sg->nr = sg->nm = 0;
     int devs[HG_PLAN_MAXDEV], n = lo->nplace; /* [n] the op's devices, in rank order */
+    if (s->lw->tp && s->lw->tp->op[v].set >= 0) {
+        build_tp(s, v, sg);
+        n = 0; /* the rows layer's place is the lead's: priced by shards */
+    }
     for (int k = 0; k < n; k++) {
         const struct hg_lplace *p = &lo->place[k];
         devs[k] = p->dev;
@@ -580,6 +633,33 @@ static double run_from(struct hg_sim *s, int p0)
     return end;
 }
 
+/* A tensor-parallel op's parameters on each device of its set: a split
+ * one's shard of its static bytes (its optimizer state is stored alike),
+ * a whole one in full; once per device. */
+static void tp_params(struct hg_sim *s, int v, int64_t *stat)
+{
+    const struct hg_tp *tp = s->lw->tp;
+    const struct hg_tpop *o = &tp->op[v];
+    const struct hg_tpset *set = &tp->set[o->set];
+    const struct hg_pop *po = &s->pg->ops[v];
+    int nd = s->ndev;
+    int64_t size[HG_PLAN_MAXDEV];
+    for (int k = 0; k < po->nparams; k++) {
+        int t = po->params[k];
+        struct hg_tplayout l = tp->tset[t] == o->set ? tp->tlay[t] : (struct hg_tplayout){0, -1};
+        int64_t len = l.kind == HG_TPL_SPLIT ? s->pg->shape[t].dim[l.axis] : 0;
+        if (len > 0)
+            hg_tp_split(len, set->w, set->n, size);
+        for (int i = 0; i < set->n; i++) {
+            int d = set->dev[i], *sp = &s->stamp[(size_t)t * nd + d];
+            if (*sp == s->stampv)
+                continue;
+            *sp = s->stampv;
+            stat[d] += len > 0 ? s->pg->pstatic[t] / len * size[i] : s->pg->pstatic[t];
+        }
+    }
+}
+
 static void memory(struct hg_sim *s, struct hg_sim_result *r)
 {
     int nd = s->ndev, N = s->nops;
@@ -602,6 +682,10 @@ static void memory(struct hg_sim *s, struct hg_sim_result *r)
         }
         const struct hg_pop *o = &pg->ops[v];
         const struct hg_lop *lo = &s->lw->ops[v];
+        if (s->lw->tp && s->lw->tp->op[v].set >= 0) {
+            tp_params(s, v, stat);
+            continue;
+        }
         for (int i = 0; i < lo->nplace; i++) {
             int d = lo->place[i].dev;
             int64_t rows = lo->place[i].end - lo->place[i].begin;
@@ -679,6 +763,14 @@ static int next_mark(struct hg_sim *s)
 void hg_sim_delta(struct hg_sim *s, const struct hg_strategy *st, int g,
                   struct hg_sim_result *r)
 {
+    /* tensor parallelism rebuilds its layer whole: so does the simulation */
+    int tp = s->lw->tp != NULL;
+    for (int k = 0; k < st->ngroups; k++)
+        tp |= st->cfg[k].mode == HG_MODE_TP;
+    if (tp) {
+        hg_sim_full(s, st, r);
+        return;
+    }
     const struct hg_lowered *lw = s->lw;
     HG_CHECK(lw->ngroups > 0 && g >= 0 && g < lw->ngroups && st->ngroups == lw->ngroups);
     if (st->nmicro > 0 || lw->nmicro > 0) { /* a pipeline's schedule: played whole */

@@ -252,7 +252,13 @@ int hg_strategy_check(const struct hg_strategy *s, const struct hg_pgraph *pg, c
                 return hg_kerr(err, errlen, "group %d: replicas on a device that does not "
                                "exist", k);
         if (tot <= 0)
-            return hg_kerr(err, errlen, "group %d: data parallel without any replica", k);
+            return hg_kerr(err, errlen, g->mode == HG_MODE_TP
+                           ? "group %d: tensor parallel with every shard weight 0"
+                           : "group %d: data parallel without any replica", k);
+        if (g->mode == HG_MODE_TP && (g->device < 0 || g->device >= s->ndev ||
+                                      g->rep[g->device] <= 0))
+            return hg_kerr(err, errlen, "group %d: tensor parallel: its lead device is not "
+                           "one of weight > 0", k);
         if (g->agg == HG_AGG_PS && (g->ps < 0 || g->ps >= s->ndev))
             return hg_kerr(err, errlen, "group %d: the parameter server is not a device", k);
     }
@@ -380,6 +386,15 @@ int hg_strategy_save(const struct hg_strategy *s, const struct hg_pgraph *pg,
         fprintf(f, ");\n      ");
         if (g->mode == HG_MODE_MP) {
             fprintf(f, "mode = \"mp\"; device = \"%s\";", c->devices[g->device].name);
+        } else if (g->mode == HG_MODE_TP) {
+            fprintf(f, "mode = \"tp\"; shards = (");
+            for (int d = 0, first = 1; d < c->ndev; d++)
+                if (g->rep[d] > 0) {
+                    fprintf(f, "%s(\"%s\", %d)", first ? "" : ", ", c->devices[d].name,
+                            g->rep[d]);
+                    first = 0;
+                }
+            fprintf(f, ");");
         } else {
             fprintf(f, "mode = \"dp\"; replicas = (");
             int first = 1;
@@ -627,32 +642,69 @@ static int parse_ops(struct hg_cfgctx *p, const config_setting_t *g, const char 
     return 0;
 }
 
-/* A data-parallel group's 'replicas' (("device", count), ...) into cf;
- * 0 or -1. */
+/* A data-parallel group's 'replicas' or a tensor-parallel one's 'shards'
+ * (key: (("device", count), ...)) into cf->rep; 0 or -1. */
 static int parse_replicas(struct hg_cfgctx *p, const config_setting_t *reps, const char *what,
-                          const struct hg_cluster *c, struct hg_gcfg *cf)
+                          const char *key, const struct hg_cluster *c, struct hg_gcfg *cf)
 {
+    const char *unit = strcmp(key, "shards") == 0 ? "weight" : "count";
     for (int i = 0; i < config_setting_length(reps); i++) {
         const config_setting_t *e = config_setting_get_elem(reps, (unsigned)i);
         const config_setting_t *e0 = config_setting_get_elem(e, 0);
         const config_setting_t *e1 = config_setting_get_elem(e, 1);
         if (!config_setting_is_list(e) || config_setting_length(e) != 2 || !e0 || !e1 ||
             config_setting_type(e0) != CONFIG_TYPE_STRING ||
-            config_setting_type(e1) != CONFIG_TYPE_INT)
-            return hg__cfg_err(p, e, "%s: replicas: expected (\"device\", count)", what);
+            !(T_INT & HG_CFG_T(config_setting_type(e1))))
+            return hg__cfg_err(p, e, "%s: %s: expected (\"device\", %s)", what, key, unit);
         int d = find_device(p, e, c, config_setting_get_string(e0), what);
         if (d < 0)
             return -1;
         long long n = config_setting_get_int64(e1);
-        /* weights of the batch split: bounded so that sums stay exact */
+        /* weights of the batch or axis split: bounded so that sums stay exact */
         if (n < 0 || n > HG_PLAN_MAXREP)
-            return hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what, n,
-                               c->devices[d].name, HG_PLAN_MAXREP);
+            return hg__cfg_err(p, e, "%s: %s: %s %lld on %s: expected 0 to %d", what, key,
+                               unit, n, c->devices[d].name, HG_PLAN_MAXREP);
         if (cf->rep[d] != 0)
-            return hg__cfg_err(p, e, "%s: replicas: %s is given twice", what,
+            return hg__cfg_err(p, e, "%s: %s: %s is given twice", what, key,
                                c->devices[d].name);
         cf->rep[d] = (int)n;
     }
+    return 0;
+}
+
+/* A group of mode "tp": 'shards' (weights, at least one > 0) into cf;
+ * replicas, split, aggregate and ps refused (a replicated TP group is not
+ * planned yet); 0 or -1. */
+static int parse_tp(struct hg_cfgctx *p, const config_setting_t *g, const char *what,
+                    const struct hg_cluster *c, struct hg_gcfg *cf)
+{
+    static const char *const no[] = {"replicas", "split", "aggregate", "ps", "allreduce",
+                                     "device"};
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        if (config_setting_get_member(g, no[i]))
+            return hg__cfg_err(p, config_setting_get_member(g, no[i]),
+                               "%s: mode \"tp\" takes 'shards' only, not '%s' (a "
+                               "tensor-parallel group is not replicated yet)", what, no[i]);
+    const config_setting_t *sh;
+    if (hg__cfg_member(p, g, "shards", what, T_LIST, "a list ((\"device\", weight), ...)",
+                       &sh) < 0)
+        return -1;
+    if (!sh)
+        return hg__cfg_err(p, g, "%s: mode \"tp\" needs 'shards' ((\"dev\", weight), ...)",
+                           what);
+    memset(cf, 0, sizeof(*cf));
+    cf->mode = HG_MODE_TP;
+    cf->agg = HG_AGG_AR;
+    if (parse_replicas(p, sh, what, "shards", c, cf) != 0)
+        return -1;
+    cf->device = -1;
+    for (int d = c->ndev - 1; d >= 0; d--)
+        if (cf->rep[d] > 0)
+            cf->device = d;
+    if (cf->device < 0)
+        return hg__cfg_err(p, sh, "%s: shards: every weight is 0 (at least one must be > 0)",
+                           what);
+    cf->ps = cf->device;
     return 0;
 }
 
@@ -694,7 +746,7 @@ static int parse_dp(struct hg_cfgctx *p, const config_setting_t *g, const char *
                                "'split'", what);
         cf->mode = HG_MODE_DP;
         cf->agg = ak;
-        if (parse_replicas(p, reps, what, c, cf) != 0)
+        if (parse_replicas(p, reps, what, "replicas", c, cf) != 0)
             return -1;
         cf->ps = hg_gcfg_choose_ps(c, cf->rep);
     }
@@ -727,7 +779,7 @@ static int parse_group(struct hg_cfgctx *p, const config_setting_t *g, int k,
                        const struct hg_pgraph *pg, struct hg_strategy *s)
 {
     static const char *const gkeys[] = {"id", "ops", "mode", "device", "replicas", "split",
-                                        "aggregate", "allreduce", "ps", "recompute", NULL};
+                                        "aggregate", "allreduce", "ps", "recompute", "shards", NULL};
     char what[64];
     snprintf(what, sizeof(what), "group %d", k);
     if (!config_setting_is_group(g))
@@ -742,9 +794,10 @@ static int parse_group(struct hg_cfgctx *p, const config_setting_t *g, int k,
     if (parse_ops(p, g, what, k, pg, s) != 0)
         return -1;
     const char *mode = NULL, *sv = NULL;
-    int rc = get_str(p, g, "mode", what, "\"mp\" or \"dp\"", &mode);
+    int rc = get_str(p, g, "mode", what, "\"mp\", \"dp\" or \"tp\"", &mode);
     if (rc != 0)
-        return rc < 0 ? -1 : hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\" or \"dp\")", what);
+        return rc < 0 ? -1 : hg__cfg_err(p, g, "%s: missing 'mode' (\"mp\", \"dp\" or \"tp\")",
+                                         what);
     /* every string key typed whatever the mode, those it does not read too */
     static const char *const strs[][2] = {
         {"split", "\"even\" or \"proportional\""}, {"aggregate", "\"allreduce\" or \"ps\""},
@@ -764,7 +817,13 @@ static int parse_group(struct hg_cfgctx *p, const config_setting_t *g, int k,
     if (hg__cfg_member(p, g, "recompute", what, T_BOOL, "true or false", &rs) < 0)
         return -1;
     int rec = rs ? config_setting_get_bool(rs) : 0;
-    if (strcmp(mode, "mp") == 0) {
+    if (strcmp(mode, "tp") != 0 && config_setting_get_member(g, "shards"))
+        return hg__cfg_err(p, config_setting_get_member(g, "shards"),
+                           "%s: 'shards' belongs to mode \"tp\", not \"%s\"", what, mode);
+    if (strcmp(mode, "tp") == 0) {
+        if (parse_tp(p, g, what, pg->c, cf) != 0)
+            return -1;
+    } else if (strcmp(mode, "mp") == 0) {
         if (!sv)
             return hg__cfg_err(p, g, "%s: mode \"mp\" needs 'device'", what);
         int d = find_device(p, g, pg->c, sv, what);
@@ -772,7 +831,8 @@ static int parse_group(struct hg_cfgctx *p, const config_setting_t *g, int k,
             return -1;
         hg_gcfg_mp(cf, d);
     } else if (strcmp(mode, "dp") != 0) {
-        return hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\" or \"dp\"", what, mode);
+        return hg__cfg_err(p, g, "%s: mode \"%s\": expected \"mp\", \"dp\" or \"tp\"", what,
+                           mode);
     } else if (parse_dp(p, g, what, pg->c, cf) != 0) {
         return -1;
     }

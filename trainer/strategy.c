@@ -387,6 +387,13 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
         hg_kerr(err, errlen, "--strategy %s: %s", path, e);
         goto done;
     }
+    for (int k = 0; k < st->ngroups; k++)
+        if (st->cfg[k].mode == HG_MODE_TP) {
+            hg_kerr(err, errlen, "--strategy %s: group %d is tensor parallel: tensor "
+                    "parallelism is planned and simulated (hgplan) but hgtrain does not run "
+                    "it yet", path, k);
+            goto done;
+        }
     lw = hg_lower_new(pg);
     ref = malloc((size_t)c->ndev * 2 * sizeof *ref);   /* [ndev][2] */
     rows = malloc((size_t)c->ndev * 2 * sizeof *rows); /* [ndev][2] */
