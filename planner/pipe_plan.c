@@ -172,6 +172,12 @@ struct pstate {
 
 /* The most replicas the search puts on one device of a stage. */
 enum { MAX_REP = 8 };
+/* The most micro-batches the search tries per stage: 4 P keeps the 1f1b
+ * bubble (P - 1) / (M + P - 1) under a fifth, and beyond it the executor's
+ * cost per micro-step, which the prices lack, grows (measured, bert on
+ * two CPU workers, batch 32: simulated within 4% at M <= 8, the real step
+ * 18% slower at M = 16 and 47% at M = 32; bench/RESULTS.md). */
+enum { MAX_MICRO_PER_STAGE = 4 };
 
 static struct hg_strategy *state_strategy(const struct hg_pgraph *pg, struct pstate *x)
 {
@@ -240,18 +246,19 @@ static int move_cut(struct pstate *x, uint64_t *rng)
 }
 
 /* One random move of x (nd devices, batch B): a stage boundary by a few
- * ops (45%), M doubled or halved within [1, min(B, 16 P)] (15%), the
- * other schedule (5%), two devices' places swapped (10%), two neighbour
- * stages made one data-parallel stage or one cut in two (15%), a replica
- * count of a data-parallel stage's device by one (10%); 0 when the move
- * changed nothing. */
+ * ops (45%), M doubled or halved within [1, min(B, MAX_MICRO_PER_STAGE
+ * P)] (15%), the other schedule (5%), two devices' places swapped (10%),
+ * two neighbour stages made one data-parallel stage or one cut in two
+ * (15%), a replica count of a data-parallel stage's device by one (10%);
+ * 0 when the move changed nothing. */
 static int propose(struct pstate *x, int nd, int64_t B, uint64_t *rng)
 {
     uint64_t r = hg_rand(rng) % 20;
     if (r < 9)
         return move_cut(x, rng);
     if (r < 12) {
-        int64_t hi = 16 * (int64_t)x->P < B ? 16 * (int64_t)x->P : B;
+        int64_t hi = MAX_MICRO_PER_STAGE * (int64_t)x->P;
+        hi = hi < B ? hi : B;
         int m = hg_rand(rng) & 1 ? 2 * x->M : x->M / 2;
         if (m < 1 || m > hi || m == x->M)
             return 0;
