@@ -204,7 +204,7 @@ static struct hg_strategy *state_strategy(const struct hg_pgraph *pg, struct pst
 }
 
 /* x's stages s and s + 1 made one data-parallel stage. */
-static void merge(struct pstate *x, int s)
+static void merge_stages(struct pstate *x, int s)
 {
     for (int k = s + 1; k < x->P; k++) {
         x->cut[k] = x->cut[k + 1];
@@ -215,7 +215,7 @@ static void merge(struct pstate *x, int s)
 
 /* x's stage s of two devices or more cut in two (its devices and its
  * forward ops at their middles); 0 when it has too few of either. */
-static int split(struct pstate *x, int s)
+static int split_stage(struct pstate *x, int s)
 {
     int nd = x->dcut[s + 1] - x->dcut[s], no = x->cut[s + 1] - x->cut[s];
     if (nd < 2 || no < 2)
@@ -281,10 +281,10 @@ static int propose(struct pstate *x, int nd, int64_t B, uint64_t *rng)
     int s = (int)(hg_rand(rng) % (uint64_t)x->P);
     if (r < 18) {
         if (hg_rand(rng) & 1)
-            return split(x, s);
+            return split_stage(x, s);
         if (s + 1 >= x->P || x->P < 3) /* one stage is data parallelism */
             return 0;
-        merge(x, s);
+        merge_stages(x, s);
         return 1;
     }
     int n = x->dcut[s + 1] - x->dcut[s];

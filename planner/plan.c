@@ -124,7 +124,7 @@ static int has_pipelines(const struct hg_pgraph *pg, const struct hg_plan_opts *
 
 /* The whole search's budget: MCMC's three quarters of it when a pipeline
  * is searched too, which has the rest (hgplan --budget is the total). */
-static double plan_budget(const struct hg_plan_opts *po)
+static double whole_budget(const struct hg_plan_opts *po)
 {
     return po->budget_s > 0 ? po->budget_s : 30;
 }
@@ -145,7 +145,7 @@ static void search(struct hg_sim *sim, const struct hg_pgraph *pg,
                    struct hg_sim_result *br, struct search_report *rep)
 {
     double st0 = hg_now();
-    struct hg_search_opts so = {.budget_s = plan_budget(po) * (has_pipelines(pg, po) ? 0.75 : 1),
+    struct hg_search_opts so = {.budget_s = whole_budget(po) * (has_pipelines(pg, po) ? 0.75 : 1),
                                 .max_iters = po->max_iters,
                                 .stagnation = HG_PLAN_STAGNATION,
                                 .seed = po->seed,
@@ -236,9 +236,9 @@ static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const stru
         return;
     int k = ps[1] && (!ps[0] || hg_search_cost(&res[ROW_PIPE_S]) <
                                     hg_search_cost(&res[ROW_PIPE_U]));
-    double left = plan_budget(po) - (hg_now() - t0);
+    double left = whole_budget(po) - (hg_now() - t0);
     ps[2] = hg_pipe_search(sim, pg, ps[k], po->max_iters > 0 ? po->max_iters : 2000,
-                           left > plan_budget(po) / 4 ? left : plan_budget(po) / 4, po->seed,
+                           left > whole_budget(po) / 4 ? left : whole_budget(po) / 4, po->seed,
                            &res[ROW_PIPE]);
     shown[ROW_PIPE] = 1;
 }
