@@ -662,8 +662,11 @@ static int parse_replicas(struct hg_cfgctx *p, const config_setting_t *reps, con
         long long n = config_setting_get_int64(e1);
         /* weights of the batch or axis split: bounded so that sums stay exact */
         if (n < 0 || n > HG_PLAN_MAXREP)
-            return hg__cfg_err(p, e, "%s: %s: %s %lld on %s: expected 0 to %d", what, key,
-                               unit, n, c->devices[d].name, HG_PLAN_MAXREP);
+            return strcmp(key, "shards") == 0
+                       ? hg__cfg_err(p, e, "%s: shards: weight %lld on %s: expected 0 to %d",
+                                     what, n, c->devices[d].name, HG_PLAN_MAXREP)
+                       : hg__cfg_err(p, e, "%s: %lld replicas on %s: expected 0 to %d", what,
+                                     n, c->devices[d].name, HG_PLAN_MAXREP);
         if (cf->rep[d] != 0)
             return hg__cfg_err(p, e, "%s: %s: %s is given twice", what, key,
                                c->devices[d].name);
