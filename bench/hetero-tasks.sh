@@ -1,6 +1,7 @@
-# hetero-tasks.sh - what bench/hetero.sh and bench/hetero_shm.sh share
-# (sourced): the tasks of the planned-strategy benchmarks and the step time
-# of a json log.  Needs $src, $work, $HGPRE and $fm set by the caller.
+# hetero-tasks.sh - what bench/hetero.sh, hetero_shm.sh and pipeline.sh share
+# (sourced): the tasks of the planned-strategy benchmarks, the step time
+# of a json log and the two-worker runs (train, measure).  Needs $src,
+# $work, $HGPRE and $fm set by the caller.
 #   mnist: global batch 128, SGD, dropout 0; bert: the small Transformer
 #   of tests/strategy_mp.sh, global batch 32, Adam, dropout 0; translation:
 #   2+2 layers, d 64, FFN 128, 4 heads, global batch 32, Adam, dropout 0.
@@ -81,4 +82,28 @@ priced_len() {
     [ "$1" = mnist ] && len=1 # no length: the log names none
     [ -n "$len" ] || return 1
     [ "$1" = mnist ] || pargs+=(--seq-len "$len")
+}
+
+# train TAG ARGS...: two workers of one thread on this machine, the second
+# slowed (--rank-slowdown $slowdown); the log in $work/TAG.log, status.
+# Needs $HGTRAIN, targs, $slowdown, $interval and $updates.
+train() {
+    local tag=$1
+    shift
+    "$HGTRAIN" "${targs[@]}" --devices cpu:2 --threads 1 --rank-slowdown "$slowdown" \
+        --log-format json --log-interval "$interval" --validate-interval 0 --no-save \
+        --max-update "$updates" --rebalance-interval 0 --seed 1 "$@" \
+        >"$work/$tag.log" 2>&1 || { tail -n 3 "$work/$tag.log" >&2; return 1; }
+}
+
+# measure TAG ARGS...: train HG_BENCH_REPEAT times, the median step time or
+# "failed" (the mcmc rows plan anew each time: what hgtrain --plan gives)
+measure() {
+    local i t=() tag=$1
+    shift
+    for ((i = 0; i < ${HG_BENCH_REPEAT:-1}; i++)); do
+        train "$tag" "$@" || { echo failed; return 1; }
+        t+=("$(step_time "$work/$tag.log")")
+    done
+    printf '%s\n' "${t[@]}" | median
 }

@@ -70,28 +70,6 @@ echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown
 
 . "$src/bench/hetero-tasks.sh"
 
-# train TAG ARGS...: the two workers; the log in $work/TAG.log, status
-train() {
-    tag=$1
-    shift
-    "$HGTRAIN" "${targs[@]}" --devices cpu:2 --threads 1 --rank-slowdown "$slowdown" \
-        --log-format json --log-interval "$interval" --validate-interval 0 --no-save \
-        --max-update "$updates" --rebalance-interval 0 --seed 1 "$@" \
-        >"$work/$tag.log" 2>&1 || { tail -n 3 "$work/$tag.log" >&2; return 1; }
-}
-
-# measure TAG ARGS...: train HG_BENCH_REPEAT times, the median step time or
-# "failed" (the mcmc rows plan anew each time: what hgtrain --plan gives)
-measure() {
-    local i t=() tag=$1
-    shift
-    for ((i = 0; i < ${HG_BENCH_REPEAT:-1}; i++)); do
-        train "$tag" "$@" || { echo failed; return 1; }
-        t+=("$(step_time "$work/$tag.log")")
-    done
-    printf '%s\n' "${t[@]}" | median
-}
-
 row() { # task strategy simulated-s measured-s|failed
     ratio=$(awk -v a="$4" -v b="$3" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "-" }')
     meas=failed

@@ -67,28 +67,6 @@ echo "commit: $(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown
 
 . "$src/bench/hetero-tasks.sh"
 
-# train TAG ARGS...: the two workers; the log in $work/TAG.log, status
-train() {
-    local tag=$1
-    shift
-    "$HGTRAIN" "${targs[@]}" --devices cpu:2 --threads 1 --rank-slowdown "$slowdown" \
-        --log-format json --log-interval "$interval" --validate-interval 0 --no-save \
-        --max-update "$updates" --rebalance-interval 0 --seed 1 --max-sentences "$batch" "$@" \
-        >"$work/$tag.log" 2>&1 || { tail -n 3 "$work/$tag.log" >&2; return 1; }
-}
-
-# measure TAG ARGS...: train HG_BENCH_REPEAT times, the median step time or
-# "failed"
-measure() {
-    local i t=() tag=$1
-    shift
-    for ((i = 0; i < ${HG_BENCH_REPEAT:-1}; i++)); do
-        train "$tag" "$@" || { echo failed; return 1; }
-        t+=("$(step_time "$work/$tag.log")")
-    done
-    printf '%s\n' "${t[@]}" | median
-}
-
 # the simulated time of a plan table's row ROW in FILE
 sim_of() { awk -v r="$1" '$1 == r && $3 == "s" { print $2; exit }' "$2"; }
 
@@ -125,7 +103,7 @@ for task in $tasks; do
     "$HGPLAN" "${plan[@]}" --cluster "$work/nocap.cfg" --search baselines --groups 8 \
         --baseline MP --out "$work/mp.cfg" >"$work/mp.plan" 2>&1 ||
         { tail -n 3 "$work/mp.plan" >&2; echo "$task: hgplan MP failed"; continue; }
-    if train mp-cap --cluster-file "$work/cap.cfg" --strategy "$work/mp.cfg" 2>/dev/null; then
+    if train mp-cap --max-sentences "$batch" --cluster-file "$work/cap.cfg" --strategy "$work/mp.cfg" 2>/dev/null; then
         echo "$task: MP trained under the cap of $cap"
     else
         echo "$task: MP under the cap: $(grep -m1 -o 'device [^ ]* (rank [0-9]*) would hold.*' "$work/mp-cap.log")"
@@ -136,19 +114,19 @@ for task in $tasks; do
     done
     echo
     printf '%-11s %-9s %-6s %13s %13s %9s\n' task strategy cap "simulated ms" "measured ms" "meas/sim"
-    t_planned=$(measure planned --cluster-file "$work/cap.cfg" --strategy "$work/planned.cfg")
+    t_planned=$(measure planned --max-sentences "$batch" --cluster-file "$work/cap.cfg" --strategy "$work/planned.cfg")
     row "$task" planned "$cap" "${sim_planned:--}" "$t_planned"
     for k in uniform speed; do
         name=PIPE-U
         [ $k = speed ] && name=PIPE-S
         t=failed
         [ -s "$work/pipe-$k.cfg" ] &&
-            t=$(measure "pipe-$k" --cluster-file "$work/cap.cfg" --strategy "$work/pipe-$k.cfg")
+            t=$(measure "pipe-$k" --max-sentences "$batch" --cluster-file "$work/cap.cfg" --strategy "$work/pipe-$k.cfg")
         row "$task" "$name" "$cap" "$(sim_of pipeline "$work/pipe-$k.plan")" "$t"
     done
-    t_mp=$(measure mp --cluster-file "$work/nocap.cfg" --strategy "$work/mp.cfg")
+    t_mp=$(measure mp --max-sentences "$batch" --cluster-file "$work/nocap.cfg" --strategy "$work/mp.cfg")
     row "$task" MP none "$(sim_of MP "$work/mp.plan")" "$t_mp"
-    t_old=$(measure mcmc-old --cluster-file "$work/nocap.cfg" --plan mcmc --plan-budget "$budget" \
+    t_old=$(measure mcmc-old --max-sentences "$batch" --cluster-file "$work/nocap.cfg" --plan mcmc --plan-budget "$budget" \
         --plan-profile "$prof")
     sim_old=$(sed -n 's/.*"message": " *[A-Za-z+-]*  *\([0-9.]*\) s  .*  <- chosen".*/\1/p' \
         "$work/mcmc-old.log" | head -n 1)

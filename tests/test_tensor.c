@@ -17,6 +17,7 @@
 #include "planner/hg_planner.h"
 #include "tasks/hg_task.h"
 #include "tests/hg_test.h"
+#include "tests/task_graphs.h"
 
 static char srcdir[4096] = ".";
 
@@ -478,52 +479,6 @@ static void test_models(void)
         hg_graph_free(g);
     }
     hg_cluster_free(c8);
-}
-
-static void write_dict(const char *path, int n)
-{
-    FILE *f = fopen(path, "w");
-    REQUIRE(f != NULL, "%s", path);
-    for (int i = 0; i < n; i++)
-        fprintf(f, "w%d %d\n", i, 1000 - i);
-    fclose(f);
-}
-
-/* The task's training graph as hgplan --task builds it. */
-static struct hg_graph *task_graph(const char *name, const char *data, int64_t batch,
-                                   int64_t seq)
-{
-    const struct hg_task *t = hg_task_find(name);
-    REQUIRE(t != NULL, "no task %s", name);
-    const char *vals[64] = {NULL};
-    int n = 0;
-    for (; t->options && t->options[n].name; n++) {
-        REQUIRE(n < 64, "options");
-        vals[n] = t->options[n].def;
-        if (strcmp(t->options[n].name, "source-lang") == 0)
-            vals[n] = "de";
-        if (strcmp(t->options[n].name, "target-lang") == 0)
-            vals[n] = "en";
-    }
-    struct hg_task_args a = {.values = vals,
-                             .arch = strcmp(name, "translation") == 0 ? "transformer_tiny" : NULL};
-    void *state = NULL;
-    char err[512] = "";
-    REQUIRE(!t->setup || t->setup(&state, data, &a, err, sizeof(err)) == 0, "%s: %s", name,
-            err);
-    struct hg_graph *g = hg_graph_new();
-    struct hg_task_model m;
-    memset(&m, 0, sizeof(m));
-    REQUIRE(t->build(state, g, batch, seq, 1, &m, err, sizeof(err)) == 0, "%s: %s", name, err);
-    if (t->teardown && state)
-        t->teardown(state);
-    hg_graph_backward(g, m.loss);
-    union hg_attr h = {0};
-    h.adam.beta1 = 0.9f;
-    h.adam.beta2 = 0.999f;
-    h.adam.eps = 1e-8f;
-    hg_graph_optimizer(g, HG_OPTIM_ADAMW, &h);
-    return g;
 }
 
 static void test_tasks(void)
