@@ -10,6 +10,7 @@
  * Exit status: 0 done, 1 runtime error (a file, a build), 2 usage error. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ struct args {
     char *profile_links, *dinit, *dtoken;
     int64_t dworld, drank;
     double dtimeout;
-    char *search, *out, *trace, *strategy, *baseline, *pipeline, *schedule;
+    char *search, *out, *trace, *strategy, *baseline, *pipeline, *schedule, *tensor;
     int64_t micro;
     double budget, margin;
     double beta;
@@ -145,6 +146,12 @@ static const struct hg_opt options[] = {
      .help = "simulate (and --out) a pipeline over every device of --cluster in rank "
              "order, one stage each: equal forward op counts (uniform), forward time "
              "proportional to speed, or random boundaries drawn with --seed (a test aid)"},
+    {.name = "tensor", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(tensor),
+     .choices = "even|speed", .metavar = "T",
+     .help = "simulate (and --out) Megatron-style tensor parallelism on a one-node "
+             "--cluster: every op in one tensor-parallel group over its devices, equal "
+             "shards (even) or shards in proportion to speed; planned only, hgtrain does "
+             "not run it yet"},
     {.name = "no-pipelines", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(no_pipelines),
      .help = "the previous strategy space: no pipeline rows in the plan table, MCMC has "
              "the whole --budget (to compare the two spaces)"},
@@ -602,6 +609,38 @@ out:
     return rc;
 }
 
+/* hgplan --tensor: every op in one tensor-parallel group over the devices
+ * of a one-node cluster (across nodes Megatron replicates the group, which
+ * is not planned yet), shard weights equal or in eighths of the fastest
+ * device's speed (at least 1); NULL with err. */
+static struct hg_strategy *tensor_baseline(const struct hg_pgraph *pg, const char *how,
+                                           char *err, size_t errlen)
+{
+    const struct hg_cluster *c = pg->c;
+    double cap[HG_PLAN_MAXDEV], top = 0;
+    if (c->nnodes > 1) {
+        hg_kerr(err, errlen, "cluster %s has %d nodes: across nodes the tensor-parallel "
+                "group is replicated, which is not planned yet (give a one-node cluster)",
+                c->name, c->nnodes);
+        return NULL;
+    }
+    if (hg_cluster_rank_capacities(c, cap, err, errlen) != 0)
+        return NULL;
+    for (int d = 0; d < c->ndev; d++)
+        top = cap[d] > top ? cap[d] : top;
+    struct hg_strategy *st = hg_strategy_new(pg->nops, pg->ndev, 1);
+    struct hg_gcfg *g = &st->cfg[0];
+    memset(g, 0, sizeof *g);
+    g->mode = HG_MODE_TP;
+    g->agg = HG_AGG_AR;
+    for (int d = 0; d < c->ndev; d++) {
+        long w = strcmp(how, "speed") == 0 && top > 0 ? lround(8 * cap[d] / top) : 1;
+        g->rep[d] = w < 1 ? 1 : (int)w;
+    }
+    g->device = g->ps = 0; /* the lead: the first device of weight > 0 */
+    return st;
+}
+
 /* Baselines, search, strategy file and trace. */
 static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
                            const char *what, const struct args *a)
@@ -631,6 +670,19 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cl
                 pg->ndev, pg->ndev == 1 ? "" : "s");
         hg_plan_print_head(o, c, 0);
         hg_plan_print_row(o, "dp", &br, c, NULL, NULL, 0, a->verbose);
+    } else if (a->tensor) {
+        best = tensor_baseline(pg, a->tensor, err, sizeof(err));
+        if (!best) {
+            fprintf(stderr, "hgplan: --tensor %s: %s\n", a->tensor, err);
+            rc = 1;
+            goto done;
+        }
+        hg_sim_full(sim, best, &br);
+        fprintf(o, "tensor parallelism (%s shards over %d devices; planned only: hgtrain "
+                "does not run it yet):\n", a->tensor, pg->ndev);
+        hg_plan_print_head(o, c, 0);
+        hg_plan_print_row(o, strcmp(a->tensor, "even") == 0 ? "TP-E" : "TP-S", &br, c, NULL,
+                          NULL, 0, a->verbose);
     } else if (a->pipeline) {
         enum hg_pipe_cut cut = strcmp(a->pipeline, "speed") == 0    ? HG_PIPE_SPEED
                                : strcmp(a->pipeline, "random") == 0 ? HG_PIPE_RANDOM
@@ -1528,14 +1580,17 @@ static int check_plan_options(const struct args *a)
         return usage_error("--finetune needs --search gnn or gnn+mcmc");
     if (a->policy_out && !(a->finetune > 0))
         return usage_error("--policy-out needs --finetune");
-    if ((a->search || a->strategy || a->pipeline || a->out || a->trace || a->dp) &&
+    if ((a->search || a->strategy || a->pipeline || a->tensor || a->out || a->trace ||
+         a->dp) &&
         (!a->cluster || (!a->model && !a->task)))
-        return usage_error("--search, --strategy, --pipeline, --dp, --out and --trace need "
-                           "a graph (--model or --task) and --cluster");
-    if ((a->out || a->trace) && !a->search && !a->strategy && !a->pipeline && !a->dp)
-        return usage_error("--out and --trace need --search, --strategy, --pipeline or --dp");
-    if (!!a->search + !!a->strategy + !!a->pipeline + a->dp > 1)
-        return usage_error("give one of --search, --strategy, --pipeline and --dp");
+        return usage_error("--search, --strategy, --pipeline, --tensor, --dp, --out and "
+                           "--trace need a graph (--model or --task) and --cluster");
+    if ((a->out || a->trace) && !a->search && !a->strategy && !a->pipeline && !a->tensor &&
+        !a->dp)
+        return usage_error("--out and --trace need --search, --strategy, --pipeline, "
+                           "--tensor or --dp");
+    if (!!a->search + !!a->strategy + !!a->pipeline + !!a->tensor + a->dp > 1)
+        return usage_error("give one of --search, --strategy, --pipeline, --tensor and --dp");
     if (a->profile_out && !a->task)
         return usage_error("--profile-out needs --task (a graph the executor can run; "
                            "--model graphs hold shapes only)");
@@ -1686,7 +1741,7 @@ static int run_graph(struct cmdline *cl, int argc, char **argv)
         summary(info, g, what, a->batch);
         if (c)
             roofline(info, g, c, a->batch);
-        if (c && (a->search || a->strategy || a->pipeline || a->dp))
+        if (c && (a->search || a->strategy || a->pipeline || a->tensor || a->dp))
             rc = plan_and_report(info, g, c, what, a);
     }
     if (rc == 0 && a->export_graph)

@@ -106,7 +106,7 @@ expect() { # code pattern args...
 }
 expect 2 'need a graph' --model vgg19 --search mcmc
 expect 2 'expected baselines, mcmc, gnn or gnn+mcmc' --model vgg19 --search foo
-expect 2 'need --search, --strategy, --pipeline or --dp' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
+expect 2 'need --search, --strategy, --pipeline, --tensor or --dp' --model vgg19 --cluster "$EX/heterog-8gpu.cfg" --out "$tmp/x.cfg"
 # the search: baselines and MCMC on the 8-GPU testbed, strategy file, trace
 "$HGPLAN" --model vgg19 --batch 64 --cluster "$EX/heterog-8gpu.cfg" --search mcmc --budget 2 \
     --seed 1 --groups 16 --out "$tmp/plan.cfg" --trace "$tmp/trace.json" >"$tmp/out" 2>&1 ||
@@ -132,6 +132,24 @@ grep -q '^chosen: pipeline, because' "$tmp/outp" && grep -q '^simulator: ' "$tmp
     --iters 100 --seed 1 --no-pipelines >"$tmp/outn" 2>&1 || { cat "$tmp/outn"; bad "--no-pipelines"; }
 grep -q '^  \(PIPE-[US]\|pipeline\) ' "$tmp/outn" && { cat "$tmp/outn"; bad "--no-pipelines shows pipelines"; }
 grep -q '^chosen: \(mcmc\|CP-AR\|EV-AR\)' "$tmp/outn" || { cat "$tmp/outn"; bad "--no-pipelines: no choice"; }
+# --tensor: Megatron-style tensor parallelism planned and simulated (not
+# run): one group over a one-node cluster's devices, shards even or by
+# speed (2:1 -> 8:4), its file simulated again to the same time; refused
+# across nodes
+"$HGPLAN" --model transformer --batch 16 --cluster "$EX/shm-2cpu-35mb.cfg" --tensor speed \
+    --out "$tmp/tps.cfg" >"$tmp/outt" 2>&1 || { cat "$tmp/outt"; bad "--tensor speed"; }
+grep -q 'planned only: hgtrain does not run it yet' "$tmp/outt" &&
+    grep -q 'mode = "tp"; shards = (("localhost:0", 8), ("localhost:1", 4)); }' "$tmp/tps.cfg" ||
+    { cat "$tmp/outt" "$tmp/tps.cfg"; bad "--tensor speed: no 8:4 tensor-parallel group"; }
+tt=$(awk '$1 == "TP-S" && $3 == "s" { print $2 }' "$tmp/outt")
+"$HGPLAN" --model transformer --batch 16 --cluster "$EX/shm-2cpu-35mb.cfg" \
+    --strategy "$tmp/tps.cfg" >"$tmp/outt2" 2>&1 || { cat "$tmp/outt2"; bad "--strategy tps.cfg"; }
+[ -n "$tt" ] && [ "$(awk '$1 == "file" && $3 == "s" { print $2 }' "$tmp/outt2")" = "$tt" ] ||
+    { cat "$tmp/outt" "$tmp/outt2"; bad "tps.cfg simulated again: not $tt s"; }
+"$HGPLAN" --model transformer --batch 16 --cluster "$EX/heterog-8gpu.cfg" --tensor even \
+    >"$tmp/outt3" 2>&1 && bad "--tensor across nodes: not refused"
+grep -q 'has 4 nodes: across nodes the tensor-parallel group is replicated, which is not planned yet' \
+    "$tmp/outt3" || { cat "$tmp/outt3"; bad "--tensor across nodes: no reason"; }
 # a slow link between two nodes: every group on one device beats every
 # data-parallel baseline, and the search starts from it
 "$HGPLAN" --task mnist --optimizer sgd --batch 128 --cluster "$EX/netns-2node-100m.cfg" \
