@@ -1,13 +1,43 @@
-/* task_graphs.h - the mnist, bert and translation training graphs as
- * hgplan --task builds them (options at their defaults, translation's
- * transformer_tiny de-en, AdamW), and the dictionaries their setup reads:
- * shared by the planner's unit tests (test_lower, test_tensor).  Needs
- * tests/hg_test.h and tasks/hg_task.h included before it. */
+/* task_graphs.h - what the planner's unit tests (test_lower, test_tensor)
+ * share: the example clusters (srcdir: HG_SRCDIR, set by main), a cluster
+ * parsed from text, a resolved planner graph, and the mnist, bert and
+ * translation training graphs as hgplan --task builds them (options at
+ * their defaults, translation's transformer_tiny de-en, AdamW) with the
+ * dictionaries their setup reads.  Needs planner/hg_planner.h,
+ * tasks/hg_task.h and tests/hg_test.h included before it. */
 #ifndef HG_TEST_TASK_GRAPHS_H
 #define HG_TEST_TASK_GRAPHS_H
 
 #include <stdio.h>
 #include <string.h>
+
+static char srcdir[4096] = ".";
+
+static struct hg_cluster *example(const char *name)
+{
+    char path[4200], err[512] = "";
+    snprintf(path, sizeof(path), "%s/examples/clusters/%s", srcdir, name);
+    struct hg_cluster *c = NULL;
+    REQUIRE(hg_cluster_load(&c, path, err, sizeof(err)) == 0, "%s", err);
+    return c;
+}
+
+static struct hg_cluster *parse(const char *text)
+{
+    char err[512] = "";
+    struct hg_cluster *c = NULL;
+    REQUIRE(hg_cluster_parse(&c, text, "test.cfg", err, sizeof(err)) == 0, "%s", err);
+    return c;
+}
+
+static struct hg_pgraph *pgraph(struct hg_graph *g, const struct hg_cluster *c, int64_t b)
+{
+    char err[512] = "";
+    REQUIRE(hg_graph_resolve(g, NULL, err, sizeof(err)) == 0, "%s", err);
+    struct hg_pgraph *pg = NULL;
+    REQUIRE(hg_pgraph_build(&pg, g, c, "test", b, err, sizeof(err)) == 0, "%s", err);
+    return pg;
+}
 
 /* A dictionary file of n words w0 .. w(n-1), counts descending. */
 static void write_dict(const char *path, int n)

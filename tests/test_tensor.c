@@ -19,34 +19,6 @@
 #include "tests/hg_test.h"
 #include "tests/task_graphs.h"
 
-static char srcdir[4096] = ".";
-
-static struct hg_cluster *example(const char *name)
-{
-    char path[4200], err[512] = "";
-    snprintf(path, sizeof(path), "%s/examples/clusters/%s", srcdir, name);
-    struct hg_cluster *c = NULL;
-    REQUIRE(hg_cluster_load(&c, path, err, sizeof(err)) == 0, "%s", err);
-    return c;
-}
-
-static struct hg_cluster *parse(const char *text)
-{
-    char err[512] = "";
-    struct hg_cluster *c = NULL;
-    REQUIRE(hg_cluster_parse(&c, text, "test.cfg", err, sizeof(err)) == 0, "%s", err);
-    return c;
-}
-
-static struct hg_pgraph *pgraph(struct hg_graph *g, const struct hg_cluster *c, int64_t b)
-{
-    char err[512] = "";
-    REQUIRE(hg_graph_resolve(g, NULL, err, sizeof(err)) == 0, "%s", err);
-    struct hg_pgraph *pg = NULL;
-    REQUIRE(hg_pgraph_build(&pg, g, c, "test", b, err, sizeof(err)) == 0, "%s", err);
-    return pg;
-}
-
 /* Shard sizes by largest remainder, computed apart from hg_tp_split:
  * ranks by (remainder desc, index asc) with a plain selection. */
 static void want_sizes(int64_t len, const int *w, int n, int64_t *size)
