@@ -9,7 +9,9 @@
 #define HG_TEST_TASK_GRAPHS_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char srcdir[4096] = ".";
 
@@ -40,13 +42,36 @@ static struct hg_pgraph *pgraph(struct hg_graph *g, const struct hg_cluster *c, 
 }
 
 /* A dictionary file of n words w0 .. w(n-1), counts descending. */
-static void write_dict(const char *path, int n)
+static void write_dict(const char *dir, const char *name, int n)
 {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
     REQUIRE(f != NULL, "%s", path);
     for (int i = 0; i < n; i++)
         fprintf(f, "w%d %d\n", i, 1000 - i);
     fclose(f);
+}
+
+/* The dictionaries the tasks' setup reads (bert's, translation's de and
+ * en), in dir (a mkdtemp template, filled in); task_dicts_remove undoes
+ * it. */
+static void task_dicts(char *dir)
+{
+    REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
+    write_dict(dir, "dict.txt", 60);
+    write_dict(dir, "dict.de.txt", 50);
+    write_dict(dir, "dict.en.txt", 40);
+}
+
+static void task_dicts_remove(const char *dir)
+{
+    char path[4200];
+    for (const char *f = "dict.txt\0dict.de.txt\0dict.en.txt\0"; *f; f += strlen(f) + 1) {
+        snprintf(path, sizeof(path), "%s/%s", dir, f);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 
 /* The task's training graph as hgplan --task builds it. */

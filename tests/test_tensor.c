@@ -455,14 +455,8 @@ static void test_models(void)
 
 static void test_tasks(void)
 {
-    char dir[] = "/tmp/hg_test_tensor.XXXXXX", path[4200];
-    REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
-    snprintf(path, sizeof(path), "%s/dict.txt", dir);
-    write_dict(path, 60);
-    snprintf(path, sizeof(path), "%s/dict.de.txt", dir);
-    write_dict(path, 50);
-    snprintf(path, sizeof(path), "%s/dict.en.txt", dir);
-    write_dict(path, 40);
+    char dir[] = "/tmp/hg_test_tensor.XXXXXX";
+    task_dicts(dir);
     struct hg_cluster *c8 = example("heterog-8gpu.cfg");
     const char *names[] = {"mnist", "bert", "translation"};
     for (int i = 0; i < 3; i++) {
@@ -474,11 +468,7 @@ static void test_tasks(void)
         hg_graph_free(g);
     }
     hg_cluster_free(c8);
-    for (const char *f = "dict.txt\0dict.de.txt\0dict.en.txt\0"; *f; f += strlen(f) + 1) {
-        snprintf(path, sizeof(path), "%s/%s", dir, f);
-        unlink(path);
-    }
-    rmdir(dir);
+    task_dicts_remove(dir);
 }
 
 int main(void)
