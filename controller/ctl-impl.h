@@ -42,6 +42,7 @@ struct hg_dp; /* dp.c */
 struct hg_psagg; /* psagg.c */
 struct hg_mp; /* mp.c */
 struct hg_hyb; /* hybrid.c */
+struct hg_tpx; /* tp.c */
 
 /* A parallel mode of the train plan: one row per file (dp.c, psagg.c,
  * mp.c, hybrid.c), listed in hg__ctl_modes (mode.c).  build() asks every
@@ -103,12 +104,22 @@ struct hg__mode {
     int (*owner)(const struct hg_ctl *c, int i, int param);
     /* more words for hg_ctl_describe, appended to buf[len] */
     void (*describe)(const struct hg_ctl *c, char *buf, size_t len);
+
+    /* A mode whose train plan holds parameter shards (tensor parallelism)
+     * keeps them whole elsewhere: `whole` gives that graph and executor
+     * (checkpoints; the valid plan's values), which `sync` gathers into;
+     * `init` sets the initial values (after the train plan's own),
+     * `broadcast` rank 0's whole values everywhere, each then cut into
+     * the shards. */
+    void (*whole)(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex);
+    int (*init)(struct hg_ctl *c, uint64_t seed, char *err, size_t errlen);
+    int (*broadcast)(struct hg_ctl *c, char *err, size_t errlen);
 };
 
 enum { HG__MAX_MODES = 8 };
 /* The rows, NULL-terminated. */
 extern const struct hg__mode *const hg__ctl_modes[];
-extern const struct hg__mode hg__mode_split, hg__mode_mp, hg__mode_dp, hg__mode_ps;
+extern const struct hg__mode hg__mode_split, hg__mode_mp, hg__mode_dp, hg__mode_ps, hg__mode_tp;
 
 struct hg_ctl {
     const struct hg_task *task;
@@ -142,6 +153,8 @@ struct hg_ctl {
                                 parallelism the ones it computes) */
     struct hg_mp *mp;        /* model parallelism's transfers (mp.c), or NULL */
     struct hg_hyb *hyb;      /* the strategy's split graph (hybrid.c), or NULL */
+    struct hg_tpx *tp;       /* tensor parallelism's collectives and whole
+                                parameters (tp.c), or NULL */
     int *rc_rank;            /* [train.g's nodes] the strategy's op_rank with
                                 the recomputing copies' ranks (their
                                 originals'), or NULL */

@@ -220,6 +220,9 @@ int hg_ctl_broadcast_params(struct hg_ctl *c, char *err, size_t errlen)
 {
     if (!c->comm)
         return 0;
+    for (int k = 0; k < c->nmode; k++) /* a mode with its parameters elsewhere */
+        if (c->mode[k]->broadcast)
+            return c->mode[k]->broadcast(c, err, errlen);
     size_t np, ns;
     float *p = hg_exec_param_block(c->train.ex, &np); /* [np] */
     float *s = hg_exec_state_block(c->train.ex, &ns); /* [ns] */

@@ -144,6 +144,8 @@ enum hg_ctl_layout {
                         rank reads the whole batch */
     HG_LAYOUT_SPLIT, /* groups that split the batch differently (pieces);
                         every rank reads the whole batch */
+    HG_LAYOUT_TP,    /* every op group tensor parallel over every rank
+                        (tp_*); every rank reads the whole batch */
     HG_LAYOUT_COUNT
 };
 
@@ -241,8 +243,33 @@ struct hg_ctl_strategy {
      * act_bytes). */
     int *recompute;          /* [nrecompute] */
     int nrecompute;
+    /* HG_LAYOUT_TP (controller/tp.c; the lowering's planner/tensor.c).  A
+     * layout is -1 whole on every rank, -2 a whole-shaped partial sum
+     * (made), or as made (read: the input's shape only), a >= 0 each
+     * rank's shard of axis a.  tp_made[t]: tensor t's layout as made, its
+     * shard on rank r [tp_tlo, tp_thi)[t * world + r]; tp_read[v *
+     * HG_MAX_INPUTS + k]: the layout node v reads input k in; a node
+     * splitting an axis computes [tp_lo, tp_hi)[v * world + r] of it
+     * (tp_vocab[v] > 0: an embedding's shard of that vocabulary).  The
+     * collectives that make the reads from what is made, at node `at`
+     * (after it when it makes the tensor, else before it): */
+    int ntensors;
+    int *tp_made;            /* [ntensors] */
+    int64_t *tp_tlo, *tp_thi; /* [ntensors][world] */
+    int *tp_read;            /* [nops][HG_MAX_INPUTS] */
+    int64_t *tp_lo, *tp_hi;  /* [nops][world] */
+    int64_t *tp_vocab;       /* [nops] */
+    int tp_ncoll;
+    struct hg_ctl_tpcoll {
+        int kind;            /* HG_CTL_TP_* */
+        int tensor, at;
+        int from, to;        /* layouts */
+    } *tp_coll;              /* [tp_ncoll] */
     char desc[512];          /* one line for the log */
 };
+/* A tensor-parallel collective: a local slice of a whole tensor, an
+ * all-gather of shards, a reduce-scatter or all-reduce of partial sums. */
+enum { HG_CTL_TP_SLICE, HG_CTL_TP_ALLGATHER, HG_CTL_TP_REDUCE_SCATTER, HG_CTL_TP_ALLREDUCE };
 
 /* Frees s's arrays and zeroes it (NULL: nothing). */
 void hg_ctl_strategy_free(struct hg_ctl_strategy *s);
@@ -398,6 +425,12 @@ int hg_ctl_param_owners(const struct hg_ctl *c, int *owner);
  * parameter and its state from the rank that owns it.  Every rank calls
  * it; a no-op without such parameters. */
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
+/* The graph and executor holding the model's parameters and optimizer
+ * state whole, by the train graph's names (checkpoints save them after
+ * hg_ctl_sync_state and load into them before hg_ctl_broadcast_params):
+ * the train plan's, or under tensor parallelism (its plan holds shards)
+ * a copy of them that rank 0's are cut from. */
+void hg_ctl_state_view(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex);
 /* Parameter and graph summary for the log: parameters, ops, the plan's
  * memory, the BLAS (library and core), ISA and threads; verbose: the
  * plan's activations and the BLAS's whole build line too. */

@@ -15,6 +15,7 @@
 
 const struct hg__mode *const hg__ctl_modes[] = {
     &hg__mode_split, /* hybrid.c: pieces of the batch on their devices */
+    &hg__mode_tp,    /* tp.c: every op on every rank, on its shards */
     &hg__mode_mp,    /* mp.c: every op group whole on one device */
     &hg__mode_dp,    /* dp.c: every op on every rank, gradients all-reduced */
     &hg__mode_ps,    /* psagg.c: the strategy's parameter servers */
@@ -40,5 +41,13 @@ void hg_ctl_strategy_free(struct hg_ctl_strategy *s)
     free(s->param_upd);
     free(s->piece_key);
     free(s->recompute);
+    free(s->tp_made);
+    free(s->tp_tlo);
+    free(s->tp_thi);
+    free(s->tp_read);
+    free(s->tp_lo);
+    free(s->tp_hi);
+    free(s->tp_vocab);
+    free(s->tp_coll);
     memset(s, 0, sizeof *s);
 }

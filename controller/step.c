@@ -306,7 +306,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
         return -1;
     }
     size_t np, npv;
-    hg_exec_param_block(c->train.ex, &np);
+    struct hg_graph *wg = c->train.g;
+    struct hg_exec *wex = c->train.ex;
+    hg_ctl_state_view(c, &wg, &wex); /* the parameters whole */
+    hg_exec_param_block(wex, &np);
     hg_exec_param_block(c->valid.ex, &npv);
     if (np != npv) {
         hg_ctl_free(c);
@@ -341,6 +344,11 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
      * compute time; comm nodes and the validation plan run as they are */
     hg_exec_set_slowdown(c->train.ex, cfg->slowdown);
     hg_graph_init_params(c->train.g, c->train.ex, cfg->seed);
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->init && c->mode[k]->init(c, cfg->seed, err, errlen) != 0) {
+            hg_ctl_free(c);
+            return -1;
+        }
     if (hg_exec_upload(c->train.ex, HG_R_PARAMS, err, errlen) != 0) {
         hg_ctl_free(c);
         return -1;
@@ -534,6 +542,15 @@ int hg_ctl_rank_times(const struct hg_ctl *c, const double **t)
 {
     *t = c->rank_t;
     return c->world;
+}
+
+void hg_ctl_state_view(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex)
+{
+    *g = c->train.g;
+    *ex = c->train.ex;
+    for (int k = 0; k < c->nmode; k++)
+        if (c->mode[k]->whole)
+            c->mode[k]->whole(c, g, ex);
 }
 
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen)

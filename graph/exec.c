@@ -137,7 +137,8 @@ static void comm_range(const struct hg_exec *ex, const struct hg_node_info *nd,
                        size_t *lo, size_t *hi, size_t *cur)
 {
     const struct hg_graph *g = ex->g;
-    int t = nd->n_in == 0 ? nd->out : nd->in[0];
+    /* SEND's input, RECV's and RESHARD's output */
+    int t = nd->n_in == 0 || nd->op == HG_OP_RESHARD ? nd->out : nd->in[0];
     *lo = ex->off[t];
     if (nd->n_in == 2) {
         *hi = ex->off[nd->in[1]] + ex->bytes[nd->in[1]];
@@ -157,6 +158,17 @@ void hg_exec_comm_buf(struct hg_exec *ex, int node, struct hg_exec_buf *b)
     comm_range(ex, nd, &lo, &hi, &b->bytes);
     b->host = ex->mem + lo;
     b->dev = ex->dmem ? ex->dmem + lo : NULL;
+}
+
+void hg_exec_comm_in(struct hg_exec *ex, int node, struct hg_exec_buf *b)
+{
+    HG_CHECK(node >= 0 && node < ex->g->nn);
+    const struct hg_node_info *nd = &ex->g->n[node];
+    HG_CHECK(nd->op == HG_OP_RESHARD);
+    int t = nd->in[0];
+    b->host = ex->mem + ex->off[t];
+    b->dev = ex->dmem ? ex->dmem + ex->off[t] : NULL;
+    b->bytes = (size_t)hg_shape_numel(&ex->g->t[t].info.shape) * hg_dtype_size(HG_F32);
 }
 
 int hg_exec_comm_copy(struct hg_exec *ex, int node, int to_host, char *err, size_t errlen)
@@ -215,6 +227,8 @@ static int plan_comm(struct hg_exec *ex, char *err, size_t errlen)
                           ex->bytes[t] > 0 && ex->off[t] >= lo && ex->off[t] < hi;
         } else {
             mark[nd->n_in == 0 ? nd->out : nd->in[0]] = 1;
+            if (nd->op == HG_OP_RESHARD)
+                mark[nd->out] = 1;
         }
         struct comm_node *c = &ex->cm[ex->ncm];
         *c = (struct comm_node){.pos = i, .ready = -1, .ahead = nd->out < 0,

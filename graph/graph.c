@@ -414,6 +414,29 @@ int hg_graph_recv_like(struct hg_graph *g, int like, const union hg_attr *attr)
     return t;
 }
 
+void hg_graph_narrow(struct hg_graph *g, int t, int axis, int64_t len)
+{
+    HG_CHECK(t >= 0 && t < g->nt);
+    struct hg_tensor_info *ti = &g->t[t].info;
+    HG_CHECK(ti->producer < 0 && axis >= 0 && axis < ti->decl.ndim);
+    HG_CHECK(ti->decl.dim[axis] >= len && len >= 0); /* a constant axis, cut */
+    ti->decl.dim[axis] = len;
+    ti->shape.dim[axis] = len;
+}
+
+void hg_graph_set_input(struct hg_graph *g, int node, int k, int t)
+{
+    HG_CHECK(node >= 0 && node < g->nn && t >= 0 && t < g->nt);
+    HG_CHECK(k >= 0 && k < g->n[node].n_in && g->t[t].info.dtype == g->t[g->n[node].in[k]].info.dtype);
+    g->n[node].in[k] = t;
+}
+
+void hg_graph_set_attr(struct hg_graph *g, int node, const union hg_attr *attr)
+{
+    HG_CHECK(node >= 0 && node < g->nn);
+    g->n[node].attr = *attr;
+}
+
 void hg_graph_rewire(struct hg_graph *g, int node, int from, int to)
 {
     HG_CHECK(node >= 0 && node < g->nn && from >= 0 && from < g->nt && to >= 0 && to < g->nt);

@@ -105,6 +105,14 @@ int hg_graph_comm_span(struct hg_graph *g, enum hg_op op, int first, int last,
  * attr->comm's peer, group and tag are kept, its dtype and dims filled
  * in.  Returns the output. */
 int hg_graph_recv_like(struct hg_graph *g, int like, const union hg_attr *attr);
+/* Tensor parallelism (controller/tp.c): a parameter's, state's or input's
+ * constant axis cut to the len of this rank's shard; the nodes reading it
+ * take their shapes from it at the next resolve. */
+void hg_graph_narrow(struct hg_graph *g, int t, int axis, int64_t len);
+/* Node `node`'s input k becomes t (of its dtype; shapes are checked by
+ * the next resolve), and its attributes attr (an embedding's shard). */
+void hg_graph_set_input(struct hg_graph *g, int node, int k, int t);
+void hg_graph_set_attr(struct hg_graph *g, int node, const union hg_attr *attr);
 /* Node `node` reads `to` wherever it read `from` (a RECV output standing
  * for a tensor of another rank: the same dtype and shape). */
 void hg_graph_rewire(struct hg_graph *g, int node, int from, int to);
@@ -426,7 +434,7 @@ void hg_exec_set_comm_defer(struct hg_exec *ex, int on);
  * the run's end, and f - 1 times the stretch is slept there. */
 void hg_exec_set_slowdown(struct hg_exec *ex, double f);
 int hg_exec_comm_ready(const struct hg_exec *ex, int pos); /* pos: a comm node's */
-/* A comm node's buffer in this plan: SEND's input, RECV's output (at the
+/* A comm node's buffer in this plan: SEND's input, RECV's and RESHARD's output (at the
  * current shapes), the span of ALLREDUCE/PS_*.  host: in the host plan
  * (the mirror on a GPU); dev: on the device, NULL on the CPU. */
 struct hg_exec_buf {
@@ -434,6 +442,8 @@ struct hg_exec_buf {
     size_t bytes;
 };
 void hg_exec_comm_buf(struct hg_exec *ex, int node, struct hg_exec_buf *b);
+/* A RESHARD node's input (its buffer above is the output). */
+void hg_exec_comm_in(struct hg_exec *ex, int node, struct hg_exec_buf *b);
 /* Copies a comm node's buffer device -> host mirror (to_host, waits) or
  * back (queued on the compute stream); no-ops on the CPU.  For a backend
  * that sums host memory under a GPU plan. */

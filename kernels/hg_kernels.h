@@ -64,6 +64,16 @@ union hg_attr {
     struct { float scale, fill, p; int causal, which, self, ids; uint64_t seed; } attn;
     struct { float eps; } ln;
     struct { int ignore_index; float smoothing; } ce;
+    /* EMBEDDING(_BWD) of a vocabulary shard (tensor parallelism): the
+     * table holds rows [row0, row0 + V) of a vocabulary of `vocab` ids;
+     * ids are checked against [0, vocab), those outside the shard look up
+     * zeros and get no gradient.  vocab 0: the whole table (row0 0). */
+    struct { int64_t row0, vocab; } emb;
+    /* RESHARD: a tensor-parallel collective over comm group `group`
+     * (controller/tp.c's callbacks): `kind` says which, the output is the
+     * input with dim[axis] = len (axis -1: the input's shape); tag tells
+     * the group's collectives apart */
+    struct { int group, tag, kind, axis; int64_t len; } reshard;
     struct { float momentum, weight_decay; int nesterov; } sgd;
     /* l2 last, so {b1, b2, eps, wd} still means AdamW: 0 = AdamW (decoupled
      * decay), 1 = Adam (wd * param added to the gradient, torch.optim.Adam) */
@@ -156,6 +166,7 @@ enum hg_op {
     HG_OP_RECV,            /* () -> [comm.dim] of comm.dtype from peer */
     HG_OP_PS_PUSH,         /* (first[, last]): to the PS, summed into its master */
     HG_OP_PS_PULL,         /* (first[, last]) in place: the PS's master copy */
+    HG_OP_RESHARD,         /* (x) -> x in another layout over a group; reshard */
     HG_OP_COUNT
 };
 

@@ -151,6 +151,7 @@ HG_SHAPE_FN(concat); HG_SHAPE_FN(slice); HG_SHAPE_FN(masked_fill);
 HG_SHAPE_FN(attention); HG_SHAPE_FN(attention_bwd);
 HG_SHAPE_FN(reduce); HG_SHAPE_FN(loss); HG_SHAPE_FN(loss_bwd);
 HG_SHAPE_FN(update); HG_SHAPE_FN(comm_span); HG_SHAPE_FN(send); HG_SHAPE_FN(recv);
+HG_SHAPE_FN(reshard);
 
 /* Cost rules (kernels/shapes.c) */
 HG_COST_FN(matmul); HG_COST_FN(matmul_reduce); HG_COST_FN(conv2d);

@@ -80,11 +80,12 @@ const struct hg_op_info hg_op_table[HG_OP_COUNT] = {
     ROW_COMM(HG_OP_RECV, "recv", 0, 0, recv),
     ROW_COMM(HG_OP_PS_PUSH, "ps_push", 2, HG_OPF_NO_OUTPUT | HG_OPF_VARIADIC, comm_span),
     ROW_COMM(HG_OP_PS_PULL, "ps_pull", 2, HG_OPF_NO_OUTPUT | HG_OPF_VARIADIC, comm_span),
+    ROW_COMM(HG_OP_RESHARD, "reshard", 1, 0, reshard),
 };
 
 /* Adding an op: enum entry, a row above, a CPU kernel, a test case; this
  * assert is the reminder that every table indexed by the enum must grow. */
-static_assert(HG_OP_COUNT == 52, "update every table indexed by enum hg_op");
+static_assert(HG_OP_COUNT == 53, "update every table indexed by enum hg_op");
 /* the plug-in ABI (tasks/hg_task.h) passes attributes by pointer: a new
  * member must fit in the union's size */
 static_assert(sizeof(union hg_attr) == 56, "union hg_attr changed size");

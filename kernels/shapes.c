@@ -934,6 +934,24 @@ HG_SHAPE_FN(recv) /* () -> [comm.dim] of comm.dtype */
     return check_comm("recv", attr, err, errlen);
 }
 
+HG_SHAPE_FN(reshard) /* (x) f32 -> x with dim[axis] = len */
+{
+    HG_CHECK(n_in == 1);
+    if (check_f32("reshard", in_dt, 0, err, errlen))
+        return -1;
+    int ax = attr->reshard.axis;
+    if (attr->reshard.group < 0 || ax < -1 || ax >= in[0].ndim ||
+        (ax >= 0 && attr->reshard.len < 0))
+        return hg_kerr(err, errlen, "reshard: group %d, axis %d, len %lld for an input of "
+                       "%d dims", attr->reshard.group, ax, (long long)attr->reshard.len,
+                       in[0].ndim);
+    *out = in[0];
+    if (ax >= 0)
+        out->dim[ax] = attr->reshard.len;
+    *out_dt = HG_F32;
+    return 0;
+}
+
 /* bytes this rank sends or receives once (an algorithm's factor, 2(W-1)/W
  * for a ring AllReduce, is the planner's); no flops */
 HG_COST_FN(comm)

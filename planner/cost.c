@@ -84,9 +84,10 @@ const struct hg_op_eff hg_op_eff_table[HG_OP_COUNT] = {
     E(RECV, 0.5, 0.5),
     E(PS_PUSH, 0.5, 0.5),
     E(PS_PULL, 0.5, 0.5),
+    E(RESHARD, 0.5, 0.5),
 };
 #undef E
-_Static_assert(HG_OP_COUNT == 52, "a new op needs a row in hg_op_eff_table");
+_Static_assert(HG_OP_COUNT == 53, "a new op needs a row in hg_op_eff_table");
 
 double hg_cost_op_time(const struct hg_pdevice *d, enum hg_op op,
                        const struct hg_cost *cost)

@@ -35,6 +35,7 @@ static const unsigned char op_kind[HG_OP_COUNT] = {
     [HG_OP_SGD_STEP] = K_UPDATE, [HG_OP_ADAMW_STEP] = K_UPDATE,
     [HG_OP_ADADELTA_STEP] = K_UPDATE, [HG_OP_ALLREDUCE] = K_OTHER, [HG_OP_SEND] = K_OTHER,
     [HG_OP_RECV] = K_OTHER, [HG_OP_PS_PUSH] = K_OTHER, [HG_OP_PS_PULL] = K_OTHER,
+    [HG_OP_RESHARD] = K_OTHER,
 };
 _Static_assert(HG_POLICY_FG == 13 + K_COUNT + 4,
                "group features: 13 scalars, the histogram, the reference's action");

@@ -96,7 +96,8 @@ equiv() {
         echo "parameters not compared: the sanitizer build runs the reference once" >"$tmp/cmp"
         return 0
     fi
-    "$CMP" --spread "$tmp/$er.alt/checkpoint_last.h5" "$tmp/$eg/checkpoint_last.h5" \
+    # shellcheck disable=SC2086
+    "$CMP" --spread "$tmp/$er.alt/checkpoint_last.h5" ${EQUIV_ARGS:-} "$tmp/$eg/checkpoint_last.h5" \
         "$tmp/$er/checkpoint_last.h5" "$@" >"$tmp/cmp" 2>&1
     erc=$?
     sed "s|^|$eg vs $er: |" "$tmp/cmp" >>"$tmp/equiv.all"

@@ -1445,7 +1445,7 @@ static const ref_fn refs[HG_OP_COUNT] = {
 };
 /* the comm ops (HG_OPF_COMM) have no kernel and no reference: their shape
  * and cost rules are tested in test_graph.c with the executor's callbacks */
-_Static_assert(HG_OP_COUNT == 52, "a new op needs a reference and test cases here");
+_Static_assert(HG_OP_COUNT == 53, "a new op needs a reference and test cases here");
 
 #ifndef HG_TEST_NO_GRAPH
 /* Forward ops whose gradient the graph must produce (GRAD coverage). */

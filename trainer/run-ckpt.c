@@ -60,16 +60,18 @@ int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *e
         .options = r->opts_text,
         .strategy = r->plan_text,
     };
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    hg_ctl_state_view(r->ctl, &g, &ex);
     if (!r->o.save_sharded)
-        return hg_ckpt_save(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m, err,
-                            errlen);
+        return hg_ckpt_save(path, g, ex, &m, err, errlen);
     /* every rank writes the parameters it owns, rank 0 the index */
-    int np = hg_graph_n_params(hg_ctl_graph(r->ctl));
+    int np = hg_graph_n_params(g);
     int *owner = malloc((size_t)(np > 0 ? np : 1) * sizeof(int)); /* [np] */
     if (!owner)
         return hg_kerr(err, errlen, "out of memory");
     hg_ctl_param_owners(r->ctl, owner);
-    int rc = hg_ckpt_save_sharded(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl), &m,
+    int rc = hg_ckpt_save_sharded(path, g, ex, &m,
                                   r->comm, owner, err, errlen);
     free(owner);
     return rc;

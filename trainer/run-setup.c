@@ -408,7 +408,10 @@ static int load_checkpoint(struct hg__run *r, const char *path, int64_t *first_s
 {
     const struct hg_opts *o = &r->o;
     struct hg_ckpt_meta m;
-    if (hg_ckpt_load(path, hg_ctl_graph(r->ctl), hg_ctl_exec(r->ctl),
+    struct hg_graph *g;
+    struct hg_exec *ex;
+    hg_ctl_state_view(r->ctl, &g, &ex);
+    if (hg_ckpt_load(path, g, ex,
                      o->reset_optimizer, &m, err, errlen) != 0) {
         hg_ckpt_meta_free(&m);
         hg__run_other_task(r, path, err, errlen);

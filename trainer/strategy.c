@@ -118,6 +118,131 @@ static int mp_transfers(struct hg_ctl_strategy *out, const struct hg_lowered *lw
 }
 
 /* All groups model parallel (1), none (0), or a mix (2). */
+/* A tensor-parallel layout in the contract's numbers (hg_ctl_strategy). */
+static int tp_lay(struct hg_tplayout l, int read)
+{
+    return l.kind == HG_TPL_SPLIT ? l.axis
+           : l.kind == HG_TPL_FULL ? -1
+           : l.kind == HG_TPL_PARTIAL && !read ? -2
+           : l.kind == HG_TPL_ANY && read ? -2 : -3;
+}
+
+/* [lo, hi) of an axis of len on every rank: the set's shards
+ * (hg_tp_split), into lo[world], hi[world]. */
+static void tp_bounds(const struct hg_tpset *set, int64_t len, int64_t *lo, int64_t *hi)
+{
+    int64_t b = 0;
+    hg_tp_split(len, set->w, set->n, hi); /* the sizes first */
+    for (int r = 0; r < set->n; r++) {
+        lo[r] = b;
+        hi[r] = b += hi[r];
+    }
+}
+
+/* Every group tensor parallel over every rank: the lowering's layouts,
+ * shards and collectives (planner/tensor.c) as the executor's
+ * (controller/tp.c).  What it cannot run yet is refused by name. */
+static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered *lw,
+                           const struct hg_graph *g, const char *path, int world, char *err,
+                           size_t errlen)
+{
+    const struct hg_tp *tp = lw->tp;
+    const struct hg_pgraph *pg = lw->pg;
+    size_t T = (size_t)pg->ntensors, N = (size_t)lw->nops, W = (size_t)world;
+    for (int k = 0; k < tp->nset; k++)
+        if (tp->set[k].n != world)
+            return hg_kerr(err, errlen, "--strategy %s: group %d is tensor parallel over %d "
+                           "of the %d devices: hgtrain runs tensor parallelism over every "
+                           "device only so far", path, tp->set[k].group, tp->set[k].n, world);
+    for (int v = 0; v < lw->nops; v++) {
+        const struct hg_tpop *o = &tp->op[v];
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        if (o->set < 0)
+            return hg_kerr(err, errlen, "--strategy %s: op %d is in group %d, which is not "
+                           "tensor parallel: hgtrain runs a strategy whose every group is "
+                           "tensor parallel only so far", path, v, lw->ops[v].group);
+        if (o->mode != HG_TPM_REPL &&
+            (nd->op == HG_OP_DROPOUT ||
+             ((nd->op == HG_OP_ATTENTION || nd->op == HG_OP_ATTENTION_BWD) && nd->attr.attn.p > 0)))
+            return hg_kerr(err, errlen, "--strategy %s: op %d (%s) splits its dropout masks' "
+                           "axis: not run yet (train with --dropout 0)", path, v,
+                           hg_op_table[nd->op].name);
+    }
+    out->ntensors = pg->ntensors;
+    out->tp_made = malloc((T + 1) * sizeof(int));
+    out->tp_tlo = calloc(T * W + 1, sizeof(int64_t));
+    out->tp_thi = calloc(T * W + 1, sizeof(int64_t));
+    out->tp_read = malloc((N * HG_MAX_INPUTS + 1) * sizeof(int));
+    out->tp_lo = calloc(N * W + 1, sizeof(int64_t));
+    out->tp_hi = calloc(N * W + 1, sizeof(int64_t));
+    out->tp_vocab = calloc(N + 1, sizeof(int64_t));
+    out->tp_coll = calloc((size_t)tp->ncoll + 1, sizeof(*out->tp_coll));
+    if (!out->tp_made || !out->tp_tlo || !out->tp_thi || !out->tp_read || !out->tp_lo ||
+        !out->tp_hi || !out->tp_vocab || !out->tp_coll)
+        return hg_kerr(err, errlen, "out of memory");
+    for (size_t t = 0; t < T; t++) {
+        struct hg_tplayout l = tp->tset[t] >= 0 ? tp->tlay[t] : (struct hg_tplayout){HG_TPL_FULL, -1};
+        out->tp_made[t] = tp_lay(l, 0);
+        if (out->tp_made[t] == -3)
+            return hg_kerr(err, errlen, "--strategy %s: tensor %zu is made %s: not run yet",
+                           path, t, hg_tpl_kind_name(l.kind));
+        if (l.kind == HG_TPL_SPLIT) {
+            if (pg->shape[t].dim[l.axis] != hg_graph_tensor(g, (int)t)->decl.dim[l.axis])
+                return hg_kerr(err, errlen, "--strategy %s: tensor %zu is split on axis %d, "
+                               "which varies with the batch: not run yet", path, t, l.axis);
+            tp_bounds(&tp->set[tp->tset[t]], pg->shape[t].dim[l.axis], out->tp_tlo + t * W,
+                      out->tp_thi + t * W);
+        }
+    }
+    for (int v = 0; v < lw->nops; v++) {
+        const struct hg_tpop *o = &tp->op[v];
+        for (int k = 0; k < HG_MAX_INPUTS; k++) {
+            int r = k < pg->ops[v].nin ? tp_lay(o->in[k], 1) : -2;
+            if (r == -3)
+                return hg_kerr(err, errlen, "--strategy %s: op %d reads input %d %s: not "
+                               "run yet", path, v, k, hg_tpl_kind_name(o->in[k].kind));
+            out->tp_read[(size_t)v * HG_MAX_INPUTS + (size_t)k] = r;
+        }
+        for (int i = 0; o->mode != HG_TPM_REPL && i < o->nshard; i++) {
+            out->tp_lo[(size_t)v * W + (size_t)o->shard[i].dev] = o->shard[i].begin;
+            out->tp_hi[(size_t)v * W + (size_t)o->shard[i].dev] = o->shard[i].end;
+        }
+        if (o->mode == HG_TPM_VOCAB)
+            out->tp_vocab[v] = o->len;
+    }
+    for (int i = 0; i < tp->ncoll; i++) {
+        const struct hg_tpcoll *c = &tp->coll[i];
+        static const int kind[] = {
+            [HG_TPC_SLICE] = HG_CTL_TP_SLICE, [HG_TPC_ALLGATHER] = HG_CTL_TP_ALLGATHER,
+            [HG_TPC_REDUCE_SCATTER] = HG_CTL_TP_REDUCE_SCATTER,
+            [HG_TPC_ALLREDUCE] = HG_CTL_TP_ALLREDUCE, [HG_TPC_BCAST] = -1};
+        if (kind[c->kind] < 0)
+            return hg_kerr(err, errlen, "--strategy %s: a %s of tensor %d: not run yet", path,
+                           hg_tpc_kind_name(c->kind), c->tensor);
+        out->tp_coll[i] = (struct hg_ctl_tpcoll){kind[c->kind], c->tensor, c->at,
+                                                 tp_lay(c->from, 0), tp_lay(c->to, 1)};
+    }
+    out->tp_ncoll = tp->ncoll;
+    out->kind = HG_LAYOUT_TP;
+    out->world = world;
+    out->nops = lw->nops;
+    out->nparams = pg->nparams;
+    for (int d = 0; d < world; d++)
+        out->rank_sent[d] = lw->batch;
+    int split = 0;
+    for (int v = 0; v < lw->nops; v++)
+        split += tp->op[v].mode != HG_TPM_REPL;
+    int n = snprintf(out->desc, sizeof out->desc, "| strategy %s: tensor parallel over %d "
+                     "ranks, shard weights", path, world);
+    for (int d = 0; d < world && n > 0 && n < (int)sizeof out->desc - 24; d++)
+        n += snprintf(out->desc + n, sizeof out->desc - (size_t)n, "%s%d", d ? "," : " ",
+                      tp->set[0].w[d]);
+    if (n > 0 && n < (int)sizeof out->desc)
+        snprintf(out->desc + n, sizeof out->desc - (size_t)n, "; %d of %d ops split, %d "
+                 "collectives; the whole batch on every rank\n", split, lw->nops, tp->ncoll);
+    return 0;
+}
+
 static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st)
 {
     int k0 = lw->ops[0].group, mp = st->cfg[k0].mode == HG_MODE_MP;
@@ -387,13 +512,6 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
         hg_kerr(err, errlen, "--strategy %s: %s", path, e);
         goto done;
     }
-    for (int k = 0; k < st->ngroups; k++)
-        if (st->cfg[k].mode == HG_MODE_TP) {
-            hg_kerr(err, errlen, "--strategy %s: group %d is tensor parallel: tensor "
-                    "parallelism is planned and simulated (hgplan) but hgtrain does not run "
-                    "it yet", path, k);
-            goto done;
-        }
     lw = hg_lower_new(pg);
     ref = malloc((size_t)c->ndev * 2 * sizeof *ref);   /* [ndev][2] */
     rows = malloc((size_t)c->ndev * 2 * sizeof *rows); /* [ndev][2] */
@@ -409,6 +527,11 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
     }
     if (fits(path, cluster_file, g, pg, st, err, errlen) != 0)
         goto done;
+    if (lw->tp) { /* (the lowering refuses a TP group that recomputes) */
+        if (tensor_parallel(out, lw, g, path, world, err, errlen) == 0)
+            rc = 0;
+        goto done;
+    }
     int mp = all_mp(lw, st);
     if (planned_order(out, lw, g, err, errlen) != 0 || recomputed(out, lw, err, errlen) != 0)
         goto done;

@@ -1,5 +1,7 @@
 /* embedding.cu - EMBEDDING and EMBEDDING_BWD.
  *
+ * A vocabulary shard (attr emb) looks up the ids in its rows and zeros
+ * for the others, and sums the gradient of its rows only.
  * Bad ids (outside [0,V)) are found by one block that reports the lowest
  * position, the one the CPU names (hg_cu_fail, HG_CUERR_ID); the forward
  * writes zeros for their rows, the backward skips them.
@@ -46,10 +48,10 @@ static int check_ids(const struct hg_kargs *a, const int32_t *ids, long long n,
 
 /* out[i, :] = w[ids[i], :], zeros for a bad id */
 __global__ static void embedding_k(const float *w, const int32_t *ids, float *out,
-                                   long long n, long long v, long long d)
+                                   long long n, long long v, long long d, long long row0)
 {
     HG_CU_FOR(k, n * d) {
-        const long long i = k / d, id = ids[i];
+        const long long i = k / d, id = ids[i] - row0;
         out[k] = id >= 0 && id < v ? w[id * d + k % d] : 0.0f;
     }
 }
@@ -58,7 +60,7 @@ __global__ static void embedding_k(const float *w, const int32_t *ids, float *ou
  * columns of its warps, EB_COLS each from y * EB_WARPS * EB_COLS. */
 __global__ static void embedding_bwd_k(const int32_t *ids, const float *dy, float *dw,
                                        long long n, long long v, long long d,
-                                       long long vr)
+                                       long long vr, int row0)
 {
     const int lane = threadIdx.x & 31;
     const long long c0 =
@@ -82,7 +84,7 @@ __global__ static void embedding_bwd_k(const int32_t *ids, const float *dy, floa
 #pragma unroll
         for (int u = 0; u < EB_IDS; u++) {
             const long long i = base + 32 * u + lane;
-            wid[32 * u + lane] = i < n ? ids[i] : -1;
+            wid[32 * u + lane] = i < n ? ids[i] - row0 : -1; /* shard rows */
         }
         __syncwarp();
         for (int u = 0; u < EB_IDS; u++) {
@@ -136,22 +138,36 @@ __global__ static void embedding_bwd_k(const int32_t *ids, const float *dy, floa
                 dw[cur * d + c0 + 32 * q] = acc[q];
 }
 
-/* (w[V,D], ids[...] i32) -> out[...,D] */
+/* A vocabulary shard (attr emb): ids are checked against the whole
+ * vocabulary and shifted by the shard's first row; *v the vocabulary. */
+static long long shard_row0(const union hg_attr *at, long long *v)
+{
+    if (at->emb.vocab <= 0)
+        return 0;
+    HG_CHECK(at->emb.row0 >= 0 && at->emb.row0 + *v <= at->emb.vocab &&
+             at->emb.vocab <= INT_MAX);
+    *v = at->emb.vocab;
+    return at->emb.row0;
+}
+
+/* (w[V,D], ids[...] i32) -> out[...,D]; a shard's rows past it are zeros */
 extern "C" HG_CUDA_FN(embedding)
 {
     const struct hg_tview *tw = &a->in[0], *tid = &a->in[1];
     HG_CHECK(a->n_in == 2 && tw->dtype == HG_F32 && tid->dtype == HG_I32);
     HG_CHECK(tw->shape.ndim == 2);
-    const long long v = tw->shape.dim[0], d = tw->shape.dim[1];
+    long long v = tw->shape.dim[0];
+    const long long d = tw->shape.dim[1];
     const long long n = hg_shape_numel(&tid->shape);
     const int32_t *ids = (const int32_t *)tid->data; /* [n] */
     HG_CHECK(hg_shape_numel(&a->out->shape) == n * d);
+    const long long rows = v, row0 = shard_row0(a->attr, &v);
     if (check_ids(a, ids, n, v, HG_OP_EMBEDDING))
         return -1;
     if (n * d == 0)
         return 0;
     embedding_k<<<hg_cu_blocks(a, n * d), HG_CU_THREADS, 0, hg_cu(a)->stream>>>(
-        (const float *)tw->data, ids, (float *)a->out->data, n, v, d);
+        (const float *)tw->data, ids, (float *)a->out->data, n, rows, d, row0);
     HG_CU_LAUNCHED(a);
     return 0;
 }
@@ -162,12 +178,15 @@ extern "C" HG_CUDA_FN(embedding_bwd)
     const struct hg_tview *tid = &a->in[0], *tdy = &a->in[1];
     HG_CHECK(a->n_in == 3 && tid->dtype == HG_I32 && tdy->dtype == HG_F32);
     HG_CHECK(a->out->shape.ndim == 2);
-    const long long v = a->out->shape.dim[0], d = a->out->shape.dim[1];
+    long long v = a->out->shape.dim[0];
+    const long long d = a->out->shape.dim[1];
     const long long n = hg_shape_numel(&tid->shape);
     const int32_t *ids = (const int32_t *)tid->data; /* [n] */
     HG_CHECK(hg_shape_numel(&tdy->shape) == n * d);
+    const long long rows = v, row0 = shard_row0(a->attr, &v);
     if (check_ids(a, ids, n, v, HG_OP_EMBEDDING_BWD))
         return -1;
+    v = rows;
     if (v * d == 0)
         return 0;
     /* about 4 blocks per SM over (vocabulary ranges) x (column slabs) */
@@ -182,7 +201,7 @@ extern "C" HG_CUDA_FN(embedding_bwd)
     HG_CHECK(slabs <= 65535 && ranges <= 0x7fffffffLL);
     const dim3 grid((unsigned)ranges, (unsigned)slabs);
     embedding_bwd_k<<<grid, 32 * EB_WARPS, 0, hg_cu(a)->stream>>>(
-        ids, (const float *)tdy->data, (float *)a->out->data, n, v, d, vr);
+        ids, (const float *)tdy->data, (float *)a->out->data, n, v, d, vr, (int)row0);
     HG_CU_LAUNCHED(a);
     return 0;
 }

@@ -1,0 +1,92 @@
+#!/bin/sh
+# Integration test: hgtrain --strategy runs tensor parallelism (a strategy
+# whose every group is `mode = "tp"` over every device with shard weights;
+# planner/tensor.c lowers it, controller/tp.c runs it) on forked CPU
+# workers, against 1 rank on the same global batches: the losses at every
+# update, then parameters and optimizer state within the reordering's
+# spread (equiv, tests/mnist-common.sh):
+#  - mnist (convolutions and FC split; SGD with momentum, a batch of 96)
+#    on 2 ranks with speed (2:1) and even shards, on 3 ranks (2:1:1), and
+#    --update-freq 2 on 2 ranks;
+#  - a resume: 3 updates, a checkpoint (parameters whole, by the graph's
+#    names), 3 more on 2 ranks, bitwise equal to the straight run;
+#    the checkpoint loads on 1 rank (TP -> one rank);
+#  - the small BERT and Transformer (attention heads, FFN and embeddings
+#    split; Adam) on 2 and 3 ranks with uneven shards.
+set -u
+. "${HG_SRCDIR:-.}/tests/strategy-common.sh"
+M="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd"
+tp() { # cluster even|speed out task-args... (hgplan --tensor)
+    c=$1 k=$2 o=$3
+    shift 3
+    "$HGPLAN" "$@" --cluster "$tmp/$c.cfg" --tensor "$k" --out "$tmp/$o" >"$tmp/plan.log" 2>&1 ||
+        { cat "$tmp/plan.log"; bad "hgplan --tensor $k"; return 1; }
+    grep -q 'mode = "tp"; shards = ' "$tmp/$o" || { cat "$tmp/$o"; bad "$o: no tp group"; }
+}
+is_tp() { # name ranks
+    grep -q "strategy .*: tensor parallel over $2 ranks, shard weights" "$tmp/$1.log" ||
+        { head -n 3 "$tmp/$1.log"; bad "$1: no 'tensor parallel' line"; }
+}
+
+# tensor parallelism splits the reduction axis of row-parallel ops (and a
+# convolution's input channels) across ranks: each dot product is summed
+# in pieces, a reordering the spread run (the batch summed in another
+# order) does not make, so the checks allow 4 times the usual factor
+EQUIV_ARGS="--factor 32"
+twice run ref --batch-size 96 --max-update "$K" >"$tmp/ref.log" 2>&1 ||
+    { cat "$tmp/ref.log"; bad "1 rank"; }
+for x in "s2 c2 2 speed" "e2 c2 2 even" "s3 c3 3 speed"; do
+    set -- $x
+    name=$1 c=$2 n=$3 k=$4
+    tp "$c" "$k" "$name.cfg" $M || continue
+    run "$name" --devices cpu:$n --batch-size 96 --max-update "$K" --cluster-file "$tmp/$c.cfg" \
+        --strategy "$tmp/$name.cfg" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+    is_tp "$name" "$n"
+    check "$name" ref
+done
+
+# --update-freq 2: the gathered gradients carried over the micro-batches
+twice run refu --batch-size 96 --max-update "$K" --update-freq 2 >"$tmp/refu.log" 2>&1 ||
+    { cat "$tmp/refu.log"; bad "1 rank, update-freq 2"; }
+run uf-s2 --devices cpu:2 --batch-size 96 --max-update "$K" --update-freq 2 \
+    --cluster-file "$tmp/c2.cfg" --strategy "$tmp/s2.cfg" >"$tmp/uf-s2.log" 2>&1 &&
+    check uf-s2 refu || { cat "$tmp/uf-s2.log"; bad "uf-s2"; }
+
+# a resume halfway: the checkpoint holds every parameter whole
+H=$((K / 2))
+S2="--devices cpu:2 --batch-size 96 --cluster-file $tmp/c2.cfg --strategy $tmp/s2.cfg"
+run half $S2 --max-update "$H" >"$tmp/half1.log" 2>&1 &&
+    run half $S2 --max-update "$K" >"$tmp/half2.log" 2>&1 ||
+    { cat "$tmp/half1.log" "$tmp/half2.log"; bad "the resumed tensor-parallel run"; }
+grep -q "loaded .* $H updates" "$tmp/half2.log" || bad "the resume did not load update $H"
+"$CMP" "$tmp/s2/checkpoint_last.h5" "$tmp/half/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 &&
+    echo "ok: resumed at update $H: bitwise the straight run" ||
+    { cat "$tmp/cmp"; bad "the resumed run differs from the straight one"; }
+# ... and on one rank (tensor parallel -> 1 rank): update H + 1 from it
+mkdir -p "$tmp/one" && cp "$tmp/s2/checkpoint_last.h5" "$tmp/one/" &&
+    run one --batch-size 96 --max-update $((K + 1)) >"$tmp/one.log" 2>&1 &&
+    grep -q "loaded .* $K updates" "$tmp/one.log" &&
+    echo "ok: the tensor-parallel checkpoint resumes on 1 rank" ||
+    { cat "$tmp/one.log"; bad "the checkpoint on 1 rank"; }
+
+# the small BERT (attention heads, FFN, the embeddings' vocabulary; Adam)
+lm_data
+BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
+twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
+mt_data
+TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
+twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
+for x in "b-s2 runb bref c2 2 speed" "b-s3 runb bref c3 3 speed" "t-s2 runt tref c2 2 speed" \
+    "t-e3 runt tref c3 3 even"; do
+    set -- $x
+    name=$1 r=$2 ref=$3 c=$4 n=$5 k=$6
+    case $r in runb) A=$BM ;; *) A=$TM ;; esac
+    tp "$c" "$k" "$name.cfg" $A || continue
+    "$r" "$name" --devices cpu:$n --cluster-file "$tmp/$c.cfg" --strategy "$tmp/$name.cfg" \
+        >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; bad "$name exited non-zero"; continue; }
+    is_tp "$name" "$n"
+    check "$name" "$ref"
+done
+equiv_summary
+exit $fail
