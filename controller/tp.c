@@ -163,6 +163,34 @@ static int shape_ref(struct hg_tpx *x, const struct hg_ctl_strategy *s, int v, i
     return 0;
 }
 
+/* -1 naming a node whose split axis varies with the batch (a sequence's
+ * length: its shards would move from batch to batch): the graph resolved
+ * at one less than every symbol's maximum shows which axes vary. */
+static int symbolic(const struct hg_ctl_strategy *s, struct hg_graph *g, char *err,
+                    size_t errlen)
+{
+    int64_t sym[HG_MAX_SYMS];
+    char e[256];
+    int rc = 0, W = s->world;
+    for (int k = 0; k < hg_graph_n_syms(g); k++) {
+        int64_t m = hg_graph_sym_max(g, k);
+        sym[k] = m > 1 ? m - 1 : 1;
+    }
+    if (hg_graph_n_syms(g) == 0 || hg_graph_resolve(g, sym, e, sizeof e) != 0)
+        return 0;
+    for (int v = 0; v < s->nops && rc == 0; v++) {
+        int out = hg_graph_node(g, v)->out, a = out >= 0 ? s->tp_made[out] : -1;
+        int64_t len = s->tp_hi[(size_t)v * (size_t)W + (size_t)W - 1];
+        if (a >= 0 && len > 0 && hg_graph_tensor(g, out)->shape.dim[a] != len)
+            rc = hg_kerr(err, errlen, "node %d (%s) splits axis %d, which varies with the "
+                         "batch (a length): not run yet", v,
+                         hg_op_table[hg_graph_node(g, v)->op].name, a);
+    }
+    if (hg_graph_resolve(g, NULL, e, sizeof e) != 0 && rc == 0)
+        rc = hg_kerr(err, errlen, "%s", e);
+    return rc;
+}
+
 /* After the optimizer: the train graph cut to this rank's shards. */
 static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
 {
@@ -172,6 +200,8 @@ static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
         return hg_kerr(err, errlen, "the train graph has %d nodes and %d tensors, the "
                        "strategy %d and %d", hg_graph_n_nodes(g), hg_graph_n_tensors(g),
                        s->nops, s->ntensors);
+    if (symbolic(s, g, err, errlen) != 0)
+        return -1;
     for (int t = 0; t < s->ntensors; t++) {
         int a = s->tp_made[t];
         if (a >= 0 && hg_graph_tensor(g, t)->producer < 0)

