@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <dirent.h>
+#include <errno.h>
 #include <glob.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -546,6 +547,29 @@ void hg_dataset_close(struct hg_dataset *ds)
     free(ds->bucket);
     pthread_mutex_destroy(&ds->mu);
     free(ds);
+}
+
+/* hgtrain's splits and hgplan's longest sample look their shards up here. */
+int hg_dataset_split_spec(const char *data, const char *split, char *out,
+                          size_t len, char *err, size_t errlen)
+{
+    struct stat st;
+    snprintf(out, len, "%s/%s", data, split);
+    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    snprintf(out, len, "%s/%s-*.h5", data, split);
+    glob_t gl;
+    int found = glob(out, 0, NULL, &gl) == 0 && gl.gl_pathc > 0;
+    globfree(&gl);
+    if (found)
+        return 0;
+    if (stat(data, &st) != 0)
+        return hg_kerr(err, errlen, "--data %s: %s (prepare data with hgpreprocess; "
+                       "for the default job: hgpreprocess images --fashion-mnist "
+                       "/usr/share/datasets/fashion-mnist --out %s)",
+                       data, strerror(errno), data);
+    return hg_kerr(err, errlen, "--data %s: no split '%s' (looked for %s/%s/ and %s/%s-*.h5)",
+                   data, split, data, split, data, split);
 }
 
 int hg_dataset_open(struct hg_dataset **out, const char *spec,

@@ -55,6 +55,11 @@ int hg_dataset_open(struct hg_dataset **out, const char *spec,
                     const struct hg_field *fields, int nfields,
                     size_t cache_bytes, char *err, size_t errlen);
 void hg_dataset_close(struct hg_dataset *ds);
+/* The spec of split's shards under data (hgpreprocess's layouts):
+ * data/split/ (translation, lm) or data/split-*.h5 (images); -1 with err
+ * naming what was looked for. */
+int hg_dataset_split_spec(const char *data, const char *split, char *out, size_t len,
+                          char *err, size_t errlen);
 int64_t hg_dataset_size(const struct hg_dataset *ds);
 int hg_dataset_nshards(const struct hg_dataset *ds);
 const char *hg_dataset_shard_path(const struct hg_dataset *ds, int shard);

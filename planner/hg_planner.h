@@ -423,7 +423,9 @@ struct hg_pin {
     int op;               /* producer op, -1: an input/param/state/const */
     int tensor;
     int batch;            /* the tensor has a batch axis */
-    int64_t bytes;        /* whole tensor */
+    int64_t bytes;        /* whole tensor (transfers) */
+    int64_t mem;          /* whole tensor at the memory graph's shapes (the
+                           * simulator's memory; hg_pgraph_memory_from) */
 };
 
 struct hg_pop {
@@ -434,7 +436,8 @@ struct hg_pop {
     struct hg_pin in[HG_MAX_INPUTS];
     int out;              /* output tensor, -1 (update ops) */
     int out_batch, out_grad; /* output has a batch axis / is a param's gradient */
-    int64_t out_bytes;
+    int64_t out_bytes;    /* transfers and aggregations */
+    int64_t out_mem;      /* out_bytes at the memory graph's shapes */
     int *cons, ncons;     /* distinct consumer ops */
     int *params, nparams; /* param tensors it needs resident (reads or updates) */
     int *preaders, npreaders; /* an update op: the ops (not updates) reading the
@@ -453,7 +456,7 @@ struct hg_pgraph {
     int nops, ndev, ntensors;
     struct hg_pop *ops;   /* [nops] */
     int64_t *pstatic;     /* [ntensors]: param + grad + optimizer state bytes
-                           * for a param tensor, else 0 */
+                           * for a param tensor, else 0 (the memory graph's) */
     int64_t input_bytes;  /* all INPUT tensors (split like the batch) */
     int nparams;
     int *param;           /* [nparams] param tensors, in the graph's order */
@@ -473,6 +476,13 @@ int hg_pgraph_build(struct hg_pgraph **pg, const struct hg_graph *g,
                     const struct hg_cluster *c, const char *model, int64_t batch,
                     char *err, size_t errlen);
 void hg_pgraph_free(struct hg_pgraph *pg);
+/* Memory priced on gm, the same training graph built for longer samples
+ * (the longest the run can see), while transfers and (hg_pprice_build)
+ * compute stay priced on pg's own graph: every op's out_mem and in[].mem
+ * and pstatic from gm's shapes.  Until it is called they are the graph's
+ * own.  -1 with err when gm's ops or tensors are not pg's. */
+int hg_pgraph_memory_from(struct hg_pgraph *pg, const struct hg_graph *gm, char *err,
+                          size_t errlen);
 
 /* ------------------------------------------------------------ prices
  * (planner/price.c) Each op's time on each device (hg_cost_node: the bound
@@ -1196,6 +1206,14 @@ struct hg_plan_opts {
                            * rows, no search or "chosen:" line, no mark */
     int no_pipelines;     /* the previous space: no pipeline rows */
 };
+/* The planner graph of a training graph on c and its prices, as hgplan
+ * and hgtrain --plan and --strategy plan a task: compute and transfers at
+ * g's shapes (the length the steps are priced at), every device's memory
+ * at gm's (the same graph built for the longest sample the run can see,
+ * hg_task_longest; NULL: g's).  -1 with err (nothing to free). */
+int hg_plan_price(struct hg_pgraph **pg, struct hg_pprice **pr, const struct hg_graph *g,
+                  const struct hg_graph *gm, const struct hg_cluster *c, const char *model,
+                  int64_t batch, char *err, size_t errlen);
 /* Simulates the baselines, searches with opts, prints the plan table to o
  * (the candidates' rows, the chosen one marked, why the search stopped,
  * "chosen: X, because Y") and returns the strategy chosen (the caller

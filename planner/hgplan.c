@@ -302,17 +302,17 @@ static void list_to_array(const struct hg_opt_list *l, int64_t *v, int *n)
         v[k] = (int64_t)l->v[k];
 }
 
-/* The task's training graph, as hgtrain builds it (the recipe, tasks/
- * recipe.c), with its optimizer's default hyper-parameters (they do not
- * change the graph's nodes). */
+/* The task's training graph for samples of up to max_len, as hgtrain
+ * builds it (the recipe, tasks/recipe.c), with its optimizer's default
+ * hyper-parameters (they do not change the graph's nodes). */
 static int build_task(struct hg_graph *g, const struct hg_task *t, const struct args *a,
-                      enum hg_optim optim, char *err, size_t errlen)
+                      enum hg_optim optim, int64_t max_len, char *err, size_t errlen)
 {
     void *state = NULL;
     struct hg_task_args ta = {.values = (const char *const *)a->task_vals};
     if (t->setup && t->setup(&state, a->data, &ta, err, errlen) != 0)
         return -1;
-    struct hg_task_graph_opts o = {.batch = a->batch, .max_len = a->seq, .train = 1,
+    struct hg_task_graph_opts o = {.batch = a->batch, .max_len = max_len, .train = 1,
                                    .backward = !a->forward_only, .optim = optim};
     if (optim == HG_OPTIM_SGD) {
         o.hyper.sgd.momentum = 0.9f;
@@ -641,17 +641,16 @@ static struct hg_strategy *tensor_baseline(const struct hg_pgraph *pg, const cha
     return st;
 }
 
-/* Baselines, search, strategy file and trace. */
-static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_cluster *c,
-                           const char *what, const struct args *a)
+/* Baselines, search, strategy file and trace; memory priced on gm (NULL:
+ * on g). */
+static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_graph *gm,
+                           const struct hg_cluster *c, const char *what, const struct args *a)
 {
     char err[ERRLEN] = "";
     struct hg_pgraph *pg = NULL;
     struct hg_pprice *pr = NULL;
-    if (hg_pgraph_build(&pg, g, c, what, a->batch, err, sizeof(err)) != 0 ||
-        hg_pprice_build(&pr, pg, g, err, sizeof(err)) != 0) {
+    if (hg_plan_price(&pg, &pr, g, gm, c, what, a->batch, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgplan: %s\n", err);
-        hg_pgraph_free(pg);
         return 1;
     }
     struct hg_sim *sim = hg_sim_new(pg, pr);
@@ -1130,7 +1129,7 @@ static int profile(FILE *o, struct hg_profile *p, const struct hg_task *task,
     struct args pa = *a;
     pa.batch = batches[nb - 1];
     struct hg_graph *g = hg_graph_new();
-    if (build_task(g, task, &pa, optim, err, sizeof(err)) != 0) {
+    if (build_task(g, task, &pa, optim, pa.seq, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgplan: --task %s: %s\n", a->task, err);
         hg_graph_free(g);
         return 1;
@@ -1675,8 +1674,52 @@ static int build_graph(struct hg_graph *g, const struct hg_task *task, struct ar
         a->batch = 32;
     if (!a->seq)
         a->seq = 128;
-    if (build_task(g, task, a, *optim, err, sizeof(err)) != 0) {
+    if (build_task(g, task, a, *optim, a->seq, err, sizeof(err)) != 0) {
         fprintf(stderr, "hgplan: --task %s: %s\n", a->task, err);
+        return 1;
+    }
+    return 0;
+}
+
+/* Step 5b, before planning --task's graph g: the graph every device's
+ * memory is priced at, the same one for the longest sample of --data's
+ * train split (hg_task_longest: where hgtrain --strategy checks a
+ * strategy's memory) into *gm; NULL when g is that graph, when g has no
+ * length symbol, or when the split cannot be read (said on info).  0 or 1
+ * (printed). */
+static int memory_graph(FILE *info, const struct hg_graph *g, const struct hg_task *task,
+                        const struct args *a, enum hg_optim optim, struct hg_graph **gm)
+{
+    *gm = NULL;
+    int nlen = 0; /* symbols other than the batch: the lengths */
+    for (int k = 0; k < hg_graph_n_syms(g); k++)
+        nlen += strcmp(hg_graph_sym_name(g, k), "batch") != 0;
+    if (!task || nlen == 0)
+        return 0;
+    char err[ERRLEN] = "";
+    void *state = NULL;
+    int32_t len = 0;
+    struct hg_task_args ta = {.values = (const char *const *)a->task_vals};
+    int rc = task->setup ? task->setup(&state, a->data, &ta, err, sizeof err) : 0;
+    if (rc == 0)
+        rc = hg_task_longest(task, state, a->data, "train", &len, err, sizeof err);
+    if (task->teardown && state)
+        task->teardown(state);
+    if (rc != 0) {
+        fprintf(info, "memory priced at --seq-len %lld, as compute: %s\n", (long long)a->seq,
+                err);
+        return 0;
+    }
+    fprintf(info, "memory priced at the longest training sample, %d (the train split of "
+            "--data), compute at --seq-len %lld\n", (int)len, (long long)a->seq);
+    if (len == a->seq)
+        return 0;
+    *gm = hg_graph_new();
+    if (build_task(*gm, task, a, optim, len, err, sizeof err) != 0) {
+        fprintf(stderr, "hgplan: --task %s: at the longest sample, %d: %s\n", a->task,
+                (int)len, err);
+        hg_graph_free(*gm);
+        *gm = NULL;
         return 1;
     }
     return 0;
@@ -1712,7 +1755,7 @@ static int run_graph(struct cmdline *cl, int argc, char **argv)
     char err[ERRLEN] = "";
     struct hg_cluster *c = NULL;
     struct hg_profile *prof = NULL;
-    struct hg_graph *g = NULL;
+    struct hg_graph *g = NULL, *gm = NULL; /* gm: memory's (memory_graph) */
     int rc = load_cluster(info, a, &c, &prof);
     if (rc != 0)
         goto out;
@@ -1741,14 +1784,17 @@ static int run_graph(struct cmdline *cl, int argc, char **argv)
         summary(info, g, what, a->batch);
         if (c)
             roofline(info, g, c, a->batch);
-        if (c && (a->search || a->strategy || a->pipeline || a->tensor || a->dp))
-            rc = plan_and_report(info, g, c, what, a);
+        if (c && (a->search || a->strategy || a->pipeline || a->tensor || a->dp)) {
+            rc = memory_graph(info, g, cl->task, a, optim, &gm);
+            if (rc == 0)
+                rc = plan_and_report(info, g, gm, c, what, a);
+        }
     }
     if (rc == 0 && a->export_graph)
         rc = export_graph(info, g, what, a);
 out:
-    if (g)
-        hg_graph_free(g);
+    hg_graph_free(g);
+    hg_graph_free(gm);
     hg_cluster_free(c);
     hg_prof_free(prof);
     return rc;

@@ -13,6 +13,31 @@ static int64_t tbytes(const struct hg_tensor_info *t)
     return hg_shape_numel(&t->shape) * (int64_t)hg_dtype_size(t->dtype);
 }
 
+/* Each parameter's static bytes (pg->pstatic, zeroed first): itself, its
+ * gradient and its optimizer state at g's shapes. */
+static void statics(struct hg_pgraph *pg, const struct hg_graph *g)
+{
+    memset(pg->pstatic, 0, ((size_t)pg->ntensors + 1) * sizeof *pg->pstatic);
+    for (int t = 0; t < pg->ntensors; t++) {
+        const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
+        if (ti->kind == HG_T_PARAM)
+            pg->pstatic[t] += tbytes(ti);
+        else if (ti->kind == HG_T_GRAD && ti->grad_of >= 0)
+            pg->pstatic[ti->grad_of] += tbytes(ti);
+    }
+    for (int n = 0; n < pg->nops; n++) {
+        const struct hg_node_info *nd = hg_graph_node(g, n);
+        if (nd->out >= 0 || nd->n_in < 1 ||
+            hg_graph_tensor(g, nd->in[0])->kind != HG_T_PARAM)
+            continue;
+        /* optimizer state belongs to the updated param (input 0), counted
+         * once: states are inputs of exactly one update op */
+        for (int k = 1; k < nd->n_in; k++)
+            if (hg_graph_tensor(g, nd->in[k])->kind == HG_T_STATE)
+                pg->pstatic[nd->in[0]] += tbytes(hg_graph_tensor(g, nd->in[k]));
+    }
+}
+
 /* The parameters in the graph's order, their gradients and the ops that
  * write them. */
 static void params(struct hg_pgraph *pg, const struct hg_graph *g)
@@ -96,13 +121,10 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
         pg->shape[t] = ti->shape;
         pg->tkind[t] = (unsigned char)ti->kind;
-        if (ti->kind == HG_T_PARAM)
-            pg->pstatic[t] += tbytes(ti);
-        else if (ti->kind == HG_T_GRAD && ti->grad_of >= 0)
-            pg->pstatic[ti->grad_of] += tbytes(ti);
-        else if (ti->kind == HG_T_INPUT)
+        if (ti->kind == HG_T_INPUT)
             pg->input_bytes += tbytes(ti);
     }
+    statics(pg, g);
     for (int n = 0; n < pg->nops; n++) {
         const struct hg_node_info *nd = hg_graph_node(g, n);
         struct hg_pop *o = &pg->ops[n];
@@ -117,25 +139,16 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         }
         o->params = calloc((size_t)nd->n_in + 1, sizeof(int));
         HG_CHECK(o->params != NULL);
-        int upd = nd->out < 0;
         for (int k = 0; k < nd->n_in; k++) {
             const struct hg_tensor_info *ti = hg_graph_tensor(g, nd->in[k]);
             o->in[k].tensor = nd->in[k];
             o->in[k].op = ti->producer;
-            o->in[k].bytes = tbytes(ti);
+            o->in[k].bytes = o->in[k].mem = tbytes(ti);
             o->in[k].batch = ti->batch_axis >= 0 &&
                              (ti->kind == HG_T_ACT || ti->kind == HG_T_INPUT);
             o->batch |= o->in[k].batch;
             if (ti->kind == HG_T_PARAM)
                 o->params[o->nparams++] = nd->in[k];
-            else if (ti->kind == HG_T_STATE && upd && k > 0) {
-                /* optimizer state belongs to the updated param (input 0) */
-                const struct hg_tensor_info *p0 = hg_graph_tensor(g, nd->in[0]);
-                if (p0->kind == HG_T_PARAM) {
-                    /* counted once: states are inputs of exactly one update op */
-                    pg->pstatic[nd->in[0]] += tbytes(ti);
-                }
-            }
             if (ti->producer >= 0) {
                 int dup = 0;
                 for (int j = 0; j < k; j++)
@@ -146,7 +159,7 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
         }
         if (nd->out >= 0) {
             const struct hg_tensor_info *to = hg_graph_tensor(g, nd->out);
-            o->out_bytes = tbytes(to);
+            o->out_bytes = o->out_mem = tbytes(to);
             o->out_batch = to->batch_axis >= 0 && to->kind == HG_T_ACT;
             o->out_grad = to->kind == HG_T_GRAD;
             o->batch |= o->out_batch;
@@ -172,6 +185,31 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
     free(ncons);
     params(pg, g);
     *out = pg;
+    return 0;
+}
+
+int hg_pgraph_memory_from(struct hg_pgraph *pg, const struct hg_graph *gm, char *err,
+                          size_t errlen)
+{
+    if (hg_graph_n_nodes(gm) != pg->nops || hg_graph_n_tensors(gm) != pg->ntensors)
+        return hg_kerr(err, errlen, "graph %s: the memory graph has %d ops and %d tensors, "
+                       "the planned one %d and %d", pg->model, hg_graph_n_nodes(gm),
+                       hg_graph_n_tensors(gm), pg->nops, pg->ntensors);
+    for (int n = 0; n < pg->nops; n++) {
+        const struct hg_node_info *nd = hg_graph_node(gm, n);
+        struct hg_pop *o = &pg->ops[n];
+        int same = nd->op == o->kind && nd->n_in == o->nin && nd->out == o->out;
+        for (int k = 0; k < o->nin && same; k++)
+            same = nd->in[k] == o->in[k].tensor;
+        if (!same)
+            return hg_kerr(err, errlen, "graph %s: op %d (%s) differs in the memory graph",
+                           pg->model, n, hg_op_table[o->kind].name);
+        for (int k = 0; k < o->nin; k++)
+            o->in[k].mem = tbytes(hg_graph_tensor(gm, nd->in[k]));
+        if (nd->out >= 0)
+            o->out_mem = tbytes(hg_graph_tensor(gm, nd->out));
+    }
+    statics(pg, gm);
     return 0;
 }
 

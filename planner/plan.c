@@ -1,5 +1,5 @@
 /* plan.c - planning as hgplan --search and hgtrain --plan run it: the
- * baselines simulated and list-scheduled, the MCMC search from the best of
+ * planner graph priced (memory at the longest sample), the baselines simulated and list-scheduled, the MCMC search from the best of
  * them (restricted to what hgtrain executes when asked), and the table
  * both programs print: one row per candidate, why the search stopped, and
  * which candidate was chosen and why (docs/planner.md, "The plan table"). */
@@ -9,6 +9,24 @@
 #include <string.h>
 
 #include "planner/hg_planner.h"
+
+int hg_plan_price(struct hg_pgraph **pg, struct hg_pprice **pr, const struct hg_graph *g,
+                  const struct hg_graph *gm, const struct hg_cluster *c, const char *model,
+                  int64_t batch, char *err, size_t errlen)
+{
+    *pr = NULL;
+    if (hg_pgraph_build(pg, g, c, model, batch, err, errlen) != 0)
+        return -1;
+    /* memory at the longest sample: what hgtrain --strategy checks before
+     * it runs a strategy (a mean length would admit strategies it refuses) */
+    if ((gm && gm != g && hg_pgraph_memory_from(*pg, gm, err, errlen) != 0) ||
+        hg_pprice_build(pr, *pg, g, err, errlen) != 0) {
+        hg_pgraph_free(*pg);
+        *pg = NULL;
+        return -1;
+    }
+    return 0;
+}
 
 void hg_plan_print_head(FILE *o, const struct hg_cluster *c, int groups)
 {

@@ -39,7 +39,7 @@ void hg_baseline_apply(struct hg_strategy *s, const struct hg_pgraph *pg, enum h
             for (int i = 0; i < o->nparams; i++)
                 need[k] += pg->pstatic[o->params[i]];
             if (!o->out_grad)
-                need[k] += o->out_bytes;
+                need[k] += o->out_mem;
         }
         double used[HG_PLAN_MAXDEV] = {0};
         /* groups in the order of their first op; each on the device whose

@@ -19,10 +19,10 @@
  *  - the lowering's transfers of v's output, one task each (an update op:
  *    of its parameter, to the devices that read it and hold no updated
  *    copy: they end the iteration, as the next one's readers wait).
- * Transfer and memory bytes are out_bytes times a difference of two batch
- * fractions row / B, as doubles: the arithmetic of the replica-share
- * intervals this replaced, so that batches the replicas divide price
- * bitwise as before.
+ * Transfer bytes are out_bytes, memory bytes out_mem (the memory graph's:
+ * hg_pgraph_memory_from), times a difference of two batch fractions
+ * row / B, as doubles: the arithmetic of the replica-share intervals this
+ * replaced, so that batches the replicas divide price bitwise as before.
  * Resources are the devices, the channels of hg_cluster_path (links are
  * devices) and each device's transfer engine (a transfer occupies both
  * ends': hgtrain's ranks send and receive one transfer at a time).  Every resource runs its tasks in the order of their segments
@@ -41,7 +41,8 @@
  * before the earliest of them and re-runs the pass from there: the same
  * code on the same inputs, so bitwise the same result as a full simulation.
  *
- * Memory (bytes, per device): params + gradients + optimizer state of
+ * Memory (bytes, per device, at the memory graph's shapes: the longest
+ * sample's where the caller gave one): params + gradients + optimizer state of
  * every param an op on the device reads or updates, the device's rows of
  * the inputs, and activations by reference count in execution order: an
  * output shard (the larger of the rows made there and the rows needed
@@ -446,7 +447,7 @@ static void build_seg(struct hg_sim *s, int v)
             }
         }
     }
-    double B = (double)o->out_bytes;
+    double B = (double)o->out_bytes, Bm = (double)o->out_mem; /* transfers, memory */
     int pi = 0, ni = 0;
     for (int e = 0; e < nd; e++) {
         while (pi < lo->nplace && lo->place[pi].dev < e)
@@ -457,11 +458,12 @@ static void build_seg(struct hg_sim *s, int v)
                                            ? &lo->place[pi] : NULL;
         const struct hg_lneed *nn = ni < lo->nneed && lo->need[ni].dev == e ? &lo->need[ni]
                                                                             : NULL;
-        double prod = !mine ? 0 : o->out_batch ? B * (frac(s, mine->end) - frac(s, mine->begin))
-                                               : B;
+        double prod = !mine          ? 0
+                      : o->out_batch ? Bm * (frac(s, mine->end) - frac(s, mine->begin))
+                                     : Bm;
         double nb = 0;
         if (nn) {
-            nb = o->out_batch ? B * (frac(s, nn->end) - frac(s, nn->begin)) : B;
+            nb = o->out_batch ? Bm * (frac(s, nn->end) - frac(s, nn->begin)) : Bm;
             for (int k = 0; k < nn->nxfer; k++) {
                 const struct hg_lxfer *x = &lo->xfer[nn->xfer0 + k];
                 struct task *t = add_task(sg, T_XFER);
@@ -702,7 +704,7 @@ static void memory(struct hg_sim *s, struct hg_sim_result *r)
                 int *sp = &s->stamp[(size_t)o->in[k].tensor * nd + d];
                 if (*sp != s->stampv) {
                     *sp = s->stampv;
-                    stat[d] += (int64_t)llround((double)o->in[k].bytes * (double)rows /
+                    stat[d] += (int64_t)llround((double)o->in[k].mem * (double)rows /
                                                 (double)s->lw->batch);
                 }
             }

@@ -181,6 +181,17 @@ int hg_task_graph(struct hg_graph *g, const struct hg_task *task, void *ts,
                   const struct hg_task_graph_opts *o, struct hg_task_model *m, char *err,
                   size_t errlen);
 
+/* Each sample's batching cost in ds into out[n] (the task's cost(), else
+ * the first field's lengths); returns the longest, at least 1. */
+int32_t hg_task_costs(const struct hg_task *task, void *ts, const struct hg_dataset *ds,
+                      int32_t *out);
+/* The longest sample of split under data by that cost: the length a
+ * training graph's memory is priced at (every device's planned peak), by
+ * hgtrain --strategy's check, hgtrain --plan and hgplan --task alike, so
+ * that a strategy one of them accepts the others accept. -1 with err. */
+int hg_task_longest(const struct hg_task *task, void *ts, const char *data, const char *split,
+                    int32_t *len, char *err, size_t errlen);
+
 /* Built-in tasks. */
 extern const struct hg_task *const hg_task_registry[];
 const struct hg_task *hg_task_find(const char *name);

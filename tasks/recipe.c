@@ -3,8 +3,10 @@
  * indexes that graph's ops by node id, so the controller (its plans),
  * the trainer (the graph it loads a strategy against) and hgplan (the
  * graph it plans) all build it here, and differ only in what their hooks
- * add between the stages. */
+ * add between the stages.  Here too the longest sample, the length each of
+ * them prices a strategy's memory at. */
 #define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
 #include <string.h>
 
 #include "tasks/hg_task.h"
@@ -38,4 +40,38 @@ int hg_task_graph(struct hg_graph *g, const struct hg_task *task, void *ts,
         return -1;
     hg_graph_optimizer(g, o->optim, &o->hyper);
     return h && h->update ? h->update(h->ctx, g, m, err, errlen) : 0;
+}
+
+int32_t hg_task_costs(const struct hg_task *task, void *ts, const struct hg_dataset *ds,
+                      int32_t *out)
+{
+    int64_t n = hg_dataset_size(ds);
+    if (task->cost)
+        task->cost(ts, ds, out);
+    else
+        memcpy(out, hg_dataset_lengths(ds, 0), (size_t)n * sizeof *out);
+    int32_t max = 1;
+    for (int64_t i = 0; i < n; i++)
+        max = out[i] > max ? out[i] : max;
+    return max;
+}
+
+int hg_task_longest(const struct hg_task *task, void *ts, const char *data, const char *split,
+                    int32_t *len, char *err, size_t errlen)
+{
+    char spec[4096];
+    struct hg_dataset *ds = NULL;
+    if (hg_dataset_split_spec(data, split, spec, sizeof spec, err, errlen) != 0 ||
+        hg_dataset_open(&ds, spec, task->fields, task->nfields, 0, err, errlen) != 0)
+        return -1;
+    int64_t n = hg_dataset_size(ds);
+    int32_t *cost = malloc((size_t)(n ? n : 1) * sizeof *cost); /* [n] */
+    if (!cost) {
+        hg_dataset_close(ds);
+        return hg_kerr(err, errlen, "out of memory");
+    }
+    *len = hg_task_costs(task, ts, ds, cost);
+    free(cost);
+    hg_dataset_close(ds);
+    return 0;
 }

@@ -7,7 +7,6 @@
  *   hgtrain.c (main, the signals) -> run-setup.c (the run's set-up, the
  *   strategy's wiring), run-strategy.c (--strategy before the fork) and
  *   run-train.c (the epoch loop);
- *   run-strategy.c -> run-setup.c (the train split's longest sample);
  *   run-setup.c -> run-ckpt.c (the save dir, checkpoints);
  *   run-train.c -> run-ckpt.c and run-balance.c (the epoch plan);
  *   every file -> run-log.c (the log), which calls none of them.
@@ -168,10 +167,6 @@ void hg__run_trace_batch(struct hg__run *r, const struct hg_epoch *ep, int64_t s
 int hg__run_setup(struct hg__run *r, int64_t *first_step, char *err, size_t errlen);
 /* --plan, in the launcher before the fork. */
 int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errlen);
-/* The train split's longest sample (its batching cost), as the set-up
- * plans for it. */
-int hg__run_train_max_len(const struct hg_task *task, void *ts, const char *data,
-                          int32_t *max_len, char *err, size_t errlen);
 /* --strategy, in the launcher before the fork (run-strategy.c): the
  * cluster file and global batch the file names where the options give
  * none, every difference between the file and the options in one error,

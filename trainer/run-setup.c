@@ -8,12 +8,10 @@
  * (run-ckpt.c) and the log (run-log.c). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/hg_base.h"
@@ -21,55 +19,24 @@
 #include "planner/hg_planner.h"
 #include "trainer/run-impl.h"
 #include "trainer/strategy.h"
-
-/* The shards of split under data: data/split/ (translation, lm) or
- * data/split-*.h5 (images). */
-static int split_spec(const char *data, const char *split, char *out,
-                      size_t len, char *err, size_t errlen)
-{
-    struct stat st;
-    snprintf(out, len, "%s/%s", data, split);
-    if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
-        return 0;
-    snprintf(out, len, "%s/%s-*.h5", data, split);
-    glob_t gl;
-    int found = glob(out, 0, NULL, &gl) == 0 && gl.gl_pathc > 0;
-    globfree(&gl);
-    if (found)
-        return 0;
-    if (stat(data, &st) != 0)
-        return hg_kerr(err, errlen, "--data %s: %s (prepare data with hgpreprocess; "
-                       "for the default job: hgpreprocess images --fashion-mnist "
-                       "/usr/share/datasets/fashion-mnist --out %s)",
-                       data, strerror(errno), data);
-    return hg_kerr(err, errlen, "--data %s: no split '%s' (looked for %s/%s/ and %s/%s-*.h5)",
-                   data, split, data, split, data, split);
-}
-
 static int split_open(struct split *s, const struct hg_task *task, void *ts,
                       const char *data, const char *name, char *err, size_t errlen)
 {
     char spec[4096];
     memset(s, 0, sizeof(*s));
-    if (split_spec(data, name, spec, sizeof(spec), err, errlen) != 0 ||
+    if (hg_dataset_split_spec(data, name, spec, sizeof(spec), err, errlen) != 0 ||
         hg_dataset_open(&s->ds, spec, task->fields, task->nfields, 0, err, errlen) != 0)
         return -1;
     s->n = hg_dataset_size(s->ds);
     s->cost = malloc((size_t)(s->n ? s->n : 1) * sizeof(int32_t));
     if (!s->cost)
         return hg_kerr(err, errlen, "out of memory");
-    if (task->cost)
-        task->cost(ts, s->ds, s->cost);
-    else
-        memcpy(s->cost, hg_dataset_lengths(s->ds, 0), (size_t)s->n * sizeof(int32_t));
-    s->max_len = 1;
+    /* the longest is the length a strategy's memory is priced at */
+    s->max_len = hg_task_costs(task, ts, s->ds, s->cost);
     s->min_len = INT32_MAX;
-    for (int64_t i = 0; i < s->n; i++) {
-        if (s->cost[i] > s->max_len)
-            s->max_len = s->cost[i];
+    for (int64_t i = 0; i < s->n; i++)
         if (s->cost[i] < s->min_len)
             s->min_len = s->cost[i];
-    }
     if (s->min_len < 1)
         s->min_len = 1;
     return 0;
@@ -79,20 +46,6 @@ static void split_close(struct split *s)
 {
     hg_dataset_close(s->ds);
     free(s->cost);
-}
-
-int hg__run_train_max_len(const struct hg_task *task, void *ts, const char *data,
-                          int32_t *max_len, char *err, size_t errlen)
-{
-    struct split tr;
-    if (split_open(&tr, task, ts, data, "train", err, errlen) != 0) {
-        if (tr.ds)
-            split_close(&tr);
-        return -1;
-    }
-    *max_len = tr.max_len;
-    split_close(&tr);
-    return 0;
 }
 
 /* The batch multiple in effect: under a strategy (--strategy, --plan) its
@@ -614,9 +567,9 @@ static int plan_from_checkpoint(struct hg__run *r, char *path, size_t pathlen, c
 }
 
 /* --plan, in the launcher before the fork: the task's training graph for
- * the global batch and the batches' padded lengths' root mean square
- * (plan_len), planned on
- * --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
+ * the global batch, its compute priced at the batches' padded lengths'
+ * root mean square (plan_len) and its memory at the longest sample (as
+ * hg_strat_plan checks it), planned on --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
  * the strategy's text to r->plan_text (every forked rank inherits both). */
 int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errlen)
 {
@@ -679,7 +632,8 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
                     o->cluster_file, (long long)o->max_sentences);
             if (tr.max_len > 1) /* a sequence task */
                 fprintf(t, ", length %d (the batches' padded lengths' root mean square; "
-                        "mean %d, longest %d)", (int)len, (int)mean, (int)tr.max_len);
+                        "mean %d, longest %d: memory priced at the longest)", (int)len,
+                        (int)mean, (int)tr.max_len);
             fprintf(t, ", %s%s:\n",
                     o->plan_profile ? "measured prices from --plan-profile "
                                     : "roofline prices",
@@ -687,7 +641,7 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
             struct hg_graph_made made;
             hg_opts_graph_made(o, &made);
             rc = hg_strat_search(&r->plan_text, t, &po, o->cluster_file, o->plan_profile,
-                                 r->task, ts, o->max_sentences, len, oc.optim,
+                                 r->task, ts, o->max_sentences, len, tr.max_len, oc.optim,
                                  &oc.hyper, &made, err, errlen);
             fprintf(t, "| --plan %s: the strategy%s%s\n", o->plan,
                     o->no_save ? " (not written: --no-save)" : " goes to ",

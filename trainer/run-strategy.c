@@ -172,7 +172,7 @@ static int check_graph(struct hg__run *r, int world, char *err, size_t errlen)
     memset(&hyper, 0, sizeof hyper);
     struct hg_ctl_strategy cs;
     memset(&cs, 0, sizeof cs);
-    int rc = hg__run_train_max_len(r->task, ts, o->data, &max_len, err, errlen);
+    int rc = hg_task_longest(r->task, ts, o->data, "train", &max_len, err, errlen);
     if (rc == 0 && hg_optim_kind(o->optimizer, &optim) != 0)
         rc = hg_kerr(err, errlen, "--optimizer %s: unknown", o->optimizer);
     if (rc == 0)

@@ -379,9 +379,10 @@ static int dp_shaped(const struct hg_lowered *lw, int64_t *ref, int64_t *rows)
     return 1;
 }
 
-/* The strategy's planned peak memory on each device (the simulator's,
- * roofline prices) within the device's memory in the cluster file; -1
- * with err naming the first device over it and both byte counts. */
+/* The strategy's planned peak memory on each device (the simulator's, on
+ * g: the graph at the longest sample, where --plan and hgplan price
+ * memory too) within the device's memory in the cluster file; -1 with err
+ * naming the first device over it and both byte counts. */
 static int fits(const char *path, const char *cluster_file, const struct hg_graph *g,
                 const struct hg_pgraph *pg, const struct hg_strategy *st, char *err,
                 size_t errlen)
@@ -424,7 +425,7 @@ static int build_graph(struct hg_graph *g, const char *what, const struct hg_tas
 int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
                     const char *cluster_file, const char *profile,
                     const struct hg_task *task, void *ts,
-                    int64_t batch, int64_t max_len, enum hg_optim optim,
+                    int64_t batch, int64_t max_len, int64_t mem_len, enum hg_optim optim,
                     const union hg_attr *hyper, const struct hg_graph_made *made,
                     char *err, size_t errlen)
 {
@@ -432,6 +433,7 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
     struct hg_cluster *c = NULL;
     struct hg_profile *prof = NULL;
     struct hg_graph *g = hg_graph_new();
+    struct hg_graph *gm = mem_len != max_len ? hg_graph_new() : NULL; /* memory's */
     struct hg_pgraph *pg = NULL;
     struct hg_pprice *pr = NULL;
     struct hg_sim *sim = NULL;
@@ -439,15 +441,16 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
     char e[512] = "";
     int rc = -1;
     if (hg_cluster_load(&c, cluster_file, err, errlen) != 0 ||
-        build_graph(g, "--plan", task, ts, batch, max_len, optim, hyper, err, errlen) != 0)
+        build_graph(g, "--plan", task, ts, batch, max_len, optim, hyper, err, errlen) != 0 ||
+        (gm && build_graph(gm, "--plan", task, ts, batch, mem_len, optim, hyper, err,
+                           errlen) != 0))
         goto done;
     if (profile && (hg_prof_load(&prof, profile, e, sizeof e) != 0 ||
                     hg_cluster_set_profile(c, prof, e, sizeof e) != 0)) {
         hg_kerr(err, errlen, "--plan-profile %s", e);
         goto done;
     }
-    if (hg_pgraph_build(&pg, g, c, task->name, batch, e, sizeof e) != 0 ||
-        hg_pprice_build(&pr, pg, g, e, sizeof e) != 0) {
+    if (hg_plan_price(&pg, &pr, g, gm, c, task->name, batch, e, sizeof e) != 0) {
         hg_kerr(err, errlen, "--plan: --cluster-file %s: %s", cluster_file, e);
         goto done;
     }
@@ -474,6 +477,7 @@ done:
     hg_pprice_free(pr);
     hg_pgraph_free(pg);
     hg_graph_free(g);
+    hg_graph_free(gm);
     hg_cluster_free(c);
     hg_prof_free(prof);
     return rc;

@@ -14,8 +14,9 @@
 #include "graph/hg_graph.h"
 #include "tasks/hg_task.h"
 
-/* Builds the task's training graph for the global batch `batch` (the same
- * build, backward and optimizer as the train plan), the planner graph over
+/* Builds the task's training graph for the global batch `batch` and
+ * max_len, the longest sample (hg_task_longest; the same build, backward
+ * and optimizer as the train plan), the planner graph over
  * cluster_file, loads the strategy file against it (a strategy for another
  * graph, batch or cluster is refused naming the first mismatch), lowers
  * it and reduces it for `world` ranks to the controller's strategy
@@ -30,7 +31,9 @@ int hg_strat_plan(struct hg_ctl_strategy *out, const char *path, const char *tex
                   const union hg_attr *hyper, int world, char *err, size_t errlen);
 struct hg_plan_opts;
 struct hg_graph_made;
-/* --plan: the same training graph on cluster_file, priced with profile's
+/* --plan: the same training graph on cluster_file, its compute priced at
+ * max_len and every device's memory at mem_len (the longest sample, as
+ * hg_strat_plan checks it: hg_plan_price), with profile's
  * measurements where its devices name a profiled device (profile NULL:
  * the roofline everywhere), planned by the planner room (hg_plan_run with
  * opts, which should ask for executable strategies), its table printed to
@@ -40,7 +43,7 @@ struct hg_graph_made;
 int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *opts,
                     const char *cluster_file, const char *profile,
                     const struct hg_task *task, void *ts,
-                    int64_t batch, int64_t max_len, enum hg_optim optim,
+                    int64_t batch, int64_t max_len, int64_t mem_len, enum hg_optim optim,
                     const union hg_attr *hyper, const struct hg_graph_made *made,
                     char *err, size_t errlen);
 
