@@ -514,7 +514,7 @@ void hg_pprice_free(struct hg_pprice *pr);
 
 /* HG_MODE_TP: tensor parallel (planner/tensor.c): every op of the group
  * on every device of weight rep[d] > 0, each computing its shard of the
- * op's split axis; planned and simulated, not run by hgtrain yet. */
+ * op's split axis; run by hgtrain --strategy (controller/tp.c). */
 enum hg_gmode { HG_MODE_MP, HG_MODE_DP, HG_MODE_TP };
 enum hg_agg { HG_AGG_AR, HG_AGG_PS };
 

@@ -150,8 +150,8 @@ static const struct hg_opt options[] = {
      .choices = "even|speed", .metavar = "T",
      .help = "simulate (and --out) Megatron-style tensor parallelism on a one-node "
              "--cluster: every op in one tensor-parallel group over its devices, equal "
-             "shards (even) or shards in proportion to speed; planned only, hgtrain does "
-             "not run it yet"},
+             "shards (even) or shards in proportion to speed; hgtrain --strategy runs it "
+             "(docs/planner.md, \"Tensor parallelism\")"},
     {.name = "no-pipelines", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(no_pipelines),
      .help = "the previous strategy space: no pipeline rows in the plan table, MCMC has "
              "the whole --budget (to compare the two spaces)"},
@@ -677,8 +677,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_gr
             goto done;
         }
         hg_sim_full(sim, best, &br);
-        fprintf(o, "tensor parallelism (%s shards over %d devices; planned only: hgtrain "
-                "does not run it yet):\n", a->tensor, pg->ndev);
+        fprintf(o, "tensor parallelism (%s shards over %d devices; hgtrain --strategy "
+                "runs it, not --plan):\n", a->tensor, pg->ndev);
         hg_plan_print_head(o, c, 0);
         hg_plan_print_row(o, strcmp(a->tensor, "even") == 0 ? "TP-E" : "TP-S", &br, c, NULL,
                           NULL, 0, a->verbose);

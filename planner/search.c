@@ -174,7 +174,7 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
 {
     const struct hg_gcfg *c0 = &st->cfg[0];
-    for (int k = 0; k < st->ngroups; k++) /* planned only: no executor yet */
+    for (int k = 0; k < st->ngroups; k++) /* hgtrain --strategy runs it; --plan does not choose it yet */
         if (st->cfg[k].mode == HG_MODE_TP)
             return 0;
     for (int k = 0; (kinds & HG_EXEC_NOPS) && k < st->ngroups; k++)

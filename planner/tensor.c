@@ -7,8 +7,8 @@
  * (ties: the first listed, splitting before replicating).  Then per tensor
  * the collectives that turn its layout into each layout read: one
  * reduction per partial sum, one gather per split tensor read whole,
- * local slices for the rest.  Planned and simulated only: no executor
- * runs it yet. */
+ * local slices for the rest.  trainer/strategy.c hands the layouts,
+ * shards and collectives to the executor (controller/tp.c). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -138,7 +138,7 @@ grep -q '^chosen: \(mcmc\|CP-AR\|EV-AR\)' "$tmp/outn" || { cat "$tmp/outn"; bad 
 # across nodes
 "$HGPLAN" --model transformer --batch 16 --cluster "$EX/shm-2cpu-35mb.cfg" --tensor speed \
     --out "$tmp/tps.cfg" >"$tmp/outt" 2>&1 || { cat "$tmp/outt"; bad "--tensor speed"; }
-grep -q 'planned only: hgtrain does not run it yet' "$tmp/outt" &&
+grep -q 'hgtrain --strategy runs it, not --plan' "$tmp/outt" &&
     grep -q 'mode = "tp"; shards = (("localhost:0", 8), ("localhost:1", 4)); }' "$tmp/tps.cfg" ||
     { cat "$tmp/outt" "$tmp/tps.cfg"; bad "--tensor speed: no 8:4 tensor-parallel group"; }
 tt=$(awk '$1 == "TP-S" && $3 == "s" { print $2 }' "$tmp/outt")
