@@ -503,6 +503,93 @@ int64_t hg_graph_param_count(const struct hg_graph *g)
     return n;
 }
 
+/* Node n's output shape from its inputs', a later node making one of them
+ * (tensor parallelism's collectives are appended after the optimizer, their
+ * readers come earlier) resolved first. */
+static int resolve_node(struct hg_graph *g, int n, unsigned char *done, char *err,
+                        size_t errlen)
+{
+    const struct hg_node_info *nd = &g->n[n];
+    if (done[n])
+        return 0;
+    done[n] = 1;
+    if (nd->out < 0)
+        return 0;
+    for (int k = 0; k < nd->n_in; k++) {
+        int p = g->t[nd->in[k]].info.producer;
+        if (p > n && g->t[nd->in[k]].like < 0 && resolve_node(g, p, done, err, errlen) != 0)
+            return -1;
+    }
+    /* a RECV standing for a tensor of another rank, and that rank's
+     * readers' inputs before them (its readers come earlier in id
+     * order than it: it was appended after the optimizer) */
+    for (int k = 0; k < nd->n_in; k++) {
+        int like = g->t[nd->in[k]].like;
+        if (like >= 0)
+            g->t[nd->in[k]].info.shape = g->t[like].info.shape;
+    }
+    if (g->t[nd->out].like >= 0) {
+        g->t[nd->out].info.shape = g->t[g->t[nd->out].like].info.shape;
+        return 0;
+    }
+    struct hg_shape s;
+    enum hg_dtype dt;
+    char e[256] = "";
+    int rc;
+    node_shape(g, nd, &s, &dt, e, sizeof(e), &rc);
+    if (rc != 0)
+        return hg_kerr(err, errlen, "node %d (%s): %s", n, hg_op_table[nd->op].name, e);
+    g->t[nd->out].info.shape = s;
+    return 0;
+}
+
+/* Every tensor's shape with each symbol at its maximum less `less` (at
+ * least 1) into s[nt], the graph left as it is; -1 when a rule refuses. */
+static int shapes_at(const struct hg_graph *g, int64_t less, struct hg_shape *s)
+{
+    for (int t = 0; t < g->nt; t++) {
+        const struct hg_shape *d = &g->t[t].info.decl;
+        s[t] = *d;
+        for (int i = 0; i < d->ndim; i++)
+            if (HG_IS_SYM(d->dim[i])) {
+                int64_t m = g->sym[HG_SYM_INDEX(d->dim[i])].max;
+                s[t].dim[i] = m - less >= 1 ? m - less : 1;
+            }
+    }
+    for (int n = 0; n < g->nn; n++) {
+        const struct hg_node_info *nd = &g->n[n];
+        struct hg_shape ins[HG_MAX_INPUTS];
+        enum hg_dtype dts[HG_MAX_INPUTS], odt;
+        char e[128];
+        if (nd->out < 0 || nd->op == HG_OP_RECV)
+            continue;
+        for (int i = 0; i < nd->n_in; i++) {
+            ins[i] = s[nd->in[i]];
+            dts[i] = g->t[nd->in[i]].info.dtype;
+        }
+        if (hg_op_table[nd->op].shape(ins, dts, nd->n_in, &nd->attr, &s[nd->out], &odt, e,
+                                      sizeof e) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int hg_graph_varying(const struct hg_graph *g, unsigned char *mask)
+{
+    struct hg_shape *a = malloc(((size_t)g->nt + 1) * sizeof *a); /* [nt] at the maxima */
+    struct hg_shape *b = malloc(((size_t)g->nt + 1) * sizeof *b); /* [nt] one less */
+    HG_CHECK(a && b);
+    memset(mask, 0, (size_t)g->nt);
+    int rc = g->nsym == 0 ? 0 : shapes_at(g, 0, a) | shapes_at(g, 1, b);
+    for (int t = 0; rc == 0 && g->nsym > 0 && t < g->nt; t++)
+        for (int i = 0; i < a[t].ndim && i < HG_MAX_DIMS; i++) /* HG_MAX_DIMS <= 8 bits */
+            if (a[t].dim[i] != b[t].dim[i])
+                mask[t] |= (unsigned char)(1u << i);
+    free(a);
+    free(b);
+    return rc;
+}
+
 int hg_graph_resolve(struct hg_graph *g, const int64_t *sym, char *err,
                      size_t errlen)
 {
@@ -530,33 +617,13 @@ int hg_graph_resolve(struct hg_graph *g, const int64_t *sym, char *err,
     for (int i = 0; i < g->nt; i++)
         if (g->t[i].info.producer < 0)
             resolve_decl(g, &g->t[i].info.decl, &g->t[i].info.shape);
-    for (int n = 0; n < g->nn; n++) {
-        const struct hg_node_info *nd = &g->n[n];
-        if (nd->out < 0)
-            continue;
-        /* a RECV standing for a tensor of another rank, and that rank's
-         * readers' inputs before them (its readers come earlier in id
-         * order than it: it was appended after the optimizer) */
-        for (int k = 0; k < nd->n_in; k++) {
-            int like = g->t[nd->in[k]].like;
-            if (like >= 0)
-                g->t[nd->in[k]].info.shape = g->t[like].info.shape;
-        }
-        if (g->t[nd->out].like >= 0) {
-            g->t[nd->out].info.shape = g->t[g->t[nd->out].like].info.shape;
-            continue;
-        }
-        struct hg_shape s;
-        enum hg_dtype dt;
-        char e[256] = "";
-        int rc;
-        node_shape(g, nd, &s, &dt, e, sizeof(e), &rc);
-        if (rc != 0)
-            return hg_kerr(err, errlen, "node %d (%s): %s", n,
-                           hg_op_table[nd->op].name, e);
-        g->t[nd->out].info.shape = s;
-    }
-    return 0;
+    unsigned char *done = calloc((size_t)g->nn + 1, 1); /* [nn] resolved this time */
+    HG_CHECK(done != NULL);
+    int rc = 0;
+    for (int n = 0; n < g->nn && rc == 0; n++)
+        rc = resolve_node(g, n, done, err, errlen);
+    free(done);
+    return rc;
 }
 
 enum hg_phase hg_graph_set_phase(struct hg_graph *g, enum hg_phase phase)

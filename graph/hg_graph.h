@@ -138,6 +138,11 @@ int hg_graph_find(const struct hg_graph *g, const char *name); /* -1 if none */
 int hg_graph_n_params(const struct hg_graph *g);
 int hg_graph_param_at(const struct hg_graph *g, int i); /* i-th param tensor */
 int64_t hg_graph_param_count(const struct hg_graph *g); /* scalars */
+/* mask[nt]: bit i of mask[t] set when axis i of tensor t changes with a
+ * symbol (a batch, a length), found by the shape rules at the maxima and
+ * one less; 0 for every axis of a graph without symbols.  -1 when a rule
+ * refuses the smaller shapes (the mask then all 0). */
+int hg_graph_varying(const struct hg_graph *g, unsigned char *mask);
 /* Resolves every concrete shape for the given symbol values (NULL: maxima). */
 int hg_graph_resolve(struct hg_graph *g, const int64_t *sym_values, char *err,
                      size_t errlen);

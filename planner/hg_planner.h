@@ -469,6 +469,8 @@ struct hg_pgraph {
     struct hg_shape *shape; /* [ntensors] concrete shapes (tensor parallelism
                              * splits their axes: planner/tensor.c) */
     unsigned char *tkind; /* [ntensors] enum hg_tkind */
+    unsigned char *tvary; /* [ntensors] the axes that change with a batch or a
+                           * length (hg_graph_varying): never split */
 };
 
 /* -1 with err for a cluster beyond HG_PLAN_MAXDEV devices or batch < 1. */

@@ -115,8 +115,10 @@ int hg_pgraph_build(struct hg_pgraph **out, const struct hg_graph *g,
     pg->pstatic = calloc((size_t)pg->ntensors + 1, sizeof(int64_t));
     pg->shape = calloc((size_t)pg->ntensors + 1, sizeof(struct hg_shape));
     pg->tkind = calloc((size_t)pg->ntensors + 1, 1);
+    pg->tvary = calloc((size_t)pg->ntensors + 1, 1);
     int *ncons = calloc((size_t)pg->nops + 1, sizeof(int)); /* [nops] */
-    HG_CHECK(pg->ops && pg->pstatic && pg->shape && pg->tkind && ncons);
+    HG_CHECK(pg->ops && pg->pstatic && pg->shape && pg->tkind && pg->tvary && ncons);
+    hg_graph_varying(g, pg->tvary); /* all 0 when a rule refuses: nothing more is known */
     for (int t = 0; t < pg->ntensors; t++) {
         const struct hg_tensor_info *ti = hg_graph_tensor(g, t);
         pg->shape[t] = ti->shape;
@@ -226,6 +228,7 @@ void hg_pgraph_free(struct hg_pgraph *pg)
     free(pg->pstatic);
     free(pg->shape);
     free(pg->tkind);
+    free(pg->tvary);
     free(pg->param);
     free(pg->param_grad);
     free(pg->grad_op);

@@ -377,6 +377,20 @@ static void update_mode(struct ctx *x, int v, int s, struct cand *c)
         }
 }
 
+/* 1 when candidate c splits an axis that changes with a batch or a length
+ * (its shards would move from batch to batch) */
+static int varies(const struct ctx *x, int v, const struct cand *c)
+{
+    const struct hg_pop *o = &x->pg->ops[v];
+    if (c->out.kind == HG_TPL_SPLIT && o->out >= 0 &&
+        (x->pg->tvary[o->out] >> c->out.axis & 1))
+        return 1;
+    for (int i = 0; i < o->nin; i++)
+        if (c->in[i].kind == HG_TPL_SPLIT && (x->pg->tvary[o->in[i].tensor] >> c->in[i].axis & 1))
+            return 1;
+    return 0;
+}
+
 /* Op v of set s: its mode (the cheapest candidate), shards, and the
  * layouts its first reading fixes for FRESH params. */
 static void choose(struct ctx *x, int v, int s)
@@ -388,13 +402,16 @@ static void choose(struct ctx *x, int v, int s)
     if (is_update(o->kind) && o->out < 0) {
         update_mode(x, v, s, &best);
     } else {
-        int n = cands(x, v, s, c), bi = 0;
+        int n = cands(x, v, s, c), bi = n - 1, have = 0; /* REPL, last, always allowed */
         double bc = 0;
         for (int j = 0; j < n; j++) {
             double cost = 0;
+            if (j < n - 1 && varies(x, v, &c[j]))
+                continue;
             for (int i = 0; i < o->nin; i++)
                 cost += conv_cost(avail(x, v, i, s), c[j].in[i], (double)o->in[i].bytes);
-            if (j == 0 || cost < bc) {
+            if (!have || cost < bc) {
+                have = 1;
                 bc = cost;
                 bi = j;
             }
