@@ -255,6 +255,10 @@ struct hg_ctl_strategy {
      * (after it when it makes the tensor, else before it): */
     int ntensors;
     int *tp_made;            /* [ntensors] */
+    int *tp_tset;            /* [ntensors] the group set (hg_tp's) making it
+                                so, -1: whole everywhere */
+    int *tp_set;             /* [nops] each node's set: a read in another
+                                set's layout is a collective of its own */
     int64_t *tp_tlo, *tp_thi; /* [ntensors][world] */
     int *tp_read;            /* [nops][HG_MAX_INPUTS] */
     int64_t *tp_lo, *tp_hi;  /* [nops][world] */
@@ -262,14 +266,17 @@ struct hg_ctl_strategy {
     int tp_ncoll;
     struct hg_ctl_tpcoll {
         int kind;            /* HG_CTL_TP_* */
-        int tensor, at;
+        int tensor, at, set;
         int from, to;        /* layouts */
     } *tp_coll;              /* [tp_ncoll] */
     char desc[512];          /* one line for the log */
 };
 /* A tensor-parallel collective: a local slice of a whole tensor, an
- * all-gather of shards, a reduce-scatter or all-reduce of partial sums. */
-enum { HG_CTL_TP_SLICE, HG_CTL_TP_ALLGATHER, HG_CTL_TP_REDUCE_SCATTER, HG_CTL_TP_ALLREDUCE };
+ * all-gather of shards, a reduce-scatter or all-reduce of partial sums, a
+ * broadcast of a whole tensor from another set's lead (every set holds
+ * every rank so far: the whole tensor is already there). */
+enum { HG_CTL_TP_SLICE, HG_CTL_TP_ALLGATHER, HG_CTL_TP_REDUCE_SCATTER, HG_CTL_TP_ALLREDUCE,
+       HG_CTL_TP_BCAST };
 
 /* Frees s's arrays and zeroes it (NULL: nothing). */
 void hg_ctl_strategy_free(struct hg_ctl_strategy *s);

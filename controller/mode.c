@@ -42,6 +42,8 @@ void hg_ctl_strategy_free(struct hg_ctl_strategy *s)
     free(s->piece_key);
     free(s->recompute);
     free(s->tp_made);
+    free(s->tp_tset);
+    free(s->tp_set);
     free(s->tp_tlo);
     free(s->tp_thi);
     free(s->tp_read);

@@ -24,6 +24,7 @@ struct hg_tpx {
     struct hg_graph *g;      /* the train graph (rewritten) */
     int nt0;                 /* its tensors before the rewrite */
     int *coll_out;           /* [tp_ncoll] the tensor each collective makes */
+    int *coll_node;          /* [tp_ncoll] its node, -1: none (a broadcast) */
     int64_t *clo, *chi;      /* [tp_ncoll][world] the bounds of its split axis */
     struct hg_graph *wg;     /* the parameters and state whole */
     struct hg_exec *wex;
@@ -40,9 +41,18 @@ static int mode_claims(const struct hg_ctl *c)
 static const int64_t *tlo(const struct hg_ctl_strategy *s, int t) { return s->tp_tlo + (size_t)t * (size_t)s->world; }
 static const int64_t *thi(const struct hg_ctl_strategy *s, int t) { return s->tp_thi + (size_t)t * (size_t)s->world; }
 
+/* 1 when node v reads input i in the layout collective k makes, in k's
+ * set (a read in the layout made, in the making set, is none's) */
+static int reads(const struct hg_ctl_strategy *s, const struct hg_graph *g, int v, int i,
+                 const struct hg_ctl_tpcoll *k)
+{
+    return hg_graph_node(g, v)->in[i] == k->tensor && s->tp_set[v] == k->set &&
+           s->tp_read[v * HG_MAX_INPUTS + i] == k->to;
+}
+
 /* The bounds of the axis a collective splits: the made tensor's for an
- * all-gather, else those of a node reading what it makes (any: every
- * split op of the set tiles an axis of that length alike). */
+ * all-gather, else those of a node of its set reading what it makes (any:
+ * every split op of a set tiles an axis of that length alike). */
 static int coll_bounds(const struct hg_ctl_strategy *s, const struct hg_graph *g,
                        const struct hg_ctl_tpcoll *k, int64_t *lo, int64_t *hi)
 {
@@ -52,17 +62,15 @@ static int coll_bounds(const struct hg_ctl_strategy *s, const struct hg_graph *g
         memcpy(hi, thi(s, k->tensor), W * sizeof *hi);
         return 0;
     }
-    if (k->kind == HG_CTL_TP_ALLREDUCE)
+    if (k->kind == HG_CTL_TP_ALLREDUCE || k->kind == HG_CTL_TP_BCAST)
         return 0;
-    for (int v = 0; v < s->nops; v++) {
-        const struct hg_node_info *nd = hg_graph_node(g, v);
-        for (int i = 0; i < nd->n_in; i++)
-            if (nd->in[i] == k->tensor && s->tp_read[v * HG_MAX_INPUTS + i] == k->to) {
+    for (int v = 0; v < s->nops; v++)
+        for (int i = 0; i < hg_graph_node(g, v)->n_in; i++)
+            if (reads(s, g, v, i, k)) {
                 memcpy(lo, s->tp_lo + (size_t)v * W, W * sizeof *lo);
                 memcpy(hi, s->tp_hi + (size_t)v * W, W * sizeof *hi);
                 return 0;
             }
-    }
     return -1;
 }
 
@@ -73,19 +81,31 @@ static int update_only(const struct hg_ctl_strategy *s, const struct hg_graph *g
                        const struct hg_ctl_tpcoll *k)
 {
     int any = 0;
-    for (int v = 0; v < s->nops; v++) {
-        const struct hg_node_info *nd = hg_graph_node(g, v);
-        for (int i = 0; i < nd->n_in; i++)
-            if (nd->in[i] == k->tensor && s->tp_read[v * HG_MAX_INPUTS + i] == k->to) {
-                if (nd->phase != HG_PH_UPDATE)
+    for (int v = 0; v < s->nops; v++)
+        for (int i = 0; i < hg_graph_node(g, v)->n_in; i++)
+            if (reads(s, g, v, i, k)) {
+                if (hg_graph_node(g, v)->phase != HG_PH_UPDATE)
                     return 0;
                 any = 1;
             }
-    }
     return any;
 }
 
-/* The collective k as nodes at the end of g; its output. */
+/* Tensor t whole on this rank: itself when made whole, else what the
+ * first collective made so far that makes it whole made (every set holds
+ * every rank: whole in one set is whole in all); -1: none. */
+static int whole_of(const struct hg_tpx *x, const struct hg_ctl_strategy *s, int t)
+{
+    if (s->tp_made[t] == -1)
+        return t;
+    for (int j = 0; j < s->tp_ncoll; j++)
+        if (s->tp_coll[j].tensor == t && s->tp_coll[j].to == -1 && x->coll_out[j] >= 0)
+            return x->coll_out[j];
+    return -1;
+}
+
+/* The collective k as nodes at the end of g; its output (a broadcast:
+ * the whole tensor, no node). */
 static int add_coll(struct hg_tpx *x, const struct hg_ctl_strategy *s, int i, char *err,
                     size_t errlen)
 {
@@ -96,14 +116,13 @@ static int add_coll(struct hg_tpx *x, const struct hg_ctl_strategy *s, int i, ch
         return hg_kerr(err, errlen, "the %d-th collective (tensor %d): no op reads what it "
                        "makes", i, k->tensor);
     int src = k->tensor;
-    if (k->kind == HG_CTL_TP_SLICE && s->tp_made[k->tensor] != -1) {
-        src = -1; /* the whole tensor a collective before it made */
-        for (int j = 0; j < i; j++)
-            if (s->tp_coll[j].tensor == k->tensor && s->tp_coll[j].to == -1)
-                src = x->coll_out[j];
+    if (k->kind == HG_CTL_TP_SLICE || k->kind == HG_CTL_TP_BCAST) {
+        src = whole_of(x, s, k->tensor);
         if (src < 0)
-            return hg_kerr(err, errlen, "the slice of tensor %d: nothing makes it whole",
-                           k->tensor);
+            return hg_kerr(err, errlen, "the %s of tensor %d: nothing makes it whole",
+                           k->kind == HG_CTL_TP_SLICE ? "slice" : "broadcast", k->tensor);
+        if (k->kind == HG_CTL_TP_BCAST)
+            return src;
     }
     const struct hg_tensor_info *ti = hg_graph_tensor(g, src);
     hg_graph_set_phase(g, hg_graph_node(g, k->at)->phase);
@@ -130,36 +149,37 @@ static int add_coll(struct hg_tpx *x, const struct hg_ctl_strategy *s, int i, ch
 }
 
 /* Node v reads input k for its shape only (SUM_TO's reference, ...),
- * and makes a tensor of that shape: when v's output is this rank's shard
- * of an axis and the reference is whole, a slice of it gives the shape. */
+ * and makes a tensor of that shape: a reference in another layout (or
+ * another set's shards) is replaced by the whole tensor, or its slice of
+ * v's shard. */
 static int shape_ref(struct hg_tpx *x, const struct hg_ctl_strategy *s, int v, int k,
                      char *err, size_t errlen)
 {
     struct hg_graph *g = x->g;
     const struct hg_node_info *nd = hg_graph_node(g, v);
+    size_t W = (size_t)x->world, me = (size_t)x->me;
     int t = nd->in[k], a = nd->out >= 0 ? s->tp_made[nd->out] : -1, m = s->tp_made[t];
-    if ((a < 0 && m < 0) || a == m)
+    if (a < 0 && m < 0)
         return 0;
-    if (a < 0) { /* a whole shape: the whole tensor a collective made */
-        for (int j = 0; j < s->tp_ncoll; j++)
-            if (s->tp_coll[j].tensor == t && s->tp_coll[j].to == -1) {
-                hg_graph_set_input(g, v, k, x->coll_out[j]);
-                return 0;
-            }
-    }
-    if (m != -1 || hg_graph_tensor(g, t)->shape.ndim != hg_graph_tensor(g, nd->out)->shape.ndim)
+    int64_t vlo = s->tp_lo[(size_t)v * W + me], vhi = s->tp_hi[(size_t)v * W + me];
+    if (a >= 0 && m == a && tlo(s, t)[me] == vlo && thi(s, t)[me] == vhi)
+        return 0; /* the very shard */
+    int src = whole_of(x, s, t);
+    if (src < 0 || hg_graph_tensor(g, t)->shape.ndim != hg_graph_tensor(g, nd->out)->shape.ndim)
         return hg_kerr(err, errlen, "node %d (%s) takes its shape from tensor %s, which is "
                        "split otherwise: not run yet", v, hg_op_table[nd->op].name,
                        hg_graph_tensor(g, t)->name);
-    union hg_attr at;
-    memset(&at, 0, sizeof at);
-    at.slice.axis = a;
-    at.slice.start = s->tp_lo[(size_t)v * (size_t)x->world + (size_t)x->me];
-    at.slice.len = s->tp_hi[(size_t)v * (size_t)x->world + (size_t)x->me] - at.slice.start;
-    enum hg_phase was = hg_graph_set_phase(g, nd->phase);
-    int ref = hg_graph_op(g, HG_OP_SLICE, &t, 1, &at);
-    hg_graph_set_phase(g, was);
-    hg_graph_set_input(g, v, k, ref);
+    if (a >= 0) {
+        union hg_attr at;
+        memset(&at, 0, sizeof at);
+        at.slice.axis = a;
+        at.slice.start = vlo;
+        at.slice.len = vhi - vlo;
+        enum hg_phase was = hg_graph_set_phase(g, nd->phase);
+        src = hg_graph_op(g, HG_OP_SLICE, &src, 1, &at);
+        hg_graph_set_phase(g, was);
+    }
+    hg_graph_set_input(g, v, k, src);
     return 0;
 }
 
@@ -208,11 +228,25 @@ static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
             hg_graph_narrow(g, t, a, thi(s, t)[x->me] - tlo(s, t)[x->me]);
     }
     enum hg_phase was = hg_graph_set_phase(g, HG_PH_FORWARD);
+    /* those reading what is made first, then the broadcasts and slices
+     * of whole tensors they (or another set's) make: the list is by
+     * tensor, then set, and a reading set may come before the making one */
     for (int i = 0; i < s->tp_ncoll; i++)
-        if ((x->coll_out[i] = add_coll(x, s, i, err, errlen)) < 0) {
-            hg_graph_set_phase(g, was);
-            return -1;
+        x->coll_out[i] = -1;
+    for (int pass = 0; pass < 3; pass++)
+        for (int i = 0; i < s->tp_ncoll; i++) {
+            int kd = s->tp_coll[i].kind;
+            if ((pass == 0) != (kd != HG_CTL_TP_BCAST && kd != HG_CTL_TP_SLICE) ||
+                (pass == 1 && kd != HG_CTL_TP_BCAST) || (pass == 2 && kd != HG_CTL_TP_SLICE))
+                continue;
+            if ((x->coll_out[i] = add_coll(x, s, i, err, errlen)) < 0) {
+                hg_graph_set_phase(g, was);
+                return -1;
+            }
         }
+    for (int i = 0; i < s->tp_ncoll; i++) /* a broadcast adds no node */
+        x->coll_node[i] = s->tp_coll[i].kind == HG_CTL_TP_BCAST
+                              ? -1 : hg_graph_tensor(g, x->coll_out[i])->producer;
     hg_graph_set_phase(g, was);
     for (int v = 0; v < s->nops; v++) {
         const struct hg_node_info *nd = hg_graph_node(g, v);
@@ -223,10 +257,10 @@ static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
                     return -1;
                 continue;
             }
-            if (r == s->tp_made[t])
-                continue;
+            if (r == s->tp_made[t] && (s->tp_tset[t] < 0 || s->tp_tset[t] == s->tp_set[v]))
+                continue; /* as made, in its set */
             for (int j = 0; j < s->tp_ncoll; j++)
-                if (s->tp_coll[j].tensor == t && s->tp_coll[j].to == r)
+                if (reads(s, g, v, i, &s->tp_coll[j]))
                     to = x->coll_out[j];
             if (to < 0)
                 return hg_kerr(err, errlen, "node %d (%s) reads tensor %s in a layout no "
@@ -256,6 +290,30 @@ static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
     return 0;
 }
 
+/* The train plan's order being made: a node goes in once, after the
+ * appended nodes (collectives, slices) its inputs come from. */
+struct emit {
+    const struct hg_graph *g;
+    int nops;                /* the nodes before the rewrite */
+    int *order;              /* [nn] */
+    int n;
+    unsigned char *done;     /* [nn] */
+};
+
+static void emit(struct emit *e, int u)
+{
+    if (e->done[u])
+        return;
+    e->done[u] = 1;
+    const struct hg_node_info *nd = hg_graph_node(e->g, u);
+    for (int i = 0; i < nd->n_in; i++) {
+        int pr = hg_graph_tensor(e->g, nd->in[i])->producer;
+        if (pr >= e->nops)
+            emit(e, pr);
+    }
+    e->order[e->n++] = u;
+}
+
 /* the rewrite runs from the order hook: the optimizer is built by then */
 static int mode_order(struct hg_ctl *c, struct plan *p, int **order, char *err,
                       size_t errlen)
@@ -272,10 +330,11 @@ static int mode_order(struct hg_ctl *c, struct plan *p, int **order, char *err,
     x->nt0 = hg_graph_n_tensors(p->g);
     size_t K = (size_t)s->tp_ncoll + 1, W = (size_t)x->world;
     x->coll_out = malloc(K * sizeof(int));
+    x->coll_node = malloc(K * sizeof(int));
     x->clo = calloc(K * W, sizeof(int64_t));
     x->chi = calloc(K * W, sizeof(int64_t));
     x->counts = malloc(W * sizeof(size_t));
-    if (!x->coll_out || !x->clo || !x->chi || !x->counts)
+    if (!x->coll_out || !x->coll_node || !x->clo || !x->chi || !x->counts)
         return hg_kerr(err, errlen, "out of memory");
     if (s->world != x->world)
         return hg_kerr(err, errlen, "a tensor-parallel strategy for %d ranks on %d", s->world,
@@ -283,49 +342,38 @@ static int mode_order(struct hg_ctl *c, struct plan *p, int **order, char *err,
     if (rewrite(c, x, err, errlen) != 0)
         return -1;
     /* each original node with its collectives: those of what it reads
-     * before it (and the slices giving it a shape), those of what it
-     * makes after it; then the update */
-    int nn = hg_graph_n_nodes(p->g), n = 0;
-    *order = malloc((size_t)nn * sizeof(int));
-    if (!*order)
+     * before it, those of what it makes after it (the appended nodes an
+     * input needs, e.g. a slice giving a shape, just before it); then the
+     * update, each optimizer op after the slices it reads */
+    int nn = hg_graph_n_nodes(p->g);
+    struct emit e = {p->g, s->nops, malloc((size_t)nn * sizeof(int)), 0,
+                     calloc((size_t)nn, 1)};
+    if (!e.order || !e.done) {
+        free(e.order);
+        free(e.done);
         return hg_kerr(err, errlen, "out of memory");
+    }
     for (int v = 0; v < s->nops; v++) {
-        const struct hg_node_info *nd = hg_graph_node(p->g, v);
-        if (nd->phase == HG_PH_UPDATE)
+        if (hg_graph_node(p->g, v)->phase == HG_PH_UPDATE)
             continue;
         for (int after = 0; after < 2; after++) {
-            for (int i = 0; after && i < nd->n_in; i++) {
-                int pr = hg_graph_tensor(p->g, nd->in[i])->producer, coll = 0;
-                for (int j = 0; j < s->tp_ncoll; j++)
-                    coll |= hg_graph_tensor(p->g, x->coll_out[j])->producer == pr;
-                if (pr >= s->nops && !coll)
-                    (*order)[n++] = pr;
-            }
             if (after)
-                (*order)[n++] = v;
+                emit(&e, v);
             for (int i = 0; i < s->tp_ncoll; i++) {
                 const struct hg_ctl_tpcoll *k = &s->tp_coll[i];
-                int made = hg_graph_tensor(p->g, k->tensor)->producer == v;
-                int node = hg_graph_tensor(p->g, x->coll_out[i])->producer;
-                if (k->at == v && made == after &&
-                    hg_graph_node(p->g, node)->phase != HG_PH_UPDATE)
-                    (*order)[n++] = node;
+                int made = hg_graph_tensor(p->g, k->tensor)->producer == v, u = x->coll_node[i];
+                if (k->at == v && made == after && u >= 0 &&
+                    hg_graph_node(p->g, u)->phase != HG_PH_UPDATE)
+                    emit(&e, u);
             }
         }
     }
-    for (int v = 0; v < s->nops; v++) {
-        const struct hg_node_info *nd = hg_graph_node(p->g, v);
-        if (nd->phase != HG_PH_UPDATE)
-            continue;
-        for (int i = 0; i < nd->n_in; i++) { /* the update's own slices */
-            int pr = hg_graph_tensor(p->g, nd->in[i])->producer, seen = 0;
-            for (int q = 0; q < n; q++)
-                seen |= (*order)[q] == pr;
-            if (pr >= s->nops && !seen)
-                (*order)[n++] = pr;
-        }
-        (*order)[n++] = v;
-    }
+    for (int v = 0; v < s->nops; v++)
+        if (hg_graph_node(p->g, v)->phase == HG_PH_UPDATE)
+            emit(&e, v);
+    free(e.done);
+    *order = e.order;
+    int n = e.n;
     if (n != nn)
         return hg_kerr(err, errlen, "the tensor-parallel order has %d of the %d nodes "
                        "(a collective at an update op?)", n, nn);
@@ -516,6 +564,7 @@ static void mode_free(struct hg_ctl *c)
     hg_exec_free(x->wex);
     hg_graph_free(x->wg);
     free(x->coll_out);
+    free(x->coll_node);
     free(x->clo);
     free(x->chi);
     free(x->tmp);

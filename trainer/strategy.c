@@ -170,6 +170,8 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
     }
     out->ntensors = pg->ntensors;
     out->tp_made = malloc((T + 1) * sizeof(int));
+    out->tp_tset = malloc((T + 1) * sizeof(int));
+    out->tp_set = malloc((N + 1) * sizeof(int));
     out->tp_tlo = calloc(T * W + 1, sizeof(int64_t));
     out->tp_thi = calloc(T * W + 1, sizeof(int64_t));
     out->tp_read = malloc((N * HG_MAX_INPUTS + 1) * sizeof(int));
@@ -177,12 +179,13 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
     out->tp_hi = calloc(N * W + 1, sizeof(int64_t));
     out->tp_vocab = calloc(N + 1, sizeof(int64_t));
     out->tp_coll = calloc((size_t)tp->ncoll + 1, sizeof(*out->tp_coll));
-    if (!out->tp_made || !out->tp_tlo || !out->tp_thi || !out->tp_read || !out->tp_lo ||
+    if (!out->tp_made || !out->tp_tset || !out->tp_set || !out->tp_tlo || !out->tp_thi || !out->tp_read || !out->tp_lo ||
         !out->tp_hi || !out->tp_vocab || !out->tp_coll)
         return hg_kerr(err, errlen, "out of memory");
     for (size_t t = 0; t < T; t++) {
         struct hg_tplayout l = tp->tset[t] >= 0 ? tp->tlay[t] : (struct hg_tplayout){HG_TPL_FULL, -1};
         out->tp_made[t] = tp_lay(l, 0);
+        out->tp_tset[t] = tp->tset[t];
         if (out->tp_made[t] == -3)
             return hg_kerr(err, errlen, "--strategy %s: tensor %zu is made %s: not run yet",
                            path, t, hg_tpl_kind_name(l.kind));
@@ -196,6 +199,7 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
     }
     for (int v = 0; v < lw->nops; v++) {
         const struct hg_tpop *o = &tp->op[v];
+        out->tp_set[v] = o->set;
         for (int k = 0; k < HG_MAX_INPUTS; k++) {
             int r = k < pg->ops[v].nin ? tp_lay(o->in[k], 1) : -2;
             if (r == -3)
@@ -215,12 +219,11 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
         static const int kind[] = {
             [HG_TPC_SLICE] = HG_CTL_TP_SLICE, [HG_TPC_ALLGATHER] = HG_CTL_TP_ALLGATHER,
             [HG_TPC_REDUCE_SCATTER] = HG_CTL_TP_REDUCE_SCATTER,
-            [HG_TPC_ALLREDUCE] = HG_CTL_TP_ALLREDUCE, [HG_TPC_BCAST] = -1};
-        if (kind[c->kind] < 0)
-            return hg_kerr(err, errlen, "--strategy %s: a %s of tensor %d: not run yet", path,
-                           hg_tpc_kind_name(c->kind), c->tensor);
-        out->tp_coll[i] = (struct hg_ctl_tpcoll){kind[c->kind], c->tensor, c->at,
-                                                 tp_lay(c->from, 0), tp_lay(c->to, 1)};
+            [HG_TPC_ALLREDUCE] = HG_CTL_TP_ALLREDUCE, [HG_TPC_BCAST] = HG_CTL_TP_BCAST};
+        out->tp_coll[i] = (struct hg_ctl_tpcoll){kind[c->kind], c->tensor, c->at, c->set,
+                                                 c->from.kind == HG_TPL_LEAD ? -1
+                                                                             : tp_lay(c->from, 0),
+                                                 tp_lay(c->to, 1)};
     }
     out->tp_ncoll = tp->ncoll;
     out->kind = HG_LAYOUT_TP;
