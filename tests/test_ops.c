@@ -7,7 +7,10 @@
  *   grad     the graph's autodiff against central finite differences of
  *            loss = sum(op(...) * R) (or the op's own [1] output);
  *   error    runtime errors (bad ids/targets) return -1 with a message;
- *   shape    shape rules reject mismatches with -1 and name the op;
+ *   shape    shape rules reject mismatches with -1 and name the op, and
+ *            give the expected shape where they accept (comm ops included);
+ *   embshard a vocabulary shard's embedding forward and backward against
+ *            the whole table's;
  *   dropstat dropout mask statistics and reproducibility.
  *
  * Usage: test_ops [filter] [--nofork]   filter: substring of the op name.
@@ -49,6 +52,8 @@ enum {
     M_SHAPE_ERR = 1 << 4,/* shape rule must return -1, message has .expect */
     M_DROPSTAT = 1 << 5, /* dropout statistics */
     M_DROPROWS = 1 << 6, /* masks keyed by sample id: rows [a,b) as in the whole batch */
+    M_SHAPE_OK = 1 << 7, /* shape rule must return 0 and .want */
+    M_EMBSHARD = 1 << 8, /* EMBEDDING: shards of the table (attr emb) against the whole */
 };
 #define VG (M_VALUE | M_GRAD)
 #define VT (M_VALUE | M_THREADS)
@@ -81,6 +86,7 @@ struct op_case {
     int ignore_every;                      /* targets: every k-th = ignore_index */
     struct { int in; int64_t at, val; } bad; /* M_ERROR: poke in[in][at] = val */
     const char *expect;                    /* M_ERROR/M_SHAPE_ERR message part */
+    struct hg_shape want;                  /* M_SHAPE_OK: the output's shape */
 };
 
 #define MM(ta, tb, al) {.mm = {.trans_a = ta, .trans_b = tb, .alpha = al}}
@@ -322,6 +328,27 @@ static const struct op_case cases[] = {
     {.op = HG_OP_EMBEDDING_BWD, .modes = M_ERROR, .note = "id >= V", .n_in = 3,
      .in = {S(4, 6), S(4, 6, 5), S(11, 5)}, .dt = {HG_I32}, .imax = {11},
      .bad = {0, 5, 4321}, .expect = "4321"},
+    /* a vocabulary shard (tensor parallelism): rows [row0, row0 + V) of
+     * a vocabulary of `vocab`; ids checked against the whole vocabulary */
+    {.op = HG_OP_EMBEDDING, .modes = M_EMBSHARD, .note = "vocab shards", .n_in = 2,
+     .in = {S(13, 4), S(3, 7)}, .dt = I32_1, .imax = {[1] = 13}},
+    {.op = HG_OP_EMBEDDING, .modes = M_EMBSHARD, .note = "vocab shards, D 70", .n_in = 2,
+     .in = {S(40, 70), S(2, 3, 50)}, .dt = I32_1, .imax = {[1] = 40}},
+    {.op = HG_OP_EMBEDDING, .modes = M_ERROR, .note = "shard, id = vocab", .n_in = 2,
+     .in = {S(4, 3), S(3, 5)}, .dt = I32_1, .imax = {[1] = 10},
+     .attr = {.emb = {.row0 = 3, .vocab = 10}}, .bad = {1, 7, 10},
+     .expect = "id 10 at position 7 outside [0,10)"},
+    {.op = HG_OP_EMBEDDING, .modes = M_ERROR, .note = "last shard, id = vocab", .n_in = 2,
+     .in = {S(4, 3), S(3, 5)}, .dt = I32_1, .imax = {[1] = 10},
+     .attr = {.emb = {.row0 = 6, .vocab = 10}}, .bad = {1, 2, 10},
+     .expect = "id 10 at position 2 outside [0,10)"},
+    {.op = HG_OP_EMBEDDING, .modes = M_ERROR, .note = "shard, id < 0", .n_in = 2,
+     .in = {S(4, 3), S(3, 5)}, .dt = I32_1, .imax = {[1] = 10},
+     .attr = {.emb = {.row0 = 0, .vocab = 10}}, .bad = {1, 0, -1}, .expect = "id -1"},
+    {.op = HG_OP_EMBEDDING_BWD, .modes = M_ERROR, .note = "shard, id = vocab", .n_in = 3,
+     .in = {S(4, 6), S(4, 6, 5), S(4, 5)}, .dt = {HG_I32}, .imax = {11},
+     .attr = {.emb = {.row0 = 7, .vocab = 11}}, .bad = {0, 5, 11},
+     .expect = "id 11 at position 5 outside [0,11)"},
 
     /* ---- layout ---- */
     {.op = HG_OP_RESHAPE, .modes = VG, .note = "(0,-1)", .n_in = 1, .in = {S(2, 3, 4)},
@@ -363,6 +390,48 @@ static const struct op_case cases[] = {
      .in = {S(4, 3, 5), S(4, 6, 5)}, .attr = {.slice = {.axis = 1, .start = 2, .len = 3}}},
     {.op = HG_OP_SLICE_BWD, .modes = M_VALUE, .note = "axis 0 [0:1]", .n_in = 2,
      .in = {S(1, 3), S(4, 3)}, .attr = {.slice = {.axis = 0, .start = 0, .len = 1}}},
+    /* an empty shard of tensor parallelism: len 0, also at the end */
+    {.op = HG_OP_SLICE, .modes = M_SHAPE_OK | M_VALUE, .note = "axis 1 [6:6] empty",
+     .n_in = 1, .in = {S(4, 6)}, .attr = {.slice = {.axis = 1, .start = 6, .len = 0}},
+     .want = S(4, 0)},
+    {.op = HG_OP_SLICE, .modes = M_SHAPE_OK | M_VALUE, .note = "axis 0 [2:2] empty",
+     .n_in = 1, .in = {S(4, 6)}, .attr = {.slice = {.axis = 0, .start = 2, .len = 0}},
+     .want = S(0, 6)},
+    {.op = HG_OP_SLICE, .modes = M_SHAPE_ERR, .note = "axis 1 [7:7]", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.slice = {.axis = 1, .start = 7, .len = 0}},
+     .expect = "slice: x [4,6] axis 1 [7, 7) out of range"},
+    {.op = HG_OP_SLICE, .modes = M_SHAPE_ERR, .note = "axis 1 [5:7]", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.slice = {.axis = 1, .start = 5, .len = 2}},
+     .expect = "axis 1 [5, 7) out of range"},
+    {.op = HG_OP_SLICE, .modes = M_SHAPE_ERR, .note = "len -1", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.slice = {.axis = 1, .start = 2, .len = -1}},
+     .expect = "out of range"},
+    /* RESHARD (a comm op: shape rule only): dim[axis] becomes len, axis -1
+     * keeps the shape (an all-reduce), len 0 an empty shard */
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_OK, .note = "gather axis 1", .n_in = 1,
+     .in = {S(4, 3, 5)}, .attr = {.reshard = {.group = 0, .tag = 2, .kind = 1, .axis = 1,
+     .len = 7}}, .want = S(4, 7, 5)},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_OK, .note = "axis -1 whole", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.reshard = {.group = 1, .axis = -1, .len = 99}},
+     .want = S(4, 6)},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_OK, .note = "scatter to an empty shard", .n_in = 1,
+     .in = {S(5, 6)}, .attr = {.reshard = {.group = 0, .axis = 0, .len = 0}},
+     .want = S(0, 6)},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_ERR, .note = "group -1", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.reshard = {.group = -1, .axis = 0, .len = 2}},
+     .expect = "reshard: group -1, axis 0, len 2 for an input of 2 dims"},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_ERR, .note = "axis 2 of 2", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.reshard = {.group = 0, .axis = 2, .len = 2}},
+     .expect = "reshard: group 0, axis 2"},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_ERR, .note = "axis -2", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.reshard = {.group = 0, .axis = -2, .len = 2}},
+     .expect = "reshard: group 0, axis -2"},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_ERR, .note = "len -1", .n_in = 1,
+     .in = {S(4, 6)}, .attr = {.reshard = {.group = 0, .axis = 1, .len = -1}},
+     .expect = "len -1"},
+    {.op = HG_OP_RESHARD, .modes = M_SHAPE_ERR, .note = "i32", .n_in = 1, .in = {S(4, 6)},
+     .dt = {HG_I32}, .attr = {.reshard = {.group = 0, .axis = -1}},
+     .expect = "reshard: input 0 is i32, expected f32"},
     {.op = HG_OP_MASKED_FILL, .modes = VG, .note = "causal fill -1e4", .n_in = 1,
      .in = {S(2, 5, 5)}, .attr = {.mask = {.causal = 1, .fill = -1e4f}}},
     {.op = HG_OP_MASKED_FILL, .modes = VG, .note = "causal + keep fill -1e4", .n_in = 2,
@@ -1837,6 +1906,104 @@ static void mode_shape_err(const struct op_case *c)
         report(1, c, "shape", "\"%s\"", err);
 }
 
+static void mode_shape_ok(const struct op_case *c)
+{
+    char err[512], sb1[96], sb2[96];
+    struct hg_shape os;
+    enum hg_dtype odt;
+    int rc = run_shape(c, NULL, &os, &odt, err, sizeof err);
+    if (rc != 0)
+        report(0, c, "shape", "shape rule returned %d: %s", rc, err);
+    else if (!shape_eq(&os, &c->want))
+        report(0, c, "shape", "gives %s, want %s", shape_str(&os, sb1, sizeof sb1),
+               shape_str(&c->want, sb2, sizeof sb2));
+    else
+        report(1, c, "shape", "%s", shape_str(&os, sb1, sizeof sb1));
+}
+
+/* Runs c as op with inputs in[n] and attribute at: the result in *res
+ * (malloc'ed, *nres bytes), or -1 with err. */
+static int run_as(const struct op_case *c, enum hg_op op, const struct hg_tview *in, int n,
+                  const union hg_attr *at, void **res, size_t *nres, char *err, size_t errlen)
+{
+    struct op_case k = *c;
+    struct hg_shape os;
+    enum hg_dtype odt;
+    k.op = op;
+    k.n_in = n;
+    k.attr = *at;
+    for (int i = 0; i < n; i++) {
+        k.in[i] = in[i].shape;
+        k.dt[i] = in[i].dtype;
+    }
+    *res = NULL;
+    if (run_shape(&k, in, &os, &odt, err, errlen) != 0)
+        return -1;
+    return run_once(&k, in, &os, 2, 0xff, res, nres, err, errlen);
+}
+
+/* A vocabulary shard (tensor parallelism, attr emb): the table's rows
+ * [r0, r1) of V.  Its forward equals the whole table's rows where the id
+ * is in the shard and is 0 elsewhere; its backward equals the whole
+ * gradient's rows [r0, r1), bitwise (the same sums in the same order).
+ * Shards: one row, the first half, an empty one, the rest. */
+static void mode_embshard(const struct op_case *c, const struct hg_tview *in)
+{
+    const int64_t V = in[0].shape.dim[0], D = in[0].shape.dim[1], n = numel(&in[1].shape);
+    const int64_t cut[] = {0, 1, V / 2, V / 2, V};
+    const int32_t *ids = in[1].data;
+    char err[512];
+    union hg_attr whole = {0};
+    struct hg_tview bin[3] = {in[1], {.dtype = HG_F32, .shape = in[1].shape}, in[0]};
+    bin[1].shape.dim[bin[1].shape.ndim++] = D;
+    float *dy = malloc((size_t)(n * D + 1) * sizeof(float)); /* [n, D] */
+    for (int64_t i = 0; i < n * D; i++)
+        dy[i] = (float)(2 * urand() - 1);
+    bin[1].data = dy;
+    void *yw = NULL, *gw = NULL, *ys = NULL, *gs = NULL; /* [n, D], [V, D], [n, D], [rows, D] */
+    size_t nyw, ngw, nys, ngs;
+    int ok = run_as(c, HG_OP_EMBEDDING, in, 2, &whole, &yw, &nyw, err, sizeof err) == 0 &&
+             run_as(c, HG_OP_EMBEDDING_BWD, bin, 3, &whole, &gw, &ngw, err, sizeof err) == 0;
+    if (!ok)
+        report(0, c, "embshard", "the whole table: %s", err);
+    for (int s = 0; ok && s + 1 < (int)(sizeof cut / sizeof cut[0]); s++) {
+        const int64_t r0 = cut[s], r1 = cut[s + 1];
+        union hg_attr at = {.emb = {.row0 = r0, .vocab = V}};
+        struct hg_tview w = in[0]; /* rows [r0, r1) of the table: [r1 - r0, D] */
+        w.shape.dim[0] = r1 - r0;
+        w.data = (float *)in[0].data + r0 * D;
+        struct hg_tview sin[2] = {w, in[1]}, sbin[3] = {bin[0], bin[1], w};
+        free(ys);
+        free(gs);
+        if (run_as(c, HG_OP_EMBEDDING, sin, 2, &at, &ys, &nys, err, sizeof err) != 0 ||
+            run_as(c, HG_OP_EMBEDDING_BWD, sbin, 3, &at, &gs, &ngs, err, sizeof err) != 0) {
+            report(0, c, "embshard", "rows [%lld, %lld): %s", (long long)r0, (long long)r1,
+                   err);
+            ok = 0;
+            break;
+        }
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0 && nys == nyw; i++) {
+            int in_shard = ids[i] >= r0 && ids[i] < r1;
+            for (int64_t d = 0; d < D && bad < 0; d++) {
+                float y = ((float *)ys)[i * D + d];
+                if (memcmp(&y, in_shard ? (float *)yw + i * D + d : &(float){0}, 4))
+                    bad = i;
+            }
+        }
+        int fw = nys == nyw && bad < 0, bw = ngs == (size_t)((r1 - r0) * D) * 4 &&
+                                               !memcmp(gs, (float *)gw + r0 * D, ngs);
+        report(fw && bw, c, "embshard", "rows [%lld, %lld) of %lld: forward %s (first bad "
+               "position %lld), backward %s", (long long)r0, (long long)r1, (long long)V,
+               fw ? "equal" : "differs", (long long)bad, bw ? "equal" : "differs");
+    }
+    free(ys);
+    free(gs);
+    free(yw);
+    free(gw);
+    free(dy);
+}
+
 /* Dropout on ones: same (seed, step) -> same mask; another step or seed ->
  * another mask; keep rate within 3 sigma of 1-p; kept values 1/(1-p). */
 /* Rows [a,b) of a batch, i.e. another rank's or micro-batch's share of
@@ -2265,6 +2432,13 @@ static void run_case(int ci)
     }
     if (c->modes & M_SHAPE_ERR)
         mode_shape_err(c);
+    if (c->modes & M_SHAPE_OK)
+        mode_shape_ok(c);
+    if (c->modes & M_EMBSHARD) {
+        make_inputs(c, ci, in);
+        mode_embshard(c, in);
+        free_inputs(c, in);
+    }
     if (c->modes & M_DROPSTAT) {
         make_inputs(c, ci, in);
         mode_dropstat(c, in);
