@@ -453,8 +453,12 @@ HG_COST_FN(layernorm)
 HG_SHAPE_FN(embedding) /* (w[V,D], ids[..] i32) -> [..,D] */
 {
     SHAPE_BUFS;
-    (void)attr;
     HG_CHECK(n_in == 2);
+    if (attr->emb.vocab > 0 &&
+        (attr->emb.row0 < 0 || attr->emb.row0 + in[0].dim[0] > attr->emb.vocab))
+        return hg_kerr(err, errlen, "embedding: a shard of rows [%lld, %lld) of a vocabulary "
+                       "of %lld", (long long)attr->emb.row0,
+                       (long long)(attr->emb.row0 + in[0].dim[0]), (long long)attr->emb.vocab);
     if (check_f32("embedding", in_dt, 0, err, errlen) ||
         check_ndim("embedding", in, 0, 2, 2, err, errlen) ||
         check_ndim("embedding", in, 1, 0, HG_MAX_DIMS - 1, err, errlen))
