@@ -111,7 +111,8 @@ struct hg__mode {
      * `init` sets the initial values (after the train plan's own),
      * `broadcast` rank 0's whole values everywhere, each then cut into
      * the shards. */
-    void (*whole)(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex);
+    int (*whole)(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex, char *err,
+                 size_t errlen);
     int (*init)(struct hg_ctl *c, uint64_t seed, char *err, size_t errlen);
     int (*broadcast)(struct hg_ctl *c, char *err, size_t errlen);
 };

@@ -436,8 +436,10 @@ int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen);
  * state whole, by the train graph's names (checkpoints save them after
  * hg_ctl_sync_state and load into them before hg_ctl_broadcast_params):
  * the train plan's, or under tensor parallelism (its plan holds shards)
- * a copy of them that rank 0's are cut from. */
-void hg_ctl_state_view(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex);
+ * a copy of them, made when asked for (-1 with err when it cannot be) and
+ * let go at the next micro-batch, that rank 0's are cut from. */
+int hg_ctl_state_view(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex, char *err,
+                      size_t errlen);
 /* Parameter and graph summary for the log: parameters, ops, the plan's
  * memory, the BLAS (library and core), ISA and threads; verbose: the
  * plan's activations and the BLAS's whole build line too. */

@@ -308,7 +308,10 @@ int hg_ctl_new(struct hg_ctl **out, const struct hg_task *task, void *ts,
     size_t np, npv;
     struct hg_graph *wg = c->train.g;
     struct hg_exec *wex = c->train.ex;
-    hg_ctl_state_view(c, &wg, &wex); /* the parameters whole */
+    if (hg_ctl_state_view(c, &wg, &wex, err, errlen) != 0) { /* the parameters whole */
+        hg_ctl_free(c);
+        return -1;
+    }
     hg_exec_param_block(wex, &np);
     hg_exec_param_block(c->valid.ex, &npv);
     if (np != npv) {
@@ -544,13 +547,15 @@ int hg_ctl_rank_times(const struct hg_ctl *c, const double **t)
     return c->world;
 }
 
-void hg_ctl_state_view(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex)
+int hg_ctl_state_view(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex, char *err,
+                      size_t errlen)
 {
     *g = c->train.g;
     *ex = c->train.ex;
     for (int k = 0; k < c->nmode; k++)
-        if (c->mode[k]->whole)
-            c->mode[k]->whole(c, g, ex);
+        if (c->mode[k]->whole && c->mode[k]->whole(c, g, ex, err, errlen) != 0)
+            return -1;
+    return 0;
 }
 
 int hg_ctl_sync_state(struct hg_ctl *c, char *err, size_t errlen)

@@ -524,17 +524,24 @@ static int shards(struct hg_ctl *c, int gather_them, char *err, size_t errlen)
 }
 
 /* The whole view: the recipe's graph again, an executor over its
- * optimizer (parameters, gradients and state get buffers; it never runs). */
-static int whole_new(struct hg_ctl *c, char *err, size_t errlen)
+ * optimizer (parameters, gradients and state get buffers; it never runs).
+ * Made when asked for and dropped after use (the next micro-batch at the
+ * latest), so that a rank holds its shards, not the whole model, while it
+ * trains. */
+static int whole_get(struct hg_ctl *c, char *err, size_t errlen)
 {
     struct hg_tpx *x = c->tp;
+    if (x->wex)
+        return 0;
     const struct hg_task_graph_opts go = {.batch = c->cfg.max_batch, .max_len = c->cfg.max_len,
                                           .train = 1, .backward = 1, .optim = c->cfg.optim,
                                           .hyper = c->cfg.hyper};
     struct hg_task_model m;
-    x->wg = hg_graph_new();
-    if (hg_task_graph(x->wg, c->task, c->ts, &go, &m, err, errlen) != 0)
-        return -1;
+    if (!x->wg) {
+        x->wg = hg_graph_new();
+        if (hg_task_graph(x->wg, c->task, c->ts, &go, &m, err, errlen) != 0)
+            return -1;
+    }
     int nn = hg_graph_n_nodes(x->wg), n = 0;
     int *order = malloc((size_t)(nn ? nn : 1) * sizeof(int)); /* [n] */
     if (!order)
@@ -547,13 +554,20 @@ static int whole_new(struct hg_ctl *c, char *err, size_t errlen)
     return x->wex ? 0 : -1;
 }
 
+/* the buffers go; the graph (no buffers) stays for the next time */
+static void whole_drop(struct hg_tpx *x)
+{
+    hg_exec_free(x->wex);
+    x->wex = NULL;
+}
+
 static int mode_start(struct hg_ctl *c, struct plan *p, char *err, size_t errlen)
 {
     if (hg_exec_device(p->ex) >= 0)
         return hg_kerr(err, errlen, "tensor parallelism runs on CPU plans so far");
     static const struct hg_exec_comm_ops ops = {coll_start, coll_wait};
     hg_exec_set_comm(p->ex, &ops, c->tp);
-    return whole_new(c, err, errlen);
+    return 0;
 }
 
 static void mode_free(struct hg_ctl *c)
@@ -576,32 +590,62 @@ static void mode_free(struct hg_ctl *c)
 /* the initial values: the whole graph's (one rank's), cut */
 static int mode_init(struct hg_ctl *c, uint64_t seed, char *err, size_t errlen)
 {
+    if (whole_get(c, err, errlen) != 0)
+        return -1;
     hg_graph_init_params(c->tp->wg, c->tp->wex, seed);
-    return shards(c, 0, err, errlen);
+    int rc = shards(c, 0, err, errlen);
+    whole_drop(c->tp);
+    return rc;
 }
 
-/* rank 0's whole parameters and state (initial or loaded) everywhere */
+/* Rank 0's whole parameters and state everywhere: what a checkpoint
+ * loaded into its whole view; without one the shards are every rank's
+ * cut of the same initial values already (rank 0 says which). */
 static int mode_broadcast(struct hg_ctl *c, char *err, size_t errlen)
 {
+    struct hg_tpx *x = c->tp;
+    int has = x->wex != NULL;
     size_t np, ns;
-    float *p = hg_exec_param_block(c->tp->wex, &np); /* [np] */
-    float *st = hg_exec_state_block(c->tp->wex, &ns); /* [ns] */
-    if (hg_comm_broadcast(c->comm, p, np * sizeof(float), 0, err, errlen) != 0 ||
-        (ns && hg_comm_broadcast(c->comm, st, ns * sizeof(float), 0, err, errlen) != 0))
+    if (hg_comm_broadcast(c->comm, &has, sizeof has, 0, err, errlen) != 0)
         return -1;
     c->valid_stale = 1;
-    return shards(c, 0, err, errlen);
+    if (!has)
+        return 0;
+    if (whole_get(c, err, errlen) != 0)
+        return -1;
+    float *p = hg_exec_param_block(x->wex, &np);  /* [np] */
+    float *st = hg_exec_state_block(x->wex, &ns); /* [ns] */
+    int rc = hg_comm_broadcast(c->comm, p, np * sizeof(float), 0, err, errlen) != 0 ||
+                     (ns && hg_comm_broadcast(c->comm, st, ns * sizeof(float), 0, err,
+                                              errlen) != 0)
+                 ? -1
+                 : shards(c, 0, err, errlen);
+    whole_drop(x);
+    return rc;
 }
 
-static void mode_whole(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex)
+static int mode_whole(struct hg_ctl *c, struct hg_graph **g, struct hg_exec **ex, char *err,
+                      size_t errlen)
 {
+    if (whole_get(c, err, errlen) != 0)
+        return -1;
     *g = c->tp->wg;
     *ex = c->tp->wex;
+    return 0;
 }
 
 static int mode_sync(struct hg_ctl *c, char *err, size_t errlen)
 {
-    return shards(c, 1, err, errlen);
+    return whole_get(c, err, errlen) != 0 ? -1 : shards(c, 1, err, errlen);
+}
+
+/* training goes on: the whole view (a checkpoint's) is let go */
+static int mode_micro(struct hg_ctl *c, const struct hg_batch *b, uint64_t update,
+                      struct hg_ctl_stats *st)
+{
+    (void)b, (void)update, (void)st;
+    whole_drop(c->tp);
+    return 0;
 }
 
 /* every rank gathers the parameters, rank 0 validates */
@@ -610,13 +654,14 @@ static int mode_valid(struct hg_ctl *c, int *skip, char *err, size_t errlen)
     *skip = c->tp->me != 0;
     if (!c->valid_stale)
         return 0;
-    if (shards(c, 1, err, errlen) != 0)
+    if (mode_sync(c, err, errlen) != 0)
         return -1;
     size_t n, nv;
     const float *p = hg_exec_param_block(c->tp->wex, &n);
     float *pv = hg_exec_param_block(c->valid.ex, &nv); /* the same order */
     HG_CHECK(n == nv);
     memcpy(pv, p, n * sizeof(float));
+    whole_drop(c->tp);
     if (hg_exec_upload(c->valid.ex, HG_R_PARAMS, err, errlen) != 0)
         return -1;
     c->valid_stale = 0;
@@ -669,6 +714,7 @@ const struct hg__mode hg__mode_tp = {
     .start = mode_start,
     .free = mode_free,
     .partial = 1,
+    .micro = mode_micro,
     .init = mode_init,
     .broadcast = mode_broadcast,
     .whole = mode_whole,

@@ -84,6 +84,17 @@ grep -q "loaded .* $H updates" "$tmp/half2.log" || bad "the resume did not load 
 "$CMP" "$tmp/s2/checkpoint_last.h5" "$tmp/half/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 &&
     echo "ok: resumed at update $H: bitwise the straight run" ||
     { cat "$tmp/cmp"; bad "the resumed run differs from the straight one"; }
+# validation sees the parameters whole (gathered; rank 0 runs it): the
+# valid loss of 1 rank
+run vone --batch-size 96 --max-update 2 --validate-interval 1 >"$tmp/vone.log" 2>&1 &&
+    run vtp $S2 --max-update 2 --validate-interval 1 >"$tmp/vtp.log" 2>&1 ||
+    { cat "$tmp/vone.log" "$tmp/vtp.log"; bad "validation runs"; }
+vl() { sed -n 's/.*"valid_loss": \([0-9.]*\).*/\1/p' "$1"; }
+[ -n "$(vl "$tmp/vone.log")" ] && [ "$(vl "$tmp/vone.log" | wc -l)" = "$(vl "$tmp/vtp.log" | wc -l)" ] &&
+    vl "$tmp/vone.log" >"$tmp/va" && vl "$tmp/vtp.log" >"$tmp/vb" &&
+    paste "$tmp/va" "$tmp/vb" | awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-5 * $1 + 1e-5) exit 1 }' &&
+    echo "ok: validation under tensor parallelism: the valid loss of 1 rank ($(tr '\n' ' ' <"$tmp/vb"))" ||
+    { paste "$tmp/va" "$tmp/vb"; bad "validation: another valid loss than 1 rank"; }
 # ... and on one rank (tensor parallel -> 1 rank): update H + 1 from it
 mkdir -p "$tmp/one" && cp "$tmp/s2/checkpoint_last.h5" "$tmp/one/" &&
     run one --batch-size 96 --max-update $((K + 1)) >"$tmp/one.log" 2>&1 &&

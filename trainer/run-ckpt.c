@@ -62,7 +62,8 @@ int hg__run_save(struct hg__run *r, const char *name, int64_t iter_step, char *e
     };
     struct hg_graph *g;
     struct hg_exec *ex;
-    hg_ctl_state_view(r->ctl, &g, &ex);
+    if (hg_ctl_state_view(r->ctl, &g, &ex, err, errlen) != 0)
+        return -1;
     if (!r->o.save_sharded)
         return hg_ckpt_save(path, g, ex, &m, err, errlen);
     /* every rank writes the parameters it owns, rank 0 the index */

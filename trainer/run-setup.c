@@ -363,7 +363,8 @@ static int load_checkpoint(struct hg__run *r, const char *path, int64_t *first_s
     struct hg_ckpt_meta m;
     struct hg_graph *g;
     struct hg_exec *ex;
-    hg_ctl_state_view(r->ctl, &g, &ex);
+    if (hg_ctl_state_view(r->ctl, &g, &ex, err, errlen) != 0)
+        return -1;
     if (hg_ckpt_load(path, g, ex,
                      o->reset_optimizer, &m, err, errlen) != 0) {
         hg_ckpt_meta_free(&m);
