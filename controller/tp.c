@@ -703,8 +703,8 @@ static int mode_owner(const struct hg_ctl *c, int i, int param)
 static void mode_describe(const struct hg_ctl *c, char *buf, size_t len)
 {
     size_t n = strlen(buf);
-    snprintf(buf + n, len - n, "%stensor parallel: %d collectives", n ? "; " : "",
-             c->s->tp_ncoll);
+    if (n < len) /* after the thread count, as the other modes' */
+        snprintf(buf + n, len - n, "; tensor parallel: %d collectives", c->s->tp_ncoll);
 }
 
 const struct hg__mode hg__mode_tp = {

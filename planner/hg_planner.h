@@ -930,6 +930,17 @@ struct hg_sim_result;
 struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *pg,
                                    const struct hg_strategy *start, long iters, double budget_s,
                                    uint64_t seed, struct hg_sim_result *r);
+/* How hg_tp_baseline shards: equally, or in eighths of the fastest
+ * device's speed (at least 1: 2:1 devices get 8:4). */
+enum hg_tp_shards { HG_TP_EVEN, HG_TP_SPEED };
+/* Megatron-style tensor parallelism within a node (planner/search.c):
+ * every op in one tensor-parallel group over every device of pg's
+ * one-node cluster, shards by how (the plan table's TP-E and TP-S,
+ * hgplan --tensor).  NULL with err: a cluster of more nodes (Megatron
+ * replicates the group across nodes, not planned yet), capacities that
+ * cannot be priced, a strategy the lowering refuses. */
+struct hg_strategy *hg_tp_baseline(const struct hg_pgraph *pg, enum hg_tp_shards how,
+                                   char *err, size_t errlen);
 /* The strategies hgtrain's executor runs (trainer/strategy.c), as bits:
  * HG_EXEC_DP every group data parallel with the same replicas on every
  * device, at least one each (aggregation free per group: AllReduce or any
@@ -938,8 +949,12 @@ struct hg_strategy *hg_pipe_search(struct hg_sim *sim, const struct hg_pgraph *p
  * (the batch split into pieces: controller/hybrid.c; CPU plans, one
  * micro-batch per update).  Any may recompute (hg_ctl_strategy.recompute).
  * HG_EXEC_NOPS, with the others: no group aggregated by a parameter
- * server (a job over NCCL: comm/ps.c sums host memory). */
-enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u, HG_EXEC_SPLIT = 4u, HG_EXEC_NOPS = 8u };
+ * server (a job over NCCL: comm/ps.c sums host memory).  HG_EXEC_TP
+ * every group tensor parallel over every device, a shard weight >= 1
+ * each, no recomputation, no pipeline (controller/tp.c; CPU workers over
+ * shm or tcp); a TP strategy is executable only with it. */
+enum { HG_EXEC_DP = 1u, HG_EXEC_MP = 2u, HG_EXEC_SPLIT = 4u, HG_EXEC_NOPS = 8u,
+       HG_EXEC_TP = 16u };
 /* 1 when st is one of the kinds (a set of HG_EXEC_* bits). */
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds);
 /* The search objective: the time if it fits, else a penalty above any
@@ -1207,6 +1222,12 @@ struct hg_plan_opts {
     int rows_only;        /* the caller adds candidates and chooses: the
                            * rows, no search or "chosen:" line, no mark */
     int no_pipelines;     /* the previous space: no pipeline rows */
+    int no_tensor;        /* no tensor-parallel rows (TP-E, TP-S) */
+    /* With HG_EXEC_TP: the executor's word on a tensor-parallel row,
+     * simulated in lw (NULL: every one runs); 0, or -1 with why (what it
+     * cannot run yet), which marks the row no candidate. */
+    int (*tp_runs)(void *ctx, const struct hg_lowered *lw, char *why, size_t n);
+    void *tp_ctx;
 };
 /* The planner graph of a training graph on c and its prices, as hgplan
  * and hgtrain --plan and --strategy plan a task: compute and transfers at

@@ -48,7 +48,7 @@ static const char usage[] =
 struct args {
     char *model, *task, *data, *cluster, *export_graph, *optimizer;
     int64_t batch, seq;
-    int list_models, forward_only, help, version, dp, verbose, no_pipelines;
+    int list_models, forward_only, help, version, dp, verbose, no_pipelines, no_tensor;
     char *profile, *profile_out;
     int64_t pbatch[MAXLIST], pthreads[MAXLIST], pworlds[MAXLIST], psizes[MAXLIST];
     int64_t pworkers[MAXLIST], pgpus[MAXLIST], pslow[MAXLIST];
@@ -155,6 +155,9 @@ static const struct hg_opt options[] = {
     {.name = "no-pipelines", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(no_pipelines),
      .help = "the previous strategy space: no pipeline rows in the plan table, MCMC has "
              "the whole --budget (to compare the two spaces)"},
+    {.name = "no-tensor", .type = HG_OPT_BOOL, .group = G_PLAN, .offset = OFF(no_tensor),
+     .help = "no tensor-parallel rows (TP-E, TP-S) in the plan table (the space before "
+             "them)"},
     {.name = "micro-batches", .type = HG_OPT_I64, .group = G_PLAN, .offset = OFF(micro),
      .def = "0", .min = 0, .metavar = "M",
      .help = "--pipeline: micro-batches (0: 4 per stage)"},
@@ -609,38 +612,6 @@ out:
     return rc;
 }
 
-/* hgplan --tensor: every op in one tensor-parallel group over the devices
- * of a one-node cluster (across nodes Megatron replicates the group, which
- * is not planned yet), shard weights equal or in eighths of the fastest
- * device's speed (at least 1); NULL with err. */
-static struct hg_strategy *tensor_baseline(const struct hg_pgraph *pg, const char *how,
-                                           char *err, size_t errlen)
-{
-    const struct hg_cluster *c = pg->c;
-    double cap[HG_PLAN_MAXDEV], top = 0;
-    if (c->nnodes > 1) {
-        hg_kerr(err, errlen, "cluster %s has %d nodes: across nodes the tensor-parallel "
-                "group is replicated, which is not planned yet (give a one-node cluster)",
-                c->name, c->nnodes);
-        return NULL;
-    }
-    if (hg_cluster_rank_capacities(c, cap, err, errlen) != 0)
-        return NULL;
-    for (int d = 0; d < c->ndev; d++)
-        top = cap[d] > top ? cap[d] : top;
-    struct hg_strategy *st = hg_strategy_new(pg->nops, pg->ndev, 1);
-    struct hg_gcfg *g = &st->cfg[0];
-    memset(g, 0, sizeof *g);
-    g->mode = HG_MODE_TP;
-    g->agg = HG_AGG_AR;
-    for (int d = 0; d < c->ndev; d++) {
-        long w = strcmp(how, "speed") == 0 && top > 0 ? lround(8 * cap[d] / top) : 1;
-        g->rep[d] = w < 1 ? 1 : (int)w;
-    }
-    g->device = g->ps = 0; /* the lead: the first device of weight > 0 */
-    return st;
-}
-
 /* Baselines, search, strategy file and trace; memory priced on gm (NULL:
  * on g). */
 static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_graph *gm,
@@ -670,15 +641,17 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_gr
         hg_plan_print_head(o, c, 0);
         hg_plan_print_row(o, "dp", &br, c, NULL, NULL, 0, a->verbose);
     } else if (a->tensor) {
-        best = tensor_baseline(pg, a->tensor, err, sizeof(err));
+        best = hg_tp_baseline(pg, strcmp(a->tensor, "speed") == 0 ? HG_TP_SPEED : HG_TP_EVEN,
+                              err, sizeof(err));
         if (!best) {
             fprintf(stderr, "hgplan: --tensor %s: %s\n", a->tensor, err);
             rc = 1;
             goto done;
         }
         hg_sim_full(sim, best, &br);
-        fprintf(o, "tensor parallelism (%s shards over %d devices; hgtrain --strategy "
-                "runs it, not --plan):\n", a->tensor, pg->ndev);
+        fprintf(o, "tensor parallelism (%s shards over %d devices, the plan table's %s "
+                "row; hgtrain --strategy runs it):\n", a->tensor, pg->ndev,
+                strcmp(a->tensor, "even") == 0 ? "TP-E" : "TP-S");
         hg_plan_print_head(o, c, 0);
         hg_plan_print_row(o, strcmp(a->tensor, "even") == 0 ? "TP-E" : "TP-S", &br, c, NULL,
                           NULL, 0, a->verbose);
@@ -726,7 +699,8 @@ static int plan_and_report(FILE *o, const struct hg_graph *g, const struct hg_gr
                                   .margin = a->margin / 100,
                                   .keep = a->baseline,
                                   .verbose = a->verbose,
-                                  .no_pipelines = a->no_pipelines};
+                                  .no_pipelines = a->no_pipelines,
+                                  .no_tensor = a->no_tensor};
         best = hg_plan_run(o, sim, pg, pr, &po, &br);
     }
     if (a->verbose && a->search && strcmp(a->search, "mcmc") == 0) {

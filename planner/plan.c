@@ -1,6 +1,8 @@
 /* plan.c - planning as hgplan --search and hgtrain --plan run it: the
- * planner graph priced (memory at the longest sample), the baselines simulated and list-scheduled, the MCMC search from the best of
- * them (restricted to what hgtrain executes when asked), and the table
+ * planner graph priced (memory at the longest sample), the baselines
+ * simulated and list-scheduled, the MCMC search from the best of them
+ * (restricted to what hgtrain executes when asked), the pipeline and
+ * tensor-parallel rows, and the table
  * both programs print: one row per candidate, why the search stopped, and
  * which candidate was chosen and why (docs/planner.md, "The plan table"). */
 #define _POSIX_C_SOURCE 200809L
@@ -46,7 +48,7 @@ void hg_plan_print_row(FILE *o, const char *name, const struct hg_sim_result *r,
         if ((double)r->peak[d] / (double)c->devices[d].memory >
             (double)r->peak[hi] / (double)c->devices[hi].memory)
             hi = d;
-    char mem[96], feas[160];
+    char mem[96], feas[352];
     snprintf(mem, sizeof mem, "%.2f GB on %s", (double)r->peak[hi] / 1e9,
              c->devices[hi].name);
     if (r->oom)
@@ -105,6 +107,15 @@ static const char *pipe_not_candidate(const struct hg_plan_opts *po)
 {
     if (po->executable && !(po->executable & HG_EXEC_SPLIT))
         return "yes, chosen only with --plan-split";
+    return NULL;
+}
+
+/* Why the tensor-parallel rows are no candidates under po (NULL: they
+ * are, unless the executor's tp_runs refuses one). */
+static const char *tp_not_candidate(const struct hg_plan_opts *po)
+{
+    if (po->executable && !(po->executable & HG_EXEC_TP))
+        return "no: hgtrain runs it on CPU workers over shm or tcp only";
     return NULL;
 }
 
@@ -225,19 +236,19 @@ static double gain(const struct hg_sim_result *r, const struct hg_sim_result *rb
 }
 
 enum { ROW_ALONE = HG_BASE_COUNT, ROW_RECOMPUTE, ROW_MCMC, ROW_PIPE_U, ROW_PIPE_S, ROW_PIPE,
-       ROWS };
+       ROW_TP_E, ROW_TP_S, ROWS };
 
 /* The pipeline rows (planner/pipeline.c; clusters of 2 to 64 devices, one
  * stage each in rank order): PIPE-U (equal forward op counts per stage)
  * and PIPE-S (forward time in proportion to speed), 4 micro-batches per
  * stage, 1f1b; searching, the hill climb from the better of them
  * ("pipeline": at most --iters proposals, 2000 by default, in the rest of
- * the budget, a quarter at least).  ps[row - ROW_PIPE_U] get the
- * strategies. */
+ * the budget, a quarter at least).  xs[row] get the strategies. */
 static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const struct hg_pprice *pr,
                       const struct hg_plan_opts *po, double t0, struct hg_sim_result *res,
-                      int *shown, struct hg_strategy **ps)
+                      int *shown, struct hg_strategy **xs)
 {
+    struct hg_strategy **ps = xs + ROW_PIPE_U;
     char err[256];
     int P = pg->ndev, M = 4 * P < pg->batch ? 4 * P : (int)pg->batch;
     if (!has_pipelines(pg, po))
@@ -261,20 +272,59 @@ static void pipelines(struct hg_sim *sim, const struct hg_pgraph *pg, const stru
     shown[ROW_PIPE] = 1;
 }
 
-/* The fastest feasible pipeline row replaces the choice when the choice is
- * out of memory or the pipeline beats it by the margin; returns the row
- * chosen (why and *best updated). */
-static int choose_pipeline(const struct hg_plan_opts *po, const struct hg_sim_result *res,
-                           const int *shown, struct hg_strategy *const *ps, int chosen,
-                           const char *name, struct hg_strategy **best, char *why, size_t n)
+/* 1 when the plan has tensor-parallel rows (two devices at least, not
+ * --no-tensor). */
+static int has_tensor(const struct hg_pgraph *pg, const struct hg_plan_opts *po)
+{
+    return !po->no_tensor && pg->ndev >= 2;
+}
+
+/* The tensor-parallel rows (hg_tp_baseline: every op in one TP group over
+ * the node, even shards or by speed) into xs[ROW_TP_E], xs[ROW_TP_S];
+ * whyn[row] what the executor cannot run yet (under po->tp_runs).  None
+ * planned (more nodes): why in *none. */
+static void tensors(struct hg_sim *sim, const struct hg_pgraph *pg,
+                    const struct hg_plan_opts *po, struct hg_sim_result *res, int *shown,
+                    struct hg_strategy **xs, char (*whyn)[320], char *none, size_t nn)
+{
+    char err[256];
+    if (!has_tensor(pg, po))
+        return;
+    for (int k = 0; k < 2; k++) {
+        int row = ROW_TP_E + k;
+        xs[row] = hg_tp_baseline(pg, k ? HG_TP_SPEED : HG_TP_EVEN, err, sizeof err);
+        if (!xs[row]) { /* both fail alike (the cluster's nodes, its prices) */
+            snprintf(none, nn, "%s", err);
+            continue;
+        }
+        hg_sim_full(sim, xs[row], &res[row]);
+        shown[row] = 1;
+        const char *no = tp_not_candidate(po);
+        if (no)
+            snprintf(whyn[row], sizeof whyn[0], "%s", no);
+        else if ((po->executable & HG_EXEC_TP) && po->tp_runs &&
+                 po->tp_runs(po->tp_ctx, hg_sim_lowered(sim), err, sizeof err) != 0)
+            snprintf(whyn[row], sizeof whyn[0], "no: hgtrain: %s", err);
+    }
+}
+
+/* The fastest feasible candidate of the pipeline and tensor-parallel rows
+ * (xs[row], no whyn[row]) replaces the choice when the choice is out of
+ * memory or it beats the choice by the margin; returns the row chosen
+ * (why and *best updated). */
+static int choose_other(const struct hg_plan_opts *po, const struct hg_sim_result *res,
+                        const int *shown, struct hg_strategy *const *xs,
+                        char (*whyn)[320], int chosen, const char *name,
+                        struct hg_strategy **best, char *why, size_t n)
 {
     int p = -1;
     /* rows_only: the caller searches on from the choice, in the baselines'
      * grouping (hgplan --search gnn) */
-    if (po->keep || po->rows_only || (po->executable && !(po->executable & HG_EXEC_SPLIT)))
+    if (po->keep || po->rows_only)
         return chosen;
-    for (int i = ROW_PIPE_U; i <= ROW_PIPE; i++)
-        if (shown[i] && !res[i].oom && (p < 0 || res[i].iter_s < res[p].iter_s))
+    for (int i = ROW_PIPE_U; i < ROWS; i++)
+        if (shown[i] && xs[i] && !whyn[i][0] && !res[i].oom &&
+            (p < 0 || res[i].iter_s < res[p].iter_s))
             p = i;
     if (p < 0)
         return chosen;
@@ -287,7 +337,7 @@ static int choose_pipeline(const struct hg_plan_opts *po, const struct hg_sim_re
     else
         return chosen;
     hg_strategy_free(*best);
-    *best = hg_strategy_copy(ps[p - ROW_PIPE_U]);
+    *best = hg_strategy_copy(xs[p]);
     return p;
 }
 
@@ -302,6 +352,8 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
      * recomputing, the search's result */
     struct hg_sim_result res[ROWS];
     int shown[ROWS] = {0};
+    char whyn[ROWS][320]; /* why a row is no candidate ("" : it is) */
+    memset(whyn, 0, sizeof whyn);
     struct hg_strategy *bs[HG_BASE_COUNT];
     int bi = -1;
     for (int b = 0; b < HG_BASE_COUNT; b++) {
@@ -310,8 +362,9 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         hg_baseline_apply(bs[b], pg, (enum hg_baseline)b);
         hg_sched_best(sim, pg, bs[b], &res[b], NULL);
         shown[b] = 1;
-        if (!not_candidate(po, b) &&
-            (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi])))
+        if (not_candidate(po, b))
+            snprintf(whyn[b], sizeof whyn[0], "%s", not_candidate(po, b));
+        else if (bi < 0 || hg_search_cost(&res[b]) < hg_search_cost(&res[bi]))
             bi = b;
     }
     const char *base_name = hg_baseline_name((enum hg_baseline)bi);
@@ -422,18 +475,25 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         best = hg_strategy_copy(seed);
         *br = res[chosen];
     }
-    struct hg_strategy *ps[3] = {NULL, NULL, NULL};
-    pipelines(sim, pg, pr, po, t0, res, shown, ps);
+    struct hg_strategy *xs[ROWS] = {NULL}; /* the pipeline and TP rows' strategies */
+    char no_tp[256] = "";
+    pipelines(sim, pg, pr, po, t0, res, shown, xs);
+    for (int i = ROW_PIPE_U; i <= ROW_PIPE; i++)
+        if (shown[i] && pipe_not_candidate(po))
+            snprintf(whyn[i], sizeof whyn[0], "%s", pipe_not_candidate(po));
+    tensors(sim, pg, po, res, shown, xs, whyn, no_tp, sizeof no_tp);
     static const char *const row_names[] = {[ROW_ALONE] = "alone",
                                             [ROW_RECOMPUTE] = "recompute",
                                             [ROW_MCMC] = "mcmc",
                                             [ROW_PIPE_U] = "PIPE-U",
                                             [ROW_PIPE_S] = "PIPE-S",
-                                            [ROW_PIPE] = "pipeline"};
-    chosen = choose_pipeline(po, res, shown, ps, chosen,
-                             chosen < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)chosen)
-                                                    : row_names[chosen],
-                             &best, why, sizeof why);
+                                            [ROW_PIPE] = "pipeline",
+                                            [ROW_TP_E] = "TP-E",
+                                            [ROW_TP_S] = "TP-S"};
+    chosen = choose_other(po, res, shown, xs, whyn, chosen,
+                          chosen < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)chosen)
+                                                 : row_names[chosen],
+                          &best, why, sizeof why);
     if (chosen >= ROW_PIPE_U)
         *br = res[chosen];
     /* the search toggles recomputation on groups that drop nothing (no
@@ -450,10 +510,11 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
         if (shown[i])
             hg_plan_print_row(o, i < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)i)
                                                    : row_names[i],
-                              &res[i], c, i < HG_BASE_COUNT ? not_candidate(po, i)
-                                          : i >= ROW_PIPE_U ? pipe_not_candidate(po) : NULL,
+                              &res[i], c, whyn[i][0] ? whyn[i] : NULL,
                               notes[i][0] ? notes[i] : NULL, !po->rows_only && i == chosen,
                               po->verbose);
+    if (no_tp[0]) /* Megatron's rows, said absent and why */
+        fprintf(o, "  TP-E, TP-S: not planned: %s\n", no_tp);
     if (po->rows_only)
         goto out;
     if (po->mcmc)
@@ -467,7 +528,7 @@ out:
         hg_strategy_free(bs[b]);
     hg_strategy_free(seed);
     hg_strategy_free(as);
-    for (int k = 0; k < 3; k++)
-        hg_strategy_free(ps[k]);
+    for (int i = 0; i < ROWS; i++)
+        hg_strategy_free(xs[i]);
     return best;
 }

@@ -1,6 +1,7 @@
 /* search.c - the baselines (EV-PS, EV-AR, CP-PS, CP-AR: data parallelism
  * with even or capacity-proportional replicas and PS or AllReduce; pure
- * model parallelism placed greedily by memory) and the MCMC search
+ * model parallelism placed greedily by memory; tensor parallelism over a
+ * node, TP-E and TP-S) and the MCMC search
  * (Metropolis-Hastings on delta simulation, FlexFlow's proposal: a new
  * configuration for one group).  Proposals go through a function pointer,
  * the seam for a learned (GNN) policy. */
@@ -171,12 +172,63 @@ void hg_propose_random(void *ctx, const struct hg_pgraph *pg, const struct hg_st
     cfg->recompute = st->cfg[k].recompute;
 }
 
+struct hg_strategy *hg_tp_baseline(const struct hg_pgraph *pg, enum hg_tp_shards how,
+                                   char *err, size_t errlen)
+{
+    const struct hg_cluster *c = pg->c;
+    double cap[HG_PLAN_MAXDEV], top = 0;
+    if (c->nnodes > 1) {
+        hg_kerr(err, errlen, "cluster %s has %d nodes: across nodes the tensor-parallel "
+                "group is replicated, which is not planned yet (give a one-node cluster)",
+                c->name, c->nnodes);
+        return NULL;
+    }
+    if (hg_cluster_rank_capacities(c, cap, err, errlen) != 0)
+        return NULL;
+    for (int d = 0; d < c->ndev; d++)
+        top = cap[d] > top ? cap[d] : top;
+    struct hg_strategy *st = hg_strategy_new(pg->nops, pg->ndev, 1);
+    struct hg_gcfg *g = &st->cfg[0];
+    memset(g, 0, sizeof *g);
+    g->mode = HG_MODE_TP;
+    g->agg = HG_AGG_AR;
+    for (int d = 0; d < c->ndev; d++) {
+        long w = how == HG_TP_SPEED && top > 0 ? lround(8 * cap[d] / top) : 1;
+        g->rep[d] = w < 1 ? 1 : (int)w;
+    }
+    g->device = g->ps = 0; /* the lead: the first device of weight > 0 */
+    /* one the lowering refuses is no baseline (the simulator would stop) */
+    struct hg_lowered *lw = hg_lower_new(pg);
+    if (hg_lower_full(lw, st, err, errlen) != 0) {
+        hg_strategy_free(st);
+        st = NULL;
+    }
+    hg_lower_free(lw);
+    return st;
+}
+
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
 {
     const struct hg_gcfg *c0 = &st->cfg[0];
-    for (int k = 0; k < st->ngroups; k++) /* hgtrain --strategy runs it; --plan does not choose it yet */
-        if (st->cfg[k].mode == HG_MODE_TP)
+    /* tensor parallelism runs (controller/tp.c) as every group over every
+     * device with a shard each and nothing else: trainer/strategy.c
+     * refuses a TP group beside others or over some of the devices, the
+     * lowering one that recomputes or sits in a pipeline */
+    int ntp = 0;
+    for (int k = 0; k < st->ngroups; k++)
+        ntp += st->cfg[k].mode == HG_MODE_TP;
+    if (ntp > 0) {
+        if (!(kinds & HG_EXEC_TP) || ntp < st->ngroups || st->nmicro > 0)
             return 0;
+        for (int k = 0; k < st->ngroups; k++) {
+            if (st->cfg[k].recompute)
+                return 0;
+            for (int d = 0; d < st->ndev; d++)
+                if (st->cfg[k].rep[d] < 1)
+                    return 0;
+        }
+        return 1;
+    }
     for (int k = 0; (kinds & HG_EXEC_NOPS) && k < st->ngroups; k++)
         if (st->cfg[k].mode == HG_MODE_DP && st->cfg[k].agg == HG_AGG_PS)
             return 0;

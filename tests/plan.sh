@@ -12,6 +12,9 @@
 #     state as 1 rank on the same global batches (within the reordering's
 #     spread: equiv in tests/mnist-common.sh); and
 #     bitwise the run of --strategy SAVE_DIR/strategy.cfg;
+#     At a global batch of 4 a tensor-parallel row (TP-S) is chosen and
+#     trains as 1 rank; with dropout it is not (the executor does not split
+#     dropout masks yet);
 #  2. --plan mcmc --plan-budget 2: the same checks (also with dropout 0.3
 #     against 1 rank with dropout); with --plan-iters the
 #     strategy is the same file twice; --plan-profile prices as hgplan
@@ -93,6 +96,43 @@ if planned pb --plan baselines; then
         { cat "$tmp/cmp"; bad "pb: differs from --strategy SAVE_DIR/strategy.cfg"; }
     echo "ok: --plan baselines: hgplan's file and table, bitwise --strategy"
 fi
+
+# a tensor-parallel row chosen: at a global batch of 4 the data-parallel
+# baselines' AllReduce of every gradient costs more than TP-S's (8:4
+# shards) collectives, simulated over 10% (the margin) faster; it trains
+# as hgtrain --strategy runs it, with 1 rank's losses, parameters and
+# optimizer state (the tolerances of tests/strategy_tp.sh: its split
+# reductions reorder each dot product's sums)
+twice run ref4 --batch-size 4 --max-update "$K" >"$tmp/ref4.log" 2>&1 ||
+    { cat "$tmp/ref4.log"; bad "1 rank, batch 4"; }
+if run ptp --devices cpu:2 --batch-size 4 --max-update "$K" --cluster-file "$tmp/c2.cfg" \
+    --plan baselines >"$tmp/ptp.log" 2>&1; then
+    f0=$fail
+    fail=0
+    msgs "$tmp/ptp.log" >"$tmp/ptp.msgs"
+    grep -q '^  TP-S  *[0-9.]* s  .* yes  <- chosen$' "$tmp/ptp.msgs" &&
+        grep -q '^chosen: TP-S, because it is [0-9.]*% faster than [EC][VP]-AR, above the margin$' \
+            "$tmp/ptp.msgs" && grep -q 'mode = "tp"; shards = ' "$tmp/ptp/strategy.cfg" &&
+        grep -q "strategy $tmp/ptp/strategy.cfg: tensor parallel over 2 ranks, shard weights 8,4" \
+            "$tmp/ptp.msgs" || { head -n 20 "$tmp/ptp.msgs"; bad "ptp: TP-S not chosen and run"; }
+    same_losses "$tmp/ref4.log" "$tmp/ptp.log" || bad "ptp: losses differ from 1 rank"
+    EQUIV_ARGS="--factor 32 --floor 1e-5" equiv ptp ref4 params ||
+        { cat "$tmp/cmp"; bad "ptp: parameters differ from 1 rank"; }
+    EQUIV_ARGS="--factor 32 --floor 1e-4" equiv ptp ref4 optimizer ||
+        { cat "$tmp/cmp"; bad "ptp: optimizer state differs from 1 rank"; }
+    [ $fail = 0 ] && echo "ok: --plan baselines chose TP-S at batch 4 and trained it as 1 rank"
+    [ $fail = 0 ] && fail=$f0
+else
+    cat "$tmp/ptp.log"
+    bad "ptp exited non-zero"
+fi
+# with dropout on, the executor does not split its masks yet: the TP rows
+# say so and are not chosen
+run ptpd --devices cpu:2 --batch-size 4 --max-update 1 --cluster-file "$tmp/c2.cfg" \
+    --plan baselines --dropout 0.3 --no-save >"$tmp/ptpd.log" 2>&1 || { cat "$tmp/ptpd.log"; bad "ptpd"; }
+msgs "$tmp/ptpd.log" | grep -q '^  TP-S  *[0-9.]* s  .* no: hgtrain: op [0-9]* (dropout) splits its dropout masks' &&
+    msgs "$tmp/ptpd.log" | grep -q '^chosen: [EC][VP]-AR, because it is the fastest feasible baseline$' ||
+    { msgs "$tmp/ptpd.log" | head -n 16; bad "ptpd: a TP row under dropout not refused"; }
 
 # ------------------------------------------------------------ 2. mcmc
 if planned pm --plan mcmc --plan-budget 2; then

@@ -12,12 +12,14 @@
 #     and the best baseline kept (the search's gain is under the default
 #     margin of 10%, the same default as hgtrain's);
 #  3. hgtrain --plan baselines on 2 forked workers (one update): the same
-#     rows as 1, MP's saying it is chosen only with --plan-split;
+#     rows as 1, MP's saying it is chosen only with --plan-split (the
+#     tensor-parallel rows TP-E and TP-S are candidates in all four, slower
+#     than CP-AR here);
 #  4. hgtrain --plan mcmc --plan-iters 300: the search over what hgtrain
 #     executes.
-# Also asserted apart from the golden file: the baselines' rows of 1 and 3
-# are the same, no simulator internals without --verbose and they are there
-# with it.  Without Fashion-MNIST (the hgtrain runs' data) only 1 and 2
+# Also asserted apart from the golden file: the baselines' and TP rows of
+# 1 and 3 are the same, no simulator internals without --verbose and they
+# are there with it.  Without Fashion-MNIST (the hgtrain runs' data) only 1 and 2
 # are compared.  HG_UPDATE_GOLDEN=1 rewrites the golden file from this run
 # (review its diff before committing it).
 set -u
@@ -98,15 +100,16 @@ else
     bad "the plan tables differ from $GOLDEN (HG_UPDATE_GOLDEN=1 rewrites it)"
 fi
 
-# the same rows from both programs: the baselines' (MP's note apart)
-rows() { # section: the baselines' rows
-    awk -v s="$1" '/^== / { on = ($0 == "== " s) } on && /^  (EV|CP)-|^  MP / { print }' \
+# the same rows from both programs: the baselines' (MP's note apart) and
+# the tensor-parallel ones (hgtrain runs them on CPU workers)
+rows() { # section: the baselines' and TP rows
+    awk -v s="$1" '/^== / { on = ($0 == "== " s) } on && /^  (EV|CP|TP)-|^  MP / { print }' \
         "$tmp/got" | sed 's/yes, chosen only with --plan-split$/yes/'
 }
 if [ $have_data = 1 ]; then
     rows "hgplan --search baselines" >"$tmp/r1"
     rows "hgtrain --plan baselines" >"$tmp/r2"
-    [ "$(wc -l <"$tmp/r1")" = 5 ] && cmp -s "$tmp/r1" "$tmp/r2" ||
+    [ "$(wc -l <"$tmp/r1")" = 7 ] && cmp -s "$tmp/r1" "$tmp/r2" ||
         { diff "$tmp/r1" "$tmp/r2"; bad "hgplan's and hgtrain's baselines' rows differ"; }
 fi
 # simulator internals only with --verbose

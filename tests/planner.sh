@@ -132,13 +132,13 @@ grep -q '^chosen: pipeline, because' "$tmp/outp" && grep -q '^simulator: ' "$tmp
     --iters 100 --seed 1 --no-pipelines >"$tmp/outn" 2>&1 || { cat "$tmp/outn"; bad "--no-pipelines"; }
 grep -q '^  \(PIPE-[US]\|pipeline\) ' "$tmp/outn" && { cat "$tmp/outn"; bad "--no-pipelines shows pipelines"; }
 grep -q '^chosen: \(mcmc\|CP-AR\|EV-AR\)' "$tmp/outn" || { cat "$tmp/outn"; bad "--no-pipelines: no choice"; }
-# --tensor: Megatron-style tensor parallelism planned and simulated (not
-# run): one group over a one-node cluster's devices, shards even or by
-# speed (2:1 -> 8:4), its file simulated again to the same time; refused
-# across nodes
+# --tensor: Megatron-style tensor parallelism planned and simulated (run
+# by hgtrain --strategy): one group over a one-node cluster's devices,
+# shards even or by speed (2:1 -> 8:4), its file simulated again to the
+# same time, as the plan table's TP-S row; refused across nodes
 "$HGPLAN" --model transformer --batch 16 --cluster "$EX/shm-2cpu-35mb.cfg" --tensor speed \
     --out "$tmp/tps.cfg" >"$tmp/outt" 2>&1 || { cat "$tmp/outt"; bad "--tensor speed"; }
-grep -q 'hgtrain --strategy runs it, not --plan' "$tmp/outt" &&
+grep -q "the plan table's TP-S row; hgtrain --strategy runs it" "$tmp/outt" &&
     grep -q 'mode = "tp"; shards = (("localhost:0", 8), ("localhost:1", 4)); }' "$tmp/tps.cfg" ||
     { cat "$tmp/outt" "$tmp/tps.cfg"; bad "--tensor speed: no 8:4 tensor-parallel group"; }
 tt=$(awk '$1 == "TP-S" && $3 == "s" { print $2 }' "$tmp/outt")
@@ -150,6 +150,24 @@ tt=$(awk '$1 == "TP-S" && $3 == "s" { print $2 }' "$tmp/outt")
     >"$tmp/outt3" 2>&1 && bad "--tensor across nodes: not refused"
 grep -q 'has 4 nodes: across nodes the tensor-parallel group is replicated, which is not planned yet' \
     "$tmp/outt3" || { cat "$tmp/outt3"; bad "--tensor across nodes: no reason"; }
+# the plan table's TP rows: on one node TP-E and TP-S (the --tensor
+# strategies, the same times); --no-tensor drops them; across nodes a line
+# says why there are none
+"$HGPLAN" --model transformer --batch 16 --cluster "$EX/shm-2cpu-35mb.cfg" --search baselines \
+    >"$tmp/outr" 2>&1 || { cat "$tmp/outr"; bad "--search baselines on one node"; }
+[ -n "$tt" ] && [ "$(awk '$1 == "TP-S" && $3 == "s" { print $2 }' "$tmp/outr")" = "$tt" ] &&
+    grep -q '^  TP-E  *[0-9.]* s  ' "$tmp/outr" ||
+    { cat "$tmp/outr"; bad "one node: no TP-E row, or TP-S not --tensor speed's $tt s"; }
+"$HGPLAN" --model transformer --batch 16 --cluster "$EX/shm-2cpu-35mb.cfg" --search baselines \
+    --no-tensor >"$tmp/outr2" 2>&1 || { cat "$tmp/outr2"; bad "--no-tensor"; }
+grep -q 'TP-[ES]' "$tmp/outr2" && { cat "$tmp/outr2"; bad "--no-tensor shows TP rows"; }
+grep -v 'TP-[ES]' "$tmp/outr" | diff - "$tmp/outr2" >/dev/null ||
+    { diff "$tmp/outr" "$tmp/outr2"; bad "--no-tensor changed more than the TP rows"; }
+"$HGPLAN" --model transformer --batch 16 --cluster "$EX/heterog-8gpu.cfg" --search baselines \
+    >"$tmp/outr3" 2>&1 || { cat "$tmp/outr3"; bad "--search baselines across nodes"; }
+grep -q '^  TP-[ES]  *[0-9.]* s' "$tmp/outr3" && { cat "$tmp/outr3"; bad "TP rows across nodes"; }
+grep -q '^  TP-E, TP-S: not planned: cluster heterog-8gpu has 4 nodes: across nodes the tensor-parallel group is replicated' \
+    "$tmp/outr3" || { cat "$tmp/outr3"; bad "across nodes: no line saying why no TP rows"; }
 # a slow link between two nodes: every group on one device beats every
 # data-parallel baseline, and the search starts from it
 "$HGPLAN" --task mnist --optimizer sgd --batch 128 --cluster "$EX/netns-2node-100m.cfg" \

@@ -238,8 +238,16 @@ static void random_cases(const struct hg_pgraph *pg, const char *name, uint64_t 
         for (int v = 0; v < pg->nops; v++)
             CHECK(a->tp->op[v].mode == b->tp->op[v].mode && a->tp->op[v].len == b->tp->op[v].len,
                   "%s: op %d differs", what, v);
-        CHECK(!hg_strategy_executable(st, HG_EXEC_DP | HG_EXEC_MP | HG_EXEC_SPLIT),
-              "%s: a TP strategy is executable", what);
+        /* hgtrain runs TP as every group over every device, nothing else */
+        int every = 1;
+        for (int k = 0; k < st->ngroups; k++)
+            for (int d = 0; d < st->ndev; d++)
+                every &= st->cfg[k].mode == HG_MODE_TP && st->cfg[k].rep[d] >= 1;
+        CHECK(!hg_strategy_executable(st, HG_EXEC_DP | HG_EXEC_MP | HG_EXEC_SPLIT) &&
+                  hg_strategy_executable(st, HG_EXEC_DP | HG_EXEC_MP | HG_EXEC_SPLIT |
+                                                 HG_EXEC_TP) == every,
+              "%s: executable %d, every group TP over every device %d", what,
+              hg_strategy_executable(st, HG_EXEC_DP | HG_EXEC_SPLIT | HG_EXEC_TP), every);
         hg_lower_free(a);
         hg_lower_free(b);
         hg_strategy_free(st);
@@ -381,6 +389,79 @@ static void test_mlp_and_file(void)
     hg_lower_free(lw);
     hg_strategy_free(st);
     random_cases(pg, "mlp", 7, 40);
+    hg_pgraph_free(pg);
+    hg_graph_free(g);
+    hg_cluster_free(c);
+}
+
+static const char two_nodes[] =
+    "network = { switch_bandwidth = \"10Gbps\"; latency = \"50us\"; };"
+    "nodes = ({ name = \"a\"; nic_bandwidth = \"10Gbps\"; devices = ({ kind = \"cpu\"; "
+    "count = 1; memory = \"1GiB\"; peak_flops = \"1TFLOP/s\"; }); },"
+    " { name = \"b\"; nic_bandwidth = \"10Gbps\"; devices = ({ kind = \"cpu\"; count = 1; "
+    "memory = \"1GiB\"; peak_flops = \"1TFLOP/s\"; }); });";
+
+/* hg_tp_baseline (the plan table's TP-E and TP-S) and
+ * hg_strategy_executable on tensor parallelism: exactly what hgtrain runs
+ * (every group TP over every device, a shard each, no recomputation, no
+ * pipeline) and only when HG_EXEC_TP is asked for. */
+static void test_executable(void)
+{
+    struct hg_cluster *c = parse(two_cpu);
+    struct hg_graph *g = mlp(6);
+    struct hg_pgraph *pg = pgraph(g, c, 6);
+    char err[512] = "";
+    const unsigned all = HG_EXEC_DP | HG_EXEC_MP | HG_EXEC_SPLIT;
+    struct hg_strategy *st = hg_tp_baseline(pg, HG_TP_EVEN, err, sizeof err);
+    REQUIRE(st != NULL, "TP-E: %s", err);
+    EXPECT(st->ngroups == 1 && st->cfg[0].mode == HG_MODE_TP && st->cfg[0].rep[0] == 1 &&
+           st->cfg[0].rep[1] == 1 && st->cfg[0].rep[2] == 1, "TP-E's shards");
+    EXPECT(hg_strategy_executable(st, HG_EXEC_TP) &&
+           hg_strategy_executable(st, all | HG_EXEC_TP) &&
+           hg_strategy_executable(st, HG_EXEC_DP | HG_EXEC_NOPS | HG_EXEC_TP) &&
+           !hg_strategy_executable(st, all) && !hg_strategy_executable(st, HG_EXEC_DP),
+           "TP-E: executable with HG_EXEC_TP only");
+    st->cfg[0].rep[1] = 0; /* a device without a shard */
+    EXPECT(!hg_strategy_executable(st, all | HG_EXEC_TP), "a weight-0 device");
+    st->cfg[0].rep[1] = 3;
+    EXPECT(hg_strategy_executable(st, HG_EXEC_TP), "uneven weights");
+    st->nmicro = 2; /* in a pipeline */
+    EXPECT(!hg_strategy_executable(st, all | HG_EXEC_TP), "TP in a pipeline");
+    st->nmicro = 0;
+    st->cfg[0].recompute = 1;
+    EXPECT(!hg_strategy_executable(st, all | HG_EXEC_TP), "TP recomputing");
+    hg_strategy_free(st);
+    /* two groups: both TP with their own weights, or TP beside DP or MP */
+    st = hg_strategy_new(pg->nops, pg->ndev, 2);
+    for (int v = 0; v < pg->nops; v++)
+        st->group[v] = v >= pg->nops / 2;
+    for (int k = 0; k < 2; k++) {
+        memset(&st->cfg[k], 0, sizeof st->cfg[k]);
+        st->cfg[k].mode = HG_MODE_TP;
+        for (int d = 0; d < pg->ndev; d++)
+            st->cfg[k].rep[d] = 1 + k + d;
+    }
+    EXPECT(hg_strategy_executable(st, HG_EXEC_TP), "two TP groups of different weights");
+    hg_gcfg_even(&st->cfg[1], c, HG_AGG_AR);
+    EXPECT(!hg_strategy_executable(st, all | HG_EXEC_TP), "TP beside DP");
+    hg_gcfg_mp(&st->cfg[1], 1);
+    EXPECT(!hg_strategy_executable(st, all | HG_EXEC_TP), "TP beside MP");
+    hg_strategy_free(st);
+    /* TP-S: eighths of the fastest device's speed (equal here: 8 each) */
+    st = hg_tp_baseline(pg, HG_TP_SPEED, err, sizeof err);
+    REQUIRE(st != NULL, "TP-S: %s", err);
+    EXPECT(st->cfg[0].rep[0] == 8 && st->cfg[0].rep[2] == 8, "TP-S's shards: %d %d",
+           st->cfg[0].rep[0], st->cfg[0].rep[2]);
+    hg_strategy_free(st);
+    hg_pgraph_free(pg);
+    hg_cluster_free(c);
+    /* across nodes: none, and why */
+    c = parse(two_nodes);
+    pg = pgraph(g, c, 6);
+    err[0] = 0;
+    EXPECT(hg_tp_baseline(pg, HG_TP_EVEN, err, sizeof err) == NULL &&
+           strstr(err, "has 2 nodes: across nodes the tensor-parallel group is replicated, "
+                  "which is not planned yet"), "two nodes: '%s'", err);
     hg_pgraph_free(pg);
     hg_graph_free(g);
     hg_cluster_free(c);
@@ -1046,6 +1127,7 @@ int main(void)
         snprintf(srcdir, sizeof(srcdir), "%s", s);
     test_split();
     test_mlp_and_file();
+    test_executable();
     test_sim();
     test_models();
     test_tasks();

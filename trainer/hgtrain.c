@@ -281,7 +281,7 @@ static int launch(struct hg__run *r, struct hg_launch *L, int *local, int *rc, c
                 *rc = 2;
                 return 1;
             }
-            if (hg__run_plan_before_fork(r, L->backend == HG_BK_NCCL, err, errlen) != 0) {
+            if (hg__run_plan_before_fork(r, L->backend == HG_BK_NCCL, L->cuda, err, errlen) != 0) {
                 fprintf(stderr, "hgtrain: %s\n", err);
                 free(r->plan_text);
                 free(r->plan_table);

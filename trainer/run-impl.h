@@ -166,7 +166,7 @@ void hg__run_trace_batch(struct hg__run *r, const struct hg_epoch *ep, int64_t s
  * to go on from), --save-dir. */
 int hg__run_setup(struct hg__run *r, int64_t *first_step, char *err, size_t errlen);
 /* --plan, in the launcher before the fork. */
-int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errlen);
+int hg__run_plan_before_fork(struct hg__run *r, int nccl, int cuda, char *err, size_t errlen);
 /* --strategy, in the launcher before the fork (run-strategy.c): the
  * cluster file and global batch the file names where the options give
  * none, every difference between the file and the options in one error,

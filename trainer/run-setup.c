@@ -572,7 +572,7 @@ static int plan_from_checkpoint(struct hg__run *r, char *path, size_t pathlen, c
  * root mean square (plan_len) and its memory at the longest sample (as
  * hg_strat_plan checks it), planned on --cluster-file; hgplan's table goes to r->plan_table (rank 0 logs it),
  * the strategy's text to r->plan_text (every forked rank inherits both). */
-int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errlen)
+int hg__run_plan_before_fork(struct hg__run *r, int nccl, int cuda, char *err, size_t errlen)
 {
     struct hg_opts *o = &r->o;
     if (!o->data)
@@ -622,7 +622,10 @@ int hg__run_plan_before_fork(struct hg__run *r, int nccl, char *err, size_t errl
                                                      ? HG_EXEC_MP | (o->plan_split
                                                                          ? HG_EXEC_SPLIT
                                                                          : 0)
-                                                     : 0)};
+                                                     : 0) |
+                                                /* tensor parallelism: CPU workers, any
+                                                 * --update-freq (controller/tp.c) */
+                                                (!nccl && !cuda ? HG_EXEC_TP : 0)};
         size_t len = 0;
         FILE *t = open_memstream(&r->plan_table, &len);
         if (!t) {

@@ -139,6 +139,56 @@ static void tp_bounds(const struct hg_tpset *set, int64_t len, int64_t *lo, int6
     }
 }
 
+/* What the executor cannot run yet of a lowering with tensor-parallel
+ * groups over world ranks (0: none), named in err: what
+ * tensor_parallel refuses, and hgtrain --plan's TP rows (tp_runs). */
+static int tp_refused(const struct hg_lowered *lw, const struct hg_graph *g, int world,
+                      char *err, size_t errlen)
+{
+    const struct hg_tp *tp = lw->tp;
+    const struct hg_pgraph *pg = lw->pg;
+    for (int k = 0; k < tp->nset; k++)
+        if (tp->set[k].n != world)
+            return hg_kerr(err, errlen, "group %d is tensor parallel over %d of the %d "
+                           "devices: hgtrain runs tensor parallelism over every device only "
+                           "so far", tp->set[k].group, tp->set[k].n, world);
+    for (int v = 0; v < lw->nops; v++) {
+        const struct hg_tpop *o = &tp->op[v];
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        if (o->set < 0)
+            return hg_kerr(err, errlen, "op %d is in group %d, which is not tensor parallel: "
+                           "hgtrain runs a strategy whose every group is tensor parallel "
+                           "only so far", v, lw->ops[v].group);
+        if (o->mode != HG_TPM_REPL &&
+            (nd->op == HG_OP_DROPOUT ||
+             ((nd->op == HG_OP_ATTENTION || nd->op == HG_OP_ATTENTION_BWD) && nd->attr.attn.p > 0)))
+            return hg_kerr(err, errlen, "op %d (%s) splits its dropout masks' axis: not run "
+                           "yet (train with --dropout 0)", v, hg_op_table[nd->op].name);
+    }
+    for (int t = 0; t < pg->ntensors; t++) {
+        struct hg_tplayout l = tp->tset[t] >= 0 ? tp->tlay[t] : (struct hg_tplayout){HG_TPL_FULL, -1};
+        if (tp_lay(l, 0) == -3)
+            return hg_kerr(err, errlen, "tensor %d is made %s: not run yet", t,
+                           hg_tpl_kind_name(l.kind));
+        if (l.kind == HG_TPL_SPLIT &&
+            pg->shape[t].dim[l.axis] != hg_graph_tensor(g, t)->decl.dim[l.axis])
+            return hg_kerr(err, errlen, "tensor %d is split on axis %d, which varies with the "
+                           "batch: not run yet", t, l.axis);
+    }
+    for (int v = 0; v < lw->nops; v++)
+        for (int k = 0; k < pg->ops[v].nin; k++)
+            if (tp_lay(tp->op[v].in[k], 1) == -3)
+                return hg_kerr(err, errlen, "op %d reads input %d %s: not run yet", v, k,
+                               hg_tpl_kind_name(tp->op[v].in[k].kind));
+    return 0;
+}
+
+/* hg_plan_opts.tp_runs under hgtrain --plan: ctx the plan's graph. */
+static int tp_runs(void *ctx, const struct hg_lowered *lw, char *why, size_t n)
+{
+    return tp_refused(lw, ctx, lw->ndev, why, n);
+}
+
 /* Every group tensor parallel over every rank: the lowering's layouts,
  * shards and collectives (planner/tensor.c) as the executor's
  * (controller/tp.c).  What it cannot run yet is refused by name. */
@@ -149,25 +199,9 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
     const struct hg_tp *tp = lw->tp;
     const struct hg_pgraph *pg = lw->pg;
     size_t T = (size_t)pg->ntensors, N = (size_t)lw->nops, W = (size_t)world;
-    for (int k = 0; k < tp->nset; k++)
-        if (tp->set[k].n != world)
-            return hg_kerr(err, errlen, "--strategy %s: group %d is tensor parallel over %d "
-                           "of the %d devices: hgtrain runs tensor parallelism over every "
-                           "device only so far", path, tp->set[k].group, tp->set[k].n, world);
-    for (int v = 0; v < lw->nops; v++) {
-        const struct hg_tpop *o = &tp->op[v];
-        const struct hg_node_info *nd = hg_graph_node(g, v);
-        if (o->set < 0)
-            return hg_kerr(err, errlen, "--strategy %s: op %d is in group %d, which is not "
-                           "tensor parallel: hgtrain runs a strategy whose every group is "
-                           "tensor parallel only so far", path, v, lw->ops[v].group);
-        if (o->mode != HG_TPM_REPL &&
-            (nd->op == HG_OP_DROPOUT ||
-             ((nd->op == HG_OP_ATTENTION || nd->op == HG_OP_ATTENTION_BWD) && nd->attr.attn.p > 0)))
-            return hg_kerr(err, errlen, "--strategy %s: op %d (%s) splits its dropout masks' "
-                           "axis: not run yet (train with --dropout 0)", path, v,
-                           hg_op_table[nd->op].name);
-    }
+    char e[512];
+    if (tp_refused(lw, g, world, e, sizeof e) != 0)
+        return hg_kerr(err, errlen, "--strategy %s: %s", path, e);
     out->ntensors = pg->ntensors;
     out->tp_made = malloc((T + 1) * sizeof(int));
     out->tp_tset = malloc((T + 1) * sizeof(int));
@@ -186,25 +220,15 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
         struct hg_tplayout l = tp->tset[t] >= 0 ? tp->tlay[t] : (struct hg_tplayout){HG_TPL_FULL, -1};
         out->tp_made[t] = tp_lay(l, 0);
         out->tp_tset[t] = tp->tset[t];
-        if (out->tp_made[t] == -3)
-            return hg_kerr(err, errlen, "--strategy %s: tensor %zu is made %s: not run yet",
-                           path, t, hg_tpl_kind_name(l.kind));
-        if (l.kind == HG_TPL_SPLIT) {
-            if (pg->shape[t].dim[l.axis] != hg_graph_tensor(g, (int)t)->decl.dim[l.axis])
-                return hg_kerr(err, errlen, "--strategy %s: tensor %zu is split on axis %d, "
-                               "which varies with the batch: not run yet", path, t, l.axis);
+        if (l.kind == HG_TPL_SPLIT)
             tp_bounds(&tp->set[tp->tset[t]], pg->shape[t].dim[l.axis], out->tp_tlo + t * W,
                       out->tp_thi + t * W);
-        }
     }
     for (int v = 0; v < lw->nops; v++) {
         const struct hg_tpop *o = &tp->op[v];
         out->tp_set[v] = o->set;
         for (int k = 0; k < HG_MAX_INPUTS; k++) {
             int r = k < pg->ops[v].nin ? tp_lay(o->in[k], 1) : -2;
-            if (r == -3)
-                return hg_kerr(err, errlen, "--strategy %s: op %d reads input %d %s: not "
-                               "run yet", path, v, k, hg_tpl_kind_name(o->in[k].kind));
             out->tp_read[(size_t)v * HG_MAX_INPUTS + (size_t)k] = r;
         }
         for (int i = 0; o->mode != HG_TPM_REPL && i < o->nshard; i++) {
@@ -462,7 +486,10 @@ int hg_strat_search(char **text, FILE *o, const struct hg_plan_opts *po,
         goto done;
     }
     struct hg_sim_result br;
-    best = hg_plan_run(o, sim, pg, pr, po, &br);
+    struct hg_plan_opts p = *po; /* the TP rows asked what the executor runs */
+    p.tp_runs = tp_runs;
+    p.tp_ctx = g;
+    best = hg_plan_run(o, sim, pg, pr, &p, &br);
     HG_CHECK(!po->executable || hg_strategy_executable(best, po->executable));
     hg_sim_full(sim, best, &br);
     size_t len = 0;
