@@ -668,21 +668,38 @@ static int mode_valid(struct hg_ctl *c, int *skip, char *err, size_t errlen)
     return 0;
 }
 
-/* a shard's gradient is this rank's alone; a whole one every rank's:
- * rank 0 counts it */
+/* The gradient each optimizer op reads, as the norm counts it: a shard
+ * is this rank's alone, a whole one every rank's (rank 0 counts it); a
+ * slice the update takes of a whole gradient counts as that whole. */
 static int mode_sumsq(struct hg_ctl *c, double *own, char *err, size_t errlen)
 {
     const struct hg_ctl_strategy *s = c->s;
+    struct hg_tpx *x = c->tp;
     struct hg_graph *g = c->train.g;
-    (void)err, (void)errlen;
     *own = 0;
-    for (int i = 0; i < hg_graph_n_params(g); i++) {
-        int t = hg_graph_grad(g, hg_graph_param_at(g, i));
-        if (t < 0 || (s->tp_made[t] < 0 && c->tp->me != 0))
+    for (int v = 0; v < s->nops; v++) {
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        if (nd->phase != HG_PH_UPDATE || nd->out >= 0 || nd->n_in < 2)
+            continue;
+        int t = nd->in[1], pr = hg_graph_tensor(g, t)->producer, mine = -1;
+        if (pr >= s->nops && hg_graph_node(g, pr)->phase == HG_PH_UPDATE) {
+            t = hg_graph_node(g, pr)->in[0]; /* not sliced yet: the whole */
+            pr = hg_graph_tensor(g, t)->producer;
+        }
+        if (t < s->ntensors)
+            mine = s->tp_made[t] >= 0 ? 1 : s->tp_made[t] == -1 ? 0 : -1;
+        for (int j = 0; j < s->tp_ncoll && t >= s->ntensors; j++)
+            if (x->coll_out[j] == t)
+                mine = s->tp_coll[j].to >= 0;
+        if (mine < 0)
+            return hg_kerr(err, errlen, "the norm: node %d (%s) reads gradient %s as a "
+                           "partial sum", v, hg_op_table[nd->op].name,
+                           hg_graph_tensor(g, t)->name);
+        if (!mine && x->me != 0)
             continue;
         const float *d = hg_exec_data(c->train.ex, t);
         int64_t n = hg_shape_numel(&hg_graph_tensor(g, t)->shape);
-        for (int64_t k = 0; d && k < n; k++)
+        for (int64_t k = 0; k < n; k++)
             *own += (double)d[k] * d[k];
     }
     return 0;

@@ -8,6 +8,7 @@
 #  - mnist (convolutions and FC split; SGD with momentum, a batch of 96)
 #    on 2 ranks with speed (2:1) and even shards, on 3 ranks (2:1:1), and
 #    --update-freq 2 on 2 ranks;
+#  - --clip-norm against 1 rank clipping; tcp bitwise the shm run;
 #  - a resume: 3 updates, a checkpoint (parameters whole, by the graph's
 #    names), 3 more on 2 ranks, bitwise equal to the straight run;
 #    the checkpoint loads on 1 rank (TP -> one rank);
@@ -84,6 +85,18 @@ grep -q "loaded .* $H updates" "$tmp/half2.log" || bad "the resume did not load 
 "$CMP" "$tmp/s2/checkpoint_last.h5" "$tmp/half/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 &&
     echo "ok: resumed at update $H: bitwise the straight run" ||
     { cat "$tmp/cmp"; bad "the resumed run differs from the straight one"; }
+# --clip-norm (the norm's parts: a shard's gradient its rank's, a whole
+# one rank 0's) against 1 rank clipping the same; tcp bitwise the shm run
+twice run refc --batch-size 96 --max-update "$K" --clip-norm 1 >"$tmp/refc.log" 2>&1 ||
+    { cat "$tmp/refc.log"; bad "1 rank, --clip-norm"; }
+run clip-s2 $S2 --max-update "$K" --clip-norm 1 >"$tmp/clip-s2.log" 2>&1 &&
+    tpcheck clip-s2 refc || { cat "$tmp/clip-s2.log"; bad "clip-s2"; }
+grep -q '"clip": 100.0' "$tmp/clip-s2.log" || bad "clip-s2: nothing was clipped"
+run tcp-s2 $S2 --max-update "$K" --distributed-backend tcp >"$tmp/tcp-s2.log" 2>&1 &&
+    "$CMP" "$tmp/s2/checkpoint_last.h5" "$tmp/tcp-s2/checkpoint_last.h5" 0 >"$tmp/cmp" 2>&1 &&
+    echo "ok: tensor parallelism over tcp: bitwise the shm run" ||
+    { cat "$tmp/tcp-s2.log" "$tmp/cmp"; bad "tcp-s2"; }
+
 # validation sees the parameters whole (gathered; rank 0 runs it): the
 # valid loss of 1 rank
 run vone --batch-size 96 --max-update 2 --validate-interval 1 >"$tmp/vone.log" 2>&1 &&
