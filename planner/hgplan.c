@@ -138,9 +138,9 @@ static const struct hg_opt options[] = {
      .help = "with --cluster: simulate hgtrain's data parallelism (every op on every "
              "device, even split, AllReduce)"},
     {.name = "baseline", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(baseline),
-     .choices = "EV-PS|EV-AR|CP-PS|CP-AR|MP", .metavar = "B",
+     .choices = "EV-PS|EV-AR|CP-PS|CP-AR|MP|PIPE-U|PIPE-S|TP-E|TP-S", .metavar = "B",
      .help = "with --search baselines: the strategy to keep (--out, --trace) is this "
-             "baseline, not the fastest"},
+             "row of the table, not the fastest"},
     {.name = "pipeline", .type = HG_OPT_STR, .group = G_PLAN, .offset = OFF(pipeline),
      .choices = "uniform|speed|random", .metavar = "P",
      .help = "simulate (and --out) a pipeline over every device of --cluster in rank "

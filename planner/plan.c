@@ -490,10 +490,21 @@ struct hg_strategy *hg_plan_run(FILE *o, struct hg_sim *sim, const struct hg_pgr
                                             [ROW_PIPE] = "pipeline",
                                             [ROW_TP_E] = "TP-E",
                                             [ROW_TP_S] = "TP-S"};
-    chosen = choose_other(po, res, shown, xs, whyn, chosen,
-                          chosen < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)chosen)
-                                                 : row_names[chosen],
-                          &best, why, sizeof why);
+    int kept = -1; /* --baseline naming a pipeline or tensor-parallel row */
+    for (int i = ROW_PIPE_U; po->keep && i < ROWS; i++)
+        if (row_names[i] && strcmp(po->keep, row_names[i]) == 0 && shown[i] && xs[i])
+            kept = i;
+    if (kept >= 0) {
+        chosen = kept;
+        snprintf(why, sizeof why, "--baseline %s", po->keep);
+        hg_strategy_free(best);
+        best = hg_strategy_copy(xs[kept]);
+    } else {
+        chosen = choose_other(po, res, shown, xs, whyn, chosen,
+                              chosen < HG_BASE_COUNT ? hg_baseline_name((enum hg_baseline)chosen)
+                                                     : row_names[chosen],
+                              &best, why, sizeof why);
+    }
     if (chosen >= ROW_PIPE_U)
         *br = res[chosen];
     /* the search toggles recomputation on groups that drop nothing (no

@@ -199,9 +199,10 @@ grep -q "^| --plan baselines on --cluster-file .*measured prices from --plan-pro
     bad "pprof: does not say it uses the profile"
 [ -s "$tmp/pprof.table" ] && ! cmp -s "$tmp/pprof.table" "$tmp/prl.table" ||
     bad "--plan-profile: the table is the roofline's"
-# the baseline hgtrain chose (data parallel: it executes no MP here) as
-# hgplan's kept one: a one-run profile may price MP under every DP
-# baseline, and hgplan alone would then pick MP (a CI run did)
+# the row hgtrain chose (data or tensor parallel: it executes no MP
+# here) as hgplan's kept one (--baseline): a one-run profile may price MP
+# under every DP baseline, and hgplan alone would then pick MP (a CI run
+# did); under another machine's load it may price TP-E 10% ahead
 choice=$(sed -n 's/^chosen: \([A-Z-]*\), because .*/\1/p' "$tmp/pprof.log" | head -n 1)
 "$HGPLAN" --task mnist --data "$tmp/fm" --dropout 0 --batch 96 --optimizer sgd \
     --cluster "$EX/local.cfg" --profile "$tmp/prof.cfg" --search baselines \
