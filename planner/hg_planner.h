@@ -829,6 +829,10 @@ void hg_lower_free(struct hg_lowered *lw);
 /* Lowers st (checked first: -1 with err naming the group, op or device). */
 int hg_lower_full(struct hg_lowered *lw, const struct hg_strategy *st, char *err,
                   size_t errlen);
+/* st when it lowers, else NULL with err (st freed): a baseline that
+ * cannot run is none. */
+struct hg_strategy *hg_lower_keep(const struct hg_pgraph *pg, struct hg_strategy *st, char *err,
+                                  size_t errlen);
 /* st differs from the strategy last lowered in group g's configuration
  * only: lowers again what that touches (g's ops, their producers' outputs,
  * their gradients' aggregations).  changed[nops] gets those ops; returns

@@ -580,3 +580,15 @@ int hg_lower_print(const struct hg_lowered *lw, FILE *f)
     fprintf(f, "\n");
     return ferror(f) ? -1 : 0;
 }
+
+struct hg_strategy *hg_lower_keep(const struct hg_pgraph *pg, struct hg_strategy *st, char *err,
+                                  size_t errlen)
+{
+    struct hg_lowered *lw = hg_lower_new(pg);
+    if (hg_lower_full(lw, st, err, errlen) != 0) {
+        hg_strategy_free(st);
+        st = NULL;
+    }
+    hg_lower_free(lw);
+    return st;
+}

@@ -150,13 +150,7 @@ struct hg_strategy *hg_pipe_baseline(const struct hg_pgraph *pg, const struct hg
     free(w);
     /* one the lowering refuses (a stage's backward waiting on a later
      * one's forward ...) is no baseline */
-    struct hg_lowered *lw = hg_lower_new(pg);
-    if (hg_lower_full(lw, st, err, errlen) != 0) {
-        hg_strategy_free(st);
-        st = NULL;
-    }
-    hg_lower_free(lw);
-    return st;
+    return hg_lower_keep(pg, st, err, errlen);
 }
 
 /* The search's state: the forward ops fwd[nf] in id order, stage s

@@ -198,13 +198,7 @@ struct hg_strategy *hg_tp_baseline(const struct hg_pgraph *pg, enum hg_tp_shards
     }
     g->device = g->ps = 0; /* the lead: the first device of weight > 0 */
     /* one the lowering refuses is no baseline (the simulator would stop) */
-    struct hg_lowered *lw = hg_lower_new(pg);
-    if (hg_lower_full(lw, st, err, errlen) != 0) {
-        hg_strategy_free(st);
-        st = NULL;
-    }
-    hg_lower_free(lw);
-    return st;
+    return hg_lower_keep(pg, st, err, errlen);
 }
 
 int hg_strategy_executable(const struct hg_strategy *st, unsigned kinds)
