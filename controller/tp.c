@@ -22,7 +22,6 @@ struct hg_tpx {
     struct hg_comm *comm;
     int me, world;
     struct hg_graph *g;      /* the train graph (rewritten) */
-    int nt0;                 /* its tensors before the rewrite */
     int *coll_out;           /* [tp_ncoll] the tensor each collective makes */
     int *coll_node;          /* [tp_ncoll] its node, -1: none (a broadcast) */
     int64_t *clo, *chi;      /* [tp_ncoll][world] the bounds of its split axis */
@@ -327,7 +326,6 @@ static int mode_order(struct hg_ctl *c, struct plan *p, int **order, char *err,
     x->me = hg_comm_rank(c->comm);
     x->world = hg_comm_world(c->comm);
     x->g = p->g;
-    x->nt0 = hg_graph_n_tensors(p->g);
     size_t K = (size_t)s->tp_ncoll + 1, W = (size_t)x->world;
     x->coll_out = malloc(K * sizeof(int));
     x->coll_node = malloc(K * sizeof(int));
