@@ -11,7 +11,6 @@
  * parameters and state only are used) that sync gathers into and the
  * initial or loaded values are scattered from.  CPU plans. */
 #define _POSIX_C_SOURCE 200809L
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +29,7 @@ struct hg_tpx {
     float *tmp;              /* [ntmp] a collective's rank-major pieces */
     size_t ntmp;
     size_t *counts;          /* [world] */
+    int *norm, nnorm;        /* [nnorm] the gradients this rank counts in the norm */
 };
 
 static int mode_claims(const struct hg_ctl *c)
@@ -183,30 +183,24 @@ static int shape_ref(struct hg_tpx *x, const struct hg_ctl_strategy *s, int v, i
 }
 
 /* -1 naming a node whose split axis varies with the batch (a sequence's
- * length: its shards would move from batch to batch): the graph resolved
- * at one less than every symbol's maximum shows which axes vary. */
-static int symbolic(const struct hg_ctl_strategy *s, struct hg_graph *g, char *err,
+ * length: its shards would move from batch to batch; the planner splits
+ * none: pg->tvary, from the same hg_graph_varying). */
+static int symbolic(const struct hg_ctl_strategy *s, const struct hg_graph *g, char *err,
                     size_t errlen)
 {
-    int64_t sym[HG_MAX_SYMS];
-    char e[256];
-    int rc = 0, W = s->world;
-    for (int k = 0; k < hg_graph_n_syms(g); k++) {
-        int64_t m = hg_graph_sym_max(g, k);
-        sym[k] = m > 1 ? m - 1 : 1;
-    }
-    if (hg_graph_n_syms(g) == 0 || hg_graph_resolve(g, sym, e, sizeof e) != 0)
-        return 0;
+    unsigned char *vary = malloc((size_t)hg_graph_n_tensors(g) + 1); /* [nt] */
+    if (!vary)
+        return hg_kerr(err, errlen, "out of memory");
+    int rc = 0;
+    hg_graph_varying(g, vary); /* all 0 when a rule refuses: nothing more is known */
     for (int v = 0; v < s->nops && rc == 0; v++) {
         int out = hg_graph_node(g, v)->out, a = out >= 0 ? s->tp_made[out] : -1;
-        int64_t len = s->tp_hi[(size_t)v * (size_t)W + (size_t)W - 1];
-        if (a >= 0 && len > 0 && hg_graph_tensor(g, out)->shape.dim[a] != len)
+        if (a >= 0 && (vary[out] >> a & 1))
             rc = hg_kerr(err, errlen, "node %d (%s) splits axis %d, which varies with the "
                          "batch (a length): not run yet", v,
                          hg_op_table[hg_graph_node(g, v)->op].name, a);
     }
-    if (hg_graph_resolve(g, NULL, e, sizeof e) != 0 && rc == 0)
-        rc = hg_kerr(err, errlen, "%s", e);
+    free(vary);
     return rc;
 }
 
@@ -235,8 +229,7 @@ static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
     for (int pass = 0; pass < 3; pass++)
         for (int i = 0; i < s->tp_ncoll; i++) {
             int kd = s->tp_coll[i].kind;
-            if ((pass == 0) != (kd != HG_CTL_TP_BCAST && kd != HG_CTL_TP_SLICE) ||
-                (pass == 1 && kd != HG_CTL_TP_BCAST) || (pass == 2 && kd != HG_CTL_TP_SLICE))
+            if ((kd == HG_CTL_TP_BCAST ? 1 : kd == HG_CTL_TP_SLICE ? 2 : 0) != pass)
                 continue;
             if ((x->coll_out[i] = add_coll(x, s, i, err, errlen)) < 0) {
                 hg_graph_set_phase(g, was);
@@ -289,6 +282,41 @@ static int rewrite(struct hg_ctl *c, struct hg_tpx *x, char *err, size_t errlen)
     return 0;
 }
 
+/* The gradients this rank counts in the norm (x->norm, once per plan):
+ * what each optimizer op reads, a shard this rank's alone, a whole one
+ * every rank's (rank 0 counts it); a slice the update takes of a whole
+ * gradient counts as that whole. */
+static int norm_parts(const struct hg_ctl_strategy *s, struct hg_tpx *x, char *err,
+                      size_t errlen)
+{
+    struct hg_graph *g = x->g;
+    x->norm = malloc(((size_t)s->nparams + 1) * sizeof(int));
+    if (!x->norm)
+        return hg_kerr(err, errlen, "out of memory");
+    x->nnorm = 0;
+    for (int v = 0; v < s->nops; v++) {
+        const struct hg_node_info *nd = hg_graph_node(g, v);
+        if (nd->phase != HG_PH_UPDATE || nd->out >= 0 || nd->n_in < 2)
+            continue;
+        int t = nd->in[1], pr = hg_graph_tensor(g, t)->producer, mine = -1;
+        if (pr >= s->nops && hg_graph_node(g, pr)->phase == HG_PH_UPDATE)
+            t = hg_graph_node(g, pr)->in[0]; /* not sliced yet: the whole */
+        if (t < s->ntensors)
+            mine = s->tp_made[t] >= 0 ? 1 : s->tp_made[t] == -1 ? 0 : -1;
+        for (int j = 0; j < s->tp_ncoll && t >= s->ntensors; j++)
+            if (x->coll_out[j] == t)
+                mine = s->tp_coll[j].to >= 0;
+        if (mine < 0)
+            return hg_kerr(err, errlen, "the norm: node %d (%s) reads gradient %s as a "
+                           "partial sum", v, hg_op_table[nd->op].name,
+                           hg_graph_tensor(g, t)->name);
+        HG_CHECK(x->nnorm <= s->nparams);
+        if (mine || x->me == 0)
+            x->norm[x->nnorm++] = t;
+    }
+    return 0;
+}
+
 /* The train plan's order being made: a node goes in once, after the
  * appended nodes (collectives, slices) its inputs come from. */
 struct emit {
@@ -337,7 +365,7 @@ static int mode_order(struct hg_ctl *c, struct plan *p, int **order, char *err,
     if (s->world != x->world)
         return hg_kerr(err, errlen, "a tensor-parallel strategy for %d ranks on %d", s->world,
                        x->world);
-    if (rewrite(c, x, err, errlen) != 0)
+    if (rewrite(c, x, err, errlen) != 0 || norm_parts(s, x, err, errlen) != 0)
         return -1;
     /* each original node with its collectives: those of what it reads
      * before it, those of what it makes after it (the appended nodes an
@@ -581,6 +609,7 @@ static void mode_free(struct hg_ctl *c)
     free(x->chi);
     free(x->tmp);
     free(x->counts);
+    free(x->norm);
     free(x);
     c->tp = NULL;
 }
@@ -666,37 +695,14 @@ static int mode_valid(struct hg_ctl *c, int *skip, char *err, size_t errlen)
     return 0;
 }
 
-/* The gradient each optimizer op reads, as the norm counts it: a shard
- * is this rank's alone, a whole one every rank's (rank 0 counts it); a
- * slice the update takes of a whole gradient counts as that whole. */
 static int mode_sumsq(struct hg_ctl *c, double *own, char *err, size_t errlen)
 {
-    const struct hg_ctl_strategy *s = c->s;
-    struct hg_tpx *x = c->tp;
-    struct hg_graph *g = c->train.g;
+    const struct hg_tpx *x = c->tp;
+    (void)err, (void)errlen;
     *own = 0;
-    for (int v = 0; v < s->nops; v++) {
-        const struct hg_node_info *nd = hg_graph_node(g, v);
-        if (nd->phase != HG_PH_UPDATE || nd->out >= 0 || nd->n_in < 2)
-            continue;
-        int t = nd->in[1], pr = hg_graph_tensor(g, t)->producer, mine = -1;
-        if (pr >= s->nops && hg_graph_node(g, pr)->phase == HG_PH_UPDATE) {
-            t = hg_graph_node(g, pr)->in[0]; /* not sliced yet: the whole */
-            pr = hg_graph_tensor(g, t)->producer;
-        }
-        if (t < s->ntensors)
-            mine = s->tp_made[t] >= 0 ? 1 : s->tp_made[t] == -1 ? 0 : -1;
-        for (int j = 0; j < s->tp_ncoll && t >= s->ntensors; j++)
-            if (x->coll_out[j] == t)
-                mine = s->tp_coll[j].to >= 0;
-        if (mine < 0)
-            return hg_kerr(err, errlen, "the norm: node %d (%s) reads gradient %s as a "
-                           "partial sum", v, hg_op_table[nd->op].name,
-                           hg_graph_tensor(g, t)->name);
-        if (!mine && x->me != 0)
-            continue;
-        const float *d = hg_exec_data(c->train.ex, t);
-        int64_t n = hg_shape_numel(&hg_graph_tensor(g, t)->shape);
+    for (int i = 0; i < x->nnorm; i++) {
+        const float *d = hg_exec_data(c->train.ex, x->norm[i]);
+        int64_t n = hg_shape_numel(&hg_graph_tensor(x->g, x->norm[i])->shape);
         for (int64_t k = 0; k < n; k++)
             *own += (double)d[k] * d[k];
     }

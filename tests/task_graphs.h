@@ -74,6 +74,16 @@ static void task_dicts_remove(const char *dir)
     rmdir(dir);
 }
 
+/* The optimizer the planner's tests train with: AdamW's defaults. */
+static void adamw_update(struct hg_graph *g)
+{
+    union hg_attr h = {0};
+    h.adam.beta1 = 0.9f;
+    h.adam.beta2 = 0.999f;
+    h.adam.eps = 1e-8f;
+    hg_graph_optimizer(g, HG_OPTIM_ADAMW, &h);
+}
+
 /* The task's training graph as hgplan --task builds it. */
 static struct hg_graph *task_graph(const char *name, const char *data, int64_t batch,
                                    int64_t seq)
@@ -103,11 +113,7 @@ static struct hg_graph *task_graph(const char *name, const char *data, int64_t b
     if (t->teardown && state)
         t->teardown(state);
     hg_graph_backward(g, m.loss);
-    union hg_attr h = {0};
-    h.adam.beta1 = 0.9f;
-    h.adam.beta2 = 0.999f;
-    h.adam.eps = 1e-8f;
-    hg_graph_optimizer(g, HG_OPTIM_ADAMW, &h);
+    adamw_update(g);
     return g;
 }
 

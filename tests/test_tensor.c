@@ -1057,11 +1057,7 @@ static struct hg_graph *attention_graph(void)
     int o = hg_matmul(g, hg_matmul(g, p, qkv[2], 0, 0), wo, 0, 0);
     int loss = hg_sum(g, hg_mul(g, o, gain), HG_AXIS_ALL);
     hg_graph_backward(g, loss);
-    union hg_attr h = {0};
-    h.adam.beta1 = 0.9f;
-    h.adam.beta2 = 0.999f;
-    h.adam.eps = 1e-8f;
-    hg_graph_optimizer(g, HG_OPTIM_ADAMW, &h);
+    adamw_update(g);
     return g;
 }
 

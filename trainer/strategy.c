@@ -117,7 +117,6 @@ static int mp_transfers(struct hg_ctl_strategy *out, const struct hg_lowered *lw
     return 0;
 }
 
-/* All groups model parallel (1), none (0), or a mix (2). */
 /* A tensor-parallel layout in the contract's numbers (hg_ctl_strategy). */
 static int tp_lay(struct hg_tplayout l, int read)
 {
@@ -170,10 +169,6 @@ static int tp_refused(const struct hg_lowered *lw, const struct hg_graph *g, int
         if (tp_lay(l, 0) == -3)
             return hg_kerr(err, errlen, "tensor %d is made %s: not run yet", t,
                            hg_tpl_kind_name(l.kind));
-        if (l.kind == HG_TPL_SPLIT &&
-            pg->shape[t].dim[l.axis] != hg_graph_tensor(g, t)->decl.dim[l.axis])
-            return hg_kerr(err, errlen, "tensor %d is split on axis %d, which varies with the "
-                           "batch: not run yet", t, l.axis);
     }
     for (int v = 0; v < lw->nops; v++)
         for (int k = 0; k < pg->ops[v].nin; k++)
@@ -213,8 +208,8 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
     out->tp_hi = calloc(N * W + 1, sizeof(int64_t));
     out->tp_vocab = calloc(N + 1, sizeof(int64_t));
     out->tp_coll = calloc((size_t)tp->ncoll + 1, sizeof(*out->tp_coll));
-    if (!out->tp_made || !out->tp_tset || !out->tp_set || !out->tp_tlo || !out->tp_thi || !out->tp_read || !out->tp_lo ||
-        !out->tp_hi || !out->tp_vocab || !out->tp_coll)
+    if (!out->tp_made || !out->tp_tset || !out->tp_set || !out->tp_tlo || !out->tp_thi ||
+        !out->tp_read || !out->tp_lo || !out->tp_hi || !out->tp_vocab || !out->tp_coll)
         return hg_kerr(err, errlen, "out of memory");
     for (size_t t = 0; t < T; t++) {
         struct hg_tplayout l = tp->tset[t] >= 0 ? tp->tlay[t] : (struct hg_tplayout){HG_TPL_FULL, -1};
@@ -270,6 +265,7 @@ static int tensor_parallel(struct hg_ctl_strategy *out, const struct hg_lowered 
     return 0;
 }
 
+/* All groups model parallel (1), none (0), or a mix (2). */
 static int all_mp(const struct hg_lowered *lw, const struct hg_strategy *st)
 {
     int k0 = lw->ops[0].group, mp = st->cfg[k0].mode == HG_MODE_MP;
